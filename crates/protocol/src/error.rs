@@ -1,0 +1,55 @@
+//! Error codes on the wire. Surfaces branch on the code, never on the message text.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What kind of failure a verb met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The request itself is malformed (missing prompt, bad action, …).
+    BadRequest,
+    /// No driver is registered under that agent id.
+    UnknownAgent,
+    /// No session has that key.
+    UnknownSession,
+    /// The workdir does not exist or is not a directory.
+    BadWorkdir,
+    /// The interaction id is not pending in that session.
+    NotPending,
+    /// The agent's binary is missing or will not start.
+    AgentUnavailable,
+    /// The persistent store failed.
+    Storage,
+    /// Anything else; a bug.
+    Internal,
+}
+
+/// An error as it travels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WireError {
+    /// What kind of failure.
+    pub code: ErrorCode,
+    /// A sentence for a person.
+    pub message: String,
+}
+
+impl WireError {
+    /// Builds an error.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for WireError {}

@@ -1,0 +1,35 @@
+//! Weft's wire vocabulary, shared by the kernel, the store, every driver and every surface.
+//!
+//! Serde types only: no runtime, no I/O. A session's state is one [`UniversalSnapshot`]
+//! per turn, accumulated from [`DriverEvent`]s by the [`Accumulator`]; surfaces receive
+//! [`SnapshotPatch`]es (see [`diff`] and [`apply`]) numbered by a gap-free per-session
+//! `seq` in a [`PatchEvent`]. TypeScript types for the UI are generated from these
+//! (ts-rs) into `ui/src/generated/`; `cargo test -p weft-protocol` fails when they drift.
+//!
+//! Conventions (codex's app-server rules): tagged enums with a `type` field, camelCase
+//! fields, string ids, timestamps as integer milliseconds since the epoch.
+#![deny(missing_docs)]
+
+mod accumulate;
+mod error;
+mod event;
+mod key;
+mod patch;
+mod snapshot;
+mod wire;
+
+pub use accumulate::{Accumulator, ACTIVITY_LINES};
+pub use error::{ErrorCode, WireError};
+pub use event::DriverEvent;
+pub use key::{make_session_key, split_session_key};
+pub use patch::{apply, apply_in_place, diff, PatchEvent, SnapshotPatch};
+pub use snapshot::{
+    Artifact, ArtifactKind, Choice, Interaction, InteractionKind, Phase, Plan, PlanStep, Question,
+    QuestionType, QueuedPrompt, StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus,
+    UniversalSnapshot, Usage,
+};
+pub use wire::{
+    permission, AgentInfo, Capabilities, ClientMessage, ClientRequest, InteractAction,
+    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, PromptAccepted,
+    PromptRequest, ServerMessage, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
+};

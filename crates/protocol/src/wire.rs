@@ -1,0 +1,347 @@
+//! The verbs' requests and replies, shared by every surface (Tauri IPC, WebSocket, CLI).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use crate::error::WireError;
+use crate::patch::PatchEvent;
+use crate::snapshot::{Phase, UniversalSnapshot};
+
+/// Start a turn. Answered by [`PromptAccepted`]; progress arrives as patches.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PromptRequest {
+    /// What to ask.
+    pub prompt: String,
+    /// Agent id for a new session (default: the echo agent); ignored with `sessionKey`.
+    pub agent: Option<String>,
+    /// Continue this session; a new one is made when absent.
+    pub session_key: Option<String>,
+    /// The workspace folder the agent works in (default: the surface's current folder).
+    pub workdir: Option<String>,
+    /// Model to ask for.
+    pub model: Option<String>,
+    /// Reasoning effort to ask for.
+    pub effort: Option<String>,
+    /// Paths of files to attach.
+    pub attachments: Vec<String>,
+}
+
+/// Reply to [`PromptRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptAccepted {
+    /// The session the turn runs in.
+    pub session_key: String,
+    /// The turn's task id.
+    pub task_id: String,
+}
+
+/// How an interaction is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum InteractAction {
+    /// One of the offered choices (`value` is the choice's value).
+    Select,
+    /// Free text (`value`).
+    Text,
+    /// Decline to answer, letting the agent go on without.
+    Skip,
+    /// Withdraw the request; the agent is told it was cancelled.
+    Cancel,
+}
+
+/// The answer to one pending interaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InteractionResponse {
+    /// How it was answered.
+    pub action: InteractAction,
+    /// The answer to a single question.
+    pub value: Option<String>,
+    /// Answers keyed by question id, for an interaction with several questions.
+    pub answers: BTreeMap<String, String>,
+}
+
+impl InteractionResponse {
+    /// A cancellation.
+    pub fn cancel() -> Self {
+        Self {
+            action: InteractAction::Cancel,
+            value: None,
+            answers: BTreeMap::new(),
+        }
+    }
+
+    /// A single selected value.
+    pub fn select(value: impl Into<String>) -> Self {
+        Self {
+            action: InteractAction::Select,
+            value: Some(value.into()),
+            answers: BTreeMap::new(),
+        }
+    }
+
+    /// The answer to question `id`: from `answers`, else the single `value`.
+    pub fn answer_for(&self, id: &str) -> Option<&str> {
+        self.answers.get(id).or(self.value.as_ref()).map(String::as_str)
+    }
+}
+
+/// Values of a permission interaction's choices, shared by drivers and surfaces.
+pub mod permission {
+    /// Let the tool run this once.
+    pub const ALLOW: &str = "allow";
+    /// Let the tool run, and do not ask again in this session.
+    pub const ALLOW_SESSION: &str = "allowSession";
+    /// Refuse.
+    pub const DENY: &str = "deny";
+}
+
+/// Answer an interaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InteractRequest {
+    /// The session it is pending in.
+    pub session_key: String,
+    /// Its id.
+    pub prompt_id: String,
+    /// The answer.
+    #[serde(flatten)]
+    pub response: InteractionResponse,
+}
+
+/// What a driver can do; declared, not guessed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// Takes a message into a running turn.
+    pub steer: bool,
+    /// Asks questions and permissions.
+    pub interact: bool,
+    /// Continues an earlier conversation by its session id.
+    pub resume: bool,
+    /// Has its own terminal UI for the PTY rail.
+    pub tui: bool,
+}
+
+/// One agent as a surface lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    /// Its id (`echo`, `claude`, …).
+    pub id: String,
+    /// Its display name.
+    pub name: String,
+    /// Whether its binary is there.
+    pub installed: bool,
+    /// Its version, when installed.
+    pub version: Option<String>,
+    /// What it can do.
+    pub capabilities: Capabilities,
+    /// Why it is not usable, when it is not.
+    pub problem: Option<String>,
+}
+
+/// A model an agent offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// What to pass as `model`.
+    pub id: String,
+    /// What to show.
+    pub label: String,
+    /// The agent's default.
+    pub default: bool,
+}
+
+/// A tool offered to agents through the ToolProvider port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    /// Its name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+}
+
+/// A skill from the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillInfo {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// Where it lives, when on disk.
+    pub path: Option<String>,
+}
+
+/// A session as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// Its key.
+    pub session_key: String,
+    /// Its agent id.
+    pub agent: String,
+    /// The agent's own session id, once known.
+    pub session_id: Option<String>,
+    /// A title (the first prompt, shortened).
+    pub title: String,
+    /// The workspace folder.
+    pub workdir: String,
+    /// The model last asked for.
+    pub model: Option<String>,
+    /// The phase of its latest turn.
+    pub phase: Phase,
+    /// How many turns it has had.
+    pub turns: u32,
+    /// Created (ms since the epoch).
+    #[ts(type = "number")]
+    pub created_at: i64,
+    /// Last changed (ms since the epoch).
+    #[ts(type = "number")]
+    pub updated_at: i64,
+}
+
+/// A session in an agent's own on-disk store (e.g. `~/.claude/projects`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NativeSessionInfo {
+    /// The agent's session id.
+    pub id: String,
+    /// The folder it ran in.
+    pub workdir: Option<String>,
+    /// Its title (first prompt, or the agent's own summary).
+    pub title: String,
+    /// Last changed (ms since the epoch).
+    #[ts(type = "number")]
+    pub updated_at: i64,
+    /// How many messages it holds.
+    pub message_count: u32,
+}
+
+/// The whole snapshot of a session with the seq it is current at; what a late or
+/// gapped subscriber starts from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotAt {
+    /// The session.
+    pub session_key: String,
+    /// The last patch folded into `snapshot` (0 before any).
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// The snapshot.
+    pub snapshot: UniversalSnapshot,
+}
+
+/// A verb, as a client sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ClientRequest {
+    /// Answered by [`PromptAccepted`].
+    Prompt(PromptRequest),
+    /// Stop the running turn. Answered by `null`.
+    Stop {
+        /// The session.
+        session_key: String,
+    },
+    /// Send a message into the running turn (or queue it). Answered by [`SteerOutcome`].
+    Steer {
+        /// The session.
+        session_key: String,
+        /// The message.
+        text: String,
+    },
+    /// Answer a pending interaction. Answered by `null`.
+    Interact(InteractRequest),
+    /// Receive this session's patches. Answered by [`SnapshotAt`], then patches follow.
+    Subscribe {
+        /// The session.
+        session_key: String,
+    },
+    /// Answered by [`SnapshotAt`].
+    GetSnapshot {
+        /// The session.
+        session_key: String,
+    },
+    /// Answered by the past turns' final snapshots, oldest first.
+    GetHistory {
+        /// The session.
+        session_key: String,
+    },
+    /// Answered by [`SessionInfo`]s, newest first.
+    ListSessions {
+        /// Only sessions in this folder.
+        workdir: Option<String>,
+    },
+    /// Answered by [`AgentInfo`]s.
+    ListAgentInfo {},
+    /// Answered by [`ModelInfo`]s.
+    ListModels {
+        /// The agent.
+        agent: String,
+    },
+    /// Answered by effort names.
+    ListEffort {
+        /// The agent.
+        agent: String,
+    },
+    /// Answered by [`ToolInfo`]s.
+    ListTools {},
+    /// Answered by [`SkillInfo`]s.
+    ListSkills {
+        /// Skills visible from this folder.
+        workdir: Option<String>,
+    },
+}
+
+/// Where a steer went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SteerOutcome {
+    /// Handed to the running turn.
+    Injected,
+    /// Queued as the next turn (nothing running, or the agent cannot take it mid-turn).
+    Queued,
+}
+
+/// A request with the id its reply will carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientMessage {
+    /// Chosen by the client; echoed in the reply.
+    #[ts(type = "number")]
+    pub id: u64,
+    /// The verb.
+    #[serde(flatten)]
+    pub request: ClientRequest,
+}
+
+/// What a server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ServerMessage {
+    /// The reply to request `id`.
+    Reply {
+        /// The request's id.
+        #[ts(type = "number")]
+        id: u64,
+        /// The result.
+        result: Value,
+    },
+    /// Request `id` failed.
+    Error {
+        /// The request's id.
+        #[ts(type = "number")]
+        id: u64,
+        /// Why.
+        error: WireError,
+    },
+    /// A patch for a subscribed session.
+    Patch(PatchEvent),
+}

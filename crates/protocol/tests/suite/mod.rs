@@ -1,0 +1,3 @@
+mod accumulate;
+mod patch;
+mod typescript;

@@ -1,0 +1,220 @@
+//! The patch algebra: `apply(a, diff(a, b)) == b` for arbitrary snapshots, JSON round
+//! trips keep clears, and an appended delta costs O(delta).
+
+use proptest::prelude::*;
+use serde_json::json;
+use weft_protocol::*;
+
+fn small_string() -> impl Strategy<Value = String> {
+    "[ab\n]{0,6}"
+}
+
+fn opt_string() -> impl Strategy<Value = Option<String>> {
+    proptest::option::of(small_string())
+}
+
+fn tool_call() -> impl Strategy<Value = ToolCall> {
+    (
+        "[a-d]",
+        small_string(),
+        opt_string(),
+        prop_oneof![
+            Just(ToolStatus::Running),
+            Just(ToolStatus::Done),
+            Just(ToolStatus::Failed)
+        ],
+        proptest::option::of("[a-d]"),
+    )
+        .prop_map(|(id, summary, result, status, parent_id)| ToolCall {
+            id,
+            name: "Bash".into(),
+            summary,
+            input: json!({"command": "ls"}),
+            result,
+            status,
+            kind: ToolKind::Shell,
+            parent_id,
+        })
+}
+
+fn plan() -> impl Strategy<Value = Option<Plan>> {
+    proptest::option::of(
+        (opt_string(), proptest::collection::vec(small_string(), 0..3)).prop_map(
+            |(explanation, steps)| Plan {
+                explanation,
+                steps: steps
+                    .into_iter()
+                    .map(|text| PlanStep {
+                        text,
+                        status: StepStatus::InProgress,
+                    })
+                    .collect(),
+            },
+        ),
+    )
+}
+
+fn usage() -> impl Strategy<Value = Option<Usage>> {
+    proptest::option::of((0u64..100, proptest::option::of(0.0f64..100.0)).prop_map(
+        |(tokens, percent)| Usage {
+            input_tokens: Some(tokens),
+            context_percent: percent,
+            ..Default::default()
+        },
+    ))
+}
+
+fn artifact() -> impl Strategy<Value = Artifact> {
+    "[xy]{1,2}".prop_map(|name| Artifact {
+        path: Some(format!("/tmp/{name}")),
+        file_name: name,
+        ..Default::default()
+    })
+}
+
+fn phase() -> impl Strategy<Value = Phase> {
+    prop_oneof![
+        Just(Phase::Idle),
+        Just(Phase::Queued),
+        Just(Phase::Streaming),
+        Just(Phase::Done)
+    ]
+}
+
+prop_compose! {
+    fn snapshot()(
+        phase in phase(),
+        ids in (opt_string(), opt_string(), opt_string(), opt_string()),
+        texts in (small_string(), small_string(), small_string(), small_string()),
+        plan in plan(),
+        tool_calls in proptest::collection::vec(tool_call(), 0..4),
+        usage in usage(),
+        artifacts in proptest::collection::vec(artifact(), 0..3),
+        queued in proptest::collection::vec(small_string(), 0..2),
+        notices in proptest::collection::vec(small_string(), 0..2),
+        error in opt_string(),
+        incomplete in any::<bool>(),
+        times in (proptest::option::of(0i64..5), 0i64..5),
+    ) -> UniversalSnapshot {
+        UniversalSnapshot {
+            phase,
+            task_id: ids.0,
+            session_id: ids.1,
+            agent: "echo".into(),
+            model: ids.2,
+            effort: ids.3,
+            prompt: texts.0,
+            text: texts.1,
+            reasoning: texts.2,
+            activity: texts.3,
+            plan,
+            tool_calls,
+            sub_agents: Vec::new(),
+            usage,
+            artifacts,
+            interactions: Vec::new(),
+            queued: queued.into_iter().map(|prompt| QueuedPrompt { task_id: "t".into(), prompt, steer: false }).collect(),
+            notices,
+            error,
+            incomplete,
+            started_at: times.0,
+            updated_at: times.1,
+        }
+    }
+}
+
+/// `b` derived from `a` by the changes streaming makes (appends, upserts), so the
+/// append and upsert encodings are exercised, not only replacement.
+fn grown(a: UniversalSnapshot) -> impl Strategy<Value = (UniversalSnapshot, UniversalSnapshot)> {
+    (small_string(), small_string(), tool_call(), proptest::collection::vec(artifact(), 0..2))
+        .prop_map(move |(more_text, more_reasoning, call, more_artifacts)| {
+            let mut b = a.clone();
+            b.text.push_str(&more_text);
+            b.reasoning.push_str(&more_reasoning);
+            match b.tool_calls.iter().position(|c| c.id == call.id) {
+                Some(i) => b.tool_calls[i] = call,
+                None => b.tool_calls.push(call),
+            }
+            b.artifacts.extend(more_artifacts);
+            (a.clone(), b)
+        })
+}
+
+fn round_trip_json(patch: &SnapshotPatch) -> SnapshotPatch {
+    let text = serde_json::to_string(patch).unwrap_or_else(|e| panic!("{e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+proptest! {
+    #[test]
+    fn apply_diff_rebuilds_arbitrary_snapshots(a in snapshot(), b in snapshot()) {
+        let patch = diff(&a, &b);
+        prop_assert_eq!(&apply(&a, &patch), &b);
+        prop_assert_eq!(&apply(&a, &round_trip_json(&patch)), &b);
+    }
+
+    #[test]
+    fn apply_diff_rebuilds_grown_snapshots((a, b) in snapshot().prop_flat_map(grown)) {
+        let patch = diff(&a, &b);
+        prop_assert_eq!(&apply(&a, &round_trip_json(&patch)), &b);
+        prop_assert!(patch.text.is_none(), "growing text must travel as an append");
+        prop_assert!(patch.tool_calls.is_none() || a.tool_calls.iter().map(|c| &c.id).collect::<std::collections::HashSet<_>>().len() != a.tool_calls.len());
+    }
+
+    #[test]
+    fn diff_of_equal_snapshots_is_empty(a in snapshot()) {
+        prop_assert!(diff(&a, &a).is_empty());
+    }
+}
+
+#[test]
+fn a_cleared_field_travels_as_null() {
+    let a = UniversalSnapshot {
+        error: Some("boom".into()),
+        model: Some("m".into()),
+        ..Default::default()
+    };
+    let b = UniversalSnapshot::default();
+    let patch = diff(&a, &b);
+    let value = serde_json::to_value(&patch).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(value, json!({"error": null, "model": null}));
+    assert_eq!(apply(&a, &round_trip_json(&patch)), b);
+}
+
+#[test]
+fn an_appended_delta_costs_its_own_size() {
+    let delta = "tok ";
+    let mut a = UniversalSnapshot::default();
+    let mut sizes = Vec::new();
+    for n in [10usize, 10_000, 1_000_000] {
+        a.text = "x".repeat(n);
+        let mut b = a.clone();
+        b.text.push_str(delta);
+        let patch = diff(&a, &b);
+        assert_eq!(patch.text_append.as_deref(), Some(delta));
+        sizes.push(serde_json::to_string(&patch).map(|s| s.len()).unwrap_or_default());
+    }
+    assert!(sizes.iter().all(|s| *s == sizes[0]), "patch size grew with the transcript: {sizes:?}");
+    assert!(sizes[0] < 40, "{sizes:?}");
+}
+
+#[test]
+fn changing_one_of_many_tool_calls_sends_only_that_call() {
+    let calls: Vec<ToolCall> = (0..1000)
+        .map(|i| ToolCall {
+            id: format!("c{i}"),
+            name: "Read".into(),
+            ..Default::default()
+        })
+        .collect();
+    let a = UniversalSnapshot {
+        tool_calls: calls,
+        ..Default::default()
+    };
+    let mut b = a.clone();
+    b.tool_calls[500].status = ToolStatus::Done;
+    let patch = diff(&a, &b);
+    assert!(patch.tool_calls.is_none());
+    assert_eq!(patch.tool_calls_upsert.as_ref().map(Vec::len), Some(1));
+    assert_eq!(apply(&a, &patch), b);
+}
