@@ -1,0 +1,203 @@
+//! The contract between the kernel and one agent.
+//!
+//! A driver turns one agent's wire format into [`DriverEvent`]s. It never touches the
+//! snapshot: it emits events through its [`DriverContext`], asks the user through it,
+//! and takes steer messages from it. Everything else (queueing, persistence, patches,
+//! activity lines) is the kernel's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use weft_protocol::{
+    AgentInfo, Capabilities, DriverEvent, Interaction, InteractionResponse, ModelInfo,
+    NativeSessionInfo,
+};
+
+/// Everything a driver needs to run one turn.
+#[derive(Debug, Clone, Default)]
+pub struct AgentTurnInput {
+    /// The Weft session this turn belongs to (`agent:id`).
+    pub session_key: String,
+    /// This turn's task id.
+    pub task_id: String,
+    /// What the user asked.
+    pub prompt: String,
+    /// The folder the agent works in (exists; absolute).
+    pub workdir: PathBuf,
+    /// The agent's own session id to resume, when the session has one.
+    pub session_id: Option<String>,
+    /// Model asked for.
+    pub model: Option<String>,
+    /// Reasoning effort asked for.
+    pub effort: Option<String>,
+    /// Files attached to the prompt.
+    pub attachments: Vec<PathBuf>,
+    /// Extra system prompt from the SystemPromptBuilder port.
+    pub system_prompt: Option<String>,
+    /// Environment for this spawn only (accounts, model endpoints, plugin contributions).
+    /// Never logged, never persisted: it may hold secrets.
+    pub env: Vec<(String, String)>,
+    /// Extra arguments for this spawn (plugin contributions).
+    pub extra_args: Vec<String>,
+    /// Weft's global state folder (`~/.weft` or `$WEFT_HOME`).
+    pub state_dir: PathBuf,
+}
+
+/// How a turn ended, as the driver sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverResult {
+    /// True when the agent finished the turn normally.
+    pub ok: bool,
+    /// The final reply, when the agent reports one apart from the streamed text; used
+    /// when nothing was streamed.
+    pub text: Option<String>,
+    /// The agent's session id, when learned at the end.
+    pub session_id: Option<String>,
+    /// Why the turn failed.
+    pub error: Option<String>,
+}
+
+impl DriverResult {
+    /// A normal end.
+    pub fn ok() -> Self {
+        Self {
+            ok: true,
+            ..Default::default()
+        }
+    }
+
+    /// A failure with a reason.
+    pub fn failed(error: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            error: Some(error.into()),
+            ..Default::default()
+        }
+    }
+}
+
+/// A program to run in a PTY: an agent's own terminal UI.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TuiSpec {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+    /// Where it runs.
+    pub cwd: PathBuf,
+}
+
+/// What the kernel offers a running driver. Implemented by the session runner, and by
+/// the plain callbacks of [`crate::run_turn`].
+pub trait TurnSink: Send + Sync {
+    /// Folds an event into the turn.
+    fn emit(&self, event: DriverEvent);
+    /// Makes `interaction` pending and returns the channel its answer arrives on.
+    /// Dropping the sender means cancelled.
+    fn ask(&self, interaction: Interaction) -> tokio::sync::oneshot::Receiver<InteractionResponse>;
+    /// Routes steer messages for this turn to the returned channel.
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<String>;
+}
+
+/// A running driver's handle on its turn.
+#[derive(Clone)]
+pub struct DriverContext {
+    cancel: CancellationToken,
+    sink: Arc<dyn TurnSink>,
+}
+
+impl DriverContext {
+    /// A context over `sink`, cancelled through `cancel`.
+    pub fn new(cancel: CancellationToken, sink: Arc<dyn TurnSink>) -> Self {
+        Self { cancel, sink }
+    }
+
+    /// Resolves when the turn is stopped.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// True once the turn is stopped.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The stop signal, for handing to spawned tasks.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Reports an event.
+    pub fn emit(&self, event: DriverEvent) {
+        self.sink.emit(event)
+    }
+
+    /// Asks the user and waits for the answer. A stopped turn, or an interaction that
+    /// is withdrawn, answers `cancel`.
+    pub async fn ask_user(&self, interaction: Interaction) -> InteractionResponse {
+        let rx = self.sink.ask(interaction);
+        tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| InteractionResponse::cancel()),
+            _ = self.cancel.cancelled() => InteractionResponse::cancel(),
+        }
+    }
+
+    /// Declares that this turn takes steer messages; they arrive on the returned channel.
+    /// A driver that never calls this gets steers queued as the next turn instead.
+    pub fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+        self.sink.register_steer()
+    }
+}
+
+/// One agent.
+#[async_trait]
+pub trait AgentDriver: Send + Sync {
+    /// Its id: the first part of its session keys. No `:`.
+    fn id(&self) -> &str;
+
+    /// Its display name.
+    fn name(&self) -> &str {
+        self.id()
+    }
+
+    /// What it can do.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Whether it is installed, and its version. May run the binary.
+    async fn info(&self) -> AgentInfo;
+
+    /// Models it offers.
+    async fn models(&self) -> Vec<ModelInfo> {
+        Vec::new()
+    }
+
+    /// Reasoning efforts it takes.
+    fn efforts(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Runs one turn to its end. Must return soon after `ctx` is cancelled, and must
+    /// leave no process behind when its future is dropped.
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult;
+
+    /// The agent's own terminal UI for this session, when it has one.
+    fn tui(&self, _input: &AgentTurnInput) -> Option<TuiSpec> {
+        None
+    }
+
+    /// Sessions in the agent's own store, newest first.
+    async fn list_native_sessions(&self, _workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+        Vec::new()
+    }
+
+    /// The session is closed: release what is held for it (a long-lived process).
+    async fn close_session(&self, _session_key: &str) {}
+
+    /// The host is shutting down: release everything.
+    async fn shutdown(&self) {}
+}

@@ -1,0 +1,63 @@
+//! The kernel's errors, each with its wire code.
+
+use weft_protocol::{ErrorCode, WireError};
+use weft_store::StoreError;
+
+/// Why a verb failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelError {
+    /// No driver under that id.
+    #[error("unknown agent `{0}`; `weft agents` lists the agents")]
+    UnknownAgent(String),
+    /// No session under that key.
+    #[error("unknown session `{0}`")]
+    UnknownSession(String),
+    /// The workdir is not a folder.
+    #[error("workdir `{path}` {reason}")]
+    BadWorkdir {
+        /// The path given.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The interaction is not pending.
+    #[error("no pending interaction `{prompt_id}` in session `{session_key}`")]
+    NotPending {
+        /// The session.
+        session_key: String,
+        /// The id given.
+        prompt_id: String,
+    },
+    /// The request is malformed.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl KernelError {
+    /// The wire code a surface branches on.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            KernelError::UnknownAgent(_) => ErrorCode::UnknownAgent,
+            KernelError::UnknownSession(_) => ErrorCode::UnknownSession,
+            KernelError::BadWorkdir { .. } => ErrorCode::BadWorkdir,
+            KernelError::NotPending { .. } => ErrorCode::NotPending,
+            KernelError::BadRequest(_) => ErrorCode::BadRequest,
+            KernelError::Store(_) => ErrorCode::Storage,
+        }
+    }
+
+    /// The error as it travels.
+    pub fn to_wire(&self) -> WireError {
+        WireError::new(self.code(), self.to_string())
+    }
+}
+
+impl From<KernelError> for WireError {
+    fn from(e: KernelError) -> Self {
+        e.to_wire()
+    }
+}

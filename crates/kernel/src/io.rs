@@ -1,0 +1,54 @@
+//! `LoomIO`: the verbs every surface calls. Surfaces are one-line calls into this.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::sync::broadcast;
+use weft_protocol::{
+    AgentInfo, InteractRequest, ModelInfo, PatchEvent, PromptAccepted, PromptRequest,
+    SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
+};
+
+use crate::error::KernelError;
+
+/// A session's snapshot now, and every patch after it.
+pub struct Subscription {
+    /// The snapshot and the seq it is current at.
+    pub snapshot: SnapshotAt,
+    /// Patches with `seq > snapshot.seq`, in order. A `Lagged` error means patches were
+    /// missed: take a fresh snapshot.
+    pub patches: broadcast::Receiver<Arc<PatchEvent>>,
+}
+
+/// The kernel's verbs.
+#[async_trait]
+pub trait LoomIO: Send + Sync {
+    /// Starts (or queues) a turn.
+    async fn prompt(&self, request: PromptRequest) -> Result<PromptAccepted, KernelError>;
+    /// Stops the running turn of a session; the next queued prompt starts.
+    async fn stop(&self, session_key: &str) -> Result<(), KernelError>;
+    /// Sends a message into the running turn, or queues it.
+    async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError>;
+    /// Answers a pending interaction.
+    async fn interact(&self, request: InteractRequest) -> Result<(), KernelError>;
+    /// One session's snapshot, then its patches.
+    async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError>;
+    /// Every session's patches (what a window forwards). On `Lagged`, re-read snapshots.
+    fn subscribe_all(&self) -> broadcast::Receiver<Arc<PatchEvent>>;
+    /// One session's current snapshot.
+    async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError>;
+    /// Final snapshots of a session's turns, oldest first.
+    async fn get_history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, KernelError>;
+    /// Sessions, newest first.
+    async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError>;
+    /// Every registered agent, installed or not.
+    async fn list_agent_info(&self) -> Vec<AgentInfo>;
+    /// An agent's models.
+    async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError>;
+    /// An agent's reasoning efforts.
+    async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError>;
+    /// Tools offered to agents.
+    async fn list_tools(&self) -> Vec<ToolInfo>;
+    /// Skills visible from a folder.
+    async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo>;
+}

@@ -1,0 +1,210 @@
+//! Ports: what the kernel needs from the world, each a trait with a working default.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use parking_lot::Mutex;
+use weft_protocol::{
+    DriverEvent, Interaction, InteractionResponse, SessionInfo, SkillInfo, ToolInfo,
+    UniversalSnapshot,
+};
+pub use weft_store::{SessionRecord, StoreError};
+
+use crate::driver::AgentTurnInput;
+
+/// Where sessions, turns and every driver event are kept.
+///
+/// Writes may be queued (streaming never waits on disk) but keep their order; reads see
+/// every write made before them.
+pub trait SessionStore: Send + Sync {
+    /// Creates or updates a session's record.
+    fn upsert_session(&self, record: &SessionRecord) -> Result<(), StoreError>;
+    /// A session's record.
+    fn get_session(&self, session_key: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// Sessions, newest first, optionally only those in `workdir`.
+    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, StoreError>;
+    /// A turn starts with `snapshot`.
+    fn begin_turn(
+        &self,
+        session_key: &str,
+        task_id: &str,
+        snapshot: &UniversalSnapshot,
+    ) -> Result<(), StoreError>;
+    /// One driver event of a running turn.
+    fn append_event(&self, task_id: &str, event: &DriverEvent) -> Result<(), StoreError>;
+    /// A turn ended with `snapshot`.
+    fn finish_turn(&self, task_id: &str, snapshot: &UniversalSnapshot) -> Result<(), StoreError>;
+    /// Final snapshots of a session's past turns, oldest first (an unfinished turn from a
+    /// crash is included, rebuilt and marked incomplete).
+    fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError>;
+}
+
+#[derive(Default)]
+struct MemoryState {
+    sessions: HashMap<String, SessionRecord>,
+    turns: Vec<(String, String, UniversalSnapshot)>,
+}
+
+/// A store that forgets on exit: for one-shot turns and tests.
+#[derive(Default)]
+pub struct MemoryStore {
+    state: Mutex<MemoryState>,
+}
+
+impl SessionStore for MemoryStore {
+    fn upsert_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
+        self.state
+            .lock()
+            .sessions
+            .insert(record.session_key.clone(), record.clone());
+        Ok(())
+    }
+
+    fn get_session(&self, session_key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        Ok(self.state.lock().sessions.get(session_key).cloned())
+    }
+
+    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, StoreError> {
+        let state = self.state.lock();
+        let mut out: Vec<SessionInfo> = state
+            .sessions
+            .values()
+            .filter(|r| workdir.is_none_or(|w| r.workdir == w))
+            .map(|r| {
+                let turns: Vec<&UniversalSnapshot> = state
+                    .turns
+                    .iter()
+                    .filter(|(k, _, _)| *k == r.session_key)
+                    .map(|(_, _, s)| s)
+                    .collect();
+                r.info(
+                    turns.last().map(|s| s.phase).unwrap_or_default(),
+                    turns.len() as u32,
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        Ok(out)
+    }
+
+    fn begin_turn(
+        &self,
+        session_key: &str,
+        task_id: &str,
+        snapshot: &UniversalSnapshot,
+    ) -> Result<(), StoreError> {
+        self.state
+            .lock()
+            .turns
+            .push((session_key.into(), task_id.into(), snapshot.clone()));
+        Ok(())
+    }
+
+    fn append_event(&self, _task_id: &str, _event: &DriverEvent) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn finish_turn(&self, task_id: &str, snapshot: &UniversalSnapshot) -> Result<(), StoreError> {
+        if let Some(turn) = self.state.lock().turns.iter_mut().find(|t| t.1 == task_id) {
+            turn.2 = snapshot.clone();
+        }
+        Ok(())
+    }
+
+    fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        Ok(self
+            .state
+            .lock()
+            .turns
+            .iter()
+            .filter(|(k, _, _)| k == session_key)
+            .map(|(_, _, s)| s.clone())
+            .collect())
+    }
+}
+
+/// Which model endpoint and credentials a spawn gets. The default adds nothing: the
+/// agent uses its own login.
+pub trait ModelResolver: Send + Sync {
+    /// Environment to add to this turn's spawn.
+    fn resolve(&self, input: &AgentTurnInput) -> Vec<(String, String)>;
+}
+
+/// The agent's own login.
+pub struct AgentLogin;
+
+impl ModelResolver for AgentLogin {
+    fn resolve(&self, _input: &AgentTurnInput) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Tools Weft offers agents (over MCP). The default offers none.
+pub trait ToolProvider: Send + Sync {
+    /// The tools on offer.
+    fn tools(&self) -> Vec<ToolInfo>;
+}
+
+/// No tools.
+pub struct NoTools;
+
+impl ToolProvider for NoTools {
+    fn tools(&self) -> Vec<ToolInfo> {
+        Vec::new()
+    }
+}
+
+/// Adds Weft's own instructions to a turn. The default adds nothing.
+pub trait SystemPromptBuilder: Send + Sync {
+    /// The system prompt to pass, if any.
+    fn build(&self, input: &AgentTurnInput) -> Option<String>;
+}
+
+/// The agent's own system prompt, unchanged.
+pub struct Passthrough;
+
+impl SystemPromptBuilder for Passthrough {
+    fn build(&self, _input: &AgentTurnInput) -> Option<String> {
+        None
+    }
+}
+
+/// Skills and other catalog entries. The default is empty.
+pub trait Catalog: Send + Sync {
+    /// Skills visible from `workdir`.
+    fn skills(&self, workdir: Option<&Path>) -> Vec<SkillInfo>;
+}
+
+/// Nothing in the catalog.
+pub struct EmptyCatalog;
+
+impl Catalog for EmptyCatalog {
+    fn skills(&self, _workdir: Option<&Path>) -> Vec<SkillInfo> {
+        Vec::new()
+    }
+}
+
+/// Decides what happens to a new interaction before a surface sees it.
+pub trait InteractionHandler: Send + Sync {
+    /// An answer now, or `None` to leave it pending for a surface's `interact`.
+    fn on_interaction(&self, session_key: &str, interaction: &Interaction)
+        -> Option<InteractionResponse>;
+}
+
+/// Leave every interaction to the surface (the desktop app, a TTY prompt).
+pub struct DeferToSurface;
+
+impl InteractionHandler for DeferToSurface {
+    fn on_interaction(&self, _: &str, _: &Interaction) -> Option<InteractionResponse> {
+        None
+    }
+}
+
+/// Cancel every interaction at once, visibly: for one-shots nobody is there to answer.
+pub struct AutoCancel;
+
+impl InteractionHandler for AutoCancel {
+    fn on_interaction(&self, _: &str, _: &Interaction) -> Option<InteractionResponse> {
+        Some(InteractionResponse::cancel())
+    }
+}
