@@ -48,7 +48,31 @@ setup_desktop_app() {
     fi
 }
 
-ALL_STEPS=(setup_desktop_app)
+# The Claude Code driver's real-binary tests: the pinned CLI from its npm package into
+# the project-local, gitignored .tools/agents (tests and `weft` find it there before
+# PATH). Re-running is a no-op once that version is installed.
+CLAUDE_CODE_VERSION="2.1.197"
+setup_claude_code() {
+    local dir="$ROOT/.tools/agents"
+    local bin="$dir/node_modules/.bin/claude"
+    if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "^$CLAUDE_CODE_VERSION "; then
+        echo "claude $CLAUDE_CODE_VERSION already in $dir"
+        return 0
+    fi
+    command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+    mkdir -p "$dir"
+    [ -f "$dir/package.json" ] || echo '{"name":"weft-agents","private":true}' >"$dir/package.json"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+    # The package's postinstall puts the native binary in place of a stub; run it
+    # ourselves when npm's script policy skipped it.
+    if ! "$bin" --version >/dev/null 2>&1; then
+        (cd "$dir/node_modules/@anthropic-ai/claude-code" && node install.cjs)
+    fi
+    "$bin" --version
+}
+
+ALL_STEPS=(setup_desktop_app setup_claude_code)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"
