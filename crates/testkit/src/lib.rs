@@ -1,0 +1,28 @@
+//! Scripted model servers for Weft's tests: a dev-dependency only.
+//!
+//! Each agent CLI Weft drives talks to a model vendor's HTTP API. Pointing the real
+//! binary at one of these servers on loopback (port 0, so tests run in parallel) turns
+//! the model into a script: a test lists the replies, the agent runs for real, and the
+//! recorder shows every request the agent sent.
+//!
+//! The shape follows codex's `core/tests/common/responses.rs`: event builders, turns
+//! built from them, a recorder. [`server`] is the vendor-neutral core (HTTP/1.1, SSE
+//! bodies with delays and dropped connections, the recorder, injected shutdown); one
+//! module per vendor turns that vendor's events into reply bodies. Today:
+//! [`anthropic`] (the Messages API Claude Code uses). OpenAI Responses and Gemini go
+//! beside it, reusing [`server::ScriptedServer`], [`server::Reply`] and
+//! [`server::Recorder`].
+//!
+//! Hazards worth knowing:
+//! - An agent retries a 500 or a dropped connection (Claude Code up to 10 times with
+//!   backoff unless `CLAUDE_CODE_MAX_RETRIES` says otherwise): each retry is a request
+//!   and consumes the next scripted turn.
+//! - Agents make requests besides the main loop (titles, token counts). Scripts match
+//!   on request content ([`anthropic::when`]) and fall back to a default reply, so an
+//!   extra request never steals a turn meant for the main loop.
+
+pub mod anthropic;
+pub mod server;
+
+pub use anthropic::{AnthropicServer, MessagesRequest, Script, Turn};
+pub use server::{RecordedRequest, Recorder, Reply, ScriptedServer, Step};
