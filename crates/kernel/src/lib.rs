@@ -1,5 +1,31 @@
-//! Weft's kernel.
+//! Weft's kernel: the runtime every surface stands on.
+//!
+//! Data flows one way up (driver → [`runner`] → [`Loom`] → surface) and verbs flow one
+//! way down through [`LoomIO`]. A driver ([`AgentDriver`]) turns one agent into
+//! `DriverEvent`s; the session runner folds them into the session's snapshot with the
+//! protocol's `Accumulator`, numbers the resulting patches (gap-free per session),
+//! persists every event through the `SessionStore` port, and queues prompts so a
+//! session runs one turn at a time, in order. The ports ([`ports`]) each have a working
+//! default, so `Loom::builder(dir).driver(..).open()` is a usable kernel.
+//!
+//! Hazards: the runner's state mutex is never held across an `.await`; a driver that
+//! ignores stop is abandoned after a grace period (its future dropped, which must kill
+//! its process); events from an abandoned turn are dropped, not folded into the next.
+
 pub mod driver;
 pub mod error;
+mod hub;
 pub mod io;
 pub mod ports;
+mod runner;
+mod sqlite;
+pub mod state;
+mod time;
+mod turn;
+
+pub use driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec, TurnSink};
+pub use error::KernelError;
+pub use hub::{Loom, LoomBuilder, DEFAULT_AGENT};
+pub use io::{LoomIO, Subscription};
+pub use time::now_ms;
+pub use turn::{run_turn, TurnCallbacks};

@@ -1,0 +1,121 @@
+//! The echo agent: Weft's default agent, in-process and hermetic.
+//!
+//! It needs no account and no network, and it exercises every part of the snapshot so
+//! the app, the CLI and the tests can show and check each one: streamed text and
+//! reasoning, a plan, tool calls that run for real against the workspace (one always
+//! fails), usage, an artifact, and — when the prompt asks — a permission prompt or a
+//! question. It honours stop and steer, and keeps its own transcript per session id
+//! under `<state_dir>/echo/` so a later turn (in another process) resumes it.
+//!
+//! Words in the prompt switch behaviours on: `permission`, `question`, `slow` (long
+//! enough to stop or steer), `crash` (the turn fails). `WEFT_ECHO_DELAY_MS` sets the
+//! pause between streamed pieces (default 20).
+
+mod script;
+mod transcript;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::{AgentInfo, Capabilities, ModelInfo, NativeSessionInfo};
+
+pub use transcript::EchoTranscript;
+
+/// The echo agent's id.
+pub const ECHO_ID: &str = "echo";
+
+/// The built-in echo agent.
+pub struct EchoDriver {
+    delay: Duration,
+    /// Sessions whose user chose "allow for session".
+    allowed_sessions: Mutex<HashSet<String>>,
+}
+
+impl Default for EchoDriver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EchoDriver {
+    /// An echo agent pacing its output by `WEFT_ECHO_DELAY_MS` (default 20 ms).
+    pub fn new() -> Self {
+        let ms = std::env::var("WEFT_ECHO_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20);
+        Self::with_delay(Duration::from_millis(ms))
+    }
+
+    /// An echo agent pausing `delay` between streamed pieces.
+    pub fn with_delay(delay: Duration) -> Self {
+        Self {
+            delay,
+            allowed_sessions: Mutex::new(HashSet::new()),
+        }
+    }
+}
+
+#[async_trait]
+impl AgentDriver for EchoDriver {
+    fn id(&self) -> &str {
+        ECHO_ID
+    }
+
+    fn name(&self) -> &str {
+        "Echo (built-in)"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            steer: true,
+            interact: true,
+            resume: true,
+            tui: false,
+        }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        AgentInfo {
+            id: ECHO_ID.into(),
+            name: self.name().into(),
+            installed: true,
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+            capabilities: self.capabilities(),
+            problem: None,
+        }
+    }
+
+    async fn models(&self) -> Vec<ModelInfo> {
+        vec![
+            ModelInfo {
+                id: "echo-1".into(),
+                label: "Echo 1".into(),
+                default: true,
+            },
+            ModelInfo {
+                id: "echo-terse".into(),
+                label: "Echo terse".into(),
+                default: false,
+            },
+        ]
+    }
+
+    fn efforts(&self) -> Vec<String> {
+        ["low", "medium", "high"].map(String::from).to_vec()
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        script::run(self, input, ctx).await
+    }
+
+    async fn list_native_sessions(
+        &self,
+        workdir: Option<&std::path::Path>,
+    ) -> Vec<NativeSessionInfo> {
+        transcript::list(&weft_kernel::state::global_state_dir(), workdir)
+    }
+}

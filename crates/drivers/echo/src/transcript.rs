@@ -1,0 +1,88 @@
+//! The echo agent's own session files: one JSON line per turn, like a real agent's
+//! transcript, so resume works across processes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use weft_protocol::NativeSessionInfo;
+
+/// One past turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EchoTranscript {
+    /// What was asked.
+    pub prompt: String,
+    /// What echo answered.
+    pub reply: String,
+    /// Where it ran.
+    pub workdir: String,
+}
+
+fn dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("echo")
+}
+
+fn file(state_dir: &Path, session_id: &str) -> PathBuf {
+    dir(state_dir).join(format!("{session_id}.jsonl"))
+}
+
+/// The session's past turns (none for a new or unreadable one; bad lines skipped).
+pub fn load(state_dir: &Path, session_id: &str) -> Vec<EchoTranscript> {
+    let Ok(f) = std::fs::File::open(file(state_dir, session_id)) else {
+        return Vec::new();
+    };
+    BufReader::new(f)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .collect()
+}
+
+/// Appends a turn.
+pub fn append(state_dir: &Path, session_id: &str, turn: &EchoTranscript) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir(state_dir))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file(state_dir, session_id))?;
+    let line = serde_json::to_string(turn).map_err(std::io::Error::other)?;
+    writeln!(f, "{line}")
+}
+
+/// Echo sessions on disk, newest first, optionally only those run in `workdir`.
+pub fn list(state_dir: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+    let Ok(entries) = std::fs::read_dir(dir(state_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<NativeSessionInfo> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let path = entry.path();
+            let id = path.file_stem()?.to_str()?.to_string();
+            if path.extension()? != "jsonl" {
+                return None;
+            }
+            let turns = load(state_dir, &id);
+            let first = turns.first()?;
+            if workdir.is_some_and(|w| Path::new(&first.workdir) != w) {
+                return None;
+            }
+            let updated_at = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0);
+            Some(NativeSessionInfo {
+                id,
+                workdir: Some(first.workdir.clone()),
+                title: first.prompt.lines().next().unwrap_or_default().to_string(),
+                updated_at,
+                message_count: (turns.len() * 2) as u32,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    out
+}

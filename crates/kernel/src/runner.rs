@@ -1,0 +1,537 @@
+//! `SessionRunner`: one per session. It owns the session's snapshot, runs its turns one
+//! at a time in prompt order, folds driver events into patches, and persists them.
+//!
+//! All state sits behind one short-held mutex; nothing awaits while holding it. Patches
+//! are numbered under that lock, so a subscriber that takes (snapshot, seq, receiver)
+//! under it sees every later patch exactly once and in order.
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use parking_lot::Mutex;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use weft_protocol::{
+    Accumulator, DriverEvent, InteractAction, Interaction, InteractionResponse, PatchEvent, Phase, QueuedPrompt,
+    SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
+};
+
+use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
+use crate::error::KernelError;
+use crate::hub::KernelEnv;
+use crate::ports::SessionRecord;
+use crate::time::now_ms;
+
+/// How long a stopped turn's driver gets to wind down before it is abandoned (its
+/// future dropped, which kills its process).
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Per-session patch buffer: a subscriber further behind than this gets `Lagged` and
+/// re-reads the snapshot.
+const SESSION_CHANNEL: usize = 4096;
+
+const TITLE_CHARS: usize = 80;
+
+/// A prompt waiting to run.
+#[derive(Debug, Clone)]
+pub(crate) struct Task {
+    pub task_id: String,
+    pub prompt: String,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub attachments: Vec<PathBuf>,
+    pub steer: bool,
+}
+
+struct Running {
+    task_id: String,
+    cancel: CancellationToken,
+    steer: Option<mpsc::UnboundedSender<String>>,
+}
+
+struct Pending {
+    interaction: Interaction,
+    answer: oneshot::Sender<InteractionResponse>,
+}
+
+struct State {
+    acc: Accumulator,
+    seq: u64,
+    record: SessionRecord,
+    queue: VecDeque<Task>,
+    running: Option<Running>,
+    worker_active: bool,
+    pending: Vec<Pending>,
+}
+
+struct Shared {
+    key: String,
+    driver: Arc<dyn AgentDriver>,
+    env: Arc<KernelEnv>,
+    state: Mutex<State>,
+    patches: broadcast::Sender<Arc<PatchEvent>>,
+}
+
+/// One session's runtime.
+#[derive(Clone)]
+pub(crate) struct SessionRunner {
+    shared: Arc<Shared>,
+}
+
+impl SessionRunner {
+    /// A runner for `record`, starting from `snapshot` (the last turn's, or empty).
+    pub fn new(
+        record: SessionRecord,
+        snapshot: UniversalSnapshot,
+        driver: Arc<dyn AgentDriver>,
+        env: Arc<KernelEnv>,
+    ) -> Self {
+        let (patches, _) = broadcast::channel(SESSION_CHANNEL);
+        Self {
+            shared: Arc::new(Shared {
+                key: record.session_key.clone(),
+                driver,
+                env,
+                state: Mutex::new(State {
+                    acc: Accumulator::new(snapshot),
+                    seq: 0,
+                    record,
+                    queue: VecDeque::new(),
+                    running: None,
+                    worker_active: false,
+                    pending: Vec::new(),
+                }),
+                patches,
+            }),
+        }
+    }
+
+    pub fn record(&self) -> SessionRecord {
+        self.shared.state.lock().record.clone()
+    }
+
+    pub fn snapshot_at(&self) -> SnapshotAt {
+        let st = self.shared.state.lock();
+        SnapshotAt {
+            session_key: self.shared.key.clone(),
+            seq: st.seq,
+            snapshot: st.acc.snapshot().clone(),
+        }
+    }
+
+    pub fn subscribe(&self) -> (SnapshotAt, broadcast::Receiver<Arc<PatchEvent>>) {
+        let st = self.shared.state.lock();
+        let rx = self.shared.patches.subscribe();
+        let at = SnapshotAt {
+            session_key: self.shared.key.clone(),
+            seq: st.seq,
+            snapshot: st.acc.snapshot().clone(),
+        };
+        (at, rx)
+    }
+
+    /// Queues `task`; starts the worker when the session is idle.
+    pub fn enqueue(&self, task: Task) {
+        let mut st = self.shared.state.lock();
+        st.queue.push_back(task);
+        if st.running.is_some() {
+            let queued = queued_list(&st.queue);
+            let patch = st.acc.set_queued(queued, now_ms());
+            self.shared.publish(&mut st, patch);
+        }
+        if !st.worker_active {
+            st.worker_active = true;
+            let shared = self.shared.clone();
+            tokio::spawn(async move { shared.work().await });
+        }
+    }
+
+    /// Stops the running turn (if any); its pending interactions are cancelled.
+    pub fn stop(&self) {
+        let mut st = self.shared.state.lock();
+        let Some(running) = &st.running else {
+            return;
+        };
+        running.cancel.cancel();
+        self.shared.cancel_pending(&mut st, "the turn was stopped");
+    }
+
+    pub fn steer(&self, text: String, task_id: String) -> SteerOutcome {
+        let mut st = self.shared.state.lock();
+        let delivered = st
+            .running
+            .as_ref()
+            .and_then(|r| r.steer.as_ref())
+            .is_some_and(|tx| tx.send(text.clone()).is_ok());
+        if delivered {
+            let patch = st.acc.apply(
+                &DriverEvent::Notice {
+                    text: format!("steer sent into the running turn: {text}"),
+                },
+                now_ms(),
+            );
+            self.shared.publish(&mut st, patch);
+            return SteerOutcome::Injected;
+        }
+        let running = st.running.is_some();
+        drop(st);
+        if running {
+            let mut st = self.shared.state.lock();
+            let patch = st.acc.apply(
+                &DriverEvent::Notice {
+                    text: format!(
+                        "steer queued as the next turn (this agent takes no messages mid-turn): {text}"
+                    ),
+                },
+                now_ms(),
+            );
+            self.shared.publish(&mut st, patch);
+        }
+        self.enqueue(Task {
+            task_id,
+            prompt: text,
+            model: None,
+            effort: None,
+            attachments: Vec::new(),
+            steer: true,
+        });
+        SteerOutcome::Queued
+    }
+
+    pub fn interact(
+        &self,
+        prompt_id: &str,
+        response: InteractionResponse,
+    ) -> Result<(), KernelError> {
+        let mut st = self.shared.state.lock();
+        let Some(i) = st
+            .pending
+            .iter()
+            .position(|p| p.interaction.prompt_id == prompt_id)
+        else {
+            return Err(KernelError::NotPending {
+                session_key: self.shared.key.clone(),
+                prompt_id: prompt_id.to_string(),
+            });
+        };
+        let pending = st.pending.remove(i);
+        let list = st.pending.iter().map(|p| p.interaction.clone()).collect();
+        let now = now_ms();
+        let patch = st.acc.set_interactions(list, now);
+        self.shared.publish(&mut st, patch);
+        let outcome = DriverEvent::Notice {
+            text: answer_notice(&pending.interaction, &response),
+        };
+        let patch = st.acc.apply(&outcome, now);
+        self.shared.publish(&mut st, patch);
+        drop(st);
+        // The asker may have given up (turn stopped) between our lock and now.
+        let _ = pending.answer.send(response);
+        Ok(())
+    }
+
+    pub fn is_busy(&self) -> bool {
+        let st = self.shared.state.lock();
+        st.running.is_some() || !st.queue.is_empty()
+    }
+}
+
+/// The record of how an interaction was answered (HITL outcomes are kept, not lost).
+fn answer_notice(interaction: &Interaction, response: &InteractionResponse) -> String {
+    let label = |value: &str| {
+        interaction
+            .questions
+            .iter()
+            .flat_map(|q| &q.choices)
+            .find(|c| c.value == value)
+            .map_or_else(|| value.to_string(), |c| c.label.clone())
+    };
+    let what = match response.action {
+        InteractAction::Select | InteractAction::Text => {
+            let mut parts: Vec<String> = response.value.iter().map(|v| label(v)).collect();
+            parts.extend(response.answers.iter().map(|(q, v)| format!("{q}={}", label(v))));
+            format!("answered {}", parts.join(", "))
+        }
+        InteractAction::Skip => "skipped".to_string(),
+        InteractAction::Cancel => "cancelled".to_string(),
+    };
+    format!("\"{}\" {what}", interaction.title)
+}
+
+fn queued_list(queue: &VecDeque<Task>) -> Vec<QueuedPrompt> {
+    queue
+        .iter()
+        .map(|t| QueuedPrompt {
+            task_id: t.task_id.clone(),
+            prompt: t.prompt.clone(),
+            steer: t.steer,
+        })
+        .collect()
+}
+
+fn title_from(prompt: &str) -> String {
+    let line = prompt.trim().lines().next().unwrap_or_default().trim();
+    if line.chars().count() > TITLE_CHARS {
+        let cut: String = line.chars().take(TITLE_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        line.to_string()
+    }
+}
+
+impl Shared {
+    fn publish(&self, st: &mut State, patch: SnapshotPatch) {
+        if patch.is_empty() {
+            return;
+        }
+        st.seq += 1;
+        let event = Arc::new(PatchEvent {
+            session_key: self.key.clone(),
+            seq: st.seq,
+            patch,
+        });
+        // No receiver is fine: nobody is watching this session.
+        let _ = self.patches.send(event.clone());
+        let _ = self.env.all_patches.send(event);
+    }
+
+    fn cancel_pending(&self, st: &mut State, why: &str) {
+        if st.pending.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        for p in std::mem::take(&mut st.pending) {
+            let patch = st.acc.apply(
+                &DriverEvent::Notice {
+                    text: format!("\"{}\" was cancelled: {why}", p.interaction.title),
+                },
+                now,
+            );
+            self.publish(st, patch);
+            // Dropping `p.answer` tells the asker it was cancelled.
+        }
+        let patch = st.acc.set_interactions(Vec::new(), now);
+        self.publish(st, patch);
+    }
+
+    fn persist<T>(&self, what: &str, result: Result<T, crate::ports::StoreError>) {
+        if let Err(e) = result {
+            tracing::error!(session = %self.key, "store {what}: {e}");
+        }
+    }
+
+    /// Takes the next task and makes it the running turn; `None` when the queue is empty
+    /// (the worker then ends).
+    fn start_next(self: &Arc<Self>) -> Option<(AgentTurnInput, CancellationToken)> {
+        let mut st = self.state.lock();
+        let Some(task) = st.queue.pop_front() else {
+            st.worker_active = false;
+            return None;
+        };
+        let now = now_ms();
+        if st.record.title.is_empty() {
+            st.record.title = title_from(&task.prompt);
+        }
+        if task.model.is_some() {
+            st.record.model = task.model.clone();
+        }
+        if task.effort.is_some() {
+            st.record.effort = task.effort.clone();
+        }
+        st.record.updated_at = now;
+        let fresh = UniversalSnapshot {
+            phase: Phase::Streaming,
+            task_id: Some(task.task_id.clone()),
+            session_id: st.record.session_id.clone(),
+            agent: st.record.agent.clone(),
+            model: st.record.model.clone(),
+            effort: st.record.effort.clone(),
+            prompt: task.prompt.clone(),
+            queued: queued_list(&st.queue),
+            started_at: Some(now),
+            updated_at: now,
+            ..Default::default()
+        };
+        let patch = st.acc.replace(fresh);
+        self.publish(&mut st, patch);
+        self.persist("session", self.env.store.upsert_session(&st.record));
+        self.persist(
+            "begin turn",
+            self.env
+                .store
+                .begin_turn(&self.key, &task.task_id, st.acc.snapshot()),
+        );
+        let cancel = CancellationToken::new();
+        st.running = Some(Running {
+            task_id: task.task_id.clone(),
+            cancel: cancel.clone(),
+            steer: None,
+        });
+        let mut input = AgentTurnInput {
+            session_key: self.key.clone(),
+            task_id: task.task_id,
+            prompt: task.prompt,
+            workdir: PathBuf::from(&st.record.workdir),
+            session_id: st.record.session_id.clone(),
+            model: st.record.model.clone(),
+            effort: st.record.effort.clone(),
+            attachments: task.attachments,
+            state_dir: self.env.state_dir.clone(),
+            ..Default::default()
+        };
+        input.env = self.env.resolver.resolve(&input);
+        input.system_prompt = self.env.prompt_builder.build(&input);
+        Some((input, cancel))
+    }
+
+    async fn work(self: Arc<Self>) {
+        while let Some((input, cancel)) = self.start_next() {
+            let task_id = input.task_id.clone();
+            let sink = Arc::new(RunnerSink {
+                shared: self.clone(),
+                task_id: task_id.clone(),
+            });
+            let ctx = DriverContext::new(cancel.clone(), sink);
+            let run = AssertUnwindSafe(self.driver.run(input, ctx)).catch_unwind();
+            let outcome = tokio::select! {
+                r = run => Some(r.unwrap_or_else(|_| DriverResult::failed("the agent's driver crashed (panic); see the log"))),
+                _ = async { cancel.cancelled().await; tokio::time::sleep(STOP_GRACE).await } => None,
+            };
+            self.finish(&task_id, outcome, cancel.is_cancelled());
+        }
+    }
+
+    fn finish(&self, task_id: &str, outcome: Option<DriverResult>, stopped: bool) {
+        let mut st = self.state.lock();
+        let now = now_ms();
+        let (error, incomplete) = match outcome {
+            Some(result) => {
+                if let Some(id) = result.session_id {
+                    let patch = st.acc.apply(
+                        &DriverEvent::Session {
+                            session_id: id.clone(),
+                            model: None,
+                        },
+                        now,
+                    );
+                    self.publish(&mut st, patch);
+                    st.record.session_id = Some(id);
+                }
+                if st.acc.snapshot().text.is_empty() {
+                    if let Some(text) = result.text.filter(|t| !t.is_empty()) {
+                        let patch = st.acc.apply(&DriverEvent::Text { delta: text }, now);
+                        self.publish(&mut st, patch);
+                    }
+                }
+                let error = match (result.ok, result.error) {
+                    (_, Some(e)) => Some(e),
+                    (false, None) if !stopped => Some("the agent reported a failure".into()),
+                    _ => None,
+                };
+                (error, stopped || !result.ok)
+            }
+            None => (
+                Some(format!(
+                    "the agent did not stop within {}s of being asked; it was killed",
+                    STOP_GRACE.as_secs()
+                )),
+                true,
+            ),
+        };
+        if stopped {
+            let patch = st.acc.apply(
+                &DriverEvent::Notice {
+                    text: "stopped by the user".into(),
+                },
+                now,
+            );
+            self.publish(&mut st, patch);
+        }
+        self.cancel_pending(&mut st, "the turn ended");
+        let patch = st.acc.finish(error, incomplete, now);
+        self.publish(&mut st, patch);
+        st.running = None;
+        st.record.updated_at = now;
+        self.persist("finish turn", self.env.store.finish_turn(task_id, st.acc.snapshot()));
+        self.persist("session", self.env.store.upsert_session(&st.record));
+    }
+}
+
+/// The running turn's view of its runner. Events from a turn that is no longer the
+/// running one (an abandoned driver still talking) are dropped.
+struct RunnerSink {
+    shared: Arc<Shared>,
+    task_id: String,
+}
+
+impl RunnerSink {
+    fn is_current(&self, st: &State) -> bool {
+        st.running.as_ref().is_some_and(|r| r.task_id == self.task_id)
+    }
+}
+
+impl TurnSink for RunnerSink {
+    fn emit(&self, event: DriverEvent) {
+        let shared = &self.shared;
+        let mut st = shared.state.lock();
+        if !self.is_current(&st) {
+            return;
+        }
+        let patch = st.acc.apply(&event, now_ms());
+        shared.publish(&mut st, patch);
+        shared.persist("event", shared.env.store.append_event(&self.task_id, &event));
+        if let DriverEvent::Session { session_id, .. } = &event {
+            if st.record.session_id.as_ref() != Some(session_id) {
+                st.record.session_id = Some(session_id.clone());
+                shared.persist("session", shared.env.store.upsert_session(&st.record));
+            }
+        }
+    }
+
+    fn ask(&self, mut interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
+        let (tx, rx) = oneshot::channel();
+        let shared = &self.shared;
+        if interaction.prompt_id.is_empty() {
+            interaction.prompt_id = uuid::Uuid::new_v4().to_string();
+        }
+        let mut st = shared.state.lock();
+        if !self.is_current(&st) {
+            return rx; // `tx` dropped: cancelled.
+        }
+        if let Some(answer) = shared.env.interactions.on_interaction(&shared.key, &interaction) {
+            let patch = st.acc.apply(
+                &DriverEvent::Notice {
+                    text: format!(
+                        "\"{}\" was answered automatically: {:?} (nobody is there to answer)",
+                        interaction.title, answer.action
+                    ),
+                },
+                now_ms(),
+            );
+            shared.publish(&mut st, patch);
+            let _ = tx.send(answer);
+            return rx;
+        }
+        st.pending.push(Pending {
+            interaction,
+            answer: tx,
+        });
+        let list = st.pending.iter().map(|p| p.interaction.clone()).collect();
+        let patch = st.acc.set_interactions(list, now_ms());
+        shared.publish(&mut st, patch);
+        rx
+    }
+
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut st = self.shared.state.lock();
+        if let Some(running) = st.running.as_mut().filter(|r| r.task_id == self.task_id) {
+            running.steer = Some(tx);
+        }
+        rx
+    }
+}

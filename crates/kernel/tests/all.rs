@@ -1,0 +1,2 @@
+//! One integration-test binary for the kernel.
+mod suite;

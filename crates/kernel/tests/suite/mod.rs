@@ -1,0 +1,4 @@
+mod bad_input;
+mod lifecycle;
+mod persistence;
+mod support;

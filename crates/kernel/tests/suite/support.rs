@@ -1,0 +1,142 @@
+//! A scripted driver whose behaviour the prompt picks, and helpers to watch sessions.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_protocol::{
+    AgentInfo, Capabilities, DriverEvent, InteractAction, Interaction, InteractionKind, Phase,
+    Question, QuestionType, SnapshotAt, UniversalSnapshot,
+};
+
+/// Prompts: `hold:NAME` streams "started NAME" then waits for `release(NAME)` or stop;
+/// `ask` asks a permission and replies with the answer; `steerable` takes one steer and
+/// replies with it; anything else replies at once.
+#[derive(Default)]
+pub struct ScriptDriver {
+    gates: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+impl ScriptDriver {
+    fn gate(&self, name: &str) -> Arc<Notify> {
+        self.gates.lock().entry(name.to_string()).or_default().clone()
+    }
+
+    pub fn release(&self, name: &str) {
+        self.gate(name).notify_one();
+    }
+}
+
+#[async_trait]
+impl AgentDriver for ScriptDriver {
+    fn id(&self) -> &str {
+        "script"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { steer: true, interact: true, resume: true, tui: false }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        AgentInfo {
+            id: "script".into(),
+            name: "script".into(),
+            installed: true,
+            version: None,
+            capabilities: self.capabilities(),
+            problem: None,
+        }
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let session_id = input.session_id.clone().unwrap_or_else(|| format!("native-{}", input.task_id));
+        ctx.emit(DriverEvent::Session { session_id: session_id.clone(), model: None });
+        let prompt = input.prompt.clone();
+        if let Some(name) = prompt.strip_prefix("hold:") {
+            ctx.emit(DriverEvent::Text { delta: format!("started {name}") });
+            let gate = self.gate(name);
+            tokio::select! {
+                _ = gate.notified() => {}
+                _ = ctx.cancelled() => return DriverResult { ok: false, session_id: Some(session_id), ..Default::default() },
+            }
+            ctx.emit(DriverEvent::Text { delta: " finished".into() });
+        } else if prompt == "ask" {
+            let answer = ctx
+                .ask_user(Interaction {
+                    prompt_id: String::new(),
+                    kind: InteractionKind::Permission,
+                    title: "May I?".into(),
+                    questions: vec![Question {
+                        id: "q".into(),
+                        text: "May I?".into(),
+                        kind: QuestionType::Select,
+                        choices: Vec::new(),
+                    }],
+                    ..Default::default()
+                })
+                .await;
+            let text = match answer.action {
+                InteractAction::Cancel => "cancelled".to_string(),
+                _ => format!("answer={}", answer.value.unwrap_or_default()),
+            };
+            ctx.emit(DriverEvent::Text { delta: text });
+        } else if prompt == "steerable" {
+            let mut steer = ctx.register_steer();
+            ctx.emit(DriverEvent::Text { delta: "waiting for steer".into() });
+            tokio::select! {
+                Some(msg) = steer.recv() => ctx.emit(DriverEvent::Text { delta: format!(" got {msg}") }),
+                _ = ctx.cancelled() => return DriverResult { ok: false, ..Default::default() },
+            }
+        } else if prompt == "fail" {
+            return DriverResult::failed("scripted failure");
+        } else if prompt == "panic" {
+            panic!("scripted panic");
+        } else {
+            ctx.emit(DriverEvent::Text { delta: format!("reply to {prompt}") });
+        }
+        DriverResult { ok: true, session_id: Some(session_id), ..Default::default() }
+    }
+}
+
+pub fn loom_with(driver: Arc<ScriptDriver>) -> Arc<Loom> {
+    loom_in(driver, None)
+}
+
+pub fn loom_in(driver: Arc<ScriptDriver>, state: Option<&std::path::Path>) -> Arc<Loom> {
+    let dir = state.map(|p| p.to_path_buf()).unwrap_or_else(std::env::temp_dir);
+    let builder = Loom::builder(dir).driver(driver).default_agent("script");
+    let builder = if state.is_some() { builder } else { builder.in_memory() };
+    builder.open().unwrap_or_else(|e| panic!("open loom: {e}"))
+}
+
+/// Polls `get_snapshot` until `pred` holds (10 s deadline).
+pub async fn wait_for(
+    loom: &Loom,
+    key: &str,
+    what: &str,
+    pred: impl Fn(&UniversalSnapshot) -> bool,
+) -> SnapshotAt {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let at = loom.get_snapshot(key).await.unwrap_or_else(|e| panic!("{e}"));
+        if pred(&at.snapshot) {
+            return at;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}; snapshot: {:#?}", at.snapshot);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+pub fn done_with(task_id: &str) -> impl Fn(&UniversalSnapshot) -> bool + '_ {
+    move |s| s.task_id.as_deref() == Some(task_id) && s.phase == Phase::Done
+}
+
+pub fn running(task_id: &str) -> impl Fn(&UniversalSnapshot) -> bool + '_ {
+    move |s| s.task_id.as_deref() == Some(task_id) && s.phase == Phase::Streaming
+}
