@@ -10,7 +10,7 @@ use weft_kernel::{now_ms, Loom, LoomIO};
 fn print_json<T: Serialize>(value: &T) -> ExitCode {
     match serde_json::to_string_pretty(value) {
         Ok(text) => {
-            println!("{text}");
+            out!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -46,7 +46,7 @@ pub(crate) async fn sessions(loom: &Arc<Loom>, workdir: Option<PathBuf>, json: b
         eprintln!("no sessions yet: `weft run \"hello\"` starts one");
     }
     for s in &list {
-        println!(
+        out!(
             "{:<9} {:<50} {:<8} {}  ({})",
             age(s.updated_at),
             s.session_key,
@@ -75,9 +75,9 @@ pub(crate) async fn history(loom: &Arc<Loom>, key: &str, json: bool) -> ExitCode
             (None, true) => "  [incomplete]".to_string(),
             _ => String::new(),
         };
-        println!("── turn {} ({}){mark}", i + 1, turn.started_at.map(age).unwrap_or_default());
-        println!("> {}", turn.prompt);
-        println!("{}\n", turn.text.trim_end());
+        out!("── turn {} ({}){mark}", i + 1, turn.started_at.map(age).unwrap_or_default());
+        out!("> {}", turn.prompt);
+        out!("{}\n", turn.text.trim_end());
     }
     ExitCode::SUCCESS
 }
@@ -99,7 +99,7 @@ pub(crate) async fn agents(loom: &Arc<Loom>, json: bool) -> ExitCode {
         .filter_map(|(on, name)| on.then_some(name))
         .collect();
         let state = if a.installed { "installed" } else { "missing" };
-        println!(
+        out!(
             "{:<12} {:<10} {:<12} {}{}",
             a.id,
             state,

@@ -5,6 +5,14 @@
 //! says why) or was stopped; 2 bad usage (unknown agent or session, a workdir that is
 //! not a folder, a bad flag).
 
+/// `println!` that ignores a closed stdout (`weft sessions | head`) instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod ask;
 mod list;
 mod run;

@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use weft_kernel::{Loom, LoomIO};
 use weft_protocol::{
-    apply_in_place, InteractRequest, InteractionKind, InteractionResponse, Phase, PromptRequest,
+    apply_in_place, diff, InteractRequest, InteractionKind, InteractionResponse, Phase, PromptRequest,
     UniversalSnapshot,
 };
 
@@ -72,17 +72,6 @@ pub(crate) async fn run(loom: &Arc<Loom>, args: RunArgs) -> ExitCode {
     let interactive = std::io::stdin().is_terminal();
     // Subscribe before prompting so no patch of a new session is missed.
     let mut patches = loom.subscribe_all();
-    // For a continued session, its snapshot now; patches after its seq follow.
-    let (mut snap, mut seq) = match &args.session {
-        Some(key) => match loom.get_snapshot(key).await {
-            Ok(at) => (at.snapshot, at.seq),
-            Err(e) => {
-                eprintln!("weft: {e}");
-                return crate::exit_for(&e);
-            }
-        },
-        None => (UniversalSnapshot::default(), 0),
-    };
     let request = PromptRequest {
         prompt: args.prompt.join(" "),
         agent: args.agent,
@@ -100,6 +89,19 @@ pub(crate) async fn run(loom: &Arc<Loom>, args: RunArgs) -> ExitCode {
         }
     };
     let key = accepted.session_key.clone();
+    // The session's state now; patches already buffered up to its seq are skipped.
+    let (mut snap, mut seq) = match loom.get_snapshot(&key).await {
+        Ok(at) => (at.snapshot, at.seq),
+        Err(e) => {
+            eprintln!("weft: {e}");
+            return crate::exit_for(&e);
+        }
+    };
+    if let Output::Stream = output {
+        // A consumer starting from an empty snapshot rebuilds the session from here.
+        let first = diff(&UniversalSnapshot::default(), &snap);
+        print_line(&json!({"sessionKey": key, "seq": seq, "patch": first}));
+    }
     let mut shown = Shown::default();
     let mine = |s: &UniversalSnapshot| s.task_id.as_deref() == Some(accepted.task_id.as_str());
     let ctrl_c = tokio::signal::ctrl_c();
@@ -121,7 +123,7 @@ pub(crate) async fn run(loom: &Arc<Loom>, args: RunArgs) -> ExitCode {
                 apply_in_place(&mut snap, &ev.patch);
                 seq = ev.seq;
                 if let Output::Stream = output {
-                    println!("{}", json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}));
+                    print_line(&json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}));
                 }
             }
             Ok(ev) if ev.session_key != key => continue,
@@ -147,6 +149,12 @@ pub(crate) async fn run(loom: &Arc<Loom>, args: RunArgs) -> ExitCode {
         }
     }
     finish(&accepted.session_key, &accepted.task_id, &snap, output)
+}
+
+/// One line on stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn print_line(value: &serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}").and_then(|_| out.flush());
 }
 
 fn show_progress(snap: &UniversalSnapshot, shown: &mut Shown) {
@@ -213,13 +221,10 @@ async fn answer_new_interactions(
 
 fn finish(session_key: &str, task_id: &str, snap: &UniversalSnapshot, output: Output) -> ExitCode {
     match output {
-        Output::Json => println!(
-            "{}",
-            json!({"sessionKey": session_key, "taskId": task_id, "snapshot": snap})
-        ),
+        Output::Json => print_line(&json!({"sessionKey": session_key, "taskId": task_id, "snapshot": snap})),
         Output::Human => {
             if !snap.text.ends_with('\n') {
-                println!();
+                let _ = writeln!(std::io::stdout());
             }
             eprintln!("weft: session {session_key}");
         }

@@ -1,0 +1,2 @@
+//! The built `weft` binary, run as a user would.
+mod suite;
