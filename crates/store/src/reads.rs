@@ -1,0 +1,129 @@
+//! Queries, run on the read connection (after a flush: see [`crate::SqliteStore`]).
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use weft_protocol::{Phase, SessionInfo, UniversalSnapshot};
+
+use crate::{fts, SearchHit, SessionRecord, StoreError, SNIPPET_CLOSE, SNIPPET_OPEN};
+
+const SESSION_COLUMNS: &str =
+    "s.session_key, s.agent, s.session_id, s.workdir, s.title, s.model, s.effort, s.created_at, s.updated_at";
+
+fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+    Ok(SessionRecord {
+        session_key: r.get(0)?,
+        agent: r.get(1)?,
+        session_id: r.get(2)?,
+        workdir: r.get(3)?,
+        title: r.get(4)?,
+        model: r.get(5)?,
+        effort: r.get(6)?,
+        created_at: r.get(7)?,
+        updated_at: r.get(8)?,
+    })
+}
+
+/// The phase a turn's status stands for: a turn still `running` is streaming; a
+/// finished one, complete or not, is done.
+fn phase_of(status: Option<&str>) -> Phase {
+    match status {
+        None => Phase::Idle,
+        Some("running") => Phase::Streaming,
+        Some(_) => Phase::Done,
+    }
+}
+
+pub(crate) fn get_session(
+    conn: &Connection,
+    session_key: &str,
+) -> Result<Option<SessionRecord>, StoreError> {
+    let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.session_key = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([session_key], session_from_row)
+        .optional()?)
+}
+
+pub(crate) fn list_sessions(
+    conn: &Connection,
+    workdir: Option<&str>,
+) -> Result<Vec<SessionInfo>, StoreError> {
+    let sql = format!(
+        "SELECT {SESSION_COLUMNS},
+             (SELECT COUNT(*) FROM turns t WHERE t.session_key = s.session_key),
+             (SELECT t.status FROM turns t WHERE t.session_key = s.session_key
+                  ORDER BY t.n DESC LIMIT 1)
+         FROM sessions s
+         WHERE ?1 IS NULL OR s.workdir = ?1
+         ORDER BY s.updated_at DESC, s.session_key"
+    );
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map([workdir], |r| {
+        let record = session_from_row(r)?;
+        let turns: i64 = r.get(9)?;
+        let status: Option<String> = r.get(10)?;
+        Ok(record.info(
+            phase_of(status.as_deref()),
+            u32::try_from(turns).unwrap_or(u32::MAX),
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Finished turns (done or incomplete, including those rebuilt after a crash), oldest
+/// first. The turn running now is not history: its live snapshot is the runner's.
+pub(crate) fn history(
+    conn: &Connection,
+    session_key: &str,
+) -> Result<Vec<UniversalSnapshot>, StoreError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT task_id, snapshot FROM turns
+         WHERE session_key = ?1 AND status != 'running' ORDER BY n",
+    )?;
+    let mut rows = statement.query([session_key])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let task_id: String = row.get(0)?;
+        let json: String = row.get(1)?;
+        match serde_json::from_str(&json) {
+            Ok(snapshot) => out.push(snapshot),
+            Err(e) => tracing::warn!(
+                session_key,
+                task_id,
+                "session store: skipped a turn whose snapshot does not parse: {e}"
+            ),
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn search(
+    conn: &Connection,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<SearchHit>, StoreError> {
+    let Some(expression) = fts::match_expression(query) else {
+        return Ok(Vec::new());
+    };
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut statement = conn.prepare_cached(
+        "SELECT t.session_key, t.task_id, snippet(turns_fts, -1, ?2, ?3, '…', 16)
+         FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid
+         WHERE turns_fts MATCH ?1
+         ORDER BY rank
+         LIMIT ?4",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = statement.query_map(
+        params![expression, SNIPPET_OPEN, SNIPPET_CLOSE, limit],
+        |r| {
+            Ok(SearchHit {
+                session_key: r.get(0)?,
+                task_id: r.get(1)?,
+                snippet: r.get(2)?,
+            })
+        },
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,115 @@
+//! The schema, as a list of migrations applied in order.
+//!
+//! `PRAGMA user_version` holds how many of [`MIGRATIONS`] a database has had. Opening
+//! applies the missing ones, each in its own transaction together with the version bump,
+//! so a crash mid-migration leaves the database at the previous version, never between.
+//! Migrations are append-only: never edit one that has shipped; add the next.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::StoreError;
+
+/// How long a statement waits for a lock held by another connection before failing.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The migrations, in order; migration `i` takes the database to version `i + 1`.
+///
+/// - `sessions`: one row per session, exactly the [`crate::SessionRecord`] given.
+/// - `turns`: one row per turn. `id` is an explicit `INTEGER PRIMARY KEY` (so it is the
+///   full-text index's stable rowid, which `VACUUM` would not renumber); `task_id` is the
+///   unique key callers use. `n` numbers the turns of a session from 1. `snapshot` is the
+///   `UniversalSnapshot` JSON: the start snapshot while `running`, the final one after.
+/// - `events`: every `DriverEvent` of a turn, JSON, numbered from 0 in arrival order,
+///   with the time it was appended (so a rebuilt turn gets a true `updatedAt`).
+/// - `turns_fts`: FTS5 over each turn's prompt and final text, rowid = `turns.id`.
+pub const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE sessions (
+    session_key TEXT PRIMARY KEY NOT NULL,
+    agent       TEXT NOT NULL,
+    session_id  TEXT,
+    workdir     TEXT NOT NULL,
+    title       TEXT NOT NULL,
+    model       TEXT,
+    effort      TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+CREATE INDEX sessions_by_update ON sessions (updated_at);
+CREATE INDEX sessions_by_workdir ON sessions (workdir, updated_at);
+
+CREATE TABLE turns (
+    id          INTEGER PRIMARY KEY,
+    task_id     TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    n           INTEGER NOT NULL,
+    prompt      TEXT NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'incomplete')),
+    snapshot    TEXT NOT NULL,
+    started_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+CREATE INDEX turns_by_session ON turns (session_key, n);
+CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
+
+CREATE TABLE events (
+    task_id TEXT NOT NULL,
+    n       INTEGER NOT NULL,
+    at      INTEGER NOT NULL,
+    event   TEXT NOT NULL,
+    PRIMARY KEY (task_id, n)
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE turns_fts USING fts5 (prompt, text, tokenize = 'unicode61');
+"#];
+
+/// The schema version this build writes: the number of [`MIGRATIONS`].
+pub fn current_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Connection settings both connections need: WAL, a busy timeout, and `NORMAL`
+/// synchronous (in WAL mode a commit survives the process dying).
+pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!("SQLite refused WAL mode (got {mode}); writes will block reads");
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(())
+}
+
+/// Brings the database up to [`current_version`]; refuses one from a newer Weft.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let open_err = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(open_err)?;
+    let known = current_version();
+    if found > known {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
+        let version = i as i64 + 1;
+        apply_migration(conn, sql, version).map_err(open_err)?;
+        tracing::info!(version, "session store migrated");
+    }
+    Ok(())
+}
+
+fn apply_migration(conn: &mut Connection, sql: &str, version: i64) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute_batch(sql)?;
+    tx.pragma_update(None, "user_version", version)?;
+    tx.commit()
+}

@@ -1,0 +1,198 @@
+//! [`SqliteStore`]: the public face — writes go to the writer thread, reads to the read
+//! connection after a flush.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+
+use parking_lot::Mutex;
+use rusqlite::Connection;
+use weft_protocol::{DriverEvent, SessionInfo, UniversalSnapshot};
+
+use crate::writer::{self, Op};
+use crate::{now_ms, reads, recovery, schema, SearchHit, SessionRecord, StoreError};
+
+/// Sessions, turns and every driver event in one SQLite file.
+///
+/// Writes return at once and are applied in order by one writer thread; reads flush
+/// first, so they see every write made before them. Dropping the store writes
+/// everything it was given and joins the writer. Cheap to share: it is `Send + Sync`.
+pub struct SqliteStore {
+    path: PathBuf,
+    ops: Sender<Op>,
+    writer: Option<JoinHandle<()>>,
+    reader: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its folders if need be) the store at `path`, migrates it to
+    /// this build's schema, and rebuilds any turn left running by a previous process.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        schema::configure(&conn).map_err(open_err)?;
+        schema::migrate(&mut conn, path)?;
+        let recovered = recovery::recover(&mut conn).map_err(open_err)?;
+        if recovered > 0 {
+            tracing::info!(recovered, path = %path.display(), "session store: rebuilt interrupted turns");
+        }
+
+        let reader = Connection::open(path).map_err(open_err)?;
+        reader
+            .busy_timeout(schema::BUSY_TIMEOUT)
+            .map_err(open_err)?;
+        reader
+            .pragma_update(None, "query_only", true)
+            .map_err(open_err)?;
+
+        let (ops, queue) = mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("weft-store-writer".into())
+            .spawn(move || writer::run(conn, queue))?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            ops,
+            writer: Some(writer),
+            reader: Mutex::new(reader),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn send(&self, op: Op) -> Result<(), StoreError> {
+        self.ops.send(op).map_err(|_| StoreError::WriterGone)
+    }
+
+    /// Waits until everything queued before this call is committed. Errs if a write
+    /// queued since the previous `flush` failed (each failure is also logged when it
+    /// happens), or if the writer is gone.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        match self.sync(true)? {
+            None => Ok(()),
+            Some(error) => Err(StoreError::Write(error)),
+        }
+    }
+
+    /// Waits for the writer; with `take_error`, returns (and clears) its first failure.
+    fn sync(&self, take_error: bool) -> Result<Option<String>, StoreError> {
+        let (done, answer) = mpsc::channel();
+        self.send(Op::Flush { done, take_error })?;
+        answer.recv().map_err(|_| StoreError::WriterGone)
+    }
+
+    /// Runs a read on the read connection once every earlier write is committed.
+    /// Write failures are left for [`SqliteStore::flush`] to report.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.sync(false)?;
+        f(&self.reader.lock())
+    }
+
+    /// Creates or updates a session's record.
+    pub fn upsert_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
+        self.send(Op::Session(record.clone()))
+    }
+
+    /// A session's record.
+    pub fn get_session(&self, session_key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.read(|c| reads::get_session(c, session_key))
+    }
+
+    /// Sessions, newest first (by `updated_at`), optionally only those in `workdir`, each
+    /// with its latest turn's phase and its turn count.
+    pub fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, StoreError> {
+        self.read(|c| reads::list_sessions(c, workdir))
+    }
+
+    /// A turn of `session_key` starts with `snapshot`. Beginning the same `task_id`
+    /// again restarts that turn (its earlier events are dropped).
+    pub fn begin_turn(
+        &self,
+        session_key: &str,
+        task_id: &str,
+        snapshot: &UniversalSnapshot,
+    ) -> Result<(), StoreError> {
+        let at = now_ms();
+        self.send(Op::Begin {
+            session_key: session_key.to_string(),
+            task_id: task_id.to_string(),
+            prompt: snapshot.prompt.clone(),
+            text: snapshot.text.clone(),
+            snapshot: serde_json::to_string(snapshot)?,
+            started_at: snapshot.started_at.unwrap_or(at),
+            at,
+        })
+    }
+
+    /// One driver event of a running turn.
+    pub fn append_event(&self, task_id: &str, event: &DriverEvent) -> Result<(), StoreError> {
+        self.send(Op::Event {
+            task_id: task_id.to_string(),
+            at: now_ms(),
+            event: serde_json::to_string(event)?,
+        })
+    }
+
+    /// A turn ended with `snapshot` (stored as `incomplete` when `snapshot.incomplete`).
+    pub fn finish_turn(
+        &self,
+        task_id: &str,
+        snapshot: &UniversalSnapshot,
+    ) -> Result<(), StoreError> {
+        self.send(Op::Finish {
+            task_id: task_id.to_string(),
+            prompt: snapshot.prompt.clone(),
+            text: snapshot.text.clone(),
+            snapshot: serde_json::to_string(snapshot)?,
+            incomplete: snapshot.incomplete,
+            at: now_ms(),
+        })
+    }
+
+    /// Final snapshots of a session's finished turns, oldest first. A turn interrupted
+    /// by a crash is included, rebuilt and marked incomplete; the turn running now is
+    /// not (its live snapshot is the runner's). Rows that do not parse are skipped.
+    pub fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        self.read(|c| reads::history(c, session_key))
+    }
+
+    /// Turns whose prompt or reply contain every word of `query` (the last word as a
+    /// prefix), best match first, at most `limit`.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
+        self.read(|c| reads::search(c, query, limit))
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // If the writer is already gone there is nothing left to drain.
+        let _ = self.ops.send(Op::Shutdown);
+        if let Some(writer) = self.writer.take() {
+            if writer.join().is_err() {
+                tracing::error!(path = %self.path.display(), "session store: the writer thread panicked");
+            }
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The one writer thread: applies queued writes in order, in batched transactions.
+//!
+//! Each batch is one `BEGIN IMMEDIATE … COMMIT` around whatever was queued when the
+//! writer woke, up to [`BATCH_OPS`] operations. Flush requests inside a batch are
+//! answered after its commit, so an answered flush means "everything sent before me is
+//! on disk". A failed write is logged at once and reported to the next `flush`; the
+//! writer itself keeps going, because the operations after it are still worth keeping.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, Sender};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::{fts, SessionRecord};
+
+/// The most operations the writer applies in one transaction. Large enough that a burst
+/// of streamed tokens costs few commits, small enough that a flush behind a huge queue is
+/// answered in steps and the WAL does not balloon.
+pub const BATCH_OPS: usize = 4096;
+
+/// A write, prepared (serialized) on the caller's thread.
+pub(crate) enum Op {
+    Session(SessionRecord),
+    Begin {
+        session_key: String,
+        task_id: String,
+        prompt: String,
+        text: String,
+        snapshot: String,
+        started_at: i64,
+        at: i64,
+    },
+    Event {
+        task_id: String,
+        at: i64,
+        event: String,
+    },
+    Finish {
+        task_id: String,
+        prompt: String,
+        text: String,
+        snapshot: String,
+        incomplete: bool,
+        at: i64,
+    },
+    /// Answered once everything before it is committed. With `take_error`, the answer
+    /// carries (and clears) the first write failure since the last such flush.
+    Flush {
+        done: Sender<Option<String>>,
+        take_error: bool,
+    },
+    /// Commit what is queued, then stop.
+    Shutdown,
+}
+
+struct Writer {
+    conn: Connection,
+    /// Next event number of each turn begun or appended to since the writer started.
+    next_event: HashMap<String, i64>,
+    /// The first failure not yet reported to a flush.
+    error: Option<String>,
+}
+
+/// Runs until [`Op::Shutdown`] or until every sender is gone; everything received is
+/// applied before it returns.
+pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
+    let mut writer = Writer {
+        conn,
+        next_event: HashMap::new(),
+        error: None,
+    };
+    let mut flushes: Vec<(Sender<Option<String>>, bool)> = Vec::new();
+    while let Ok(first) = ops.recv() {
+        let in_tx = match writer.conn.execute_batch("BEGIN IMMEDIATE") {
+            Ok(()) => true,
+            Err(e) => {
+                // Still apply the batch, one autocommit statement at a time.
+                writer.fail(format!("begin a batch: {e}"));
+                false
+            }
+        };
+        let mut stop = false;
+        let mut next = Some(first);
+        let mut applied = 0;
+        while let Some(op) = next.take() {
+            match op {
+                Op::Flush { done, take_error } => flushes.push((done, take_error)),
+                Op::Shutdown => stop = true,
+                op => writer.apply(op),
+            }
+            applied += 1;
+            if stop || applied >= BATCH_OPS {
+                break;
+            }
+            // Empty or disconnected: either way this batch is complete.
+            next = ops.try_recv().ok();
+        }
+        if in_tx {
+            writer.commit();
+        }
+        for (done, take_error) in flushes.drain(..) {
+            let error = if take_error {
+                writer.error.take()
+            } else {
+                None
+            };
+            // The asker may have given up waiting; nothing to do then.
+            let _ = done.send(error);
+        }
+        if stop {
+            return;
+        }
+    }
+}
+
+impl Writer {
+    fn fail(&mut self, message: String) {
+        tracing::error!("session store: {message}");
+        self.error.get_or_insert(message);
+    }
+
+    fn commit(&mut self) {
+        if self.conn.is_autocommit() {
+            // SQLite rolled the transaction back on its own (disk full, I/O error).
+            self.fail("a batch of writes was rolled back by SQLite".into());
+            return;
+        }
+        if let Err(e) = self.conn.execute_batch("COMMIT") {
+            self.fail(format!("commit a batch: {e}"));
+            if let Err(e) = self.conn.execute_batch("ROLLBACK") {
+                tracing::error!("session store: roll back a failed batch: {e}");
+            }
+        }
+    }
+
+    fn apply(&mut self, op: Op) {
+        let (what, result) = match op {
+            Op::Session(record) => ("upsert a session", upsert_session(&self.conn, &record)),
+            Op::Begin {
+                session_key,
+                task_id,
+                prompt,
+                text,
+                snapshot,
+                started_at,
+                at,
+            } => {
+                let result = begin_turn(
+                    &self.conn,
+                    &session_key,
+                    &task_id,
+                    &prompt,
+                    &text,
+                    &snapshot,
+                    started_at,
+                    at,
+                );
+                if result.is_ok() {
+                    self.next_event.insert(task_id, 0);
+                }
+                ("begin a turn", result)
+            }
+            Op::Event { task_id, at, event } => {
+                ("append an event", self.append(task_id, at, &event))
+            }
+            Op::Finish {
+                task_id,
+                prompt,
+                text,
+                snapshot,
+                incomplete,
+                at,
+            } => {
+                self.next_event.remove(&task_id);
+                let result = finish_turn(
+                    &self.conn, &task_id, &prompt, &text, &snapshot, incomplete, at,
+                );
+                ("finish a turn", result)
+            }
+            Op::Flush { .. } | Op::Shutdown => return,
+        };
+        if let Err(e) = result {
+            self.fail(format!("{what}: {e}"));
+        }
+    }
+
+    fn append(&mut self, task_id: String, at: i64, event: &str) -> rusqlite::Result<()> {
+        let n = match self.next_event.get(&task_id) {
+            Some(&n) => n,
+            None => {
+                // A turn begun before this writer started (or never begun): continue
+                // after whatever it already has.
+                let known: bool = self
+                    .conn
+                    .prepare_cached("SELECT 1 FROM turns WHERE task_id = ?1")?
+                    .query_row([&task_id], |_| Ok(true))
+                    .optional()?
+                    .unwrap_or(false);
+                if !known {
+                    tracing::warn!(task_id, "session store: event for a turn never begun; kept");
+                }
+                self.conn
+                    .prepare_cached(
+                        "SELECT COALESCE(MAX(n) + 1, 0) FROM events WHERE task_id = ?1",
+                    )?
+                    .query_row([&task_id], |r| r.get(0))?
+            }
+        };
+        self.conn
+            .prepare_cached("INSERT INTO events (task_id, n, at, event) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![task_id, n, at, event])?;
+        self.next_event.insert(task_id, n + 1);
+        Ok(())
+    }
+}
+
+fn upsert_session(conn: &Connection, r: &SessionRecord) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sessions
+             (session_key, agent, session_id, workdir, title, model, effort, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (session_key) DO UPDATE SET
+             agent = excluded.agent, session_id = excluded.session_id,
+             workdir = excluded.workdir, title = excluded.title, model = excluded.model,
+             effort = excluded.effort, created_at = excluded.created_at,
+             updated_at = excluded.updated_at",
+    )?
+    .execute(params![
+        r.session_key,
+        r.agent,
+        r.session_id,
+        r.workdir,
+        r.title,
+        r.model,
+        r.effort,
+        r.created_at,
+        r.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Inserts the turn as `running`. Beginning a task id again restarts that turn: its
+/// start snapshot is replaced and its old events dropped, so a rebuild after a crash
+/// does not fold the first attempt's events into the second.
+#[allow(clippy::too_many_arguments)]
+fn begin_turn(
+    conn: &Connection,
+    session_key: &str,
+    task_id: &str,
+    prompt: &str,
+    text: &str,
+    snapshot: &str,
+    started_at: i64,
+    at: i64,
+) -> rusqlite::Result<()> {
+    let existing: Option<(i64, String, i64)> = conn
+        .prepare_cached("SELECT id, session_key, n FROM turns WHERE task_id = ?1")?
+        .query_row([task_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let n = match &existing {
+        Some((_, key, n)) if key == session_key => *n,
+        _ => conn
+            .prepare_cached("SELECT COALESCE(MAX(n), 0) + 1 FROM turns WHERE session_key = ?1")?
+            .query_row([session_key], |r| r.get(0))?,
+    };
+    let id = match existing {
+        Some((id, _, _)) => {
+            conn.prepare_cached(
+                "UPDATE turns SET session_key = ?2, n = ?3, prompt = ?4, status = 'running',
+                     snapshot = ?5, started_at = ?6, updated_at = ?7 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                session_key,
+                n,
+                prompt,
+                snapshot,
+                started_at,
+                at
+            ])?;
+            conn.prepare_cached("DELETE FROM events WHERE task_id = ?1")?
+                .execute([task_id])?;
+            id
+        }
+        None => {
+            conn.prepare_cached(
+                "INSERT INTO turns
+                     (task_id, session_key, n, prompt, status, snapshot, started_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                task_id,
+                session_key,
+                n,
+                prompt,
+                snapshot,
+                started_at,
+                at
+            ])?;
+            conn.last_insert_rowid()
+        }
+    };
+    fts::index_turn(conn, id, prompt, text)
+}
+
+fn finish_turn(
+    conn: &Connection,
+    task_id: &str,
+    prompt: &str,
+    text: &str,
+    snapshot: &str,
+    incomplete: bool,
+    at: i64,
+) -> rusqlite::Result<()> {
+    let status = if incomplete { "incomplete" } else { "done" };
+    let id: Option<i64> = conn
+        .prepare_cached(
+            "UPDATE turns SET prompt = ?2, status = ?3, snapshot = ?4, updated_at = ?5
+             WHERE task_id = ?1 RETURNING id",
+        )?
+        .query_row(params![task_id, prompt, status, snapshot, at], |r| r.get(0))
+        .optional()?;
+    match id {
+        Some(id) => fts::index_turn(conn, id, prompt, text),
+        None => {
+            // Without begin_turn there is no session to file the turn under.
+            tracing::warn!(
+                task_id,
+                "session store: finish_turn for a turn never begun; dropped"
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,7 @@
+mod common;
+mod open;
+mod recovery;
+mod search;
+mod sessions;
+mod turns;
+mod writes;

@@ -1,0 +1,203 @@
+//! The writer: order, batching, volume, flush, drop.
+
+use std::time::Instant;
+
+use weft_protocol::DriverEvent;
+use weft_store::{StoreError, BATCH_OPS};
+
+use super::common::*;
+
+fn stored_events(path: &std::path::Path, task_id: &str) -> Vec<(i64, DriverEvent)> {
+    let conn = raw(path);
+    let mut statement = conn
+        .prepare("SELECT n, event FROM events WHERE task_id = ?1 ORDER BY n")
+        .unwrap();
+    statement
+        .query_map([task_id], |r| {
+            let json: String = r.get(1)?;
+            Ok((r.get(0)?, serde_json::from_str(&json).unwrap()))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn events_land_in_order_across_batches_and_flushes() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    let total = BATCH_OPS * 3 + 17;
+    for i in 0..total {
+        store.append_event("t1", &text(&format!("{i},"))).unwrap();
+        if i % 1000 == 999 {
+            store.flush().unwrap();
+        }
+    }
+    store.flush().unwrap();
+    let events = stored_events(&path, "t1");
+    assert_eq!(events.len(), total);
+    for (i, (n, event)) in events.iter().enumerate() {
+        assert_eq!(*n, i as i64);
+        assert_eq!(*event, text(&format!("{i},")));
+    }
+}
+
+#[test]
+fn interleaved_turns_keep_their_own_order() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.begin_turn("echo:a", "a", &start("a", "p")).unwrap();
+    store.begin_turn("echo:b", "b", &start("b", "p")).unwrap();
+    for i in 0..500 {
+        store.append_event("a", &text(&format!("a{i}"))).unwrap();
+        store.append_event("b", &text(&format!("b{i}"))).unwrap();
+    }
+    store.flush().unwrap();
+    for task in ["a", "b"] {
+        let events = stored_events(&path, task);
+        let want: Vec<(i64, DriverEvent)> =
+            (0..500).map(|i| (i, text(&format!("{task}{i}")))).collect();
+        assert_eq!(events, want);
+    }
+}
+
+#[test]
+fn a_hundred_thousand_events_all_land() {
+    const N: usize = 100_000;
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    let event = text("a token of streamed text ");
+    let began = Instant::now();
+    for _ in 0..N {
+        store.append_event("t1", &event).unwrap();
+    }
+    let queued = began.elapsed();
+    store.flush().unwrap();
+    let written = began.elapsed();
+    eprintln!(
+        "{N} append_event calls: queued in {queued:?} ({:.0}/s), on disk after {written:?} ({:.0}/s)",
+        N as f64 / queued.as_secs_f64(),
+        N as f64 / written.as_secs_f64(),
+    );
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM events WHERE task_id = 't1'"),
+        N as i64
+    );
+    assert_eq!(
+        count(&path, "SELECT MAX(n) FROM events WHERE task_id = 't1'"),
+        N as i64 - 1
+    );
+}
+
+#[test]
+fn flush_makes_every_earlier_write_visible_to_other_connections() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    for i in 0..100 {
+        store.append_event("t1", &text(&i.to_string())).unwrap();
+    }
+    store.flush().unwrap();
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM sessions"), 1);
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM turns"), 1);
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM events"), 100);
+    // A flush with nothing queued returns too.
+    store.flush().unwrap();
+}
+
+#[test]
+fn reads_see_every_write_made_before_them_without_an_explicit_flush() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    for i in 0..200 {
+        let key = format!("echo:{i}");
+        store.upsert_session(&record(&key, "/w", i)).unwrap();
+        assert!(store.get_session(&key).unwrap().is_some());
+        turn(&store, &key, &format!("t{i}"), "p", "r");
+        assert_eq!(store.history(&key).unwrap().len(), 1);
+    }
+    assert_eq!(store.list_sessions(None).unwrap().len(), 200);
+}
+
+#[test]
+fn flushes_from_many_threads_each_see_their_own_writes() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let store = &store;
+            scope.spawn(move || {
+                let task = format!("t{t}");
+                store
+                    .begin_turn(&format!("echo:{t}"), &task, &start(&task, "p"))
+                    .unwrap();
+                for i in 0..2_000 {
+                    store.append_event(&task, &text(&i.to_string())).unwrap();
+                }
+                store.flush().unwrap();
+                let n = count(
+                    store.path(),
+                    &format!("SELECT COUNT(*) FROM events WHERE task_id = '{task}'"),
+                );
+                assert_eq!(n, 2_000);
+            });
+        }
+    });
+}
+
+#[test]
+fn dropping_the_store_writes_everything_it_was_given() {
+    let (_dir, path) = temp_db();
+    {
+        let store = open(&path);
+        store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
+        store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+        for i in 0..20_000 {
+            store.append_event("t1", &text(&i.to_string())).unwrap();
+        }
+        store.finish_turn("t1", &done("t1", "p", "r")).unwrap();
+    }
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM events"), 20_000);
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM turns WHERE status = 'done'"),
+        1
+    );
+}
+
+#[test]
+fn events_of_a_turn_begun_by_an_earlier_process_continue_its_numbering() {
+    let (_dir, path) = temp_db();
+    {
+        let store = open(&path);
+        store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+        store.append_event("t1", &text("a")).unwrap();
+        store.finish_turn("t1", &done("t1", "p", "a")).unwrap();
+    }
+    let store = open(&path);
+    store.append_event("t1", &text("b")).unwrap();
+    store.flush().unwrap();
+    assert_eq!(stored_events(&path, "t1"), [(0, text("a")), (1, text("b"))]);
+}
+
+#[test]
+fn a_failed_write_is_reported_by_the_next_flush_only() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    turn(&store, "echo:a", "t1", "p", "r");
+    store.flush().unwrap();
+    raw(&path).execute_batch("DROP TABLE events").unwrap();
+    store.append_event("t1", &text("lost")).unwrap();
+    // Reads still work and leave the failure for flush to report.
+    assert_eq!(store.history("echo:a").unwrap().len(), 1);
+    match store.flush() {
+        Err(StoreError::Write(message)) => assert!(message.contains("events"), "{message}"),
+        other => panic!("expected a write error, got {other:?}"),
+    }
+    store.flush().unwrap();
+    // The writer kept going.
+    store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
+    assert!(store.get_session("echo:a").unwrap().is_some());
+}
