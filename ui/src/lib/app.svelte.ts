@@ -1,0 +1,256 @@
+// The window's state: workspaces, the session list, open sessions, the composer's
+// choices. Components read it; only its methods call the transport.
+import type { AgentInfo, ModelInfo, PatchEvent, SessionInfo } from "../generated";
+import { SessionView } from "./session-view.svelte";
+import { asWireError, type AppInfo, type Transport } from "./transport";
+
+export type Theme = "system" | "light" | "dark";
+export type SendMode = "steer" | "queue";
+
+const NEW_SESSION = null;
+
+export class AppStore {
+  readonly transport: Transport;
+  info = $state<AppInfo | null>(null);
+  workspaces = $state<string[]>([]);
+  workspace = $state<string | null>(null);
+  sessions = $state<SessionInfo[]>([]);
+  /** The selected session; null is a new session in `workspace`. */
+  selectedKey = $state<string | null>(NEW_SESSION);
+  search = $state("");
+  agents = $state<AgentInfo[]>([]);
+  agent = $state("echo");
+  models = $state<ModelInfo[]>([]);
+  model = $state<string | null>(null);
+  efforts = $state<string[]>([]);
+  effort = $state<string | null>(null);
+  sendMode = $state<SendMode>("steer");
+  theme = $state<Theme>("system");
+  /** The last verb failure, shown as a banner. */
+  error = $state<string | null>(null);
+  /** Sessions with a question or permission waiting (from the patch stream). */
+  needsAnswer = $state<Record<string, number>>({});
+  views = new Map<string, SessionView>();
+  /** Bumped when a view is made, so `selected` re-reads the map. */
+  private viewsVersion = $state(0);
+  private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  private unlisten: (() => void)[] = [];
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  get selected(): SessionView | null {
+    void this.viewsVersion;
+    return this.selectedKey ? (this.views.get(this.selectedKey) ?? null) : null;
+  }
+
+  /** Sessions matching the search box, newest first. */
+  get filteredSessions(): SessionInfo[] {
+    const q = this.search.trim().toLowerCase();
+    if (!q) return this.sessions;
+    return this.sessions.filter((s) =>
+      [s.title, s.agent, s.workdir, s.model ?? ""].some((f) => f.toLowerCase().includes(q)),
+    );
+  }
+
+  /** Workspaces to show: recent ones first, then any folder a session ran in. */
+  get workspaceGroups(): { workdir: string; sessions: SessionInfo[] }[] {
+    const sessions = this.filteredSessions;
+    const order = [...this.workspaces];
+    for (const s of this.sessions) if (!order.includes(s.workdir)) order.push(s.workdir);
+    return order
+      .map((workdir) => ({ workdir, sessions: sessions.filter((s) => s.workdir === workdir) }))
+      .filter((g) => g.sessions.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
+  }
+
+  async start(): Promise<void> {
+    this.theme = (localStorage.getItem("weft.theme") as Theme | null) ?? "system";
+    this.unlisten.push(await this.transport.onPatch((e) => this.onPatch(e)));
+    this.unlisten.push(await this.transport.onResync(() => this.resyncAll()));
+    const [info, recents, agents] = await Promise.all([
+      this.transport.appInfo(),
+      this.transport.recentWorkspaces(),
+      this.transport.listAgentInfo(),
+    ]);
+    this.info = info;
+    this.workspaces = recents;
+    this.agents = agents;
+    const usable = agents.find((a) => a.id === "echo") ?? agents.find((a) => a.installed);
+    if (usable) await this.chooseAgent(usable.id);
+    if (info.initialWorkspace) await this.openWorkspace(info.initialWorkspace);
+    else this.workspace = recents[0] ?? null;
+    await this.refreshSessions();
+  }
+
+  stop() {
+    for (const u of this.unlisten) u();
+    this.unlisten = [];
+  }
+
+  private guard = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      const out = await work();
+      return out;
+    } catch (error) {
+      this.error = asWireError(error).message;
+      return undefined;
+    }
+  };
+
+  onPatch(event: PatchEvent) {
+    const view = this.views.get(event.sessionKey);
+    if (view) view.receive(event);
+    if (event.patch.interactions) {
+      this.needsAnswer = { ...this.needsAnswer, [event.sessionKey]: event.patch.interactions.length };
+    }
+    const listed = this.sessions.find((s) => s.sessionKey === event.sessionKey);
+    if (listed) {
+      if (event.patch.phase) listed.phase = event.patch.phase;
+      if (event.patch.updatedAt) listed.updatedAt = event.patch.updatedAt;
+    } else {
+      this.scheduleRefresh();
+    }
+    if (event.patch.phase === "done") this.scheduleRefresh();
+  }
+
+  private scheduleRefresh() {
+    if (this.refreshTimer) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = null;
+      void this.refreshSessions();
+    }, 150);
+  }
+
+  async refreshSessions() {
+    const sessions = await this.guard(() => this.transport.listSessions(null));
+    if (sessions) this.sessions = sessions;
+  }
+
+  resyncAll() {
+    for (const view of this.views.values()) void view.resync();
+    void this.refreshSessions();
+  }
+
+  view(key: string): SessionView {
+    let view = this.views.get(key);
+    if (!view) {
+      view = new SessionView(key, this.transport);
+      this.views.set(key, view);
+      this.viewsVersion += 1;
+      void view.load();
+    }
+    return view;
+  }
+
+  selectSession(key: string | null) {
+    this.selectedKey = key;
+    if (key) {
+      const view = this.view(key);
+      const info = this.sessions.find((s) => s.sessionKey === key);
+      if (info && info.workdir !== this.workspace) this.workspace = info.workdir;
+      const agent = info?.agent ?? view.current.agent;
+      if (agent && agent !== this.agent) void this.chooseAgent(agent);
+    }
+  }
+
+  /** Moves the selection by `delta` through the visible session list. */
+  cycleSession(delta: number) {
+    const list = this.workspaceGroups.flatMap((g) => g.sessions);
+    if (list.length === 0) return;
+    const at = list.findIndex((s) => s.sessionKey === this.selectedKey);
+    const next = at < 0 ? 0 : (at + delta + list.length) % list.length;
+    this.selectSession(list[next].sessionKey);
+  }
+
+  newSession(workdir: string | null = this.workspace) {
+    this.workspace = workdir;
+    this.selectedKey = NEW_SESSION;
+  }
+
+  async openWorkspace(path: string) {
+    const recents = await this.guard(() => this.transport.addRecentWorkspace(path));
+    if (recents) this.workspaces = recents;
+    this.newSession(path);
+  }
+
+  async pickWorkspace() {
+    const path = await this.guard(() => this.transport.pickWorkspace());
+    if (path) await this.openWorkspace(path);
+  }
+
+  async chooseAgent(id: string) {
+    this.agent = id;
+    const [models, efforts] = await Promise.all([
+      this.guard(() => this.transport.listModels(id)),
+      this.guard(() => this.transport.listEffort(id)),
+    ]);
+    if (this.agent !== id) return;
+    this.models = models ?? [];
+    this.efforts = efforts ?? [];
+    this.model = this.models.find((m) => m.default)?.id ?? null;
+    this.effort = null;
+  }
+
+  /**
+   * Sends the composer's text: a new session, a new turn, or, while a turn runs, a
+   * steer or a queued prompt as `sendMode` says. Returns false when nothing was sent.
+   */
+  async send(text: string): Promise<boolean> {
+    const prompt = text.trim();
+    if (!prompt) return false;
+    this.error = null;
+    const view = this.selected;
+    if (view && view.running && this.sendMode === "steer") {
+      const outcome = await this.guard(() => this.transport.steer(view.key, prompt));
+      if (!outcome) return false;
+      view.addNote(
+        outcome === "injected"
+          ? `Steered the running turn: “${prompt}”`
+          : `The agent cannot take a steer mid-turn; queued: “${prompt}”`,
+      );
+      return true;
+    }
+    const accepted = await this.guard(() =>
+      this.transport.prompt({
+        prompt,
+        agent: view ? null : this.agent,
+        sessionKey: view?.key ?? null,
+        workdir: view ? null : this.workspace,
+        model: this.model,
+        effort: this.effort,
+        attachments: [],
+      }),
+    );
+    if (!accepted) return false;
+    if (view && view.running) view.addNote(`Queued: “${prompt}”`, accepted.taskId);
+    if (!view) {
+      this.selectSession(accepted.sessionKey);
+      void this.refreshSessions();
+    }
+    return true;
+  }
+
+  async stopSelected() {
+    const view = this.selected;
+    if (view && view.running) await this.guard(() => this.transport.stop(view.key));
+  }
+
+  async answer(
+    view: SessionView,
+    promptId: string,
+    action: "select" | "text" | "skip" | "cancel",
+    value: string | null,
+    answers: Record<string, string> = {},
+  ) {
+    view.markAnswered(promptId);
+    await this.guard(() =>
+      this.transport.interact({ sessionKey: view.key, promptId, action, value, answers }),
+    );
+  }
+
+  setTheme(theme: Theme) {
+    this.theme = theme;
+    localStorage.setItem("weft.theme", theme);
+  }
+}

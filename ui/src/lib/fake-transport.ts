@@ -1,0 +1,165 @@
+// An in-memory Transport for tests and for running the UI in a plain browser
+// (`npm run dev` outside Tauri): sessions and snapshots held here, patches pushed by
+// the test (or by `demoTurn`). Every verb call is recorded in `calls`.
+import type {
+  PatchEvent,
+  SessionInfo,
+  SnapshotPatch,
+  UniversalSnapshot,
+} from "../generated";
+import { apply, emptySnapshot } from "./patch";
+import type { AppInfo, Transport } from "./transport";
+
+interface FakeSession {
+  info: SessionInfo;
+  seq: number;
+  current: UniversalSnapshot;
+  history: UniversalSnapshot[];
+}
+
+export class FakeTransport implements Transport {
+  calls: { verb: string; args: unknown[] }[] = [];
+  sessions = new Map<string, FakeSession>();
+  recents: string[] = [];
+  initialWorkspace: string | null = "/work/demo";
+  steerOutcome: "injected" | "queued" = "injected";
+  private patchHandlers: ((e: PatchEvent) => void)[] = [];
+  private resyncHandlers: (() => void)[] = [];
+  private next = 1;
+
+  private record(verb: string, ...args: unknown[]) {
+    this.calls.push({ verb, args });
+  }
+
+  addSession(agent = "echo", workdir = "/work/demo", title = "a session"): string {
+    const key = `${agent}:s${this.next++}`;
+    const now = Date.now();
+    this.sessions.set(key, {
+      info: { sessionKey: key, agent, sessionId: null, title, workdir, model: null, phase: "idle", turns: 0, createdAt: now, updatedAt: now },
+      seq: 0,
+      current: emptySnapshot(agent),
+      history: [],
+    });
+    return key;
+  }
+
+  /** Applies `patch` here and delivers it with the next seq (or with `seq` to fake a gap). */
+  emit(key: string, patch: SnapshotPatch, seq?: number): PatchEvent {
+    const s = this.sessions.get(key);
+    if (!s) throw new Error(`no session ${key}`);
+    s.seq = seq ?? s.seq + 1;
+    s.current = apply(s.current, patch);
+    if (patch.phase) s.info.phase = patch.phase;
+    const event = { sessionKey: key, seq: s.seq, patch };
+    for (const h of this.patchHandlers) h(event);
+    return event;
+  }
+
+  /** Ends the current turn, keeping it in the history. */
+  finish(key: string) {
+    this.emit(key, { phase: "done" });
+    const s = this.sessions.get(key);
+    if (s) s.history = [...s.history.filter((t) => t.taskId !== s.current.taskId), s.current];
+  }
+
+  resync() {
+    for (const h of this.resyncHandlers) h();
+  }
+
+  async prompt(request: Parameters<Transport["prompt"]>[0]) {
+    this.record("prompt", request);
+    const key = request.sessionKey ?? this.addSession(request.agent ?? "echo", request.workdir ?? "/", request.prompt);
+    const taskId = `t${this.next++}`;
+    const s = this.sessions.get(key);
+    if (s && s.current.phase !== "streaming") {
+      this.emit(key, { phase: "streaming", taskId, prompt: request.prompt, text: "", startedAt: Date.now() });
+    } else if (s) {
+      this.emit(key, { queued: [...s.current.queued, { taskId, prompt: request.prompt, steer: false }] });
+    }
+    return { sessionKey: key, taskId };
+  }
+  async stop(sessionKey: string) {
+    this.record("stop", sessionKey);
+    this.emit(sessionKey, { phase: "done", incomplete: true, notices: ["stopped"] });
+  }
+  async steer(sessionKey: string, text: string) {
+    this.record("steer", sessionKey, text);
+    return this.steerOutcome;
+  }
+  async interact(request: Parameters<Transport["interact"]>[0]) {
+    this.record("interact", request);
+    const s = this.sessions.get(request.sessionKey);
+    if (s) {
+      this.emit(request.sessionKey, {
+        interactions: s.current.interactions.filter((i) => i.promptId !== request.promptId),
+      });
+    }
+  }
+  async getSnapshot(sessionKey: string) {
+    this.record("getSnapshot", sessionKey);
+    const s = this.sessions.get(sessionKey);
+    if (!s) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
+    return { sessionKey, seq: s.seq, snapshot: structuredClone(s.current) };
+  }
+  async getHistory(sessionKey: string) {
+    this.record("getHistory", sessionKey);
+    return structuredClone(this.sessions.get(sessionKey)?.history ?? []);
+  }
+  async listSessions(workdir: string | null) {
+    this.record("listSessions", workdir);
+    return [...this.sessions.values()]
+      .map((s) => ({ ...s.info }))
+      .filter((s) => workdir === null || s.workdir === workdir)
+      .reverse();
+  }
+  async listAgentInfo() {
+    const caps = { steer: true, interact: true, resume: true, tui: false };
+    return [
+      { id: "echo", name: "Echo", installed: true, version: "1", capabilities: caps, problem: null },
+      { id: "claude", name: "Claude Code", installed: false, version: null, capabilities: caps, problem: "not installed" },
+    ];
+  }
+  async listModels(agent: string) {
+    return agent === "echo"
+      ? [{ id: "echo-1", label: "Echo 1", default: true }, { id: "echo-2", label: "Echo 2", default: false }]
+      : [];
+  }
+  async listEffort(agent: string) {
+    return agent === "echo" ? ["low", "high"] : [];
+  }
+  async listTools() {
+    return [];
+  }
+  async listSkills() {
+    return [];
+  }
+  async appInfo(): Promise<AppInfo> {
+    return { version: "0.0.0", stateDir: "/tmp/weft", logPath: "/tmp/weft/logs/weft.log", initialWorkspace: this.initialWorkspace };
+  }
+  async recentWorkspaces() {
+    return [...this.recents];
+  }
+  async addRecentWorkspace(path: string) {
+    this.recents = [path, ...this.recents.filter((p) => p !== path)].slice(0, 10);
+    return [...this.recents];
+  }
+  async pickWorkspace() {
+    this.record("pickWorkspace");
+    return "/work/picked";
+  }
+  async openLog() {
+    this.record("openLog");
+  }
+  async onPatch(handler: (e: PatchEvent) => void) {
+    this.patchHandlers.push(handler);
+    return () => {
+      this.patchHandlers = this.patchHandlers.filter((h) => h !== handler);
+    };
+  }
+  async onResync(handler: () => void) {
+    this.resyncHandlers.push(handler);
+    return () => {
+      this.resyncHandlers = this.resyncHandlers.filter((h) => h !== handler);
+    };
+  }
+}

@@ -1,0 +1,155 @@
+// One open session as the window holds it: its finished turns, its current snapshot
+// and the seq that snapshot is current at. Patches are applied in seq order; a gap
+// (or patches arriving before the first snapshot) makes it re-read the snapshot and
+// go on from there: replay, then live.
+import type { PatchEvent, UniversalSnapshot } from "../generated";
+import { applyInPlace, emptySnapshot } from "./patch";
+import type { Transport } from "./transport";
+
+/** Something the window itself notes in a session's transcript (a steer's fate). */
+export interface LocalNote {
+  taskId: string | null;
+  text: string;
+}
+
+/** An interaction that went away without this window answering it. */
+export interface ClosedInteraction {
+  promptId: string;
+  title: string;
+  reason: string;
+}
+
+export class SessionView {
+  readonly key: string;
+  /** Final snapshots of finished turns, oldest first (not deep-reactive: they do not change). */
+  history = $state.raw<UniversalSnapshot[]>([]);
+  /** The current turn, deep-reactive so a text delta only re-renders the text. */
+  current = $state<UniversalSnapshot>(emptySnapshot());
+  loaded = $state(false);
+  loadError = $state<string | null>(null);
+  notes = $state<LocalNote[]>([]);
+  closedInteractions = $state<ClosedInteraction[]>([]);
+  /** The seq `current` is at. */
+  seq = 0;
+  /** How many times the snapshot was re-read after a gap (tests look at it). */
+  resyncs = $state(0);
+
+  private loading: Promise<void> | null = null;
+  private buffered: PatchEvent[] = [];
+  private answered = new Set<string>();
+  private readonly transport: Transport;
+
+  constructor(key: string, transport: Transport) {
+    this.key = key;
+    this.transport = transport;
+  }
+
+  /** Turns to draw: the history, then the current turn unless history already ends with it. */
+  get turns(): UniversalSnapshot[] {
+    const cur = this.current;
+    if (cur.taskId === null && cur.phase === "idle") return this.history;
+    const past = cur.taskId === null ? this.history : this.history.filter((t) => t.taskId !== cur.taskId);
+    return [...past, cur];
+  }
+
+  get running(): boolean {
+    return this.current.phase === "streaming" || this.current.phase === "queued";
+  }
+
+  /** Loads history and the snapshot; patches arriving meanwhile are buffered. */
+  load(): Promise<void> {
+    this.loading ??= this.fetch().finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
+  }
+
+  private async fetch(): Promise<void> {
+    try {
+      const [at, history] = await Promise.all([
+        this.transport.getSnapshot(this.key),
+        this.transport.getHistory(this.key),
+      ]);
+      this.history = history;
+      this.replaceCurrent(at.snapshot);
+      this.seq = at.seq;
+      this.loaded = true;
+      this.loadError = null;
+    } catch (error) {
+      this.loadError = error instanceof Error ? error.message : String(error);
+    }
+    const waiting = this.buffered;
+    this.buffered = [];
+    for (const event of waiting) this.receive(event);
+  }
+
+  private replaceCurrent(next: UniversalSnapshot) {
+    this.noteVanished(next.interactions.map((i) => i.promptId), next);
+    this.current = next;
+  }
+
+  /** Takes one patch event for this session. */
+  receive(event: PatchEvent): void {
+    if (this.loading || !this.loaded) {
+      this.buffered.push(event);
+      if (!this.loading) void this.load();
+      return;
+    }
+    if (event.seq <= this.seq) return;
+    if (event.seq !== this.seq + 1) {
+      this.resyncs += 1;
+      this.buffered.push(event);
+      void this.load();
+      return;
+    }
+    const patch = event.patch;
+    const cur = this.current;
+    if (patch.taskId && cur.taskId && patch.taskId !== cur.taskId) {
+      // The next turn starts: the finished one joins the history.
+      const finished: UniversalSnapshot = structuredClone($state.snapshot(cur as unknown as Record<string, unknown>)) as unknown as UniversalSnapshot;
+      if (!this.history.some((t) => t.taskId === finished.taskId)) {
+        this.history = [...this.history, finished];
+      }
+    }
+    if (patch.interactions) {
+      this.noteVanished(patch.interactions.map((i) => i.promptId), { ...cur, ...patch } as UniversalSnapshot);
+    }
+    applyInPlace(cur, patch);
+    this.seq = event.seq;
+  }
+
+  /** Re-reads everything (the shell dropped patches). */
+  resync(): Promise<void> {
+    this.resyncs += 1;
+    return this.load();
+  }
+
+  markAnswered(promptId: string) {
+    this.answered.add(promptId);
+  }
+
+  addNote(text: string, taskId: string | null = this.current.taskId) {
+    this.notes = [...this.notes, { taskId, text }];
+  }
+
+  dismissClosed(promptId: string) {
+    this.closedInteractions = this.closedInteractions.filter((c) => c.promptId !== promptId);
+  }
+
+  private noteVanished(stillPending: string[], next: UniversalSnapshot) {
+    const keep = new Set(stillPending);
+    for (const gone of this.current.interactions) {
+      if (keep.has(gone.promptId) || this.answered.has(gone.promptId)) continue;
+      const reason =
+        next.phase === "done" && next.incomplete
+          ? "the turn was stopped"
+          : next.phase === "done"
+            ? "the turn ended before it was answered"
+            : "it was cancelled or expired";
+      this.closedInteractions = [
+        ...this.closedInteractions,
+        { promptId: gone.promptId, title: gone.title, reason },
+      ];
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// A session's transcript as a flat list of rows, so the transcript can be virtualized
+// (one 10,000-call turn is 10,000 rows, of which only the visible few are drawn).
+// Rows name their turn and index rather than copy data, so a text delta changes no row.
+import type { UniversalSnapshot } from "../generated";
+
+export type Item =
+  | { key: string; kind: "prompt"; turn: number }
+  | { key: string; kind: "reasoning"; turn: number }
+  | { key: string; kind: "plan"; turn: number }
+  | { key: string; kind: "subagent"; turn: number; agent: number; depth: number }
+  | { key: string; kind: "tool"; turn: number; call: number; depth: number }
+  | { key: string; kind: "text"; turn: number }
+  | { key: string; kind: "artifacts"; turn: number }
+  | { key: string; kind: "footer"; turn: number }
+  | { key: string; kind: "queued" };
+
+/** Orders a turn's tool calls so each subagent's calls sit under it, indented. */
+function toolRows(turn: UniversalSnapshot, t: number, tk: string): Item[] {
+  const calls = turn.toolCalls;
+  const agentIndex = new Map<string, number>();
+  turn.subAgents.forEach((a, i) => agentIndex.set(a.id, i));
+  const ids = new Set<string>();
+  for (const c of calls) ids.add(c.id);
+  const children = new Map<string, number[]>();
+  const roots: number[] = [];
+  for (let i = 0; i < calls.length; i++) {
+    const parent = calls[i].parentId;
+    if (parent && (ids.has(parent) || agentIndex.has(parent)) && parent !== calls[i].id) {
+      let list = children.get(parent);
+      if (!list) children.set(parent, (list = []));
+      list.push(i);
+    } else {
+      roots.push(i);
+    }
+  }
+  const out: Item[] = [];
+  const seen = new Set<number>();
+  const emitCall = (i: number, depth: number) => {
+    if (seen.has(i)) return;
+    seen.add(i);
+    const id = calls[i].id;
+    out.push({ key: `${tk}:c:${id}`, kind: "tool", turn: t, call: i, depth });
+    emitChildren(id, depth + 1);
+  };
+  const emitChildren = (parent: string, depth: number) => {
+    const a = agentIndex.get(parent);
+    const kids = children.get(parent);
+    if (a !== undefined && (kids?.length || !ids.has(parent))) {
+      out.push({ key: `${tk}:a:${parent}`, kind: "subagent", turn: t, agent: a, depth });
+    }
+    for (const k of kids ?? []) emitCall(k, depth + (a !== undefined ? 1 : 0));
+  };
+  for (const r of roots) emitCall(r, 0);
+  // Subagents with no task call of their own.
+  for (const a of turn.subAgents) if (!ids.has(a.id)) emitChildren(a.id, 0);
+  return out;
+}
+
+export function transcriptItems(turns: UniversalSnapshot[], queuedCount: number): Item[] {
+  const items: Item[] = [];
+  turns.forEach((turn, t) => {
+    const tk = turn.taskId ?? `turn${t}`;
+    items.push({ key: `${tk}:prompt`, kind: "prompt", turn: t });
+    // Always present (empty draws nothing) so a reasoning delta does not rebuild the rows.
+    items.push({ key: `${tk}:reasoning`, kind: "reasoning", turn: t });
+    if (turn.plan) items.push({ key: `${tk}:plan`, kind: "plan", turn: t });
+    items.push(...toolRows(turn, t, tk));
+    items.push({ key: `${tk}:text`, kind: "text", turn: t });
+    if (turn.artifacts.length) items.push({ key: `${tk}:artifacts`, kind: "artifacts", turn: t });
+    items.push({ key: `${tk}:footer`, kind: "footer", turn: t });
+  });
+  if (queuedCount > 0) items.push({ key: "queued", kind: "queued" });
+  return items;
+}
