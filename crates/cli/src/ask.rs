@@ -2,9 +2,7 @@
 
 use std::io::{BufRead, Write};
 
-use weft_protocol::{
-    permission, InteractAction, Interaction, InteractionResponse, QuestionType,
-};
+use weft_protocol::{permission, InteractAction, Interaction, InteractionResponse, QuestionType};
 
 /// The "yes" answer to a permission or confirmation: its allow choice (or first choice).
 pub(crate) fn allow(interaction: &Interaction) -> InteractionResponse {
@@ -57,7 +55,11 @@ fn ask_blocking(interaction: &Interaction) -> InteractionResponse {
                 for (i, choice) in question.choices.iter().enumerate() {
                     let _ = writeln!(err, "    {}) {}", i + 1, choice.label);
                 }
-                let _ = write!(err, "  choose 1-{} (empty cancels): ", question.choices.len());
+                let _ = write!(
+                    err,
+                    "  choose 1-{} (empty cancels): ",
+                    question.choices.len()
+                );
                 let _ = err.flush();
                 let Some(line) = read_line() else {
                     return InteractionResponse::cancel();
@@ -67,7 +69,12 @@ fn ask_blocking(interaction: &Interaction) -> InteractionResponse {
                     .ok()
                     .and_then(|n| n.checked_sub(1))
                     .and_then(|i| question.choices.get(i))
-                    .or_else(|| question.choices.iter().find(|c| c.label == line || c.value == line));
+                    .or_else(|| {
+                        question
+                            .choices
+                            .iter()
+                            .find(|c| c.label == line || c.value == line)
+                    });
                 match picked {
                     Some(choice) => choice.value.clone(),
                     None => {

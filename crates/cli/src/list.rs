@@ -75,7 +75,11 @@ pub(crate) async fn history(loom: &Arc<Loom>, key: &str, json: bool) -> ExitCode
             (None, true) => "  [incomplete]".to_string(),
             _ => String::new(),
         };
-        out!("── turn {} ({}){mark}", i + 1, turn.started_at.map(age).unwrap_or_default());
+        out!(
+            "── turn {} ({}){mark}",
+            i + 1,
+            turn.started_at.map(age).unwrap_or_default()
+        );
         out!("> {}", turn.prompt);
         out!("{}\n", turn.text.trim_end());
     }
@@ -105,7 +109,10 @@ pub(crate) async fn agents(loom: &Arc<Loom>, json: bool) -> ExitCode {
             state,
             a.version.as_deref().unwrap_or("-"),
             flags.join(","),
-            a.problem.as_deref().map(|p| format!("  ({p})")).unwrap_or_default()
+            a.problem
+                .as_deref()
+                .map(|p| format!("  ({p})"))
+                .unwrap_or_default()
         );
     }
     ExitCode::SUCCESS

@@ -25,7 +25,11 @@ use clap::{Parser, Subcommand};
 use weft_kernel::{KernelError, Loom};
 
 #[derive(Parser)]
-#[command(name = "weft", version, about = "Drive coding agents through one session model")]
+#[command(
+    name = "weft",
+    version,
+    about = "Drive coding agents through one session model"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -11,8 +11,8 @@ use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use weft_kernel::{Loom, LoomIO};
 use weft_protocol::{
-    apply_in_place, diff, InteractRequest, InteractionKind, InteractionResponse, Phase, PromptRequest,
-    UniversalSnapshot,
+    apply_in_place, diff, InteractRequest, InteractionKind, InteractionResponse, Phase,
+    PromptRequest, UniversalSnapshot,
 };
 
 use crate::ask;
@@ -123,7 +123,9 @@ pub(crate) async fn run(loom: &Arc<Loom>, args: RunArgs) -> ExitCode {
                 apply_in_place(&mut snap, &ev.patch);
                 seq = ev.seq;
                 if let Output::Stream = output {
-                    print_line(&json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}));
+                    print_line(
+                        &json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}),
+                    );
                 }
             }
             Ok(ev) if ev.session_key != key => continue,
@@ -160,7 +162,7 @@ fn print_line(value: &serde_json::Value) {
 fn show_progress(snap: &UniversalSnapshot, shown: &mut Shown) {
     let mut out = std::io::stdout();
     if snap.text.len() > shown.text_len {
-        let _ = out.write_all(snap.text[shown.text_len..].as_bytes());
+        let _ = out.write_all(&snap.text.as_bytes()[shown.text_len..]);
         let _ = out.flush();
         shown.text_len = snap.text.len();
     }
@@ -221,7 +223,9 @@ async fn answer_new_interactions(
 
 fn finish(session_key: &str, task_id: &str, snap: &UniversalSnapshot, output: Output) -> ExitCode {
     match output {
-        Output::Json => print_line(&json!({"sessionKey": session_key, "taskId": task_id, "snapshot": snap})),
+        Output::Json => {
+            print_line(&json!({"sessionKey": session_key, "taskId": task_id, "snapshot": snap}))
+        }
         Output::Human => {
             if !snap.text.ends_with('\n') {
                 let _ = writeln!(std::io::stdout());

@@ -121,7 +121,9 @@ impl LoomBuilder {
     pub fn open(self) -> Result<Arc<Loom>, KernelError> {
         let store = match self.store {
             Some(store) => store,
-            None => Arc::new(weft_store::SqliteStore::open(&self.state_dir.join("weft.db"))?),
+            None => Arc::new(weft_store::SqliteStore::open(
+                &self.state_dir.join("weft.db"),
+            )?),
         };
         let (all_patches, _) = broadcast::channel(ALL_CHANNEL);
         let drivers = self
@@ -212,7 +214,11 @@ impl Loom {
         }
         let unknown = || KernelError::UnknownSession(session_key.to_string());
         let (agent, _) = split_session_key(session_key).ok_or_else(unknown)?;
-        let record = self.env.store.get_session(session_key)?.ok_or_else(unknown)?;
+        let record = self
+            .env
+            .store
+            .get_session(session_key)?
+            .ok_or_else(unknown)?;
         let driver = self.driver(agent)?;
         let last = self
             .env
@@ -356,7 +362,11 @@ impl LoomIO for Loom {
 
     async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError> {
         let workdir = match workdir {
-            Some(dir) => Some(checked_workdir(Path::new(dir))?.to_string_lossy().into_owned()),
+            Some(dir) => Some(
+                checked_workdir(Path::new(dir))?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
             None => None,
         };
         Ok(self.env.store.list_sessions(workdir.as_deref())?)

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 use weft_protocol::{
-    AgentInfo, InteractRequest, ModelInfo, PatchEvent, PromptAccepted, PromptRequest,
-    SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
+    AgentInfo, InteractRequest, ModelInfo, PatchEvent, PromptAccepted, PromptRequest, SessionInfo,
+    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
 };
 
 use crate::error::KernelError;

@@ -83,7 +83,7 @@ impl SessionStore for MemoryStore {
                 )
             })
             .collect();
-        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        out.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
         Ok(out)
     }
 
@@ -187,8 +187,11 @@ impl Catalog for EmptyCatalog {
 /// Decides what happens to a new interaction before a surface sees it.
 pub trait InteractionHandler: Send + Sync {
     /// An answer now, or `None` to leave it pending for a surface's `interact`.
-    fn on_interaction(&self, session_key: &str, interaction: &Interaction)
-        -> Option<InteractionResponse>;
+    fn on_interaction(
+        &self,
+        session_key: &str,
+        interaction: &Interaction,
+    ) -> Option<InteractionResponse>;
 }
 
 /// Leave every interaction to the surface (the desktop app, a TTY prompt).

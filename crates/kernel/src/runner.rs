@@ -16,8 +16,8 @@ use parking_lot::Mutex;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
-    Accumulator, DriverEvent, InteractAction, Interaction, InteractionResponse, PatchEvent, Phase, QueuedPrompt,
-    SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
+    Accumulator, DriverEvent, InteractAction, Interaction, InteractionResponse, PatchEvent, Phase,
+    QueuedPrompt, SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
 };
 
 use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
@@ -253,7 +253,12 @@ fn answer_notice(interaction: &Interaction, response: &InteractionResponse) -> S
     let what = match response.action {
         InteractAction::Select | InteractAction::Text => {
             let mut parts: Vec<String> = response.value.iter().map(|v| label(v)).collect();
-            parts.extend(response.answers.iter().map(|(q, v)| format!("{q}={}", label(v))));
+            parts.extend(
+                response
+                    .answers
+                    .iter()
+                    .map(|(q, v)| format!("{q}={}", label(v))),
+            );
             format!("answered {}", parts.join(", "))
         }
         InteractAction::Skip => "skipped".to_string(),
@@ -456,7 +461,10 @@ impl Shared {
         self.publish(&mut st, patch);
         st.running = None;
         st.record.updated_at = now;
-        self.persist("finish turn", self.env.store.finish_turn(task_id, st.acc.snapshot()));
+        self.persist(
+            "finish turn",
+            self.env.store.finish_turn(task_id, st.acc.snapshot()),
+        );
         self.persist("session", self.env.store.upsert_session(&st.record));
     }
 }
@@ -470,7 +478,9 @@ struct RunnerSink {
 
 impl RunnerSink {
     fn is_current(&self, st: &State) -> bool {
-        st.running.as_ref().is_some_and(|r| r.task_id == self.task_id)
+        st.running
+            .as_ref()
+            .is_some_and(|r| r.task_id == self.task_id)
     }
 }
 
@@ -483,7 +493,10 @@ impl TurnSink for RunnerSink {
         }
         let patch = st.acc.apply(&event, now_ms());
         shared.publish(&mut st, patch);
-        shared.persist("event", shared.env.store.append_event(&self.task_id, &event));
+        shared.persist(
+            "event",
+            shared.env.store.append_event(&self.task_id, &event),
+        );
         if let DriverEvent::Session { session_id, .. } = &event {
             if st.record.session_id.as_ref() != Some(session_id) {
                 st.record.session_id = Some(session_id.clone());
@@ -502,7 +515,11 @@ impl TurnSink for RunnerSink {
         if !self.is_current(&st) {
             return rx; // `tx` dropped: cancelled.
         }
-        if let Some(answer) = shared.env.interactions.on_interaction(&shared.key, &interaction) {
+        if let Some(answer) = shared
+            .env
+            .interactions
+            .on_interaction(&shared.key, &interaction)
+        {
             let patch = st.acc.apply(
                 &DriverEvent::Notice {
                     text: format!(

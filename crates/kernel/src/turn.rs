@@ -5,7 +5,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use weft_protocol::{Accumulator, DriverEvent, Interaction, InteractionResponse, UniversalSnapshot};
+use weft_protocol::{
+    Accumulator, DriverEvent, Interaction, InteractionResponse, UniversalSnapshot,
+};
 
 use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
 use crate::time::now_ms;
@@ -87,7 +89,13 @@ pub async fn run_turn(
         .await;
     let mut acc = sink.acc.lock().clone();
     if let Some(id) = &result.session_id {
-        acc.apply(&DriverEvent::Session { session_id: id.clone(), model: None }, now_ms());
+        acc.apply(
+            &DriverEvent::Session {
+                session_id: id.clone(),
+                model: None,
+            },
+            now_ms(),
+        );
     }
     if acc.snapshot().text.is_empty() {
         if let Some(text) = result.text.clone().filter(|t| !t.is_empty()) {

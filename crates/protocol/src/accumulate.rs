@@ -88,7 +88,8 @@ impl Accumulator {
                 match self.tool_index.get(&call.id) {
                     Some(&i) => snap.tool_calls[i] = call.clone(),
                     None => {
-                        self.tool_index.insert(call.id.clone(), snap.tool_calls.len());
+                        self.tool_index
+                            .insert(call.id.clone(), snap.tool_calls.len());
                         snap.tool_calls.push(call.clone());
                     }
                 }
@@ -270,13 +271,19 @@ fn derive_activity(
         let indent = if call.parent_id.is_some() { "  " } else { "" };
         // A call that *is* a subagent (Claude's Task) is shown as that subagent.
         let line = match agents.iter().find(|a| a.id == call.id) {
-            Some(agent) => activity_line(&agent_summary(agent), agent.status, agent.result.as_deref()),
+            Some(agent) => {
+                activity_line(&agent_summary(agent), agent.status, agent.result.as_deref())
+            }
             None => activity_line(call_summary(call), call.status, call.result.as_deref()),
         };
         lines.push(format!("{indent}{line}"));
     }
     for agent in agents.iter().filter(|a| !tool_index.contains_key(&a.id)) {
-        lines.push(activity_line(&agent_summary(agent), agent.status, agent.result.as_deref()));
+        lines.push(activity_line(
+            &agent_summary(agent),
+            agent.status,
+            agent.result.as_deref(),
+        ));
     }
     if lines.len() > ACTIVITY_LINES {
         lines.drain(..lines.len() - ACTIVITY_LINES);

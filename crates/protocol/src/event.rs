@@ -8,7 +8,11 @@ use crate::snapshot::{Artifact, Plan, SubAgent, ToolCall, Usage};
 /// One normalized piece of an agent's output. Drivers emit these; the kernel folds them
 /// into the session's snapshot ([`crate::Accumulator`]) and persists them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum DriverEvent {
     /// The agent's own session id is known (and, when reported, the model it runs).
     Session {

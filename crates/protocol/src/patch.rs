@@ -44,19 +44,35 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub phase: Option<Phase>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<String>>")]
     pub task_id: Option<Option<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<String>>")]
     pub session_id: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<String>>")]
     pub model: Option<Option<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<String>>")]
     pub effort: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,7 +95,11 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub activity: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<Plan>>")]
     pub plan: Option<Option<Plan>>,
     /// Replaces the whole list.
@@ -93,7 +113,11 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub sub_agents: Option<Vec<SubAgent>>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<Usage>>")]
     pub usage: Option<Option<Usage>>,
     /// Replaces the whole list.
@@ -113,13 +137,21 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub notices: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, as = "Option<Option<String>>")]
     pub error: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub incomplete: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[ts(optional, type = "number | null")]
     pub started_at: Option<Option<i64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,9 +208,8 @@ fn tool_calls_change(
         ids.sort_unstable();
         ids.windows(2).all(|w| w[0] != w[1])
     };
-    let is_prefix_by_id = next.len() >= prev.len()
-        && prev.iter().zip(next).all(|(a, b)| a.id == b.id)
-        && ids_unique;
+    let is_prefix_by_id =
+        next.len() >= prev.len() && prev.iter().zip(next).all(|(a, b)| a.id == b.id) && ids_unique;
     if !is_prefix_by_id {
         return (Some(next.to_vec()), None);
     }

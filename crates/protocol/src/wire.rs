@@ -87,7 +87,10 @@ impl InteractionResponse {
 
     /// The answer to question `id`: from `answers`, else the single `value`.
     pub fn answer_for(&self, id: &str) -> Option<&str> {
-        self.answers.get(id).or(self.value.as_ref()).map(String::as_str)
+        self.answers
+            .get(id)
+            .or(self.value.as_ref())
+            .map(String::as_str)
     }
 }
 
@@ -241,7 +244,11 @@ pub struct SnapshotAt {
 
 /// A verb, as a client sends it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ClientRequest {
     /// Answered by [`PromptAccepted`].
     Prompt(PromptRequest),
@@ -324,7 +331,11 @@ pub struct ClientMessage {
 
 /// What a server sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ServerMessage {
     /// The reply to request `id`.
     Reply {
@@ -342,6 +353,6 @@ pub enum ServerMessage {
         /// Why.
         error: WireError,
     },
-    /// A patch for a subscribed session.
-    Patch(PatchEvent),
+    /// A patch for a subscribed session (boxed: it dwarfs the other variants).
+    Patch(Box<PatchEvent>),
 }

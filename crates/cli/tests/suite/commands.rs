@@ -49,19 +49,34 @@ fn run_json_prints_the_whole_snapshot_and_exits_0() {
     let env = Env::new();
     let (code, v, _) = env.json(&["run", "--json", "hello", "world"]);
     assert_eq!(code, 0);
-    assert!(v["sessionKey"].as_str().is_some_and(|k| k.starts_with("echo:")));
+    assert!(v["sessionKey"]
+        .as_str()
+        .is_some_and(|k| k.starts_with("echo:")));
     assert!(v["taskId"].as_str().is_some_and(|t| !t.is_empty()));
-    let snap: UniversalSnapshot = serde_json::from_value(v["snapshot"].clone()).unwrap_or_else(|e| panic!("{e}"));
+    let snap: UniversalSnapshot =
+        serde_json::from_value(v["snapshot"].clone()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(snap.text, "Echo: hello world");
     assert_eq!(snap.agent, "echo");
     assert!(!snap.reasoning.is_empty());
     assert_eq!(snap.tool_calls.len(), 2);
-    assert_eq!(snap.tool_calls[0].result.as_deref(), Some("1 entries: README.md"));
+    assert_eq!(
+        snap.tool_calls[0].result.as_deref(),
+        Some("1 entries: README.md")
+    );
     assert_eq!(snap.tool_calls[1].status, weft_protocol::ToolStatus::Failed);
-    assert!(snap.plan.as_ref().is_some_and(|p| p.steps.iter().all(|s| s.status == weft_protocol::StepStatus::Completed)));
-    assert!(snap.usage.as_ref().is_some_and(|u| u.output_tokens == Some(3)));
+    assert!(snap.plan.as_ref().is_some_and(|p| p
+        .steps
+        .iter()
+        .all(|s| s.status == weft_protocol::StepStatus::Completed)));
+    assert!(snap
+        .usage
+        .as_ref()
+        .is_some_and(|u| u.output_tokens == Some(3)));
     assert_eq!(snap.artifacts.len(), 1);
-    assert!(snap.artifacts[0].path.as_deref().is_some_and(|p| Path::new(p).is_file()));
+    assert!(snap.artifacts[0]
+        .path
+        .as_deref()
+        .is_some_and(|p| Path::new(p).is_file()));
     assert!(snap.activity.contains("Read ECHO_MISSING.txt failed"));
     assert_eq!(snap.phase, weft_protocol::Phase::Done);
     assert!(!snap.incomplete && snap.error.is_none());
@@ -72,7 +87,9 @@ fn a_failed_turn_exits_1_with_the_error_in_the_snapshot() {
     let env = Env::new();
     let (code, v, stderr) = env.json(&["run", "--json", "please crash"]);
     assert_eq!(code, 1, "{stderr}");
-    assert!(v["snapshot"]["error"].as_str().is_some_and(|e| e.contains("crashed on purpose")));
+    assert!(v["snapshot"]["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("crashed on purpose")));
     assert!(stderr.contains("the turn failed"));
 }
 
@@ -81,8 +98,14 @@ fn bad_usage_exits_2_with_a_clear_message() {
     let env = Env::new();
     for (args, needle) in [
         (vec!["run", "--agent", "nope", "hi"], "unknown agent `nope`"),
-        (vec!["run", "--workdir", "/no/such/dir", "hi"], "does not exist"),
-        (vec!["run", "--session", "echo:missing", "hi"], "unknown session `echo:missing`"),
+        (
+            vec!["run", "--workdir", "/no/such/dir", "hi"],
+            "does not exist",
+        ),
+        (
+            vec!["run", "--session", "echo:missing", "hi"],
+            "unknown session `echo:missing`",
+        ),
         (vec!["run"], "PROMPT"),
         (vec!["history", "echo:missing"], "unknown session"),
         (vec!["bogus"], "unrecognized subcommand"),
@@ -100,20 +123,32 @@ fn without_a_terminal_a_permission_is_cancelled_visibly_unless_yes() {
     let note = env.work.path().join(".weft/echo-note.md");
     let (code, v, stderr) = env.json(&["run", "--json", "ask permission"]);
     assert_eq!(code, 0);
-    assert!(stderr.contains("cancelled \"Echo wants to write a note"), "{stderr}");
+    assert!(
+        stderr.contains("cancelled \"Echo wants to write a note"),
+        "{stderr}"
+    );
     assert!(v["snapshot"]["notices"].to_string().contains("cancelled"));
-    assert!(v["snapshot"]["text"].as_str().is_some_and(|t| t.contains("was cancelled")));
+    assert!(v["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("was cancelled")));
     assert!(!note.exists());
 
     let (code, v, stderr) = env.json(&["run", "--json", "--yes", "ask permission"]);
     assert_eq!(code, 0);
     assert!(stderr.contains("allowed"), "{stderr}");
-    assert!(v["snapshot"]["text"].as_str().is_some_and(|t| t.contains("I wrote the note")));
+    assert!(v["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("I wrote the note")));
     assert!(note.is_file());
 
     let (_, v, stderr) = env.json(&["run", "--json", "--yes", "a question"]);
-    assert!(stderr.contains("cancelled \"Echo has a question\""), "{stderr}");
-    assert!(v["snapshot"]["text"].as_str().is_some_and(|t| t.contains("My question was cancelled")));
+    assert!(
+        stderr.contains("cancelled \"Echo has a question\""),
+        "{stderr}"
+    );
+    assert!(v["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("My question was cancelled")));
 }
 
 #[test]
@@ -124,14 +159,31 @@ fn session_continues_and_sessions_and_history_list_it() {
     let (code, second, _) = env.json(&["run", "--json", "--session", &key, "second prompt"]);
     assert_eq!(code, 0);
     assert_eq!(second["sessionKey"].as_str(), Some(key.as_str()));
-    assert!(second["snapshot"]["text"].as_str().is_some_and(|t| t.contains("you first said \"first prompt\"")));
-    assert_eq!(first["snapshot"]["sessionId"], second["snapshot"]["sessionId"]);
+    assert!(second["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("you first said \"first prompt\"")));
+    assert_eq!(
+        first["snapshot"]["sessionId"],
+        second["snapshot"]["sessionId"]
+    );
     let (_, other, _) = env.json(&["run", "--json", "another session"]);
 
     let (code, list, _) = env.json(&["sessions", "--json", "--workdir", &workdir(&env)]);
     assert_eq!(code, 0);
-    let keys: Vec<&str> = list.as_array().into_iter().flatten().filter_map(|s| s["sessionKey"].as_str()).collect();
-    assert_eq!(keys, [other["sessionKey"].as_str().unwrap_or_default(), key.as_str()], "newest first");
+    let keys: Vec<&str> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["sessionKey"].as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            other["sessionKey"].as_str().unwrap_or_default(),
+            key.as_str()
+        ],
+        "newest first"
+    );
     assert_eq!(list[1]["title"], "first prompt");
     assert_eq!(list[1]["turns"], 2);
     assert!(list[1]["workdir"].as_str().is_some_and(|w| !w.is_empty()));
@@ -139,7 +191,12 @@ fn session_continues_and_sessions_and_history_list_it() {
 
     let (code, history, _) = env.json(&["history", &key, "--json"]);
     assert_eq!(code, 0);
-    let prompts: Vec<&str> = history.as_array().into_iter().flatten().filter_map(|t| t["prompt"].as_str()).collect();
+    let prompts: Vec<&str> = history
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["prompt"].as_str())
+        .collect();
     assert_eq!(prompts, ["first prompt", "second prompt"]);
 
     let human = env.weft(&["sessions"]);
@@ -157,20 +214,27 @@ fn stream_prints_gap_free_patches_that_rebuild_the_snapshot() {
     let mut key = String::new();
     for line in stdout.lines() {
         let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        let seq = v["seq"].as_u64().unwrap_or_else(|| panic!("no seq: {line}"));
+        let seq = v["seq"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no seq: {line}"));
         if let Some(prev) = last {
             assert_eq!(seq, prev + 1, "gap in seqs");
         }
         last = Some(seq);
         key = v["sessionKey"].as_str().unwrap_or_default().to_string();
-        let patch: SnapshotPatch = serde_json::from_value(v["patch"].clone()).unwrap_or_else(|e| panic!("{e}"));
+        let patch: SnapshotPatch =
+            serde_json::from_value(v["patch"].clone()).unwrap_or_else(|e| panic!("{e}"));
         apply_in_place(&mut snap, &patch);
     }
     assert!(stdout.lines().count() > 10);
     assert_eq!(snap.text, "Echo: stream me");
     let (_, history, _) = env.json(&["history", &key, "--json"]);
-    let stored: UniversalSnapshot = serde_json::from_value(history[0].clone()).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(snap, stored, "the streamed patches rebuild exactly the stored snapshot");
+    let stored: UniversalSnapshot =
+        serde_json::from_value(history[0].clone()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        snap, stored,
+        "the streamed patches rebuild exactly the stored snapshot"
+    );
 }
 
 #[test]
@@ -178,7 +242,13 @@ fn agents_lists_echo_installed_with_capabilities() {
     let env = Env::new();
     let (code, agents, _) = env.json(&["agents", "--json"]);
     assert_eq!(code, 0);
-    let echo = agents.as_array().into_iter().flatten().find(|a| a["id"] == "echo").cloned().unwrap_or_default();
+    let echo = agents
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["id"] == "echo")
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(echo["installed"], true);
     assert_eq!(echo["capabilities"]["steer"], true);
     assert!(echo["version"].as_str().is_some());

@@ -68,7 +68,14 @@ impl Turn<'_> {
         });
     }
 
-    fn tool(&self, id: &str, name: &str, summary: &str, kind: ToolKind, input: serde_json::Value) -> ToolCall {
+    fn tool(
+        &self,
+        id: &str,
+        name: &str,
+        summary: &str,
+        kind: ToolKind,
+        input: serde_json::Value,
+    ) -> ToolCall {
         let call = ToolCall {
             id: id.into(),
             name: name.into(),
@@ -120,9 +127,18 @@ fn permission_interaction(path: &Path) -> Interaction {
             text: "Allow write_note?".into(),
             kind: QuestionType::Select,
             choices: vec![
-                Choice { label: "Allow once".into(), value: permission::ALLOW.into() },
-                Choice { label: "Allow for this session".into(), value: permission::ALLOW_SESSION.into() },
-                Choice { label: "Deny".into(), value: permission::DENY.into() },
+                Choice {
+                    label: "Allow once".into(),
+                    value: permission::ALLOW.into(),
+                },
+                Choice {
+                    label: "Allow for this session".into(),
+                    value: permission::ALLOW_SESSION.into(),
+                },
+                Choice {
+                    label: "Deny".into(),
+                    value: permission::DENY.into(),
+                },
             ],
         }],
     }
@@ -141,13 +157,20 @@ fn question_interaction() -> Interaction {
             text: "Which color should the reply be?".into(),
             kind: QuestionType::Select,
             choices: ["red", "green", "blue"]
-                .map(|c| Choice { label: c.into(), value: c.into() })
+                .map(|c| Choice {
+                    label: c.into(),
+                    value: c.into(),
+                })
                 .to_vec(),
         }],
     }
 }
 
-pub(crate) async fn run(driver: &EchoDriver, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+pub(crate) async fn run(
+    driver: &EchoDriver,
+    input: AgentTurnInput,
+    ctx: DriverContext,
+) -> DriverResult {
     let session_id = input
         .session_id
         .clone()
@@ -165,9 +188,16 @@ pub(crate) async fn run(driver: &EchoDriver, input: AgentTurnInput, ctx: DriverC
         steered: Vec::new(),
         plan: Plan {
             explanation: Some("How echo answers".into()),
-            steps: ["Think about the prompt", "Look around the workspace", "Write the reply"]
-                .map(|text| PlanStep { text: text.into(), status: StepStatus::Pending })
-                .to_vec(),
+            steps: [
+                "Think about the prompt",
+                "Look around the workspace",
+                "Write the reply",
+            ]
+            .map(|text| PlanStep {
+                text: text.into(),
+                status: StepStatus::Pending,
+            })
+            .to_vec(),
         },
     };
     match run_steps(driver, &input, &session_id, &prompt, slow, &mut turn).await {
@@ -190,9 +220,17 @@ pub(crate) async fn run(driver: &EchoDriver, input: AgentTurnInput, ctx: DriverC
                     ..DriverResult::failed("echo crashed on purpose (the prompt said \"crash\")")
                 };
             }
-            DriverResult { ok: true, session_id: Some(session_id), ..Default::default() }
+            DriverResult {
+                ok: true,
+                session_id: Some(session_id),
+                ..Default::default()
+            }
         }
-        Err(Stopped) => DriverResult { ok: false, session_id: Some(session_id), ..Default::default() },
+        Err(Stopped) => DriverResult {
+            ok: false,
+            session_id: Some(session_id),
+            ..Default::default()
+        },
     }
 }
 
@@ -216,13 +254,26 @@ async fn run_steps(
     turn.step(0, StepStatus::Completed);
 
     turn.step(1, StepStatus::InProgress);
-    let call = turn.tool("list-1", "list_dir", "List the workspace", ToolKind::Read, json!({ "path": input.workdir }));
+    let call = turn.tool(
+        "list-1",
+        "list_dir",
+        "List the workspace",
+        ToolKind::Read,
+        json!({ "path": input.workdir }),
+    );
     turn.pause().await?;
     turn.finish_tool(call, list_workdir(&input.workdir));
     let missing = input.workdir.join("ECHO_MISSING.txt");
-    let call = turn.tool("read-1", "read_file", "Read ECHO_MISSING.txt", ToolKind::Read, json!({ "path": missing }));
+    let call = turn.tool(
+        "read-1",
+        "read_file",
+        "Read ECHO_MISSING.txt",
+        ToolKind::Read,
+        json!({ "path": missing }),
+    );
     turn.pause().await?;
-    let read = std::fs::read_to_string(&missing).map_err(|e| format!("cannot read {}: {e}", missing.display()));
+    let read = std::fs::read_to_string(&missing)
+        .map_err(|e| format!("cannot read {}: {e}", missing.display()));
     turn.finish_tool(call, read.map(|s| format!("{} bytes", s.len())));
 
     let mut extra = String::new();
@@ -235,7 +286,9 @@ async fn run_steps(
             return Err(Stopped);
         }
         extra.push_str(&match (answer.action, answer.answer_for("color")) {
-            (InteractAction::Select | InteractAction::Text, Some(color)) => format!(" You picked {color}."),
+            (InteractAction::Select | InteractAction::Text, Some(color)) => {
+                format!(" You picked {color}.")
+            }
             (InteractAction::Skip, _) => " You skipped my question.".to_string(),
             _ => " My question was cancelled.".to_string(),
         });
@@ -245,10 +298,17 @@ async fn run_steps(
     turn.step(2, StepStatus::InProgress);
     let mut reply = format!("Echo: {}", input.prompt.trim());
     if let Some(first) = history.first() {
-        reply.push_str(&format!(" (turn {turn_no}; you first said \"{}\")", first.prompt.trim()));
+        reply.push_str(&format!(
+            " (turn {turn_no}; you first said \"{}\")",
+            first.prompt.trim()
+        ));
     }
     reply.push_str(&extra);
-    let body = if slow { vec![reply.as_str(); SLOW_REPEAT].join(" ") } else { reply.clone() };
+    let body = if slow {
+        [reply.as_str(); SLOW_REPEAT].join(" ")
+    } else {
+        reply.clone()
+    };
     turn.stream(&body, false).await?;
     turn.step(2, StepStatus::Completed);
 
@@ -270,7 +330,10 @@ async fn run_steps(
         Err(e) => tracing::warn!("echo could not write its artifact: {e}"),
     }
 
-    let used: u64 = history.iter().map(|t| words(&t.prompt) + words(&t.reply)).sum::<u64>()
+    let used: u64 = history
+        .iter()
+        .map(|t| words(&t.prompt) + words(&t.reply))
+        .sum::<u64>()
         + words(&input.prompt);
     turn.ctx.emit(DriverEvent::Usage {
         usage: Usage {
@@ -287,9 +350,19 @@ async fn run_steps(
 }
 
 /// The permission-gated tool: asks (unless allowed for the session), then writes.
-async fn write_note(driver: &EchoDriver, input: &AgentTurnInput, turn: &mut Turn<'_>) -> Result<String, Stopped> {
+async fn write_note(
+    driver: &EchoDriver,
+    input: &AgentTurnInput,
+    turn: &mut Turn<'_>,
+) -> Result<String, Stopped> {
     let path = input.workdir.join(".weft").join("echo-note.md");
-    let call = turn.tool("note-1", "write_note", "Write .weft/echo-note.md", ToolKind::Write, json!({ "path": path }));
+    let call = turn.tool(
+        "note-1",
+        "write_note",
+        "Write .weft/echo-note.md",
+        ToolKind::Write,
+        json!({ "path": path }),
+    );
     let session_allowed = driver.allowed_sessions.lock().contains(&input.session_key);
     let decision = if session_allowed {
         permission::ALLOW.to_string()
@@ -305,14 +378,24 @@ async fn write_note(driver: &EchoDriver, input: &AgentTurnInput, turn: &mut Turn
         }
     };
     if decision == permission::ALLOW_SESSION {
-        driver.allowed_sessions.lock().insert(input.session_key.clone());
+        driver
+            .allowed_sessions
+            .lock()
+            .insert(input.session_key.clone());
     }
     if decision == permission::ALLOW || decision == permission::ALLOW_SESSION {
         let written = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(&path, format!("Echo was here: {}\n", input.prompt.trim())));
-        turn.finish_tool(call, written.map(|_| "note written".to_string()).map_err(|e| e.to_string()));
+            .and_then(|_| {
+                std::fs::write(&path, format!("Echo was here: {}\n", input.prompt.trim()))
+            });
+        turn.finish_tool(
+            call,
+            written
+                .map(|_| "note written".to_string())
+                .map_err(|e| e.to_string()),
+        );
         Ok(" I wrote the note.".into())
     } else if decision == permission::DENY {
         turn.finish_tool(call, Err("denied by the user".into()));

@@ -83,6 +83,6 @@ pub fn list(state_dir: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> 
             })
         })
         .collect();
-    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    out.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
     out
 }

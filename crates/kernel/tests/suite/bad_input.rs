@@ -22,20 +22,42 @@ async fn unknown_agent_session_workdir_and_interaction_are_clear_errors() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
     let tmp = std::env::temp_dir().to_string_lossy().into_owned();
     let r = loom
-        .prompt(PromptRequest { prompt: "hi".into(), agent: Some("nope".into()), workdir: Some(tmp.clone()), ..Default::default() })
+        .prompt(PromptRequest {
+            prompt: "hi".into(),
+            agent: Some("nope".into()),
+            workdir: Some(tmp.clone()),
+            ..Default::default()
+        })
         .await;
     assert_eq!(code_of(r), ErrorCode::UnknownAgent);
 
     let r = loom
-        .prompt(PromptRequest { prompt: "hi".into(), session_key: Some("script:missing".into()), ..Default::default() })
+        .prompt(PromptRequest {
+            prompt: "hi".into(),
+            session_key: Some("script:missing".into()),
+            ..Default::default()
+        })
         .await;
     assert_eq!(code_of(r), ErrorCode::UnknownSession);
-    assert_eq!(code_of(loom.get_snapshot("garbage").await), ErrorCode::UnknownSession);
-    assert_eq!(code_of(loom.get_history("script:missing").await), ErrorCode::UnknownSession);
-    assert_eq!(code_of(loom.stop("script:missing").await), ErrorCode::UnknownSession);
+    assert_eq!(
+        code_of(loom.get_snapshot("garbage").await),
+        ErrorCode::UnknownSession
+    );
+    assert_eq!(
+        code_of(loom.get_history("script:missing").await),
+        ErrorCode::UnknownSession
+    );
+    assert_eq!(
+        code_of(loom.stop("script:missing").await),
+        ErrorCode::UnknownSession
+    );
 
     let r = loom
-        .prompt(PromptRequest { prompt: "hi".into(), workdir: Some("/definitely/not/here".into()), ..Default::default() })
+        .prompt(PromptRequest {
+            prompt: "hi".into(),
+            workdir: Some("/definitely/not/here".into()),
+            ..Default::default()
+        })
         .await;
     let e = r.err().unwrap_or_else(|| panic!("expected an error"));
     assert_eq!(e.code(), ErrorCode::BadWorkdir);
@@ -43,20 +65,41 @@ async fn unknown_agent_session_workdir_and_interaction_are_clear_errors() {
 
     let file = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
     let r = loom
-        .prompt(PromptRequest { prompt: "hi".into(), workdir: Some(file.path().to_string_lossy().into()), ..Default::default() })
+        .prompt(PromptRequest {
+            prompt: "hi".into(),
+            workdir: Some(file.path().to_string_lossy().into()),
+            ..Default::default()
+        })
         .await;
     assert_eq!(code_of(r), ErrorCode::BadWorkdir);
 
-    let r = loom.prompt(PromptRequest { prompt: "  ".into(), workdir: Some(tmp.clone()), ..Default::default() }).await;
+    let r = loom
+        .prompt(PromptRequest {
+            prompt: "  ".into(),
+            workdir: Some(tmp.clone()),
+            ..Default::default()
+        })
+        .await;
     assert_eq!(code_of(r), ErrorCode::BadRequest);
 
     let ok = loom
-        .prompt(PromptRequest { prompt: "hi".into(), workdir: Some(tmp), ..Default::default() })
+        .prompt(PromptRequest {
+            prompt: "hi".into(),
+            workdir: Some(tmp),
+            ..Default::default()
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let r = loom
-        .interact(InteractRequest { session_key: ok.session_key.clone(), prompt_id: "nope".into(), response: InteractionResponse::cancel() })
+        .interact(InteractRequest {
+            session_key: ok.session_key.clone(),
+            prompt_id: "nope".into(),
+            response: InteractionResponse::cancel(),
+        })
         .await;
     assert_eq!(code_of(r), ErrorCode::NotPending);
-    assert_eq!(code_of(loom.list_models("nope").await), ErrorCode::UnknownAgent);
+    assert_eq!(
+        code_of(loom.list_models("nope").await),
+        ErrorCode::UnknownAgent
+    );
 }

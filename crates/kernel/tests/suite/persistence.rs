@@ -24,11 +24,20 @@ fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {
     let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
     let key = rt.block_on(async {
         let loom = loom_in(Arc::new(ScriptDriver::default()), Some(state.path()));
-        let done = loom.prompt(prompt("first", None)).await.unwrap_or_else(|e| panic!("{e}"));
+        let done = loom
+            .prompt(prompt("first", None))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let key = done.session_key.clone();
         wait_for(&loom, &key, "first done", done_with(&done.task_id)).await;
-        let held = loom.prompt(prompt("hold:never", Some(&key))).await.unwrap_or_else(|e| panic!("{e}"));
-        wait_for(&loom, &key, "partial text", |s| s.task_id.as_deref() == Some(&held.task_id) && s.text == "started never").await;
+        let held = loom
+            .prompt(prompt("hold:never", Some(&key)))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        wait_for(&loom, &key, "partial text", |s| {
+            s.task_id.as_deref() == Some(&held.task_id) && s.text == "started never"
+        })
+        .await;
         key
     });
     // The process dies: every task is dropped mid-turn, nothing finishes the turn.
@@ -37,7 +46,10 @@ fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {
     let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
     rt.block_on(async {
         let loom = loom_in(Arc::new(ScriptDriver::default()), Some(state.path()));
-        let history = loom.get_history(&key).await.unwrap_or_else(|e| panic!("{e}"));
+        let history = loom
+            .get_history(&key)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(history.len(), 2, "{history:#?}");
         assert_eq!(history[0].text, "reply to first");
         assert!(!history[0].incomplete);
@@ -46,11 +58,17 @@ fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {
         assert!(crashed.incomplete);
         assert_eq!(crashed.phase, Phase::Done);
         // The session goes on after the restart, resuming the agent's session id.
-        let next = loom.prompt(prompt("again", Some(&key))).await.unwrap_or_else(|e| panic!("{e}"));
+        let next = loom
+            .prompt(prompt("again", Some(&key)))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let at = wait_for(&loom, &key, "again done", done_with(&next.task_id)).await;
         assert_eq!(at.snapshot.text, "reply to again");
         assert_eq!(at.snapshot.session_id, history[0].session_id);
-        let sessions = loom.list_sessions(None).await.unwrap_or_else(|e| panic!("{e}"));
+        let sessions = loom
+            .list_sessions(None)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(sessions.len(), 1);
         assert_eq!(sessions[0].turns, 3);
     });

@@ -23,7 +23,11 @@ pub struct ScriptDriver {
 
 impl ScriptDriver {
     fn gate(&self, name: &str) -> Arc<Notify> {
-        self.gates.lock().entry(name.to_string()).or_default().clone()
+        self.gates
+            .lock()
+            .entry(name.to_string())
+            .or_default()
+            .clone()
     }
 
     pub fn release(&self, name: &str) {
@@ -38,7 +42,12 @@ impl AgentDriver for ScriptDriver {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { steer: true, interact: true, resume: true, tui: false }
+        Capabilities {
+            steer: true,
+            interact: true,
+            resume: true,
+            tui: false,
+        }
     }
 
     async fn info(&self) -> AgentInfo {
@@ -53,17 +62,27 @@ impl AgentDriver for ScriptDriver {
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
-        let session_id = input.session_id.clone().unwrap_or_else(|| format!("native-{}", input.task_id));
-        ctx.emit(DriverEvent::Session { session_id: session_id.clone(), model: None });
+        let session_id = input
+            .session_id
+            .clone()
+            .unwrap_or_else(|| format!("native-{}", input.task_id));
+        ctx.emit(DriverEvent::Session {
+            session_id: session_id.clone(),
+            model: None,
+        });
         let prompt = input.prompt.clone();
         if let Some(name) = prompt.strip_prefix("hold:") {
-            ctx.emit(DriverEvent::Text { delta: format!("started {name}") });
+            ctx.emit(DriverEvent::Text {
+                delta: format!("started {name}"),
+            });
             let gate = self.gate(name);
             tokio::select! {
                 _ = gate.notified() => {}
                 _ = ctx.cancelled() => return DriverResult { ok: false, session_id: Some(session_id), ..Default::default() },
             }
-            ctx.emit(DriverEvent::Text { delta: " finished".into() });
+            ctx.emit(DriverEvent::Text {
+                delta: " finished".into(),
+            });
         } else if prompt == "ask" {
             let answer = ctx
                 .ask_user(Interaction {
@@ -86,7 +105,9 @@ impl AgentDriver for ScriptDriver {
             ctx.emit(DriverEvent::Text { delta: text });
         } else if prompt == "steerable" {
             let mut steer = ctx.register_steer();
-            ctx.emit(DriverEvent::Text { delta: "waiting for steer".into() });
+            ctx.emit(DriverEvent::Text {
+                delta: "waiting for steer".into(),
+            });
             tokio::select! {
                 Some(msg) = steer.recv() => ctx.emit(DriverEvent::Text { delta: format!(" got {msg}") }),
                 _ = ctx.cancelled() => return DriverResult { ok: false, ..Default::default() },
@@ -96,9 +117,15 @@ impl AgentDriver for ScriptDriver {
         } else if prompt == "panic" {
             panic!("scripted panic");
         } else {
-            ctx.emit(DriverEvent::Text { delta: format!("reply to {prompt}") });
+            ctx.emit(DriverEvent::Text {
+                delta: format!("reply to {prompt}"),
+            });
         }
-        DriverResult { ok: true, session_id: Some(session_id), ..Default::default() }
+        DriverResult {
+            ok: true,
+            session_id: Some(session_id),
+            ..Default::default()
+        }
     }
 }
 
@@ -107,9 +134,15 @@ pub fn loom_with(driver: Arc<ScriptDriver>) -> Arc<Loom> {
 }
 
 pub fn loom_in(driver: Arc<ScriptDriver>, state: Option<&std::path::Path>) -> Arc<Loom> {
-    let dir = state.map(|p| p.to_path_buf()).unwrap_or_else(std::env::temp_dir);
+    let dir = state
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(std::env::temp_dir);
     let builder = Loom::builder(dir).driver(driver).default_agent("script");
-    let builder = if state.is_some() { builder } else { builder.in_memory() };
+    let builder = if state.is_some() {
+        builder
+    } else {
+        builder.in_memory()
+    };
     builder.open().unwrap_or_else(|e| panic!("open loom: {e}"))
 }
 
@@ -122,7 +155,10 @@ pub async fn wait_for(
 ) -> SnapshotAt {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let at = loom.get_snapshot(key).await.unwrap_or_else(|e| panic!("{e}"));
+        let at = loom
+            .get_snapshot(key)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         if pred(&at.snapshot) {
             return at;
         }

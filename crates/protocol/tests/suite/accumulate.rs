@@ -22,15 +22,53 @@ fn event() -> impl Strategy<Value = DriverEvent> {
     prop_oneof![
         "[a-z ]{0,5}".prop_map(|delta| DriverEvent::Text { delta }),
         "[a-z ]{0,5}".prop_map(|delta| DriverEvent::Reasoning { delta }),
-        ("[a-c]", prop_oneof![Just(ToolStatus::Running), Just(ToolStatus::Done), Just(ToolStatus::Failed)])
-            .prop_map(|(id, status)| DriverEvent::Tool { call: call(&id, "run", status, Some("out")) }),
+        (
+            "[a-c]",
+            prop_oneof![
+                Just(ToolStatus::Running),
+                Just(ToolStatus::Done),
+                Just(ToolStatus::Failed)
+            ]
+        )
+            .prop_map(|(id, status)| DriverEvent::Tool {
+                call: call(&id, "run", status, Some("out"))
+            }),
         "[a-z]{1,3}".prop_map(|text| DriverEvent::Activity { text }),
         "[a-z]{1,3}".prop_map(|text| DriverEvent::Notice { text }),
-        "[a-z]{1,3}".prop_map(|session_id| DriverEvent::Session { session_id, model: Some("m".into()) }),
-        Just(DriverEvent::Usage { usage: Usage { output_tokens: Some(3), ..Default::default() } }),
-        Just(DriverEvent::Plan { plan: Plan { explanation: None, steps: vec![PlanStep { text: "s".into(), status: StepStatus::Pending }] } }),
-        Just(DriverEvent::Artifact { artifact: Artifact { file_name: "f".into(), ..Default::default() } }),
-        "[a-c]".prop_map(|id| DriverEvent::Subagent { agent: SubAgent { id, name: "Explore".into(), summary: "look".into(), status: ToolStatus::Running, result: None } }),
+        "[a-z]{1,3}".prop_map(|session_id| DriverEvent::Session {
+            session_id,
+            model: Some("m".into())
+        }),
+        Just(DriverEvent::Usage {
+            usage: Usage {
+                output_tokens: Some(3),
+                ..Default::default()
+            }
+        }),
+        Just(DriverEvent::Plan {
+            plan: Plan {
+                explanation: None,
+                steps: vec![PlanStep {
+                    text: "s".into(),
+                    status: StepStatus::Pending
+                }]
+            }
+        }),
+        Just(DriverEvent::Artifact {
+            artifact: Artifact {
+                file_name: "f".into(),
+                ..Default::default()
+            }
+        }),
+        "[a-c]".prop_map(|id| DriverEvent::Subagent {
+            agent: SubAgent {
+                id,
+                name: "Explore".into(),
+                summary: "look".into(),
+                status: ToolStatus::Running,
+                result: None
+            }
+        }),
     ]
 }
 
@@ -51,37 +89,89 @@ proptest! {
 #[test]
 fn activity_has_one_line_per_call_in_each_state() {
     let mut acc = Accumulator::new(UniversalSnapshot::default());
-    acc.apply(&DriverEvent::Tool { call: call("1", "ls", ToolStatus::Running, None) }, 1);
+    acc.apply(
+        &DriverEvent::Tool {
+            call: call("1", "ls", ToolStatus::Running, None),
+        },
+        1,
+    );
     assert_eq!(acc.snapshot().activity, "ls");
-    acc.apply(&DriverEvent::Tool { call: call("1", "ls", ToolStatus::Done, Some("a.txt\nb.txt")) }, 2);
-    acc.apply(&DriverEvent::Tool { call: call("2", "touch x", ToolStatus::Done, None) }, 3);
-    acc.apply(&DriverEvent::Tool { call: call("3", "cat y", ToolStatus::Failed, Some("No such file")) }, 4);
-    acc.apply(&DriverEvent::Activity { text: "waiting".into() }, 5);
+    acc.apply(
+        &DriverEvent::Tool {
+            call: call("1", "ls", ToolStatus::Done, Some("a.txt\nb.txt")),
+        },
+        2,
+    );
+    acc.apply(
+        &DriverEvent::Tool {
+            call: call("2", "touch x", ToolStatus::Done, None),
+        },
+        3,
+    );
+    acc.apply(
+        &DriverEvent::Tool {
+            call: call("3", "cat y", ToolStatus::Failed, Some("No such file")),
+        },
+        4,
+    );
+    acc.apply(
+        &DriverEvent::Activity {
+            text: "waiting".into(),
+        },
+        5,
+    );
     assert_eq!(
         acc.snapshot().activity,
         "ls -> a.txt\ntouch x done\ncat y failed: No such file\nwaiting"
     );
     let patch = acc.finish(Some("bad".into()), true, 6);
-    assert_eq!(patch.activity.as_deref(), Some("ls -> a.txt\ntouch x done\ncat y failed: No such file"));
+    assert_eq!(
+        patch.activity.as_deref(),
+        Some("ls -> a.txt\ntouch x done\ncat y failed: No such file")
+    );
     assert_eq!(acc.snapshot().phase, Phase::Done);
 }
 
 #[test]
 fn a_subagent_shows_as_one_line_with_its_calls_indented() {
     let mut acc = Accumulator::new(UniversalSnapshot::default());
-    acc.apply(&DriverEvent::Tool { call: call("t", "Task", ToolStatus::Running, None) }, 1);
-    acc.apply(&DriverEvent::Subagent { agent: SubAgent { id: "t".into(), name: "Explore".into(), summary: "find tests".into(), status: ToolStatus::Running, result: None } }, 2);
+    acc.apply(
+        &DriverEvent::Tool {
+            call: call("t", "Task", ToolStatus::Running, None),
+        },
+        1,
+    );
+    acc.apply(
+        &DriverEvent::Subagent {
+            agent: SubAgent {
+                id: "t".into(),
+                name: "Explore".into(),
+                summary: "find tests".into(),
+                status: ToolStatus::Running,
+                result: None,
+            },
+        },
+        2,
+    );
     let mut nested = call("n", "grep test", ToolStatus::Done, None);
     nested.parent_id = Some("t".into());
     acc.apply(&DriverEvent::Tool { call: nested }, 3);
-    assert_eq!(acc.snapshot().activity, "Explore: find tests\n  grep test done");
+    assert_eq!(
+        acc.snapshot().activity,
+        "Explore: find tests\n  grep test done"
+    );
 }
 
 #[test]
 fn activity_is_bounded() {
     let mut acc = Accumulator::new(UniversalSnapshot::default());
     for i in 0..500 {
-        acc.apply(&DriverEvent::Tool { call: call(&i.to_string(), &format!("step {i}"), ToolStatus::Done, None) }, i);
+        acc.apply(
+            &DriverEvent::Tool {
+                call: call(&i.to_string(), &format!("step {i}"), ToolStatus::Done, None),
+            },
+            i,
+        );
     }
     let lines: Vec<&str> = acc.snapshot().activity.lines().collect();
     assert_eq!(lines.len(), ACTIVITY_LINES);

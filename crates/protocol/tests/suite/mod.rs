@@ -1,4 +1,4 @@
 mod accumulate;
 mod patch;
-mod typescript;
 mod ts_patch_fixtures;
+mod typescript;

@@ -39,8 +39,11 @@ fn tool_call() -> impl Strategy<Value = ToolCall> {
 
 fn plan() -> impl Strategy<Value = Option<Plan>> {
     proptest::option::of(
-        (opt_string(), proptest::collection::vec(small_string(), 0..3)).prop_map(
-            |(explanation, steps)| Plan {
+        (
+            opt_string(),
+            proptest::collection::vec(small_string(), 0..3),
+        )
+            .prop_map(|(explanation, steps)| Plan {
                 explanation,
                 steps: steps
                     .into_iter()
@@ -49,8 +52,7 @@ fn plan() -> impl Strategy<Value = Option<Plan>> {
                         status: StepStatus::InProgress,
                     })
                     .collect(),
-            },
-        ),
+            }),
     )
 }
 
@@ -126,7 +128,12 @@ prop_compose! {
 /// `b` derived from `a` by the changes streaming makes (appends, upserts), so the
 /// append and upsert encodings are exercised, not only replacement.
 fn grown(a: UniversalSnapshot) -> impl Strategy<Value = (UniversalSnapshot, UniversalSnapshot)> {
-    (small_string(), small_string(), tool_call(), proptest::collection::vec(artifact(), 0..2))
+    (
+        small_string(),
+        small_string(),
+        tool_call(),
+        proptest::collection::vec(artifact(), 0..2),
+    )
         .prop_map(move |(more_text, more_reasoning, call, more_artifacts)| {
             let mut b = a.clone();
             b.text.push_str(&more_text);
@@ -192,9 +199,16 @@ fn an_appended_delta_costs_its_own_size() {
         b.text.push_str(delta);
         let patch = diff(&a, &b);
         assert_eq!(patch.text_append.as_deref(), Some(delta));
-        sizes.push(serde_json::to_string(&patch).map(|s| s.len()).unwrap_or_default());
+        sizes.push(
+            serde_json::to_string(&patch)
+                .map(|s| s.len())
+                .unwrap_or_default(),
+        );
     }
-    assert!(sizes.iter().all(|s| *s == sizes[0]), "patch size grew with the transcript: {sizes:?}");
+    assert!(
+        sizes.iter().all(|s| *s == sizes[0]),
+        "patch size grew with the transcript: {sizes:?}"
+    );
     assert!(sizes[0] < 40, "{sizes:?}");
 }
 

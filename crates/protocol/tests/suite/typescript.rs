@@ -9,9 +9,7 @@ use ts_rs::{Config, TS};
 use weft_protocol::*;
 
 fn export_all(dir: &Path) {
-    let cfg = Config::new()
-        .with_out_dir(dir)
-        .with_large_int("number");
+    let cfg = Config::new().with_out_dir(dir).with_large_int("number");
     macro_rules! export {
         ($($t:ty),* $(,)?) => {$(
             <$t as TS>::export_all(&cfg).unwrap_or_else(|e| panic!("export {}: {e}", stringify!($t)));
@@ -58,14 +56,24 @@ fn read_dir_sorted(dir: &Path) -> BTreeMap<String, String> {
 
 #[test]
 fn generated_typescript_is_current() {
-    let committed: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "ui", "src", "generated"]
-        .iter()
-        .collect();
+    let committed: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "ui",
+        "src",
+        "generated",
+    ]
+    .iter()
+    .collect();
     let fresh = std::env::temp_dir().join(format!("weft-ts-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&fresh);
     export_all(&fresh);
     let generated = read_dir_sorted(&fresh);
-    assert!(generated.len() > 20, "expected the whole vocabulary, got {generated:?}");
+    assert!(
+        generated.len() > 20,
+        "expected the whole vocabulary, got {generated:?}"
+    );
 
     if std::env::var_os("WEFT_UPDATE_TYPES").is_some() {
         let _ = std::fs::remove_dir_all(&committed);

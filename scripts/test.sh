@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every test Weft has: formatting and lints, the Rust workspace (unit, property,
+# real-binary end-to-end), the UI's checks and tests, and the desktop app's WebView
+# end-to-end suite. Installs what it needs first (scripts/setup.sh). CI runs exactly
+# this (.ci/run), on a fresh clone, with CI=true and no stdin.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TERM_COLOR=never
+# Build once, share the target dir: CI keeps it outside the clone between runs.
+if [ "${CI:-}" = "true" ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
+    export CARGO_TARGET_DIR="$HOME/.cache/weft/target"
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+
+step() { echo; echo "==== $* ($(date +%H:%M:%S))"; }
+
+step setup
+"$ROOT/scripts/setup.sh"
+
+step "cargo fmt"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test (workspace)"
+cargo test --workspace --locked
+
+if [ -f ui/package.json ]; then
+    step "ui: typecheck, lint, unit tests"
+    (cd ui && npm run --silent typecheck && npm run --silent lint && npm test --silent)
+fi
+
+if [ -x scripts/e2e-app.sh ]; then
+    step "desktop app end-to-end (real WebView)"
+    scripts/e2e-app.sh
+fi
+
+step "all tests passed"
