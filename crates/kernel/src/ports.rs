@@ -34,8 +34,8 @@ pub trait SessionStore: Send + Sync {
     fn append_event(&self, task_id: &str, event: &DriverEvent) -> Result<(), StoreError>;
     /// A turn ended with `snapshot`.
     fn finish_turn(&self, task_id: &str, snapshot: &UniversalSnapshot) -> Result<(), StoreError>;
-    /// Final snapshots of a session's past turns, oldest first (an unfinished turn from a
-    /// crash is included, rebuilt and marked incomplete).
+    /// Final snapshots of a session's finished turns, oldest first (a turn a crash left
+    /// unfinished is included, rebuilt and marked incomplete; the running turn is not).
     fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError>;
 }
 
@@ -117,7 +117,7 @@ impl SessionStore for MemoryStore {
             .lock()
             .turns
             .iter()
-            .filter(|(k, _, _)| k == session_key)
+            .filter(|(k, _, s)| k == session_key && s.phase == weft_protocol::Phase::Done)
             .map(|(_, _, s)| s.clone())
             .collect())
     }

@@ -30,6 +30,8 @@ pub const ECHO_ID: &str = "echo";
 /// The built-in echo agent.
 pub struct EchoDriver {
     delay: Duration,
+    /// Where its transcripts are listed from (the kernel passes each turn its own).
+    state_dir: std::path::PathBuf,
     /// Sessions whose user chose "allow for session".
     allowed_sessions: Mutex<HashSet<String>>,
 }
@@ -54,8 +56,16 @@ impl EchoDriver {
     pub fn with_delay(delay: Duration) -> Self {
         Self {
             delay,
+            state_dir: weft_kernel::state::global_state_dir(),
             allowed_sessions: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Lists native sessions from `dir` instead of the global state folder (the kernel
+    /// built with that folder passes it to every turn).
+    pub fn state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.state_dir = dir.into();
+        self
     }
 }
 
@@ -116,6 +126,6 @@ impl AgentDriver for EchoDriver {
         &self,
         workdir: Option<&std::path::Path>,
     ) -> Vec<NativeSessionInfo> {
-        transcript::list(&weft_kernel::state::global_state_dir(), workdir)
+        transcript::list(&self.state_dir, workdir)
     }
 }
