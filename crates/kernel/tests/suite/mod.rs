@@ -1,4 +1,5 @@
 mod bad_input;
 mod lifecycle;
 mod persistence;
+mod ports;
 mod support;
