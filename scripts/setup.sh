@@ -72,7 +72,26 @@ setup_claude_code() {
     "$bin" --version
 }
 
-ALL_STEPS=(setup_desktop_app setup_claude_code)
+# The Codex driver's real-binary tests: the pinned codex CLI from its npm package into
+# the same project-local .tools/agents as Claude Code (tests and `weft` find it there
+# before PATH). The package pulls its native binary in as an optional dependency.
+CODEX_VERSION="0.171.0"
+setup_codex() {
+    local dir="$ROOT/.tools/agents"
+    local bin="$dir/node_modules/.bin/codex"
+    if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q " $CODEX_VERSION\$"; then
+        echo "codex $CODEX_VERSION already in $dir"
+        return 0
+    fi
+    command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+    mkdir -p "$dir"
+    [ -f "$dir/package.json" ] || echo '{"name":"weft-agents","private":true}' >"$dir/package.json"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+        "@openai/codex@$CODEX_VERSION"
+    "$bin" --version
+}
+
+ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"
