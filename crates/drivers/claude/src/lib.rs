@@ -1,1 +1,330 @@
-//! placeholder
+//! Weft's Claude Code driver: the real `claude` CLI, unchanged, over stream-json.
+//!
+//! One long-lived `claude -p --input-format stream-json --output-format stream-json
+//! --verbose --include-partial-messages --replay-user-messages` process per session
+//! while the session is active ([`process`]), in its own process group and killed
+//! with it when the session closes, the host shuts down, or the turn's future is
+//! dropped. Each turn writes one user message and reads until the turn has really
+//! ended ([`turn`], where the CLI's surprises are listed); every line becomes
+//! [`DriverEvent`](weft_protocol::DriverEvent)s through a pure [`normalize::Normalizer`]
+//! that the replay tests drive without a process.
+//!
+//! Files: [`spawn`] (finding the binary, argv), [`wire`] (serde types of the format),
+//! [`normalize`] (lines → events), [`lines`] (bounded line reading), [`interact`]
+//! (permissions and questions), [`recover`] (the CLI's session files), [`tools`] (tool
+//! vocabulary), [`config`] (the `WEFT_CLAUDE_*` knobs).
+
+pub mod config;
+pub mod interact;
+pub mod lines;
+pub mod normalize;
+pub mod process;
+pub mod recover;
+pub mod spawn;
+pub mod tools;
+pub mod turn;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
+
+pub use config::Config;
+
+use crate::lines::RawLine;
+use crate::process::ClaudeProcess;
+use crate::spawn::{ProcessShape, SessionArg};
+
+/// How long a closing session's CLI gets to exit by itself once stdin closes.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// The Claude Code driver.
+pub struct ClaudeDriver {
+    cfg: Config,
+    procs: Arc<Mutex<HashMap<String, ClaudeProcess>>>,
+}
+
+impl Default for ClaudeDriver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClaudeDriver {
+    /// A driver configured from the `WEFT_CLAUDE_*` environment.
+    pub fn new() -> Self {
+        Self::with_config(Config::from_env())
+    }
+
+    /// A driver with explicit knobs (tests).
+    pub fn with_config(cfg: Config) -> Self {
+        Self {
+            cfg,
+            procs: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// Process ids of the live session processes (tests check for orphans).
+    pub fn live_pids(&self) -> Vec<u32> {
+        self.procs.lock().values().filter_map(|p| p.pid()).collect()
+    }
+
+    async fn process_for(
+        &self,
+        input: &AgentTurnInput,
+        ctx: &DriverContext,
+    ) -> Result<ClaudeProcess, String> {
+        let shape = ProcessShape::of(input);
+        let existing = self.procs.lock().remove(&input.session_key);
+        let mut resume = input.session_id.clone();
+        if let Some(mut p) = existing {
+            let usable = p.shape == shape && !p.eof && !p.exited();
+            if usable && !p.stale {
+                drain_between_turns(&mut p, ctx);
+                return Ok(p);
+            }
+            if usable && p.stale && settle_stale(&mut p, self.cfg.stop_grace).await {
+                drain_between_turns(&mut p, ctx);
+                return Ok(p);
+            }
+            resume = resume.or_else(|| Some(p.session_id.clone()));
+            if !usable && p.shape != shape {
+                ctx.emit(DriverEvent::Notice {
+                    text: "Claude Code restarted for the new model, effort or settings".into(),
+                });
+            }
+            p.close(CLOSE_GRACE).await;
+        }
+        let program = spawn::find_binary(&self.cfg)?;
+        let session = match resume {
+            Some(id) => SessionArg::Resume(id),
+            None => SessionArg::New(uuid::Uuid::new_v4().to_string()),
+        };
+        let spec = spawn::spec(&program, input, &session, &self.cfg);
+        ClaudeProcess::spawn(&spec, shape, session.id().to_string(), self.cfg.max_line)
+            .map_err(|e| format!("could not start Claude Code ({}): {e}", program.display()))
+    }
+}
+
+/// Output the CLI wrote between turns (a late wake-up) is reported, not mixed into the
+/// new turn's reply.
+fn drain_between_turns(p: &mut ClaudeProcess, ctx: &DriverContext) {
+    let mut norm = normalize::Normalizer::new(p.cost_total);
+    let mut events = Vec::new();
+    let mut n = 0;
+    while let Ok(raw) = p.lines.try_recv() {
+        n += 1;
+        match raw {
+            RawLine::Line(bytes) => {
+                if let lines::Parsed::Line(l) | lines::Parsed::Lossy(l) = lines::parse(&bytes) {
+                    norm.line(l, &mut events);
+                }
+            }
+            RawLine::Eof => p.eof = true,
+            _ => {}
+        }
+    }
+    if n == 0 {
+        return;
+    }
+    if let Some(cost) = norm.process_cost() {
+        p.cost_total = cost;
+    }
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            DriverEvent::Text { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !text.trim().is_empty() {
+        let short: String = text.chars().take(500).collect();
+        ctx.emit(DriverEvent::Notice {
+            text: format!("Claude Code wrote after the last turn had settled: {short}"),
+        });
+    }
+}
+
+/// After a stalled turn: read up to the interrupted turn's `result` so the next turn
+/// starts clean. False when it does not come in time.
+async fn settle_stale(p: &mut ClaudeProcess, grace: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + grace;
+    loop {
+        match tokio::time::timeout_at(deadline, p.lines.recv()).await {
+            Ok(Some(RawLine::Line(bytes))) => {
+                if let lines::Parsed::Line(wire::OutLine::Result(_)) = lines::parse(&bytes) {
+                    p.stale = false;
+                    return true;
+                }
+            }
+            Ok(Some(RawLine::TooLong { .. } | RawLine::Cut(_))) => {}
+            Ok(Some(RawLine::Eof) | None) | Err(_) => return false,
+        }
+    }
+}
+
+#[async_trait]
+impl AgentDriver for ClaudeDriver {
+    fn id(&self) -> &str {
+        "claude"
+    }
+
+    fn name(&self) -> &str {
+        "Claude Code"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            steer: true,
+            interact: true,
+            resume: true,
+            tui: true,
+        }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        let caps = self.capabilities();
+        let base = AgentInfo {
+            id: "claude".into(),
+            name: "Claude Code".into(),
+            installed: false,
+            version: None,
+            capabilities: caps,
+            problem: None,
+        };
+        let program = match spawn::find_binary(&self.cfg) {
+            Ok(p) => p,
+            Err(problem) => {
+                return AgentInfo {
+                    problem: Some(problem),
+                    ..base
+                }
+            }
+        };
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            tokio::process::Command::new(&program)
+                .arg("--version")
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await;
+        match out {
+            Ok(Ok(o)) if o.status.success() => AgentInfo {
+                installed: true,
+                version: String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .next()
+                    .map(String::from),
+                ..base
+            },
+            Ok(Ok(o)) => AgentInfo {
+                problem: Some(format!(
+                    "`{} --version` failed: {}",
+                    program.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
+                ..base
+            },
+            Ok(Err(e)) => AgentInfo {
+                problem: Some(format!("could not run {}: {e}", program.display())),
+                ..base
+            },
+            Err(_) => AgentInfo {
+                problem: Some(format!("`{} --version` timed out", program.display())),
+                ..base
+            },
+        }
+    }
+
+    async fn models(&self) -> Vec<ModelInfo> {
+        [
+            ("default", "Default (the CLI's choice)", true),
+            ("opus", "Opus", false),
+            ("sonnet", "Sonnet", false),
+            ("haiku", "Haiku", false),
+        ]
+        .into_iter()
+        .map(|(id, label, default)| ModelInfo {
+            id: id.into(),
+            label: label.into(),
+            default,
+        })
+        .collect()
+    }
+
+    fn efforts(&self) -> Vec<String> {
+        ["low", "medium", "high", "xhigh", "max"]
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let mut input = input;
+        if input.model.as_deref() == Some("default") {
+            input.model = None;
+        }
+        let mut proc = match self.process_for(&input, &ctx).await {
+            Ok(p) => p,
+            Err(e) => return DriverResult::failed(e),
+        };
+        // `proc` is owned here: if this future is dropped mid-turn, dropping it kills
+        // the process group.
+        let outcome = turn::run(&mut proc, &input, &ctx, &self.cfg).await;
+        if outcome.keep && !proc.eof {
+            self.procs.lock().insert(input.session_key.clone(), proc);
+        } else {
+            proc.close(CLOSE_GRACE).await;
+        }
+        outcome.result
+    }
+
+    fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
+        let program = spawn::find_binary(&self.cfg).ok()?;
+        let mut args = Vec::new();
+        if let Some(id) = &input.session_id {
+            args.extend(["--resume".to_string(), id.clone()]);
+        }
+        if let Some(m) = &input.model {
+            args.extend(["--model".to_string(), m.clone()]);
+        }
+        Some(TuiSpec {
+            program,
+            args,
+            env: input.env.clone(),
+            cwd: input.workdir.clone(),
+        })
+    }
+
+    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+        let Some(config) = recover::config_dir(&[]) else {
+            return Vec::new();
+        };
+        let workdir = workdir.map(Path::to_path_buf);
+        tokio::task::spawn_blocking(move || recover::list_native(&config, workdir.as_deref()))
+            .await
+            .unwrap_or_default()
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        let proc = self.procs.lock().remove(session_key);
+        if let Some(p) = proc {
+            p.close(CLOSE_GRACE).await;
+        }
+    }
+
+    async fn shutdown(&self) {
+        let all: Vec<ClaudeProcess> = self.procs.lock().drain().map(|(_, p)| p).collect();
+        let closing: Vec<_> = all.into_iter().map(|p| p.close(CLOSE_GRACE)).collect();
+        for c in closing {
+            c.await;
+        }
+    }
+}

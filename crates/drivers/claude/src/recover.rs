@@ -1,0 +1,273 @@
+//! Claude Code's own session files: where they are, recovering a turn's reply from one
+//! when stdout lost it, and listing them as native sessions.
+//!
+//! `<config>/projects/<cwd, every non-alphanumeric byte as '-'>/<session id>.jsonl`,
+//! where `<config>` is `$CLAUDE_CONFIG_DIR` or `~/.claude`. One JSON record per line:
+//! `user` and `assistant` records (one content block per assistant line, blocks of a
+//! message sharing `message.id`), plus queue operations, attachments, summaries.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+use weft_protocol::NativeSessionInfo;
+
+/// The folder Claude Code keeps its state in, for a spawn with `env` on top of ours.
+pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    let get = |name: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(dir) = get("CLAUDE_CONFIG_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    get("HOME").map(|h| Path::new(&h).join(".claude"))
+}
+
+/// A working folder as Claude Code names its project folder.
+pub fn encode_cwd(cwd: &Path) -> String {
+    cwd.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The session file of `session_id` run in `cwd`, if it exists (any project folder is
+/// searched when the expected one does not have it).
+pub fn session_file(config: &Path, cwd: &Path, session_id: &str) -> Option<PathBuf> {
+    let projects = config.join("projects");
+    let name = format!("{session_id}.jsonl");
+    let direct = projects.join(encode_cwd(cwd)).join(&name);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    std::fs::read_dir(&projects)
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join(&name))
+        .find(|p| p.is_file())
+}
+
+#[derive(Deserialize)]
+struct Record {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    message: Option<RecordMessage>,
+    #[serde(default, rename = "isSidechain")]
+    is_sidechain: bool,
+    #[serde(default, rename = "isMeta")]
+    is_meta: bool,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RecordMessage {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    content: Value,
+}
+
+fn prompt_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            if blocks.iter().any(|b| b["type"] == "tool_result") {
+                return None;
+            }
+            let text: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// The reply text of the turn that started with `prompt` (the last user record with
+/// that text): every main-thread assistant text block after it, messages separated by
+/// a blank line as the normalizer separates them.
+pub fn turn_text(file: &Path, prompt: &str) -> Option<String> {
+    let reader = BufReader::new(std::fs::File::open(file).ok()?);
+    let mut pieces: Vec<(String, String)> = Vec::new();
+    let mut found = false;
+    for line in reader.split(b'\n').map_while(Result::ok) {
+        let Ok(rec) = serde_json::from_slice::<Record>(&line) else {
+            continue;
+        };
+        if rec.is_sidechain {
+            continue;
+        }
+        let Some(msg) = rec.message else { continue };
+        match rec.kind.as_str() {
+            "user" if prompt_text(&msg.content).as_deref() == Some(prompt) => {
+                found = true;
+                pieces.clear();
+            }
+            "assistant" if found => {
+                let id = msg.id.unwrap_or_default();
+                for b in msg.content.as_array().into_iter().flatten() {
+                    if b["type"] == "text" {
+                        if let Some(t) = b["text"].as_str() {
+                            pieces.push((id.clone(), t.to_string()));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !found {
+        return None;
+    }
+    let mut out = String::new();
+    let mut last_id: Option<&str> = None;
+    for (id, text) in &pieces {
+        if text.is_empty() {
+            continue;
+        }
+        if !out.is_empty() && last_id != Some(id.as_str()) && !out.ends_with("\n\n") {
+            out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+        }
+        out.push_str(text);
+        last_id = Some(id);
+    }
+    Some(out)
+}
+
+/// What of `full` is missing from `have`: the tail when `have` is a prefix of it.
+pub fn missing_tail<'a>(full: &'a str, have: &str) -> Option<&'a str> {
+    let tail = full.strip_prefix(have)?;
+    (!tail.is_empty()).then_some(tail)
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > max {
+        let cut: String = line.chars().take(max).collect();
+        format!("{cut}…")
+    } else {
+        line
+    }
+}
+
+/// One session file as a native session, read line by line (never whole).
+pub fn native_info(file: &Path) -> Option<NativeSessionInfo> {
+    let meta = std::fs::metadata(file).ok()?;
+    let updated_at = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let id = file.file_stem()?.to_string_lossy().into_owned();
+    let reader = BufReader::new(std::fs::File::open(file).ok()?);
+    let mut title: Option<String> = None;
+    let mut summary: Option<String> = None;
+    let mut workdir: Option<String> = None;
+    let mut count: u32 = 0;
+    let mut assistant_ids: HashSet<String> = HashSet::new();
+    for line in reader.split(b'\n').map_while(Result::ok) {
+        let Ok(rec) = serde_json::from_slice::<Record>(&line) else {
+            continue;
+        };
+        if rec.kind == "summary" {
+            summary = rec.summary.or(summary);
+            continue;
+        }
+        if rec.is_sidechain || rec.is_meta {
+            continue;
+        }
+        if workdir.is_none() {
+            workdir = rec.cwd.clone();
+        }
+        let Some(msg) = rec.message else { continue };
+        match rec.kind.as_str() {
+            "user" => {
+                if let Some(text) = prompt_text(&msg.content) {
+                    if text.starts_with('<') || text.starts_with("[Request interrupted") {
+                        continue;
+                    }
+                    count += 1;
+                    if title.is_none() {
+                        title = Some(shorten(&text, 80));
+                    }
+                }
+            }
+            "assistant" => {
+                if assistant_ids.insert(msg.id.unwrap_or_default()) {
+                    count += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    Some(NativeSessionInfo {
+        id,
+        workdir,
+        title: summary.or(title).unwrap_or_default(),
+        updated_at,
+        message_count: count,
+    })
+}
+
+/// Sessions under `config`, only those run in `workdir` when given, newest first.
+pub fn list_native(config: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+    let projects = config.join("projects");
+    let dirs: Vec<PathBuf> = match workdir {
+        Some(w) => vec![projects.join(encode_cwd(w))],
+        None => std::fs::read_dir(&projects)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let mut out: Vec<NativeSessionInfo> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|rd| rd.flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|p| native_info(&p))
+        .collect();
+    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_like_the_cli() {
+        assert_eq!(
+            encode_cwd(Path::new("/tmp/probe/we ird.dir_x")),
+            "-tmp-probe-we-ird-dir-x"
+        );
+    }
+
+    #[test]
+    fn missing_tail_needs_a_prefix() {
+        assert_eq!(missing_tail("abcdef", "abc"), Some("def"));
+        assert_eq!(missing_tail("abc", "abc"), None);
+        assert_eq!(missing_tail("abc", "xyz"), None);
+    }
+}

@@ -1,0 +1,362 @@
+//! The real `claude` binary against the scripted server, through the driver directly.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use weft_claude::ClaudeDriver;
+use weft_kernel::driver::{AgentDriver, DriverContext};
+use weft_protocol::{
+    permission, ArtifactKind, InteractionKind, InteractionResponse, QuestionType, ToolKind,
+    ToolStatus,
+};
+use weft_testkit::anthropic::when;
+use weft_testkit::{Script, Turn};
+
+use super::support::*;
+
+#[tokio::test]
+async fn text_reply_with_usage_and_session() {
+    let Some(_) = claude_bin() else { return };
+    let env = ClaudeEnv::start(
+        Script::new().turn(
+            Turn::new()
+                .thinking("Considering the greeting.")
+                .text_chunks(&["Hello ", "from the ", "script."])
+                .usage(1200, 40)
+                .cache(300, 0),
+        ),
+    )
+    .await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    let (result, snap) = run_turn(&driver, env.input("t1", "say hello"), &sink).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(snap.text, "Hello from the script.");
+    assert_eq!(snap.reasoning, "Considering the greeting.");
+    let sid = snap.session_id.clone().unwrap();
+    assert_eq!(result.session_id.as_deref(), Some(sid.as_str()));
+    let usage = snap.usage.unwrap();
+    assert_eq!(usage.output_tokens, Some(40));
+    assert_eq!(usage.cached_input_tokens, Some(300));
+    assert!(usage.context_percent.unwrap() > 0.0);
+    assert!(usage.cost_usd.unwrap() > 0.0);
+    let reqs = env.server.messages_requests();
+    assert!(reqs[0].last_user_text().contains("say hello"));
+    driver.shutdown().await;
+}
+
+#[tokio::test]
+async fn bash_runs_and_write_makes_an_artifact_after_permission() {
+    let Some(_) = claude_bin() else { return };
+    let env_work = tempfile::tempdir().unwrap();
+    let target = env_work.path().canonicalize().unwrap().join("made.txt");
+    let script = Script::new()
+        .turn(Turn::new().text("Running it.").tool_use(
+            "toolu_b1",
+            "Bash",
+            json!({"command": "echo bash-was-here > ran.txt && cat ran.txt", "description": "write ran.txt"}),
+        ))
+        .turn_when(
+            when::tool_result_for("toolu_b1"),
+            Turn::new().tool_use(
+                "toolu_w1",
+                "Write",
+                json!({"file_path": target.display().to_string(), "content": "made by the script\n"}),
+            ),
+        )
+        .turn_when(when::tool_result_for("toolu_w1"), Turn::text_reply("All done."));
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let mut input = env.input("t2", "do the work");
+    input.workdir = env_work.path().canonicalize().unwrap();
+    let (result, snap) = run_turn(&driver, input, &sink).await;
+    assert!(result.ok, "{result:?}");
+    let ran = std::fs::read_to_string(env_work.path().join("ran.txt")).unwrap();
+    assert_eq!(ran.trim(), "bash-was-here");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "made by the script\n"
+    );
+    let bash = snap.tool_calls.iter().find(|c| c.id == "toolu_b1").unwrap();
+    assert_eq!(bash.kind, ToolKind::Shell);
+    assert_eq!(bash.status, ToolStatus::Done);
+    assert_eq!(bash.result.as_deref().map(str::trim), Some("bash-was-here"));
+    let write = snap.tool_calls.iter().find(|c| c.id == "toolu_w1").unwrap();
+    assert_eq!(write.status, ToolStatus::Done);
+    assert_eq!(snap.artifacts.len(), 1);
+    assert_eq!(
+        snap.artifacts[0].path.as_deref(),
+        Some(target.to_str().unwrap())
+    );
+    assert_eq!(snap.artifacts[0].kind, ArtifactKind::Document);
+    assert!(snap.text.ends_with("All done."));
+    assert!(sink
+        .asked
+        .lock()
+        .iter()
+        .all(|i| i.kind == InteractionKind::Permission));
+    driver.shutdown().await;
+}
+
+#[tokio::test]
+async fn permission_denied_reaches_the_model() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "toolu_d1",
+            "Bash",
+            json!({"command": "touch should-not-exist.txt", "description": "touch a file"}),
+        ))
+        .turn_when(
+            when::tool_result_for("toolu_d1"),
+            Turn::text_reply("Understood, not touching it."),
+        );
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::DENY)));
+    let (result, snap) = run_turn(&driver, env.input("t3", "touch it"), &sink).await;
+    assert!(result.ok, "{result:?}");
+    assert!(!env.workdir().join("should-not-exist.txt").exists());
+    let call = snap.tool_calls.iter().find(|c| c.id == "toolu_d1").unwrap();
+    assert_eq!(call.status, ToolStatus::Failed);
+    let asked = sink.asked.lock().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].tool_name.as_deref(), Some("Bash"));
+    let reqs = env.server.messages_requests();
+    assert_eq!(
+        reqs.last().unwrap().tool_result_is_error("toolu_d1"),
+        Some(true)
+    );
+    assert!(snap.notices.iter().any(|n| n.starts_with("denied")));
+    assert_eq!(snap.text, "Understood, not touching it.");
+    driver.shutdown().await;
+}
+
+#[tokio::test]
+async fn ask_user_question_is_answered() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "toolu_q1",
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which color?", "header": "Color",
+                "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}],
+                "multiSelect": false}]}),
+        ))
+        .turn_when(when::tool_result_for("toolu_q1"), Turn::text_reply("Blue it is."));
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    sink.answer_with(|i| {
+        (i.kind == InteractionKind::UserInput).then(|| InteractionResponse::select("Blue"))
+    });
+    let (result, snap) = run_turn(&driver, env.input("t4", "pick a color"), &sink).await;
+    assert!(result.ok, "{result:?}");
+    let asked = sink.asked.lock().clone();
+    assert_eq!(asked[0].questions[0].kind, QuestionType::Select);
+    assert_eq!(asked[0].questions[0].text, "Which color?");
+    let reqs = env.server.messages_requests();
+    let answer = reqs.last().unwrap().last_tool_result("toolu_q1").unwrap();
+    assert!(answer.contains("\"Which color?\"=\"Blue\""), "{answer}");
+    assert_eq!(snap.text, "Blue it is.");
+    driver.shutdown().await;
+}
+
+#[tokio::test]
+async fn stop_during_streaming_then_next_prompt_in_the_same_process() {
+    let Some(_) = claude_bin() else { return };
+    let words: Vec<String> = (0..60).map(|i| format!("w{i} ")).collect();
+    let chunks: Vec<&str> = words.iter().map(String::as_str).collect();
+    let script = Script::new()
+        .turn(
+            Turn::new()
+                .delta_delay(Duration::from_millis(200))
+                .text_chunks(&chunks),
+        )
+        .turn(Turn::text_reply("after the stop"));
+    let env = ClaudeEnv::start(script).await;
+    let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
+    let sink = TestSink::new();
+    let cancel = CancellationToken::new();
+    let ctx = DriverContext::new(cancel.clone(), sink.clone());
+    let d = driver.clone();
+    let input = env.input("t5", "stream slowly");
+    let run = tokio::spawn(async move { d.run(input, ctx).await });
+    assert!(
+        sink.wait_for(Duration::from_secs(60), |s, _| s.text.contains("w2 "))
+            .await
+    );
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!result.ok);
+    assert!(result.error.is_none(), "{result:?}");
+    let snap = sink.finish(&result, true);
+    assert!(snap.incomplete);
+    assert!(snap.text.starts_with("w0 w1 w2 "));
+    assert!(!snap.text.contains("w59"));
+    let pids = driver.live_pids();
+    assert_eq!(pids.len(), 1, "the process stays for the next prompt");
+    let sink2 = TestSink::new();
+    let (result, snap) = run_turn(&driver, env.input("t5", "again"), &sink2).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(snap.text, "after the stop");
+    assert_eq!(driver.live_pids(), pids, "same process");
+    driver.shutdown().await;
+    assert!(driver.live_pids().is_empty());
+    for pid in pids {
+        assert!(eventually(Duration::from_secs(5), || gone(pid)).await);
+    }
+}
+
+#[tokio::test]
+async fn steer_during_a_running_tool_is_injected() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().text("Sleeping.").tool_use(
+            "toolu_s1",
+            "Bash",
+            json!({"command": "sleep 3; echo slept", "description": "slow sleep"}),
+        ))
+        .rule(
+            when::any_text_contains("STEER-NOW"),
+            Turn::text_reply("Saw the steer."),
+        );
+    let env = ClaudeEnv::start(script).await;
+    let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let ctx = DriverContext::new(CancellationToken::new(), sink.clone());
+    let d = driver.clone();
+    let input = env.input("t6", "run the slow tool");
+    let run = tokio::spawn(async move { d.run(input, ctx).await });
+    assert!(
+        sink.wait_for(Duration::from_secs(60), |s, _| s
+            .tool_calls
+            .iter()
+            .any(|c| c.id == "toolu_s1"))
+            .await
+    );
+    assert!(sink.steer("STEER-NOW: also say hi"));
+    let result = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .unwrap()
+        .unwrap();
+    let snap = sink.finish(&result, false);
+    assert!(result.ok, "{result:?} {:?}", snap.notices);
+    assert!(snap.text.ends_with("Saw the steer."), "{}", snap.text);
+    assert!(
+        snap.notices.iter().any(|n| n.contains("injected")),
+        "{:?}",
+        snap.notices
+    );
+    let reqs = env.server.messages_requests();
+    assert!(reqs.iter().any(
+        |r| r.system_entries().iter().any(|s| s.contains("STEER-NOW"))
+            || r.all_text().contains("STEER-NOW")
+    ));
+    driver.shutdown().await;
+}
+
+#[tokio::test]
+async fn resume_in_a_new_process_sends_the_earlier_conversation() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::text_reply("First answer: 42."))
+        .turn(Turn::text_reply("Second answer."));
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let (r1, _) = run_turn(
+        &driver,
+        env.input("t7", "remember the number"),
+        &TestSink::new(),
+    )
+    .await;
+    assert!(r1.ok);
+    let sid = r1.session_id.unwrap();
+    driver.shutdown().await;
+    let driver2 = ClaudeDriver::with_config(fast_config());
+    let mut input = env.input("t7", "what was it?");
+    input.session_id = Some(sid.clone());
+    let (r2, snap) = run_turn(&driver2, input, &TestSink::new()).await;
+    assert!(r2.ok, "{r2:?}");
+    assert_eq!(r2.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(snap.text, "Second answer.");
+    let last = env.server.messages_requests().pop().unwrap();
+    let all = last.all_text();
+    assert!(
+        all.contains("remember the number") && all.contains("First answer: 42."),
+        "{all}"
+    );
+    driver2.shutdown().await;
+}
+
+#[tokio::test]
+async fn subagent_and_its_nested_tools() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .rule(
+            when::user_text_contains("SUBTASK"),
+            Turn::new().tool_use(
+                "toolu_n1",
+                "Bash",
+                json!({"command": "echo nested-hi", "description": "nested echo"}),
+            ),
+        )
+        .rule(
+            when::tool_result_for("toolu_n1"),
+            Turn::text_reply("Subagent report: nested-hi"),
+        )
+        .rule(
+            when::tool_result_for("toolu_a1"),
+            Turn::text_reply("The subagent finished."),
+        )
+        .turn(Turn::new().text("Delegating.").tool_use(
+            "toolu_a1",
+            "Agent",
+            json!({"description": "inspect things", "prompt": "SUBTASK echo", "subagent_type": "general-purpose"}),
+        ));
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let (result, snap) = run_turn(&driver, env.input("t8", "delegate"), &sink).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(snap.sub_agents.len(), 1);
+    let agent = &snap.sub_agents[0];
+    assert_eq!(agent.id, "toolu_a1");
+    assert_eq!(agent.name, "general-purpose");
+    assert_eq!(agent.status, ToolStatus::Done);
+    assert!(agent.result.as_deref().unwrap().contains("Subagent report"));
+    let nested = snap.tool_calls.iter().find(|c| c.id == "toolu_n1").unwrap();
+    assert_eq!(nested.parent_id.as_deref(), Some("toolu_a1"));
+    assert_eq!(snap.text, "Delegating.\n\nThe subagent finished.");
+    assert!(!snap.text.contains("Subagent report"));
+    driver.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_crash_mid_stream_fails_the_turn_and_the_next_prompt_works() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().text("partial answer").then_drop())
+        .turn(Turn::text_reply("recovered fine"));
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    let (result, snap) = run_turn(&driver, env.input("t9", "go"), &sink).await;
+    assert!(!result.ok, "{result:?}");
+    assert!(snap.error.is_some());
+    assert!(snap.incomplete);
+    let (result, snap) = run_turn(&driver, env.input("t9", "again"), &TestSink::new()).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(snap.text, "recovered fine");
+    driver.shutdown().await;
+}
