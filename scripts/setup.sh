@@ -91,7 +91,32 @@ setup_codex() {
     "$bin" --version
 }
 
-ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex)
+# The Gemini and ACP drivers' real-binary tests: the pinned Gemini CLI (headless
+# stream-json and `gemini --acp`) and claude-agent-acp (Claude Code over ACP) from
+# their npm packages into the same project-local .tools/agents. claude-agent-acp brings
+# its own Claude agent SDK; the tests point it at the pinned `claude` above.
+GEMINI_CLI_VERSION="0.61.0"
+CLAUDE_AGENT_ACP_VERSION="0.49.0"
+setup_gemini_acp() {
+    local dir="$ROOT/.tools/agents"
+    local gemini="$dir/node_modules/.bin/gemini"
+    local acp_pkg="$dir/node_modules/@agentclientprotocol/claude-agent-acp/package.json"
+    if [ -x "$gemini" ] && [ "$("$gemini" --version 2>/dev/null)" = "$GEMINI_CLI_VERSION" ] \
+        && grep -q "\"version\": \"$CLAUDE_AGENT_ACP_VERSION\"" "$acp_pkg" 2>/dev/null; then
+        echo "gemini $GEMINI_CLI_VERSION and claude-agent-acp $CLAUDE_AGENT_ACP_VERSION already in $dir"
+        return 0
+    fi
+    command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+    mkdir -p "$dir"
+    [ -f "$dir/package.json" ] || echo '{"name":"weft-agents","private":true}' >"$dir/package.json"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+        "@google/gemini-cli@$GEMINI_CLI_VERSION" \
+        "@agentclientprotocol/claude-agent-acp@$CLAUDE_AGENT_ACP_VERSION"
+    "$gemini" --version
+    test -x "$dir/node_modules/.bin/claude-agent-acp"
+}
+
+ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex setup_gemini_acp)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"
