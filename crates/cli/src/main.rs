@@ -16,6 +16,7 @@ macro_rules! out {
 mod ask;
 mod list;
 mod run;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +57,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the verbs over a WebSocket (for scripts and remote surfaces).
+    Serve(serve::ServeArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         /// Print JSON.
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
             Command::Sessions { workdir, json } => list::sessions(&loom, workdir, json).await,
             Command::History { key, json } => list::history(&loom, &key, json).await,
             Command::Agents { json } => list::agents(&loom, json).await,
+            Command::Serve(args) => serve::serve(&loom, args).await,
         };
         loom.shutdown().await;
         code
