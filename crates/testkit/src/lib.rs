@@ -22,7 +22,9 @@
 //!   extra request never steals a turn meant for the main loop.
 
 pub mod anthropic;
+pub mod gemini;
 pub mod server;
 
 pub use anthropic::{AnthropicServer, MessagesRequest, Script, Turn};
+pub use gemini::{GeminiServer, GenerateRequest};
 pub use server::{RecordedRequest, Recorder, Reply, ScriptedServer, Step};

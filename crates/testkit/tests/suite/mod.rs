@@ -1,1 +1,2 @@
 mod anthropic;
+mod gemini;

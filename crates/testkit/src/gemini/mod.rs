@@ -1,0 +1,453 @@
+//! A scripted Gemini API (generativelanguage `v1beta`), as the Gemini CLI calls it with
+//! `GOOGLE_GEMINI_BASE_URL` pointing here:
+//! `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (SSE),
+//! `POST /v1beta/models/<model>:generateContent` (one JSON response) and
+//! `POST /v1beta/models/<model>:countTokens`.
+//!
+//! A [`Script`] holds the replies. Each generate request is answered by, in order:
+//! 1. the first [`Script::rule`] whose matcher takes the request;
+//! 2. for a JSON-mode request (a `responseJsonSchema`/`responseSchema` in its
+//!    generation config: the CLI's model router, next-speaker checks, titles), an
+//!    object filled from that schema ([`json_for_schema`]): side requests never take a
+//!    queued turn;
+//! 3. the next queued [`Script::turn`], if its own guard (if any) takes the request;
+//! 4. the default reply (`Turn::text_reply("ok")` unless [`Script::default_reply`]).
+//!
+//! The CLI retries a 500 and a dropped stream; each retry is a request and takes the
+//! next turn.
+
+mod events;
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde_json::{json, Map, Value};
+
+pub use events::*;
+
+use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
+
+/// A predicate over a generate request.
+pub type Matcher = Arc<dyn Fn(&GenerateRequest) -> bool + Send + Sync>;
+
+/// Ready-made matchers.
+pub mod when {
+    use super::{GenerateRequest, Matcher};
+    use std::sync::Arc;
+
+    /// The latest user turn's text contains `needle`.
+    pub fn user_text_contains(needle: &str) -> Matcher {
+        let needle = needle.to_string();
+        Arc::new(move |r: &GenerateRequest| r.last_user_text().contains(&needle))
+    }
+
+    /// Any text anywhere in `contents` (function responses included) contains `needle`.
+    pub fn any_text_contains(needle: &str) -> Matcher {
+        let needle = needle.to_string();
+        Arc::new(move |r: &GenerateRequest| r.all_text().contains(&needle))
+    }
+
+    /// The last content carries a functionResponse for a call named `name`.
+    pub fn function_response_for(name: &str) -> Matcher {
+        let name = name.to_string();
+        Arc::new(move |r: &GenerateRequest| r.last_function_response(&name).is_some())
+    }
+
+    /// The model in the path contains `needle`.
+    pub fn model_contains(needle: &str) -> Matcher {
+        let needle = needle.to_string();
+        Arc::new(move |r: &GenerateRequest| r.model.contains(&needle))
+    }
+
+    /// Any custom predicate.
+    pub fn custom(f: impl Fn(&GenerateRequest) -> bool + Send + Sync + 'static) -> Matcher {
+        Arc::new(f)
+    }
+}
+
+/// A `:generateContent` or `:streamGenerateContent` request.
+#[derive(Debug, Clone)]
+pub struct GenerateRequest {
+    /// The model named in the path.
+    pub model: String,
+    /// True for `:streamGenerateContent`.
+    pub stream: bool,
+    /// The body as sent.
+    pub body: Value,
+}
+
+impl GenerateRequest {
+    /// The `contents` array.
+    pub fn contents(&self) -> &[Value] {
+        self.body["contents"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Names of the function declarations offered.
+    pub fn tool_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for tool in self.body["tools"].as_array().into_iter().flatten() {
+            for f in tool["functionDeclarations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                if let Some(n) = f["name"].as_str() {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        names
+    }
+
+    /// The JSON schema asked for, when the request is in JSON mode.
+    pub fn response_schema(&self) -> Option<&Value> {
+        let cfg = &self.body["generationConfig"];
+        ["responseJsonSchema", "responseSchema"]
+            .iter()
+            .map(|k| &cfg[*k])
+            .find(|v| v.is_object())
+    }
+
+    /// Text parts of the last `user` content that has any (joined by newlines).
+    pub fn last_user_text(&self) -> String {
+        self.contents()
+            .iter()
+            .rev()
+            .filter(|c| c["role"] == "user")
+            .map(parts_text)
+            .find(|t| !t.is_empty())
+            .unwrap_or_default()
+    }
+
+    /// Every text part and function response in `contents`, joined by newlines.
+    pub fn all_text(&self) -> String {
+        self.contents()
+            .iter()
+            .map(|c| {
+                let mut t = parts_text(c);
+                for p in c["parts"].as_array().into_iter().flatten() {
+                    if let Some(r) = p.get("functionResponse") {
+                        t.push('\n');
+                        t.push_str(&r["response"].to_string());
+                    }
+                }
+                t
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The `response` of the functionResponse for `name` in the last content.
+    pub fn last_function_response(&self, name: &str) -> Option<Value> {
+        let last = self.contents().last()?;
+        last["parts"].as_array()?.iter().find_map(|p| {
+            let r = p.get("functionResponse")?;
+            (r["name"] == name).then(|| r["response"].clone())
+        })
+    }
+}
+
+fn parts_text(content: &Value) -> String {
+    content["parts"]
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| p["thought"] != true)
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// An object satisfying `schema` (OpenAPI or JSON-schema style): what a JSON-mode side
+/// request gets. Known fields get answers that keep the CLI on its main path
+/// (`complexity_score` low, `next_speaker` the user); others get plain values.
+pub fn json_for_schema(schema: &Value) -> Value {
+    let kind = schema["type"]
+        .as_str()
+        .unwrap_or("object")
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "object" => {
+            let mut out = Map::new();
+            if let Some(props) = schema["properties"].as_object() {
+                for (k, v) in props {
+                    let value = match k.as_str() {
+                        "complexity_score" => json!(10),
+                        "complexity_reasoning" => json!("simple request"),
+                        "next_speaker" => json!("user"),
+                        "model_choice" => json!("flash"),
+                        _ => json_for_schema(v),
+                    };
+                    out.insert(k.clone(), value);
+                }
+            }
+            Value::Object(out)
+        }
+        "array" => json!([]),
+        "integer" | "number" => json!(1),
+        "boolean" => json!(false),
+        _ => schema["enum"]
+            .as_array()
+            .and_then(|e| e.first().cloned())
+            .unwrap_or_else(|| json!("ok")),
+    }
+}
+
+struct Rule {
+    when: Matcher,
+    turn: Turn,
+    remaining: Option<usize>,
+}
+
+struct Queued {
+    when: Option<Matcher>,
+    turn: Turn,
+}
+
+/// The model's replies, in order, with rules for requests outside the order.
+pub struct Script {
+    rules: Vec<Rule>,
+    queue: VecDeque<Queued>,
+    default: Turn,
+    token_count: Option<u64>,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Script {
+    /// No turns; every request gets the default reply.
+    pub fn new() -> Self {
+        Self {
+            rules: Vec::new(),
+            queue: VecDeque::new(),
+            default: Turn::text_reply("ok"),
+            token_count: None,
+        }
+    }
+
+    /// Queues `turn` for the next main-loop request no rule takes.
+    pub fn turn(mut self, turn: Turn) -> Self {
+        self.queue.push_back(Queued { when: None, turn });
+        self
+    }
+
+    /// Queues `turn`, served only to a request `when` takes (others get the default
+    /// and leave it queued).
+    pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
+        self.queue.push_back(Queued {
+            when: Some(when),
+            turn,
+        });
+        self
+    }
+
+    /// Answers every request `when` takes with `turn`, before anything else.
+    pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
+        self.rules.push(Rule {
+            when,
+            turn,
+            remaining: None,
+        });
+        self
+    }
+
+    /// Answers the next `times` requests `when` takes with `turn`.
+    pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
+        self.rules.push(Rule {
+            when,
+            turn,
+            remaining: Some(times),
+        });
+        self
+    }
+
+    /// The reply when nothing else applies.
+    pub fn default_reply(mut self, turn: Turn) -> Self {
+        self.default = turn;
+        self
+    }
+
+    /// What `:countTokens` answers (default: a quarter of the body's bytes).
+    pub fn token_count(mut self, n: u64) -> Self {
+        self.token_count = Some(n);
+        self
+    }
+
+    fn choose(&mut self, req: &GenerateRequest) -> Turn {
+        for rule in &mut self.rules {
+            if rule.remaining == Some(0) || !(rule.when)(req) {
+                continue;
+            }
+            if let Some(n) = rule.remaining.as_mut() {
+                *n -= 1;
+            }
+            return rule.turn.clone();
+        }
+        if let Some(schema) = req.response_schema() {
+            return Turn::text_reply(&json_for_schema(schema).to_string());
+        }
+        let front_fits = self
+            .queue
+            .front()
+            .map(|q| q.when.as_ref().is_none_or(|w| w(req)))
+            .unwrap_or(false);
+        if front_fits {
+            if let Some(q) = self.queue.pop_front() {
+                return q.turn;
+            }
+        }
+        self.default.clone()
+    }
+}
+
+/// `/v1beta/models/<model>:<method>` → (model, method).
+fn parse_route(route: &str) -> Option<(&str, &str)> {
+    let rest = route
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| route.strip_prefix("/v1/models/"))?;
+    rest.rsplit_once(':')
+}
+
+struct GeminiResponder {
+    script: Mutex<Script>,
+}
+
+impl Responder for GeminiResponder {
+    fn respond(&self, request: &RecordedRequest) -> Reply {
+        if request.method != "POST" {
+            return Reply::json(404, &error_body(404, "no such route"));
+        }
+        let Some((model, method)) = parse_route(request.route()) else {
+            return Reply::json(404, &error_body(404, "no such route"));
+        };
+        match method {
+            "countTokens" => {
+                let fixed = self.script.lock().token_count;
+                let n = fixed.unwrap_or_else(|| (request.raw.len() as u64 / 4).max(1));
+                Reply::json(200, &json!({ "totalTokens": n }))
+            }
+            "generateContent" | "streamGenerateContent" => {
+                let req = GenerateRequest {
+                    model: model.to_string(),
+                    stream: method == "streamGenerateContent",
+                    body: request.body.clone(),
+                };
+                let turn = self.script.lock().choose(&req);
+                turn.render(&req.model, req.stream)
+            }
+            _ => Reply::json(404, &error_body(404, "no such method")),
+        }
+    }
+}
+
+/// A running scripted Gemini server.
+pub struct GeminiServer {
+    server: ScriptedServer,
+    responder: Arc<GeminiResponder>,
+}
+
+impl GeminiServer {
+    /// Serves `script` on 127.0.0.1, a free port, until dropped.
+    pub async fn start(script: Script) -> io::Result<Self> {
+        Self::start_with_shutdown(script, std::future::pending()).await
+    }
+
+    /// Like [`GeminiServer::start`], also stopping when `shutdown` resolves.
+    pub async fn start_with_shutdown(
+        script: Script,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> io::Result<Self> {
+        let responder = Arc::new(GeminiResponder {
+            script: Mutex::new(script),
+        });
+        let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
+        Ok(Self { server, responder })
+    }
+
+    /// What `GOOGLE_GEMINI_BASE_URL` should be.
+    pub fn base_url(&self) -> String {
+        self.server.base_url()
+    }
+
+    /// The recorder of every request (side requests and 404s included).
+    pub fn recorder(&self) -> &Recorder {
+        self.server.recorder()
+    }
+
+    /// Every generate request that is not a JSON-mode side request, in order.
+    pub fn main_requests(&self) -> Vec<GenerateRequest> {
+        self.generate_requests()
+            .into_iter()
+            .filter(|r| r.response_schema().is_none())
+            .collect()
+    }
+
+    /// Every generate request (streamed or not), in order.
+    pub fn generate_requests(&self) -> Vec<GenerateRequest> {
+        self.recorder()
+            .requests()
+            .into_iter()
+            .filter_map(|r| {
+                let (model, method) = parse_route(r.route())?;
+                let stream = match method {
+                    "streamGenerateContent" => true,
+                    "generateContent" => false,
+                    _ => return None,
+                };
+                Some(GenerateRequest {
+                    model: model.to_string(),
+                    stream,
+                    body: r.body.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Waits until at least `n` main-loop requests arrived, or `timeout` passes.
+    pub async fn wait_for_main(&self, n: usize, timeout: Duration) -> bool {
+        self.recorder()
+            .wait_until(timeout, |reqs| {
+                reqs.iter()
+                    .filter(|r| {
+                        parse_route(r.route()).is_some_and(|(_, m)| m.contains("enerateContent"))
+                            && r.body["generationConfig"]["responseJsonSchema"].is_null()
+                            && r.body["generationConfig"]["responseSchema"].is_null()
+                    })
+                    .count()
+                    >= n
+            })
+            .await
+    }
+
+    /// Queues one more turn while running.
+    pub fn push_turn(&self, turn: Turn) {
+        self.responder
+            .script
+            .lock()
+            .queue
+            .push_back(Queued { when: None, turn });
+    }
+
+    /// Turns still queued.
+    pub fn queued_turns(&self) -> usize {
+        self.responder.script.lock().queue.len()
+    }
+
+    /// Stops the server at once, cutting open streams (a crashed model server).
+    pub async fn shutdown(self) {
+        self.server.shutdown().await
+    }
+}
