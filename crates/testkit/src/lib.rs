@@ -23,8 +23,10 @@
 
 pub mod anthropic;
 pub mod gemini;
+pub mod openai;
 pub mod server;
 
 pub use anthropic::{AnthropicServer, MessagesRequest, Script, Turn};
 pub use gemini::{GeminiServer, GenerateRequest};
+pub use openai::{ResponsesRequest, ResponsesServer};
 pub use server::{RecordedRequest, Recorder, Reply, ScriptedServer, Step};

@@ -1,2 +1,3 @@
 mod anthropic;
 mod gemini;
+mod openai;
