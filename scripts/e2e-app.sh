@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End-to-end tests of the built desktop app in its real WebView: builds the UI and the
+# app, starts Xvfb and tauri-driver (over WebKitWebDriver) itself, runs the WebdriverIO
+# suite in ui/e2e/ with a fresh WEFT_HOME and workspace, and saves screenshots to
+# artifacts/screenshots/. Leaves no process behind.
+#   scripts/e2e-app.sh            # build (debug) and test
+#   WEFT_E2E_PROFILE=release …    # test a release build
+#   WEFT_E2E_SKIP_BUILD=1 …       # reuse the last build
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PROFILE="${WEFT_E2E_PROFILE:-debug}"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if [ -z "${WEFT_E2E_SKIP_SETUP:-}" ]; then
+    scripts/setup.sh setup_desktop_app
+fi
+if [ -z "${WEFT_E2E_SKIP_BUILD:-}" ]; then
+    npm --prefix ui run build --silent
+    if [ "$PROFILE" = release ]; then
+        cargo build --release -p weft-app --features tauri/custom-protocol
+    else
+        cargo build -p weft-app --features tauri/custom-protocol
+    fi
+fi
+APP_BIN="$ROOT/target/$PROFILE/weft-app"
+[ -x "$APP_BIN" ] || { echo "no app binary at $APP_BIN" >&2; exit 1; }
+
+RUN_DIR="$(mktemp -d /tmp/weft-e2e.XXXXXX)"
+mkdir -p "$RUN_DIR/home" "$RUN_DIR/workspace"
+echo "# e2e workspace" > "$RUN_DIR/workspace/README.md"
+SHOTS="$ROOT/artifacts/screenshots"
+mkdir -p "$SHOTS"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+free_display() {
+    for n in $(seq 90 140); do
+        [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ] || { echo "$n"; return; }
+    done
+    echo "no free X display" >&2; exit 1
+}
+
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # The app was started by WebKitWebDriver under tauri-driver; none may outlive them.
+    local stray
+    stray="$(pgrep -f "^$APP_BIN" || true)"
+    if [ -n "$stray" ]; then
+        echo "stray app processes after the run: $stray" >&2
+        kill $stray 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+
+DISPLAY_NUM="$(free_display)"
+Xvfb ":$DISPLAY_NUM" -screen 0 1280x800x24 -nolisten tcp >"$RUN_DIR/xvfb.log" 2>&1 &
+PIDS+=($!)
+export DISPLAY=":$DISPLAY_NUM"
+for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X$DISPLAY_NUM" ] && break; sleep 0.1; done
+
+PORT="$(free_port)"
+NATIVE_PORT="$(free_port)"
+WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
+    --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do
+    (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    sleep 0.1
+done
+
+echo "e2e: app $APP_BIN, WEFT_HOME $RUN_DIR/home, display :$DISPLAY_NUM, tauri-driver :$PORT"
+status=0
+WEFT_APP_BIN="$APP_BIN" WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" \
+    SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ui/e2e/ || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- tauri-driver log"; tail -50 "$RUN_DIR/tauri-driver.log" || true
+    echo "--- app log"; cat "$RUN_DIR"/home/logs/weft* 2>/dev/null | tail -50 || true
+fi
+echo "screenshots: $SHOTS"
+exit "$status"

@@ -1,0 +1,106 @@
+//! Forwards every session's patches to the window, one `weft://patch` event each, and
+//! raises a desktop notification when a session needs an answer or finishes while the
+//! window is not focused.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tauri::{AppHandle, Emitter, Manager};
+use tauri_plugin_notification::NotificationExt;
+use tokio::sync::broadcast::error::RecvError;
+use weft_kernel::{Loom, LoomIO};
+use weft_protocol::{PatchEvent, Phase};
+
+/// The event carrying one patch: `{sessionKey, seq, patch}`.
+pub const PATCH_EVENT: &str = "weft://patch";
+/// Patches were dropped (this side lagged): the window re-reads its snapshots.
+pub const RESYNC_EVENT: &str = "weft://resync";
+
+/// Why the user might want to look, from one patch; `None` when nothing to say.
+pub fn attention(event: &PatchEvent, pending_before: usize) -> Option<(String, String)> {
+    let agent = event.session_key.split(':').next().unwrap_or("agent").to_string();
+    if let Some(interactions) = &event.patch.interactions {
+        if interactions.len() > pending_before {
+            let title = interactions.last().map(|i| i.title.clone()).unwrap_or_default();
+            return Some((format!("{agent} needs an answer"), title));
+        }
+    }
+    if event.patch.phase == Some(Phase::Done) {
+        let body = match (&event.patch.error, event.patch.incomplete) {
+            (Some(Some(error)), _) => format!("failed: {error}"),
+            (_, Some(true)) => "stopped".to_string(),
+            _ => "finished its turn".to_string(),
+        };
+        return Some((format!("{agent} is done"), body));
+    }
+    None
+}
+
+/// Runs until the kernel goes away.
+pub async fn forward_patches(app: AppHandle, loom: Arc<Loom>) {
+    let mut patches = loom.subscribe_all();
+    let mut pending: HashMap<String, usize> = HashMap::new();
+    loop {
+        match patches.recv().await {
+            Ok(event) => {
+                if let Err(e) = app.emit(PATCH_EVENT, &*event) {
+                    tracing::warn!("cannot emit a patch: {e}");
+                }
+                let before = pending.get(&event.session_key).copied().unwrap_or(0);
+                if let Some(interactions) = &event.patch.interactions {
+                    pending.insert(event.session_key.clone(), interactions.len());
+                }
+                if let Some((title, body)) = attention(&event, before) {
+                    notify_if_unfocused(&app, &title, &body);
+                }
+            }
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "patch forwarding lagged; asking the window to resync");
+                let _ = app.emit(RESYNC_EVENT, missed);
+            }
+            Err(RecvError::Closed) => break,
+        }
+    }
+}
+
+fn notify_if_unfocused(app: &AppHandle, title: &str, body: &str) {
+    let focused = app
+        .get_webview_window("main")
+        .and_then(|w| w.is_focused().ok())
+        .unwrap_or(false);
+    if focused {
+        return;
+    }
+    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        tracing::debug!("notification not shown: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_protocol::{Interaction, SnapshotPatch};
+
+    fn event(patch: SnapshotPatch) -> PatchEvent {
+        PatchEvent { session_key: "echo:1".into(), seq: 1, patch }
+    }
+
+    #[test]
+    fn a_new_interaction_or_a_finished_turn_wants_attention() {
+        let asks = event(SnapshotPatch {
+            interactions: Some(vec![Interaction { title: "Run it?".into(), ..Default::default() }]),
+            ..Default::default()
+        });
+        assert_eq!(attention(&asks, 0), Some(("echo needs an answer".into(), "Run it?".into())));
+        assert_eq!(attention(&asks, 1), None, "an answered one going away is not news");
+        let done = event(SnapshotPatch { phase: Some(Phase::Done), ..Default::default() });
+        assert_eq!(attention(&done, 0).map(|a| a.1), Some("finished its turn".into()));
+        let failed = event(SnapshotPatch {
+            phase: Some(Phase::Done),
+            error: Some(Some("boom".into())),
+            ..Default::default()
+        });
+        assert_eq!(attention(&failed, 0).map(|a| a.1), Some("failed: boom".into()));
+        assert_eq!(attention(&event(SnapshotPatch::default()), 0), None);
+    }
+}

@@ -1,0 +1,62 @@
+//! Recent workspace folders, newest first, kept in `<state_dir>/recent-workspaces.json`.
+
+use std::path::Path;
+
+const FILE: &str = "recent-workspaces.json";
+const KEEP: usize = 12;
+
+/// The remembered folders that still exist, newest first.
+pub fn load(state_dir: &Path) -> Vec<String> {
+    let list: Vec<String> = std::fs::read_to_string(state_dir.join(FILE))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    list.into_iter().filter(|p| Path::new(p).is_dir()).collect()
+}
+
+/// Puts `path` (made absolute) first and returns the new list.
+pub fn remember(state_dir: &Path, path: &str) -> std::io::Result<Vec<String>> {
+    let canonical = std::fs::canonicalize(path)?;
+    if !canonical.is_dir() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is not a folder"));
+    }
+    let canonical = canonical.display().to_string();
+    let mut list = load(state_dir);
+    list.retain(|p| *p != canonical);
+    list.insert(0, canonical);
+    list.truncate(KEEP);
+    std::fs::create_dir_all(state_dir)?;
+    let tmp = state_dir.join(format!("{FILE}.tmp"));
+    std::fs::write(&tmp, serde_json::to_string_pretty(&list)?)?;
+    std::fs::rename(&tmp, state_dir.join(FILE))?;
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_first_deduplicated_bounded_and_only_existing() {
+        let state = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dirs: Vec<String> = (0..15)
+            .map(|i| {
+                let d = root.path().join(format!("w{i}"));
+                std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+                d.display().to_string()
+            })
+            .collect();
+        for d in &dirs {
+            remember(state.path(), d).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let list = remember(state.path(), &dirs[5]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(list.len(), KEEP);
+        assert!(list[0].ends_with("w5"));
+        assert!(list[1].ends_with("w14"));
+        assert_eq!(list.iter().filter(|p| p.ends_with("w5")).count(), 1);
+        std::fs::remove_dir(&dirs[14]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!load(state.path()).iter().any(|p| p.ends_with("w14")));
+        assert!(remember(state.path(), "/no/such/folder").is_err());
+    }
+}

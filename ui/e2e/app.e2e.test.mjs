@@ -1,0 +1,147 @@
+// The desktop app end to end with the echo agent (no account needed).
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  allByTestId,
+  allTurnPrompts,
+  byTestId,
+  lastTurnText,
+  launch,
+  phase,
+  screenshot,
+  send,
+  setTheme,
+  texts,
+  until,
+} from "./harness.mjs";
+
+let browser;
+let firstSession;
+
+async function newSession() {
+  await (await byTestId(browser, "new-session")).click();
+  await until(browser, async () => (await byTestId(browser, "empty-state")).isExisting(), "a new session");
+}
+
+async function waitDone(what) {
+  await until(browser, async () => (await phase(browser)) === "done", what);
+}
+
+describe("Weft desktop app (echo agent)", () => {
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    if (browser) await browser.deleteSession();
+  });
+
+  it("opens the workspace given on the command line", async () => {
+    const workspaces = await allByTestId(browser, "workspace");
+    assert.ok(workspaces.length >= 1, "a workspace in the sidebar");
+    const dir = process.env.WEFT_WORKSPACE_DIR?.split("/").pop() ?? "";
+    await until(
+      browser,
+      async () => (await (await byTestId(browser, "session-title")).getProperty("textContent")).includes(`New session in`),
+      "the new-session title",
+    );
+    assert.match(await (await byTestId(browser, "session-title")).getProperty("textContent"), new RegExp(`New session in .*${dir}`));
+    const agent = await byTestId(browser, "agent-picker");
+    assert.equal(await agent.getValue(), "echo");
+    await screenshot(browser, "01-start-light");
+  });
+
+  it("runs an echo turn: streamed text, tool rows, plan and usage", async () => {
+    await send(browser, "hello weft");
+    await until(browser, async () => (await allByTestId(browser, "session-item")).length >= 1, "the session in the sidebar");
+    await until(browser, async () => (await lastTurnText(browser)).includes("Echo: hello weft"), "the streamed reply");
+    await waitDone("the turn to finish");
+    const rows = await allByTestId(browser, "tool-row");
+    assert.ok(rows.length >= 2, `tool rows: ${rows.length}`);
+    const statuses = [];
+    for (const r of rows) statuses.push(await r.getAttribute("data-status"));
+    assert.ok(statuses.includes("done") && statuses.includes("failed"), `statuses ${statuses}`);
+    const steps = await allByTestId(browser, "plan-step");
+    assert.equal(steps.length, 3);
+    assert.ok(await (await byTestId(browser, "usage")).isExisting(), "usage shown");
+    assert.ok(await (await byTestId(browser, "artifact")).isExisting(), "artifact shown");
+    // Expand the failed call and see its error.
+    const failed = await browser.$('[data-testid="tool-row"][data-status="failed"] [data-testid="tool-row-toggle"]');
+    await failed.click();
+    await until(browser, async () => (await (await byTestId(browser, "tool-result")).getText()).includes("cannot read"), "the failed call's error");
+    firstSession = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    assert.ok(firstSession?.startsWith("echo:"), `selected session ${firstSession}`);
+    await screenshot(browser, "02-transcript-light");
+  });
+
+  it("answers a permission dialog with allow", async () => {
+    await send(browser, "permission please");
+    const dialog = await byTestId(browser, "interaction-dialog");
+    await dialog.waitForDisplayed({ timeout: 30000 });
+    assert.equal(await dialog.getAttribute("data-kind"), "permission");
+    assert.equal(await (await byTestId(browser, "permission-tool")).getText(), "write_note");
+    assert.match(await (await byTestId(browser, "permission-input")).getText(), /echo-note\.md/);
+    await screenshot(browser, "03-permission-light");
+    await (await byTestId(browser, "allow-once")).click();
+    await dialog.waitForExist({ reverse: true, timeout: 30000 });
+    await until(browser, async () => (await lastTurnText(browser)).includes("I wrote the note."), "the allowed write");
+    await waitDone("the allowed turn to finish");
+  });
+
+  it("answers a permission dialog with deny on another turn", async () => {
+    await send(browser, "permission again");
+    const dialog = await byTestId(browser, "interaction-dialog");
+    await dialog.waitForDisplayed({ timeout: 30000 });
+    await (await byTestId(browser, "deny")).click();
+    await dialog.waitForExist({ reverse: true, timeout: 30000 });
+    await until(browser, async () => (await lastTurnText(browser)).includes("You denied the note"), "the denied write");
+    await waitDone("the denied turn to finish");
+    const denied = await browser.$('[data-testid="tool-row"][data-tool-id="note-1"][data-status="failed"]');
+    assert.ok(await denied.isExisting(), "the denied call is marked failed");
+  });
+
+  it("stops a running turn", async () => {
+    await newSession();
+    await send(browser, "slow story please");
+    await until(browser, async () => (await phase(browser)) === "streaming", "the slow turn to stream");
+    await until(browser, async () => (await lastTurnText(browser)).includes("Echo"), "some text first");
+    await (await byTestId(browser, "stop")).click();
+    await waitDone("the stopped turn to end");
+    assert.ok(await (await byTestId(browser, "turn-incomplete")).isExisting(), "the turn is marked incomplete");
+    assert.ok(!(await (await byTestId(browser, "stop")).isExisting()), "no stop button once stopped");
+  });
+
+  it("queues two prompts and runs them in order", async () => {
+    await newSession();
+    await send(browser, "slow first");
+    await until(browser, async () => (await phase(browser)) === "streaming", "the first turn to stream");
+    await (await byTestId(browser, "mode-queue")).click();
+    await send(browser, "queued one");
+    await send(browser, "queued two");
+    await until(browser, async () => (await allByTestId(browser, "queued-prompt")).length === 2, "two waiting prompts");
+    assert.deepEqual(await texts(browser, "queued-prompt"), ["queued one", "queued two"]);
+    await screenshot(browser, "04-queue-light");
+    await until(
+      browser,
+      async () => {
+        return (await phase(browser)) === "done" && (await lastTurnText(browser)).includes("Echo: queued two");
+      },
+      "all three turns to finish",
+      60000,
+    );
+    assert.deepEqual(await allTurnPrompts(browser), ["slow first", "queued one", "queued two"]);
+  });
+
+  it("shows the history after a restart", async () => {
+    await browser.deleteSession();
+    browser = await launch();
+    const item = await browser.$(`[data-testid="session-item"][data-session-key="${firstSession}"] button`);
+    await item.waitForExist({ timeout: 30000 });
+    await item.click();
+    await until(browser, async () => (await lastTurnText(browser)).includes("You denied the note"), "the last turn of history");
+    assert.deepEqual(await allTurnPrompts(browser), ["hello weft", "permission please", "permission again"]);
+    await screenshot(browser, "05-history-light");
+    await setTheme(browser, "dark");
+    await screenshot(browser, "06-history-dark");
+    await setTheme(browser, "system");
+  });
+});

@@ -1,0 +1,121 @@
+// Drives the built desktop app in its real WebView: tauri-driver (started by
+// scripts/e2e-app.sh, with WebKitWebDriver) under Xvfb, WebdriverIO as the client.
+// Environment: WEFT_APP_BIN (the binary), WEFT_E2E_PORT (tauri-driver's port),
+// WEFT_WORKSPACE_DIR (passed as --workspace), SCREENSHOT_DIR.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { remote } from "webdriverio";
+
+export const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? "artifacts/screenshots";
+const TIMEOUT = Number(process.env.WEFT_E2E_TIMEOUT ?? 30000);
+
+export async function launch() {
+  const application = process.env.WEFT_APP_BIN;
+  if (!application) throw new Error("WEFT_APP_BIN is not set (run scripts/e2e-app.sh)");
+  const args = process.env.WEFT_WORKSPACE_DIR ? ["--workspace", process.env.WEFT_WORKSPACE_DIR] : [];
+  const browser = await remote({
+    hostname: "127.0.0.1",
+    port: Number(process.env.WEFT_E2E_PORT ?? 4444),
+    logLevel: "warn",
+    connectionRetryTimeout: 60000,
+    capabilities: {
+      browserName: "wry",
+      // WebKitWebDriver speaks classic WebDriver only; WebdriverIO would ask for BiDi.
+      "wdio:enforceWebDriverClassic": true,
+      "tauri:options": { application, args },
+    },
+  });
+  browser.setTimeout({ implicit: 0 });
+  await until(browser, async () => (await browser.$('[data-testid="app"]').getAttribute("data-ready")) === "true", "the app is ready");
+  return browser;
+}
+
+/** Polls `check` until it is true, with a deadline (never a fixed sleep). */
+export async function until(browser, check, what, timeout = TIMEOUT) {
+  let last;
+  try {
+    await waitUntil(browser, check, what, timeout, (e) => (last = e));
+  } catch (error) {
+    await screenshot(browser, `timeout-${what.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}`).catch(() => {});
+    throw new Error(`${error.message}${last ? ` (${last.message})` : ""}`);
+  }
+}
+
+async function waitUntil(browser, check, what, timeout, onError) {
+  await browser.waitUntil(
+    async () => {
+      try {
+        return Boolean(await check());
+      } catch (e) {
+        onError(e);
+        return false;
+      }
+    },
+    { timeout, interval: 100, timeoutMsg: `timed out waiting for ${what}` },
+  );
+}
+
+export const byTestId = (browser, id) => browser.$(`[data-testid="${id}"]`);
+export const allByTestId = (browser, id) => browser.$$(`[data-testid="${id}"]`);
+
+export async function texts(browser, id) {
+  const els = await allByTestId(browser, id);
+  const out = [];
+  for (const el of els) out.push(await el.getText());
+  return out;
+}
+
+/** Types into the composer and presses Enter. */
+export async function send(browser, text) {
+  const input = await byTestId(browser, "composer-input");
+  await input.waitForDisplayed({ timeout: TIMEOUT });
+  await input.click();
+  await input.setValue(text);
+  await until(browser, async () => (await input.getValue()) === text, `the composer to hold "${text}"`);
+  await browser.keys("Enter");
+  await until(browser, async () => (await input.getValue()) === "", "the composer to clear after sending");
+}
+
+export async function lastTurnText(browser) {
+  const all = await texts(browser, "turn-text");
+  return all.at(-1) ?? "";
+}
+
+export async function phase(browser) {
+  return (await byTestId(browser, "session-phase")).getText();
+}
+
+export async function screenshot(browser, name) {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await browser.saveScreenshot(join(SCREENSHOT_DIR, `${name}.png`));
+}
+
+export async function setTheme(browser, theme) {
+  const toggle = await byTestId(browser, "theme-toggle");
+  for (let i = 0; i < 3; i++) {
+    if ((await toggle.getAttribute("aria-label")) === `Theme: ${theme}`) return;
+    await toggle.click();
+  }
+  await until(browser, async () => (await toggle.getAttribute("aria-label")) === `Theme: ${theme}`, `theme ${theme}`);
+}
+
+/**
+ * Every turn's prompt in the selected session, in order. The transcript is virtualized
+ * (only rows near the viewport exist), so this scrolls it from top to bottom.
+ */
+export async function allTurnPrompts(browser) {
+  const seen = new Map();
+  const list = await byTestId(browser, "transcript");
+  const height = await browser.execute((el) => el.scrollHeight, list);
+  for (let y = 0; ; y += 300) {
+    await browser.execute((el, top) => el.scrollTo(0, top), list, y);
+    await browser.execute(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    for (const turn of await allByTestId(browser, "turn")) {
+      const id = await turn.getAttribute("data-task-id");
+      if (!seen.has(id)) seen.set(id, await (await turn.$('[data-testid="turn-prompt-text"]')).getText());
+    }
+    if (y >= height) break;
+  }
+  await browser.execute((el) => el.scrollTo(0, el.scrollHeight), list);
+  return [...seen.values()];
+}
