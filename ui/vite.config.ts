@@ -10,6 +10,7 @@ export default defineConfig({
   resolve: process.env.VITEST ? { conditions: ["browser"] } : undefined,
   test: {
     environment: "jsdom",
+    globals: true,
     include: ["src/**/*.test.ts"],
     setupFiles: ["src/test-setup.ts"],
   },

@@ -4,7 +4,7 @@
 // go on from there: replay, then live.
 import type { PatchEvent, UniversalSnapshot } from "../generated";
 import { applyInPlace, emptySnapshot } from "./patch";
-import type { Transport } from "./transport";
+import { asWireError, type Transport } from "./transport";
 
 /** Something the window itself notes in a session's transcript (a steer's fate). */
 export interface LocalNote {
@@ -58,9 +58,7 @@ export class SessionView {
 
   /** Loads history and the snapshot; patches arriving meanwhile are buffered. */
   load(): Promise<void> {
-    this.loading ??= this.fetch().finally(() => {
-      this.loading = null;
-    });
+    this.loading ??= this.fetch();
     return this.loading;
   }
 
@@ -76,8 +74,12 @@ export class SessionView {
       this.loaded = true;
       this.loadError = null;
     } catch (error) {
-      this.loadError = error instanceof Error ? error.message : String(error);
+      // Keep what was buffered; the next patch tries again.
+      this.loadError = asWireError(error).message;
+      this.loading = null;
+      return;
     }
+    this.loading = null;
     const waiting = this.buffered;
     this.buffered = [];
     for (const event of waiting) this.receive(event);
@@ -92,7 +94,7 @@ export class SessionView {
   receive(event: PatchEvent): void {
     if (this.loading || !this.loaded) {
       this.buffered.push(event);
-      if (!this.loading) void this.load();
+      if (!this.loading && this.loadError === null) void this.load();
       return;
     }
     if (event.seq <= this.seq) return;

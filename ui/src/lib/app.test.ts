@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { AppStore } from "./app.svelte";
+import { FakeTransport } from "./fake-transport";
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+async function started() {
+  const t = new FakeTransport();
+  const app = new AppStore(t);
+  await app.start();
+  return { t, app };
+}
+
+describe("AppStore", () => {
+  it("starts in the workspace from the command line with the echo agent", async () => {
+    const { app } = await started();
+    expect(app.workspace).toBe("/work/demo");
+    expect(app.workspaces).toEqual(["/work/demo"]);
+    expect(app.agent).toBe("echo");
+    expect(app.model).toBe("echo-1");
+    expect(app.efforts).toEqual(["low", "high"]);
+  });
+
+  it("sends a new session's first prompt with the chosen agent, model and workdir", async () => {
+    const { t, app } = await started();
+    app.effort = "high";
+    expect(await app.send("  hello  ")).toBe(true);
+    const call = t.calls.find((c) => c.verb === "prompt");
+    expect(call?.args[0]).toMatchObject({ prompt: "hello", agent: "echo", sessionKey: null, workdir: "/work/demo", model: "echo-1", effort: "high" });
+    expect(app.selectedKey).toMatch(/^echo:/);
+    expect(await app.send("   ")).toBe(false);
+  });
+
+  it("while a turn runs, steers or queues as chosen and notes which", async () => {
+    const { t, app } = await started();
+    await app.send("first");
+    await tick();
+    const view = app.selected!;
+    expect(view.running).toBe(true);
+    await app.send("go left");
+    expect(t.calls.at(-1)).toMatchObject({ verb: "steer", args: [view.key, "go left"] });
+    expect(view.notes.at(-1)?.text).toContain("Steered the running turn");
+    t.steerOutcome = "queued";
+    await app.send("go right");
+    expect(view.notes.at(-1)?.text).toContain("queued");
+    app.sendMode = "queue";
+    await app.send("later");
+    expect(t.calls.at(-1)).toMatchObject({ verb: "prompt" });
+    expect(view.current.queued.map((q) => q.prompt)).toEqual(["later"]);
+    await app.stopSelected();
+    expect(t.calls.at(-1)).toMatchObject({ verb: "stop", args: [view.key] });
+  });
+
+  it("filters and groups sessions by workspace, and cycles the selection", async () => {
+    const { t, app } = await started();
+    t.addSession("echo", "/work/demo", "fix the parser");
+    t.addSession("claude", "/work/other", "write docs");
+    await app.refreshSessions();
+    expect(app.workspaceGroups.map((g) => g.workdir)).toEqual(["/work/demo", "/work/other"]);
+    app.search = "docs";
+    expect(app.workspaceGroups.map((g) => g.sessions.map((s) => s.title))).toEqual([["write docs"]]);
+    app.search = "";
+    app.cycleSession(1);
+    const first = app.selectedKey;
+    app.cycleSession(1);
+    expect(app.selectedKey).not.toBe(first);
+    app.cycleSession(-1);
+    expect(app.selectedKey).toBe(first);
+  });
+
+  it("shows a verb's failure as a banner", async () => {
+    const { t, app } = await started();
+    t.getSnapshot = async () => {
+      throw { code: "unknownSession", message: "unknown session `x`" };
+    };
+    app.selectSession("echo:nope");
+    await tick();
+    expect(app.selected?.loadError).toBe("unknown session `x`");
+  });
+
+  it("remembers picked workspaces, newest first", async () => {
+    const { app } = await started();
+    await app.pickWorkspace();
+    expect(app.workspaces).toEqual(["/work/picked", "/work/demo"]);
+    expect(app.workspace).toBe("/work/picked");
+  });
+
+  it("marks sessions waiting for an answer from the patch stream", async () => {
+    const { t, app } = await started();
+    const key = t.addSession();
+    t.emit(key, { interactions: [{ promptId: "p", kind: "user-input", title: "?", detail: null, toolName: null, toolInput: null, questions: [] }] });
+    expect(app.needsAnswer[key]).toBe(1);
+  });
+});

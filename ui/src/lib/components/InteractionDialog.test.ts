@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { fireEvent, render, screen } from "@testing-library/svelte";
+import { flushSync } from "svelte";
+import type { Interaction } from "../../generated";
+import { AppStore } from "../app.svelte";
+import { FakeTransport } from "../fake-transport";
+import InteractionDialog from "./InteractionDialog.svelte";
+
+const permission: Interaction = {
+  promptId: "p1",
+  kind: "permission",
+  title: "Allow write_note?",
+  detail: "Echo wants to write a note",
+  toolName: "write_note",
+  toolInput: { path: "/w/.weft/echo-note.md" },
+  questions: [
+    {
+      id: "decision",
+      text: "Allow?",
+      type: "select",
+      choices: [
+        { label: "Allow once", value: "allow" },
+        { label: "Allow for this session", value: "allowSession" },
+        { label: "Deny", value: "deny" },
+      ],
+    },
+  ],
+};
+
+const question: Interaction = {
+  promptId: "q1",
+  kind: "user-input",
+  title: "Echo has a question",
+  detail: null,
+  toolName: null,
+  toolInput: null,
+  questions: [
+    {
+      id: "color",
+      text: "Which colour?",
+      type: "select",
+      choices: [
+        { label: "Red", value: "red" },
+        { label: "Blue", value: "blue" },
+      ],
+    },
+  ],
+};
+
+async function setup(interactions: Interaction[]) {
+  const t = new FakeTransport();
+  const app = new AppStore(t);
+  await app.start();
+  const key = t.addSession();
+  app.selectSession(key);
+  const view = app.selected!;
+  await view.load();
+  t.emit(key, { phase: "streaming", taskId: "a", interactions });
+  render(InteractionDialog, { app, view });
+  flushSync();
+  return { t, app, view, key };
+}
+
+const lastInteract = (t: FakeTransport) => t.calls.filter((c) => c.verb === "interact").at(-1)?.args[0];
+
+describe("InteractionDialog", () => {
+  it("shows a permission with its tool and input, and allows once", async () => {
+    const { t, key } = await setup([permission]);
+    const dialog = screen.getByRole("dialog", { name: "Allow write_note?" });
+    expect(dialog.dataset.kind).toBe("permission");
+    expect(screen.getByTestId("permission-tool").textContent).toBe("write_note");
+    expect(screen.getByTestId("permission-input").textContent).toContain("echo-note.md");
+    expect(screen.getByTestId("allow-session")).toBeTruthy();
+    await fireEvent.click(screen.getByTestId("allow-once"));
+    expect(lastInteract(t)).toEqual({ sessionKey: key, promptId: "p1", action: "select", value: "allow", answers: {} });
+    flushSync();
+    expect(screen.queryByRole("dialog")).toBeNull();
+  });
+
+  it("denies", async () => {
+    const { t } = await setup([permission]);
+    await fireEvent.click(screen.getByRole("button", { name: "Deny" }));
+    expect(lastInteract(t)).toMatchObject({ action: "select", value: "deny" });
+  });
+
+  it("queues several pending interactions visibly, answering the first first", async () => {
+    const { t } = await setup([permission, question]);
+    expect(screen.getByTestId("interaction-queue").textContent).toBe("1 of 2");
+    expect(screen.getByTestId("interaction-pending-list").textContent).toContain("Echo has a question");
+    await fireEvent.click(screen.getByTestId("allow-once"));
+    flushSync();
+    expect(screen.getByRole("dialog").dataset.kind).toBe("user-input");
+    expect(screen.queryByTestId("interaction-queue")).toBeNull();
+    const submit = screen.getByTestId("question-submit") as HTMLButtonElement;
+    expect(submit.disabled).toBe(true);
+    await fireEvent.click(screen.getByLabelText("Blue"));
+    flushSync();
+    expect(submit.disabled).toBe(false);
+    await fireEvent.click(submit);
+    expect(lastInteract(t)).toMatchObject({ promptId: "q1", action: "select", value: "blue" });
+  });
+
+  it("answers a text question, or skips it", async () => {
+    const text: Interaction = { ...question, promptId: "q2", questions: [{ id: "name", text: "Your name?", type: "text", choices: [] }] };
+    const { t } = await setup([text]);
+    await fireEvent.input(screen.getByLabelText("Your name?"), { target: { value: "Ada" } });
+    await fireEvent.click(screen.getByTestId("question-submit"));
+    expect(lastInteract(t)).toMatchObject({ action: "text", value: "Ada" });
+  });
+
+  it("closes an interaction that was cancelled elsewhere with its reason", async () => {
+    const { t, key } = await setup([permission]);
+    t.emit(key, { interactions: [] });
+    flushSync();
+    expect(screen.queryByRole("dialog")).toBeNull();
+    const note = screen.getByTestId("interaction-closed");
+    expect(note.textContent).toContain("Allow write_note?");
+    expect(note.textContent).toContain("cancelled or expired");
+    await fireEvent.click(screen.getByTestId("interaction-closed-dismiss"));
+    flushSync();
+    expect(screen.queryByTestId("interaction-closed")).toBeNull();
+  });
+
+  it("offers confirmation choices and cancel", async () => {
+    const confirm: Interaction = {
+      ...question,
+      promptId: "c1",
+      kind: "confirmation",
+      title: "Leave plan mode?",
+      questions: [{ id: "ok", text: "Go?", type: "select", choices: [{ label: "Yes", value: "yes" }, { label: "No", value: "no" }] }],
+    };
+    const { t } = await setup([confirm]);
+    await fireEvent.click(screen.getByTestId("confirm-choice-yes"));
+    expect(lastInteract(t)).toMatchObject({ promptId: "c1", action: "select", value: "yes" });
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { flushSync } from "svelte";
+import { FakeTransport } from "./fake-transport";
+import { SessionView } from "./session-view.svelte";
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function setup() {
+  const t = new FakeTransport();
+  const key = t.addSession();
+  const view = new SessionView(key, t);
+  void t.onPatch((e) => e.sessionKey === key && view.receive(e));
+  return { t, key, view };
+}
+
+describe("SessionView", () => {
+  it("loads the snapshot, then applies patches in seq order", async () => {
+    const { t, key, view } = setup();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "hi", textAppend: "He" });
+    await view.load();
+    expect(view.current.text).toBe("He");
+    t.emit(key, { textAppend: "llo" });
+    expect(view.current.text).toBe("Hello");
+    expect(view.seq).toBe(2);
+  });
+
+  it("buffers patches that arrive before the first snapshot", async () => {
+    const { t, key, view } = setup();
+    const loading = view.load();
+    t.emit(key, { phase: "streaming", taskId: "a", textAppend: "x" });
+    await loading;
+    await tick();
+    expect(view.current.text).toBe("x");
+    expect(view.seq).toBe(1);
+  });
+
+  it("ignores patches it already has and re-reads the snapshot on a gap", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    const first = t.emit(key, { phase: "streaming", taskId: "a", textAppend: "a" });
+    view.receive(first); // a duplicate
+    expect(view.current.text).toBe("a");
+    t.emit(key, { textAppend: "b" }, 5); // seq jumps 1 -> 5
+    await tick();
+    await tick();
+    expect(view.resyncs).toBe(1);
+    expect(view.current.text).toBe("ab");
+    expect(view.seq).toBe(5);
+    expect(t.calls.filter((c) => c.verb === "getSnapshot").length).toBe(2);
+    t.emit(key, { textAppend: "c" });
+    expect(view.current.text).toBe("abc");
+  });
+
+  it("moves a finished turn into the history when the next starts", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "one", textAppend: "1" });
+    t.emit(key, { phase: "done" });
+    t.emit(key, { phase: "streaming", taskId: "b", prompt: "two", text: "" });
+    flushSync();
+    expect(view.turns.map((x) => x.prompt)).toEqual(["one", "two"]);
+    expect(view.history[0].phase).toBe("done");
+    expect(view.running).toBe(true);
+  });
+
+  it("does not draw the current turn twice when history already holds it", async () => {
+    const { t, key, view } = setup();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "one" });
+    t.finish(key);
+    await view.load();
+    expect(view.turns.map((x) => x.taskId)).toEqual(["a"]);
+  });
+
+  it("says why an unanswered interaction went away", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    const ask = { promptId: "p", kind: "permission" as const, title: "Run it?", detail: null, toolName: "Bash", toolInput: null, questions: [] };
+    const ask2 = { ...ask, promptId: "q", title: "And this?" };
+    t.emit(key, { phase: "streaming", taskId: "a", interactions: [ask, ask2] });
+    view.markAnswered("q");
+    t.emit(key, { phase: "done", incomplete: true, interactions: [] });
+    expect(view.closedInteractions).toEqual([{ promptId: "p", title: "Run it?", reason: "the turn was stopped" }]);
+    view.dismissClosed("p");
+    expect(view.closedInteractions).toEqual([]);
+  });
+});
