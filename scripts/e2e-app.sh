@@ -24,7 +24,7 @@ if [ -z "${WEFT_E2E_SKIP_BUILD:-}" ]; then
         cargo build -p weft-app --features tauri/custom-protocol
     fi
 fi
-APP_BIN="$ROOT/target/$PROFILE/weft-app"
+APP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft-app"
 [ -x "$APP_BIN" ] || { echo "no app binary at $APP_BIN" >&2; exit 1; }
 
 RUN_DIR="$(mktemp -d /tmp/weft-e2e.XXXXXX)"

@@ -20,8 +20,8 @@ fn main() {
         "add_recent_workspace",
         "open_log",
     ];
-    let attributes =
-        tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands));
+    let attributes = tauri_build::Attributes::new()
+        .app_manifest(tauri_build::AppManifest::new().commands(commands));
     if let Err(e) = tauri_build::try_build(attributes) {
         println!("cargo:warning=tauri-build failed: {e:#}");
         std::process::exit(1);

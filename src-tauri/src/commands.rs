@@ -110,7 +110,8 @@ pub fn add_recent_workspace(config: State<'_, AppConfig>, path: String) -> Reply
 /// Opens the newest log file with the desktop's default viewer.
 #[tauri::command]
 pub fn open_log(config: State<'_, AppConfig>) -> Reply<()> {
-    let path = crate::logging::newest_log(&config.log_dir).unwrap_or_else(|| config.log_dir.clone());
+    let path =
+        crate::logging::newest_log(&config.log_dir).unwrap_or_else(|| config.log_dir.clone());
     std::process::Command::new("xdg-open")
         .arg(&path)
         .spawn()

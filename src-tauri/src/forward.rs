@@ -18,10 +18,18 @@ pub const RESYNC_EVENT: &str = "weft://resync";
 
 /// Why the user might want to look, from one patch; `None` when nothing to say.
 pub fn attention(event: &PatchEvent, pending_before: usize) -> Option<(String, String)> {
-    let agent = event.session_key.split(':').next().unwrap_or("agent").to_string();
+    let agent = event
+        .session_key
+        .split(':')
+        .next()
+        .unwrap_or("agent")
+        .to_string();
     if let Some(interactions) = &event.patch.interactions {
         if interactions.len() > pending_before {
-            let title = interactions.last().map(|i| i.title.clone()).unwrap_or_default();
+            let title = interactions
+                .last()
+                .map(|i| i.title.clone())
+                .unwrap_or_default();
             return Some((format!("{agent} needs an answer"), title));
         }
     }
@@ -55,7 +63,10 @@ pub async fn forward_patches(app: AppHandle, loom: Arc<Loom>) {
                 }
             }
             Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "patch forwarding lagged; asking the window to resync");
+                tracing::warn!(
+                    missed,
+                    "patch forwarding lagged; asking the window to resync"
+                );
                 let _ = app.emit(RESYNC_EVENT, missed);
             }
             Err(RecvError::Closed) => break,
@@ -82,25 +93,48 @@ mod tests {
     use weft_protocol::{Interaction, SnapshotPatch};
 
     fn event(patch: SnapshotPatch) -> PatchEvent {
-        PatchEvent { session_key: "echo:1".into(), seq: 1, patch }
+        PatchEvent {
+            session_key: "echo:1".into(),
+            seq: 1,
+            patch,
+        }
     }
 
     #[test]
     fn a_new_interaction_or_a_finished_turn_wants_attention() {
         let asks = event(SnapshotPatch {
-            interactions: Some(vec![Interaction { title: "Run it?".into(), ..Default::default() }]),
+            interactions: Some(vec![Interaction {
+                title: "Run it?".into(),
+                ..Default::default()
+            }]),
             ..Default::default()
         });
-        assert_eq!(attention(&asks, 0), Some(("echo needs an answer".into(), "Run it?".into())));
-        assert_eq!(attention(&asks, 1), None, "an answered one going away is not news");
-        let done = event(SnapshotPatch { phase: Some(Phase::Done), ..Default::default() });
-        assert_eq!(attention(&done, 0).map(|a| a.1), Some("finished its turn".into()));
+        assert_eq!(
+            attention(&asks, 0),
+            Some(("echo needs an answer".into(), "Run it?".into()))
+        );
+        assert_eq!(
+            attention(&asks, 1),
+            None,
+            "an answered one going away is not news"
+        );
+        let done = event(SnapshotPatch {
+            phase: Some(Phase::Done),
+            ..Default::default()
+        });
+        assert_eq!(
+            attention(&done, 0).map(|a| a.1),
+            Some("finished its turn".into())
+        );
         let failed = event(SnapshotPatch {
             phase: Some(Phase::Done),
             error: Some(Some("boom".into())),
             ..Default::default()
         });
-        assert_eq!(attention(&failed, 0).map(|a| a.1), Some("failed: boom".into()));
+        assert_eq!(
+            attention(&failed, 0).map(|a| a.1),
+            Some("failed: boom".into())
+        );
         assert_eq!(attention(&event(SnapshotPatch::default()), 0), None);
     }
 }

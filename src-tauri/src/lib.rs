@@ -153,10 +153,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let d = dir.path().display().to_string();
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(initial_workspace(&s(&["--workspace", "/x"]), None), Some("/x".into()));
-        assert_eq!(initial_workspace(&s(&["--workspace=/y"]), None), Some("/y".into()));
+        assert_eq!(
+            initial_workspace(&s(&["--workspace", "/x"]), None),
+            Some("/x".into())
+        );
+        assert_eq!(
+            initial_workspace(&s(&["--workspace=/y"]), None),
+            Some("/y".into())
+        );
         assert_eq!(initial_workspace(&s(&[&d]), None), Some(d.clone()));
-        assert_eq!(initial_workspace(&[], Some("/env".into())), Some("/env".into()));
-        assert_eq!(initial_workspace(&s(&["--flag"]), Some(String::new())), None);
+        assert_eq!(
+            initial_workspace(&[], Some("/env".into())),
+            Some("/env".into())
+        );
+        assert_eq!(
+            initial_workspace(&s(&["--flag"]), Some(String::new())),
+            None
+        );
     }
 }

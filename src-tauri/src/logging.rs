@@ -24,7 +24,11 @@ pub fn init(log_dir: &Path) -> anyhow::Result<WorkerGuard> {
         .unwrap_or_else(|_| EnvFilter::new("info,weft_app=debug,weft_kernel=debug"));
     let _ = tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(file).with_ansi(false))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(file)
+                .with_ansi(false),
+        )
         .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .try_init();
     Ok(guard)

@@ -18,7 +18,10 @@ pub fn load(state_dir: &Path) -> Vec<String> {
 pub fn remember(state_dir: &Path, path: &str) -> std::io::Result<Vec<String>> {
     let canonical = std::fs::canonicalize(path)?;
     if !canonical.is_dir() {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is not a folder"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is not a folder",
+        ));
     }
     let canonical = canonical.display().to_string();
     let mut list = load(state_dir);
