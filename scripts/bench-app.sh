@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Measures the desktop app for BENCHMARKS.md ("Desktop app"): launch to interactive,
+# idle PSS (app + WebKit processes) beside a bare Tauri window, the same with a
+# 10,000-tool-call session open, and frame times while a reply streams into it.
+# Release builds; Xvfb and tauri-driver are started here; a fresh WEFT_HOME per run.
+# Prints a JSON object (also saved to artifacts/bench-app.json).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+CALLS="${WEFT_BENCH_CALLS:-10000}"
+
+if [ -z "${WEFT_BENCH_SKIP_BUILD:-}" ]; then
+    scripts/setup.sh setup_desktop_app
+    npm --prefix ui run build --silent
+    cargo build --release -p weft-app --features tauri/custom-protocol --bin weft-app --example bare --example seed_big_session
+fi
+
+RUN_DIR="$(mktemp -d /tmp/weft-bench.XXXXXX)"
+mkdir -p "$RUN_DIR/home" "$RUN_DIR/workspace"
+echo "# bench workspace" > "$RUN_DIR/workspace/README.md"
+export WEFT_HOME="$RUN_DIR/home"
+BIG_KEY="$("$TARGET/release/examples/seed_big_session" "$RUN_DIR/workspace" "$CALLS")"
+echo "seeded $BIG_KEY with $CALLS tool calls" >&2
+
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+for n in $(seq 90 140); do [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ] || { DISPLAY_NUM=$n; break; }; done
+Xvfb ":$DISPLAY_NUM" -screen 0 1280x800x24 -nolisten tcp >"$RUN_DIR/xvfb.log" 2>&1 &
+PIDS+=($!)
+export DISPLAY=":$DISPLAY_NUM"
+for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X$DISPLAY_NUM" ] && break; sleep 0.1; done
+PORT="$(free_port)"
+NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$(free_port)" \
+    --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
+
+mkdir -p artifacts
+WEFT_APP_BIN="$TARGET/release/weft-app" WEFT_BARE_BIN="$TARGET/release/examples/bare" \
+    WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" WEFT_BIG_SESSION="$BIG_KEY" \
+    node ui/e2e/bench.mjs | tee artifacts/bench-app.json
