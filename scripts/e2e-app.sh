@@ -23,6 +23,7 @@ if [ -z "${WEFT_E2E_SKIP_BUILD:-}" ]; then
     else
         cargo build -p weft-app --features tauri/custom-protocol
     fi
+    cargo build -p weft-app --example scripted_anthropic
 fi
 APP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft-app"
 [ -x "$APP_BIN" ] || { echo "no app binary at $APP_BIN" >&2; exit 1; }
@@ -61,9 +62,31 @@ PIDS+=($!)
 export DISPLAY=":$DISPLAY_NUM"
 for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X$DISPLAY_NUM" ] && break; sleep 0.1; done
 
+# The real `claude` CLI (installed by setup.sh into .tools/agents) against a scripted
+# Anthropic server on loopback, with its own HOME: ui/e2e/claude.e2e.test.mjs.
+CLAUDE_ENV=()
+CLAUDE_BIN="${WEFT_CLAUDE_BIN:-$ROOT/.tools/agents/node_modules/.bin/claude}"
+if [ -x "$CLAUDE_BIN" ]; then
+    mkdir -p "$RUN_DIR/claude-home"
+    echo '{"hasCompletedOnboarding":true}' > "$RUN_DIR/claude-home/.claude.json"
+    "${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/scripted_anthropic" >"$RUN_DIR/anthropic.url" 2>"$RUN_DIR/anthropic.log" &
+    PIDS+=($!)
+    for _ in $(seq 100); do [ -s "$RUN_DIR/anthropic.url" ] && break; sleep 0.1; done
+    ANTHROPIC_URL="$(head -1 "$RUN_DIR/anthropic.url")"
+    CLAUDE_ENV=(HOME="$RUN_DIR/claude-home" WEFT_CLAUDE_BIN="$CLAUDE_BIN" ANTHROPIC_BASE_URL="$ANTHROPIC_URL"
+        ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+        CLAUDE_CODE_MAX_RETRIES=0 WEFT_E2E_CLAUDE=1 WEFT_E2E_ANTHROPIC_URL="$ANTHROPIC_URL")
+    echo "e2e: real claude at $CLAUDE_BIN, scripted server $ANTHROPIC_URL"
+elif [ "${CI:-}" = "true" ]; then
+    echo "CI=true and no claude CLI at $CLAUDE_BIN (scripts/setup.sh setup_claude_code installs it)" >&2
+    exit 1
+else
+    echo "e2e: no claude CLI at $CLAUDE_BIN; the real-claude turn is skipped"
+fi
+
 PORT="$(free_port)"
 NATIVE_PORT="$(free_port)"
-WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
+env "${CLAUDE_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
     --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do
