@@ -1,0 +1,261 @@
+//! Which ACP agents exist: the presets, and the user's own from
+//! `<WEFT_HOME>/agents.json`.
+//!
+//! ```json
+//! { "agents": [
+//!   { "id": "my-agent", "name": "My Agent", "command": "my-agent",
+//!     "args": ["--acp"], "env": { "MY_AGENT_LOG": "warn" }, "loadSession": true }
+//! ] }
+//! ```
+//!
+//! `command` is a path or a name looked up like the presets' (`$WEFT_<ID>_BIN`, the
+//! project-local `.tools/agents/node_modules/.bin`, then `PATH`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Where the project's set-up installs agent CLIs, relative to the repository root.
+pub const LOCAL_BIN_DIR: &str = ".tools/agents/node_modules/.bin";
+
+/// One ACP agent: how to start it and what to expect of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcpSpec {
+    /// The Weft agent id (no `:`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The program: a path, or a name to look up.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment for every spawn (on top of the turn's own).
+    pub env: Vec<(String, String)>,
+    /// Try `session/load` to resume when the agent advertises it (false for agents
+    /// whose load is known to be broken: gemini 0.61.0 corrupts the session file).
+    pub load_session: bool,
+    /// Arguments that print the version (`--version`), when the agent has them.
+    pub version_args: Option<Vec<String>>,
+    /// Environment variables that may name the binary, first wins.
+    pub bin_env: Vec<String>,
+    /// How to install it, for the "not found" message.
+    pub install_hint: String,
+    /// How long `initialize` may take.
+    pub init_timeout: Duration,
+    /// How long a stop waits for the agent's `cancelled` before killing it.
+    pub stop_grace: Duration,
+}
+
+impl AcpSpec {
+    /// A spec with defaults for everything but id, command and args.
+    pub fn new(id: &str, command: &str, args: &[&str]) -> Self {
+        Self {
+            id: id.into(),
+            name: id.into(),
+            command: command.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            env: Vec::new(),
+            load_session: true,
+            version_args: None,
+            bin_env: vec![bin_env_name(id)],
+            install_hint: format!("install `{command}` and put it on PATH"),
+            init_timeout: Duration::from_secs(60),
+            stop_grace: Duration::from_secs(5),
+        }
+    }
+
+    /// Finds the executable, or says where it looked.
+    pub fn find_binary(&self) -> Result<PathBuf, String> {
+        for var in &self.bin_env {
+            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                let p = PathBuf::from(v);
+                return if p.is_file() {
+                    Ok(p)
+                } else {
+                    Err(format!("{var} points at {}, which is not a file", p.display()))
+                };
+            }
+        }
+        find_program(&self.command).ok_or_else(|| {
+            format!(
+                "`{}` was not found (looked at ${}, {LOCAL_BIN_DIR} above this program and \
+                 the current folder, and PATH); {}",
+                self.command,
+                self.bin_env.first().map(String::as_str).unwrap_or("WEFT_<ID>_BIN"),
+                self.install_hint
+            )
+        })
+    }
+}
+
+/// `WEFT_<ID>_BIN` for an agent id (`claude-acp` → `WEFT_CLAUDE_ACP_BIN`).
+pub fn bin_env_name(id: &str) -> String {
+    let up: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("WEFT_{up}_BIN")
+}
+
+/// A program by path, or by name in the project-local install or on PATH.
+pub fn find_program(command: &str) -> Option<PathBuf> {
+    let as_path = Path::new(command);
+    if as_path.components().count() > 1 || as_path.is_absolute() {
+        return as_path.is_file().then(|| as_path.to_path_buf());
+    }
+    let mut starts: Vec<PathBuf> = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        starts.push(exe);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    for start in &starts {
+        for dir in start.ancestors() {
+            let candidate = dir.join(LOCAL_BIN_DIR).join(command);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(command))
+        .find(|c| c.is_file())
+}
+
+/// The ACP agents Weft knows out of the box.
+pub fn presets() -> Vec<AcpSpec> {
+    let mut hermes = AcpSpec::new("hermes", "hermes", &["acp"]);
+    hermes.name = "Hermes (ACP)".into();
+    hermes.install_hint = "install Hermes Agent (`hermes`) and put it on PATH".into();
+
+    let mut kimi = AcpSpec::new("kimi", "kimi", &["acp"]);
+    kimi.name = "Kimi Code (ACP)".into();
+    kimi.version_args = Some(vec!["--version".into()]);
+    kimi.install_hint = "install Kimi Code CLI (`kimi`) and run `kimi login`".into();
+
+    let mut claude = AcpSpec::new("claude-acp", "claude-agent-acp", &[]);
+    claude.name = "Claude (ACP)".into();
+    claude.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
+                           `npm install -g @agentclientprotocol/claude-agent-acp`"
+        .into();
+
+    let mut gemini = AcpSpec::new("gemini-acp", "gemini", &["--acp", "--skip-trust"]);
+    gemini.name = "Gemini CLI (ACP)".into();
+    // gemini 0.61.0 answers every session/load with "Invalid session identifier" and
+    // rewrites the chat file while doing so: never try it.
+    gemini.load_session = false;
+    gemini.version_args = Some(vec!["--version".into()]);
+    gemini.bin_env = vec![bin_env_name("gemini-acp"), "WEFT_GEMINI_BIN".into()];
+    gemini.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
+                           `npm install -g @google/gemini-cli`"
+        .into();
+    vec![hermes, kimi, claude, gemini]
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UserAgent {
+    id: String,
+    name: Option<String>,
+    command: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    load_session: Option<bool>,
+    version_args: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AgentsFile {
+    #[serde(default)]
+    agents: Vec<UserAgent>,
+}
+
+/// The user's agents from `<state_dir>/agents.json` (none when the file is absent).
+/// Ids that are empty, contain `:` or repeat are refused.
+pub fn user_agents(state_dir: &Path) -> Result<Vec<AcpSpec>, String> {
+    let path = state_dir.join("agents.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let file: AgentsFile =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out: Vec<AcpSpec> = Vec::new();
+    for a in file.agents {
+        if a.id.is_empty() || a.id.contains(':') || a.id.contains(char::is_whitespace) {
+            return Err(format!("{}: bad agent id `{}`", path.display(), a.id));
+        }
+        if out.iter().any(|s| s.id == a.id) {
+            return Err(format!("{}: agent id `{}` repeats", path.display(), a.id));
+        }
+        let mut spec = AcpSpec::new(&a.id, &a.command, &[]);
+        spec.args = a.args;
+        spec.name = a.name.unwrap_or_else(|| a.id.clone());
+        spec.env = a.env.into_iter().collect();
+        spec.load_session = a.load_session.unwrap_or(true);
+        spec.version_args = a.version_args;
+        spec.install_hint = format!("check `command` of `{}` in {}", a.id, path.display());
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bin_env_names() {
+        assert_eq!(bin_env_name("claude-acp"), "WEFT_CLAUDE_ACP_BIN");
+        assert_eq!(bin_env_name("kimi"), "WEFT_KIMI_BIN");
+    }
+
+    #[test]
+    fn user_agents_parse_and_refuse_bad_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(user_agents(dir.path()).unwrap().is_empty());
+        std::fs::write(
+            dir.path().join("agents.json"),
+            r#"{"agents":[{"id":"mine","command":"/bin/my-agent","args":["--acp"],
+                "env":{"A":"1"},"loadSession":false}]}"#,
+        )
+        .unwrap();
+        let specs = user_agents(dir.path()).unwrap();
+        assert_eq!(specs.len(), 1);
+        let s = &specs[0];
+        assert_eq!((s.id.as_str(), s.name.as_str()), ("mine", "mine"));
+        assert_eq!(s.args, vec!["--acp"]);
+        assert_eq!(s.env, vec![("A".to_string(), "1".to_string())]);
+        assert!(!s.load_session);
+        std::fs::write(
+            dir.path().join("agents.json"),
+            r#"{"agents":[{"id":"a:b","command":"x"}]}"#,
+        )
+        .unwrap();
+        assert!(user_agents(dir.path()).unwrap_err().contains("bad agent id"));
+        std::fs::write(dir.path().join("agents.json"), "{not json").unwrap();
+        assert!(user_agents(dir.path()).is_err());
+    }
+
+    #[test]
+    fn missing_binary_says_where_it_looked() {
+        let spec = AcpSpec::new("nope", "weft-no-such-agent-binary", &[]);
+        let err = spec.find_binary().unwrap_err();
+        assert!(err.contains("WEFT_NOPE_BIN"), "{err}");
+        assert!(err.contains("weft-no-such-agent-binary"), "{err}");
+    }
+}

@@ -1,0 +1,325 @@
+//! Weft's ACP driver: any Agent Client Protocol agent over stdio.
+//!
+//! [`AcpDriver`] runs one agent process per active session ([`process`], in its own
+//! process group, killed on close, shutdown or when a turn's future is dropped) and
+//! speaks ACP to it through the official `agent-client-protocol` SDK ([`conn`]):
+//! `initialize`, then `session/new` — or `session/load` to resume, where the agent
+//! advertises it and the spec allows it — then one `session/prompt` per turn. Every
+//! `session/update` becomes [`DriverEvent`](weft_protocol::DriverEvent)s through a pure
+//! [`normalize::Normalizer`]; `session/request_permission` becomes a permission
+//! interaction offering the agent's own options ([`permission`]); stop is
+//! `session/cancel`, then a kill if the agent does not answer `cancelled` in time.
+//! The agent's models and modes (from `session/new`) are what [`AgentDriver::models`]
+//! lists; a model id `mode:<id>` switches the session's mode.
+//!
+//! Presets ([`config::presets`]): `hermes`, `kimi`, `claude-acp` (claude-agent-acp),
+//! `gemini-acp` (`gemini --acp`); a user adds their own in `<WEFT_HOME>/agents.json`
+//! ([`config::user_agents`]). [`drivers`] gives all of them.
+//!
+//! Hazards: the SDK's dispatch loop must never wait on us (handlers only forward to a
+//! channel); the agent's request ids are its own (the SDK keeps the two id spaces
+//! apart); a request no handler claims is answered `method_not_found` by the SDK, and a
+//! permission request still open when a turn ends is answered `cancelled`.
+
+pub mod config;
+pub mod conn;
+pub mod normalize;
+pub mod permission;
+pub mod process;
+pub mod session;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+
+pub use config::AcpSpec;
+pub use session::{Catalog, LiveSession, Shape, TurnEnd};
+
+use crate::conn::AcpConnection;
+use crate::process::SpawnSpec;
+
+/// How long a closing session's agent gets to exit by itself.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// One ACP agent.
+pub struct AcpDriver {
+    spec: AcpSpec,
+    sessions: Arc<Mutex<HashMap<String, LiveSession>>>,
+    catalog: Mutex<Option<Catalog>>,
+    agent_version: Mutex<Option<String>>,
+}
+
+/// Every ACP agent: the presets, then the user's from `<state_dir>/agents.json` (a
+/// user agent with a preset's id replaces it). A broken agents.json is logged and
+/// skipped, never fatal.
+pub fn drivers(state_dir: &Path) -> Vec<Arc<dyn AgentDriver>> {
+    let mut specs = config::presets();
+    match config::user_agents(state_dir) {
+        Ok(user) => {
+            for u in user {
+                specs.retain(|s| s.id != u.id);
+                specs.push(u);
+            }
+        }
+        Err(e) => tracing::warn!("ignoring agents.json: {e}"),
+    }
+    specs
+        .into_iter()
+        .map(|s| Arc::new(AcpDriver::new(s)) as Arc<dyn AgentDriver>)
+        .collect()
+}
+
+impl AcpDriver {
+    /// A driver for `spec`.
+    pub fn new(spec: AcpSpec) -> Self {
+        Self {
+            spec,
+            sessions: Arc::new(Mutex::new(HashMap::new())),
+            catalog: Mutex::new(None),
+            agent_version: Mutex::new(None),
+        }
+    }
+
+    /// The spec it runs.
+    pub fn spec(&self) -> &AcpSpec {
+        &self.spec
+    }
+
+    /// Process ids of the live session processes (tests check for orphans).
+    pub fn live_pids(&self) -> Vec<u32> {
+        self.sessions
+            .lock()
+            .values()
+            .filter_map(|s| s.conn.process.pid())
+            .collect()
+    }
+
+    /// The slash commands the agent last announced in `session_key`.
+    pub fn available_commands(&self, session_key: &str) -> Vec<String> {
+        self.sessions
+            .lock()
+            .get(session_key)
+            .map(|s| s.norm.commands.iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    fn spawn_spec(&self, program: PathBuf, input: &AgentTurnInput) -> SpawnSpec {
+        let mut args = self.spec.args.clone();
+        args.extend(input.extra_args.iter().cloned());
+        let mut env = self.spec.env.clone();
+        env.extend(input.env.iter().cloned());
+        SpawnSpec {
+            program,
+            args,
+            env,
+            cwd: input.workdir.clone(),
+        }
+    }
+
+    /// A session ready for `input`'s turn: the live one, or a new process (resuming
+    /// `input.session_id`, or the dead process's session, where possible).
+    async fn session_for(
+        &self,
+        input: &AgentTurnInput,
+        ctx: &DriverContext,
+    ) -> Result<LiveSession, String> {
+        let shape = Shape::of(input);
+        let existing = self.sessions.lock().remove(&input.session_key);
+        let mut resume = input.session_id.clone();
+        if let Some(mut s) = existing {
+            let alive = !s.conn.closed && s.conn.process.exit_status().is_none();
+            if alive && s.shape == shape {
+                return Ok(s);
+            }
+            resume = resume.or_else(|| Some(s.session_id.clone()));
+            if alive {
+                ctx.emit(DriverEvent::Notice {
+                    text: format!("{} restarted for the new folder or settings", self.spec.name),
+                });
+            }
+            s.conn.close(CLOSE_GRACE).await;
+        }
+        let program = self.spec.find_binary()?;
+        let spawn = self.spawn_spec(program, input);
+        let conn = AcpConnection::start(&spawn, self.spec.init_timeout)
+            .await
+            .map_err(|e| session::start_error(&self.spec.name, &e))?;
+        if let Some(info) = &conn.init.agent_info {
+            *self.agent_version.lock() = Some(info.version.clone());
+        }
+        match session::open(conn, &input.workdir, resume.as_deref(), self.spec.load_session, ctx)
+            .await
+        {
+            Ok(mut s) => {
+                s.shape = shape;
+                *self.catalog.lock() = Some(s.catalog.clone());
+                Ok(s)
+            }
+            Err((conn, e)) => {
+                conn.close(CLOSE_GRACE).await;
+                Err(format!("{}: {e}", self.spec.name))
+            }
+        }
+    }
+
+    /// Learns the agent's models and modes by opening (and closing) a session in a
+    /// scratch folder, when no session has told us yet.
+    async fn probe_catalog(&self) -> Option<Catalog> {
+        let program = self.spec.find_binary().ok()?;
+        let dir = std::env::temp_dir();
+        let spawn = SpawnSpec {
+            program,
+            args: self.spec.args.clone(),
+            env: self.spec.env.clone(),
+            cwd: dir.clone(),
+        };
+        let conn = AcpConnection::start(&spawn, self.spec.init_timeout).await.ok()?;
+        let req = agent_client_protocol::v1::schema::NewSessionRequest::new(dir);
+        let reply = conn::request(&conn.cx, "session/new", &req).await;
+        conn.close(CLOSE_GRACE).await;
+        let catalog = Catalog::from_reply(&reply.ok()?);
+        *self.catalog.lock() = Some(catalog.clone());
+        Some(catalog)
+    }
+}
+
+#[async_trait]
+impl AgentDriver for AcpDriver {
+    fn id(&self) -> &str {
+        &self.spec.id
+    }
+
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            steer: false,
+            interact: true,
+            resume: self.spec.load_session,
+            tui: false,
+        }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        let base = AgentInfo {
+            id: self.spec.id.clone(),
+            name: self.spec.name.clone(),
+            installed: false,
+            version: self.agent_version.lock().clone(),
+            capabilities: self.capabilities(),
+            problem: None,
+        };
+        let program = match self.spec.find_binary() {
+            Ok(p) => p,
+            Err(problem) => {
+                return AgentInfo {
+                    problem: Some(problem),
+                    ..base
+                }
+            }
+        };
+        let mut version = base.version.clone();
+        if let (None, Some(args)) = (&version, &self.spec.version_args) {
+            let out = tokio::time::timeout(
+                Duration::from_secs(20),
+                tokio::process::Command::new(&program)
+                    .args(args)
+                    .stdin(std::process::Stdio::null())
+                    .kill_on_drop(true)
+                    .output(),
+            )
+            .await;
+            if let Ok(Ok(o)) = out {
+                version = String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                    .map(String::from);
+            }
+        }
+        AgentInfo {
+            installed: true,
+            version,
+            ..base
+        }
+    }
+
+    async fn models(&self) -> Vec<ModelInfo> {
+        let known = self.catalog.lock().clone();
+        let catalog = match known {
+            Some(c) => Some(c),
+            None => self.probe_catalog().await,
+        };
+        catalog.map(|c| c.model_infos()).unwrap_or_default()
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let mut s = match self.session_for(&input, &ctx).await {
+            Ok(s) => s,
+            Err(e) => return DriverResult::failed(e),
+        };
+        s.apply_model(input.model.as_deref(), &ctx).await;
+        ctx.emit(DriverEvent::Session {
+            session_id: s.session_id.clone(),
+            model: s.catalog.current_model.clone(),
+        });
+        // `s` is owned here: if this future is dropped mid-turn, dropping it kills the
+        // process group.
+        let end = s.prompt(&input, &ctx, self.spec.stop_grace).await;
+        let session_id = Some(s.session_id.clone());
+        let (result, keep) = match end {
+            TurnEnd::Done { stop_reason } => match stop_reason.as_str() {
+                "refusal" => (DriverResult::failed("the agent refused the prompt"), true),
+                "max_tokens" | "max_turn_requests" => {
+                    ctx.emit(DriverEvent::Notice {
+                        text: format!("The agent ended the turn early ({stop_reason})"),
+                    });
+                    (DriverResult::ok(), true)
+                }
+                _ => (DriverResult::ok(), true),
+            },
+            TurnEnd::Stopped { clean } => (
+                DriverResult {
+                    ok: false,
+                    ..Default::default()
+                },
+                clean,
+            ),
+            TurnEnd::Died(e) => (
+                DriverResult::failed(format!("{} exited mid-turn: {e}", self.spec.name)),
+                false,
+            ),
+            TurnEnd::Failed(e) => (DriverResult::failed(format!("{}: {e}", self.spec.name)), true),
+        };
+        if keep && !s.conn.closed {
+            self.sessions.lock().insert(input.session_key.clone(), s);
+        } else {
+            s.conn.close(CLOSE_GRACE).await;
+        }
+        DriverResult {
+            session_id,
+            ..result
+        }
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        let s = self.sessions.lock().remove(session_key);
+        if let Some(s) = s {
+            s.conn.close(CLOSE_GRACE).await;
+        }
+    }
+
+    async fn shutdown(&self) {
+        let all: Vec<LiveSession> = self.sessions.lock().drain().map(|(_, s)| s).collect();
+        for s in all {
+            s.conn.close(CLOSE_GRACE).await;
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! ACP `session/update`s → [`DriverEvent`]s: pure, so the replay tests drive it
+//! without a process.
+//!
+//! A tool call arrives as `tool_call` and then `tool_call_update`s that each carry only
+//! the fields that changed; the normalizer keeps every call's whole state and emits it
+//! whole (the kernel upserts by id). Usage comes from three places — `usage_update`
+//! (context window, cost), the `session/prompt` reply's `usage` (claude-agent-acp) and
+//! its `_meta.quota` (gemini) — merged into one [`Usage`].
+//!
+//! Kinds with no snapshot field are kept on the normalizer (available commands, the
+//! current mode) or ignored (`user_message_chunk`, a history replay); a kind this
+//! schema does not know is ignored and named once in the log.
+
+use std::collections::{BTreeSet, HashMap};
+
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, ContentBlock, Plan as AcpPlan, PlanEntryStatus, SessionNotification,
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    ToolKind as AcpKind,
+};
+use serde_json::Value;
+use weft_protocol::{
+    DriverEvent, Plan, PlanStep, StepStatus, ToolCall, ToolKind, ToolStatus, Usage,
+};
+
+/// Folds one session's updates into events.
+#[derive(Debug, Default)]
+pub struct Normalizer {
+    tools: HashMap<String, ToolCall>,
+    usage: Usage,
+    /// The agent's slash commands, as last announced.
+    pub commands: Vec<AvailableCommand>,
+    /// The mode the agent says it is in.
+    pub mode: Option<String>,
+    unknown_logged: BTreeSet<String>,
+    /// Text chunks seen this turn (to tell an empty reply from a streamed one).
+    pub text_seen: bool,
+}
+
+fn block_text(block: &ContentBlock) -> Option<String> {
+    match block {
+        ContentBlock::Text(t) => Some(t.text.clone()),
+        ContentBlock::ResourceLink(r) => Some(r.uri.clone()),
+        _ => None,
+    }
+}
+
+fn map_kind(kind: &AcpKind) -> ToolKind {
+    match kind {
+        AcpKind::Read => ToolKind::Read,
+        AcpKind::Edit => ToolKind::Edit,
+        AcpKind::Search => ToolKind::Search,
+        AcpKind::Execute => ToolKind::Shell,
+        AcpKind::Fetch => ToolKind::Fetch,
+        _ => ToolKind::Other,
+    }
+}
+
+fn map_status(status: &ToolCallStatus) -> ToolStatus {
+    match status {
+        ToolCallStatus::Completed => ToolStatus::Done,
+        ToolCallStatus::Failed => ToolStatus::Failed,
+        _ => ToolStatus::Running,
+    }
+}
+
+fn kind_label(kind: &AcpKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| "tool".into())
+}
+
+/// Text of a tool call's content: text blocks as they are, diffs as `path` and the
+/// new text, terminals by id.
+pub fn content_text(content: &[ToolCallContent]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Content(c) => block_text(&c.content),
+            ToolCallContent::Diff(d) => Some(format!("{}\n{}", d.path.display(), d.new_text)),
+            ToolCallContent::Terminal(t) => Some(format!("[terminal {}]", t.terminal_id.0)),
+            _ => None,
+        })
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn raw_output_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The agent's own name for a tool: `_meta.claudeCode.toolName`, the ACP `name`, or
+/// the prefix of a gemini call id (`run_shell_command__…`), else its ACP kind.
+fn native_name(
+    meta: Option<&serde_json::Map<String, Value>>,
+    name: Option<&str>,
+    id: &str,
+) -> Option<String> {
+    if let Some(n) = meta
+        .and_then(|m| m.get("claudeCode"))
+        .and_then(|c| c.get("toolName"))
+        .and_then(Value::as_str)
+    {
+        return Some(n.to_string());
+    }
+    if let Some(n) = name.filter(|n| !n.is_empty()) {
+        return Some(n.to_string());
+    }
+    let (prefix, _) = id.split_once("__")?;
+    prefix
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then(|| prefix.to_string())
+}
+
+impl Normalizer {
+    /// A normalizer with no state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a new turn: usage figures restart, tool calls are forgotten.
+    pub fn begin_turn(&mut self) {
+        self.tools.clear();
+        self.usage = Usage::default();
+        self.text_seen = false;
+    }
+
+    /// The call with `id`, as last emitted.
+    pub fn tool(&self, id: &str) -> Option<&ToolCall> {
+        self.tools.get(id)
+    }
+
+    /// Ids of calls still running.
+    pub fn running_tools(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .tools
+            .values()
+            .filter(|t| t.status == ToolStatus::Running)
+            .map(|t| t.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// One notification (any method) → events.
+    pub fn notification(&mut self, method: &str, params: &Value, out: &mut Vec<DriverEvent>) {
+        if method != "session/update" {
+            self.log_unknown(&format!("notification {method}"));
+            return;
+        }
+        match serde_json::from_value::<SessionNotification>(params.clone()) {
+            Ok(n) => self.update(n.update, out),
+            Err(e) => {
+                let kind = params["update"]["sessionUpdate"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_string();
+                self.log_unknown(&format!("session/update {kind} ({e})"));
+            }
+        }
+    }
+
+    fn log_unknown(&mut self, what: &str) {
+        let key: String = what.split(" (").next().unwrap_or(what).to_string();
+        if self.unknown_logged.insert(key) {
+            tracing::info!("ACP: ignoring {what}");
+        }
+    }
+
+    /// One parsed update → events.
+    pub fn update(&mut self, update: SessionUpdate, out: &mut Vec<DriverEvent>) {
+        match update {
+            SessionUpdate::AgentMessageChunk(c) => {
+                if let Some(t) = block_text(&c.content).filter(|t| !t.is_empty()) {
+                    self.text_seen = true;
+                    out.push(DriverEvent::Text { delta: t });
+                }
+            }
+            SessionUpdate::AgentThoughtChunk(c) => {
+                if let Some(t) = block_text(&c.content).filter(|t| !t.is_empty()) {
+                    out.push(DriverEvent::Reasoning { delta: t });
+                }
+            }
+            SessionUpdate::UserMessageChunk(_) => {}
+            SessionUpdate::ToolCall(call) => self.tool_call(call, out),
+            SessionUpdate::ToolCallUpdate(u) => self.tool_update(u, out),
+            SessionUpdate::Plan(p) => out.push(DriverEvent::Plan { plan: plan(&p) }),
+            SessionUpdate::AvailableCommandsUpdate(c) => self.commands = c.available_commands,
+            SessionUpdate::CurrentModeUpdate(m) => {
+                let mode = m.current_mode_id.0.to_string();
+                if self.mode.as_deref() != Some(mode.as_str()) {
+                    out.push(DriverEvent::Notice {
+                        text: format!("The agent switched to mode `{mode}`"),
+                    });
+                }
+                self.mode = Some(mode);
+            }
+            SessionUpdate::UsageUpdate(u) => {
+                self.usage.context_used_tokens = Some(u.used);
+                if u.size > 0 {
+                    let pct = (u.used as f64) * 100.0 / (u.size as f64);
+                    self.usage.context_percent = Some((pct * 100.0).round() / 100.0);
+                }
+                if let Some(cost) = u.cost.filter(|c| c.currency.eq_ignore_ascii_case("USD")) {
+                    self.usage.cost_usd = Some(cost.amount);
+                }
+                out.push(DriverEvent::Usage {
+                    usage: self.usage.clone(),
+                });
+            }
+            other => {
+                let kind = serde_json::to_value(&other)
+                    .ok()
+                    .and_then(|v| v["sessionUpdate"].as_str().map(String::from))
+                    .unwrap_or_else(|| "?".into());
+                self.log_unknown(&format!("session/update {kind}"));
+            }
+        }
+    }
+
+    fn tool_call(&mut self, call: AcpToolCall, out: &mut Vec<DriverEvent>) {
+        let id = call.tool_call_id.0.to_string();
+        let meta = call.meta.as_ref();
+        let name = native_name(meta, call.name.as_deref(), &id)
+            .unwrap_or_else(|| kind_label(&call.kind));
+        let mut result = call.raw_output.as_ref().and_then(raw_output_text);
+        let status = map_status(&call.status);
+        if result.is_none() && status != ToolStatus::Running {
+            result = Some(content_text(&call.content)).filter(|s| !s.is_empty());
+        }
+        let t = ToolCall {
+            id: id.clone(),
+            name,
+            summary: call.title.clone(),
+            input: call.raw_input.clone().unwrap_or(Value::Object(Default::default())),
+            result,
+            status,
+            kind: map_kind(&call.kind),
+            parent_id: None,
+        };
+        self.tools.insert(id, t.clone());
+        out.push(DriverEvent::Tool { call: t });
+    }
+
+    fn tool_update(&mut self, u: ToolCallUpdate, out: &mut Vec<DriverEvent>) {
+        let id = u.tool_call_id.0.to_string();
+        let f = u.fields;
+        let meta = u.meta.as_ref();
+        let mut t = self.tools.remove(&id).unwrap_or_else(|| ToolCall {
+            id: id.clone(),
+            name: native_name(meta, None, &id).unwrap_or_else(|| "tool".into()),
+            input: Value::Object(Default::default()),
+            ..Default::default()
+        });
+        if let Some(n) = native_name(meta, f.name.as_deref(), "") {
+            t.name = n;
+        }
+        if let Some(title) = f.title.filter(|s| !s.is_empty()) {
+            t.summary = title;
+        }
+        if let Some(kind) = &f.kind {
+            t.kind = map_kind(kind);
+        }
+        if let Some(input) = f.raw_input.filter(|v| !v.is_null()) {
+            let empty_object = input.as_object().is_some_and(|o| o.is_empty());
+            if !empty_object || t.input.is_null() {
+                t.input = input;
+            }
+        }
+        if let Some(status) = &f.status {
+            t.status = map_status(status);
+        }
+        if let Some(r) = f.raw_output.as_ref().and_then(raw_output_text) {
+            t.result = Some(r);
+        } else if let Some(content) = &f.content {
+            let text = content_text(content);
+            if !text.is_empty() && (t.status != ToolStatus::Running || t.result.is_some()) {
+                t.result = Some(text);
+            }
+        }
+        self.tools.insert(id, t.clone());
+        out.push(DriverEvent::Tool { call: t });
+    }
+
+    /// Marks a call with a final status and result (a denied permission, a stopped
+    /// turn) unless the agent already finished it.
+    pub fn settle_tool(&mut self, id: &str, status: ToolStatus, result: &str) -> Option<DriverEvent> {
+        let t = self.tools.get_mut(id)?;
+        if t.status != ToolStatus::Running {
+            return None;
+        }
+        t.status = status;
+        if t.result.is_none() {
+            t.result = Some(result.to_string());
+        }
+        Some(DriverEvent::Tool { call: t.clone() })
+    }
+
+    /// Registers a call first seen in a permission request (gemini sends no
+    /// `tool_call` before asking).
+    pub fn ensure_tool(&mut self, call: &ToolCallUpdate, out: &mut Vec<DriverEvent>) {
+        let id = call.tool_call_id.0.to_string();
+        if self.tools.contains_key(&id) {
+            return;
+        }
+        self.tool_update(call.clone(), out);
+        if let Some(t) = self.tools.get_mut(&id) {
+            t.status = ToolStatus::Running;
+            t.result = None;
+        }
+    }
+
+    /// Usage from a `session/prompt` reply (`usage` or gemini's `_meta.quota`).
+    pub fn prompt_usage(&mut self, reply: &Value) -> Option<DriverEvent> {
+        let u = &reply["usage"];
+        let q = &reply["_meta"]["quota"]["token_count"];
+        let (input, output, cached) = if u.is_object() {
+            (
+                u["inputTokens"].as_u64(),
+                u["outputTokens"].as_u64(),
+                u["cachedReadTokens"].as_u64(),
+            )
+        } else if q.is_object() {
+            (q["input_tokens"].as_u64(), q["output_tokens"].as_u64(), None)
+        } else {
+            return None;
+        };
+        if input.is_none() && output.is_none() {
+            return None;
+        }
+        self.usage.input_tokens = input;
+        self.usage.output_tokens = output;
+        self.usage.cached_input_tokens = cached.filter(|c| *c > 0);
+        Some(DriverEvent::Usage {
+            usage: self.usage.clone(),
+        })
+    }
+}
+
+fn plan(p: &AcpPlan) -> Plan {
+    Plan {
+        explanation: None,
+        steps: p
+            .entries
+            .iter()
+            .map(|e| PlanStep {
+                text: e.content.clone(),
+                status: match e.status {
+                    PlanEntryStatus::InProgress => StepStatus::InProgress,
+                    PlanEntryStatus::Completed => StepStatus::Completed,
+                    _ => StepStatus::Pending,
+                },
+            })
+            .collect(),
+    }
+}
