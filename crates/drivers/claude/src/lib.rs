@@ -48,6 +48,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 pub struct ClaudeDriver {
     cfg: Config,
     procs: Arc<Mutex<HashMap<String, ClaudeProcess>>>,
+    /// The CLI session id last seen per session key, for resuming after the process
+    /// ended when the kernel did not pass one.
+    known: Mutex<HashMap<String, String>>,
 }
 
 impl Default for ClaudeDriver {
@@ -67,6 +70,7 @@ impl ClaudeDriver {
         Self {
             cfg,
             procs: Arc::new(Mutex::new(HashMap::new())),
+            known: Mutex::new(HashMap::new()),
         }
     }
 
@@ -82,7 +86,10 @@ impl ClaudeDriver {
     ) -> Result<ClaudeProcess, String> {
         let shape = ProcessShape::of(input);
         let existing = self.procs.lock().remove(&input.session_key);
-        let mut resume = input.session_id.clone();
+        let mut resume = input
+            .session_id
+            .clone()
+            .or_else(|| self.known.lock().get(&input.session_key).cloned());
         if let Some(mut p) = existing {
             let usable = p.shape == shape && !p.eof && !p.exited();
             if usable && !p.stale {
@@ -278,6 +285,9 @@ impl AgentDriver for ClaudeDriver {
         // `proc` is owned here: if this future is dropped mid-turn, dropping it kills
         // the process group.
         let outcome = turn::run(&mut proc, &input, &ctx, &self.cfg).await;
+        self.known
+            .lock()
+            .insert(input.session_key.clone(), proc.session_id.clone());
         if outcome.keep && !proc.eof {
             self.procs.lock().insert(input.session_key.clone(), proc);
         } else {
@@ -286,6 +296,8 @@ impl AgentDriver for ClaudeDriver {
         outcome.result
     }
 
+    // `..Default::default()` keeps this building while TuiSpec gains fields.
+    #[allow(clippy::needless_update)]
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
         let program = spawn::find_binary(&self.cfg).ok()?;
         let mut args = Vec::new();
@@ -300,6 +312,7 @@ impl AgentDriver for ClaudeDriver {
             args,
             env: input.env.clone(),
             cwd: input.workdir.clone(),
+            ..Default::default()
         })
     }
 

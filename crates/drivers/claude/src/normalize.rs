@@ -200,8 +200,10 @@ impl Normalizer {
     }
 
     /// Emits reply text directly (text recovered from the session file).
+    /// It continues the text so far (the recovered tail already carries any separator).
     pub fn push_recovered_text(&mut self, text: &str, out: &mut Vec<DriverEvent>) {
-        self.push_text("recovered", text, out);
+        let id = self.last_text_msg.clone().unwrap_or_default();
+        self.push_text(&id, text, out);
     }
 
     fn system(&mut self, s: SystemLine, out: &mut Vec<DriverEvent>, signals: &mut Vec<Signal>) {
@@ -370,6 +372,12 @@ impl Normalizer {
             return;
         }
         let synthetic = a.message.model.as_deref() == Some("<synthetic>");
+        if self.stream_msg.as_deref() != Some(msg_id.as_str()) && !synthetic {
+            // No partial messages for this one: its own usage is the best figure.
+            if let Some(u) = a.message.usage {
+                self.context_tokens = Some(u.context_tokens());
+            }
+        }
         for block in a.message.content {
             match block {
                 Block::Text { text } => {
@@ -382,8 +390,8 @@ impl Normalizer {
                     let missing = if rest.starts_with(&text) {
                         m.text_confirmed += text.len();
                         None
-                    } else if text.starts_with(rest) {
-                        let missing = text[rest.len()..].to_string();
+                    } else if let Some(missing) = text.strip_prefix(rest) {
+                        let missing = missing.to_string();
                         m.text.push_str(&missing);
                         m.text_confirmed = m.text.len();
                         Some(missing)
@@ -405,8 +413,8 @@ impl Normalizer {
                     let missing = if rest.starts_with(&thinking) {
                         m.thinking_confirmed += thinking.len();
                         None
-                    } else if thinking.starts_with(rest) {
-                        let missing = thinking[rest.len()..].to_string();
+                    } else if let Some(missing) = thinking.strip_prefix(rest) {
+                        let missing = missing.to_string();
                         m.thinking.push_str(&missing);
                         m.thinking_confirmed = m.thinking.len();
                         Some(missing)
@@ -557,10 +565,8 @@ impl Normalizer {
                 self.tasks.created(&call.input, structured);
                 out.push(plan(None, self.tasks.steps()));
             }
-            "TaskUpdate" => {
-                if self.tasks.updated(&call.input) {
-                    out.push(plan(None, self.tasks.steps()));
-                }
+            "TaskUpdate" if self.tasks.updated(&call.input) => {
+                out.push(plan(None, self.tasks.steps()));
             }
             _ => {}
         }
@@ -629,7 +635,7 @@ impl Normalizer {
         let s = &self.usage_sum;
         let context_percent = match (self.context_tokens, self.context_window) {
             (Some(used), Some(window)) if window > 0 => {
-                Some(((used as f64) * 1000.0 / window as f64).round() / 10.0)
+                Some(((used as f64) * 10_000.0 / window as f64).round() / 100.0)
             }
             _ => None,
         };

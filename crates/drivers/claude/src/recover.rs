@@ -206,11 +206,7 @@ pub fn native_info(file: &Path) -> Option<NativeSessionInfo> {
                     }
                 }
             }
-            "assistant" => {
-                if assistant_ids.insert(msg.id.unwrap_or_default()) {
-                    count += 1;
-                }
-            }
+            "assistant" if assistant_ids.insert(msg.id.unwrap_or_default()) => count += 1,
             _ => {}
         }
     }
@@ -253,6 +249,7 @@ pub fn list_native(config: &Path, workdir: Option<&Path>) -> Vec<NativeSessionIn
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -187,6 +187,7 @@ pub fn prompt_text(input: &AgentTurnInput) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -202,6 +202,7 @@ pub fn written_path(name: &str, input: &Value, result: Option<&Value>) -> Option
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -78,6 +78,8 @@ struct TurnState<'a> {
     last_output: Instant,
     lingering: bool,
     interrupts: u32,
+    pending: HashMap<String, (Interaction, CanUseTool)>,
+    write_failed: Option<String>,
 }
 
 fn far() -> Instant {
@@ -118,14 +120,14 @@ pub async fn run(
         last_output: Instant::now(),
         lingering: false,
         interrupts: 0,
+        pending: HashMap::new(),
+        write_failed: None,
     };
     let message = wire::user_message(&t.prompt);
     if let Err(e) = t.proc.write(&message).await {
-        return t
-            .died(Some(format!(
-                "could not write the prompt to Claude Code: {e}"
-            )))
-            .await;
+        // Most likely the CLI already died: its stdout's end (read next) reports the
+        // exit status and stderr, which say more than the broken pipe.
+        t.write_failed = Some(format!("could not write the prompt to Claude Code: {e}"));
     }
     t.main_loop().await
 }
@@ -144,6 +146,18 @@ impl TurnState<'_> {
                 _ = cancel.cancelled(), if self.stopping.is_none() => {
                     steer_rx = None;
                     self.stopping = Some(Instant::now() + self.cfg.stop_grace);
+                    // Pending questions are cancelled explicitly, before the interrupt,
+                    // so the CLI never runs a tool nobody allowed.
+                    asks.abort_all();
+                    let pending: Vec<_> = self
+                        .pending
+                        .iter()
+                        .map(|(id, (i, r))| (id.clone(), i.clone(), r.clone()))
+                        .collect();
+                    for (id, interaction, req) in pending {
+                        let answer = InteractionResponse::cancel();
+                        self.answer((id, interaction, req, answer)).await;
+                    }
                     self.interrupt().await;
                 }
                 raw = self.proc.lines.recv() => {
@@ -268,6 +282,8 @@ impl TurnState<'_> {
             } => match request {
                 ControlRequest::CanUseTool(req) => {
                     let interaction = interact::interaction(&request_id, &req);
+                    self.pending
+                        .insert(request_id.clone(), (interaction.clone(), req.clone()));
                     let ctx = self.ctx.clone();
                     asks.spawn(async move {
                         let answer = ctx.ask_user(interaction.clone()).await;
@@ -371,6 +387,9 @@ impl TurnState<'_> {
     }
 
     async fn answer(&mut self, (request_id, interaction, req, answer): Answer) {
+        if self.pending.remove(&request_id).is_none() {
+            return; // already answered (cancelled by a stop)
+        }
         let (body, note) = interact::response(&interaction, &req, &answer);
         if let Some(note) = note {
             self.notice(note);
@@ -386,6 +405,9 @@ impl TurnState<'_> {
         }
         if self.cli_busy && asks.is_empty() && self.tasks.is_empty() {
             d = d.min(self.last_output + self.cfg.stall_for(self.input.effort.as_deref()));
+        }
+        if self.write_failed.is_some() {
+            d = d.min(self.last_output + Duration::from_secs(5));
         }
         if !self.cli_busy {
             d = d.min(self.last_output + self.cfg.bg_quiet);
@@ -406,6 +428,10 @@ impl TurnState<'_> {
 
     async fn check_timers(&mut self, asks: &JoinSet<Answer>) -> Option<Outcome> {
         let now = Instant::now();
+        if self.write_failed.is_some() && now >= self.last_output + Duration::from_secs(5) {
+            let why = self.write_failed.take();
+            return Some(self.died(why).await);
+        }
         if let Some(deadline) = self.stopping {
             if now >= deadline {
                 self.proc.kill();

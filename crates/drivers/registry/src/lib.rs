@@ -8,5 +8,8 @@ use weft_kernel::AgentDriver;
 
 /// All drivers, the default (echo) first.
 pub fn all() -> Vec<Arc<dyn AgentDriver>> {
-    vec![Arc::new(weft_echo::EchoDriver::new())]
+    vec![
+        Arc::new(weft_echo::EchoDriver::new()),
+        Arc::new(weft_claude::ClaudeDriver::new()),
+    ]
 }

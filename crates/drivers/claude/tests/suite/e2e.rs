@@ -360,3 +360,53 @@ async fn server_crash_mid_stream_fails_the_turn_and_the_next_prompt_works() {
     assert_eq!(snap.text, "recovered fine");
     driver.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_pending_permission_is_cancelled_when_the_turn_is_stopped() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "toolu_p1",
+            "Bash",
+            json!({"command": "touch never.txt", "description": "touch a file"}),
+        ))
+        // The next prompt's message also carries the cancelled call's tool_result.
+        .rule(
+            when::user_text_contains("again"),
+            Turn::text_reply("next turn fine"),
+        )
+        .rule(
+            when::tool_result_for("toolu_p1"),
+            Turn::text_reply("ok, not done"),
+        );
+    let env = ClaudeEnv::start(script).await;
+    let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
+    let sink = TestSink::new();
+    sink.answer_with(|_| None); // hold every question
+    let cancel = CancellationToken::new();
+    let ctx = DriverContext::new(cancel.clone(), sink.clone());
+    let d = driver.clone();
+    let input = env.input("pending", "touch it");
+    let run = tokio::spawn(async move { d.run(input, ctx).await });
+    assert!(
+        sink.wait_for(Duration::from_secs(60), |_, held| held == 1)
+            .await
+    );
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .unwrap()
+        .unwrap();
+    let snap = sink.finish(&result, true);
+    assert!(!result.ok && snap.incomplete);
+    assert!(
+        snap.notices.iter().any(|n| n.ends_with("cancelled")),
+        "{:?}",
+        snap.notices
+    );
+    assert!(!env.workdir().join("never.txt").exists());
+    let (result, snap) = run_turn(&driver, env.input("pending", "again"), &TestSink::new()).await;
+    assert!(result.ok, "{result:?}");
+    assert!(snap.text.ends_with("next turn fine"), "{}", snap.text);
+    driver.shutdown().await;
+}

@@ -1,2 +1,5 @@
 mod e2e;
+mod failures;
+mod lifecycle;
+mod replay;
 mod support;

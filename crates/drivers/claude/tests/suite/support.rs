@@ -76,17 +76,6 @@ impl TestSink {
         }
     }
 
-    /// Answers the oldest held interaction.
-    pub fn answer(&self, response: InteractionResponse) -> Option<Interaction> {
-        let (i, tx) = self.held.lock().pop_front()?;
-        let _ = tx.send(response);
-        Some(i)
-    }
-
-    pub fn notices(&self) -> Vec<String> {
-        self.snapshot().notices
-    }
-
     /// Polls `pred` on the snapshot until it holds or `timeout` passes.
     pub async fn wait_for(
         &self,
