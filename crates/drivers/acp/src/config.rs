@@ -74,7 +74,10 @@ impl AcpSpec {
                 return if p.is_file() {
                     Ok(p)
                 } else {
-                    Err(format!("{var} points at {}, which is not a file", p.display()))
+                    Err(format!(
+                        "{var} points at {}, which is not a file",
+                        p.display()
+                    ))
                 };
             }
         }
@@ -83,7 +86,10 @@ impl AcpSpec {
                 "`{}` was not found (looked at ${}, {LOCAL_BIN_DIR} above this program and \
                  the current folder, and PATH); {}",
                 self.command,
-                self.bin_env.first().map(String::as_str).unwrap_or("WEFT_<ID>_BIN"),
+                self.bin_env
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("WEFT_<ID>_BIN"),
                 self.install_hint
             )
         })
@@ -246,7 +252,9 @@ mod tests {
             r#"{"agents":[{"id":"a:b","command":"x"}]}"#,
         )
         .unwrap();
-        assert!(user_agents(dir.path()).unwrap_err().contains("bad agent id"));
+        assert!(user_agents(dir.path())
+            .unwrap_err()
+            .contains("bad agent id"));
         std::fs::write(dir.path().join("agents.json"), "{not json").unwrap();
         assert!(user_agents(dir.path()).is_err());
     }

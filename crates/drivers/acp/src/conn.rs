@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, Implementation, InitializeRequest,
+    CancelNotification, ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse,
+    ElicitationCapabilities, ElicitationFormCapabilities, Implementation, InitializeRequest,
     InitializeResponse, RequestPermissionRequest, RequestPermissionResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -44,6 +45,11 @@ pub enum Incoming {
     Permission(
         Box<RequestPermissionRequest>,
         Responder<RequestPermissionResponse>,
+    ),
+    /// `elicitation/create`: the agent asks the user something.
+    Elicitation(
+        Box<CreateElicitationRequest>,
+        Responder<CreateElicitationResponse>,
     ),
     /// The connection ended (the agent exited or broke the protocol).
     Closed(Option<String>),
@@ -122,6 +128,7 @@ impl AcpConnection {
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
         let notify_tx = tx.clone();
         let permission_tx = tx.clone();
+        let elicit_tx = tx.clone();
         let task = tokio::spawn(async move {
             let result = Client
                 .v1()
@@ -131,6 +138,15 @@ impl AcpConnection {
                                 responder: Responder<RequestPermissionResponse>,
                                 _cx: ConnectionTo<Agent>| {
                         let _ = permission_tx.send(Incoming::Permission(Box::new(req), responder));
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |req: CreateElicitationRequest,
+                                responder: Responder<CreateElicitationResponse>,
+                                _cx: ConnectionTo<Agent>| {
+                        let _ = elicit_tx.send(Incoming::Elicitation(Box::new(req), responder));
                         Ok(())
                     },
                     agent_client_protocol::on_receive_request!(),
@@ -164,7 +180,9 @@ impl AcpConnection {
             }
         };
         let init_req = InitializeRequest::new(ProtocolVersion::V1)
-            .client_capabilities(ClientCapabilities::default())
+            .client_capabilities(ClientCapabilities::default().elicitation(
+                ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()),
+            ))
             .client_info(Implementation::new("weft", env!("CARGO_PKG_VERSION")).title("Weft"));
         let init = tokio::time::timeout(init_timeout, cx.send_request(init_req).block_task()).await;
         let init = match init {

@@ -23,6 +23,7 @@
 
 pub mod config;
 pub mod conn;
+pub mod elicit;
 pub mod normalize;
 pub mod permission;
 pub mod process;
@@ -140,7 +141,10 @@ impl AcpDriver {
             resume = resume.or_else(|| Some(s.session_id.clone()));
             if alive {
                 ctx.emit(DriverEvent::Notice {
-                    text: format!("{} restarted for the new folder or settings", self.spec.name),
+                    text: format!(
+                        "{} restarted for the new folder or settings",
+                        self.spec.name
+                    ),
                 });
             }
             s.conn.close(CLOSE_GRACE).await;
@@ -153,8 +157,14 @@ impl AcpDriver {
         if let Some(info) = &conn.init.agent_info {
             *self.agent_version.lock() = Some(info.version.clone());
         }
-        match session::open(conn, &input.workdir, resume.as_deref(), self.spec.load_session, ctx)
-            .await
+        match session::open(
+            conn,
+            &input.workdir,
+            resume.as_deref(),
+            self.spec.load_session,
+            ctx,
+        )
+        .await
         {
             Ok(mut s) => {
                 s.shape = shape;
@@ -179,7 +189,9 @@ impl AcpDriver {
             env: self.spec.env.clone(),
             cwd: dir.clone(),
         };
-        let conn = AcpConnection::start(&spawn, self.spec.init_timeout).await.ok()?;
+        let conn = AcpConnection::start(&spawn, self.spec.init_timeout)
+            .await
+            .ok()?;
         let req = agent_client_protocol::v1::schema::NewSessionRequest::new(dir);
         let reply = conn::request(&conn.cx, "session/new", &req).await;
         conn.close(CLOSE_GRACE).await;
@@ -296,7 +308,10 @@ impl AgentDriver for AcpDriver {
                 DriverResult::failed(format!("{} exited mid-turn: {e}", self.spec.name)),
                 false,
             ),
-            TurnEnd::Failed(e) => (DriverResult::failed(format!("{}: {e}", self.spec.name)), true),
+            TurnEnd::Failed(e) => (
+                DriverResult::failed(format!("{}: {e}", self.spec.name)),
+                true,
+            ),
         };
         if keep && !s.conn.closed {
             self.sessions.lock().insert(input.session_key.clone(), s);

@@ -228,8 +228,8 @@ impl Normalizer {
     fn tool_call(&mut self, call: AcpToolCall, out: &mut Vec<DriverEvent>) {
         let id = call.tool_call_id.0.to_string();
         let meta = call.meta.as_ref();
-        let name = native_name(meta, call.name.as_deref(), &id)
-            .unwrap_or_else(|| kind_label(&call.kind));
+        let name =
+            native_name(meta, call.name.as_deref(), &id).unwrap_or_else(|| kind_label(&call.kind));
         let mut result = call.raw_output.as_ref().and_then(raw_output_text);
         let status = map_status(&call.status);
         if result.is_none() && status != ToolStatus::Running {
@@ -239,7 +239,10 @@ impl Normalizer {
             id: id.clone(),
             name,
             summary: call.title.clone(),
-            input: call.raw_input.clone().unwrap_or(Value::Object(Default::default())),
+            input: call
+                .raw_input
+                .clone()
+                .unwrap_or(Value::Object(Default::default())),
             result,
             status,
             kind: map_kind(&call.kind),
@@ -291,7 +294,12 @@ impl Normalizer {
 
     /// Marks a call with a final status and result (a denied permission, a stopped
     /// turn) unless the agent already finished it.
-    pub fn settle_tool(&mut self, id: &str, status: ToolStatus, result: &str) -> Option<DriverEvent> {
+    pub fn settle_tool(
+        &mut self,
+        id: &str,
+        status: ToolStatus,
+        result: &str,
+    ) -> Option<DriverEvent> {
         let t = self.tools.get_mut(id)?;
         if t.status != ToolStatus::Running {
             return None;
@@ -328,7 +336,11 @@ impl Normalizer {
                 u["cachedReadTokens"].as_u64(),
             )
         } else if q.is_object() {
-            (q["input_tokens"].as_u64(), q["output_tokens"].as_u64(), None)
+            (
+                q["input_tokens"].as_u64(),
+                q["output_tokens"].as_u64(),
+                None,
+            )
         } else {
             return None;
         };

@@ -46,7 +46,11 @@ pub fn option_values(options: &[PermissionOption]) -> Vec<(String, &PermissionOp
 }
 
 /// The interaction for a permission request; `prompt_id` must be unique in the turn.
-pub fn interaction(req: &RequestPermissionRequest, prompt_id: String, tool_name: &str) -> Interaction {
+pub fn interaction(
+    req: &RequestPermissionRequest,
+    prompt_id: String,
+    tool_name: &str,
+) -> Interaction {
     let call = &req.tool_call;
     let title = call
         .fields

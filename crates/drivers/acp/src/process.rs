@@ -132,7 +132,10 @@ impl AgentProcess {
 
     /// Waits up to `wait` for the process to exit by itself.
     pub async fn wait_exit(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
-        tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()
+        tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()
     }
 
     /// Kills the whole process group now.

@@ -4,8 +4,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, LoadSessionRequest, NewSessionRequest, PromptRequest, RequestPermissionOutcome,
-    RequestPermissionResponse, ResourceLink, SetSessionModeRequest, TextContent,
+    ContentBlock, CreateElicitationResponse, ElicitationAction, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, RequestPermissionOutcome, RequestPermissionResponse,
+    ResourceLink, SetSessionModeRequest, TextContent,
 };
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
@@ -14,6 +15,7 @@ use weft_kernel::{AgentTurnInput, DriverContext};
 use weft_protocol::{DriverEvent, ModelInfo, ToolStatus};
 
 use crate::conn::{request, AcpConnection, ConnError, Incoming};
+use crate::elicit;
 use crate::normalize::Normalizer;
 use crate::permission;
 
@@ -263,6 +265,7 @@ impl LiveSession {
         let prompt = async move { request(&cx, "session/prompt", &req).await };
         tokio::pin!(prompt);
         let mut asks = FuturesUnordered::new();
+        let mut forms = FuturesUnordered::new();
         let mut asked = 0usize;
         let mut deadline: Option<tokio::time::Instant> = None;
         let end = loop {
@@ -296,11 +299,33 @@ impl LiveSession {
                             (req, responder, answer)
                         }.boxed());
                     }
+                    Some(Incoming::Elicitation(req, responder)) => {
+                        asked += 1;
+                        let form = elicit::form(&req, format!("ask-{asked}"));
+                        match form {
+                            Some(form) if deadline.is_none() => {
+                                let ctx = ctx.clone();
+                                forms.push(async move {
+                                    let answer = ctx.ask_user(form.interaction.clone()).await;
+                                    (form, responder, answer)
+                                }.boxed());
+                            }
+                            Some(_) => {
+                                let _ = responder.respond(CreateElicitationResponse::new(ElicitationAction::Cancel));
+                            }
+                            None => {
+                                let _ = responder.respond(CreateElicitationResponse::new(ElicitationAction::Decline));
+                            }
+                        }
+                    }
                     Some(Incoming::Closed(_)) | None => {
                         self.conn.closed = true;
                         break TurnEnd::Died(self.conn.exit_error().await.to_string());
                     }
                 },
+                Some((form, responder, answer)) = forms.next(), if !forms.is_empty() => {
+                    let _ = responder.respond(form.response(&answer));
+                }
                 Some((req, responder, answer)) = asks.next(), if !asks.is_empty() => {
                     let (outcome, allowed) = permission::outcome(&req, &answer);
                     let _ = responder.respond(RequestPermissionResponse::new(outcome));
@@ -346,6 +371,7 @@ impl LiveSession {
         };
         // Whatever is still asked is withdrawn: dropping a responder answers the agent.
         drop(asks);
+        drop(forms);
         let note = match &end {
             TurnEnd::Done { .. } => None,
             TurnEnd::Stopped { .. } => Some("stopped"),
@@ -378,6 +404,10 @@ impl LiveSession {
                         RequestPermissionOutcome::Cancelled,
                     ));
                 }
+                Incoming::Elicitation(_, responder) => {
+                    let _ = responder
+                        .respond(CreateElicitationResponse::new(ElicitationAction::Cancel));
+                }
                 Incoming::Closed(_) => self.conn.closed = true,
             }
         }
@@ -396,7 +426,11 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 pub fn prompt_blocks(input: &AgentTurnInput, fresh: bool) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
     if fresh {
-        if let Some(sp) = input.system_prompt.as_ref().filter(|s| !s.trim().is_empty()) {
+        if let Some(sp) = input
+            .system_prompt
+            .as_ref()
+            .filter(|s| !s.trim().is_empty())
+        {
             blocks.push(ContentBlock::Text(TextContent::new(sp.clone())));
         }
     }

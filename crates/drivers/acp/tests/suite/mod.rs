@@ -1,0 +1,4 @@
+mod fake;
+mod real;
+mod replay;
+pub mod support;

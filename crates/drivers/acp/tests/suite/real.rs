@@ -1,0 +1,92 @@
+//! The real agents over ACP (claude-agent-acp, `gemini --acp`) against the scripted
+//! model servers: what the conformance suite does not cover.
+
+use serde_json::json;
+use weft_kernel::AgentDriver;
+use weft_protocol::{ToolKind, ToolStatus};
+use weft_testkit::gemini::{when as gwhen, Script as GScript, Turn as GTurn};
+use weft_testkit::{AnthropicServer, GeminiServer, Script, Turn};
+
+use super::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_acp_text_tool_and_models() {
+    let Some((spec, _)) = preset_binary("gemini-acp") else {
+        return;
+    };
+    let script = GScript::new()
+        .rule(
+            gwhen::function_response_for("run_shell_command"),
+            GTurn::text_reply("The tool has finished."),
+        )
+        .turn(
+            GTurn::new()
+                .thought("Let me run it.")
+                .text("Calling the tool.")
+                .function_call(
+                    "run_shell_command",
+                    json!({"command": "echo weft-acp-tool"}),
+                ),
+        );
+    let server = GeminiServer::start(script).await.unwrap();
+    let h = Home::new();
+    gemini_home(
+        h.home.path(),
+        json!({"tools": {"allowed": ["run_shell_command"]}}),
+    );
+    let env = gemini_env(h.home.path(), &server.base_url());
+    let d = driver(spec);
+    let sink = TestSink::new();
+    let (result, snap) = run(&d, h.input("gemini-acp:a", "Run the tool.", env), &sink).await;
+    assert!(result.ok, "{result:?} {snap:#?}");
+    eprintln!("{snap:#?}");
+    let call = &snap.tool_calls[0];
+    assert_eq!(call.name, "run_shell_command");
+    assert_eq!(call.kind, ToolKind::Shell);
+    assert_eq!(call.status, ToolStatus::Done);
+    assert!(snap.text.contains("The tool has finished."), "{snap:#?}");
+    let models = d.models().await;
+    eprintln!("{models:#?}");
+    assert!(models.iter().any(|m| m.id == "mode:plan"), "{models:?}");
+    d.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_acp_text_and_tool() {
+    let Some((spec, _)) = preset_binary("claude-acp") else {
+        return;
+    };
+    let script = Script::new()
+        .rule(
+            weft_testkit::anthropic::when::tool_result_for("toolu_1"),
+            Turn::text_reply("The tool has finished."),
+        )
+        .rule(
+            weft_testkit::anthropic::when::no_tools(),
+            Turn::text_reply("title"),
+        )
+        .turn(Turn::new().text("Calling Bash.").tool_use(
+            "toolu_1",
+            "Bash",
+            json!({"command": "echo weft-acp-tool"}),
+        ));
+    let server = AnthropicServer::start(script).await.unwrap();
+    let h = Home::new();
+    let env = claude_env(h.home.path(), &server.base_url());
+    std::fs::create_dir_all(h.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        h.home.path().join(".claude/settings.json"),
+        r#"{"permissions":{"allow":["Bash"]}}"#,
+    )
+    .unwrap();
+    let d = driver(spec);
+    let sink = TestSink::new();
+    let (result, snap) = run(&d, h.input("claude-acp:a", "Run the tool.", env), &sink).await;
+    eprintln!("{snap:#?}");
+    assert!(result.ok, "{result:?} {snap:#?}");
+    let call = &snap.tool_calls[0];
+    assert_eq!(call.name, "Bash");
+    assert_eq!(call.status, ToolStatus::Done);
+    assert!(snap.text.contains("The tool has finished."), "{snap:#?}");
+    d.shutdown().await;
+}
