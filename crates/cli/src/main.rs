@@ -17,6 +17,7 @@ mod ask;
 mod list;
 mod run;
 mod serve;
+mod tui;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +58,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open an agent's own terminal UI here (raw passthrough); the session is shared
+    /// with the structured rail.
+    Tui(tui::TuiArgs),
     /// Serve the verbs over a WebSocket (for scripts and remote surfaces).
     Serve(serve::ServeArgs),
     /// List the agents, whether each is installed, its version and capabilities.
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
             Command::History { key, json } => list::history(&loom, &key, json).await,
             Command::Agents { json } => list::agents(&loom, json).await,
             Command::Serve(args) => serve::serve(&loom, args).await,
+            Command::Tui(args) => tui::tui(&loom, args).await,
         };
         loom.shutdown().await;
         code

@@ -90,6 +90,9 @@ pub struct TuiSpec {
     pub env: Vec<(String, String)>,
     /// Where it runs.
     pub cwd: PathBuf,
+    /// The agent session id the program will use, when the driver chose it (a new
+    /// session started with a fixed id), so the structured rail can resume it later.
+    pub session_id: Option<String>,
 }
 
 /// What the kernel offers a running driver. Implemented by the session runner, and by
@@ -188,6 +191,14 @@ pub trait AgentDriver: Send + Sync {
     /// The agent's own terminal UI for this session, when it has one.
     fn tui(&self, _input: &AgentTurnInput) -> Option<TuiSpec> {
         None
+    }
+
+    /// Runs while the agent's own terminal UI is open for this session: follows what
+    /// happens there (e.g. by tailing the agent's session file) and emits it as events,
+    /// until `ctx` is cancelled when the terminal closes. The default only waits.
+    async fn follow_tui(&self, _input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        ctx.cancelled().await;
+        DriverResult::ok()
     }
 
     /// Sessions in the agent's own store, newest first.

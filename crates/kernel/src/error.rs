@@ -29,6 +29,12 @@ pub enum KernelError {
         /// The id given.
         prompt_id: String,
     },
+    /// The session's state rules the verb out.
+    #[error("{0}")]
+    Busy(String),
+    /// The agent has no terminal UI.
+    #[error("agent `{0}` has no terminal UI")]
+    NoTui(String),
     /// The request is malformed.
     #[error("{0}")]
     BadRequest(String),
@@ -45,7 +51,8 @@ impl KernelError {
             KernelError::UnknownSession(_) => ErrorCode::UnknownSession,
             KernelError::BadWorkdir { .. } => ErrorCode::BadWorkdir,
             KernelError::NotPending { .. } => ErrorCode::NotPending,
-            KernelError::BadRequest(_) => ErrorCode::BadRequest,
+            KernelError::BadRequest(_) | KernelError::NoTui(_) => ErrorCode::BadRequest,
+            KernelError::Busy(_) => ErrorCode::Busy,
             KernelError::Store(_) => ErrorCode::Storage,
         }
     }

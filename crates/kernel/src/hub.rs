@@ -9,14 +9,14 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
 use weft_protocol::{
-    make_session_key, split_session_key, AgentInfo, InteractRequest, ModelInfo, PatchEvent,
-    PromptAccepted, PromptRequest, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
-    UniversalSnapshot,
+    make_session_key, split_session_key, AgentInfo, InteractRequest, ModelInfo,
+    OpenTerminalRequest, PatchEvent, PromptAccepted, PromptRequest, SessionInfo, SkillInfo,
+    SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
 };
 
 use crate::driver::AgentDriver;
 use crate::error::KernelError;
-use crate::io::{LoomIO, Subscription};
+use crate::io::{LoomIO, Subscription, TerminalOpened};
 use crate::ports::{
     AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
     ModelResolver, NoTools, Passthrough, SessionRecord, SessionStore, SystemPromptBuilder,
@@ -41,6 +41,8 @@ pub(crate) struct KernelEnv {
     pub interactions: Arc<dyn InteractionHandler>,
     pub state_dir: PathBuf,
     pub all_patches: broadcast::Sender<Arc<PatchEvent>>,
+    /// Set by `shutdown`: no new turn starts.
+    pub closing: std::sync::atomic::AtomicBool,
 }
 
 /// Builds a [`Loom`]. Every port has a working default.
@@ -144,6 +146,7 @@ impl LoomBuilder {
                 interactions: self.interactions,
                 state_dir: self.state_dir,
                 all_patches,
+                closing: std::sync::atomic::AtomicBool::new(false),
             }),
         }))
     }
@@ -196,11 +199,23 @@ impl Loom {
         self.sessions.lock().values().any(SessionRunner::is_busy)
     }
 
-    /// Stops every running turn and lets every driver release its processes.
+    /// Stops every running turn, waits (bounded) for each to record its end, then lets
+    /// every driver release its processes. No turn starts after this; prompts still
+    /// queued are not run.
     pub async fn shutdown(&self) {
+        self.env
+            .closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let runners: Vec<SessionRunner> = self.sessions.lock().values().cloned().collect();
-        for runner in runners {
-            runner.stop();
+        for runner in &runners {
+            let _ = runner.close_terminal();
+            let _ = runner.stop();
+        }
+        let deadline = tokio::time::Instant::now() + crate::runner::STOP_GRACE;
+        while runners.iter().any(SessionRunner::is_running)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         for driver in self.drivers.values() {
             driver.shutdown().await;
@@ -239,6 +254,16 @@ impl Loom {
     fn new_session(&self, request: &PromptRequest) -> Result<SessionRunner, KernelError> {
         let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
         let driver = self.driver(agent)?;
+        self.new_session_with(driver, request)
+    }
+
+    fn new_session_with(
+        &self,
+        driver: Arc<dyn AgentDriver>,
+        request: &PromptRequest,
+    ) -> Result<SessionRunner, KernelError> {
+        let agent = driver.id().to_string();
+        let agent = agent.as_str();
         let workdir = match &request.workdir {
             Some(dir) => PathBuf::from(dir),
             None => std::env::current_dir().map_err(|e| KernelError::BadWorkdir {
@@ -314,6 +339,7 @@ impl LoomIO for Loom {
             effort: request.effort,
             attachments: request.attachments.into_iter().map(PathBuf::from).collect(),
             steer: false,
+            terminal: false,
         });
         Ok(PromptAccepted {
             session_key,
@@ -322,8 +348,52 @@ impl LoomIO for Loom {
     }
 
     async fn stop(&self, session_key: &str) -> Result<(), KernelError> {
-        self.runner(session_key)?.stop();
-        Ok(())
+        self.runner(session_key)?.stop()
+    }
+
+    async fn open_terminal(
+        &self,
+        request: OpenTerminalRequest,
+    ) -> Result<TerminalOpened, KernelError> {
+        let runner = match &request.session_key {
+            Some(key) => {
+                let runner = self.runner(key)?;
+                checked_workdir(Path::new(&runner.record().workdir))?;
+                runner
+            }
+            None => {
+                let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
+                let driver = self.driver(agent)?;
+                if !driver.capabilities().tui {
+                    return Err(KernelError::NoTui(agent.to_string()));
+                }
+                self.new_session_with(
+                    driver,
+                    &PromptRequest {
+                        workdir: request.workdir.clone(),
+                        model: request.model.clone(),
+                        ..Default::default()
+                    },
+                )?
+            }
+        };
+        let record = runner.record();
+        let driver = self.driver(&record.agent)?;
+        let task_id = new_task_id();
+        let spec = runner.open_terminal(task_id.clone(), |input| {
+            driver
+                .tui(input)
+                .ok_or_else(|| KernelError::NoTui(record.agent.clone()))
+        })?;
+        Ok(TerminalOpened {
+            session_key: record.session_key,
+            task_id,
+            spec,
+        })
+    }
+
+    async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError> {
+        self.runner(session_key)?.close_terminal()
     }
 
     async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError> {

@@ -5,11 +5,23 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 use weft_protocol::{
-    AgentInfo, InteractRequest, ModelInfo, PatchEvent, PromptAccepted, PromptRequest, SessionInfo,
-    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
+    AgentInfo, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent, PromptAccepted,
+    PromptRequest, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
 };
 
+use crate::driver::TuiSpec;
 use crate::error::KernelError;
+
+/// A terminal opened for a session: run `spec` in a PTY, then call `close_terminal`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalOpened {
+    /// The session the terminal belongs to.
+    pub session_key: String,
+    /// The terminal turn's task id.
+    pub task_id: String,
+    /// What to run.
+    pub spec: TuiSpec,
+}
 
 /// A session's snapshot now, and every patch after it.
 pub struct Subscription {
@@ -29,6 +41,14 @@ pub trait LoomIO: Send + Sync {
     async fn stop(&self, session_key: &str) -> Result<(), KernelError>;
     /// Sends a message into the running turn, or queues it.
     async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError>;
+    /// Opens the agent's own terminal UI for a session. While it is open the session has
+    /// one writer: structured prompts queue until `close_terminal`.
+    async fn open_terminal(
+        &self,
+        request: OpenTerminalRequest,
+    ) -> Result<TerminalOpened, KernelError>;
+    /// The terminal closed: the structured rail takes the session back.
+    async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError>;
     /// Answers a pending interaction.
     async fn interact(&self, request: InteractRequest) -> Result<(), KernelError>;
     /// One session's snapshot, then its patches.

@@ -26,6 +26,6 @@ mod turn;
 pub use driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec, TurnSink};
 pub use error::KernelError;
 pub use hub::{Loom, LoomBuilder, DEFAULT_AGENT};
-pub use io::{LoomIO, Subscription};
+pub use io::{LoomIO, Subscription, TerminalOpened};
 pub use time::now_ms;
 pub use turn::{run_turn, TurnCallbacks};

@@ -28,7 +28,7 @@ use crate::time::now_ms;
 
 /// How long a stopped turn's driver gets to wind down before it is abandoned (its
 /// future dropped, which kills its process).
-const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// Per-session patch buffer: a subscriber further behind than this gets `Lagged` and
 /// re-reads the snapshot.
@@ -45,10 +45,16 @@ pub(crate) struct Task {
     pub effort: Option<String>,
     pub attachments: Vec<PathBuf>,
     pub steer: bool,
+    /// The agent's own terminal is open: the driver follows it instead of running a turn.
+    pub terminal: bool,
 }
+
+/// What a terminal turn's prompt reads as.
+pub(crate) const TERMINAL_PROMPT: &str = "(the agent's own terminal)";
 
 struct Running {
     task_id: String,
+    terminal: bool,
     cancel: CancellationToken,
     steer: Option<mpsc::UnboundedSender<String>>,
 }
@@ -150,14 +156,72 @@ impl SessionRunner {
         }
     }
 
-    /// Stops the running turn (if any); its pending interactions are cancelled.
-    pub fn stop(&self) {
+    /// Stops the running turn (if any); its pending interactions are cancelled. A turn
+    /// that is the agent's open terminal is ended by closing the terminal, not by stop.
+    pub fn stop(&self) -> Result<(), KernelError> {
         let mut st = self.shared.state.lock();
         let Some(running) = &st.running else {
-            return;
+            return Ok(());
         };
+        if running.terminal {
+            return Err(KernelError::Busy(
+                "the agent's own terminal is open for this session: close it to end it".into(),
+            ));
+        }
         running.cancel.cancel();
         self.shared.cancel_pending(&mut st, "the turn was stopped");
+        Ok(())
+    }
+
+    /// Ends the terminal turn when the agent's terminal closes; queued prompts then run
+    /// on the structured rail, resuming the same agent session.
+    pub fn close_terminal(&self) -> Result<(), KernelError> {
+        let st = self.shared.state.lock();
+        match &st.running {
+            Some(r) if r.terminal => {
+                r.cancel.cancel();
+                Ok(())
+            }
+            _ => Err(KernelError::BadRequest(format!(
+                "no terminal is open for session `{}`",
+                self.shared.key
+            ))),
+        }
+    }
+
+    /// Queues the terminal turn if the session is idle, returning the input its
+    /// terminal should be started with. `session_id` (when the driver fixes the id of a
+    /// new agent session) is recorded first so the structured rail resumes it later.
+    pub fn open_terminal(
+        &self,
+        task_id: String,
+        spec_for: impl FnOnce(&AgentTurnInput) -> Result<crate::driver::TuiSpec, KernelError>,
+    ) -> Result<crate::driver::TuiSpec, KernelError> {
+        let mut st = self.shared.state.lock();
+        if st.running.is_some() || !st.queue.is_empty() {
+            return Err(KernelError::Busy(
+                "a turn is running or queued in this session: stop it or wait before opening the agent's terminal".into(),
+            ));
+        }
+        let task = Task {
+            task_id,
+            prompt: TERMINAL_PROMPT.into(),
+            model: None,
+            effort: None,
+            attachments: Vec::new(),
+            steer: false,
+            terminal: true,
+        };
+        let input = self.shared.input_for(&st, &task);
+        let spec = spec_for(&input)?;
+        if let Some(id) = &spec.session_id {
+            st.record.session_id = Some(id.clone());
+            self.shared
+                .persist("session", self.shared.env.store.upsert_session(&st.record));
+        }
+        drop(st);
+        self.enqueue(task);
+        Ok(spec)
     }
 
     pub fn steer(&self, text: String, task_id: String) -> SteerOutcome {
@@ -198,6 +262,7 @@ impl SessionRunner {
             effort: None,
             attachments: Vec::new(),
             steer: true,
+            terminal: false,
         });
         SteerOutcome::Queued
     }
@@ -232,6 +297,10 @@ impl SessionRunner {
         // The asker may have given up (turn stopped) between our lock and now.
         let _ = pending.answer.send(response);
         Ok(())
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.shared.state.lock().running.is_some()
     }
 
     pub fn is_busy(&self) -> bool {
@@ -331,8 +400,11 @@ impl Shared {
 
     /// Takes the next task and makes it the running turn; `None` when the queue is empty
     /// (the worker then ends).
-    fn start_next(self: &Arc<Self>) -> Option<(AgentTurnInput, CancellationToken)> {
+    fn start_next(self: &Arc<Self>) -> Option<(AgentTurnInput, CancellationToken, bool)> {
         let mut st = self.state.lock();
+        if self.env.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            st.queue.clear();
+        }
         let Some(task) = st.queue.pop_front() else {
             st.worker_active = false;
             return None;
@@ -373,40 +445,61 @@ impl Shared {
         let cancel = CancellationToken::new();
         st.running = Some(Running {
             task_id: task.task_id.clone(),
+            terminal: task.terminal,
             cancel: cancel.clone(),
             steer: None,
         });
+        if task.terminal {
+            let patch = st.acc.apply(
+                &DriverEvent::Notice {
+                    text: "the agent's own terminal is open: what happens there shows here, and prompts queue until it closes".into(),
+                },
+                now,
+            );
+            self.publish(&mut st, patch);
+        }
+        let input = self.input_for(&st, &task);
+        Some((input, cancel, task.terminal))
+    }
+
+    fn input_for(&self, st: &State, task: &Task) -> AgentTurnInput {
         let mut input = AgentTurnInput {
             session_key: self.key.clone(),
-            task_id: task.task_id,
-            prompt: task.prompt,
+            task_id: task.task_id.clone(),
+            prompt: task.prompt.clone(),
             workdir: PathBuf::from(&st.record.workdir),
             session_id: st.record.session_id.clone(),
             model: st.record.model.clone(),
             effort: st.record.effort.clone(),
-            attachments: task.attachments,
+            attachments: task.attachments.clone(),
             state_dir: self.env.state_dir.clone(),
             ..Default::default()
         };
         input.env = self.env.resolver.resolve(&input);
         input.system_prompt = self.env.prompt_builder.build(&input);
-        Some((input, cancel))
+        input
     }
 
     async fn work(self: Arc<Self>) {
-        while let Some((input, cancel)) = self.start_next() {
+        while let Some((input, cancel, terminal)) = self.start_next() {
             let task_id = input.task_id.clone();
             let sink = Arc::new(RunnerSink {
                 shared: self.clone(),
                 task_id: task_id.clone(),
             });
             let ctx = DriverContext::new(cancel.clone(), sink);
-            let run = AssertUnwindSafe(self.driver.run(input, ctx)).catch_unwind();
+            let run = if terminal {
+                self.driver.follow_tui(input, ctx)
+            } else {
+                self.driver.run(input, ctx)
+            };
+            let run = AssertUnwindSafe(run).catch_unwind();
             let outcome = tokio::select! {
                 r = run => Some(r.unwrap_or_else(|_| DriverResult::failed("the agent's driver crashed (panic); see the log"))),
                 _ = async { cancel.cancelled().await; tokio::time::sleep(STOP_GRACE).await } => None,
             };
-            self.finish(&task_id, outcome, cancel.is_cancelled());
+            // Closing the terminal is how a terminal turn ends, not a stop.
+            self.finish(&task_id, outcome, cancel.is_cancelled() && !terminal);
         }
     }
 

@@ -20,6 +20,9 @@ pub enum ErrorCode {
     NotPending,
     /// The agent's binary is missing or will not start.
     AgentUnavailable,
+    /// The session is busy in a way that rules the verb out (a turn is running while
+    /// its terminal is asked for; the terminal is open while stop is asked for).
+    Busy,
     /// The persistent store failed.
     Storage,
     /// Anything else; a bug.

@@ -30,6 +30,7 @@ pub use snapshot::{
 };
 pub use wire::{
     permission, AgentInfo, Capabilities, ClientMessage, ClientRequest, InteractAction,
-    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, PromptAccepted,
-    PromptRequest, ServerMessage, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
+    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,
+    PromptAccepted, PromptRequest, ServerMessage, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
+    ToolInfo,
 };

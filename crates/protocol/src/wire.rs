@@ -40,6 +40,20 @@ pub struct PromptAccepted {
     pub task_id: String,
 }
 
+/// Open an agent's own terminal UI for a session (new when `sessionKey` is absent).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OpenTerminalRequest {
+    /// Agent id for a new session (default: the echo agent); ignored with `sessionKey`.
+    pub agent: Option<String>,
+    /// The session whose conversation the terminal continues.
+    pub session_key: Option<String>,
+    /// The workspace folder for a new session.
+    pub workdir: Option<String>,
+    /// Model to ask for.
+    pub model: Option<String>,
+}
+
 /// How an interaction is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

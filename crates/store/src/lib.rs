@@ -29,8 +29,9 @@
 //!
 //! # Hazards
 //!
-//! - Recovery assumes one Weft process per database: opening a database that another
-//!   live process is writing to would mark that process's running turns incomplete.
+//! - Several Weft processes may share a database (the app and the CLI): each running
+//!   turn records its owner process, and recovery leaves alone a turn whose owner is
+//!   still alive (see `owner.rs`).
 //! - Only what callers pass in is stored. Nothing here reads the environment, so a
 //!   secret reaches the database only if a caller puts it into a record or an event.
 //! - A stored row that no longer parses (a corrupt or hand-edited JSON value) is skipped
@@ -40,6 +41,7 @@
 #![deny(missing_docs)]
 
 mod fts;
+mod owner;
 mod reads;
 mod recovery;
 pub mod schema;

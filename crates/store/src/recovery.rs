@@ -10,7 +10,7 @@
 use rusqlite::{params, Connection, TransactionBehavior};
 use weft_protocol::{Accumulator, DriverEvent, UniversalSnapshot};
 
-use crate::{fts, INTERRUPTED_ERROR, INTERRUPTED_NOTICE};
+use crate::{fts, owner, INTERRUPTED_ERROR, INTERRUPTED_NOTICE};
 
 struct Stranded {
     id: i64,
@@ -18,14 +18,16 @@ struct Stranded {
     prompt: String,
     snapshot: String,
     updated_at: i64,
+    owner: Option<String>,
 }
 
-/// Ends every turn left `running`, in one transaction; returns how many there were.
+/// Ends every turn left `running` by a process that is gone, in one transaction;
+/// returns how many there were.
 pub(crate) fn recover(conn: &mut Connection) -> rusqlite::Result<usize> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let stranded: Vec<Stranded> = tx
         .prepare(
-            "SELECT id, task_id, prompt, snapshot, updated_at FROM turns
+            "SELECT id, task_id, prompt, snapshot, updated_at, owner FROM turns
              WHERE status = 'running' ORDER BY id",
         )?
         .query_map([], |r| {
@@ -35,9 +37,14 @@ pub(crate) fn recover(conn: &mut Connection) -> rusqlite::Result<usize> {
                 prompt: r.get(2)?,
                 snapshot: r.get(3)?,
                 updated_at: r.get(4)?,
+                owner: r.get(5)?,
             })
         })?
-        .collect::<rusqlite::Result<_>>()?;
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        // Another live process is streaming into it: not ours to end.
+        .filter(|t| !owner::is_other_live_process(t.owner.as_deref()))
+        .collect();
     for turn in &stranded {
         let snapshot = rebuild(&tx, turn)?;
         let json = match serde_json::to_string(&snapshot) {

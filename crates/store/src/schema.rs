@@ -25,7 +25,10 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// - `events`: every `DriverEvent` of a turn, JSON, numbered from 0 in arrival order,
 ///   with the time it was appended (so a rebuilt turn gets a true `updatedAt`).
 /// - `turns_fts`: FTS5 over each turn's prompt and final text, rowid = `turns.id`.
-pub const MIGRATIONS: &[&str] = &[r#"
+/// - (2) `turns.owner`: the process (`pid:start`) running a turn, so another process
+///   opening the store leaves a live turn alone (see `owner.rs`).
+pub const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE sessions (
     session_key TEXT PRIMARY KEY NOT NULL,
     agent       TEXT NOT NULL,
@@ -63,7 +66,11 @@ CREATE TABLE events (
 ) WITHOUT ROWID;
 
 CREATE VIRTUAL TABLE turns_fts USING fts5 (prompt, text, tokenize = 'unicode61');
-"#];
+"#,
+    r#"
+ALTER TABLE turns ADD COLUMN owner TEXT;
+"#,
+];
 
 /// The schema version this build writes: the number of [`MIGRATIONS`].
 pub fn current_version() -> i64 {

@@ -267,7 +267,7 @@ fn begin_turn(
         Some((id, _, _)) => {
             conn.prepare_cached(
                 "UPDATE turns SET session_key = ?2, n = ?3, prompt = ?4, status = 'running',
-                     snapshot = ?5, started_at = ?6, updated_at = ?7 WHERE id = ?1",
+                     snapshot = ?5, started_at = ?6, updated_at = ?7, owner = ?8 WHERE id = ?1",
             )?
             .execute(params![
                 id,
@@ -276,7 +276,8 @@ fn begin_turn(
                 prompt,
                 snapshot,
                 started_at,
-                at
+                at,
+                crate::owner::current()
             ])?;
             conn.prepare_cached("DELETE FROM events WHERE task_id = ?1")?
                 .execute([task_id])?;
@@ -285,8 +286,8 @@ fn begin_turn(
         None => {
             conn.prepare_cached(
                 "INSERT INTO turns
-                     (task_id, session_key, n, prompt, status, snapshot, started_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7)",
+                     (task_id, session_key, n, prompt, status, snapshot, started_at, updated_at, owner)
+                 VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8)",
             )?
             .execute(params![
                 task_id,
@@ -295,7 +296,8 @@ fn begin_turn(
                 prompt,
                 snapshot,
                 started_at,
-                at
+                at,
+                crate::owner::current()
             ])?;
             conn.last_insert_rowid()
         }

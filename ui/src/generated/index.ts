@@ -15,6 +15,7 @@ export type { InteractionKind } from "./InteractionKind";
 export type { InteractionResponse } from "./InteractionResponse";
 export type { ModelInfo } from "./ModelInfo";
 export type { NativeSessionInfo } from "./NativeSessionInfo";
+export type { OpenTerminalRequest } from "./OpenTerminalRequest";
 export type { PatchEvent } from "./PatchEvent";
 export type { Phase } from "./Phase";
 export type { Plan } from "./Plan";

@@ -19,13 +19,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
 use weft_protocol::{AgentInfo, Capabilities, ModelInfo, NativeSessionInfo};
 
 pub use transcript::EchoTranscript;
 
 /// The echo agent's id.
 pub const ECHO_ID: &str = "echo";
+
+/// Echo's own "terminal UI": greets, then echoes each line until EOF (Ctrl-D).
+const TUI_SCRIPT: &str = "printf 'Echo terminal. Type a line; Ctrl-D ends.\\n'; \
+while printf 'echo> ' && IFS= read -r line; do printf 'Echo: %s\\n' \"$line\"; done; \
+printf '\\nbye\\n'";
 
 /// The built-in echo agent.
 pub struct EchoDriver {
@@ -84,7 +89,7 @@ impl AgentDriver for EchoDriver {
             steer: true,
             interact: true,
             resume: true,
-            tui: false,
+            tui: true,
         }
     }
 
@@ -120,6 +125,17 @@ impl AgentDriver for EchoDriver {
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         script::run(self, input, ctx).await
+    }
+
+    /// Echo's terminal is a tiny line-echoing program: hermetic, always there.
+    fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
+        Some(TuiSpec {
+            program: "sh".into(),
+            args: vec!["-c".into(), TUI_SCRIPT.into()],
+            env: input.env.clone(),
+            cwd: input.workdir.clone(),
+            session_id: None,
+        })
     }
 
     async fn list_native_sessions(

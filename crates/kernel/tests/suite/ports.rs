@@ -27,10 +27,18 @@ async fn auto_cancel_answers_interactions_at_once_and_says_so() {
         .unwrap_or_else(|e| panic!("{e}"));
     let at = wait_for(&loom, &t.session_key, "done", done_with(&t.task_id)).await;
     assert_eq!(at.snapshot.text, "cancelled");
-    assert!(at.snapshot.notices.iter().any(|n| n.contains("answered automatically")));
+    assert!(at
+        .snapshot
+        .notices
+        .iter()
+        .any(|n| n.contains("answered automatically")));
     assert!(loom.list_tools().await.is_empty());
     assert!(loom.list_skills(None).await.is_empty());
-    assert!(loom.list_effort("script").await.unwrap_or_default().is_empty());
+    assert!(loom
+        .list_effort("script")
+        .await
+        .unwrap_or_default()
+        .is_empty());
 }
 
 #[tokio::test]

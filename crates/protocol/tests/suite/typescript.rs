@@ -35,6 +35,7 @@ fn export_all(dir: &Path) {
         NativeSessionInfo,
         SnapshotAt,
         InteractionResponse,
+        OpenTerminalRequest,
     );
 }
 

@@ -233,3 +233,64 @@ fn a_corrupt_snapshot_row_is_skipped_not_fatal() {
         .collect();
     assert_eq!(texts, ["r0", "r2"]);
 }
+
+#[test]
+fn a_turn_another_live_process_is_running_is_left_alone() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
+    store
+        .begin_turn("echo:a", "t-live", &start("t-live", "still going"))
+        .unwrap();
+    store
+        .append_event(
+            "t-live",
+            &DriverEvent::Text {
+                delta: "so far".into(),
+            },
+        )
+        .unwrap();
+    store.flush().unwrap();
+    drop(store);
+    // Hand the turn to a process that is alive and is not us: pid 1, with its real
+    // start time (field 22 of /proc/1/stat).
+    let stat = std::fs::read_to_string("/proc/1/stat").unwrap();
+    let start_ticks = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    raw(&path)
+        .execute(
+            "UPDATE turns SET owner = ?1 WHERE task_id = 't-live'",
+            [format!("1:{start_ticks}")],
+        )
+        .unwrap();
+
+    let store = open(&path);
+    assert!(
+        store.history("echo:a").unwrap().is_empty(),
+        "a live turn is not history"
+    );
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM turns WHERE status = 'running'"),
+        1
+    );
+    drop(store);
+
+    // Once its owner is gone (a start time that does not match), it is recovered.
+    raw(&path)
+        .execute(
+            "UPDATE turns SET owner = '1:0x' WHERE task_id = 't-live'",
+            [],
+        )
+        .unwrap();
+    let store = open(&path);
+    let history = store.history("echo:a").unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].text, "so far");
+    assert!(history[0].incomplete);
+}

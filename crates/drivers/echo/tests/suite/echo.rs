@@ -259,3 +259,70 @@ fn resume_by_session_id_survives_a_restart() {
             .is_empty());
     });
 }
+
+#[tokio::test]
+async fn while_the_terminal_is_open_prompts_queue_and_run_after_it_closes() {
+    let setup = Setup::new();
+    let loom = setup.loom();
+    let opened = loom
+        .open_terminal(weft_protocol::OpenTerminalRequest {
+            workdir: Some(setup.work.path().to_string_lossy().into_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(opened.spec.program, std::path::PathBuf::from("sh"));
+    assert_eq!(
+        opened.spec.cwd,
+        std::fs::canonicalize(setup.work.path()).unwrap_or_default()
+    );
+    let key = opened.session_key.clone();
+    wait(&loom, &key, "terminal turn", |s| {
+        s.phase == Phase::Streaming
+    })
+    .await;
+
+    let queued = loom
+        .prompt(setup.prompt("after the terminal", Some(&key)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = wait(&loom, &key, "queued", |s| s.queued.len() == 1).await;
+    assert!(s
+        .notices
+        .iter()
+        .any(|n| n.contains("prompts queue until it closes")));
+    let stop = loom.stop(&key).await;
+    assert_eq!(
+        stop.err().map(|e| e.code()),
+        Some(weft_protocol::ErrorCode::Busy)
+    );
+    let again = loom
+        .open_terminal(weft_protocol::OpenTerminalRequest {
+            session_key: Some(key.clone()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(
+        again.err().map(|e| e.code()),
+        Some(weft_protocol::ErrorCode::Busy)
+    );
+
+    loom.close_terminal(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = wait(&loom, &key, "queued prompt done", done(&queued.task_id)).await;
+    assert_eq!(s.text, "Echo: after the terminal");
+    let history = loom
+        .get_history(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(history.len(), 2);
+    assert!(
+        !history[0].incomplete,
+        "closing the terminal ends its turn normally"
+    );
+    assert!(
+        loom.close_terminal(&key).await.is_err(),
+        "nothing open any more"
+    );
+}

@@ -1,0 +1,114 @@
+//! `weft tui` in a real PTY: the agent's own UI passes through raw, prompts to the
+//! session queue while it is open, and the structured rail takes over when it exits.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use weft_pty::{PtyBridge, PtySize, PtySpec};
+
+fn wait_screen(bridge: &PtyBridge, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = bridge.screen_text();
+        if pred(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; screen:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let weft = env!("CARGO_BIN_EXE_weft");
+    let bridge = PtyBridge::spawn(
+        &PtySpec {
+            program: weft.into(),
+            args: vec!["tui".into()],
+            env: vec![
+                (
+                    "WEFT_HOME".into(),
+                    home.path().to_string_lossy().into_owned(),
+                ),
+                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
+            ],
+            cwd: work.path().to_path_buf(),
+        },
+        PtySize {
+            rows: 24,
+            cols: 100,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "echo prompt", |s| s.contains("echo> "));
+    bridge
+        .write(b"hello pty\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "echoed line", |s| s.contains("Echo: hello pty"));
+
+    // While the terminal is open, the session has one writer: the list shows it...
+    let list = Command::new(weft)
+        .args(["sessions", "--json"])
+        .env("WEFT_HOME", home.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sessions: Value = serde_json::from_slice(&list.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let key = sessions[0]["sessionKey"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {sessions}"))
+        .to_string();
+    assert_eq!(sessions[0]["phase"], "streaming");
+
+    // Ctrl-D ends the echo terminal; `weft tui` restores the terminal and exits.
+    bridge.write(b"\x04").unwrap_or_else(|e| panic!("{e}"));
+    let exit = tokio::time::timeout(Duration::from_secs(20), bridge.wait())
+        .await
+        .unwrap_or_else(|_| panic!("weft tui did not exit:\n{}", bridge.screen_text()));
+    assert!(exit.success, "{exit:?}\n{}", bridge.screen_text());
+    let screen = bridge.screen_text();
+    assert!(screen.contains("bye"), "{screen}");
+    assert!(screen.contains(&format!("session {key}")), "{screen}");
+
+    // The structured rail now runs prompts in the same session.
+    let run = Command::new(weft)
+        .args(["run", "--json", "--session", &key, "after the terminal"])
+        .env("WEFT_HOME", home.path())
+        .env("WEFT_ECHO_DELAY_MS", "0")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let history = Command::new(weft)
+        .args(["history", &key, "--json"])
+        .env("WEFT_HOME", home.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let turns: Value = serde_json::from_slice(&history.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(turns[0]["prompt"], "(the agent's own terminal)");
+    assert_eq!(turns[0]["incomplete"], false);
+    assert_eq!(turns[1]["prompt"], "after the terminal");
+}
+
+#[test]
+fn without_a_terminal_it_is_a_usage_error() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .arg("tui")
+        .env("WEFT_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
+}

@@ -1,0 +1,416 @@
+//! The bridge itself: spawn, read, fan out, write, resize, exit, kill.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+use portable_pty::{native_pty_system, ChildKiller, CommandBuilder, MasterPty};
+use tokio::sync::{broadcast, watch};
+
+/// Lines of scrollback kept for a re-attaching viewer.
+const SCROLLBACK: usize = 10_000;
+/// Chunks buffered per viewer; one further behind re-attaches from the screen.
+const VIEWER_BUFFER: usize = 4096;
+const READ_BUF: usize = 64 * 1024;
+/// Raw reads waiting for the screen thread (back-pressure on the child beyond that).
+const RAW_QUEUE: usize = 1024;
+/// Largest chunk made by merging queued reads.
+const MERGE_LIMIT: usize = 256 * 1024;
+/// After SIGHUP, how long the group gets before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_millis(300);
+/// After the child exits, how long its last output may take to drain.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// What to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PtySpec {
+    /// The executable (a bare name is looked up on `PATH`).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment (on top of the parent's, plus `TERM=xterm-256color`).
+    pub env: Vec<(String, String)>,
+    /// Where it runs.
+    pub cwd: PathBuf,
+}
+
+/// A terminal size in character cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PtySize {
+    /// Rows.
+    pub rows: u16,
+    /// Columns.
+    pub cols: u16,
+}
+
+/// Output from the child: `data` starts at byte `offset` of everything it wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// Offset of the first byte.
+    pub offset: u64,
+    /// The bytes.
+    pub data: Bytes,
+}
+
+/// How the child ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// Exit code (non-zero on failure; portable-pty reports 1 for a signal).
+    pub code: u32,
+    /// The signal that ended it, if one did.
+    pub signal: Option<String>,
+    /// True for exit code 0.
+    pub success: bool,
+}
+
+/// A viewer joining: the screen as escape codes, current at `offset`; then `chunks`
+/// (skip any whose bytes end at or before `offset`).
+pub struct Attach {
+    /// Escape codes that redraw the current screen (and input modes) on a fresh terminal.
+    pub screen: Vec<u8>,
+    /// The output offset `screen` is current at.
+    pub offset: u64,
+    /// Live output after that.
+    pub chunks: broadcast::Receiver<Chunk>,
+}
+
+/// Why the bridge failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PtyError {
+    /// The program is not there.
+    #[error("`{0}` was not found (not a file, and not on PATH)")]
+    NotFound(String),
+    /// The folder to run in is not there.
+    #[error("cannot run in `{0}`: not a folder")]
+    BadCwd(String),
+    /// A size with a zero dimension.
+    #[error("a terminal needs at least one row and one column")]
+    BadSize,
+    /// The PTY could not be made or the child would not start.
+    #[error("cannot start `{program}` in a terminal: {message}")]
+    Spawn {
+        /// What was run.
+        program: String,
+        /// Why it failed.
+        message: String,
+    },
+    /// Writing or resizing failed (the child is gone).
+    #[error("terminal I/O: {0}")]
+    Io(String),
+}
+
+struct Screen {
+    parser: vt100::Parser,
+    offset: u64,
+}
+
+struct Shared {
+    screen: Mutex<Screen>,
+    chunks: broadcast::Sender<Chunk>,
+    exit: watch::Sender<Option<ExitInfo>>,
+}
+
+/// One child in a PTY. Dropping the bridge kills the child's process group.
+pub struct PtyBridge {
+    shared: Arc<Shared>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    writer: Mutex<Box<dyn Write + Send>>,
+    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
+    pid: Option<u32>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+fn dims(size: PtySize) -> Result<(NonZeroU16, NonZeroU16), PtyError> {
+    match (NonZeroU16::new(size.rows), NonZeroU16::new(size.cols)) {
+        (Some(r), Some(c)) => Ok((r, c)),
+        _ => Err(PtyError::BadSize),
+    }
+}
+
+fn resolve(program: &Path) -> Result<PathBuf, PtyError> {
+    let missing = || PtyError::NotFound(program.display().to_string());
+    if program.components().count() > 1 {
+        return program
+            .is_file()
+            .then(|| program.to_path_buf())
+            .ok_or_else(missing);
+    }
+    let path = std::env::var_os("PATH").ok_or_else(missing)?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .ok_or_else(missing)
+}
+
+impl PtyBridge {
+    /// Starts `spec` in a new PTY of `size`.
+    pub fn spawn(spec: &PtySpec, size: PtySize) -> Result<PtyBridge, PtyError> {
+        let (rows, cols) = dims(size)?;
+        let program = resolve(&spec.program)?;
+        if !spec.cwd.is_dir() {
+            return Err(PtyError::BadCwd(spec.cwd.display().to_string()));
+        }
+        let spawn_err = |e: &dyn std::fmt::Display| PtyError::Spawn {
+            program: program.display().to_string(),
+            message: e.to_string(),
+        };
+        let pair = native_pty_system()
+            .openpty(portable_pty::PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| spawn_err(&e))?;
+        let mut cmd = CommandBuilder::new(&program);
+        cmd.args(&spec.args);
+        cmd.cwd(&spec.cwd);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("COLORTERM", "truecolor");
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        let mut child = pair.slave.spawn_command(cmd).map_err(|e| spawn_err(&e))?;
+        // Our copy of the slave must close, or the reader never sees EOF.
+        drop(pair.slave);
+        let pid = child.process_id();
+        let killer = child.clone_killer();
+        let mut reader = pair.master.try_clone_reader().map_err(|e| spawn_err(&e))?;
+        let writer = pair.master.take_writer().map_err(|e| spawn_err(&e))?;
+
+        let (chunks, _) = broadcast::channel(VIEWER_BUFFER);
+        let (exit, _) = watch::channel(None);
+        let shared = Arc::new(Shared {
+            screen: Mutex::new(Screen {
+                parser: vt100::Parser::new(rows, cols, SCROLLBACK),
+                offset: 0,
+            }),
+            chunks,
+            exit,
+        });
+
+        // Reading and parsing are pipelined on two threads: the PTY is drained as fast
+        // as the kernel fills it while the screen catches up, and chunks queued behind
+        // a busy parser are merged so viewers get fewer, larger messages.
+        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(RAW_QUEUE);
+        let reader_thread = std::thread::Builder::new()
+            .name("weft-pty-read".into())
+            .spawn(move || loop {
+                let mut buf = vec![0u8; READ_BUF];
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        if raw_tx.send(buf).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // EIO once the child side is gone: the end of output.
+                    Err(_) => break,
+                }
+            })
+            .map_err(|e| spawn_err(&e))?;
+        let (drained_tx, drained_rx) = std::sync::mpsc::channel::<()>();
+        let parsing = shared.clone();
+        let parser_thread = std::thread::Builder::new()
+            .name("weft-pty-screen".into())
+            .spawn(move || {
+                while let Ok(mut data) = raw_rx.recv() {
+                    while data.len() < MERGE_LIMIT {
+                        match raw_rx.try_recv() {
+                            Ok(more) => data.extend_from_slice(&more),
+                            Err(_) => break,
+                        }
+                    }
+                    parsing.take_output(data);
+                }
+                let _ = drained_tx.send(());
+            })
+            .map_err(|e| spawn_err(&e))?;
+
+        let waiting = shared.clone();
+        let waiter_thread = std::thread::Builder::new()
+            .name("weft-pty-wait".into())
+            .spawn(move || {
+                let status = child.wait();
+                // Let the last output land on the screen before reporting the exit.
+                let _ = drained_rx.recv_timeout(DRAIN_GRACE);
+                let info = match status {
+                    Ok(s) => ExitInfo {
+                        code: s.exit_code(),
+                        signal: s.signal().map(str::to_string),
+                        success: s.success(),
+                    },
+                    Err(e) => ExitInfo {
+                        code: 1,
+                        signal: Some(format!("wait failed: {e}")),
+                        success: false,
+                    },
+                };
+                waiting.exit.send_replace(Some(info));
+            })
+            .map_err(|e| spawn_err(&e))?;
+
+        Ok(PtyBridge {
+            shared,
+            master: Mutex::new(pair.master),
+            writer: Mutex::new(writer),
+            killer: Mutex::new(killer),
+            pid,
+            threads: vec![reader_thread, parser_thread, waiter_thread],
+        })
+    }
+
+    /// Joins as a viewer: the current screen and the live output after it.
+    pub fn attach(&self) -> Attach {
+        let screen = self.shared.screen.lock();
+        Attach {
+            screen: screen.parser.screen().state_formatted().into_bytes(),
+            offset: screen.offset,
+            chunks: self.shared.chunks.subscribe(),
+        }
+    }
+
+    /// Sends keystrokes (or pasted text) to the child.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), PtyError> {
+        let mut w = self.writer.lock();
+        w.write_all(bytes)
+            .and_then(|_| w.flush())
+            .map_err(|e| PtyError::Io(e.to_string()))
+    }
+
+    /// Resizes the terminal (the child gets SIGWINCH) and the kept screen.
+    pub fn resize(&self, size: PtySize) -> Result<(), PtyError> {
+        let (rows, cols) = dims(size)?;
+        self.master
+            .lock()
+            .resize(portable_pty::PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| PtyError::Io(e.to_string()))?;
+        self.shared
+            .screen
+            .lock()
+            .parser
+            .screen_mut()
+            .set_size(rows, cols);
+        Ok(())
+    }
+
+    /// The visible screen as plain text (rows joined by newlines).
+    pub fn screen_text(&self) -> String {
+        self.shared.screen.lock().parser.screen().contents()
+    }
+
+    /// The current size.
+    pub fn size(&self) -> PtySize {
+        let (rows, cols) = self.shared.screen.lock().parser.screen().size();
+        PtySize {
+            rows: rows.get(),
+            cols: cols.get(),
+        }
+    }
+
+    /// Bytes of output so far.
+    pub fn output_len(&self) -> u64 {
+        self.shared.screen.lock().offset
+    }
+
+    /// The child's process id (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// How the child ended, once it has.
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.shared.exit.borrow().clone()
+    }
+
+    /// Waits for the child to end.
+    pub async fn wait(&self) -> ExitInfo {
+        let mut rx = self.shared.exit.subscribe();
+        loop {
+            if let Some(info) = rx.borrow_and_update().clone() {
+                return info;
+            }
+            if rx.changed().await.is_err() {
+                return ExitInfo {
+                    code: 1,
+                    signal: Some("the bridge closed".into()),
+                    success: false,
+                };
+            }
+        }
+    }
+
+    /// Ends the child's whole process group: SIGHUP, then SIGKILL after a short grace.
+    pub fn kill(&self) {
+        if self.exit_info().is_some() {
+            return;
+        }
+        let group = self
+            .pid
+            .and_then(|p| i32::try_from(p).ok())
+            .map(Pid::from_raw);
+        match group {
+            Some(pgid) => {
+                let _ = killpg(pgid, Signal::SIGHUP);
+                let deadline = Instant::now() + KILL_GRACE;
+                while Instant::now() < deadline && self.exit_info().is_none() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                // Stragglers in the group too, even if the leader is gone.
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            None => {
+                let _ = self.killer.lock().kill();
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn take_output(&self, bytes: Vec<u8>) {
+        let mut screen = self.screen.lock();
+        screen.parser.process(&bytes);
+        let offset = screen.offset;
+        screen.offset += bytes.len() as u64;
+        // Sent under the lock so `attach` never sees a chunk twice or misses one.
+        let _ = self.chunks.send(Chunk {
+            offset,
+            data: Bytes::from(bytes),
+        });
+    }
+}
+
+impl Drop for PtyBridge {
+    fn drop(&mut self) {
+        // A child that already ended is not signalled: its group id may be reused.
+        // Its own background stragglers got SIGHUP from the kernel when it, the
+        // session leader, exited.
+        self.kill();
+        for t in self.threads.drain(..) {
+            // The reader ends at EOF once the group is gone; don't hang a drop on a
+            // grandchild that kept the terminal open.
+            let deadline = Instant::now() + DRAIN_GRACE;
+            while !t.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! The PTY bridge with real programs in real PTYs.
+mod suite;

@@ -1,0 +1,245 @@
+use std::time::{Duration, Instant};
+
+use weft_pty::{PtyBridge, PtyError, PtySize, PtySpec};
+
+fn viewer() -> vt100::Parser {
+    let n = |v| std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN);
+    vt100::Parser::new(n(24), n(80), 0)
+}
+
+const SIZE: PtySize = PtySize { rows: 24, cols: 80 };
+
+fn sh(script: &str) -> PtySpec {
+    PtySpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: vec![("WEFT_PTY_TEST".into(), "1".into())],
+        cwd: std::env::temp_dir(),
+    }
+}
+
+fn wait_screen(bridge: &PtyBridge, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = bridge.screen_text();
+        if pred(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; screen:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is as good as gone: it runs nothing.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
+        .unwrap_or(false)
+}
+
+fn group_members(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command name: state ppid pgrp …
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields.first() != Some(&"Z") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn typed_input_reaches_the_child_and_its_reply_renders() {
+    let bridge = PtyBridge::spawn(
+        &sh("printf 'name? '; read x; echo \"hello $x from $WEFT_PTY_TEST\""),
+        SIZE,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "prompt", |s| s.contains("name?"));
+    bridge.write(b"weft\r").unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "reply", |s| s.contains("hello weft from 1"));
+    let exit = bridge.wait().await;
+    assert!(exit.success);
+    assert_eq!(exit.code, 0);
+}
+
+#[tokio::test]
+async fn a_viewer_attaching_late_gets_the_current_screen_then_only_new_output() {
+    let bridge = PtyBridge::spawn(
+        &sh("for i in 1 2 3 4 5; do echo line$i; done; read x; echo after-$x; read y"),
+        SIZE,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "lines", |s| s.contains("line5"));
+    let mut attach = bridge.attach();
+    let mut view = viewer();
+    view.process(&attach.screen);
+    assert_eq!(
+        view.screen().contents(),
+        bridge.screen_text(),
+        "restored screen matches"
+    );
+    bridge.write(b"x\r").unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "after", |s| s.contains("after-x"));
+    while let Ok(chunk) = attach.chunks.try_recv() {
+        let end = chunk.offset + chunk.data.len() as u64;
+        if end <= attach.offset {
+            continue;
+        }
+        let skip = attach.offset.saturating_sub(chunk.offset) as usize;
+        view.process(&chunk.data[skip..]);
+    }
+    let text = view.screen().contents();
+    assert_eq!(
+        text.matches("line5").count(),
+        1,
+        "no duplicated output:\n{text}"
+    );
+    assert_eq!(text, bridge.screen_text());
+}
+
+#[tokio::test]
+async fn resize_reaches_the_child_and_a_storm_does_not_break_it() {
+    let bridge = PtyBridge::spawn(&sh("stty size; read x; stty size; read y"), SIZE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "first size", |s| s.contains("24 80"));
+    for i in 0..500u16 {
+        bridge
+            .resize(PtySize {
+                rows: 20 + i % 10,
+                cols: 60 + i % 40,
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    bridge
+        .resize(PtySize {
+            rows: 30,
+            cols: 100,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        bridge.size(),
+        PtySize {
+            rows: 30,
+            cols: 100
+        }
+    );
+    bridge.write(b"\r").unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "second size", |s| s.contains("30 100"));
+    assert!(matches!(
+        bridge.resize(PtySize { rows: 0, cols: 10 }),
+        Err(PtyError::BadSize)
+    ));
+}
+
+#[tokio::test]
+async fn a_child_that_exits_at_once_leaves_its_last_output_and_code() {
+    let bridge = PtyBridge::spawn(&sh("echo 'fatal: no config'; exit 3"), SIZE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let exit = bridge.wait().await;
+    assert_eq!(exit.code, 3);
+    assert!(!exit.success);
+    assert!(bridge.screen_text().contains("fatal: no config"));
+    assert!(bridge.write(b"x").is_err() || bridge.exit_info().is_some());
+}
+
+#[test]
+fn missing_programs_and_folders_are_clear_errors() {
+    let spec = PtySpec {
+        program: "weft-no-such-program".into(),
+        cwd: std::env::temp_dir(),
+        ..Default::default()
+    };
+    let err = PtyBridge::spawn(&spec, SIZE)
+        .err()
+        .unwrap_or_else(|| panic!("spawned"));
+    assert!(matches!(err, PtyError::NotFound(_)));
+    assert!(err.to_string().contains("weft-no-such-program"));
+    let spec = PtySpec {
+        program: "/nope/bin/x".into(),
+        cwd: std::env::temp_dir(),
+        ..Default::default()
+    };
+    assert!(matches!(
+        PtyBridge::spawn(&spec, SIZE),
+        Err(PtyError::NotFound(_))
+    ));
+    let mut spec = sh("true");
+    spec.cwd = "/no/such/folder".into();
+    assert!(matches!(
+        PtyBridge::spawn(&spec, SIZE),
+        Err(PtyError::BadCwd(_))
+    ));
+}
+
+#[test]
+fn dropping_the_bridge_kills_the_whole_process_group() {
+    let bridge = PtyBridge::spawn(&sh("sleep 600 & sleep 600 & echo started; wait"), SIZE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "started", |s| s.contains("started"));
+    let pgid = bridge.pid().unwrap_or_else(|| panic!("no pid"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while group_members(pgid).len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "children never started: {:?}",
+            group_members(pgid)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let members = group_members(pgid);
+    drop(bridge);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while members.iter().any(|p| alive(*p)) {
+        assert!(
+            Instant::now() < deadline,
+            "left behind: {:?}",
+            members.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[tokio::test]
+async fn a_large_burst_of_output_flows_through_without_loss() {
+    // 20 MB here (debug build); the benchmark pushes 100 MB through a release build.
+    let bridge = PtyBridge::spawn(
+        &sh("head -c 20000000 /dev/zero | tr '\\0' 'a'; echo; echo END"),
+        SIZE,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut attach = bridge.attach();
+    let exit = bridge.wait().await;
+    assert!(exit.success);
+    assert!(bridge.output_len() >= 20_000_000);
+    assert!(bridge.screen_text().contains("END"));
+    // A viewer that fell behind sees a gap (Lagged) and re-attaches from the screen.
+    let mut lagged = false;
+    loop {
+        match attach.chunks.try_recv() {
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
+            Err(_) => break,
+        }
+    }
+    assert!(lagged, "4096 chunks of buffer cannot hold 20 MB");
+    let again = bridge.attach();
+    let mut view = viewer();
+    view.process(&again.screen);
+    assert!(view.screen().contents().contains("END"));
+}
