@@ -22,6 +22,7 @@
 //!   extra request never steals a turn meant for the main loop.
 
 pub mod anthropic;
+pub mod conformance;
 pub mod gemini;
 pub mod openai;
 pub mod server;

@@ -124,6 +124,7 @@ enum Item {
     WebSearch {
         query: String,
     },
+    EchoToolOutput(String),
 }
 
 #[derive(Debug, Clone)]
@@ -291,6 +292,14 @@ impl Turn {
             call_id: call_id.into(),
             patch: patch.into(),
         }));
+        self
+    }
+
+    /// Appends a message quoting the request's latest tool output after `prefix` (the
+    /// model "read" the result: a question's answer, a command's output).
+    pub fn echo_tool_output(mut self, prefix: &str) -> Self {
+        self.parts
+            .push(Part::Item(Item::EchoToolOutput(prefix.into())));
         self
     }
 
@@ -464,7 +473,7 @@ impl Turn {
             Item::Custom { .. } | Item::WebSearch { .. } => {
                 steps.push(sse(&ev_item_added(index, &done)));
             }
-            Item::Shell { .. } | Item::Patch { .. } => {}
+            Item::Shell { .. } | Item::Patch { .. } | Item::EchoToolOutput(_) => {}
         }
         steps.push(sse(&ev_item_done(index, &done)));
     }
@@ -509,6 +518,10 @@ fn resolve(item: &Item, req: &ResponsesRequest) -> Item {
                 req,
             ),
         },
+        Item::EchoToolOutput(prefix) => {
+            let output = req.latest_tool_output().unwrap_or_default();
+            Item::Text(vec![format!("{prefix} {output}")])
+        }
         other => other.clone(),
     }
 }
@@ -537,6 +550,6 @@ fn done_item(item: &Item, n: usize, index: usize) -> Value {
             "id": format!("ws_{n}_{index}"), "status": "completed",
             "action": {"type": "search", "query": query}}),
         // Resolved before rendering.
-        Item::Shell { .. } | Item::Patch { .. } => json!({}),
+        Item::Shell { .. } | Item::Patch { .. } | Item::EchoToolOutput(_) => json!({}),
     }
 }

@@ -158,6 +158,15 @@ impl ResponsesRequest {
             .map(output_text)
     }
 
+    /// The last tool output anywhere in the input (a steer may follow it).
+    pub fn latest_tool_output(&self) -> Option<String> {
+        self.input()
+            .iter()
+            .rev()
+            .find(|i| is_tool_output(i))
+            .map(output_text)
+    }
+
     /// `(call_id, name)` of every tool call the model made earlier in the input.
     pub fn calls(&self) -> Vec<(String, String)> {
         self.input()

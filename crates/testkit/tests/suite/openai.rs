@@ -198,7 +198,7 @@ async fn guarded_turns_wait_for_the_tool_output() {
         .turn(Turn::new().shell("call_7", "true"))
         .turn_when(
             when::tool_output_for("call_7"),
-            Turn::text_reply("after tool"),
+            Turn::new().echo_tool_output("after tool, got:"),
         );
     let server = ResponsesServer::start(script).await.unwrap();
     let base = server.base_url();
@@ -212,8 +212,9 @@ async fn guarded_turns_wait_for_the_tool_output() {
         json!({"type": "function_call_output", "call_id": "call_7", "output": "done here"}),
     ]);
     let (_, body, _) = send(&base, "POST", "/v1/responses", &with_output).await;
-    assert!(body.contains("after tool"));
+    assert!(body.contains("after tool, got: done here"), "{body}");
     let reqs = server.responses_requests();
+    assert_eq!(reqs[2].latest_tool_output().as_deref(), Some("done here"));
     assert_eq!(reqs[2].tool_output("call_7").as_deref(), Some("done here"));
     assert_eq!(reqs[2].last_tool_output().as_deref(), Some("done here"));
     assert_eq!(

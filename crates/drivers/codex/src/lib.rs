@@ -1,0 +1,375 @@
+//! Weft's Codex driver: the real `codex app-server`, unchanged, over JSON-RPC on stdio.
+//!
+//! One long-lived `codex app-server` per active session ([`session`]), in its own
+//! process group and killed with it when the session closes, the host shuts down, or
+//! the turn's future is dropped ([`process`]). The session's thread is Weft's session
+//! id: a new session starts one (`thread/start`), a later process resumes it
+//! (`thread/resume`). Each Weft turn is a `turn/start` read to its `turn/completed`
+//! ([`turn`]); every notification becomes [`DriverEvent`](weft_protocol::DriverEvent)s
+//! through a pure [`normalize::Normalizer`] that the replay tests drive without a
+//! process. Steer is `turn/steer`, stop is `turn/interrupt`, approvals and questions
+//! are interactions ([`interact`]).
+//!
+//! The model provider and endpoint come from the turn's environment (the kernel's
+//! ModelResolver) as `-c` overrides ([`spawn`], [`config`]); the user's
+//! `config.toml` is never edited.
+//!
+//! Hazards (all observed in codex-cli 0.171.0, see the shared protocol notes):
+//! messages carry no `"jsonrpc"` field; `request_user_input` exists in default mode
+//! only with `features.default_mode_request_user_input` (which the driver sets); a
+//! CODEX_HOME under `/tmp` breaks the `workspace-write` sandbox (tests use
+//! `danger-full-access`); `update_plan` is not offered by this version, so plans
+//! come from plan mode's proposed plan (`WEFT_CODEX_COLLABORATION_MODE=plan`).
+
+pub mod config;
+pub mod interact;
+pub mod native;
+pub mod normalize;
+pub mod process;
+pub mod rpc;
+pub mod session;
+pub mod spawn;
+pub mod turn;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use serde_json::Value;
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
+
+pub use config::{Config, TurnKnobs};
+
+use crate::session::CodexSession;
+use crate::spawn::ProcessShape;
+use crate::turn::CLOSE_GRACE;
+
+/// The agent id.
+pub const CODEX_ID: &str = "codex";
+
+const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh"];
+
+/// The models and efforts the binary's own catalog lists (`codex debug models`).
+#[derive(Debug, Clone, Default)]
+struct Catalog {
+    models: Vec<ModelInfo>,
+    efforts: Vec<String>,
+}
+
+/// The Codex driver.
+pub struct CodexDriver {
+    cfg: Config,
+    sessions: Arc<Mutex<HashMap<String, CodexSession>>>,
+    catalog: OnceLock<Catalog>,
+}
+
+impl Default for CodexDriver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CodexDriver {
+    /// A driver configured from the `WEFT_CODEX_*` environment.
+    pub fn new() -> Self {
+        Self::with_config(Config::from_env())
+    }
+
+    /// A driver with explicit knobs (tests).
+    pub fn with_config(cfg: Config) -> Self {
+        Self {
+            cfg,
+            sessions: Arc::new(Mutex::new(HashMap::new())),
+            catalog: OnceLock::new(),
+        }
+    }
+
+    /// Process ids of the live session processes (tests check for orphans).
+    pub fn live_pids(&self) -> Vec<u32> {
+        self.sessions
+            .lock()
+            .values()
+            .filter_map(|s| s.proc.pid())
+            .collect()
+    }
+
+    async fn session_for(
+        &self,
+        input: &AgentTurnInput,
+        ctx: &DriverContext,
+    ) -> Result<CodexSession, String> {
+        let shape = ProcessShape::of(input);
+        let knobs = TurnKnobs::from_env(&input.env);
+        let existing = self.sessions.lock().remove(&input.session_key);
+        let mut resume = input.session_id.clone();
+        if let Some(mut s) = existing {
+            let same_thread = input
+                .session_id
+                .as_ref()
+                .is_none_or(|id| *id == s.thread_id);
+            let usable = !s.eof && !s.proc.exited();
+            if usable && same_thread && s.shape == shape && s.knobs == knobs {
+                return Ok(s);
+            }
+            resume = resume.or_else(|| Some(s.thread_id.clone()));
+            if usable && (s.shape != shape || s.knobs != knobs) {
+                ctx.emit(DriverEvent::Notice {
+                    text: "codex restarted for the new folder, settings or account".into(),
+                });
+            }
+            s.close(CLOSE_GRACE).await;
+        }
+        let program = spawn::find_binary(&self.cfg)?;
+        CodexSession::open(&program, input, knobs, resume.as_deref(), &self.cfg).await
+    }
+
+    async fn catalog(&self) -> Catalog {
+        if let Some(c) = self.catalog.get() {
+            return c.clone();
+        }
+        let Ok(program) = spawn::find_binary(&self.cfg) else {
+            return Catalog::default();
+        };
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            tokio::process::Command::new(&program)
+                .args(["debug", "models"])
+                .stdin(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await;
+        let catalog = match out {
+            Ok(Ok(o)) if o.status.success() => parse_catalog(&o.stdout),
+            _ => Catalog::default(),
+        };
+        let _ = self.catalog.set(catalog.clone());
+        catalog
+    }
+}
+
+/// The models `codex debug models` lists for pickers (hidden ones left out), after a
+/// "default" entry that leaves the choice to codex's own configuration.
+fn parse_catalog(json: &[u8]) -> Catalog {
+    let Ok(v) = serde_json::from_slice::<Value>(json) else {
+        return Catalog::default();
+    };
+    let mut models = vec![ModelInfo {
+        id: "default".into(),
+        label: "Default (codex's choice)".into(),
+        default: true,
+    }];
+    let mut efforts: Vec<String> = Vec::new();
+    for m in v["models"].as_array().into_iter().flatten() {
+        if m["visibility"].as_str() == Some("hide") {
+            continue;
+        }
+        let Some(slug) = m["slug"].as_str() else {
+            continue;
+        };
+        models.push(ModelInfo {
+            id: slug.into(),
+            label: m["display_name"].as_str().unwrap_or(slug).into(),
+            default: false,
+        });
+        for level in m["supported_reasoning_levels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(e) = level["effort"].as_str() {
+                if !efforts.iter().any(|x| x == e) {
+                    efforts.push(e.into());
+                }
+            }
+        }
+    }
+    Catalog { models, efforts }
+}
+
+#[async_trait]
+impl AgentDriver for CodexDriver {
+    fn id(&self) -> &str {
+        CODEX_ID
+    }
+
+    fn name(&self) -> &str {
+        "Codex"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            steer: true,
+            interact: true,
+            resume: true,
+            tui: true,
+        }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        let base = AgentInfo {
+            id: CODEX_ID.into(),
+            name: self.name().into(),
+            installed: false,
+            version: None,
+            capabilities: self.capabilities(),
+            problem: None,
+        };
+        let program = match spawn::find_binary(&self.cfg) {
+            Ok(p) => p,
+            Err(problem) => {
+                return AgentInfo {
+                    problem: Some(problem),
+                    ..base
+                }
+            }
+        };
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            tokio::process::Command::new(&program)
+                .arg("--version")
+                .stdin(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await;
+        match out {
+            Ok(Ok(o)) if o.status.success() => AgentInfo {
+                installed: true,
+                version: String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .last()
+                    .map(String::from),
+                ..base
+            },
+            Ok(Ok(o)) => AgentInfo {
+                problem: Some(format!(
+                    "`{} --version` failed: {}",
+                    program.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
+                ..base
+            },
+            Ok(Err(e)) => AgentInfo {
+                problem: Some(format!("could not run {}: {e}", program.display())),
+                ..base
+            },
+            Err(_) => AgentInfo {
+                problem: Some(format!("`{} --version` timed out", program.display())),
+                ..base
+            },
+        }
+    }
+
+    async fn models(&self) -> Vec<ModelInfo> {
+        let c = self.catalog().await;
+        if c.models.is_empty() {
+            return vec![ModelInfo {
+                id: "default".into(),
+                label: "Default (codex's choice)".into(),
+                default: true,
+            }];
+        }
+        c.models
+    }
+
+    fn efforts(&self) -> Vec<String> {
+        match self.catalog.get() {
+            Some(c) if !c.efforts.is_empty() => c.efforts.clone(),
+            _ => DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let mut input = input;
+        if input.model.as_deref() == Some("default") {
+            input.model = None;
+        }
+        let mut session = match self.session_for(&input, &ctx).await {
+            Ok(s) => s,
+            Err(e) => return DriverResult::failed(e),
+        };
+        // `session` is owned here: if this future is dropped mid-turn, dropping it
+        // kills the process group.
+        let outcome = turn::run(&mut session, &input, &ctx, &self.cfg).await;
+        if outcome.keep && !session.eof {
+            self.sessions
+                .lock()
+                .insert(input.session_key.clone(), session);
+        } else {
+            session.close(CLOSE_GRACE).await;
+        }
+        outcome.result
+    }
+
+    fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
+        let program = spawn::find_binary(&self.cfg).ok()?;
+        let mut args = Vec::new();
+        if let Some(id) = &input.session_id {
+            args.extend(["resume".to_string(), id.clone()]);
+        }
+        if let Some(m) = input.model.as_ref().filter(|m| *m != "default") {
+            args.extend(["-m".to_string(), m.clone()]);
+        }
+        // The kernel's TuiSpec is growing fields (a fixed session id, …) that codex has
+        // no use for: they take their defaults.
+        #[allow(clippy::needless_update)]
+        let spec = TuiSpec {
+            program,
+            args,
+            env: input.env.clone(),
+            cwd: input.workdir.clone(),
+            ..Default::default()
+        };
+        Some(spec)
+    }
+
+    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+        let Some(home) = native::codex_home() else {
+            return Vec::new();
+        };
+        let workdir = workdir.map(Path::to_path_buf);
+        tokio::task::spawn_blocking(move || native::list_native(&home, workdir.as_deref()))
+            .await
+            .unwrap_or_default()
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        let s = self.sessions.lock().remove(session_key);
+        if let Some(s) = s {
+            s.close(CLOSE_GRACE).await;
+        }
+    }
+
+    async fn shutdown(&self) {
+        let all: Vec<CodexSession> = self.sessions.lock().drain().map(|(_, s)| s).collect();
+        let closing: Vec<_> = all.into_iter().map(|s| s.close(CLOSE_GRACE)).collect();
+        futures::future::join_all(closing).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_lists_visible_models_and_their_efforts() {
+        let json = br#"{"models":[
+            {"slug":"gpt-a","display_name":"GPT A","visibility":"list",
+             "supported_reasoning_levels":[{"effort":"low"},{"effort":"high"}]},
+            {"slug":"gpt-hidden","visibility":"hide","supported_reasoning_levels":[{"effort":"max"}]},
+            {"slug":"gpt-b","supported_reasoning_levels":[{"effort":"high"},{"effort":"xhigh"}]}]}"#;
+        let c = parse_catalog(json);
+        let ids: Vec<&str> = c.models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["default", "gpt-a", "gpt-b"]);
+        assert!(c.models[0].default);
+        assert_eq!(c.models[1].label, "GPT A");
+        assert_eq!(c.efforts, ["low", "high", "xhigh"]);
+        assert!(parse_catalog(b"nope").models.is_empty());
+    }
+}

@@ -1,0 +1,301 @@
+//! One long-lived `codex app-server`, in its own process group.
+//!
+//! The npm package's `codex` is a node wrapper that starts the native binary, which in
+//! turn runs the agent's shells: killing one pid would orphan the rest. So the child
+//! leads a new process group (`process_group(0)`) and every kill is `killpg`: on
+//! [`CodexProcess::close`] (stdin closed first, a short wait for a clean exit) and on
+//! drop (at once). No `Drop` path leaves a process behind.
+//!
+//! stdout is read by its own task into a bounded channel of [`RawLine`]s, each line
+//! capped (a huge line is skipped and reported, not buffered); stderr is kept as a
+//! bounded tail for the error a crash becomes.
+
+use std::io;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::spawn::SpawnSpec;
+
+const STDERR_TAIL: usize = 16 * 1024;
+const HEAD: usize = 120;
+
+/// One read from stdout.
+#[derive(Debug)]
+pub enum RawLine {
+    /// A whole line, without its newline.
+    Line(Vec<u8>),
+    /// A line longer than the cap: skipped; its size and first bytes.
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// Its first bytes.
+        head: Vec<u8>,
+    },
+    /// Bytes after the last newline when stdout closed: a line cut short.
+    Cut(Vec<u8>),
+    /// stdout closed.
+    Eof,
+}
+
+/// Reads `reader` into `tx` line by line until EOF or the receiver goes away.
+pub async fn read_lines<R: AsyncBufRead + Unpin>(
+    mut reader: R,
+    max_line: usize,
+    tx: mpsc::Sender<RawLine>,
+) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut skipping: Option<(usize, Vec<u8>)> = None;
+    loop {
+        let chunk = reader.fill_buf().await.unwrap_or_default();
+        if chunk.is_empty() {
+            let last = match skipping.take() {
+                Some((len, head)) => Some(RawLine::TooLong { len, head }),
+                None if !buf.is_empty() => Some(RawLine::Cut(std::mem::take(&mut buf))),
+                None => None,
+            };
+            if let Some(last) = last {
+                let _ = tx.send(last).await;
+            }
+            let _ = tx.send(RawLine::Eof).await;
+            return;
+        }
+        let (piece, newline) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        let used = piece.len() + usize::from(newline);
+        match skipping.as_mut() {
+            Some((len, _)) => *len += piece.len(),
+            None => {
+                buf.extend_from_slice(piece);
+                if buf.len() > max_line {
+                    let head = buf[..HEAD.min(buf.len())].to_vec();
+                    skipping = Some((buf.len(), head));
+                    buf = Vec::new();
+                }
+            }
+        }
+        reader.consume(used);
+        if newline {
+            let out = match skipping.take() {
+                Some((len, head)) => RawLine::TooLong { len, head },
+                None => RawLine::Line(std::mem::take(&mut buf)),
+            };
+            if tx.send(out).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The first bytes of a line, printable, for an error message.
+pub fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(HEAD)]).into_owned();
+    if bytes.len() > HEAD {
+        format!("{text}…")
+    } else {
+        text
+    }
+}
+
+/// A running `codex app-server`.
+pub struct CodexProcess {
+    child: Child,
+    pgid: Option<Pid>,
+    stdin: Option<ChildStdin>,
+    /// stdout, line by line.
+    pub lines: mpsc::Receiver<RawLine>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl CodexProcess {
+    /// Starts `spec` in a new process group.
+    pub fn spawn(spec: &SpawnSpec, max_line: usize) -> io::Result<Self> {
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn()?;
+        let pgid = child
+            .id()
+            .and_then(|p| i32::try_from(p).ok())
+            .map(Pid::from_raw);
+        let stdin = child.stdin.take();
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+        let mut stderr_pipe = child
+            .stderr
+            .take()
+            .ok_or_else(|| io::Error::other("no stderr pipe"))?;
+        let (tx, lines) = mpsc::channel(1024);
+        let reader = tokio::spawn(read_lines(
+            BufReader::with_capacity(256 * 1024, stdout),
+            max_line,
+            tx,
+        ));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let tail = stderr.clone();
+        let err_reader = tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock();
+                t.extend_from_slice(&buf[..n]);
+                if t.len() > STDERR_TAIL {
+                    let cut = t.len() - STDERR_TAIL;
+                    t.drain(..cut);
+                }
+            }
+        });
+        Ok(Self {
+            child,
+            pgid,
+            stdin,
+            lines,
+            stderr,
+            tasks: vec![reader, err_reader],
+        })
+    }
+
+    /// Writes one message as a line to stdin.
+    pub async fn write(&mut self, line: &[u8]) -> io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
+        stdin.write_all(line).await?;
+        stdin.flush().await
+    }
+
+    /// The end of stderr: ANSI colour codes removed, codex's own startup warnings
+    /// about helper binaries dropped, trimmed.
+    pub fn stderr_tail(&self) -> String {
+        let raw = String::from_utf8_lossy(&self.stderr.lock()).into_owned();
+        strip_ansi(&raw)
+            .lines()
+            .filter(|l| !l.contains("could not create PATH aliases"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_string()
+    }
+
+    /// Waits up to `wait` for the process to exit.
+    pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Kills the whole process group now.
+    pub fn kill(&mut self) {
+        if let Some(pgid) = self.pgid {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        let _ = self.child.start_kill();
+    }
+
+    /// Ends the process: stdin closed (app-server exits at EOF), up to `grace` to do
+    /// so, then the group is killed either way (its own children too).
+    pub async fn close(mut self, grace: Duration) {
+        self.stdin = None;
+        let _ = self.wait_exit(grace).await;
+        self.kill();
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+}
+
+impl Drop for CodexProcess {
+    fn drop(&mut self) {
+        self.kill();
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// `s` without ANSI escape sequences (codex colours its log lines).
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn collect(input: &[u8], max: usize) -> Vec<RawLine> {
+        let (tx, mut rx) = mpsc::channel(64);
+        read_lines(tokio::io::BufReader::with_capacity(7, input), max, tx).await;
+        let mut out = Vec::new();
+        while let Some(l) = rx.recv().await {
+            out.push(l);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_caps_and_reports_a_cut_tail() {
+        let input = b"{\"a\":1}\n0123456789012345678901234567890123456789\nshort\ntail";
+        let lines = collect(input, 20).await;
+        assert!(matches!(&lines[0], RawLine::Line(l) if l == b"{\"a\":1}"));
+        assert!(matches!(&lines[1], RawLine::TooLong { len: 40, .. }));
+        assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
+        assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail"));
+        assert!(matches!(lines[4], RawLine::Eof));
+    }
+
+    #[test]
+    fn ansi_is_stripped() {
+        assert_eq!(
+            strip_ansi("\u{1b}[2m2026\u{1b}[0m \u{1b}[31mERROR\u{1b}[0m x"),
+            "2026 ERROR x"
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! Finding `codex` and building the `codex app-server` command line.
+//!
+//! Discovery order: `$WEFT_CODEX_BIN`; the project-local install that
+//! `scripts/setup.sh setup_codex` makes (`.tools/agents/node_modules/.bin/codex`,
+//! looked for above the running executable and above the current folder); then
+//! `PATH`.
+//!
+//! The model provider comes from the turn's environment (the kernel's ModelResolver):
+//! with `WEFT_CODEX_BASE_URL` set, a `weft` provider (`wire_api = "responses"`) is
+//! defined and selected with `-c` overrides. Nothing is written to the user's
+//! `config.toml`.
+
+use std::path::{Path, PathBuf};
+
+use weft_kernel::driver::AgentTurnInput;
+
+use crate::config::{Config, TurnKnobs};
+
+/// Where the project's set-up installs agent CLIs, relative to the repository root.
+pub const LOCAL_BIN: &str = ".tools/agents/node_modules/.bin/codex";
+
+/// Finds the executable, or says where it looked.
+pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
+    if let Some(bin) = &cfg.bin {
+        return if bin.is_file() {
+            Ok(bin.clone())
+        } else {
+            Err(format!(
+                "WEFT_CODEX_BIN points at {}, which is not a file",
+                bin.display()
+            ))
+        };
+    }
+    let mut starts: Vec<PathBuf> = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        starts.push(exe);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    for start in &starts {
+        for dir in start.ancestors() {
+            let candidate = dir.join(LOCAL_BIN);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join("codex");
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(format!(
+        "the `codex` CLI was not found (looked at $WEFT_CODEX_BIN, {LOCAL_BIN} above this \
+         program and the current folder, and PATH); install it with `scripts/setup.sh \
+         setup_codex` or `npm install -g @openai/codex`"
+    ))
+}
+
+/// What to run for one session's long-lived `codex app-server`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnSpec {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment (on top of the inherited one).
+    pub env: Vec<(String, String)>,
+    /// Working folder.
+    pub cwd: PathBuf,
+}
+
+/// What a live process was started with; a turn asking for something else gets a new
+/// process (resuming the same thread). Model and effort are not part of it: they go
+/// with each `turn/start`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessShape {
+    /// The folder.
+    pub workdir: PathBuf,
+    /// The spawn environment (accounts, endpoints), compared, never logged.
+    pub env: Vec<(String, String)>,
+    /// Extra arguments.
+    pub extra_args: Vec<String>,
+    /// Developer instructions given at thread start.
+    pub system_prompt: Option<String>,
+}
+
+impl ProcessShape {
+    /// The shape a turn asks for.
+    pub fn of(input: &AgentTurnInput) -> Self {
+        Self {
+            workdir: input.workdir.clone(),
+            env: input.env.clone(),
+            extra_args: input.extra_args.clone(),
+            system_prompt: input.system_prompt.clone(),
+        }
+    }
+}
+
+/// A TOML string literal (JSON's escapes are TOML's).
+pub fn toml_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// The `-c` overrides for a turn's knobs, in order (later ones win in codex).
+pub fn config_overrides(knobs: &TurnKnobs) -> Vec<String> {
+    // Questions (`request_user_input`) in codex's default mode, not only in plan mode:
+    // Weft always has a surface to answer them.
+    let mut out = vec!["features.default_mode_request_user_input=true".to_string()];
+    if let Some(url) = &knobs.base_url {
+        out.extend([
+            format!("model_provider={}", toml_str("weft")),
+            format!("model_providers.weft.name={}", toml_str("Weft")),
+            format!("model_providers.weft.base_url={}", toml_str(url)),
+            format!("model_providers.weft.wire_api={}", toml_str("responses")),
+            format!(
+                "model_providers.weft.env_key={}",
+                toml_str(&knobs.api_key_env)
+            ),
+        ]);
+        if let Some(n) = knobs.max_retries {
+            out.extend([
+                format!("model_providers.weft.request_max_retries={n}"),
+                format!("model_providers.weft.stream_max_retries={n}"),
+            ]);
+        }
+    }
+    out.extend(knobs.extra_config.iter().cloned());
+    out
+}
+
+/// The command line for `input`'s session process.
+pub fn spec(program: &Path, input: &AgentTurnInput, knobs: &TurnKnobs) -> SpawnSpec {
+    let mut args = vec!["app-server".to_string()];
+    for c in config_overrides(knobs) {
+        args.extend(["-c".to_string(), c]);
+    }
+    args.extend(input.extra_args.iter().cloned());
+    SpawnSpec {
+        program: program.to_path_buf(),
+        args,
+        env: input.env.clone(),
+        cwd: input.workdir.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_overrides_come_from_the_turn_env() {
+        let env = vec![
+            (
+                "WEFT_CODEX_BASE_URL".to_string(),
+                "http://127.0.0.1:9/v1".to_string(),
+            ),
+            ("WEFT_CODEX_API_KEY_ENV".to_string(), "MY_KEY".to_string()),
+            ("WEFT_CODEX_MAX_RETRIES".to_string(), "0".to_string()),
+            (
+                "WEFT_CODEX_CONFIG".to_string(),
+                "model_catalog_json=\"/x.json\"".to_string(),
+            ),
+        ];
+        let input = AgentTurnInput {
+            workdir: "/w".into(),
+            env: env.clone(),
+            extra_args: vec!["--flag".into()],
+            ..Default::default()
+        };
+        let s = spec(Path::new("/bin/codex"), &input, &TurnKnobs::from_env(&env));
+        let line = s.args.join(" ");
+        assert!(line.starts_with("app-server -c features.default_mode_request_user_input=true"));
+        assert!(line.contains("-c model_provider=\"weft\""));
+        assert!(line.contains("-c model_providers.weft.base_url=\"http://127.0.0.1:9/v1\""));
+        assert!(line.contains("-c model_providers.weft.env_key=\"MY_KEY\""));
+        assert!(line.contains("-c model_providers.weft.wire_api=\"responses\""));
+        assert!(line.contains("-c model_providers.weft.stream_max_retries=0"));
+        assert!(line.ends_with("-c model_catalog_json=\"/x.json\" --flag"));
+        assert_eq!(s.env, env);
+        assert_eq!(s.cwd, PathBuf::from("/w"));
+    }
+
+    #[test]
+    fn no_endpoint_means_the_users_own_provider() {
+        let s = spec(
+            Path::new("codex"),
+            &AgentTurnInput::default(),
+            &TurnKnobs::from_env(&[]),
+        );
+        assert!(!s.args.join(" ").contains("model_provider"));
+    }
+
+    #[test]
+    fn toml_strings_are_escaped() {
+        assert_eq!(toml_str("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    }
+}

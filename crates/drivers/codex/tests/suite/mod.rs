@@ -1,0 +1,2 @@
+mod conformance;
+mod support;

@@ -1,0 +1,211 @@
+//! Shared plumbing: the conformance harness for codex (the real `codex app-server`
+//! against the scripted Responses server, in an isolated CODEX_HOME), and a recording
+//! TurnSink for tests that drive the driver directly.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use weft_codex::{CodexDriver, Config};
+use weft_kernel::AgentDriver;
+use weft_testkit::conformance::{self as c, Behaviour, Harness, ScriptedModel};
+use weft_testkit::openai::{when, Script, Turn};
+use weft_testkit::ResponsesServer;
+
+/// Knobs for fast tests.
+pub fn fast_config() -> Config {
+    Config {
+        stop_grace: Duration::from_secs(5),
+        rpc_timeout: Duration::from_secs(60),
+        stall: Duration::from_secs(120),
+        ..Config::default()
+    }
+}
+
+/// The real `codex`, or why it is missing.
+pub fn codex_bin() -> Result<PathBuf, String> {
+    weft_codex::spawn::find_binary(&Config::from_env())
+}
+
+/// A scripted Responses server and an isolated CODEX_HOME.
+pub struct CodexModel {
+    pub server: ResponsesServer,
+    pub home: tempfile::TempDir,
+    pub extra: Vec<(String, String)>,
+}
+
+impl CodexModel {
+    pub async fn start(script: Script) -> Self {
+        let server = ResponsesServer::start(script).await.expect("server");
+        let home = tempfile::tempdir().expect("codex home");
+        Self {
+            server,
+            home,
+            extra: Vec::new(),
+        }
+    }
+
+    /// Adds to the spawn environment.
+    pub fn with(mut self, key: &str, value: &str) -> Self {
+        self.extra.push((key.into(), value.into()));
+        self
+    }
+}
+
+impl ScriptedModel for CodexModel {
+    fn env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            (
+                "CODEX_HOME".to_string(),
+                self.home.path().display().to_string(),
+            ),
+            ("WEFT_CODEX_BASE_URL".into(), self.server.v1_url()),
+            (
+                "WEFT_CODEX_API_KEY_ENV".into(),
+                "WEFT_TEST_OPENAI_KEY".into(),
+            ),
+            ("WEFT_TEST_OPENAI_KEY".into(), "sk-test".into()),
+            ("WEFT_CODEX_MAX_RETRIES".into(), "0".into()),
+            // A CODEX_HOME under /tmp cannot host the sandbox's helper (observed).
+            ("WEFT_CODEX_SANDBOX".into(), "danger-full-access".into()),
+            ("WEFT_CODEX_APPROVAL_POLICY".into(), "never".into()),
+            ("WEFT_CODEX_CONFIG".into(), "model=\"mock-model\"".into()),
+        ];
+        for (k, v) in &self.extra {
+            env.retain(|(key, _)| key != k);
+            env.push((k.clone(), v.clone()));
+        }
+        env
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.server
+            .responses_requests()
+            .iter()
+            .map(|r| r.all_text())
+            .collect()
+    }
+}
+
+/// The conformance harness.
+pub struct CodexHarness;
+
+fn tool_script(prompt: &str, call: &str, command: &str) -> Script {
+    Script::new()
+        .turn_when(
+            when::user_text_contains(prompt),
+            Turn::new().shell(call, command),
+        )
+        .turn_when(when::tool_output_for(call), Turn::text_reply(c::AFTER_TOOL))
+}
+
+#[async_trait]
+impl Harness for CodexHarness {
+    fn driver(&self) -> Arc<dyn AgentDriver> {
+        Arc::new(CodexDriver::with_config(fast_config()))
+    }
+
+    fn driver_without_binary(&self) -> Arc<dyn AgentDriver> {
+        Arc::new(CodexDriver::with_config(Config {
+            bin: Some("/nonexistent/weft-test/codex".into()),
+            ..fast_config()
+        }))
+    }
+
+    fn binary(&self) -> Result<PathBuf, String> {
+        codex_bin()
+    }
+
+    async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
+        let model = match behaviour {
+            Behaviour::Text => {
+                CodexModel::start(
+                    Script::new().turn_when(
+                        when::user_text_contains("Say hello"),
+                        Turn::new()
+                            .text_chunks(&c::TEXT_CHUNKS)
+                            .usage(c::USAGE.0, c::USAGE.1),
+                    ),
+                )
+                .await
+            }
+            Behaviour::ToolCall => {
+                CodexModel::start(tool_script("Run the tool", "call_tool", c::TOOL_COMMAND)).await
+            }
+            Behaviour::FailingTool => {
+                CodexModel::start(tool_script("failing tool", "call_fail", c::FAILING_COMMAND))
+                    .await
+            }
+            Behaviour::Permission => CodexModel::start(tool_script(
+                "probe file",
+                "call_perm",
+                c::PERMISSION_COMMAND,
+            ))
+            .await
+            .with("WEFT_CODEX_APPROVAL_POLICY", "untrusted"),
+            Behaviour::Question => {
+                let options: Vec<_> = c::QUESTION_CHOICES
+                    .iter()
+                    .map(|l| json!({"label": l, "description": format!("the color {l}")}))
+                    .collect();
+                let ask = json!({"questions": [{
+                    "id": "color", "header": "Color", "question": "Which color?",
+                    "options": options}]});
+                CodexModel::start(
+                    Script::new()
+                        .turn_when(
+                            when::user_text_contains("Ask me"),
+                            Turn::new().function_call("call_ask", "request_user_input", ask),
+                        )
+                        .turn_when(
+                            when::tool_output_for("call_ask"),
+                            Turn::new().echo_tool_output(c::ANSWER_PREFIX),
+                        ),
+                )
+                .await
+            }
+            Behaviour::Steer => {
+                CodexModel::start(tool_script("slow tool", "call_slow", c::SLOW_COMMAND)).await
+            }
+            Behaviour::Stop | Behaviour::Crash => {
+                CodexModel::start(
+                    Script::new()
+                        .turn_when(
+                            when::user_text_contains("long time"),
+                            Turn::new().text(c::STALL_TEXT).then_hang(),
+                        )
+                        .default_reply(Turn::text_reply(c::CONTINUED)),
+                )
+                .await
+            }
+            Behaviour::Resume => {
+                CodexModel::start(
+                    Script::new()
+                        .turn_when(
+                            when::user_text_contains("otter"),
+                            Turn::text_reply(c::RESUME_FIRST),
+                        )
+                        .default_reply(Turn::text_reply(c::RESUME_SECOND)),
+                )
+                .await
+            }
+            Behaviour::Plan => {
+                let text = format!(
+                    "{}\n<proposed_plan>\n# Plan\n- {}\n- {}\n</proposed_plan>\n",
+                    c::PLAN_DONE,
+                    c::PLAN_STEPS[0],
+                    c::PLAN_STEPS[1]
+                );
+                CodexModel::start(
+                    Script::new()
+                        .turn_when(when::user_text_contains("plan"), Turn::text_reply(&text)),
+                )
+                .await
+                .with("WEFT_CODEX_COLLABORATION_MODE", "plan")
+            }
+        };
+        Box::new(model)
+    }
+}
