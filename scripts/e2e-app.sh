@@ -75,7 +75,9 @@ if [ -x "$CLAUDE_BIN" ]; then
     ANTHROPIC_URL="$(head -1 "$RUN_DIR/anthropic.url")"
     CLAUDE_ENV=(HOME="$RUN_DIR/claude-home" WEFT_CLAUDE_BIN="$CLAUDE_BIN" ANTHROPIC_BASE_URL="$ANTHROPIC_URL"
         ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
-        CLAUDE_CODE_MAX_RETRIES=0 WEFT_E2E_CLAUDE=1 WEFT_E2E_ANTHROPIC_URL="$ANTHROPIC_URL")
+        CLAUDE_CODE_MAX_RETRIES=0)
+    # For the test runner: the real-claude suite runs only when these are set.
+    export WEFT_E2E_CLAUDE=1 WEFT_E2E_ANTHROPIC_URL="$ANTHROPIC_URL"
     echo "e2e: real claude at $CLAUDE_BIN, scripted server $ANTHROPIC_URL"
 elif [ "${CI:-}" = "true" ]; then
     echo "CI=true and no claude CLI at $CLAUDE_BIN (scripts/setup.sh setup_claude_code installs it)" >&2

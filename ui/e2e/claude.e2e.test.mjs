@@ -21,8 +21,8 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
   it("runs a claude turn with a permission dialog", async () => {
     await (await byTestId(browser, "new-session")).click();
     const picker = await byTestId(browser, "agent-picker");
-    await until(browser, async () => (await browser.$('[data-testid="agent-picker"] option[value="claude"]')).isEnabled(), "claude to be listed as installed");
-    await picker.selectByAttribute("value", "claude");
+    await until(browser, async () => (await browser.$('[data-testid="agent-picker"] option[data-agent="claude"]')).isEnabled(), "claude to be listed as installed");
+    await picker.selectByAttribute("data-agent", "claude");
     await until(browser, async () => (await picker.getValue()) === "claude", "claude picked");
     await send(browser, "please write the file");
     const dialog = await byTestId(browser, "interaction-dialog");
