@@ -2,6 +2,7 @@
 // scripts/e2e-app.sh, with WebKitWebDriver) under Xvfb, WebdriverIO as the client.
 // Environment: WEFT_APP_BIN (the binary), WEFT_E2E_PORT (tauri-driver's port),
 // WEFT_WORKSPACE_DIR (passed as --workspace), SCREENSHOT_DIR.
+import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { remote } from "webdriverio";
@@ -92,11 +93,15 @@ export async function screenshot(browser, name) {
 
 export async function setTheme(browser, theme) {
   const toggle = await byTestId(browser, "theme-toggle");
-  for (let i = 0; i < 3; i++) {
-    if ((await toggle.getAttribute("aria-label")) === `Theme: ${theme}`) return;
+  const label = () => toggle.getAttribute("aria-label");
+  for (let i = 0; i < 3 && (await label()) !== `Theme: ${theme}`; i++) {
+    const before = await label();
     await toggle.click();
+    await until(browser, async () => (await label()) !== before, "the theme to change");
   }
-  await until(browser, async () => (await toggle.getAttribute("aria-label")) === `Theme: ${theme}`, `theme ${theme}`);
+  assert.equal(await label(), `Theme: ${theme}`);
+  // Let the new colours paint before a screenshot.
+  await browser.execute(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
 /**
