@@ -1,5 +1,7 @@
+mod cli;
 mod e2e;
 mod failures;
 mod lifecycle;
+mod loom;
 mod replay;
 mod support;

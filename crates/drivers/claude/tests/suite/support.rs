@@ -147,6 +147,11 @@ pub struct ClaudeEnv {
 
 impl ClaudeEnv {
     pub async fn start(script: Script) -> Self {
+        Self::start_in(|_| script).await
+    }
+
+    /// Like [`ClaudeEnv::start`], with a script that knows the working folder.
+    pub async fn start_in(make: impl FnOnce(&Path) -> Script) -> Self {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(
             home.path().join(".claude.json"),
@@ -154,6 +159,7 @@ impl ClaudeEnv {
         )
         .unwrap();
         let work = tempfile::tempdir().unwrap();
+        let script = make(&work.path().canonicalize().unwrap());
         let server = AnthropicServer::start(script).await.unwrap();
         Self { home, work, server }
     }
