@@ -101,6 +101,18 @@ impl AcpDriver {
             .collect()
     }
 
+    /// Whether `input`'s turn would continue a live session (same folder and settings,
+    /// process alive) rather than start or resume one.
+    pub fn can_continue(&self, input: &AgentTurnInput) -> bool {
+        let shape = Shape::of(input);
+        self.sessions
+            .lock()
+            .get_mut(&input.session_key)
+            .is_some_and(|s| {
+                !s.conn.closed && s.conn.process.exit_status().is_none() && s.shape == shape
+            })
+    }
+
     /// The slash commands the agent last announced in `session_key`.
     pub fn available_commands(&self, session_key: &str) -> Vec<String> {
         self.sessions

@@ -6,10 +6,19 @@ use std::sync::Arc;
 
 use weft_kernel::AgentDriver;
 
-/// All drivers, the default (echo) first.
+/// All drivers, the default (echo) first. The ACP agents are the presets (hermes,
+/// kimi, claude-acp, gemini-acp) and the user's own from `<WEFT_HOME>/agents.json`.
 pub fn all() -> Vec<Arc<dyn AgentDriver>> {
-    vec![
+    let mut drivers: Vec<Arc<dyn AgentDriver>> = vec![
         Arc::new(weft_echo::EchoDriver::new()),
         Arc::new(weft_claude::ClaudeDriver::new()),
-    ]
+        Arc::new(weft_gemini::GeminiDriver::new()),
+    ];
+    let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
+    drivers.extend(
+        weft_acp::drivers(&weft_kernel::state::global_state_dir())
+            .into_iter()
+            .filter(|d| !taken.iter().any(|t| t == d.id())),
+    );
+    drivers
 }

@@ -90,3 +90,45 @@ async fn claude_acp_text_and_tool() {
     assert!(snap.text.contains("The tool has finished."), "{snap:#?}");
     d.shutdown().await;
 }
+
+/// gemini 0.61.0's `session/load` (why the `gemini-acp` preset never tries it): a
+/// session made over ACP in one process cannot be loaded in the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_acp_session_load_is_broken_in_this_version() {
+    let Some((mut spec, _)) = preset_binary("gemini-acp") else {
+        return;
+    };
+    spec.load_session = true;
+    let server = GeminiServer::start(GScript::new().default_reply(GTurn::text_reply("Noted.")))
+        .await
+        .unwrap();
+    let h = Home::new();
+    gemini_home(h.home.path(), json!({}));
+    let env = gemini_env(h.home.path(), &server.base_url());
+    let d = driver(spec.clone());
+    let (r, _) = run(
+        &d,
+        h.input("g:l", "Remember otter.", env.clone()),
+        &TestSink::new(),
+    )
+    .await;
+    assert!(r.ok, "{r:?}");
+    d.shutdown().await;
+    let d2 = driver(spec);
+    let mut input = h.input("g:l", "What was the word?", env);
+    input.session_id = r.session_id.clone();
+    let sink = TestSink::new();
+    let (r2, snap) = run(&d2, input, &sink).await;
+    d2.shutdown().await;
+    // The agent refused the load ("No previous sessions found for this project."),
+    // so the driver said so and went on in a new session.
+    assert!(r2.ok, "{r2:?}");
+    assert_ne!(r2.session_id, r.session_id);
+    assert!(
+        snap.notices
+            .iter()
+            .any(|n| n.starts_with("Could not resume session")),
+        "{:?}",
+        snap.notices
+    );
+}

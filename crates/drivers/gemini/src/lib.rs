@@ -1,0 +1,285 @@
+//! Weft's Gemini CLI driver: the real `gemini`, unchanged.
+//!
+//! Two transports, each where it gives the user the most:
+//! - **ACP (`gemini --acp`) for every live session** — through [`weft_acp`]: one
+//!   process per active session, streamed text and thoughts, tool calls, permission
+//!   prompts with Gemini's own options (allow once / for the session / reject),
+//!   stop as `session/cancel`, the agent's models and modes. ACP's updates carry no
+//!   tool output in 0.61.0, so after each turn the driver reads the results back
+//!   from the session's own file ([`sessions::tool_results`]).
+//! - **Headless stream-json (`gemini -p --resume <id>`) to continue a session in a
+//!   new process** ([`headless`]): ACP `session/load` fails in 0.61.0 (the CLI
+//!   answers "No previous sessions found for this project" and rewrites the session
+//!   file), `--resume` works. Such a turn has no permission channel: it runs under
+//!   `WEFT_GEMINI_RESUME_APPROVAL` (default `default`, where the CLI withholds tools
+//!   that need approval) and says so in a notice.
+//!
+//! Binary: `$WEFT_GEMINI_BIN`, the project-local `.tools/agents/node_modules/.bin`,
+//! then `PATH`. [`AgentDriver::list_native_sessions`] reads `~/.gemini`'s chat files
+//! ([`sessions`]).
+
+pub mod headless;
+pub mod sessions;
+pub mod stream;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, oneshot};
+use weft_acp::{AcpDriver, AcpSpec};
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
+use weft_protocol::{
+    AgentInfo, Capabilities, DriverEvent, Interaction, InteractionResponse, ModelInfo,
+    NativeSessionInfo, ToolCall, ToolStatus,
+};
+
+/// The driver's id.
+pub const GEMINI_ID: &str = "gemini";
+
+/// Knobs, from `WEFT_GEMINI_*`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `WEFT_GEMINI_RESUME_APPROVAL`: `--approval-mode` of a resumed (headless) turn.
+    pub resume_approval: String,
+    /// `WEFT_GEMINI_STOP_GRACE_MS`: how long a stop waits before the kill.
+    pub stop_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            resume_approval: "default".into(),
+            stop_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Config {
+    /// The defaults, overridden by `WEFT_GEMINI_*`.
+    pub fn from_env() -> Self {
+        let d = Self::default();
+        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            resume_approval: var("WEFT_GEMINI_RESUME_APPROVAL").unwrap_or(d.resume_approval),
+            stop_grace: var("WEFT_GEMINI_STOP_GRACE_MS")
+                .and_then(|v| v.trim().parse().ok())
+                .map_or(d.stop_grace, Duration::from_millis),
+        }
+    }
+}
+
+/// The spec of the ACP side: `gemini --acp --skip-trust`, never `session/load`.
+pub fn acp_spec() -> AcpSpec {
+    let mut spec = AcpSpec::new(GEMINI_ID, "gemini", &["--acp", "--skip-trust"]);
+    spec.name = "Gemini CLI".into();
+    spec.load_session = false;
+    spec.version_args = Some(vec!["--version".into()]);
+    spec.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
+                         `npm install -g @google/gemini-cli`"
+        .into();
+    spec
+}
+
+/// The Gemini CLI driver.
+pub struct GeminiDriver {
+    acp: AcpDriver,
+    cfg: Config,
+}
+
+impl Default for GeminiDriver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GeminiDriver {
+    /// A driver configured from the environment.
+    pub fn new() -> Self {
+        let cfg = Config::from_env();
+        let mut spec = acp_spec();
+        spec.stop_grace = cfg.stop_grace;
+        Self::with(spec, cfg)
+    }
+
+    /// A driver over an explicit spec and knobs (tests).
+    pub fn with(spec: AcpSpec, cfg: Config) -> Self {
+        Self {
+            acp: AcpDriver::new(spec),
+            cfg,
+        }
+    }
+
+    /// Process ids of the live ACP session processes.
+    pub fn live_pids(&self) -> Vec<u32> {
+        self.acp.live_pids()
+    }
+
+    async fn run_headless(
+        &self,
+        input: &AgentTurnInput,
+        session_id: &str,
+        ctx: &DriverContext,
+    ) -> DriverResult {
+        let program = match self.acp.spec().find_binary() {
+            Ok(p) => p,
+            Err(e) => return DriverResult::failed(e),
+        };
+        ctx.emit(DriverEvent::Notice {
+            text: format!(
+                "Continued with `gemini -p --resume` (Gemini's ACP cannot reload a session): \
+                 no permission prompts in this turn; approval mode `{}`",
+                self.cfg.resume_approval
+            ),
+        });
+        headless::run(
+            &program,
+            input,
+            session_id,
+            &self.cfg.resume_approval,
+            self.cfg.stop_grace,
+            ctx,
+        )
+        .await
+    }
+}
+
+/// Passes everything through to the turn's context, remembering tool calls.
+struct Recording {
+    ctx: DriverContext,
+    tools: Mutex<Vec<ToolCall>>,
+}
+
+impl TurnSink for Recording {
+    fn emit(&self, event: DriverEvent) {
+        if let DriverEvent::Tool { call } = &event {
+            let mut tools = self.tools.lock();
+            match tools.iter_mut().find(|t| t.id == call.id) {
+                Some(t) => *t = call.clone(),
+                None => tools.push(call.clone()),
+            }
+        }
+        self.ctx.emit(event)
+    }
+
+    fn ask(&self, interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
+        let (tx, rx) = oneshot::channel();
+        let ctx = self.ctx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(ctx.ask_user(interaction).await);
+        });
+        rx
+    }
+
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+        self.ctx.register_steer()
+    }
+}
+
+#[async_trait]
+impl AgentDriver for GeminiDriver {
+    fn id(&self) -> &str {
+        GEMINI_ID
+    }
+
+    fn name(&self) -> &str {
+        "Gemini CLI"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            steer: false,
+            interact: true,
+            resume: true,
+            tui: true,
+        }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        AgentInfo {
+            capabilities: self.capabilities(),
+            ..self.acp.info().await
+        }
+    }
+
+    async fn models(&self) -> Vec<ModelInfo> {
+        self.acp.models().await
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        if let Some(id) = input.session_id.clone() {
+            if !self.acp.can_continue(&input) {
+                self.acp.close_session(&input.session_key).await;
+                return self.run_headless(&input, &id, &ctx).await;
+            }
+        }
+        let recording = Arc::new(Recording {
+            ctx: ctx.clone(),
+            tools: Mutex::new(Vec::new()),
+        });
+        let inner = DriverContext::new(ctx.cancel_token(), recording.clone());
+        let env = input.env.clone();
+        let result = self.acp.run(input, inner).await;
+        let missing: Vec<ToolCall> = recording
+            .tools
+            .lock()
+            .iter()
+            .filter(|t| t.result.is_none() && t.status != ToolStatus::Running)
+            .cloned()
+            .collect();
+        if let (false, Some(sid), Some(dir)) = (
+            missing.is_empty(),
+            result.session_id.clone(),
+            sessions::gemini_dir(&env),
+        ) {
+            let results = tokio::task::spawn_blocking(move || sessions::tool_results(&dir, &sid))
+                .await
+                .unwrap_or_default();
+            for mut call in missing {
+                if let Some((ok, text)) = results.get(&call.id) {
+                    call.result = Some(text.clone());
+                    if !ok {
+                        call.status = ToolStatus::Failed;
+                    }
+                    ctx.emit(DriverEvent::Tool { call });
+                }
+            }
+        }
+        result
+    }
+
+    fn tui(&self, input: &AgentTurnInput) -> Option<weft_kernel::TuiSpec> {
+        let program = self.acp.spec().find_binary().ok()?;
+        let mut args = Vec::new();
+        if let Some(id) = &input.session_id {
+            args.extend(["--resume".to_string(), id.clone()]);
+        }
+        Some(weft_kernel::TuiSpec {
+            program,
+            args,
+            env: input.env.clone(),
+            cwd: input.workdir.clone(),
+            session_id: input.session_id.clone(),
+        })
+    }
+
+    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+        let Some(dir) = sessions::gemini_dir(&[]) else {
+            return Vec::new();
+        };
+        let workdir = workdir.map(Path::to_path_buf);
+        tokio::task::spawn_blocking(move || sessions::list(&dir, workdir.as_deref()))
+            .await
+            .unwrap_or_default()
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        self.acp.close_session(session_key).await
+    }
+
+    async fn shutdown(&self) {
+        self.acp.shutdown().await
+    }
+}

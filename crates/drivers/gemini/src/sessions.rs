@@ -1,0 +1,283 @@
+//! The Gemini CLI's own session files: listing them, and reading tool results back.
+//!
+//! 0.61.0 keeps one JSONL file per session under the home's `.gemini` folder, in a
+//! per-project `tmp/<project>/chats/` folder (`session-<YYYY-MM-DDTHH-MM>-<first 8 of
+//! the id>.jsonl`); `.gemini/projects.json` maps each working folder to its project
+//! name. Line 1 is a header `{sessionId, projectHash, startTime, lastUpdated, kind}`;
+//! the rest are message records `{id, timestamp, type: "user"|"gemini", content,
+//! toolCalls?}` (a message is written again under the same id once its tool calls
+//! have results) or patches `{"$set": {…}}`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use weft_protocol::NativeSessionInfo;
+
+/// The `.gemini` folder for a spawn environment (its `HOME`, else this process's).
+pub fn gemini_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    let home = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v))
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))?;
+    Some(home.join(".gemini"))
+}
+
+/// Every `chats` folder under `dir`, at most a few levels down.
+fn chat_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if !p.is_dir() {
+            continue;
+        }
+        if p.file_name().is_some_and(|n| n == "chats") {
+            out.push(p);
+        } else if depth > 0 {
+            chat_dirs(&p, depth - 1, out);
+        }
+    }
+}
+
+/// Project name → working folder, from `projects.json`.
+fn projects(gemini: &Path) -> HashMap<String, String> {
+    let v: Value = std::fs::read_to_string(gemini.join("projects.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    v["projects"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(dir, name)| Some((name.as_str()?.to_string(), dir.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every session file, with the folder it ran in when known.
+pub fn session_files(gemini: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let mut dirs = Vec::new();
+    chat_dirs(gemini, 6, &mut dirs);
+    let projects = projects(gemini);
+    let mut out = Vec::new();
+    for d in dirs {
+        let project = d
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        let workdir = project.and_then(|p| projects.get(&p).cloned());
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push((p, workdir.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn ms(ts: &str) -> Option<i64> {
+    // RFC 3339 UTC as the CLI writes it: 2026-11-30T03:08:18.021Z.
+    let (date, time) = ts.trim_end_matches('Z').split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.split(':');
+    let (h, min) = (
+        t.next()?.parse::<i64>().ok()?,
+        t.next()?.parse::<i64>().ok()?,
+    );
+    let sec: f64 = t.next()?.parse().ok()?;
+    // Days from civil (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = if y2 >= 0 { y2 } else { y2 - 399 } / 400;
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3600 + min * 60) as f64 * 1000.0 + sec * 1000.0) as i64)
+}
+
+/// One session file, folded.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ChatFile {
+    /// The session id.
+    pub session_id: String,
+    /// Last change (ms).
+    pub updated_at: i64,
+    /// Messages by id, last write wins, in first-seen order.
+    pub messages: Vec<Value>,
+}
+
+/// Reads one session file (None when it has no header).
+pub fn read_chat(path: &Path) -> Option<ChatFile> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let header: Value = serde_json::from_str(lines.next()?).ok()?;
+    let mut chat = ChatFile {
+        session_id: header["sessionId"].as_str()?.to_string(),
+        updated_at: header["lastUpdated"].as_str().and_then(ms).unwrap_or(0),
+        messages: Vec::new(),
+    };
+    let mut order: Vec<String> = Vec::new();
+    let mut by_id: BTreeMap<String, Value> = BTreeMap::new();
+    for line in lines {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if let Some(set) = v.get("$set") {
+            if let Some(t) = set["lastUpdated"].as_str().and_then(ms) {
+                chat.updated_at = chat.updated_at.max(t);
+            }
+            if let Some(msgs) = set["messages"].as_array() {
+                order.clear();
+                by_id.clear();
+                for m in msgs {
+                    if let Some(id) = m["id"].as_str() {
+                        order.push(id.to_string());
+                        by_id.insert(id.to_string(), m.clone());
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some(id) = v["id"].as_str() {
+            if !by_id.contains_key(id) {
+                order.push(id.to_string());
+            }
+            if let Some(t) = v["timestamp"].as_str().and_then(ms) {
+                chat.updated_at = chat.updated_at.max(t);
+            }
+            by_id.insert(id.to_string(), v);
+        }
+    }
+    chat.messages = order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
+        .collect();
+    Some(chat)
+}
+
+fn user_text(m: &Value) -> Option<String> {
+    let text = match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    let t = text.trim();
+    (!t.is_empty() && !t.starts_with("<session_context>")).then(|| t.to_string())
+}
+
+/// The sessions in `gemini`, newest first; only those of `workdir` when given.
+pub fn list(gemini: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
+    let want = workdir.map(|w| w.to_string_lossy().trim_end_matches('/').to_string());
+    let mut out: Vec<NativeSessionInfo> = session_files(gemini)
+        .into_iter()
+        .filter(|(_, dir)| match (&want, dir) {
+            (Some(w), Some(d)) => d.trim_end_matches('/') == w,
+            (Some(_), None) => false,
+            (None, _) => true,
+        })
+        .filter_map(|(path, dir)| {
+            let chat = read_chat(&path)?;
+            let talk: Vec<&Value> = chat
+                .messages
+                .iter()
+                .filter(|m| m["type"] == "gemini" || user_text(m).is_some())
+                .collect();
+            if talk.is_empty() {
+                return None;
+            }
+            let title = chat
+                .messages
+                .iter()
+                .filter(|m| m["type"] == "user")
+                .find_map(user_text)
+                .unwrap_or_default();
+            Some(NativeSessionInfo {
+                id: chat.session_id,
+                workdir: dir,
+                title: title.chars().take(120).collect(),
+                updated_at: chat.updated_at,
+                message_count: u32::try_from(talk.len()).unwrap_or(u32::MAX),
+            })
+        })
+        .collect();
+    out.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+    out
+}
+
+/// What a tool call returned, by call id, from the session's file: `(ok, text)`.
+/// The ACP updates of 0.61.0 carry no output; the file does. Every record is read,
+/// including ones a later `$set` replaced (a resumed session's rewritten history
+/// drops the tool calls).
+pub fn tool_results(gemini: &Path, session_id: &str) -> HashMap<String, (bool, String)> {
+    let short: String = session_id.chars().take(8).collect();
+    let mut out = HashMap::new();
+    for (path, _) in session_files(gemini) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if !name.is_some_and(|n| n.contains(&short)) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let mut lines = text.lines();
+        let header: Option<Value> = lines.next().and_then(|l| serde_json::from_str(l).ok());
+        if header.is_none_or(|h| h["sessionId"] != session_id) {
+            continue;
+        }
+        for line in lines {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let set: Vec<Value> = v["$set"]["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for m in std::iter::once(&v).chain(set.iter()) {
+                for call in m["toolCalls"].as_array().into_iter().flatten() {
+                    if let Some((id, result)) = call_result(call) {
+                        out.insert(id, result);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn call_result(call: &Value) -> Option<(String, (bool, String))> {
+    let id = call["id"].as_str()?.to_string();
+    let response = &call["result"][0]["functionResponse"]["response"];
+    let text = call["resultDisplay"]
+        .as_str()
+        .map(String::from)
+        .or_else(|| response["output"].as_str().map(String::from))
+        .or_else(|| response["error"].as_str().map(String::from))?;
+    Some((id, (call["status"] == "success", text)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(ms("1970-01-01T00:00:01.500Z"), Some(1500));
+        assert_eq!(ms("2026-11-30T03:08:18.021Z"), Some(1_796_008_098_021));
+    }
+}

@@ -1,0 +1,3 @@
+//! The Gemini driver's tests: one integration binary (link time on small machines).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod suite;

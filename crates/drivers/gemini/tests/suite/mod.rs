@@ -1,0 +1,3 @@
+mod real;
+mod replay;
+pub mod support;

@@ -1,0 +1,190 @@
+//! The real `gemini` against the scripted Gemini server: ACP turns, tool output read
+//! back from the session file, permissions, resume in a new process over headless
+//! stream-json, stop, and the CLI's own session list.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use weft_kernel::AgentDriver;
+use weft_protocol::{permission, InteractionKind, InteractionResponse, ToolKind, ToolStatus};
+use weft_testkit::gemini::{when, Script, Turn};
+use weft_testkit::GeminiServer;
+
+use super::support::*;
+
+fn tool_script(command: &str) -> Script {
+    Script::new()
+        .rule(
+            when::function_response_for("run_shell_command"),
+            Turn::text_reply("The tool has finished."),
+        )
+        .turn(
+            Turn::new()
+                .text("Calling the tool.")
+                .function_call("run_shell_command", json!({"command": command})),
+        )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_turn_gets_its_output_from_the_session_file() {
+    let Some(_) = gemini_bin() else { return };
+    let server = GeminiServer::start(tool_script("echo weft-gemini-tool"))
+        .await
+        .unwrap();
+    let h = Home::new(json!({"tools": {"allowed": ["run_shell_command"]}}));
+    let d = driver();
+    let sink = TestSink::new();
+    let (r, snap) = run(
+        &d,
+        h.input("gemini:t", "Run it.", &server.base_url()),
+        &sink,
+    )
+    .await;
+    assert!(r.ok, "{r:?} {snap:#?}");
+    let call = &snap.tool_calls[0];
+    assert_eq!(
+        (call.name.as_str(), call.kind, call.status),
+        ("run_shell_command", ToolKind::Shell, ToolStatus::Done)
+    );
+    assert!(
+        call.result
+            .as_deref()
+            .unwrap_or_default()
+            .contains("weft-gemini-tool"),
+        "{call:#?}"
+    );
+    assert!(snap.text.contains("The tool has finished."));
+    // The CLI's own list knows the session, titled by the prompt.
+    let dir = weft_gemini::sessions::gemini_dir(&h.env("x")).unwrap();
+    let listed = weft_gemini::sessions::list(&dir, Some(&h.workdir()));
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0].id, r.session_id.clone().unwrap());
+    assert_eq!(listed[0].title, "Run it.");
+    assert_eq!(
+        listed[0].workdir.as_deref(),
+        Some(h.workdir().to_str().unwrap())
+    );
+    d.shutdown().await;
+    assert!(d.live_pids().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_denied_then_allowed() {
+    let Some(_) = gemini_bin() else { return };
+    let script = tool_script("touch probe.txt").turn(
+        Turn::new()
+            .text("Calling the tool.")
+            .function_call("run_shell_command", json!({"command": "touch probe.txt"})),
+    );
+    let server = GeminiServer::start(script).await.unwrap();
+    let h = Home::new(json!({}));
+    let d = driver();
+    for (answer, made, status) in [
+        (permission::DENY, false, ToolStatus::Failed),
+        (permission::ALLOW, true, ToolStatus::Done),
+    ] {
+        let sink = TestSink::new();
+        sink.answer_with(move |_| Some(InteractionResponse::select(answer)));
+        let (r, snap) = run(
+            &d,
+            h.input("gemini:p", "Touch it.", &server.base_url()),
+            &sink,
+        )
+        .await;
+        assert!(r.ok, "{r:?} {snap:#?}");
+        let asked = sink.asked.lock()[0].clone();
+        assert_eq!(asked.kind, InteractionKind::Permission);
+        let values: Vec<&str> = asked.questions[0]
+            .choices
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect();
+        assert_eq!(values, vec!["allowSession", "allow", "deny"], "{asked:#?}");
+        assert_eq!(h.workdir().join("probe.txt").exists(), made, "{answer}");
+        assert_eq!(snap.tool_calls[0].status, status, "{snap:#?}");
+    }
+    d.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_in_a_new_process_goes_headless_and_keeps_the_session() {
+    let Some(_) = gemini_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::text_reply("Noted."))
+        .default_reply(Turn::text_reply("The word was otter.").usage(300, 7));
+    let server = GeminiServer::start(script).await.unwrap();
+    let h = Home::new(json!({}));
+    let d = driver();
+    let (r1, _) = run(
+        &d,
+        h.input("gemini:r", "Remember the word otter.", &server.base_url()),
+        &TestSink::new(),
+    )
+    .await;
+    assert!(r1.ok, "{r1:?}");
+    d.shutdown().await;
+
+    let d2 = driver();
+    let mut input = h.input("gemini:r", "What was the word?", &server.base_url());
+    input.session_id = r1.session_id.clone();
+    let (r2, snap) = run(&d2, input, &TestSink::new()).await;
+    assert!(r2.ok, "{r2:?} {snap:#?}");
+    assert_eq!(r2.session_id, r1.session_id);
+    assert_eq!(snap.session_id, r1.session_id);
+    assert!(snap.text.contains("The word was otter."), "{snap:#?}");
+    assert!(
+        snap.notices.iter().any(|n| n.contains("--resume")),
+        "{:?}",
+        snap.notices
+    );
+    assert_eq!(
+        snap.usage
+            .as_ref()
+            .and_then(|u| u.output_tokens)
+            .map(|o| o >= 7),
+        Some(true)
+    );
+    let last = server.main_requests().pop().unwrap();
+    assert!(
+        last.all_text().contains("Remember the word otter."),
+        "the resumed request lacks the first turn"
+    );
+    assert!(
+        d2.live_pids().is_empty(),
+        "a headless turn leaves no process"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_then_continue() {
+    let Some(_) = gemini_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().text("Thinking about it").then_hang())
+        .default_reply(Turn::text_reply("Continuing."));
+    let server = GeminiServer::start(script).await.unwrap();
+    let h = Home::new(json!({}));
+    let d = Arc::new(driver());
+    let sink = TestSink::new();
+    let cancel = CancellationToken::new();
+    let turn = {
+        let (d, sink, cancel) = (d.clone(), sink.clone(), cancel.clone());
+        let input = h.input("gemini:s", "Think long.", &server.base_url());
+        tokio::spawn(async move { run_with(d.as_ref(), input, &sink, cancel).await })
+    };
+    assert!(
+        sink.wait_for(Duration::from_secs(60), |s| s.text.contains("Thinking"))
+            .await
+    );
+    cancel.cancel();
+    let (r, snap) = turn.await.unwrap();
+    assert!(!r.ok && snap.incomplete, "{snap:#?}");
+    assert!(snap.text.contains("Thinking about it"));
+    let mut input = h.input("gemini:s", "Go on.", &server.base_url());
+    input.session_id = r.session_id.clone();
+    let (r2, snap2) = run(d.as_ref(), input, &TestSink::new()).await;
+    assert!(r2.ok, "{r2:?} {snap2:#?}");
+    assert!(snap2.text.contains("Continuing."));
+    d.shutdown().await;
+}
