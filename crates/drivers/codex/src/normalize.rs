@@ -374,7 +374,7 @@ impl Normalizer {
                 context_percent: t
                     .window
                     .filter(|w| *w > 0)
-                    .map(|w| (used as f64 * 1000.0 / w as f64).round() / 10.0),
+                    .map(|w| (used as f64 * 10000.0 / w as f64).round() / 100.0),
                 cost_usd: None,
                 provider_name: self.provider.clone(),
             },
@@ -472,8 +472,9 @@ impl Normalizer {
                 if !done {
                     return self.open(call, out);
                 }
+                // On success the diffs (in `input`) are the whole story.
                 (call.status, call.result) = match status {
-                    ItemStatus::Completed => (ToolStatus::Done, Some(changes_text(&changes))),
+                    ItemStatus::Completed => (ToolStatus::Done, None),
                     ItemStatus::Declined => {
                         (ToolStatus::Failed, Some("declined by the user".into()))
                     }
@@ -726,15 +727,6 @@ fn changes_summary(changes: &[FileUpdateChange]) -> String {
         }
         many => format!("edit {} files", many.len()),
     }
-}
-
-fn changes_text(changes: &[FileUpdateChange]) -> String {
-    let text = changes
-        .iter()
-        .map(|c| format!("{} {}\n{}", c.kind_name(), c.path, c.diff.trim_end()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    capped(&text)
 }
 
 fn part_text(part: &Value) -> String {

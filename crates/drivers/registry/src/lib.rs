@@ -12,6 +12,7 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
     let mut drivers: Vec<Arc<dyn AgentDriver>> = vec![
         Arc::new(weft_echo::EchoDriver::new()),
         Arc::new(weft_claude::ClaudeDriver::new()),
+        Arc::new(weft_codex::CodexDriver::new()),
         Arc::new(weft_gemini::GeminiDriver::new()),
     ];
     let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();

@@ -1,2 +1,5 @@
 mod conformance;
+mod e2e;
+mod failures;
+mod replay;
 mod support;

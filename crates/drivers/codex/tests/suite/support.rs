@@ -7,9 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serde_json::json;
+use tokio::sync::{mpsc, oneshot, Notify};
 use weft_codex::{CodexDriver, Config};
+use weft_kernel::driver::TurnSink;
 use weft_kernel::AgentDriver;
+use weft_protocol::{
+    Accumulator, DriverEvent, Interaction, InteractionResponse, Phase, UniversalSnapshot,
+};
 use weft_testkit::conformance::{self as c, Behaviour, Harness, ScriptedModel};
 use weft_testkit::openai::{when, Script, Turn};
 use weft_testkit::ResponsesServer;
@@ -27,6 +33,21 @@ pub fn fast_config() -> Config {
 /// The real `codex`, or why it is missing.
 pub fn codex_bin() -> Result<PathBuf, String> {
     weft_codex::spawn::find_binary(&Config::from_env())
+}
+
+/// The real `codex`, or None after saying why the test is skipped. Under CI=true a
+/// missing binary fails the test instead.
+pub fn require_codex() -> Option<PathBuf> {
+    match codex_bin() {
+        Ok(p) => Some(p),
+        Err(why) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("CI=true and the real codex CLI is missing: {why}");
+            }
+            eprintln!("SKIPPED (no codex binary): {why}");
+            None
+        }
+    }
 }
 
 /// A scripted Responses server and an isolated CODEX_HOME.
@@ -207,5 +228,133 @@ impl Harness for CodexHarness {
             }
         };
         Box::new(model)
+    }
+}
+
+type Policy = Box<dyn Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync>;
+
+/// Records a turn's events into a snapshot and answers its questions.
+pub struct TestSink {
+    acc: Mutex<Accumulator>,
+    pub events: Mutex<Vec<DriverEvent>>,
+    pub asked: Mutex<Vec<Interaction>>,
+    policy: Mutex<Option<Policy>>,
+    steer: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    changed: Notify,
+}
+
+impl TestSink {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            acc: Mutex::new(Accumulator::new(UniversalSnapshot {
+                phase: Phase::Streaming,
+                agent: "codex".into(),
+                ..Default::default()
+            })),
+            events: Mutex::new(Vec::new()),
+            asked: Mutex::new(Vec::new()),
+            policy: Mutex::new(None),
+            steer: Mutex::new(None),
+            changed: Notify::new(),
+        })
+    }
+
+    /// Answers every interaction with `f` (None: cancel it).
+    pub fn answer_with(
+        &self,
+        f: impl Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync + 'static,
+    ) {
+        *self.policy.lock() = Some(Box::new(f));
+    }
+
+    pub fn snapshot(&self) -> UniversalSnapshot {
+        self.acc.lock().snapshot().clone()
+    }
+
+    /// Polls `pred` until it holds or `timeout` passes.
+    pub async fn wait_for(
+        &self,
+        timeout: Duration,
+        pred: impl Fn(&UniversalSnapshot) -> bool,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.changed.notified();
+            if pred(&self.snapshot()) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return pred(&self.snapshot());
+            }
+        }
+    }
+}
+
+impl TurnSink for TestSink {
+    fn emit(&self, event: DriverEvent) {
+        self.acc.lock().apply(&event, 0);
+        self.events.lock().push(event);
+        self.changed.notify_waiters();
+    }
+
+    fn ask(&self, interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
+        let (tx, rx) = oneshot::channel();
+        self.asked.lock().push(interaction.clone());
+        let answer = self.policy.lock().as_ref().and_then(|p| p(&interaction));
+        let _ = tx.send(answer.unwrap_or_else(InteractionResponse::cancel));
+        self.changed.notify_waiters();
+        rx
+    }
+
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *self.steer.lock() = Some(tx);
+        rx
+    }
+}
+
+/// Runs one turn of `driver` against `sink`, returning the result and the finished
+/// snapshot.
+pub async fn run_turn(
+    driver: &CodexDriver,
+    input: weft_kernel::driver::AgentTurnInput,
+    sink: &Arc<TestSink>,
+) -> (weft_kernel::driver::DriverResult, UniversalSnapshot) {
+    let ctx = weft_kernel::driver::DriverContext::new(
+        tokio_util::sync::CancellationToken::new(),
+        sink.clone(),
+    );
+    let result = tokio::time::timeout(c::TURN_TIMEOUT, driver.run(input, ctx))
+        .await
+        .expect("the turn did not end in time");
+    let mut acc = Accumulator::new(sink.snapshot());
+    acc.finish(result.error.clone(), !result.ok, 0);
+    (result, acc.into_snapshot())
+}
+
+/// True when process `pid` is gone (or a zombie).
+pub fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => {
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next())
+                == Some("Z")
+        }
+    }
+}
+
+/// Polls `pred` until it holds or `timeout` passes.
+pub async fn eventually(timeout: Duration, mut pred: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if pred() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
