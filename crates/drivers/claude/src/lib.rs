@@ -110,6 +110,17 @@ impl ClaudeDriver {
         }
         let program = spawn::find_binary(&self.cfg)?;
         let session = match resume {
+            // Killed before it saved anything (a crash early in a session's first
+            // turn): `--resume` would fail with "No conversation found", so the session
+            // starts afresh under the same id.
+            Some(id) if never_saved(input, &id) => {
+                ctx.emit(DriverEvent::Notice {
+                    text: "Claude Code had not saved this conversation before it stopped; \
+                           it starts afresh"
+                        .into(),
+                });
+                SessionArg::New(id)
+            }
             Some(id) => SessionArg::Resume(id),
             None => SessionArg::New(uuid::Uuid::new_v4().to_string()),
         };
@@ -117,6 +128,12 @@ impl ClaudeDriver {
         ClaudeProcess::spawn(&spec, shape, session.id().to_string(), self.cfg.max_line)
             .map_err(|e| format!("could not start Claude Code ({}): {e}", program.display()))
     }
+}
+
+/// True when Claude Code's config folder is known and holds no session file for `id`.
+fn never_saved(input: &AgentTurnInput, id: &str) -> bool {
+    recover::config_dir(&input.env)
+        .is_some_and(|config| recover::session_file(&config, &input.workdir, id).is_none())
 }
 
 /// Output the CLI wrote between turns (a late wake-up) is reported, not mixed into the

@@ -1,7 +1,7 @@
 mod cli;
+mod conformance;
 mod e2e;
 mod failures;
 mod lifecycle;
-mod loom;
 mod replay;
 mod support;
