@@ -17,11 +17,13 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::backfill::ToolOutputFn;
+
 /// Where the project's set-up installs agent CLIs, relative to the repository root.
 pub const LOCAL_BIN_DIR: &str = ".tools/agents/node_modules/.bin";
 
 /// One ACP agent: how to start it and what to expect of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct AcpSpec {
     /// The Weft agent id (no `:`).
     pub id: String,
@@ -46,6 +48,8 @@ pub struct AcpSpec {
     pub init_timeout: Duration,
     /// How long a stop waits for the agent's `cancelled` before killing it.
     pub stop_grace: Duration,
+    /// Reads tool output the agent leaves out of its updates (see [`crate::backfill`]).
+    pub tool_output: Option<ToolOutputFn>,
 }
 
 impl AcpSpec {
@@ -63,6 +67,7 @@ impl AcpSpec {
             install_hint: format!("install `{command}` and put it on PATH"),
             init_timeout: Duration::from_secs(60),
             stop_grace: Duration::from_secs(5),
+            tool_output: None,
         }
     }
 
@@ -109,6 +114,21 @@ pub fn bin_env_name(id: &str) -> String {
         })
         .collect();
     format!("WEFT_{up}_BIN")
+}
+
+/// `WEFT_<ID>_MODE`: the mode a session of agent `id` starts in (`yolo`, `plan`, …).
+pub fn mode_env_name(id: &str) -> String {
+    bin_env_name(id).replace("_BIN", "_MODE")
+}
+
+/// A knob from the turn's spawn environment, else from this process's.
+pub fn knob(env: &[(String, String)], name: &str) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.trim().is_empty())
 }
 
 /// A program by path, or by name in the project-local install or on PATH.

@@ -21,6 +21,7 @@
 //! apart); a request no handler claims is answered `method_not_found` by the SDK, and a
 //! permission request still open when a turn ends is answered `cancelled`.
 
+pub mod backfill;
 pub mod config;
 pub mod conn;
 pub mod elicit;
@@ -60,6 +61,12 @@ pub struct AcpDriver {
 /// user agent with a preset's id replaces it). A broken agents.json is logged and
 /// skipped, never fatal.
 pub fn drivers(state_dir: &Path) -> Vec<Arc<dyn AgentDriver>> {
+    drivers_with(state_dir, |_| {})
+}
+
+/// Like [`drivers`], letting the caller adjust each spec first (the registry gives
+/// the `gemini-acp` preset the Gemini driver's session-file reader).
+pub fn drivers_with(state_dir: &Path, adjust: impl Fn(&mut AcpSpec)) -> Vec<Arc<dyn AgentDriver>> {
     let mut specs = config::presets();
     match config::user_agents(state_dir) {
         Ok(user) => {
@@ -72,7 +79,10 @@ pub fn drivers(state_dir: &Path) -> Vec<Arc<dyn AgentDriver>> {
     }
     specs
         .into_iter()
-        .map(|s| Arc::new(AcpDriver::new(s)) as Arc<dyn AgentDriver>)
+        .map(|mut s| {
+            adjust(&mut s);
+            Arc::new(AcpDriver::new(s)) as Arc<dyn AgentDriver>
+        })
         .collect()
 }
 
@@ -285,10 +295,44 @@ impl AgentDriver for AcpDriver {
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let Some(read) = self.spec.tool_output else {
+            return self.run_turn(input, ctx).await;
+        };
+        let recording = Arc::new(backfill::Recording::new(ctx.clone()));
+        let inner = DriverContext::new(ctx.cancel_token(), recording.clone());
+        let env = input.env.clone();
+        let result = self.run_turn(input, inner).await;
+        if let Some(sid) = result.session_id.clone() {
+            backfill::fill(read, env, sid, recording.missing(), &ctx).await;
+        }
+        result
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        let s = self.sessions.lock().remove(session_key);
+        if let Some(s) = s {
+            s.conn.close(CLOSE_GRACE).await;
+        }
+    }
+
+    async fn shutdown(&self) {
+        let all: Vec<LiveSession> = self.sessions.lock().drain().map(|(_, s)| s).collect();
+        for s in all {
+            s.conn.close(CLOSE_GRACE).await;
+        }
+    }
+}
+
+impl AcpDriver {
+    async fn run_turn(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         let mut s = match self.session_for(&input, &ctx).await {
             Ok(s) => s,
             Err(e) => return DriverResult::failed(e),
         };
+        if let Some(mode) = config::knob(&input.env, &config::mode_env_name(&self.spec.id)) {
+            let wanted = format!("{}{mode}", session::MODE_PREFIX);
+            s.apply_model(Some(&wanted), &ctx).await;
+        }
         s.apply_model(input.model.as_deref(), &ctx).await;
         ctx.emit(DriverEvent::Session {
             session_id: s.session_id.clone(),
@@ -333,20 +377,6 @@ impl AgentDriver for AcpDriver {
         DriverResult {
             session_id,
             ..result
-        }
-    }
-
-    async fn close_session(&self, session_key: &str) {
-        let s = self.sessions.lock().remove(session_key);
-        if let Some(s) = s {
-            s.conn.close(CLOSE_GRACE).await;
-        }
-    }
-
-    async fn shutdown(&self) {
-        let all: Vec<LiveSession> = self.sessions.lock().drain().map(|(_, s)| s).collect();
-        for s in all {
-            s.conn.close(CLOSE_GRACE).await;
         }
     }
 }

@@ -6,7 +6,8 @@
 //!   prompts with Gemini's own options (allow once / for the session / reject),
 //!   stop as `session/cancel`, the agent's models and modes. ACP's updates carry no
 //!   tool output in 0.61.0, so after each turn the driver reads the results back
-//!   from the session's own file ([`sessions::tool_results`]).
+//!   from the session's own file ([`sessions::tool_output`], also given to the
+//!   `gemini-acp` preset by the registry).
 //! - **Headless stream-json (`gemini -p --resume <id>`) to continue a session in a
 //!   new process** ([`headless`]): ACP `session/load` fails in 0.61.0 (the CLI
 //!   answers "No previous sessions found for this project" and rewrites the session
@@ -23,18 +24,12 @@ pub mod sessions;
 pub mod stream;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use parking_lot::Mutex;
-use tokio::sync::{mpsc, oneshot};
 use weft_acp::{AcpDriver, AcpSpec};
-use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
-use weft_protocol::{
-    AgentInfo, Capabilities, DriverEvent, Interaction, InteractionResponse, ModelInfo,
-    NativeSessionInfo, ToolCall, ToolStatus,
-};
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
 
 /// The driver's id.
 pub const GEMINI_ID: &str = "gemini";
@@ -80,6 +75,7 @@ pub fn acp_spec() -> AcpSpec {
     spec.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
                          `npm install -g @google/gemini-cli`"
         .into();
+    spec.tool_output = Some(sessions::tool_output);
     spec
 }
 
@@ -127,54 +123,23 @@ impl GeminiDriver {
             Ok(p) => p,
             Err(e) => return DriverResult::failed(e),
         };
+        let approval = weft_acp::config::knob(&input.env, "WEFT_GEMINI_RESUME_APPROVAL")
+            .unwrap_or_else(|| self.cfg.resume_approval.clone());
         ctx.emit(DriverEvent::Notice {
             text: format!(
                 "Continued with `gemini -p --resume` (Gemini's ACP cannot reload a session): \
-                 no permission prompts in this turn; approval mode `{}`",
-                self.cfg.resume_approval
+                 no permission prompts in this turn; approval mode `{approval}`"
             ),
         });
         headless::run(
             &program,
             input,
             session_id,
-            &self.cfg.resume_approval,
+            &approval,
             self.cfg.stop_grace,
             ctx,
         )
         .await
-    }
-}
-
-/// Passes everything through to the turn's context, remembering tool calls.
-struct Recording {
-    ctx: DriverContext,
-    tools: Mutex<Vec<ToolCall>>,
-}
-
-impl TurnSink for Recording {
-    fn emit(&self, event: DriverEvent) {
-        if let DriverEvent::Tool { call } = &event {
-            let mut tools = self.tools.lock();
-            match tools.iter_mut().find(|t| t.id == call.id) {
-                Some(t) => *t = call.clone(),
-                None => tools.push(call.clone()),
-            }
-        }
-        self.ctx.emit(event)
-    }
-
-    fn ask(&self, interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
-        let (tx, rx) = oneshot::channel();
-        let ctx = self.ctx.clone();
-        tokio::spawn(async move {
-            let _ = tx.send(ctx.ask_user(interaction).await);
-        });
-        rx
-    }
-
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
-        self.ctx.register_steer()
     }
 }
 
@@ -215,39 +180,7 @@ impl AgentDriver for GeminiDriver {
                 return self.run_headless(&input, &id, &ctx).await;
             }
         }
-        let recording = Arc::new(Recording {
-            ctx: ctx.clone(),
-            tools: Mutex::new(Vec::new()),
-        });
-        let inner = DriverContext::new(ctx.cancel_token(), recording.clone());
-        let env = input.env.clone();
-        let result = self.acp.run(input, inner).await;
-        let missing: Vec<ToolCall> = recording
-            .tools
-            .lock()
-            .iter()
-            .filter(|t| t.result.is_none() && t.status != ToolStatus::Running)
-            .cloned()
-            .collect();
-        if let (false, Some(sid), Some(dir)) = (
-            missing.is_empty(),
-            result.session_id.clone(),
-            sessions::gemini_dir(&env),
-        ) {
-            let results = tokio::task::spawn_blocking(move || sessions::tool_results(&dir, &sid))
-                .await
-                .unwrap_or_default();
-            for mut call in missing {
-                if let Some((ok, text)) = results.get(&call.id) {
-                    call.result = Some(text.clone());
-                    if !ok {
-                        call.status = ToolStatus::Failed;
-                    }
-                    ctx.emit(DriverEvent::Tool { call });
-                }
-            }
-        }
-        result
+        self.acp.run(input, ctx).await
     }
 
     fn tui(&self, input: &AgentTurnInput) -> Option<weft_kernel::TuiSpec> {

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use weft_acp::backfill::ToolOutput;
 use weft_protocol::NativeSessionInfo;
 
 /// The `.gemini` folder for a spawn environment (its `HOME`, else this process's).
@@ -219,11 +220,11 @@ pub fn list(gemini: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
     out
 }
 
-/// What a tool call returned, by call id, from the session's file: `(ok, text)`.
+/// What a tool call returned, by call id, from the session's file.
 /// The ACP updates of 0.61.0 carry no output; the file does. Every record is read,
 /// including ones a later `$set` replaced (a resumed session's rewritten history
 /// drops the tool calls).
-pub fn tool_results(gemini: &Path, session_id: &str) -> HashMap<String, (bool, String)> {
+pub fn tool_results(gemini: &Path, session_id: &str) -> HashMap<String, ToolOutput> {
     let short: String = session_id.chars().take(8).collect();
     let mut out = HashMap::new();
     for (path, _) in session_files(gemini) {
@@ -259,7 +260,22 @@ pub fn tool_results(gemini: &Path, session_id: &str) -> HashMap<String, (bool, S
     out
 }
 
-fn call_result(call: &Value) -> Option<(String, (bool, String))> {
+/// [`tool_results`] for a spawn environment: the hook `weft_acp` calls after a turn.
+pub fn tool_output(env: &[(String, String)], session_id: &str) -> HashMap<String, ToolOutput> {
+    gemini_dir(env)
+        .map(|dir| tool_results(&dir, session_id))
+        .unwrap_or_default()
+}
+
+/// The exit code a shell result reports (`Exit Code: N` in its output), when any.
+pub fn shell_exit_code(output: &str) -> Option<i64> {
+    output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Exit Code:"))
+        .and_then(|c| c.trim().parse().ok())
+}
+
+fn call_result(call: &Value) -> Option<(String, ToolOutput)> {
     let id = call["id"].as_str()?.to_string();
     let response = &call["result"][0]["functionResponse"]["response"];
     let text = call["resultDisplay"]
@@ -267,7 +283,12 @@ fn call_result(call: &Value) -> Option<(String, (bool, String))> {
         .map(String::from)
         .or_else(|| response["output"].as_str().map(String::from))
         .or_else(|| response["error"].as_str().map(String::from))?;
-    Some((id, (call["status"] == "success", text)))
+    // gemini 0.61.0 records a shell command that exited non-zero as a success; its
+    // output says otherwise.
+    let exit = response["output"].as_str().and_then(shell_exit_code);
+    let ok = call["status"] == "success" && exit.is_none_or(|c| c == 0);
+    let input = call.get("args").filter(|a| a.is_object()).cloned();
+    Some((id, ToolOutput { ok, text, input }))
 }
 
 #[cfg(test)]

@@ -147,7 +147,12 @@ impl StreamNormalizer {
                     input: Value::Object(Default::default()),
                     ..Default::default()
                 });
-                let ok = v["status"] == "success";
+                // A shell command that exited non-zero is reported as a success;
+                // its output says otherwise.
+                let exit = v["output"]
+                    .as_str()
+                    .and_then(crate::sessions::shell_exit_code);
+                let ok = v["status"] == "success" && exit.is_none_or(|c| c == 0);
                 call.status = if ok {
                     ToolStatus::Done
                 } else {

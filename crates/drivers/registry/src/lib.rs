@@ -17,9 +17,15 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
     ];
     let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
     drivers.extend(
-        weft_acp::drivers(&weft_kernel::state::global_state_dir())
-            .into_iter()
-            .filter(|d| !taken.iter().any(|t| t == d.id())),
+        weft_acp::drivers_with(&weft_kernel::state::global_state_dir(), |spec| {
+            // gemini --acp leaves tool output out of its updates; read it back the
+            // way the Gemini driver does.
+            if spec.id == "gemini-acp" {
+                spec.tool_output = Some(weft_gemini::sessions::tool_output);
+            }
+        })
+        .into_iter()
+        .filter(|d| !taken.iter().any(|t| t == d.id())),
     );
     drivers
 }

@@ -1,3 +1,4 @@
+mod conformance;
 mod real;
 mod replay;
 pub mod support;

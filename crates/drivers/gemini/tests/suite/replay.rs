@@ -89,8 +89,15 @@ fn the_session_file_lists_and_gives_tool_output() {
     );
     assert!(sessions::list(&gemini, Some(std::path::Path::new("/elsewhere"))).is_empty());
     let results = sessions::tool_results(&gemini, "6f1fd193-c4e2-4471-acd0-fc646b5f1f76");
+    let r = &results["run_shell_command__run_shell_command_1796008098165_0"];
+    assert!(r.ok);
+    assert_eq!(r.text, "hi-from-gemini-tool");
     assert_eq!(
-        results.get("run_shell_command__run_shell_command_1796008098165_0"),
-        Some(&(true, "hi-from-gemini-tool".to_string()))
+        r.input,
+        Some(serde_json::json!({"command": "echo hi-from-gemini-tool", "description": "say hi"}))
+    );
+    assert_eq!(
+        sessions::shell_exit_code("Output: x\nExit Code: 3\nProcess Group PGID: 1"),
+        Some(3)
     );
 }

@@ -150,7 +150,7 @@ pub fn gemini_bin() -> Option<PathBuf> {
     match weft_gemini::acp_spec().find_binary() {
         Ok(p) => Some(p),
         Err(why) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            if ci() {
                 panic!("CI=true and the real Gemini CLI is missing: {why}");
             }
             eprintln!("SKIPPED (no gemini binary): {why}");
