@@ -1,3 +1,4 @@
+mod conformance;
 mod fake;
 mod real;
 mod replay;
