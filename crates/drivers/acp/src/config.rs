@@ -87,6 +87,10 @@ impl AcpSpec {
             }
         }
         find_program(&self.command).ok_or_else(|| {
+            let as_path = Path::new(&self.command);
+            if as_path.is_absolute() || as_path.components().count() > 1 {
+                return format!("`{}` does not exist; {}", self.command, self.install_hint);
+            }
             format!(
                 "`{}` was not found (looked at ${}, {LOCAL_BIN_DIR} above this program and \
                  the current folder, and PATH); {}",

@@ -223,6 +223,18 @@ impl AcpDriver {
     }
 }
 
+/// The version of the npm package a binary comes from (its link resolved, the nearest
+/// `package.json` with a `bin` above it), for agents without `--version`.
+fn npm_package_version(program: &Path) -> Option<String> {
+    let real = program.canonicalize().ok()?;
+    real.ancestors().skip(1).take(4).find_map(|dir| {
+        let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v.get("bin")?;
+        v["version"].as_str().map(String::from)
+    })
+}
+
 #[async_trait]
 impl AgentDriver for AcpDriver {
     fn id(&self) -> &str {
@@ -277,6 +289,9 @@ impl AgentDriver for AcpDriver {
                     .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
                     .map(String::from);
             }
+        }
+        if version.is_none() {
+            version = npm_package_version(&program);
         }
         AgentInfo {
             installed: true,
