@@ -313,23 +313,33 @@ impl AgentDriver for ClaudeDriver {
         outcome.result
     }
 
-    // `..Default::default()` keeps this building while TuiSpec gains fields.
-    #[allow(clippy::needless_update)]
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
         let program = spawn::find_binary(&self.cfg).ok()?;
         let mut args = Vec::new();
-        if let Some(id) = &input.session_id {
-            args.extend(["--resume".to_string(), id.clone()]);
-        }
+        // A new session gets its id from us, so the structured rail can resume it.
+        let session_id = match &input.session_id {
+            Some(id) => {
+                args.extend(["--resume".to_string(), id.clone()]);
+                None
+            }
+            None => {
+                let id = uuid::Uuid::new_v4().to_string();
+                args.extend(["--session-id".to_string(), id.clone()]);
+                Some(id)
+            }
+        };
         if let Some(m) = &input.model {
             args.extend(["--model".to_string(), m.clone()]);
+        }
+        if let Some(e) = &input.effort {
+            args.extend(["--effort".to_string(), e.clone()]);
         }
         Some(TuiSpec {
             program,
             args,
             env: input.env.clone(),
             cwd: input.workdir.clone(),
-            ..Default::default()
+            session_id,
         })
     }
 
