@@ -236,3 +236,18 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     assert!(recover::list_native(&dir, None).is_empty());
     assert_eq!(recover::list_native(&config, None).len(), 1);
 }
+
+#[tokio::test]
+async fn a_2_mib_reply_arrives_whole() {
+    let Some(_) = claude_bin() else { return };
+    let big: String = (0..(2 << 20) / 16).map(|i| format!("{i:015} ")).collect();
+    let env = ClaudeEnv::start(Script::new().turn(Turn::text_reply(&big))).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let (result, snap) =
+        run_turn(&driver, env.input("big", "a long answer"), &TestSink::new()).await;
+    assert!(result.ok, "{result:?}");
+    // Whole, whether it came on stdout or was recovered from the session file.
+    assert_eq!(snap.text.len(), big.len());
+    assert!(snap.text == big);
+    driver.shutdown().await;
+}
