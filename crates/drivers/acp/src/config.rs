@@ -36,7 +36,7 @@ pub struct AcpSpec {
     /// Extra environment for every spawn (on top of the turn's own).
     pub env: Vec<(String, String)>,
     /// Try `session/load` to resume when the agent advertises it (false for agents
-    /// whose load is known to be broken: gemini 0.61.0 corrupts the session file).
+    /// whose load is unreliable: gemini 0.61.0 usually refuses and rewrites the file).
     pub load_session: bool,
     /// Arguments that print the version (`--version`), when the agent has them.
     pub version_args: Option<Vec<String>>,
@@ -181,8 +181,9 @@ pub fn presets() -> Vec<AcpSpec> {
 
     let mut gemini = AcpSpec::new("gemini-acp", "gemini", &["--acp", "--skip-trust"]);
     gemini.name = "Gemini CLI (ACP)".into();
-    // gemini 0.61.0 answers every session/load with "Invalid session identifier" and
-    // rewrites the chat file while doing so: never try it.
+    // gemini 0.61.0 usually refuses session/load ("No previous sessions found for this
+    // project": it records the project late) and rewrites the chat file while doing
+    // so: never try it.
     gemini.load_session = false;
     gemini.version_args = Some(vec!["--version".into()]);
     gemini.bin_env = vec![bin_env_name("gemini-acp"), "WEFT_GEMINI_BIN".into()];

@@ -1,7 +1,7 @@
 //! One headless turn: `gemini -p <prompt> --output-format stream-json --resume <id>`.
 //!
 //! This is how a Gemini session continues in a new process: `session/load` over ACP
-//! fails in 0.61.0, `--resume` works. The process runs in its own group and is killed
+//! is unreliable in 0.61.0, `--resume` works. The process runs in its own group and is killed
 //! with it; a stop sends SIGINT to the group, then kills it after the grace period.
 //! There is no permission channel in this mode: tools that need approval run only
 //! under the approval mode the driver is configured with (default: `default`, in

@@ -9,9 +9,10 @@
 //!   from the session's own file ([`sessions::tool_output`], also given to the
 //!   `gemini-acp` preset by the registry).
 //! - **Headless stream-json (`gemini -p --resume <id>`) to continue a session in a
-//!   new process** ([`headless`]): ACP `session/load` fails in 0.61.0 (the CLI
-//!   answers "No previous sessions found for this project" and rewrites the session
-//!   file), `--resume` works. Such a turn has no permission channel: it runs under
+//!   new process** ([`headless`]): ACP `session/load` is unreliable in 0.61.0 (the
+//!   CLI usually answers "No previous sessions found for this project": it finds the
+//!   session only if it recorded the project before the first process ended, which
+//!   it does late; a failed attempt rewrites the session file), `--resume` works. Such a turn has no permission channel: it runs under
 //!   `WEFT_GEMINI_RESUME_APPROVAL` (default `default`, where the CLI withholds tools
 //!   that need approval) and says so in a notice.
 //!

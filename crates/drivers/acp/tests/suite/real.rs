@@ -92,9 +92,13 @@ async fn claude_acp_text_and_tool() {
 }
 
 /// gemini 0.61.0's `session/load` (why the `gemini-acp` preset never tries it): a
-/// session made over ACP in one process cannot be loaded in the next.
+/// session made over ACP in one process usually cannot be loaded in the next — the
+/// CLI answers "No previous sessions found for this project" unless it happened to
+/// record the project (`projects.json`) before the first process ended, which it does
+/// late and not always. Either way the driver goes on: a refused load is a notice and
+/// a new session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gemini_acp_session_load_is_broken_in_this_version() {
+async fn gemini_acp_session_load_is_unreliable_in_this_version() {
     let Some((mut spec, _)) = preset_binary("gemini-acp") else {
         return;
     };
@@ -120,15 +124,15 @@ async fn gemini_acp_session_load_is_broken_in_this_version() {
     let sink = TestSink::new();
     let (r2, snap) = run(&d2, input, &sink).await;
     d2.shutdown().await;
-    // The agent refused the load ("No previous sessions found for this project."),
-    // so the driver said so and went on in a new session.
     assert!(r2.ok, "{r2:?}");
-    assert_ne!(r2.session_id, r.session_id);
-    assert!(
-        snap.notices
-            .iter()
-            .any(|n| n.starts_with("Could not resume session")),
-        "{:?}",
-        snap.notices
-    );
+    let refused = snap
+        .notices
+        .iter()
+        .any(|n| n.starts_with("Could not resume session"));
+    if refused {
+        assert_ne!(r2.session_id, r.session_id);
+    } else {
+        eprintln!("gemini loaded the session this time (its project was recorded in time)");
+        assert_eq!(r2.session_id, r.session_id);
+    }
 }

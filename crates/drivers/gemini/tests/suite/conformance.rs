@@ -1,6 +1,6 @@
 //! The conformance suite every driver runs, against the real `gemini`: once for the
 //! Gemini driver (ACP live, headless resume) and once for the `gemini-acp` preset
-//! (plain ACP; no resume: `session/load` is broken in 0.61.0, so the capability is
+//! (plain ACP; no resume: `session/load` is unreliable in 0.61.0, so the capability is
 //! not declared and the suite skips it).
 //!
 //! Left out for both: `question_answered` and `plan` — gemini-cli 0.61.0 offers the
