@@ -353,8 +353,16 @@ impl World {
                 break;
             }
             if tokio::time::Instant::now() >= deadline {
+                let names: Vec<String> = left
+                    .iter()
+                    .map(|pid| {
+                        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                        format!("{pid}: {}", cmd.trim())
+                    })
+                    .collect();
                 kill_all(&left);
-                panic!("processes left behind after shutdown: {left:?}");
+                panic!("processes left behind after shutdown: {names:#?}");
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -186,7 +186,7 @@ pub fn command_approval(
         .and_then(|t| t.input["command"].as_str().map(String::from))
         .or_else(|| {
             req.command.as_deref().map(|c| {
-                crate::normalize::readable_command(c, req.command_actions.as_deref().unwrap_or(&[]))
+                crate::items::readable_command(c, req.command_actions.as_deref().unwrap_or(&[]))
             })
         })
         .unwrap_or_else(|| "a command".into());

@@ -23,6 +23,7 @@
 
 pub mod config;
 pub mod interact;
+pub mod items;
 pub mod native;
 pub mod normalize;
 pub mod process;

@@ -27,10 +27,13 @@ use weft_protocol::{
     DriverEvent, Plan, PlanStep, StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus, Usage,
 };
 
+use crate::items::{
+    capped, changes_input, changes_summary, first_line, part_text, plan_from_markdown,
+    readable_command,
+};
 use crate::wire::{
-    Delta, ErrorNotification, FileUpdateChange, ItemNotification, ItemStatus, McpProgress,
-    PatchUpdated, PlanUpdated, SummaryPart, ThreadItem, TokenBreakdown, TokenUsageUpdated,
-    TurnEnvelope,
+    Delta, ErrorNotification, ItemNotification, ItemStatus, McpProgress, PatchUpdated, PlanUpdated,
+    SummaryPart, ThreadItem, TokenBreakdown, TokenUsageUpdated, TurnEnvelope,
 };
 
 /// The longest tool result kept (the head; the agent's own record has the rest).
@@ -155,6 +158,14 @@ impl Normalizer {
     /// Methods seen that the driver does not know (each logged once).
     pub fn unknown_methods(&self) -> &HashSet<String> {
         &self.unknown
+    }
+
+    /// True while a tool call of this turn is still running.
+    pub fn has_running_calls(&self) -> bool {
+        self.turn
+            .calls
+            .values()
+            .any(|c| c.status == ToolStatus::Running)
     }
 
     /// The tool call for item `id`, if one is open or done this turn.
@@ -624,137 +635,5 @@ fn step_status(s: &str) -> StepStatus {
         "completed" => StepStatus::Completed,
         "inProgress" | "in_progress" => StepStatus::InProgress,
         _ => StepStatus::Pending,
-    }
-}
-
-/// A plan from plan mode's markdown: list items are steps (`- [x]` done), the rest
-/// (headings, prose) the explanation.
-pub fn plan_from_markdown(text: &str) -> Option<Plan> {
-    let mut steps = Vec::new();
-    let mut prose = Vec::new();
-    for line in text.lines() {
-        let t = line.trim();
-        let item = t
-            .strip_prefix("- ")
-            .or_else(|| t.strip_prefix("* "))
-            .or_else(|| {
-                let digits = t.chars().take_while(char::is_ascii_digit).count();
-                (digits > 0)
-                    .then(|| {
-                        t[digits..]
-                            .strip_prefix(". ")
-                            .or(t[digits..].strip_prefix(") "))
-                    })
-                    .flatten()
-            });
-        match item {
-            Some(step) => {
-                let (status, text) = if let Some(s) = step.strip_prefix("[x] ") {
-                    (StepStatus::Completed, s)
-                } else if let Some(s) = step.strip_prefix("[ ] ") {
-                    (StepStatus::Pending, s)
-                } else {
-                    (StepStatus::Pending, step)
-                };
-                steps.push(PlanStep {
-                    text: text.trim().to_string(),
-                    status,
-                });
-            }
-            None if !t.is_empty() => prose.push(t.trim_start_matches('#').trim().to_string()),
-            None => {}
-        }
-    }
-    if steps.is_empty() && prose.is_empty() {
-        return None;
-    }
-    if steps.is_empty() {
-        steps = prose
-            .drain(..)
-            .map(|text| PlanStep {
-                text,
-                status: StepStatus::Pending,
-            })
-            .collect();
-    }
-    Some(Plan {
-        explanation: (!prose.is_empty()).then(|| prose.join("\n")),
-        steps,
-    })
-}
-
-/// The command as the user would type it: codex's parsed action when there is one,
-/// else the `bash -lc '…'` wrapper taken off.
-pub fn readable_command(command: &str, actions: &[Value]) -> String {
-    if let [one] = actions {
-        if let Some(c) = one["command"].as_str().filter(|c| !c.is_empty()) {
-            return c.to_string();
-        }
-    }
-    for prefix in [
-        "/bin/bash -lc ",
-        "bash -lc ",
-        "/bin/sh -c ",
-        "sh -c ",
-        "/bin/zsh -lc ",
-    ] {
-        if let Some(rest) = command.strip_prefix(prefix) {
-            if let Some(inner) = rest.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-                return inner.replace("'\\''", "'");
-            }
-            return rest.to_string();
-        }
-    }
-    command.to_string()
-}
-
-fn changes_input(changes: &[FileUpdateChange]) -> Value {
-    json!({"changes": changes.iter().map(|c| json!({
-        "path": c.path, "kind": c.kind_name(), "diff": c.diff
-    })).collect::<Vec<_>>()})
-}
-
-fn changes_summary(changes: &[FileUpdateChange]) -> String {
-    match changes {
-        [] => "apply a patch".into(),
-        [one] => {
-            let verb = match one.kind_name() {
-                "add" => "add",
-                "delete" => "delete",
-                _ => "edit",
-            };
-            format!("{verb} {}", one.path)
-        }
-        many => format!("edit {} files", many.len()),
-    }
-}
-
-fn part_text(part: &Value) -> String {
-    match part {
-        Value::String(s) => s.clone(),
-        other => other["text"]
-            .as_str()
-            .map_or_else(|| other.to_string(), String::from),
-    }
-}
-
-fn capped(s: &str) -> String {
-    if s.len() <= RESULT_CAP {
-        return s.to_string();
-    }
-    let mut cut = RESULT_CAP;
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}\n… (output cut at {} KiB)", &s[..cut], RESULT_CAP / 1024)
-}
-
-fn first_line(s: &str, max: usize) -> String {
-    let line = s.trim().lines().next().unwrap_or_default().trim();
-    if line.chars().count() > max {
-        let cut: String = line.chars().take(max).collect();
-        format!("{cut}…")
-    } else {
-        line.to_string()
     }
 }

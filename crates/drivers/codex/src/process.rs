@@ -116,6 +116,7 @@ pub struct CodexProcess {
     pub lines: mpsc::Receiver<RawLine>,
     stderr: Arc<Mutex<Vec<u8>>>,
     tasks: Vec<JoinHandle<()>>,
+    stderr_task: Option<JoinHandle<()>>,
 }
 
 impl CodexProcess {
@@ -174,7 +175,8 @@ impl CodexProcess {
             stdin,
             lines,
             stderr,
-            tasks: vec![reader, err_reader],
+            tasks: vec![reader],
+            stderr_task: Some(err_reader),
         })
     }
 
@@ -201,6 +203,16 @@ impl CodexProcess {
             .to_string()
     }
 
+    /// Waits (up to `max`) for stderr to reach its end, so an exited process's last
+    /// words are all in [`CodexProcess::stderr_tail`].
+    pub async fn drain_stderr(&mut self, max: Duration) {
+        if let Some(task) = self.stderr_task.as_mut() {
+            if tokio::time::timeout(max, task).await.is_ok() {
+                self.stderr_task = None;
+            }
+        }
+    }
+
     /// Waits up to `wait` for the process to exit.
     pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
         tokio::time::timeout(wait, self.child.wait())
@@ -214,12 +226,21 @@ impl CodexProcess {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
-    /// Kills the whole process group now.
+    /// Kills the whole process group now, and every other descendant: codex runs
+    /// commands in pseudo-terminals, each a session (and process group) of its own,
+    /// which a group kill does not reach.
     pub fn kill(&mut self) {
+        let stragglers = self
+            .pgid
+            .map(|p| descendants(p.as_raw()))
+            .unwrap_or_default();
         if let Some(pgid) = self.pgid {
             let _ = killpg(pgid, Signal::SIGKILL);
         }
         let _ = self.child.start_kill();
+        for pid in stragglers {
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
     }
 
     /// Ends the process: stdin closed (app-server exits at EOF), up to `grace` to do
@@ -239,10 +260,48 @@ impl CodexProcess {
 impl Drop for CodexProcess {
     fn drop(&mut self) {
         self.kill();
-        for t in &self.tasks {
+        for t in self.tasks.iter().chain(self.stderr_task.iter()) {
             t.abort();
         }
     }
+}
+
+/// Every live descendant of `root` (children, their children, …), from `/proc`; empty
+/// where there is no `/proc`.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(i32, i32)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+            let ppid = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// `s` without ANSI escape sequences (codex colours its log lines).
@@ -289,6 +348,29 @@ mod tests {
         assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
         assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail"));
         assert!(matches!(lines[4], RawLine::Eof));
+    }
+
+    #[tokio::test]
+    async fn descendants_are_found_through_the_tree() {
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| e.to_string());
+        let Ok(child) = child.as_mut() else {
+            return;
+        };
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while descendants(pid).len() < 2 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let found = descendants(pid);
+        assert_eq!(found.len(), 2, "{found:?}");
+        for p in found {
+            let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGKILL);
+        }
+        let _ = child.start_kill();
     }
 
     #[test]

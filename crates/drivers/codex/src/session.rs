@@ -115,12 +115,16 @@ impl CodexSession {
         Ok(s)
     }
 
-    /// Writes one line.
+    /// Writes one line. A failed write is most often a process that is gone: the
+    /// error then says how it went.
     pub async fn write(&mut self, line: &[u8]) -> Result<(), String> {
-        self.proc
-            .write(line)
-            .await
-            .map_err(|e| format!("could not write to codex: {e}"))
+        match self.proc.write(line).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let why = self.exit_reason().await;
+                Err(format!("could not write to codex ({e}); codex: {why}"))
+            }
+        }
     }
 
     /// Sends a request; returns its id.
@@ -179,6 +183,9 @@ impl CodexSession {
     /// Why the process is gone: its exit status and the end of its stderr.
     pub async fn exit_reason(&mut self) -> String {
         let status = self.proc.wait_exit(Duration::from_millis(1500)).await;
+        if status.is_some() {
+            self.proc.drain_stderr(Duration::from_millis(250)).await;
+        }
         let tail = self.proc.stderr_tail();
         let last: Vec<&str> = tail.lines().rev().take(6).collect();
         let last: Vec<&str> = last.into_iter().rev().collect();
@@ -204,7 +211,10 @@ impl CodexSession {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, String> {
-        let id = self.request(method, params).await?;
+        let id = self
+            .request(method, params)
+            .await
+            .map_err(|e| format!("codex exited before `{method}`: {e}"))?;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let next = match tokio::time::timeout_at(deadline, self.next()).await {

@@ -110,7 +110,12 @@ pub fn toml_str(s: &str) -> String {
 pub fn config_overrides(knobs: &TurnKnobs) -> Vec<String> {
     // Questions (`request_user_input`) in codex's default mode, not only in plan mode:
     // Weft always has a surface to answer them.
-    let mut out = vec!["features.default_mode_request_user_input=true".to_string()];
+    // (an under-development feature in 0.171.0; its warning is ours to know, not the
+    // user's to read on every turn).
+    let mut out = vec![
+        "features.default_mode_request_user_input=true".to_string(),
+        "suppress_unstable_features_warning=true".to_string(),
+    ];
     if let Some(url) = &knobs.base_url {
         out.extend([
             format!("model_provider={}", toml_str("weft")),
@@ -174,7 +179,10 @@ mod tests {
         };
         let s = spec(Path::new("/bin/codex"), &input, &TurnKnobs::from_env(&env));
         let line = s.args.join(" ");
-        assert!(line.starts_with("app-server -c features.default_mode_request_user_input=true"));
+        assert!(line.starts_with(
+            "app-server -c features.default_mode_request_user_input=true \
+             -c suppress_unstable_features_warning=true"
+        ));
         assert!(line.contains("-c model_provider=\"weft\""));
         assert!(line.contains("-c model_providers.weft.base_url=\"http://127.0.0.1:9/v1\""));
         assert!(line.contains("-c model_providers.weft.env_key=\"MY_KEY\""));

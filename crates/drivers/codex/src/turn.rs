@@ -12,7 +12,8 @@
 //!   reading; every other server request is answered with an error at once;
 //! - a malformed line is reported once as a notice and skipped; the child exiting
 //!   ends the turn with its exit status and last stderr lines;
-//! - no message at all for the stall time interrupts the turn and fails it.
+//! - no message at all for the stall time, while codex waits on neither the user nor a
+//!   running command, interrupts the turn and fails it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -164,6 +165,7 @@ pub async fn run(
                 lp.message(next, input).await
             }
             Some((id, result)) = lp.answers.next(), if !lp.answers.is_empty() => {
+                last_heard = Instant::now();
                 match lp.s.respond(&id, result).await {
                     Ok(()) => Step::Go,
                     Err(e) => Step::Done(Outcome { result: failed(lp.s, Some(e)), keep: false }),
@@ -184,7 +186,8 @@ pub async fn run(
                 lp.s.proc.kill();
                 Step::Done(Outcome { result: failed(lp.s, None), keep: false })
             }
-            _ = tokio::time::sleep_until(last_heard + cfg.stall), if !lp.stopping => {
+            _ = tokio::time::sleep_until(last_heard + cfg.stall),
+                if !lp.stopping && lp.answers.is_empty() && !lp.s.norm.has_running_calls() => {
                 let _ = lp.interrupt().await;
                 lp.s.proc.kill();
                 let why = format!(

@@ -48,7 +48,7 @@ async fn a_crash_on_start_is_a_clear_error() {
     .await;
     assert!(!result.ok);
     let error = result.error.unwrap();
-    assert!(error.contains("exited during `initialize`"), "{error}");
+    assert!(error.contains("`initialize`"), "{error}");
     assert!(error.contains("exit code 3"), "{error}");
     assert!(error.contains("cannot load config (simulated)"), "{error}");
     assert!(snap.incomplete);

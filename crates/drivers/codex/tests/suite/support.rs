@@ -82,6 +82,8 @@ impl ScriptedModel for CodexModel {
                 "CODEX_HOME".to_string(),
                 self.home.path().display().to_string(),
             ),
+            // codex runs commands in login shells: none of the user's profile.
+            ("HOME".into(), self.home.path().display().to_string()),
             ("WEFT_CODEX_BASE_URL".into(), self.server.v1_url()),
             (
                 "WEFT_CODEX_API_KEY_ENV".into(),
