@@ -1,4 +1,5 @@
 mod conformance;
+mod headless;
 mod real;
 mod replay;
 pub mod support;
