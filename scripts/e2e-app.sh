@@ -90,7 +90,8 @@ PORT="$(free_port)"
 NATIVE_PORT="$(free_port)"
 env "${CLAUDE_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
     --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
-PIDS+=($!)
+TD_PID=$!
+PIDS+=($TD_PID)
 for _ in $(seq 100); do
     (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
     sleep 0.1
@@ -100,6 +101,32 @@ echo "e2e: app $APP_BIN, WEFT_HOME $RUN_DIR/home, display :$DISPLAY_NUM, tauri-d
 status=0
 WEFT_APP_BIN="$APP_BIN" WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" \
     SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ui/e2e/ || status=$?
+# Every app the suite launched has been closed: no app, WebKit or agent process of this
+# run (they carry RUN_DIR in their environment) may be left behind.
+leftovers() {
+    local pid
+    for env in /proc/[0-9]*/environ; do
+        pid="${env#/proc/}"; pid="${pid%/environ}"
+        [ "$pid" = "$$" ] && continue
+        case " ${PIDS[*]} " in *" $pid "*) continue ;; esac
+        grep -qs "$RUN_DIR" "$env" 2>/dev/null || continue
+        # The WebDriver server is the harness's, not the app's.
+        if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = WebKitWebDriver ]; then
+            kill "$pid" 2>/dev/null || true
+            continue
+        fi
+        echo "$pid"
+    done
+}
+kill "$TD_PID" 2>/dev/null || true
+wait "$TD_PID" 2>/dev/null || true
+for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
+left="$(leftovers)"
+if [ -n "$left" ]; then
+    echo "processes left behind by the app:" >&2
+    for pid in $left; do echo "  $pid $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | cut -c1-160)" >&2; done
+    status=1
+fi
 if [ "$status" -ne 0 ]; then
     echo "--- tauri-driver log"; tail -50 "$RUN_DIR/tauri-driver.log" || true
     echo "--- app log"; cat "$RUN_DIR"/home/logs/weft* 2>/dev/null | tail -50 || true
