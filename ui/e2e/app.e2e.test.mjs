@@ -46,7 +46,7 @@ describe("Weft desktop app (echo agent)", () => {
     );
     assert.match(await (await byTestId(browser, "session-title")).getProperty("textContent"), new RegExp(`New session in .*${dir}`));
     const agent = await byTestId(browser, "agent-picker");
-    assert.equal(await agent.getValue(), "echo");
+    await until(browser, async () => (await agent.getValue()) === "echo", "the echo agent to be chosen");
     await screenshot(browser, "01-start-light");
   });
 

@@ -64,23 +64,32 @@ export class AppStore {
       .filter((g) => g.sessions.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
   }
 
+  /** Resolves once the agent list (and the chosen agent's models) is in. */
+  agentsReady: Promise<void> = Promise.resolve();
+
+  /**
+   * Loads what the window needs to be usable; the agent list (which may run each
+   * agent's binary for its version) arrives in the background (`agentsReady`).
+   */
   async start(): Promise<void> {
     this.theme = (localStorage.getItem("weft.theme") as Theme | null) ?? "system";
     this.unlisten.push(await this.transport.onPatch((e) => this.onPatch(e)));
     this.unlisten.push(await this.transport.onResync(() => this.resyncAll()));
-    const [info, recents, agents] = await Promise.all([
-      this.transport.appInfo(),
-      this.transport.recentWorkspaces(),
-      this.transport.listAgentInfo(),
-    ]);
+    this.agentsReady = this.loadAgents();
+    const [info, recents] = await Promise.all([this.transport.appInfo(), this.transport.recentWorkspaces()]);
     this.info = info;
     this.workspaces = recents;
-    this.agents = agents;
-    const usable = agents.find((a) => a.id === "echo") ?? agents.find((a) => a.installed);
-    if (usable) await this.chooseAgent(usable.id);
     if (info.initialWorkspace) await this.openWorkspace(info.initialWorkspace);
     else this.workspace = recents[0] ?? null;
     await this.refreshSessions();
+  }
+
+  private async loadAgents() {
+    const agents = await this.guard(() => this.transport.listAgentInfo());
+    if (!agents) return;
+    this.agents = agents;
+    const usable = agents.find((a) => a.id === this.agent) ?? agents.find((a) => a.installed);
+    if (usable) await this.chooseAgent(usable.id);
   }
 
   stop() {

@@ -8,6 +8,7 @@ async function started() {
   const t = new FakeTransport();
   const app = new AppStore(t);
   await app.start();
+  await app.agentsReady;
   return { t, app };
 }
 

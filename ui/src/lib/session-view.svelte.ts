@@ -105,13 +105,18 @@ export class SessionView {
       return;
     }
     const patch = event.patch;
-    const cur = this.current;
+    let cur = this.current;
     if (patch.taskId && cur.taskId && patch.taskId !== cur.taskId) {
-      // The next turn starts: the finished one joins the history.
-      const finished: UniversalSnapshot = structuredClone($state.snapshot(cur as unknown as Record<string, unknown>)) as unknown as UniversalSnapshot;
-      if (!this.history.some((t) => t.taskId === finished.taskId)) {
-        this.history = [...this.history, finished];
+      // The next turn starts: the finished one joins the history as it is (no copy:
+      // it is never mutated again), and the new turn starts from a shallow copy, whose
+      // in-place-grown lists are its own.
+      if (!this.history.some((t) => t.taskId === cur.taskId)) {
+        this.history = [...this.history, cur];
       }
+      this.current = { ...cur, toolCalls: [], artifacts: [] };
+      if (!patch.toolCalls) this.current.toolCalls.push(...cur.toolCalls);
+      if (!patch.artifacts) this.current.artifacts.push(...cur.artifacts);
+      cur = this.current;
     }
     if (patch.interactions) {
       this.noteVanished(patch.interactions.map((i) => i.promptId), { ...cur, ...patch } as UniversalSnapshot);

@@ -51,6 +51,7 @@ async function setup(interactions: Interaction[]) {
   const t = new FakeTransport();
   const app = new AppStore(t);
   await app.start();
+  await app.agentsReady;
   const key = t.addSession();
   app.selectSession(key);
   const view = app.selected!;
