@@ -13,8 +13,13 @@
 //! [`normalize`] (lines → events), [`lines`] (bounded line reading), [`interact`]
 //! (permissions and questions), [`recover`] (the CLI's session files), [`tools`] (tool
 //! vocabulary), [`config`] (the `WEFT_CLAUDE_*` knobs).
+//!
+//! The PTY rail: [`tui`] builds the command line of Claude Code's own interactive UI
+//! for a session, and [`follow`] tails its session file while that terminal is open so
+//! the structured view follows what is typed there.
 
 pub mod config;
+pub mod follow;
 pub mod interact;
 pub mod lines;
 pub mod normalize;
@@ -22,6 +27,7 @@ pub mod process;
 pub mod recover;
 pub mod spawn;
 pub mod tools;
+pub mod tui;
 pub mod turn;
 pub mod wire;
 
@@ -113,7 +119,7 @@ impl ClaudeDriver {
             // Killed before it saved anything (a crash early in a session's first
             // turn): `--resume` would fail with "No conversation found", so the session
             // starts afresh under the same id.
-            Some(id) if never_saved(input, &id) => {
+            Some(id) if tui::never_saved(input, &id) => {
                 ctx.emit(DriverEvent::Notice {
                     text: "Claude Code had not saved this conversation before it stopped; \
                            it starts afresh"
@@ -128,12 +134,6 @@ impl ClaudeDriver {
         ClaudeProcess::spawn(&spec, shape, session.id().to_string(), self.cfg.max_line)
             .map_err(|e| format!("could not start Claude Code ({}): {e}", program.display()))
     }
-}
-
-/// True when Claude Code's config folder is known and holds no session file for `id`.
-fn never_saved(input: &AgentTurnInput, id: &str) -> bool {
-    recover::config_dir(&input.env)
-        .is_some_and(|config| recover::session_file(&config, &input.workdir, id).is_none())
 }
 
 /// Output the CLI wrote between turns (a late wake-up) is reported, not mixed into the
@@ -315,32 +315,26 @@ impl AgentDriver for ClaudeDriver {
 
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
         let program = spawn::find_binary(&self.cfg).ok()?;
-        let mut args = Vec::new();
-        // A new session gets its id from us, so the structured rail can resume it.
-        let session_id = match &input.session_id {
-            Some(id) => {
-                args.extend(["--resume".to_string(), id.clone()]);
-                None
-            }
-            None => {
-                let id = uuid::Uuid::new_v4().to_string();
-                args.extend(["--session-id".to_string(), id.clone()]);
-                Some(id)
-            }
+        Some(tui::spec(&program, input, &self.cfg))
+    }
+
+    async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        // One writer per session: an idle structured process would resume from its own
+        // memory afterwards, missing what the terminal adds, so it goes now and the
+        // next structured turn resumes from the session file.
+        self.close_session(&input.session_key).await;
+        let Some(id) = input
+            .session_id
+            .clone()
+            .or_else(|| self.known.lock().get(&input.session_key).cloned())
+        else {
+            ctx.cancelled().await;
+            return DriverResult::ok();
         };
-        if let Some(m) = &input.model {
-            args.extend(["--model".to_string(), m.clone()]);
-        }
-        if let Some(e) = &input.effort {
-            args.extend(["--effort".to_string(), e.clone()]);
-        }
-        Some(TuiSpec {
-            program,
-            args,
-            env: input.env.clone(),
-            cwd: input.workdir.clone(),
-            session_id,
-        })
+        self.known
+            .lock()
+            .insert(input.session_key.clone(), id.clone());
+        follow::follow(&input, &id, &ctx).await
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {

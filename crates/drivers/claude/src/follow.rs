@@ -1,0 +1,425 @@
+//! Following Claude Code's own UI: while a session's terminal is open, its session file
+//! (`<config>/projects/<encoded cwd>/<id>.jsonl`, see [`crate::recover`]) is tailed and
+//! every new complete record goes through the same [`Normalizer`] as the structured
+//! rail, so text, tool calls and plans typed in the terminal show in the snapshot live.
+//!
+//! Hazards:
+//! - The file may not exist yet: a new session creates it on its first prompt. It is
+//!   looked for on every tick (the expected folder each time, every project folder now
+//!   and then, as [`recover::session_file`] does).
+//! - What was in the file when the terminal opened is history: reading starts at its
+//!   end. A file that appears later is new from its first byte.
+//! - The CLI writes in batches, and the first batch of a session is not in order (an
+//!   assistant record before the user record it answers). Records of one read are put
+//!   in timestamp order before they are folded, so a tool result never precedes its call.
+//! - A record being written is not read until its newline lands.
+//! - The session file's records differ from stream-json lines in small ways
+//!   (`toolUseResult`, `isSidechain`, `isMeta`); [`SessionRecords`] maps them.
+//! - `notify` wakes the loop early; a poll is the fallback (and the only way while the
+//!   project folder does not exist, since a missing folder cannot be watched).
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use serde_json::{json, Value};
+use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::DriverEvent;
+
+use crate::normalize::Normalizer;
+use crate::recover;
+use crate::wire::OutLine;
+
+/// Poll interval while the folder is watched (notify does the real work).
+const POLL_WATCHED: Duration = Duration::from_millis(1000);
+/// Poll interval while it is not (no folder yet, or no watcher).
+const POLL_UNWATCHED: Duration = Duration::from_millis(200);
+/// Every this many ticks without the file, every project folder is searched.
+const SEARCH_EVERY: u32 = 10;
+/// The most read in one go (a record longer than this is read over several ticks).
+const READ_MAX: u64 = 16 << 20;
+/// Typed prompts longer than this are shortened in their notice.
+const PROMPT_NOTICE_CHARS: usize = 200;
+
+/// Session-file records → [`DriverEvent`]s, with no I/O.
+#[derive(Debug)]
+pub struct SessionRecords {
+    session_id: String,
+    norm: Normalizer,
+    model: Option<String>,
+}
+
+impl SessionRecords {
+    /// A fresh reader for session `session_id`.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            norm: Normalizer::new(0.0),
+            model: None,
+        }
+    }
+
+    /// Folds one read's complete lines in, in timestamp order.
+    pub fn lines<'a>(
+        &mut self,
+        lines: impl IntoIterator<Item = &'a [u8]>,
+        out: &mut Vec<DriverEvent>,
+    ) {
+        let mut records: Vec<Value> = lines
+            .into_iter()
+            .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+            .filter(|r| r.is_object())
+            .collect();
+        // Stable: records without a timestamp (metadata) keep their relative order.
+        records.sort_by(|a, b| {
+            let t = |r: &Value| {
+                r.get("timestamp")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            t(a).cmp(&t(b))
+        });
+        for r in records {
+            self.record(r, out);
+        }
+    }
+
+    fn record(&mut self, mut rec: Value, out: &mut Vec<DriverEvent>) {
+        if rec["isSidechain"] == true || rec["isMeta"] == true {
+            return;
+        }
+        let kind = rec["type"].as_str().unwrap_or_default().to_string();
+        let message = rec
+            .as_object_mut()
+            .and_then(|o| o.remove("message"))
+            .unwrap_or(Value::Null);
+        let line = match kind.as_str() {
+            "assistant" => {
+                let model = message["model"].as_str().map(str::to_owned);
+                if model.is_some() && model.as_deref() != Some("<synthetic>") && model != self.model
+                {
+                    self.model = model.clone();
+                    out.push(DriverEvent::Session {
+                        session_id: self.session_id.clone(),
+                        model,
+                    });
+                }
+                json!({"type": "assistant", "message": message})
+            }
+            "user" => {
+                if let Some(prompt) = typed_prompt(&message["content"]) {
+                    out.push(DriverEvent::Notice {
+                        text: format!("typed in the terminal: {}", shorten(&prompt)),
+                    });
+                    return;
+                }
+                let result = rec.get("toolUseResult").cloned().unwrap_or(Value::Null);
+                json!({"type": "user", "message": message, "tool_use_result": result})
+            }
+            "system" if rec["subtype"] == "compact_boundary" => rec,
+            _ => return,
+        };
+        if let Ok(line) = serde_json::from_value::<OutLine>(line) {
+            self.norm.line(line, out);
+        }
+    }
+}
+
+/// The text of a prompt the user typed (not a tool result, a slash command's wrapper,
+/// or an interrupt marker).
+fn typed_prompt(content: &Value) -> Option<String> {
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => {
+            if blocks.iter().any(|b| b["type"] == "tool_result") {
+                return None;
+            }
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            parts.join("\n")
+        }
+        _ => return None,
+    };
+    let t = text.trim();
+    if t.is_empty() || t.starts_with('<') || t.starts_with("[Request interrupted") {
+        return None;
+    }
+    Some(t.to_string())
+}
+
+fn shorten(s: &str) -> String {
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > PROMPT_NOTICE_CHARS {
+        let cut: String = line.chars().take(PROMPT_NOTICE_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        line
+    }
+}
+
+/// A session file read from an offset, complete lines at a time.
+struct Tail {
+    path: Option<PathBuf>,
+    offset: u64,
+    partial: Vec<u8>,
+}
+
+impl Tail {
+    /// Reads what was appended since the last call; returns the complete lines.
+    fn read(&mut self) -> Vec<Vec<u8>> {
+        let Some(path) = &self.path else {
+            return Vec::new();
+        };
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            // Rewritten shorter: what is there now was not written for us to follow.
+            self.offset = len;
+            self.partial.clear();
+            return Vec::new();
+        }
+        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::new();
+        let n = f
+            .take((len - self.offset).min(READ_MAX))
+            .read_to_end(&mut buf)
+            .unwrap_or(0);
+        self.offset += n as u64;
+        self.partial.extend_from_slice(&buf[..n]);
+        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
+            return Vec::new();
+        };
+        let rest = self.partial.split_off(end + 1);
+        let complete = std::mem::replace(&mut self.partial, rest);
+        complete
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+}
+
+/// Tails `session_id`'s file for `input`'s session until `ctx` is cancelled, emitting
+/// what the terminal adds to it.
+pub async fn follow(input: &AgentTurnInput, session_id: &str, ctx: &DriverContext) -> DriverResult {
+    let result = DriverResult {
+        ok: true,
+        session_id: Some(session_id.to_string()),
+        ..Default::default()
+    };
+    let Some(config) = recover::config_dir(&input.env) else {
+        ctx.emit(DriverEvent::Notice {
+            text: "Claude Code's config folder is unknown (no HOME): the terminal's turns \
+                   show here once it closes"
+                .into(),
+        });
+        ctx.cancelled().await;
+        return result;
+    };
+    let expected = config
+        .join("projects")
+        .join(recover::encode_cwd(&input.workdir))
+        .join(format!("{session_id}.jsonl"));
+    let mut tail = Tail {
+        path: None,
+        offset: 0,
+        partial: Vec::new(),
+    };
+    // Earlier turns are history: start at the end of what is there now.
+    if let Some(path) = recover::session_file(&config, &input.workdir, session_id) {
+        tail.offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        tail.path = Some(path);
+    }
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let mut watcher = Watch::new(wake.clone());
+    let mut records = SessionRecords::new(session_id);
+    let mut ticks: u32 = 0;
+    loop {
+        if tail.path.is_none() {
+            ticks = ticks.wrapping_add(1);
+            tail.path = if expected.is_file() {
+                Some(expected.clone())
+            } else if ticks.is_multiple_of(SEARCH_EVERY) {
+                recover::session_file(&config, &input.workdir, session_id)
+            } else {
+                None
+            };
+        }
+        let dir = tail
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or_else(|| expected.parent().unwrap_or(&config));
+        watcher.watch(dir);
+        drain(&mut tail, &mut records, ctx);
+        let poll = if watcher.watching.is_some() {
+            POLL_WATCHED
+        } else {
+            POLL_UNWATCHED
+        };
+        tokio::select! {
+            _ = ctx.cancelled() => break,
+            _ = wake.notified() => {}
+            _ = tokio::time::sleep(poll) => {}
+        }
+    }
+    // The terminal's last records may have landed as it closed.
+    if tail.path.is_none() {
+        tail.path = recover::session_file(&config, &input.workdir, session_id);
+    }
+    drain(&mut tail, &mut records, ctx);
+    result
+}
+
+fn drain(tail: &mut Tail, records: &mut SessionRecords, ctx: &DriverContext) {
+    loop {
+        let lines = tail.read();
+        if lines.is_empty() {
+            return;
+        }
+        let mut events = Vec::new();
+        records.lines(lines.iter().map(Vec::as_slice), &mut events);
+        for e in events {
+            ctx.emit(e);
+        }
+    }
+}
+
+/// A `notify` watch on one folder that wakes the loop; none when it cannot be set up.
+struct Watch {
+    wake: Arc<tokio::sync::Notify>,
+    watcher: Option<notify::RecommendedWatcher>,
+    watching: Option<PathBuf>,
+}
+
+impl Watch {
+    fn new(wake: Arc<tokio::sync::Notify>) -> Self {
+        Self {
+            wake,
+            watcher: None,
+            watching: None,
+        }
+    }
+
+    /// Watches `dir` (once it exists), replacing an earlier watch.
+    fn watch(&mut self, dir: &Path) {
+        if self.watching.as_deref() == Some(dir) || !dir.is_dir() {
+            return;
+        }
+        if self.watcher.is_none() {
+            let wake = self.wake.clone();
+            self.watcher =
+                notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                    if res.is_ok() {
+                        wake.notify_one();
+                    }
+                })
+                .map_err(|e| tracing::debug!("no file watcher, polling: {e}"))
+                .ok();
+        }
+        let Some(w) = self.watcher.as_mut() else {
+            return;
+        };
+        if let Some(old) = self.watching.take() {
+            let _ = w.unwatch(&old);
+        }
+        match w.watch(dir, RecursiveMode::NonRecursive) {
+            Ok(()) => self.watching = Some(dir.to_path_buf()),
+            Err(e) => tracing::debug!("cannot watch {}, polling: {e}", dir.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn fold(lines: &[Value]) -> Vec<DriverEvent> {
+        let bytes: Vec<Vec<u8>> = lines.iter().map(|l| l.to_string().into_bytes()).collect();
+        let mut out = Vec::new();
+        SessionRecords::new("s1").lines(bytes.iter().map(Vec::as_slice), &mut out);
+        out
+    }
+
+    #[test]
+    fn a_batch_out_of_order_folds_in_timestamp_order() {
+        let out = fold(&[
+            json!({"type":"last-prompt","sessionId":"s1"}),
+            json!({"type":"user","timestamp":"2026-01-01T00:00:02.000Z","toolUseResult":{"stdout":"hi"},
+                   "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"hi"}]}}),
+            json!({"type":"assistant","timestamp":"2026-01-01T00:00:01.000Z",
+                   "message":{"id":"m1","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo hi"}}]}}),
+            json!({"type":"user","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"run it"}}),
+            json!({"type":"assistant","timestamp":"2026-01-01T00:00:03.000Z",
+                   "message":{"id":"m2","model":"claude-x","content":[{"type":"text","text":"It said hi."}]}}),
+            json!({"type":"assistant","isSidechain":true,"timestamp":"2026-01-01T00:00:04.000Z",
+                   "message":{"id":"m3","content":[{"type":"text","text":"not the reply"}]}}),
+        ]);
+        let kinds: Vec<String> = out
+            .iter()
+            .map(|e| match e {
+                DriverEvent::Notice { text } => format!("notice {text}"),
+                DriverEvent::Session { model, .. } => format!("session {model:?}"),
+                DriverEvent::Tool { call } => format!("tool {} {:?}", call.name, call.status),
+                DriverEvent::Text { delta } => format!("text {delta}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "notice typed in the terminal: run it",
+                "session Some(\"claude-x\")",
+                "tool Bash Running",
+                "tool Bash Done",
+                "text It said hi.",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_tail_reads_complete_lines_only_and_from_where_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "old line\n").unwrap();
+        let mut tail = Tail {
+            path: Some(path.clone()),
+            offset: 9,
+            partial: Vec::new(),
+        };
+        assert!(tail.read().is_empty());
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"one\ntw").unwrap();
+        assert_eq!(tail.read(), vec![b"one".to_vec()]);
+        f.write_all(b"o\n").unwrap();
+        assert_eq!(tail.read(), vec![b"two".to_vec()]);
+        assert!(tail.read().is_empty());
+    }
+
+    #[test]
+    fn command_wrappers_and_interrupt_markers_are_not_prompts() {
+        assert_eq!(
+            typed_prompt(&json!("<command-name>/clear</command-name>")),
+            None
+        );
+        assert_eq!(
+            typed_prompt(&json!([{"type":"text","text":"[Request interrupted by user]"}])),
+            None
+        );
+        assert_eq!(typed_prompt(&json!(" hi ")).as_deref(), Some("hi"));
+    }
+}
