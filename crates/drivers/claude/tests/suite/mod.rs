@@ -5,3 +5,4 @@ mod failures;
 mod lifecycle;
 mod replay;
 mod support;
+mod tui;
