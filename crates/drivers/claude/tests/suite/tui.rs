@@ -122,6 +122,10 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
         .rule(
             main_loop_asking("AFTER the terminal"),
             Turn::text_reply("STRUCTURED-REPLY"),
+        )
+        .rule(
+            main_loop_asking("AGAIN"),
+            Turn::text_reply("SECOND-TERMINAL-REPLY"),
         );
     let env = ClaudeEnv::start(script).await;
     let workdir = env.workdir();
@@ -254,9 +258,62 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
     assert!(turns[0].text.contains("TOOL-SAID hi-from-tool"));
     assert!(!turns[0].incomplete, "{:#?}", turns[0]);
 
-    loom.shutdown().await;
     let pid = bridge.pid().unwrap();
     drop(bridge);
     assert!(gone(pid));
+
+    // Opened again, the terminal resumes the conversation; what the file held before
+    // is history, so the snapshot shows only what is new.
+    let again = loom
+        .open_terminal(OpenTerminalRequest {
+            session_key: Some(key.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(again
+        .spec
+        .args
+        .windows(2)
+        .any(|w| w == ["--resume", sid.as_str()]));
+    assert_eq!(again.spec.session_id, None);
+    let bridge = PtyBridge::spawn(
+        &PtySpec {
+            program: again.spec.program.clone(),
+            args: again.spec.args.clone(),
+            env: again.spec.env.clone(),
+            cwd: again.spec.cwd.clone(),
+        },
+        PtySize {
+            rows: 40,
+            cols: 120,
+        },
+    )
+    .unwrap();
+    wait_screen(&bridge, "the resumed conversation", |s| {
+        s.contains("STRUCTURED-REPLY") && s.contains("for shortcuts")
+    })
+    .await;
+    submit(&bridge, "AGAIN in the terminal").await;
+    wait_screen(&bridge, "the second terminal's reply", |s| {
+        s.contains("SECOND-TERMINAL-REPLY")
+    })
+    .await;
+    let snap = wait_snapshot(&loom, &key, "the second terminal's turn", |s| {
+        s.text.contains("SECOND-TERMINAL-REPLY")
+    })
+    .await;
+    assert_eq!(snap.text, "SECOND-TERMINAL-REPLY");
+    // The pane closes: its process group goes with it.
+    let pid = bridge.pid().unwrap();
+    drop(bridge);
+    assert!(gone(pid));
+    loom.close_terminal(&key).await.unwrap();
+    wait_snapshot(&loom, &key, "the terminal turn's end", |s| {
+        s.phase == Phase::Done
+    })
+    .await;
+
+    loom.shutdown().await;
     assert!(driver.live_pids().is_empty());
 }
