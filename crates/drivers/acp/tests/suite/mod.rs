@@ -1,5 +1,6 @@
 mod conformance;
 mod fake;
+mod measure;
 mod real;
 mod replay;
 pub mod support;
