@@ -211,13 +211,18 @@ impl AcpDriver {
             env: self.spec.env.clone(),
             cwd: dir.clone(),
         };
-        let conn = AcpConnection::start(&spawn, self.spec.init_timeout)
-            .await
-            .ok()?;
-        let req = agent_client_protocol::v1::schema::NewSessionRequest::new(dir);
-        let reply = conn::request(&conn.cx, "session/new", &req).await;
-        conn.close(CLOSE_GRACE).await;
-        let catalog = Catalog::from_reply(&reply.ok()?);
+        let reply = match AcpConnection::start(&spawn, self.spec.init_timeout).await {
+            Ok(conn) => {
+                let req = agent_client_protocol::v1::schema::NewSessionRequest::new(dir);
+                let reply = conn::request(&conn.cx, "session/new", &req).await;
+                conn.close(CLOSE_GRACE).await;
+                reply.ok()
+            }
+            Err(_) => None,
+        };
+        // A failed probe (not logged in, crashed) is remembered as "no models" until a
+        // session tells us more, so listing models never respawns the agent each time.
+        let catalog = reply.map(|r| Catalog::from_reply(&r)).unwrap_or_default();
         *self.catalog.lock() = Some(catalog.clone());
         Some(catalog)
     }
