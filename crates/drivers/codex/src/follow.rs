@@ -1,0 +1,426 @@
+//! Following codex's own UI: while a session's terminal is open, its rollout file
+//! (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, see
+//! [`crate::native`]) is tailed and the items codex records there become events.
+//!
+//! The rollout's `event_msg`/`item_completed` records carry codex's own items
+//! (`UserMessage`, `AgentMessage`, `CommandExecution`, …, the core protocol's names, not
+//! the app-server's), so they get a small mapper of their own ([`RolloutRecords`])
+//! rather than the app-server normalizer. Hazards:
+//! - A new session's id is not known up front (codex takes none from outside): the
+//!   newest day folder is scanned for a rollout that appeared after the terminal opened
+//!   and whose `session_meta` names the session's folder; its id is reported as a
+//!   `Session` event so the kernel records it and the structured rail resumes it.
+//! - A resumed session appends to its existing rollout: reading starts at its end.
+//! - Polling only (every [`POLL`]): codex writes a handful of records per turn.
+
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::{DriverEvent, ToolCall, ToolKind, ToolStatus, Usage};
+
+use crate::items::{capped, first_line};
+
+/// How often the rollout is read.
+pub const POLL: Duration = Duration::from_millis(250);
+/// The most read in one go.
+const READ_MAX: u64 = 16 << 20;
+/// A rollout created this long before the terminal opened still counts as its own.
+const CREATED_SLACK: Duration = Duration::from_secs(2);
+
+/// `CODEX_HOME` for a spawn with `env` on top of ours, else `~/.codex`.
+pub fn codex_home(env: &[(String, String)]) -> Option<PathBuf> {
+    let get = |name: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.is_empty())
+    };
+    get("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| get("HOME").map(|h| Path::new(&h).join(".codex")))
+}
+
+/// Rollout records → [`DriverEvent`]s, with no I/O.
+#[derive(Debug, Default)]
+pub struct RolloutRecords {
+    session_id: Option<String>,
+    model: Option<String>,
+    text_emitted: bool,
+}
+
+impl RolloutRecords {
+    /// A reader for thread `session_id`, when known.
+    pub fn new(session_id: Option<String>) -> Self {
+        Self {
+            session_id,
+            ..Default::default()
+        }
+    }
+
+    /// Folds one record in.
+    pub fn record(&mut self, rec: &Value, out: &mut Vec<DriverEvent>) {
+        let p = &rec["payload"];
+        match rec["type"].as_str().unwrap_or_default() {
+            "session_meta" => {
+                if let Some(id) = p["id"].as_str() {
+                    if self.session_id.as_deref() != Some(id) {
+                        self.session_id = Some(id.to_string());
+                        out.push(DriverEvent::Session {
+                            session_id: id.to_string(),
+                            model: self.model.clone(),
+                        });
+                    }
+                }
+            }
+            "turn_context" => {
+                let model = p["model"].as_str().map(str::to_owned);
+                if model.is_some() && model != self.model {
+                    self.model = model.clone();
+                    if let Some(id) = &self.session_id {
+                        out.push(DriverEvent::Session {
+                            session_id: id.clone(),
+                            model,
+                        });
+                    }
+                }
+            }
+            "event_msg" => match p["type"].as_str().unwrap_or_default() {
+                "item_started" => self.item(&p["item"], false, out),
+                "item_completed" => self.item(&p["item"], true, out),
+                "token_count" => {
+                    let t = &p["info"]["total_token_usage"];
+                    if t.is_object() {
+                        let last = &p["info"]["last_token_usage"];
+                        let window = p["info"]["model_context_window"].as_u64();
+                        let used = last["input_tokens"]
+                            .as_u64()
+                            .map(|i| i + last["output_tokens"].as_u64().unwrap_or(0));
+                        out.push(DriverEvent::Usage {
+                            usage: Usage {
+                                input_tokens: t["input_tokens"].as_u64(),
+                                output_tokens: t["output_tokens"].as_u64(),
+                                cached_input_tokens: t["cached_input_tokens"].as_u64(),
+                                context_used_tokens: used,
+                                context_percent: match (used, window) {
+                                    (Some(u), Some(w)) if w > 0 => {
+                                        Some(((u as f64) * 10_000.0 / w as f64).round() / 100.0)
+                                    }
+                                    _ => None,
+                                },
+                                ..Default::default()
+                            },
+                        });
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn item(&mut self, item: &Value, done: bool, out: &mut Vec<DriverEvent>) {
+        let id = item["id"].as_str().unwrap_or_default().to_string();
+        match item["type"].as_str().unwrap_or_default() {
+            "UserMessage" if done => {
+                let text = parts_text(&item["content"]);
+                let t = text.trim();
+                if !t.is_empty() && !t.starts_with('<') {
+                    out.push(DriverEvent::Notice {
+                        text: format!("typed in the terminal: {}", first_line(t, 200)),
+                    });
+                }
+            }
+            "AgentMessage" if done => {
+                let text = parts_text(&item["content"]);
+                if text.is_empty() {
+                    return;
+                }
+                if self.text_emitted {
+                    out.push(DriverEvent::Text {
+                        delta: "\n\n".into(),
+                    });
+                }
+                self.text_emitted = true;
+                out.push(DriverEvent::Text { delta: text });
+            }
+            "Reasoning" if done => {
+                let text: Vec<&str> = item["summary_text"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                if !text.is_empty() {
+                    out.push(DriverEvent::Reasoning {
+                        delta: text.join("\n"),
+                    });
+                }
+            }
+            "CommandExecution" => {
+                let command = item["parsed_cmd"][0]["cmd"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .or_else(|| {
+                        item["command"].as_array().and_then(|a| a.last()).and_then(Value::as_str).map(str::to_owned)
+                    })
+                    .unwrap_or_default();
+                let failed = item["exit_code"].as_i64().is_some_and(|c| c != 0)
+                    || matches!(item["status"].as_str(), Some("failed" | "declined"));
+                out.push(DriverEvent::Tool {
+                    call: ToolCall {
+                        id,
+                        name: "command_execution".into(),
+                        summary: format!("$ {}", first_line(&command, 80)),
+                        input: json!({"command": command, "cwd": item["cwd"]}),
+                        result: done.then(|| {
+                            capped(item["aggregated_output"].as_str().unwrap_or_default().trim_end())
+                        }),
+                        status: match (done, failed) {
+                            (false, _) => ToolStatus::Running,
+                            (true, false) => ToolStatus::Done,
+                            (true, true) => ToolStatus::Failed,
+                        },
+                        kind: ToolKind::Shell,
+                        parent_id: None,
+                    },
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn parts_text(content: &Value) -> String {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The rollout of thread `id` under `home`, if there is one.
+fn rollout_of(home: &Path, id: &str) -> Option<PathBuf> {
+    let suffix = format!("-{id}.jsonl");
+    let mut found = None;
+    walk(&home.join("sessions"), 0, &mut |p| {
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(&suffix))
+        {
+            found = Some(p.to_path_buf());
+        }
+    });
+    found
+}
+
+fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() && depth < 3 => walk(&p, depth + 1, f),
+            Ok(t) if t.is_file() => f(&p),
+            _ => {}
+        }
+    }
+}
+
+/// The newest `YYYY/MM/DD` folder under `sessions`.
+fn newest_day(sessions: &Path) -> Option<PathBuf> {
+    let mut dir = sessions.to_path_buf();
+    for _ in 0..3 {
+        let newest = std::fs::read_dir(&dir)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name())
+            .max()?;
+        dir = dir.join(newest);
+    }
+    Some(dir)
+}
+
+/// A rollout in the newest day folder, created since `since`, for `workdir`, and not
+/// one of `skip`.
+fn new_rollout(home: &Path, workdir: &Path, since: SystemTime, skip: &mut Vec<PathBuf>) -> Option<PathBuf> {
+    let day = newest_day(&home.join("sessions"))?;
+    let entries = std::fs::read_dir(day).ok()?;
+    for e in entries.flatten() {
+        let p = e.path();
+        if skip.contains(&p) || p.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let fresh = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m + CREATED_SLACK >= since);
+        if !fresh {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(&p) else {
+            continue;
+        };
+        let mut first = String::new();
+        if BufReader::new(file).read_line(&mut first).is_err() || !first.ends_with('\n') {
+            continue; // Not written yet: looked at again next tick.
+        }
+        let meta: Value = serde_json::from_str(&first).unwrap_or(Value::Null);
+        let cwd = meta["payload"]["cwd"].as_str().map(Path::new);
+        let created = e.metadata().and_then(|m| m.created()).ok();
+        let old = created.is_some_and(|c| c + CREATED_SLACK < since);
+        if meta["type"] == "session_meta" && cwd == Some(workdir) && !old {
+            return Some(p);
+        }
+        skip.push(p);
+    }
+    None
+}
+
+/// A file read from an offset, complete lines at a time.
+struct Tail {
+    path: PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+}
+
+impl Tail {
+    fn read(&mut self) -> Vec<Value> {
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            self.offset = len;
+            self.partial.clear();
+        }
+        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::new();
+        let n = f
+            .take((len - self.offset).min(READ_MAX))
+            .read_to_end(&mut buf)
+            .unwrap_or(0);
+        self.offset += n as u64;
+        self.partial.extend_from_slice(&buf[..n]);
+        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
+            return Vec::new();
+        };
+        let rest = self.partial.split_off(end + 1);
+        let complete = std::mem::replace(&mut self.partial, rest);
+        complete
+            .split(|b| *b == b'\n')
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect()
+    }
+}
+
+/// Tails the session's rollout until `ctx` is cancelled, emitting what the terminal
+/// adds to it.
+pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult {
+    let opened = SystemTime::now();
+    let Some(home) = codex_home(&input.env) else {
+        ctx.cancelled().await;
+        return DriverResult::ok();
+    };
+    let mut records = RolloutRecords::new(input.session_id.clone());
+    // A resumed thread's earlier records are history: start at the end.
+    let mut tail = input
+        .session_id
+        .as_deref()
+        .and_then(|id| rollout_of(&home, id))
+        .map(|path| Tail {
+            offset: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+            path,
+            partial: Vec::new(),
+        });
+    let mut skip = Vec::new();
+    loop {
+        if tail.is_none() {
+            tail = match &input.session_id {
+                Some(id) => rollout_of(&home, id),
+                None => new_rollout(&home, &input.workdir, opened, &mut skip),
+            }
+            .map(|path| Tail {
+                path,
+                offset: 0,
+                partial: Vec::new(),
+            });
+        }
+        if let Some(t) = tail.as_mut() {
+            drain(t, &mut records, ctx);
+        }
+        tokio::select! {
+            _ = ctx.cancelled() => break,
+            _ = tokio::time::sleep(POLL) => {}
+        }
+    }
+    if let Some(t) = tail.as_mut() {
+        drain(t, &mut records, ctx);
+    }
+    DriverResult {
+        ok: true,
+        session_id: records.session_id,
+        ..Default::default()
+    }
+}
+
+fn drain(tail: &mut Tail, records: &mut RolloutRecords, ctx: &DriverContext) {
+    loop {
+        let recs = tail.read();
+        if recs.is_empty() {
+            return;
+        }
+        let mut out = Vec::new();
+        for r in &recs {
+            records.record(r, &mut out);
+        }
+        for e in out {
+            ctx.emit(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_rollout_becomes_a_transcript() {
+        let text = include_str!("../tests/fixtures/rollout_file_example.jsonl");
+        let mut r = RolloutRecords::new(None);
+        let mut out = Vec::new();
+        for line in text.lines() {
+            let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+            r.record(&v, &mut out);
+        }
+        let mut acc = weft_protocol::Accumulator::new(Default::default());
+        for e in &out {
+            acc.apply(e, 0);
+        }
+        let snap = acc.snapshot();
+        assert_eq!(
+            snap.session_id.as_deref(),
+            Some("01a22a6b-1a33-73c2-8da3-697eac086135")
+        );
+        assert_eq!(snap.model.as_deref(), Some("mock-model"));
+        assert!(snap.text.starts_with("MOCK-REPLY: tool said"), "{}", snap.text);
+        assert!(snap.text.ends_with("MOCK-REPLY: done (call 4) "), "{}", snap.text);
+        let call = &snap.tool_calls[0];
+        assert_eq!(call.summary, "$ echo hi-from-codex-tool");
+        assert_eq!(call.status, ToolStatus::Done);
+        assert_eq!(call.result.as_deref(), Some("hi-from-codex-tool"));
+        assert!(snap
+            .notices
+            .contains(&"typed in the terminal: USE_TOOL please".to_string()));
+        assert!(snap.usage.as_ref().is_some_and(|u| u.output_tokens.is_some()));
+    }
+}
