@@ -188,3 +188,94 @@ fn rollout_files_list_as_native_sessions() {
     let elsewhere = weft_codex::native::list_native(home.path(), Some(Path::new("/elsewhere")));
     assert!(elsewhere.is_empty());
 }
+
+/// Items and notifications no recorded transcript has (no MCP server, no subagents,
+/// no `update_plan` in 0.171.0's default tools), in the schema's shapes.
+#[test]
+fn mcp_calls_subagents_plan_updates_and_retries() {
+    let mut norm = Normalizer::new(Some("openai".into()));
+    norm.begin_turn(Some("t1".into()));
+    let mut acc = Accumulator::new(UniversalSnapshot {
+        phase: Phase::Streaming,
+        agent: "codex".into(),
+        ..Default::default()
+    });
+    let notes = [
+        (
+            "error",
+            json!({"threadId": "x", "turnId": "t1", "willRetry": true,
+            "error": {"message": "Reconnecting... 1/5"}}),
+        ),
+        (
+            "item/started",
+            json!({"turnId": "t1", "item": {"type": "mcpToolCall", "id": "m1",
+            "server": "docs", "tool": "search", "arguments": {"q": "loom"}, "status": "inProgress"}}),
+        ),
+        (
+            "item/mcpToolCall/progress",
+            json!({"itemId": "m1", "message": "searching"}),
+        ),
+        (
+            "item/completed",
+            json!({"turnId": "t1", "item": {"type": "mcpToolCall", "id": "m1",
+            "server": "docs", "tool": "search", "arguments": {"q": "loom"}, "status": "completed",
+            "result": {"content": [{"type": "text", "text": "3 hits"}]}}}),
+        ),
+        (
+            "item/started",
+            json!({"turnId": "t1", "item": {"type": "mcpToolCall", "id": "m2",
+            "server": "docs", "tool": "fetch", "arguments": {}, "status": "inProgress"}}),
+        ),
+        (
+            "item/completed",
+            json!({"turnId": "t1", "item": {"type": "mcpToolCall", "id": "m2",
+            "server": "docs", "tool": "fetch", "arguments": {}, "status": "failed",
+            "error": {"message": "server gone"}}}),
+        ),
+        (
+            "item/started",
+            json!({"turnId": "t1", "item": {"type": "collabAgentToolCall", "id": "a1",
+            "tool": "spawnAgent", "prompt": "check the tests", "status": "inProgress"}}),
+        ),
+        (
+            "item/completed",
+            json!({"turnId": "t1", "item": {"type": "collabAgentToolCall", "id": "a1",
+            "tool": "spawnAgent", "prompt": "check the tests", "status": "completed"}}),
+        ),
+        (
+            "turn/plan/updated",
+            json!({"threadId": "x", "turnId": "t1", "explanation": "two steps",
+            "plan": [{"step": "Read", "status": "completed"}, {"step": "Write", "status": "inProgress"}]}),
+        ),
+        (
+            "item/started",
+            json!({"turnId": "t1", "item": {"type": "contextCompaction", "id": "c1"}}),
+        ),
+        (
+            "item/completed",
+            json!({"turnId": "t1", "item": {"type": "contextCompaction", "id": "c1"}}),
+        ),
+        (
+            "item/completed",
+            json!({"turnId": "t1", "item": {"type": "agentMessage", "id": "g1",
+            "text": "whole message, never streamed"}}),
+        ),
+        (
+            "item/started",
+            json!({"turnId": "t1", "item": {"type": "somethingNew", "id": "n1"}}),
+        ),
+    ];
+    let mut events = Vec::new();
+    for (method, params) in notes {
+        assert_eq!(
+            norm.notification(method, params, &mut events),
+            None,
+            "{method}"
+        );
+    }
+    for e in &events {
+        acc.apply(e, 0);
+    }
+    acc.finish(None, false, 0);
+    insta::assert_json_snapshot!(acc.into_snapshot());
+}
