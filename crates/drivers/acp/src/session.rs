@@ -1,5 +1,6 @@
 //! One live ACP session: its connection, its id, and the turn loop.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
@@ -257,6 +258,7 @@ impl LiveSession {
         ctx: &DriverContext,
         stop_grace: Duration,
     ) -> TurnEnd {
+        let mut early = self.between_turns(ctx);
         self.norm.begin_turn();
         let blocks = prompt_blocks(input, self.fresh);
         self.fresh = false;
@@ -271,7 +273,7 @@ impl LiveSession {
         let end = loop {
             tokio::select! {
                 biased;
-                msg = self.conn.incoming.recv() => match msg {
+                msg = next_incoming(&mut early, &mut self.conn.incoming) => match msg {
                     Some(Incoming::Notification { method, params }) => {
                         self.note(&method, &params, ctx);
                     }
@@ -387,6 +389,35 @@ impl LiveSession {
         end
     }
 
+    /// What the agent sent since the last turn ended: notifications that describe the
+    /// session (commands, mode) are kept, text becomes a notice rather than part of
+    /// this turn, requests wait for the turn.
+    fn between_turns(&mut self, ctx: &DriverContext) -> VecDeque<Incoming> {
+        let mut early = VecDeque::new();
+        let mut late = String::new();
+        while let Ok(msg) = self.conn.incoming.try_recv() {
+            match msg {
+                Incoming::Notification { method, params } => {
+                    let mut out = Vec::new();
+                    self.norm.notification(&method, &params, &mut out);
+                    for e in out {
+                        if let DriverEvent::Text { delta } = e {
+                            late.push_str(&delta);
+                        }
+                    }
+                }
+                other => early.push_back(other),
+            }
+        }
+        if !late.trim().is_empty() {
+            let short: String = late.chars().take(500).collect();
+            ctx.emit(DriverEvent::Notice {
+                text: format!("The agent wrote after the last turn had ended: {short}"),
+            });
+        }
+        early
+    }
+
     fn note(&mut self, method: &str, params: &Value, ctx: &DriverContext) {
         let mut out = Vec::new();
         self.norm.notification(method, params, &mut out);
@@ -411,6 +442,16 @@ impl LiveSession {
                 Incoming::Closed(_) => self.conn.closed = true,
             }
         }
+    }
+}
+
+async fn next_incoming(
+    early: &mut VecDeque<Incoming>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
+) -> Option<Incoming> {
+    match early.pop_front() {
+        Some(m) => Some(m),
+        None => rx.recv().await,
     }
 }
 
