@@ -166,7 +166,11 @@ impl RolloutRecords {
                     .as_str()
                     .map(str::to_owned)
                     .or_else(|| {
-                        item["command"].as_array().and_then(|a| a.last()).and_then(Value::as_str).map(str::to_owned)
+                        item["command"]
+                            .as_array()
+                            .and_then(|a| a.last())
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
                     })
                     .unwrap_or_default();
                 let failed = item["exit_code"].as_i64().is_some_and(|c| c != 0)
@@ -178,7 +182,12 @@ impl RolloutRecords {
                         summary: format!("$ {}", first_line(&command, 80)),
                         input: json!({"command": command, "cwd": item["cwd"]}),
                         result: done.then(|| {
-                            capped(item["aggregated_output"].as_str().unwrap_or_default().trim_end())
+                            capped(
+                                item["aggregated_output"]
+                                    .as_str()
+                                    .unwrap_or_default()
+                                    .trim_end(),
+                            )
                         }),
                         status: match (done, failed) {
                             (false, _) => ToolStatus::Running,
@@ -250,7 +259,12 @@ fn newest_day(sessions: &Path) -> Option<PathBuf> {
 
 /// A rollout in the newest day folder, created since `since`, for `workdir`, and not
 /// one of `skip`.
-fn new_rollout(home: &Path, workdir: &Path, since: SystemTime, skip: &mut Vec<PathBuf>) -> Option<PathBuf> {
+fn new_rollout(
+    home: &Path,
+    workdir: &Path,
+    since: SystemTime,
+    skip: &mut Vec<PathBuf>,
+) -> Option<PathBuf> {
     let day = newest_day(&home.join("sessions"))?;
     let entries = std::fs::read_dir(day).ok()?;
     for e in entries.flatten() {
@@ -412,8 +426,16 @@ mod tests {
             Some("01a22a6b-1a33-73c2-8da3-697eac086135")
         );
         assert_eq!(snap.model.as_deref(), Some("mock-model"));
-        assert!(snap.text.starts_with("MOCK-REPLY: tool said"), "{}", snap.text);
-        assert!(snap.text.ends_with("MOCK-REPLY: done (call 4) "), "{}", snap.text);
+        assert!(
+            snap.text.starts_with("MOCK-REPLY: tool said"),
+            "{}",
+            snap.text
+        );
+        assert!(
+            snap.text.ends_with("MOCK-REPLY: done (call 4) "),
+            "{}",
+            snap.text
+        );
         let call = &snap.tool_calls[0];
         assert_eq!(call.summary, "$ echo hi-from-codex-tool");
         assert_eq!(call.status, ToolStatus::Done);
@@ -421,6 +443,9 @@ mod tests {
         assert!(snap
             .notices
             .contains(&"typed in the terminal: USE_TOOL please".to_string()));
-        assert!(snap.usage.as_ref().is_some_and(|u| u.output_tokens.is_some()));
+        assert!(snap
+            .usage
+            .as_ref()
+            .is_some_and(|u| u.output_tokens.is_some()));
     }
 }

@@ -22,6 +22,7 @@
 //! come from plan mode's proposed plan (`WEFT_CODEX_COLLABORATION_MODE=plan`).
 
 pub mod config;
+pub mod follow;
 pub mod interact;
 pub mod items;
 pub mod native;
@@ -30,6 +31,7 @@ pub mod process;
 pub mod rpc;
 pub mod session;
 pub mod spawn;
+pub mod tui;
 pub mod turn;
 pub mod wire;
 
@@ -310,24 +312,14 @@ impl AgentDriver for CodexDriver {
 
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
         let program = spawn::find_binary(&self.cfg).ok()?;
-        let mut args = Vec::new();
-        if let Some(id) = &input.session_id {
-            args.extend(["resume".to_string(), id.clone()]);
-        }
-        if let Some(m) = input.model.as_ref().filter(|m| *m != "default") {
-            args.extend(["-m".to_string(), m.clone()]);
-        }
-        // The kernel's TuiSpec is growing fields (a fixed session id, …) that codex has
-        // no use for: they take their defaults.
-        #[allow(clippy::needless_update)]
-        let spec = TuiSpec {
-            program,
-            args,
-            env: input.env.clone(),
-            cwd: input.workdir.clone(),
-            ..Default::default()
-        };
-        Some(spec)
+        Some(tui::spec(&program, input))
+    }
+
+    async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        // One writer per thread: an idle app-server would resume from its own memory
+        // afterwards, missing what the terminal adds.
+        self.close_session(&input.session_key).await;
+        follow::follow(&input, &ctx).await
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {

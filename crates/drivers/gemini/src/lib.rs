@@ -23,6 +23,7 @@
 pub mod headless;
 pub mod sessions;
 pub mod stream;
+pub mod tui;
 
 use std::path::Path;
 use std::time::Duration;
@@ -186,17 +187,16 @@ impl AgentDriver for GeminiDriver {
 
     fn tui(&self, input: &AgentTurnInput) -> Option<weft_kernel::TuiSpec> {
         let program = self.acp.spec().find_binary().ok()?;
-        let mut args = Vec::new();
-        if let Some(id) = &input.session_id {
-            args.extend(["--resume".to_string(), id.clone()]);
-        }
-        Some(weft_kernel::TuiSpec {
-            program,
-            args,
-            env: input.env.clone(),
-            cwd: input.workdir.clone(),
-            session_id: input.session_id.clone(),
-        })
+        Some(tui::spec(&program, input))
+    }
+
+    async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        // One writer per session: a live ACP process would go on from its own memory
+        // afterwards, missing what the terminal adds; the next structured turn resumes
+        // from the CLI's session file instead.
+        self.acp.close_session(&input.session_key).await;
+        ctx.cancelled().await;
+        DriverResult::ok()
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {

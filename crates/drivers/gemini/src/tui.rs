@@ -1,0 +1,65 @@
+//! The PTY rail's command line: the Gemini CLI's own interactive UI for a session.
+//!
+//! Same binary, environment (API key, base URL) and extra arguments as the structured
+//! rail, and like it `--skip-trust` (trust this folder for this run only; nothing is
+//! written to the user's settings). A session with an id continues with
+//! `--resume <id>`; a new one starts under an id chosen here (`--session-id`),
+//! reported in [`TuiSpec::session_id`] so the kernel records it and the structured
+//! rail continues the same conversation (with `gemini -p --resume`) once the terminal
+//! closes.
+
+use std::path::Path;
+
+use weft_kernel::driver::{AgentTurnInput, TuiSpec};
+
+/// The interactive UI for `input`'s session, run from `program`.
+pub fn spec(program: &Path, input: &AgentTurnInput) -> TuiSpec {
+    let mut args = vec!["--skip-trust".to_string()];
+    let session_id = match &input.session_id {
+        Some(id) => {
+            args.extend(["--resume".to_string(), id.clone()]);
+            None
+        }
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            args.extend(["--session-id".to_string(), id.clone()]);
+            Some(id)
+        }
+    };
+    if let Some(m) = input.model.as_ref().filter(|m| *m != "default") {
+        args.extend(["--model".to_string(), m.clone()]);
+    }
+    args.extend(input.extra_args.iter().cloned());
+    TuiSpec {
+        program: program.to_path_buf(),
+        args,
+        env: input.env.clone(),
+        cwd: input.workdir.clone(),
+        session_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_sessions_get_an_id_and_known_ones_resume() {
+        let mut input = AgentTurnInput {
+            workdir: "/w".into(),
+            model: Some("gemini-x".into()),
+            ..Default::default()
+        };
+        let s = spec(Path::new("/bin/gemini"), &input);
+        let id = s.session_id.clone().unwrap_or_default();
+        assert_eq!(
+            s.args,
+            ["--skip-trust", "--session-id", &id, "--model", "gemini-x"]
+        );
+        input.session_id = Some("abc".into());
+        input.model = Some("default".into());
+        let s = spec(Path::new("/bin/gemini"), &input);
+        assert_eq!(s.args, ["--skip-trust", "--resume", "abc"]);
+        assert_eq!(s.session_id, None);
+    }
+}
