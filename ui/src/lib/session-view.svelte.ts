@@ -3,7 +3,7 @@
 // (or patches arriving before the first snapshot) makes it re-read the snapshot and
 // go on from there: replay, then live.
 import type { PatchEvent, UniversalSnapshot } from "../generated";
-import { applyInPlace, emptySnapshot } from "./patch";
+import { LiveSnapshot } from "./live-snapshot.svelte";
 import { asWireError, type Transport } from "./transport";
 
 /** Something the window itself notes in a session's transcript (a steer's fate). */
@@ -23,8 +23,8 @@ export class SessionView {
   readonly key: string;
   /** Final snapshots of finished turns, oldest first (not deep-reactive: they do not change). */
   history = $state.raw<UniversalSnapshot[]>([]);
-  /** The current turn, deep-reactive so a text delta only re-renders the text. */
-  current = $state<UniversalSnapshot>(emptySnapshot());
+  /** The current turn, one signal per field, so a text delta only re-renders the text. */
+  readonly current = new LiveSnapshot();
   loaded = $state(false);
   loadError = $state<string | null>(null);
   notes = $state<LocalNote[]>([]);
@@ -87,7 +87,7 @@ export class SessionView {
 
   private replaceCurrent(next: UniversalSnapshot) {
     this.noteVanished(next.interactions.map((i) => i.promptId), next);
-    this.current = next;
+    this.current.set(next);
   }
 
   /** Takes one patch event for this session. */
@@ -105,23 +105,17 @@ export class SessionView {
       return;
     }
     const patch = event.patch;
-    let cur = this.current;
+    const cur = this.current;
     if (patch.taskId && cur.taskId && patch.taskId !== cur.taskId) {
-      // The next turn starts: the finished one joins the history as it is (no copy:
-      // it is never mutated again), and the new turn starts from a shallow copy, whose
-      // in-place-grown lists are its own.
+      // The next turn starts: the finished one joins the history, detached.
       if (!this.history.some((t) => t.taskId === cur.taskId)) {
-        this.history = [...this.history, cur];
+        this.history = [...this.history, cur.plain()];
       }
-      this.current = { ...cur, toolCalls: [], artifacts: [] };
-      if (!patch.toolCalls) this.current.toolCalls.push(...cur.toolCalls);
-      if (!patch.artifacts) this.current.artifacts.push(...cur.artifacts);
-      cur = this.current;
     }
     if (patch.interactions) {
-      this.noteVanished(patch.interactions.map((i) => i.promptId), { ...cur, ...patch } as UniversalSnapshot);
+      this.noteVanished(patch.interactions.map((i) => i.promptId), { ...cur.plain(), ...patch } as UniversalSnapshot);
     }
-    applyInPlace(cur, patch);
+    cur.apply(patch);
     this.seq = event.seq;
   }
 
