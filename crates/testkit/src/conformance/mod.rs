@@ -13,7 +13,9 @@
 //! 2. Instantiate: `mod conformance { use super::*; weft_testkit::conformance_tests!(MyHarness::new()); }`.
 //!    Every behaviour becomes a `#[tokio::test]` named after it.
 //! 3. A behaviour the driver's declared [`Capabilities`] rule out (steer, interact,
-//!    resume) is skipped with a message, not failed. Everything else must pass.
+//!    resume) is skipped with a message, not failed; so is one the agent itself cannot
+//!    show, named with its reason by [`Harness::unsupported`] (e.g. a CLI that offers
+//!    its model no question tool). Everything else must pass.
 //!    A missing binary skips the real-binary behaviours, but fails them under
 //!    `CI=true`.
 //!
@@ -26,20 +28,21 @@
 // what was expected.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod world;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use weft_kernel::driver::AgentTurnInput;
-use weft_kernel::ports::ModelResolver;
-use weft_kernel::{AgentDriver, Loom, LoomIO};
+use weft_kernel::{AgentDriver, LoomIO};
 use weft_protocol::{
-    permission, Capabilities, InteractAction, InteractRequest, InteractionKind,
-    InteractionResponse, Phase, PromptRequest, SteerOutcome, ToolKind, ToolStatus,
+    permission, InteractionKind, Phase, PromptRequest, SteerOutcome, ToolKind, ToolStatus,
     UniversalSnapshot,
 };
+
+use world::{kill_all, open_loom};
+pub use world::{marked_pids, World};
 
 /// [`Behaviour::Text`]: the reply, streamed as these separate deltas.
 pub const TEXT_CHUNKS: [&str; 3] = ["Hello ", "from the ", "scripted model."];
@@ -137,6 +140,14 @@ pub trait Harness: Send + Sync {
     fn binary(&self) -> Result<PathBuf, String>;
     /// A scripted model for `behaviour`.
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel>;
+
+    /// Why the agent itself cannot show `behaviour` (e.g. its CLI offers the model no
+    /// question tool), when a declared capability does not already say so. The suite
+    /// skips the behaviour with this reason printed; keep it for real gaps of the
+    /// agent, never for driver bugs.
+    fn unsupported(&self, _behaviour: Behaviour) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Instantiates every behaviour of the suite as a test, for one harness expression.
@@ -156,257 +167,6 @@ macro_rules! conformance_tests {
             }
         )*
     };
-}
-
-struct FixedEnv(Vec<(String, String)>);
-
-impl ModelResolver for FixedEnv {
-    fn resolve(&self, _input: &AgentTurnInput) -> Vec<(String, String)> {
-        self.0.clone()
-    }
-}
-
-/// One behaviour's world: a kernel over the driver, a workdir, the scripted model.
-pub struct World {
-    /// The kernel.
-    pub loom: Arc<Loom>,
-    /// The scripted model.
-    pub model: Box<dyn ScriptedModel>,
-    /// The agent id.
-    pub agent: String,
-    /// The driver's capabilities.
-    pub caps: Capabilities,
-    mark: String,
-    env: Vec<(String, String)>,
-    state: tempfile::TempDir,
-    work: tempfile::TempDir,
-}
-
-fn require_binary(h: &dyn Harness, what: &str) -> bool {
-    match h.binary() {
-        Ok(_) => true,
-        Err(why) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!("CI=true and the agent's binary is missing ({what}): {why}");
-            }
-            eprintln!("SKIPPED {what}: the agent's binary is missing: {why}");
-            false
-        }
-    }
-}
-
-fn new_mark() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "{}-{}-{nanos}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-impl World {
-    /// A world for `behaviour`, or `None` (skipped) when the binary is missing.
-    pub async fn start(h: &dyn Harness, behaviour: Behaviour) -> Option<World> {
-        if !require_binary(h, &format!("{behaviour:?}")) {
-            return None;
-        }
-        let model = h.model(behaviour).await;
-        let mark = new_mark();
-        let mut env = model.env();
-        env.push(("WEFT_CONFORMANCE_MARK".into(), mark.clone()));
-        let state = tempfile::tempdir().expect("state dir");
-        let work = tempfile::tempdir().expect("workdir");
-        let driver = h.driver();
-        let loom = open_loom(state.path(), driver.clone(), &env);
-        Some(World {
-            agent: driver.id().to_string(),
-            caps: driver.capabilities(),
-            loom,
-            model,
-            mark,
-            env,
-            state,
-            work,
-        })
-    }
-
-    /// The working folder (canonical).
-    pub fn workdir(&self) -> PathBuf {
-        self.work.path().canonicalize().expect("workdir")
-    }
-
-    /// Starts a turn in a new session (`None`) or an existing one.
-    pub async fn prompt(&self, session: Option<&str>, text: &str) -> (String, String) {
-        let accepted = self
-            .loom
-            .prompt(PromptRequest {
-                prompt: text.into(),
-                agent: Some(self.agent.clone()),
-                session_key: session.map(String::from),
-                workdir: Some(self.workdir().display().to_string()),
-                ..Default::default()
-            })
-            .await
-            .expect("prompt accepted");
-        (accepted.session_key, accepted.task_id)
-    }
-
-    /// Polls the session's snapshot until `pred` holds (panics after `timeout`).
-    pub async fn wait(
-        &self,
-        key: &str,
-        what: &str,
-        pred: impl Fn(&UniversalSnapshot) -> bool,
-    ) -> UniversalSnapshot {
-        let deadline = tokio::time::Instant::now() + TURN_TIMEOUT;
-        loop {
-            let snap = self
-                .loom
-                .get_snapshot(key)
-                .await
-                .expect("snapshot")
-                .snapshot;
-            if pred(&snap) {
-                return snap;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                panic!("timed out waiting for {what}; the snapshot: {snap:#?}");
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
-    /// Waits for turn `task` to end.
-    pub async fn finished(&self, key: &str, task: &str) -> UniversalSnapshot {
-        self.wait(key, "the turn to end", |s| {
-            s.task_id.as_deref() == Some(task) && s.phase == Phase::Done
-        })
-        .await
-    }
-
-    /// Runs one turn to its end.
-    pub async fn turn(&self, session: Option<&str>, text: &str) -> (String, UniversalSnapshot) {
-        let (key, task) = self.prompt(session, text).await;
-        let snap = self.finished(&key, &task).await;
-        (key, snap)
-    }
-
-    /// Answers the pending interaction with the choice whose value or label `pick`
-    /// selects.
-    pub async fn answer(
-        &self,
-        key: &str,
-        kind: InteractionKind,
-        pick: impl Fn(&str, &str) -> bool,
-    ) {
-        let snap = self
-            .wait(key, "an interaction", |s| {
-                s.interactions.iter().any(|i| i.kind == kind)
-            })
-            .await;
-        let i = snap
-            .interactions
-            .iter()
-            .find(|i| i.kind == kind)
-            .expect("interaction");
-        let mut answers = BTreeMap::new();
-        let mut value = None;
-        for q in &i.questions {
-            let c = q
-                .choices
-                .iter()
-                .find(|c| pick(&c.value, &c.label))
-                .unwrap_or_else(|| panic!("no fitting choice in {i:#?}"));
-            answers.insert(q.id.clone(), c.value.clone());
-            value.get_or_insert_with(|| c.value.clone());
-        }
-        self.loom
-            .interact(InteractRequest {
-                session_key: key.into(),
-                prompt_id: i.prompt_id.clone(),
-                response: InteractionResponse {
-                    action: InteractAction::Select,
-                    value,
-                    answers,
-                },
-            })
-            .await
-            .expect("interact");
-    }
-
-    /// Processes carrying this world's mark.
-    pub fn marked_pids(&self) -> Vec<i32> {
-        marked_pids(&self.mark)
-    }
-
-    /// Shuts the kernel down and checks that no process of the agent is left.
-    pub async fn close(self) {
-        self.loom.shutdown().await;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-        loop {
-            let left = marked_pids(&self.mark);
-            if left.is_empty() {
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                let names: Vec<String> = left
-                    .iter()
-                    .map(|pid| {
-                        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                        format!("{pid}: {}", cmd.trim())
-                    })
-                    .collect();
-                kill_all(&left);
-                panic!("processes left behind after shutdown: {names:#?}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        drop(self.state);
-    }
-}
-
-fn open_loom(state: &Path, driver: Arc<dyn AgentDriver>, env: &[(String, String)]) -> Arc<Loom> {
-    Loom::builder(state)
-        .driver(driver)
-        .model_resolver(Arc::new(FixedEnv(env.to_vec())))
-        .open()
-        .expect("kernel")
-}
-
-/// Pids of live (not zombie) processes whose environment holds `WEFT_CONFORMANCE_MARK=mark`.
-pub fn marked_pids(mark: &str) -> Vec<i32> {
-    let needle = format!("WEFT_CONFORMANCE_MARK={mark}");
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .and_then(|rest| rest.split_whitespace().next())
-                == Some("Z");
-            !zombie
-                && std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
-        })
-        .collect()
-}
-
-fn kill_all(pids: &[i32]) {
-    for pid in pids {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(*pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
 }
 
 fn shell_calls(s: &UniversalSnapshot) -> Vec<&weft_protocol::ToolCall> {
