@@ -191,3 +191,37 @@ async fn a_dropped_turn_kills_its_process_group() {
         "left behind: {pids:?}"
     );
 }
+
+#[tokio::test]
+async fn a_steer_refused_as_the_turn_ends_follows_in_the_same_turn() {
+    let work = tempfile::tempdir().unwrap();
+    let d = std::sync::Arc::new(driver());
+    let sink = TestSink::new();
+    let ctx = weft_kernel::driver::DriverContext::new(
+        tokio_util::sync::CancellationToken::new(),
+        sink.clone(),
+    );
+    let run = {
+        let d = d.clone();
+        let inp = input(work.path(), "steer_late", None);
+        tokio::spawn(async move { d.run(inp, ctx).await })
+    };
+    assert!(
+        sink.wait_for(Duration::from_secs(20), |s| s.text == "working")
+            .await
+    );
+    assert!(sink.steer("also mind the gap"));
+    let result = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(result.ok, "{result:?}");
+    let snap = sink.snapshot();
+    assert_eq!(snap.text, "working\n\nfollow-up got: also mind the gap");
+    assert!(
+        snap.notices.iter().any(|n| n.contains("follow-up")),
+        "{:?}",
+        snap.notices
+    );
+    d.shutdown().await;
+}

@@ -269,6 +269,14 @@ impl TestSink {
         *self.policy.lock() = Some(Box::new(f));
     }
 
+    /// Sends a steer into the running turn.
+    pub fn steer(&self, text: &str) -> bool {
+        self.steer
+            .lock()
+            .as_ref()
+            .is_some_and(|tx| tx.send(text.to_string()).is_ok())
+    }
+
     pub fn snapshot(&self) -> UniversalSnapshot {
         self.acc.lock().snapshot().clone()
     }
