@@ -110,11 +110,14 @@ leftovers() {
         [ "$pid" = "$$" ] && continue
         case " ${PIDS[*]} " in *" $pid "*) continue ;; esac
         grep -qs "$RUN_DIR" "$env" 2>/dev/null || continue
-        # The WebDriver server is the harness's, not the app's.
-        if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = WebKitWebDriver ]; then
-            kill "$pid" 2>/dev/null || true
-            continue
-        fi
+        # The WebDriver server is the harness's; the session bus and accessibility
+        # daemons are desktop plumbing GTK autolaunches when there is no session bus
+        # (headless runs). None is an app or agent process: stop them, don't count them.
+        case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
+            WebKitWebDriver | dbus-launch | dbus-daemon | at-spi-bus-laun | at-spi2-registr)
+                kill "$pid" 2>/dev/null || true
+                continue ;;
+        esac
         echo "$pid"
     done
 }
