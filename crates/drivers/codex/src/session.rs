@@ -49,6 +49,9 @@ pub struct CodexSession {
     pub norm: Normalizer,
     /// stdout closed.
     pub eof: bool,
+    /// A thread asked to resume that codex has no record of (lost before it was saved):
+    /// a new one was started instead; the next turn says so.
+    pub lost_thread: Option<String>,
     next_id: u64,
 }
 
@@ -74,6 +77,7 @@ impl CodexSession {
             rollout: None,
             norm: Normalizer::default(),
             eof: false,
+            lost_thread: None,
             next_id: 0,
         };
         let init = json!({
@@ -94,18 +98,34 @@ impl CodexSession {
         if let Some(sp) = input.system_prompt.as_ref().filter(|p| !p.is_empty()) {
             params["developerInstructions"] = json!(sp);
         }
-        let (method, what) = match resume {
+        let mut opened = match resume {
             Some(id) => {
-                params["threadId"] = json!(id);
-                params["excludeTurns"] = json!(true);
-                ("thread/resume", format!("resume codex thread {id}"))
+                let mut resume_params = params.clone();
+                resume_params["threadId"] = json!(id);
+                resume_params["excludeTurns"] = json!(true);
+                match s
+                    .call("thread/resume", resume_params, cfg.rpc_timeout)
+                    .await
+                {
+                    Ok(v) => Ok(v),
+                    // Killed before its rollout was written: nothing to resume.
+                    Err(e) if e.contains("no rollout found") => {
+                        s.lost_thread = Some(id.to_string());
+                        Err(e)
+                    }
+                    Err(e) => return Err(format!("could not resume codex thread {id}: {e}")),
+                }
             }
-            None => ("thread/start", "start a codex thread".to_string()),
+            None => Err(String::new()),
         };
-        let opened = s
-            .call(method, params, cfg.rpc_timeout)
-            .await
-            .map_err(|e| format!("could not {what}: {e}"))?;
+        if opened.is_err() {
+            opened = s
+                .call("thread/start", params, cfg.rpc_timeout)
+                .await
+                .map_err(|e| format!("could not start a codex thread: {e}"));
+        }
+        let opened = opened?;
+        let what = "open a codex thread";
         let opened: ThreadOpened = serde_json::from_value(opened)
             .map_err(|e| format!("could not {what}: unexpected answer ({e})"))?;
         s.thread_id = opened.thread.id;

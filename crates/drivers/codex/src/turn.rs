@@ -128,6 +128,14 @@ pub async fn run(
     cfg: &Config,
 ) -> Outcome {
     s.norm.begin_turn(None);
+    if let Some(lost) = s.lost_thread.take() {
+        ctx.emit(DriverEvent::Notice {
+            text: format!(
+                "codex had no record of thread {lost} (it stopped before saving it); \
+                 this turn starts a new thread"
+            ),
+        });
+    }
     ctx.emit(DriverEvent::Session {
         session_id: s.thread_id.clone(),
         model: input.model.clone().or_else(|| s.model.clone()),

@@ -225,3 +225,22 @@ async fn a_steer_refused_as_the_turn_ends_follows_in_the_same_turn() {
     );
     d.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_thread_codex_never_saved_is_replaced_by_a_new_one() {
+    let work = tempfile::tempdir().unwrap();
+    let d = driver();
+    let inp = input(work.path(), "lost_thread", Some("gone-thread".into()));
+    let (result, snap) = run_turn(&d, inp, &TestSink::new()).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(result.session_id.as_deref(), Some("fake-thread-1"));
+    assert_eq!(snap.text, "normal reply 1");
+    assert!(
+        snap.notices
+            .iter()
+            .any(|n| n.contains("no record of thread gone-thread")),
+        "{:?}",
+        snap.notices
+    );
+    d.shutdown().await;
+}
