@@ -10,6 +10,16 @@ use weft_codex::normalize::{Normalizer, TurnEnd};
 use weft_codex::wire::{CommandApproval, FileChangeApproval, UserInputRequest};
 use weft_protocol::{Accumulator, Phase, UniversalSnapshot};
 
+/// A whole-snapshot assertion with map keys sorted: serde_json's key order depends on
+/// whether some other crate in the build turned on its `preserve_order` feature.
+macro_rules! assert_snapshot {
+    ($value:expr) => {
+        insta::with_settings!({ sort_maps => true }, {
+            insta::assert_json_snapshot!($value);
+        })
+    };
+}
+
 fn fixture(name: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -86,47 +96,47 @@ fn replay(name: &str) -> Value {
 
 #[test]
 fn basic_two_turns_with_a_streamed_command() {
-    insta::assert_json_snapshot!(replay("t_app_basic.jsonl"));
+    assert_snapshot!(replay("t_app_basic.jsonl"));
 }
 
 #[test]
 fn approvals_accepted_then_declined() {
-    insta::assert_json_snapshot!(replay("t_app_approval.jsonl"));
+    assert_snapshot!(replay("t_app_approval.jsonl"));
 }
 
 #[test]
 fn a_question_in_plan_mode() {
-    insta::assert_json_snapshot!(replay("t_app_askq.jsonl"));
+    assert_snapshot!(replay("t_app_askq.jsonl"));
 }
 
 #[test]
 fn interrupted_then_another_turn() {
-    insta::assert_json_snapshot!(replay("t_app_interrupt.jsonl"));
+    assert_snapshot!(replay("t_app_interrupt.jsonl"));
 }
 
 #[test]
 fn a_proposed_plan() {
-    insta::assert_json_snapshot!(replay("t_app_plan.jsonl"));
+    assert_snapshot!(replay("t_app_plan.jsonl"));
 }
 
 #[test]
 fn resumed_thread_ignores_the_old_turns_usage() {
-    insta::assert_json_snapshot!(replay("t_app_resume.jsonl"));
+    assert_snapshot!(replay("t_app_resume.jsonl"));
 }
 
 #[test]
 fn steer_inside_a_running_command() {
-    insta::assert_json_snapshot!(replay("t_app_steer.jsonl"));
+    assert_snapshot!(replay("t_app_steer.jsonl"));
 }
 
 #[test]
 fn a_file_change_with_its_diff_and_approval() {
-    insta::assert_json_snapshot!(replay("t_app_filechange.jsonl"));
+    assert_snapshot!(replay("t_app_filechange.jsonl"));
 }
 
 #[test]
 fn reasoning_summary_then_text() {
-    insta::assert_json_snapshot!(replay("t_app_reasoning.jsonl"));
+    assert_snapshot!(replay("t_app_reasoning.jsonl"));
 }
 
 #[test]
@@ -277,5 +287,5 @@ fn mcp_calls_subagents_plan_updates_and_retries() {
         acc.apply(e, 0);
     }
     acc.finish(None, false, 0);
-    insta::assert_json_snapshot!(acc.into_snapshot());
+    assert_snapshot!(acc.into_snapshot());
 }
