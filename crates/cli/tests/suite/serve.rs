@@ -153,7 +153,12 @@ async fn a_turn_over_the_websocket() {
 
     send(&mut ws, json!({"id": 5, "type": "listAgentInfo"})).await;
     let agents = reply(&mut ws, 5, &mut patches).await;
-    let ids: Vec<&str> = agents["result"].as_array().into_iter().flatten().filter_map(|a| a["id"].as_str()).collect();
+    let ids: Vec<&str> = agents["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["id"].as_str())
+        .collect();
     assert!(ids.contains(&"echo"), "{ids:?}");
 
     ws.send(Message::Text("not json".into()))
