@@ -281,6 +281,7 @@ impl TurnState<'_> {
                 request,
             } => match request {
                 ControlRequest::CanUseTool(req) => {
+                    let req = *req;
                     let interaction = interact::interaction(&request_id, &req);
                     self.pending
                         .insert(request_id.clone(), (interaction.clone(), req.clone()));

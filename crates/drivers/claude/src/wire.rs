@@ -384,8 +384,8 @@ pub struct ControlRequestLine {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
 pub enum ControlRequest {
-    /// May a tool run?
-    CanUseTool(CanUseTool),
+    /// May a tool run? (Boxed: it dwarfs the other variant.)
+    CanUseTool(Box<CanUseTool>),
     /// Anything else (hook callbacks, MCP messages): answered with an error.
     #[serde(other)]
     Other,

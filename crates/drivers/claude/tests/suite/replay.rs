@@ -67,7 +67,11 @@ macro_rules! replay_test {
     ($test:ident, $file:literal) => {
         #[test]
         fn $test() {
-            insta::assert_json_snapshot!(replay($file));
+            // Sorted keys: serde_json keeps insertion order when another crate in the
+            // build turns its `preserve_order` feature on (the ACP SDK does).
+            insta::with_settings!({ sort_maps => true }, {
+                insta::assert_json_snapshot!(replay($file));
+            });
         }
     };
 }
