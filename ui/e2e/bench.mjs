@@ -83,13 +83,58 @@ function pssTree(binary) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** requestAnimationFrame deltas (ms) over `ms` of doing nothing. */
+async function idleFrames(browser, ms) {
+  await startFrames(browser);
+  await sleep(ms);
+  return frameStats(await stopFrames(browser));
+}
+
+async function startFrames(browser) {
+  await browser.execute(() => {
+    const w = window;
+    w.__frames = [];
+    w.__stopFrames = false;
+    let last = performance.now();
+    const loop = (t) => {
+      w.__frames.push(t - last);
+      last = t;
+      if (!w.__stopFrames) requestAnimationFrame(loop);
+    };
+    requestAnimationFrame(loop);
+  });
+}
+
+function stopFrames(browser) {
+  return browser.execute(() => {
+    window.__stopFrames = true;
+    return window.__frames;
+  });
+}
+
+function frameStats(frames) {
+  const sorted = frames.slice(1).sort((a, b) => a - b);
+  const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+  const r = (x) => Math.round(x * 10) / 10;
+  return {
+    frames: sorted.length,
+    meanMs: r(sorted.reduce((a, b) => a + b, 0) / sorted.length),
+    p50Ms: r(pct(50)),
+    p95Ms: r(pct(95)),
+    p99Ms: r(pct(99)),
+    maxMs: r(sorted.at(-1)),
+    over50ms: sorted.filter((f) => f > 50).length,
+  };
+}
+
 async function launches(binary, args) {
   const times = [];
   for (let i = 0; i < RUNS; i++) {
     const { browser, launchMs } = await open(binary, args);
     times.push(launchMs);
     await browser.deleteSession();
-    await sleep(500);
+    // Let the previous instance and what it spawned (agents asked for their versions) end.
+    await sleep(3000);
   }
   return { runs: times, median: median(times) };
 }
@@ -107,6 +152,7 @@ result.appLaunch = await launches(app, ["--workspace", workspace]);
   const { browser } = await open(bare, []);
   await sleep(SETTLE_MS);
   result.bareIdlePss = pssTree(bare);
+  result.bareIdleFrames = await idleFrames(browser, 10000);
   await browser.deleteSession();
 }
 
@@ -130,18 +176,9 @@ result.appLaunch = await launches(app, ["--workspace", workspace]);
   await sleep(SETTLE_MS);
   result.bigSessionPss = pssTree(app);
 
+  result.bigSessionIdleFrames = await idleFrames(browser, 10000);
   // Frame times while a reply streams into the big session.
-  await browser.execute(() => {
-    const w = window;
-    w.__frames = [];
-    let last = performance.now();
-    const loop = (t) => {
-      w.__frames.push(t - last);
-      last = t;
-      if (!w.__stopFrames) requestAnimationFrame(loop);
-    };
-    requestAnimationFrame(loop);
-  });
+  await startFrames(browser);
   const input = await browser.$('[data-testid="composer-input"]');
   await input.click();
   await input.setValue("slow stream into the big session");
@@ -155,22 +192,9 @@ result.appLaunch = await launches(app, ["--workspace", workspace]);
     timeout: 120000,
     interval: 200,
   });
-  const frames = await browser.execute(() => {
-    window.__stopFrames = true;
-    return window.__frames;
-  });
-  const sorted = frames.slice(1).sort((a, b) => a - b);
-  const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-  result.streaming = {
-    seconds: Math.round((Date.now() - streamStart) / 100) / 10,
-    frames: sorted.length,
-    meanMs: Math.round((sorted.reduce((a, b) => a + b, 0) / sorted.length) * 10) / 10,
-    p50Ms: Math.round(pct(50) * 10) / 10,
-    p95Ms: Math.round(pct(95) * 10) / 10,
-    p99Ms: Math.round(pct(99) * 10) / 10,
-    maxMs: Math.round(sorted.at(-1) * 10) / 10,
-    over50ms: sorted.filter((f) => f > 50).length,
-  };
+  const streamSeconds = Math.round((Date.now() - streamStart) / 100) / 10;
+  result.streaming = { seconds: streamSeconds, ...frameStats(await stopFrames(browser)) };
+  await sleep(SETTLE_MS);
   result.afterStreamPss = pssTree(app);
   await browser.deleteSession();
 }
