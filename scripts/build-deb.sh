@@ -9,5 +9,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh" setup_desktop_app
-# The Tauri CLI finds src-tauri/ from the repository root; beforeBuildCommand builds ui/.
+# The Tauri CLI finds src-tauri/ from the repository root and runs beforeBuildCommand
+# (`npm run build`) in ui/, where it found its own npm package.
 exec ui/node_modules/.bin/tauri build --bundles deb "$@"
