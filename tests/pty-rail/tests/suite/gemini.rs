@@ -1,0 +1,108 @@
+//! The Gemini CLI's own TUI through the kernel: the ready screen, a typed prompt gets
+//! the scripted reply, then the structured rail continues the same session (under the
+//! id the terminal was started with) with its history.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use weft_kernel::LoomIO;
+use weft_protocol::{OpenTerminalRequest, Phase, PromptRequest};
+use weft_pty_rail_tests::*;
+use weft_testkit::gemini::{when, Script, Turn};
+use weft_testkit::GeminiServer;
+
+/// A main-loop request (no response schema: not the model router's classifier) whose
+/// latest user text has `needle`.
+fn main_turn_asking(needle: &'static str) -> weft_testkit::gemini::Matcher {
+    when::custom(move |r| r.response_schema().is_none() && r.last_user_text().contains(needle))
+}
+
+#[tokio::test]
+async fn the_gemini_terminal_runs_and_hands_the_session_back() {
+    let Some(_) = require(weft_gemini::acp_spec().find_binary(), "gemini") else {
+        return;
+    };
+    let script = Script::new()
+        .rule(
+            main_turn_asking("HELLO from the gemini tui"),
+            Turn::text_reply("GEMINI-TUI-REPLY"),
+        )
+        .rule(
+            main_turn_asking("AFTER the terminal"),
+            Turn::text_reply("GEMINI-STRUCTURED-REPLY"),
+        );
+    let server = GeminiServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let gemini_dir = home.path().join(".gemini");
+    std::fs::create_dir_all(&gemini_dir).unwrap();
+    std::fs::write(
+        gemini_dir.join("settings.json"),
+        json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let workdir = work.path().canonicalize().unwrap();
+    let env = vec![
+        ("HOME".to_string(), home.path().display().to_string()),
+        ("GEMINI_API_KEY".into(), "test-key".into()),
+        ("GOOGLE_GEMINI_BASE_URL".into(), server.base_url()),
+        ("GEMINI_CLI_NO_RELAUNCH".into(), "true".into()),
+    ];
+    let driver = Arc::new(weft_gemini::GeminiDriver::new());
+    let loom = loom(&home.path().join(".weft"), driver.clone(), env).unwrap();
+
+    let opened = loom
+        .open_terminal(OpenTerminalRequest {
+            agent: Some("gemini".into()),
+            workdir: Some(workdir.display().to_string()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let key = opened.session_key.clone();
+    let sid = opened.spec.session_id.clone().expect("a new session id");
+    let bridge = spawn(&opened).unwrap();
+    wait_screen(&bridge, "the ready prompt", |s| {
+        s.contains("Type your message")
+    })
+    .await;
+    submit(&bridge, "HELLO from the gemini tui").await;
+    wait_screen(&bridge, "the scripted reply", |s| {
+        s.contains("GEMINI-TUI-REPLY")
+    })
+    .await;
+
+    let pid = bridge.pid().unwrap();
+    drop(bridge);
+    assert!(gone(pid));
+    loom.close_terminal(&key).await.unwrap();
+    let accepted = loom
+        .prompt(PromptRequest {
+            session_key: Some(key.clone()),
+            prompt: "AFTER the terminal: what did you say?".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let snap = wait_snapshot(&loom, &key, "the structured turn", |s| {
+        s.task_id.as_deref() == Some(accepted.task_id.as_str()) && s.phase == Phase::Done
+    })
+    .await;
+    assert_eq!(snap.text, "GEMINI-STRUCTURED-REPLY", "{snap:#?}");
+    assert_eq!(snap.session_id.as_deref(), Some(sid.as_str()));
+    let after = server
+        .generate_requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.last_user_text().contains("AFTER the terminal"))
+        .unwrap();
+    assert!(after.all_text().contains("HELLO from the gemini tui"));
+    assert!(after.all_text().contains("GEMINI-TUI-REPLY"));
+
+    loom.shutdown().await;
+    assert!(driver.live_pids().is_empty());
+}

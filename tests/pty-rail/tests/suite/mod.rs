@@ -1,0 +1,2 @@
+mod codex;
+mod gemini;
