@@ -89,11 +89,22 @@ async fn wait_snapshot(
 }
 
 /// Types `text` into the prompt box, waits for it to show, then submits it (a write
-/// with the Enter in it would read as a paste).
+/// with the Enter in it would read as a paste). An Enter a still-settling TUI dropped
+/// (the screen unchanged a moment later) is pressed again; on an empty prompt it does
+/// nothing.
 async fn submit(bridge: &PtyBridge, text: &str) {
     bridge.write(text.as_bytes()).unwrap();
-    wait_screen(bridge, "the typed prompt", |s| s.contains(text)).await;
-    bridge.write(b"\r").unwrap();
+    let typed = wait_screen(bridge, "the typed prompt", |s| s.contains(text)).await;
+    for _ in 0..3 {
+        bridge.write(b"\r").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if bridge.screen_text() != typed {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 #[tokio::test]
