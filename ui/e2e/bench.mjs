@@ -93,13 +93,15 @@ async function idleFrames(browser, ms) {
 async function startFrames(browser) {
   await browser.execute(() => {
     const w = window;
+    // A new generation ends any earlier loop at its next frame.
+    const gen = (w.__frameGen = (w.__frameGen ?? 0) + 1);
     w.__frames = [];
-    w.__stopFrames = false;
     let last = performance.now();
     const loop = (t) => {
+      if (w.__frameGen !== gen) return;
       w.__frames.push(t - last);
       last = t;
-      if (!w.__stopFrames) requestAnimationFrame(loop);
+      requestAnimationFrame(loop);
     };
     requestAnimationFrame(loop);
   });
@@ -107,7 +109,7 @@ async function startFrames(browser) {
 
 function stopFrames(browser) {
   return browser.execute(() => {
-    window.__stopFrames = true;
+    window.__frameGen += 1;
     return window.__frames;
   });
 }

@@ -69,3 +69,20 @@ describe("transcriptItems", () => {
     expect(performance.now() - t0).toBeLessThan(500);
   });
 });
+
+describe("transcriptItems caching", () => {
+  it("reuses a finished turn's rows and rebuilds only the live turn's", () => {
+    const done = emptySnapshot("echo");
+    done.taskId = "a";
+    done.toolCalls = [{ id: "x", name: "Read", summary: "", input: null, result: null, status: "done", kind: "read", parentId: null }];
+    const live = emptySnapshot("echo");
+    live.taskId = "b";
+    const first = transcriptItems([done, live], 0, live);
+    live.toolCalls = [{ ...done.toolCalls[0], id: "y" }];
+    const second = transcriptItems([done, live], 0, live);
+    const rowOf = (items: ReturnType<typeof transcriptItems>, key: string) => items.find((i) => i.key === key);
+    expect(rowOf(second, "a:c:x")).toBe(rowOf(first, "a:c:x"));
+    expect(rowOf(second, "b:c:y")).toBeTruthy();
+    expect(rowOf(first, "b:c:y")).toBeUndefined();
+  });
+});

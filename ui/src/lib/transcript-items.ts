@@ -56,18 +56,47 @@ function toolRows(turn: UniversalSnapshot, t: number, tk: string): Item[] {
   return out;
 }
 
-export function transcriptItems(turns: UniversalSnapshot[], queuedCount: number): Item[] {
+/** Rows of finished turns never change: computed once per turn object and index. */
+const finished = new WeakMap<UniversalSnapshot, { t: number; rows: Item[] }>();
+
+function turnRows(turn: UniversalSnapshot, t: number): Item[] {
+  const tk = turn.taskId ?? `turn${t}`;
+  const rows: Item[] = [];
+  rows.push({ key: `${tk}:prompt`, kind: "prompt", turn: t });
+  // Always present (empty draws nothing) so a reasoning delta does not rebuild the rows.
+  rows.push({ key: `${tk}:reasoning`, kind: "reasoning", turn: t });
+  if (turn.plan) rows.push({ key: `${tk}:plan`, kind: "plan", turn: t });
+  for (const row of toolRows(turn, t, tk)) rows.push(row);
+  rows.push({ key: `${tk}:text`, kind: "text", turn: t });
+  if (turn.artifacts.length) rows.push({ key: `${tk}:artifacts`, kind: "artifacts", turn: t });
+  rows.push({ key: `${tk}:footer`, kind: "footer", turn: t });
+  return rows;
+}
+
+/**
+ * The transcript's rows. `live` is the running turn's object (its rows are rebuilt when
+ * its structure changes); every other turn is final and its rows are cached, so a
+ * change in the running turn costs its own size, not the session's.
+ */
+export function transcriptItems(
+  turns: UniversalSnapshot[],
+  queuedCount: number,
+  live: UniversalSnapshot | null = null,
+): Item[] {
   const items: Item[] = [];
   turns.forEach((turn, t) => {
-    const tk = turn.taskId ?? `turn${t}`;
-    items.push({ key: `${tk}:prompt`, kind: "prompt", turn: t });
-    // Always present (empty draws nothing) so a reasoning delta does not rebuild the rows.
-    items.push({ key: `${tk}:reasoning`, kind: "reasoning", turn: t });
-    if (turn.plan) items.push({ key: `${tk}:plan`, kind: "plan", turn: t });
-    items.push(...toolRows(turn, t, tk));
-    items.push({ key: `${tk}:text`, kind: "text", turn: t });
-    if (turn.artifacts.length) items.push({ key: `${tk}:artifacts`, kind: "artifacts", turn: t });
-    items.push({ key: `${tk}:footer`, kind: "footer", turn: t });
+    let rows: Item[];
+    if (turn === live) {
+      rows = turnRows(turn, t);
+    } else {
+      const hit = finished.get(turn);
+      if (hit && hit.t === t) rows = hit.rows;
+      else {
+        rows = turnRows(turn, t);
+        finished.set(turn, { t, rows });
+      }
+    }
+    for (let i = 0; i < rows.length; i++) items.push(rows[i]);
   });
   if (queuedCount > 0) items.push({ key: "queued", kind: "queued" });
   return items;
