@@ -2,8 +2,8 @@
 // scripts/e2e-app.sh starts (WEFT_E2E_ANTHROPIC_URL), including a permission dialog.
 // Skipped when the CLI or the server is not there (CI installs both).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { byTestId, lastTurnText, launch, phase, screenshot, send, until } from "./harness.mjs";
 
@@ -15,7 +15,7 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     browser = await launch();
   });
   after(async () => {
-    if (browser) await browser.deleteSession();
+    if (browser) await browser.deleteSession().catch(() => {});
   });
 
   it("runs a claude turn with a permission dialog", async () => {
@@ -39,5 +39,39 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     const file = join(process.env.WEFT_WORKSPACE_DIR ?? "", "app-e2e.txt");
     assert.ok(existsSync(file) && readFileSync(file, "utf8").trim() === "app-e2e", "the real CLI ran the allowed command");
     await screenshot(browser, "08-claude-turn-light");
+  });
+
+  it("leaves no agent process behind when the app is killed mid-turn", async () => {
+    await send(browser, "ask and wait");
+    const dialog = await byTestId(browser, "interaction-dialog");
+    await dialog.waitForDisplayed({ timeout: 90000 });
+    const run = dirname(process.env.WEFT_WORKSPACE_DIR ?? "/nonexistent");
+    const ofRun = (names) =>
+      readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid && Number(p) !== process.ppid)
+        .filter((p) => {
+          try {
+            const comm = readFileSync(`/proc/${p}/comm`, "utf8").trim();
+            return names(comm) && readFileSync(`/proc/${p}/environ`, "utf8").includes(run);
+          } catch {
+            return false;
+          }
+        });
+    const [app] = ofRun((c) => c === "weft-app");
+    assert.ok(app, "the app process");
+    const agents = ofRun((c) => c !== "weft-app" && !/^(WebKit|dbus|at-spi|tauri-driver)/.test(c));
+    assert.ok(agents.length > 0, "the claude CLI is running");
+    process.kill(Number(app), "SIGTERM");
+    const deadline = Date.now() + 20000;
+    let left = agents;
+    while (Date.now() < deadline) {
+      left = agents.filter((p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z "));
+      if (left.length === 0 && !existsSync(`/proc/${app}`)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(left, [], "agent processes outlived the app");
+    assert.ok(!existsSync(`/proc/${app}`) || readFileSync(`/proc/${app}/stat`, "utf8").includes(") Z "), "the app exited");
+    await browser.deleteSession().catch(() => {});
+    browser = null;
   });
 });
