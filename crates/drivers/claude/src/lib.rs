@@ -319,22 +319,30 @@ impl AgentDriver for ClaudeDriver {
     }
 
     async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
-        // One writer per session: an idle structured process would resume from its own
-        // memory afterwards, missing what the terminal adds, so it goes now and the
-        // next structured turn resumes from the session file.
-        self.close_session(&input.session_key).await;
-        let Some(id) = input
+        let id = input
             .session_id
             .clone()
-            .or_else(|| self.known.lock().get(&input.session_key).cloned())
-        else {
-            ctx.cancelled().await;
-            return DriverResult::ok();
+            .or_else(|| self.known.lock().get(&input.session_key).cloned());
+        if let Some(id) = &id {
+            self.known
+                .lock()
+                .insert(input.session_key.clone(), id.clone());
+        }
+        // One writer per session: an idle structured process would resume from its own
+        // memory afterwards, missing what the terminal adds, so it goes now (while the
+        // follower has already taken its starting point) and the next structured turn
+        // resumes from the session file.
+        let follow = async {
+            match &id {
+                Some(id) => follow::follow(&input, id, &ctx).await,
+                None => {
+                    ctx.cancelled().await;
+                    DriverResult::ok()
+                }
+            }
         };
-        self.known
-            .lock()
-            .insert(input.session_key.clone(), id.clone());
-        follow::follow(&input, &id, &ctx).await
+        let ((), result) = tokio::join!(self.close_session(&input.session_key), follow);
+        result
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {

@@ -404,6 +404,7 @@ fn drain(tail: &mut Tail, records: &mut RolloutRecords, ctx: &DriverContext) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -447,5 +448,39 @@ mod tests {
             .usage
             .as_ref()
             .is_some_and(|u| u.output_tokens.is_some()));
+    }
+
+    #[test]
+    fn a_new_rollout_is_found_for_its_folder_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path();
+        let day = home.join("sessions/2026/11/30");
+        std::fs::create_dir_all(&day).unwrap();
+        std::fs::create_dir_all(home.join("sessions/2026/11/29")).unwrap();
+        let meta = |cwd: &str, id: &str| {
+            format!(
+                "{}\n",
+                json!({"type": "session_meta", "payload": {"id": id, "cwd": cwd}})
+            )
+        };
+        let since = SystemTime::now() - Duration::from_secs(1);
+        let mut skip = Vec::new();
+        assert_eq!(new_rollout(home, Path::new("/w"), since, &mut skip), None);
+        std::fs::write(
+            day.join("rollout-a-other.jsonl"),
+            meta("/elsewhere", "other"),
+        )
+        .unwrap();
+        std::fs::write(day.join("rollout-b-half.jsonl"), "{\"type\":\"session_me").unwrap();
+        assert_eq!(new_rollout(home, Path::new("/w"), since, &mut skip), None);
+        std::fs::write(day.join("rollout-c-mine.jsonl"), meta("/w", "mine")).unwrap();
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), since, &mut skip),
+            Some(day.join("rollout-c-mine.jsonl"))
+        );
+        assert_eq!(
+            rollout_of(home, "mine"),
+            Some(day.join("rollout-c-mine.jsonl"))
+        );
     }
 }

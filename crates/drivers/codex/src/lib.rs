@@ -317,9 +317,13 @@ impl AgentDriver for CodexDriver {
 
     async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         // One writer per thread: an idle app-server would resume from its own memory
-        // afterwards, missing what the terminal adds.
-        self.close_session(&input.session_key).await;
-        follow::follow(&input, &ctx).await
+        // afterwards, missing what the terminal adds. It closes while the follower
+        // (which takes its starting point at once) runs.
+        let ((), result) = tokio::join!(
+            self.close_session(&input.session_key),
+            follow::follow(&input, &ctx)
+        );
+        result
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
