@@ -20,7 +20,7 @@ fn call(id: &str, status: ToolStatus, kind: ToolKind, parent: Option<&str>) -> T
             _ => "Read".into(),
         },
         summary: format!("call {id}"),
-        input: json!({"command": format!("echo {id}"), "n": 1.5, "flags": ["-a", null, true]}),
+        input: json!({"command": format!("echo {id}"), "flags": ["-a", null, true], "n": 1.5}),
         result: (status != ToolStatus::Running).then(|| format!("result of {id}\nline 2 ✓")),
         status,
         kind,
@@ -229,6 +229,9 @@ fn cases() -> Vec<(&'static str, UniversalSnapshot, UniversalSnapshot)> {
     out
 }
 
+/// Struct fields serialize in declaration order either way; the `json!` literals above
+/// list their keys sorted, so the files are the same whether or not another crate in
+/// the build turns on serde_json's `preserve_order`.
 fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|e| panic!("{e}")) + "\n"
 }
