@@ -371,8 +371,11 @@ impl PtyBridge {
                 while Instant::now() < deadline && self.exit_info().is_none() {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                // Stragglers in the group too, even if the leader is gone.
-                let _ = killpg(pgid, Signal::SIGKILL);
+                // The group, stragglers in it, and whatever left it (an agent's tool
+                // shells run in sessions of their own).
+                if let Some(leader) = self.pid {
+                    weft_proctree::kill_tree(leader);
+                }
             }
             None => {
                 let _ = self.killer.lock().kill();

@@ -3,7 +3,7 @@
 //! ACP agents spawn shells and helpers of their own (claude-agent-acp runs a whole
 //! Claude Code underneath); killing only the agent's pid would orphan them. So the
 //! child is made a process-group leader (`process_group(0)`) and every kill is
-//! `killpg`: on [`AgentProcess::kill`] and on drop. stderr is kept as a bounded tail
+//! `weft_proctree::kill_tree` (the group and every descendant): on [`AgentProcess::kill`] and on drop. stderr is kept as a bounded tail
 //! for the error a crash becomes; stdin and stdout go to the ACP connection.
 
 use std::io;
@@ -12,7 +12,6 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use tokio::io::AsyncReadExt;
@@ -138,10 +137,11 @@ impl AgentProcess {
             .ok()
     }
 
-    /// Kills the whole process group now.
+    /// Kills the whole process group now, with every descendant that left it.
     pub fn kill(&mut self) {
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, Signal::SIGKILL);
+        if let Some(pgid) = self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok()) {
+            // The group and every descendant that left it (tools run in new sessions).
+            weft_proctree::kill_tree(pgid);
         }
         let _ = self.child.start_kill();
     }

@@ -2,7 +2,7 @@
 //!
 //! The CLI spawns shells and subagents of its own; killing only its pid would orphan
 //! them. So the child is made a process-group leader (`process_group(0)`) and every
-//! kill is `killpg`: on [`ClaudeProcess::close`] (after closing stdin and a short
+//! kill is `weft_proctree::kill_tree` (the group and every descendant): on [`ClaudeProcess::close`] (after closing stdin and a short
 //! wait, which lets the CLI exit cleanly and flush its session file) and on drop
 //! (at once). No `Drop` path leaves a process behind.
 //!
@@ -15,7 +15,6 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -152,10 +151,11 @@ impl ClaudeProcess {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
-    /// Kills the whole process group now.
+    /// Kills the whole process group now, with every descendant that left it.
     pub fn kill(&mut self) {
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, Signal::SIGKILL);
+        if let Some(pgid) = self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok()) {
+            // The group and every descendant that left it (tools run in new sessions).
+            weft_proctree::kill_tree(pgid);
         }
         let _ = self.child.start_kill();
     }

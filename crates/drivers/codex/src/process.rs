@@ -2,7 +2,7 @@
 //!
 //! The npm package's `codex` is a node wrapper that starts the native binary, which in
 //! turn runs the agent's shells: killing one pid would orphan the rest. So the child
-//! leads a new process group (`process_group(0)`) and every kill is `killpg`: on
+//! leads a new process group (`process_group(0)`) and every kill is `weft_proctree::kill_tree` (the group and every descendant): on
 //! [`CodexProcess::close`] (stdin closed first, a short wait for a clean exit) and on
 //! drop (at once). No `Drop` path leaves a process behind.
 //!
@@ -15,7 +15,6 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -230,17 +229,10 @@ impl CodexProcess {
     /// commands in pseudo-terminals, each a session (and process group) of its own,
     /// which a group kill does not reach.
     pub fn kill(&mut self) {
-        let stragglers = self
-            .pgid
-            .map(|p| descendants(p.as_raw()))
-            .unwrap_or_default();
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, Signal::SIGKILL);
+        if let Some(pgid) = self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok()) {
+            weft_proctree::kill_tree(pgid);
         }
         let _ = self.child.start_kill();
-        for pid in stragglers {
-            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
-        }
     }
 
     /// Ends the process: stdin closed (app-server exits at EOF), up to `grace` to do
@@ -264,44 +256,6 @@ impl Drop for CodexProcess {
             t.abort();
         }
     }
-}
-
-/// Every live descendant of `root` (children, their children, …), from `/proc`; empty
-/// where there is no `/proc`.
-pub fn descendants(root: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = dir
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
-            let ppid = stat
-                .rsplit(')')
-                .next()?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((pid, ppid))
-        })
-        .collect();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found
 }
 
 /// `s` without ANSI escape sequences (codex colours its log lines).
@@ -348,29 +302,6 @@ mod tests {
         assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
         assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail"));
         assert!(matches!(lines[4], RawLine::Eof));
-    }
-
-    #[tokio::test]
-    async fn descendants_are_found_through_the_tree() {
-        let mut child = tokio::process::Command::new("sh")
-            .args(["-c", "sleep 30 & sleep 30 & wait"])
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| e.to_string());
-        let Ok(child) = child.as_mut() else {
-            return;
-        };
-        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while descendants(pid).len() < 2 && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let found = descendants(pid);
-        assert_eq!(found.len(), 2, "{found:?}");
-        for p in found {
-            let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGKILL);
-        }
-        let _ = child.start_kill();
     }
 
     #[test]
