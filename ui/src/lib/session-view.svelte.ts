@@ -68,7 +68,8 @@ export class SessionView {
         this.transport.getSnapshot(this.key),
         this.transport.getHistory(this.key),
       ]);
-      this.history = history;
+      // The current turn, once finished, is also the last of the history: keep one copy.
+      this.history = history.filter((t) => t.taskId === null || t.taskId !== at.snapshot.taskId);
       this.replaceCurrent(at.snapshot);
       this.seq = at.seq;
       this.loaded = true;

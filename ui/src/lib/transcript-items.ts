@@ -58,6 +58,14 @@ function toolRows(turn: UniversalSnapshot, t: number, tk: string): Item[] {
 
 /** Rows of finished turns never change: computed once per turn object and index. */
 const finished = new WeakMap<UniversalSnapshot, { t: number; rows: Item[] }>();
+/** The running turn's rows as last built. */
+let lastLive: { taskId: string | null; t: number; shape: string; rows: Item[] } | null = null;
+
+/** What decides a turn's rows besides its calls' order. */
+function shape(turn: UniversalSnapshot): string {
+  const last = turn.toolCalls.at(-1);
+  return `${turn.toolCalls.length}|${last?.id}|${turn.plan !== null}|${turn.artifacts.length > 0}|${turn.subAgents.length}`;
+}
 
 function turnRows(turn: UniversalSnapshot, t: number): Item[] {
   const tk = turn.taskId ?? `turn${t}`;
@@ -88,11 +96,16 @@ export function transcriptItems(
     let rows: Item[];
     if (turn === live) {
       rows = turnRows(turn, t);
+      lastLive = { taskId: turn.taskId, t, shape: shape(turn), rows };
     } else {
       const hit = finished.get(turn);
       if (hit && hit.t === t) rows = hit.rows;
       else {
-        rows = turnRows(turn, t);
+        // A turn that just finished has the rows it had while running: reuse them.
+        const same =
+          lastLive && lastLive.taskId !== null && lastLive.taskId === turn.taskId && lastLive.t === t &&
+          lastLive.shape === shape(turn);
+        rows = same && lastLive ? lastLive.rows : turnRows(turn, t);
         finished.set(turn, { t, rows });
       }
     }
