@@ -29,6 +29,13 @@ PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # What the apps started that outlived them (the session bus GTK autolaunches
+    # headless) carries this run's WEFT_HOME in its environment.
+    for env in /proc/[0-9]*/environ; do
+        pid="${env#/proc/}"; pid="${pid%/environ}"
+        [ "$pid" = "$$" ] && continue
+        grep -qs "$RUN_DIR" "$env" 2>/dev/null && kill "$pid" 2>/dev/null || true
+    done
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }

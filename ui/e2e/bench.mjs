@@ -11,6 +11,7 @@ import { remote } from "webdriverio";
 const PORT = Number(process.env.WEFT_E2E_PORT ?? 4444);
 const SETTLE_MS = Number(process.env.WEFT_BENCH_SETTLE_MS ?? 20000);
 const RUNS = Number(process.env.WEFT_BENCH_LAUNCHES ?? 3);
+const CALLS = Number(process.env.WEFT_BENCH_CALLS ?? 10000);
 
 async function open(application, args = []) {
   const t0 = Date.now();
@@ -168,7 +169,7 @@ result.appLaunch = await launches(app, ["--workspace", workspace]);
   await item.waitForExist({ timeout: 30000 });
   await item.click();
   await browser.waitUntil(
-    async () => Number(await (await browser.$('[data-testid="transcript"]')).getAttribute("data-rows")) > 10000,
+    async () => Number(await (await browser.$('[data-testid="transcript"]')).getAttribute("data-rows")) > CALLS,
     { timeout: 60000, interval: 50 },
   );
   await browser.waitUntil(async () => (await browser.$$('[data-testid="tool-row"]')).length > 0, { timeout: 30000 });
