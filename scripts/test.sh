@@ -26,7 +26,7 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (workspace)"
-cargo test --workspace --locked
+cargo test --workspace --locked --no-fail-fast
 
 if [ -f ui/package.json ]; then
     step "ui: typecheck, lint, unit tests"
