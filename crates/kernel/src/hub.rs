@@ -201,7 +201,7 @@ impl Loom {
 
     /// Stops every running turn, waits (bounded) for each to record its end, then lets
     /// every driver release its processes. No turn starts after this; prompts still
-    /// queued are not run.
+    /// queued are kept in the history as turns that did not run.
     pub async fn shutdown(&self) {
         self.env
             .closing
@@ -212,9 +212,7 @@ impl Loom {
             let _ = runner.stop();
         }
         let deadline = tokio::time::Instant::now() + crate::runner::STOP_GRACE;
-        while runners.iter().any(SessionRunner::is_running)
-            && tokio::time::Instant::now() < deadline
-        {
+        while runners.iter().any(SessionRunner::is_busy) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         for driver in self.drivers.values() {

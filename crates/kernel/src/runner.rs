@@ -299,10 +299,6 @@ impl SessionRunner {
         Ok(())
     }
 
-    pub fn is_running(&self) -> bool {
-        self.shared.state.lock().running.is_some()
-    }
-
     pub fn is_busy(&self) -> bool {
         let st = self.shared.state.lock();
         st.running.is_some() || !st.queue.is_empty()
@@ -403,7 +399,8 @@ impl Shared {
     fn start_next(self: &Arc<Self>) -> Option<(AgentTurnInput, CancellationToken, bool)> {
         let mut st = self.state.lock();
         if self.env.closing.load(std::sync::atomic::Ordering::SeqCst) {
-            st.queue.clear();
+            let left: Vec<Task> = st.queue.drain(..).collect();
+            self.record_not_run(&st, left);
         }
         let Some(task) = st.queue.pop_front() else {
             st.worker_active = false;
@@ -460,6 +457,38 @@ impl Shared {
         }
         let input = self.input_for(&st, &task);
         Some((input, cancel, task.terminal))
+    }
+
+    /// Prompts still queued when Weft closes are kept in the history as turns that did
+    /// not run, so nothing the user sent is silently lost.
+    fn record_not_run(&self, st: &State, tasks: Vec<Task>) {
+        let now = now_ms();
+        for task in tasks.into_iter().filter(|t| !t.terminal) {
+            let snapshot = UniversalSnapshot {
+                phase: Phase::Done,
+                task_id: Some(task.task_id.clone()),
+                session_id: st.record.session_id.clone(),
+                agent: st.record.agent.clone(),
+                model: task.model.or_else(|| st.record.model.clone()),
+                effort: task.effort.or_else(|| st.record.effort.clone()),
+                prompt: task.prompt,
+                error: Some("not run: Weft closed before this queued prompt's turn".into()),
+                incomplete: true,
+                started_at: Some(now),
+                updated_at: now,
+                ..Default::default()
+            };
+            self.persist(
+                "queued turn",
+                self.env
+                    .store
+                    .begin_turn(&self.key, &task.task_id, &snapshot),
+            );
+            self.persist(
+                "queued turn",
+                self.env.store.finish_turn(&task.task_id, &snapshot),
+            );
+        }
     }
 
     fn input_for(&self, st: &State, task: &Task) -> AgentTurnInput {

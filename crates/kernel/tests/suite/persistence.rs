@@ -73,3 +73,43 @@ fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {
         assert_eq!(sessions[0].turns, 3);
     });
 }
+
+#[test]
+fn prompts_still_queued_at_shutdown_stay_in_the_history_as_not_run() {
+    let state = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let key = rt.block_on(async {
+        let loom = loom_in(Arc::new(ScriptDriver::default()), Some(state.path()));
+        let held = loom
+            .prompt(prompt("hold:forever", None))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let key = held.session_key.clone();
+        wait_for(&loom, &key, "running", running(&held.task_id)).await;
+        loom.prompt(prompt("waiting one", Some(&key)))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        loom.prompt(prompt("waiting two", Some(&key)))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        loom.shutdown().await;
+        key
+    });
+    drop(rt);
+    let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let loom = loom_in(Arc::new(ScriptDriver::default()), Some(state.path()));
+        let history = loom
+            .get_history(&key)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let prompts: Vec<&str> = history.iter().map(|t| t.prompt.as_str()).collect();
+        assert_eq!(prompts, ["hold:forever", "waiting one", "waiting two"]);
+        assert!(history[0].incomplete, "stopped by the shutdown");
+        assert!(history[1]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("not run")));
+        assert!(history[2].incomplete);
+    });
+}
