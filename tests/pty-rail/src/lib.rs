@@ -92,19 +92,64 @@ pub async fn wait_snapshot(
     }
 }
 
-/// Types `text`, waits for it to show, then presses Enter (Enter in the same write
-/// would read as part of a paste). A TUI still settling may drop that Enter (seen with
-/// gemini while it initializes): when the screen has not changed a moment later, Enter
-/// is pressed again (an extra Enter on an empty prompt does nothing).
-pub async fn submit(bridge: &PtyBridge, text: &str) {
-    if let Err(e) = bridge.write(text.as_bytes()) {
-        panic!("typing failed: {e}");
-    }
-    let typed = wait_screen(bridge, "the typed prompt", |s| s.contains(text)).await;
-    for _ in 0..3 {
-        if let Err(e) = bridge.write(b"\r") {
-            panic!("Enter failed: {e}");
+/// Waits until the program has written nothing for `quiet` (a TUI done starting up),
+/// at most [`WAIT`].
+pub async fn settle(bridge: &PtyBridge, quiet: Duration) {
+    let deadline = Instant::now() + WAIT;
+    let mut len = bridge.output_len();
+    let mut since = Instant::now();
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = bridge.output_len();
+        if now != len {
+            len = now;
+            since = Instant::now();
+        } else if since.elapsed() >= quiet {
+            return;
         }
+    }
+}
+
+/// Types `text` a key at a time (as a person does: a TUI takes a burst of keys for a
+/// paste, and some then ignore the Enter that follows) and presses Enter. Keys a TUI
+/// still starting up dropped (the gemini CLI resets its terminal modes late, which
+/// discards pending input) are noticed: the text is erased and typed again. An Enter
+/// it dropped (the screen unchanged a moment later) is pressed again; on an empty
+/// prompt it does nothing.
+pub async fn submit(bridge: &PtyBridge, text: &str) {
+    let write = |bytes: &[u8]| {
+        if let Err(e) = bridge.write(bytes) {
+            panic!("typing into the terminal failed: {e}");
+        }
+    };
+    let mut shown = false;
+    for _ in 0..3 {
+        let mut buf = [0u8; 4];
+        for c in text.chars() {
+            write(c.encode_utf8(&mut buf).as_bytes());
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while !shown && Instant::now() < deadline {
+            shown = bridge.screen_text().contains(text);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if shown {
+            break;
+        }
+        write(&vec![0x7f; text.chars().count() + 8]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    if !shown {
+        panic!(
+            "the typed prompt never showed; screen:\n{}",
+            bridge.screen_text()
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let typed = bridge.screen_text();
+    for _ in 0..3 {
+        write(b"\r");
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline {
             if bridge.screen_text() != typed {

@@ -24,6 +24,10 @@ async fn the_codex_terminal_runs_is_followed_and_hands_the_thread_back() {
             Turn::text_reply("CODEX-STRUCTURED-REPLY"),
         )
         .rule(
+            when::user_text_contains("AGAIN"),
+            Turn::text_reply("CODEX-SECOND-TERMINAL"),
+        )
+        .rule(
             when::custom(|r| {
                 r.last_user_text().contains("RUN_TOOL") && r.last_tool_output().is_none()
             }),
@@ -121,6 +125,31 @@ async fn the_codex_terminal_runs_is_followed_and_hands_the_thread_back() {
         .unwrap();
     assert!(after.all_text().contains("RUN_TOOL from the codex tui"));
     assert!(after.all_text().contains("hi-from-codex-tui"));
+
+    // Opened again, the terminal resumes the thread; the rollout's earlier records are
+    // history, so the snapshot shows only what is new.
+    let again = loom
+        .open_terminal(OpenTerminalRequest {
+            session_key: Some(key.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(again.spec.args[..2], ["resume".to_string(), thread.clone()]);
+    let bridge = spawn(&again).unwrap();
+    wait_screen(&bridge, "the resumed thread", |s| {
+        s.contains("CODEX-STRUCTURED-REPLY") && s.contains("for shortcuts")
+    })
+    .await;
+    submit(&bridge, "AGAIN in the terminal").await;
+    let snap = wait_snapshot(&loom, &key, "the second terminal's turn", |s| {
+        s.text.contains("CODEX-SECOND-TERMINAL")
+    })
+    .await;
+    assert_eq!(snap.text, "CODEX-SECOND-TERMINAL");
+    assert_eq!(snap.session_id.as_deref(), Some(thread.as_str()));
+    drop(bridge);
+    loom.close_terminal(&key).await.unwrap();
 
     loom.shutdown().await;
     assert!(driver.live_pids().is_empty());

@@ -3,6 +3,7 @@
 //! id the terminal was started with) with its history.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 use weft_kernel::LoomIO;
@@ -30,6 +31,10 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
         .rule(
             main_turn_asking("AFTER the terminal"),
             Turn::text_reply("GEMINI-STRUCTURED-REPLY"),
+        )
+        .rule(
+            main_turn_asking("AGAIN"),
+            Turn::text_reply("GEMINI-SECOND-TERMINAL"),
         );
     let server = GeminiServer::start(script).await.unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -70,6 +75,9 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
         s.contains("Type your message")
     })
     .await;
+    // It resets its terminal modes once more after drawing the prompt (pending keys
+    // are discarded): let it settle first.
+    settle(&bridge, Duration::from_secs(1)).await;
     submit(&bridge, "HELLO from the gemini tui").await;
     wait_screen(&bridge, "the scripted reply", |s| {
         s.contains("GEMINI-TUI-REPLY")
@@ -102,6 +110,42 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
         .unwrap();
     assert!(after.all_text().contains("HELLO from the gemini tui"));
     assert!(after.all_text().contains("GEMINI-TUI-REPLY"));
+
+    // Opened again, the terminal resumes the session by its id, history and all.
+    let again = loom
+        .open_terminal(OpenTerminalRequest {
+            session_key: Some(key.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(again
+        .spec
+        .args
+        .windows(2)
+        .any(|w| w == ["--resume", sid.as_str()]));
+    let bridge = spawn(&again).unwrap();
+    wait_screen(&bridge, "the ready prompt", |s| {
+        s.contains("Type your message")
+    })
+    .await;
+    // It resets its terminal modes once more after drawing the prompt (pending keys
+    // are discarded): let it settle first.
+    settle(&bridge, Duration::from_secs(1)).await;
+    submit(&bridge, "AGAIN in the terminal").await;
+    wait_screen(&bridge, "the second reply", |s| {
+        s.contains("GEMINI-SECOND-TERMINAL")
+    })
+    .await;
+    let last = server
+        .generate_requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.last_user_text().contains("AGAIN in the terminal"))
+        .unwrap();
+    assert!(last.all_text().contains("GEMINI-STRUCTURED-REPLY"));
+    drop(bridge);
+    loom.close_terminal(&key).await.unwrap();
 
     loom.shutdown().await;
     assert!(driver.live_pids().is_empty());
