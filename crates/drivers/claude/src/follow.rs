@@ -15,13 +15,16 @@
 //! - A record being written is not read until its newline lands.
 //! - The session file's records differ from stream-json lines in small ways
 //!   (`toolUseResult`, `isSidechain`, `isMeta`); [`SessionRecords`] maps them.
+//! - The structured rail's process, closed as the terminal opens, may write its last
+//!   records after the follower took its starting point (the CLI queues its writes):
+//!   records stamped before the terminal opened are history and skipped.
 //! - `notify` wakes the loop early; a poll is the fallback (and the only way while the
 //!   project folder does not exist, since a missing folder cannot be watched).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use notify::{RecursiveMode, Watcher};
 use serde_json::{json, Value};
@@ -49,6 +52,7 @@ pub struct SessionRecords {
     session_id: String,
     norm: Normalizer,
     model: Option<String>,
+    since: Option<String>,
 }
 
 impl SessionRecords {
@@ -58,7 +62,15 @@ impl SessionRecords {
             session_id: session_id.into(),
             norm: Normalizer::new(0.0),
             model: None,
+            since: None,
         }
+    }
+
+    /// Skips records stamped before `since` (an ISO-8601 UTC time as the CLI writes
+    /// them, `2026-01-01T00:00:00.000Z`).
+    pub fn since(mut self, since: impl Into<String>) -> Self {
+        self.since = Some(since.into());
+        self
     }
 
     /// Folds one read's complete lines in, in timestamp order.
@@ -89,6 +101,11 @@ impl SessionRecords {
     fn record(&mut self, mut rec: Value, out: &mut Vec<DriverEvent>) {
         if rec["isSidechain"] == true || rec["isMeta"] == true {
             return;
+        }
+        if let (Some(since), Some(at)) = (&self.since, rec["timestamp"].as_str()) {
+            if at < since.as_str() {
+                return;
+            }
         }
         let kind = rec["type"].as_str().unwrap_or_default().to_string();
         let message = rec
@@ -160,6 +177,33 @@ fn shorten(s: &str) -> String {
     } else {
         line
     }
+}
+
+/// `t` as the CLI stamps its records: `2026-01-01T00:00:00.000Z`.
+fn iso_utc(t: SystemTime) -> String {
+    let ms = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let secs = (ms / 1000) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
 }
 
 /// A session file read from an offset, complete lines at a time.
@@ -241,7 +285,7 @@ pub async fn follow(input: &AgentTurnInput, session_id: &str, ctx: &DriverContex
     }
     let wake = Arc::new(tokio::sync::Notify::new());
     let mut watcher = Watch::new(wake.clone());
-    let mut records = SessionRecords::new(session_id);
+    let mut records = SessionRecords::new(session_id).since(iso_utc(SystemTime::now()));
     let mut ticks: u32 = 0;
     loop {
         if tail.path.is_none() {
@@ -384,6 +428,39 @@ mod tests {
                 "tool Bash Done",
                 "text It said hi.",
             ]
+        );
+    }
+
+    #[test]
+    fn records_from_before_the_terminal_opened_are_history() {
+        let bytes: Vec<Vec<u8>> = [
+            json!({"type":"assistant","timestamp":"2026-01-01T00:00:00.999Z",
+                   "message":{"id":"m1","content":[{"type":"text","text":"old"}]}}),
+            json!({"type":"assistant","timestamp":"2026-01-01T00:00:01.000Z",
+                   "message":{"id":"m2","content":[{"type":"text","text":"new"}]}}),
+        ]
+        .iter()
+        .map(|l| l.to_string().into_bytes())
+        .collect();
+        let mut out = Vec::new();
+        SessionRecords::new("s1")
+            .since("2026-01-01T00:00:01.000Z")
+            .lines(bytes.iter().map(Vec::as_slice), &mut out);
+        assert_eq!(
+            out,
+            [DriverEvent::Text {
+                delta: "new".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn times_are_stamped_like_the_cli() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_796_018_507_065);
+        assert_eq!(iso_utc(t), "2026-11-30T06:01:47.065Z");
+        assert_eq!(
+            iso_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00.000Z"
         );
     }
 

@@ -329,20 +329,19 @@ impl AgentDriver for ClaudeDriver {
                 .insert(input.session_key.clone(), id.clone());
         }
         // One writer per session: an idle structured process would resume from its own
-        // memory afterwards, missing what the terminal adds, so it goes now (while the
-        // follower has already taken its starting point) and the next structured turn
-        // resumes from the session file.
-        let follow = async {
-            match &id {
-                Some(id) => follow::follow(&input, id, &ctx).await,
-                None => {
-                    ctx.cancelled().await;
-                    DriverResult::ok()
-                }
+        // memory afterwards, missing what the terminal adds, so it goes now and the
+        // next structured turn resumes from the session file. It goes *before* the
+        // follower takes its starting point: the CLI writes its last records to the
+        // session file as it exits, and those are history, not the terminal's. (The
+        // TUI takes longer to start than this takes.)
+        self.close_session(&input.session_key).await;
+        match &id {
+            Some(id) => follow::follow(&input, id, &ctx).await,
+            None => {
+                ctx.cancelled().await;
+                DriverResult::ok()
             }
-        };
-        let ((), result) = tokio::join!(self.close_session(&input.session_key), follow);
-        result
+        }
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {

@@ -317,13 +317,10 @@ impl AgentDriver for CodexDriver {
 
     async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         // One writer per thread: an idle app-server would resume from its own memory
-        // afterwards, missing what the terminal adds. It closes while the follower
-        // (which takes its starting point at once) runs.
-        let ((), result) = tokio::join!(
-            self.close_session(&input.session_key),
-            follow::follow(&input, &ctx)
-        );
-        result
+        // afterwards, missing what the terminal adds. It closes before the follower
+        // takes its starting point, so whatever it writes as it exits is history.
+        self.close_session(&input.session_key).await;
+        follow::follow(&input, &ctx).await
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
