@@ -19,6 +19,11 @@ fn main() {
         "recent_workspaces",
         "add_recent_workspace",
         "open_log",
+        "terminal_open",
+        "terminal_attach",
+        "terminal_write",
+        "terminal_resize",
+        "terminal_close",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

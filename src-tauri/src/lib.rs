@@ -16,6 +16,7 @@
 pub mod commands;
 pub mod forward;
 pub mod logging;
+pub mod terminal;
 pub mod workspaces;
 
 use std::path::PathBuf;
@@ -74,10 +75,12 @@ pub fn run() -> anyhow::Result<()> {
         .open()
         .context("opening the kernel")?;
 
+    let terminals = Arc::new(terminal::Terminals::default());
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .manage(loom.clone())
+        .manage(terminals.clone())
         .manage(config)
         .invoke_handler(tauri::generate_handler![
             commands::prompt,
@@ -96,6 +99,11 @@ pub fn run() -> anyhow::Result<()> {
             commands::recent_workspaces,
             commands::add_recent_workspace,
             commands::open_log,
+            terminal::terminal_open,
+            terminal::terminal_attach,
+            terminal::terminal_write,
+            terminal::terminal_resize,
+            terminal::terminal_close,
         ])
         .setup(|app| {
             let handle = app.handle().clone();
@@ -109,8 +117,11 @@ pub fn run() -> anyhow::Result<()> {
 
     app.run(move |_handle, event| {
         if let RunEvent::Exit = event {
-            tracing::info!("exiting: shutting the kernel down");
-            tauri::async_runtime::block_on(loom.shutdown());
+            tracing::info!("exiting: closing terminals, shutting the kernel down");
+            tauri::async_runtime::block_on(async {
+                terminal::close_all(&terminals, &loom).await;
+                loom.shutdown().await;
+            });
         }
     });
     Ok(())
