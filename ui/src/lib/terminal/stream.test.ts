@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { decodeFrame, FRAME_DATA, FRAME_EXIT, FRAME_SCREEN, TerminalStream } from "./stream";
+
+function frame(kind: number, offset: number, payload: string | Uint8Array): ArrayBuffer {
+  const body = typeof payload === "string" ? new TextEncoder().encode(payload) : payload;
+  const out = new Uint8Array(9 + body.length);
+  out[0] = kind;
+  new DataView(out.buffer).setBigUint64(1, BigInt(offset), true);
+  out.set(body, 9);
+  return out.buffer;
+}
+
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+describe("decodeFrame", () => {
+  it("reads kind, a little-endian u64 offset and the payload", () => {
+    const f = decodeFrame(frame(FRAME_DATA, 2 ** 40 + 5, "hello"));
+    expect(f?.kind).toBe("data");
+    expect(f?.offset).toBe(2 ** 40 + 5);
+    expect(f && "data" in f ? text(f.data) : "").toBe("hello");
+  });
+
+  it("accepts a Uint8Array view with a byte offset and a plain number array", () => {
+    const raw = new Uint8Array(frame(FRAME_SCREEN, 7, "scr"));
+    const padded = new Uint8Array(raw.length + 3);
+    padded.set(raw, 3);
+    const f = decodeFrame(padded.subarray(3));
+    expect(f?.kind).toBe("screen");
+    expect(f?.offset).toBe(7);
+    expect(decodeFrame(Array.from(raw))?.offset).toBe(7);
+  });
+
+  it("parses the exit message and rejects malformed frames", () => {
+    const f = decodeFrame(frame(FRAME_EXIT, 3, JSON.stringify({ code: 2, signal: null, screen: "bye" })));
+    expect(f).toEqual({ kind: "exit", offset: 3, exit: { code: 2, signal: null, screen: "bye" } });
+    expect(decodeFrame(new Uint8Array(4))).toBeNull();
+    expect(decodeFrame(frame(9, 0, ""))).toBeNull();
+    expect(decodeFrame(frame(FRAME_EXIT, 0, "{not json"))).toBeNull();
+  });
+});
+
+describe("TerminalStream", () => {
+  const apply = (s: TerminalStream, buf: ArrayBuffer) => {
+    const f = decodeFrame(buf);
+    if (!f) throw new Error("bad frame");
+    return s.apply(f);
+  };
+
+  it("starts from the screen, then writes live output in order", () => {
+    const s = new TerminalStream();
+    expect(apply(s, frame(FRAME_DATA, 0, "early"))).toBeNull();
+    const screen = apply(s, frame(FRAME_SCREEN, 10, "$ "));
+    expect(screen?.reset).toBe(true);
+    expect(text(screen!.write)).toBe("$ ");
+    expect(text(apply(s, frame(FRAME_DATA, 10, "ab"))!.write)).toBe("ab");
+    expect(text(apply(s, frame(FRAME_DATA, 12, "cd"))!.write)).toBe("cd");
+    expect(s.offset).toBe(14);
+  });
+
+  it("re-attach: output the restored screen already holds is not written again", () => {
+    const s = new TerminalStream();
+    apply(s, frame(FRAME_SCREEN, 0, ""));
+    apply(s, frame(FRAME_DATA, 0, "Echo: one\r\n"));
+    // The pane re-opens: a new screen current at 20, then a batch that overlaps it.
+    const screen = apply(s, frame(FRAME_SCREEN, 20, "Echo: one\r\n$ "));
+    expect(screen?.reset).toBe(true);
+    expect(apply(s, frame(FRAME_DATA, 15, "abcde"))).toBeNull();
+    expect(text(apply(s, frame(FRAME_DATA, 18, "xyzw"))!.write)).toBe("zw");
+    expect(s.offset).toBe(22);
+  });
+
+  it("reports the exit with its code and last screen", () => {
+    const s = new TerminalStream();
+    apply(s, frame(FRAME_SCREEN, 0, ""));
+    const a = apply(s, frame(FRAME_EXIT, 0, JSON.stringify({ code: 1, signal: null, screen: "oops" })));
+    expect(a?.exit).toEqual({ code: 1, signal: null, screen: "oops" });
+    expect(a?.write.length).toBe(0);
+  });
+});
