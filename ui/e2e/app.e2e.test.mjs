@@ -99,6 +99,32 @@ describe("Weft desktop app (echo agent)", () => {
     assert.ok(await denied.isExisting(), "the denied call is marked failed");
   });
 
+  it("answers a question", async () => {
+    await send(browser, "a question for you");
+    const dialog = await byTestId(browser, "interaction-dialog");
+    await dialog.waitForDisplayed({ timeout: 30000 });
+    assert.equal(await dialog.getAttribute("data-kind"), "user-input");
+    const choices = await allByTestId(browser, "question-choice");
+    assert.equal(choices.length, 3);
+    await choices[2].click();
+    await (await byTestId(browser, "question-submit")).click();
+    await dialog.waitForExist({ reverse: true, timeout: 30000 });
+    await until(browser, async () => (await lastTurnText(browser)).includes("You picked blue."), "the answer in the reply");
+    await waitDone("the question turn to finish");
+  });
+
+  it("steers a running turn", async () => {
+    await newSession();
+    await send(browser, "slow steer me");
+    await until(browser, async () => (await phase(browser)) === "streaming", "the slow turn to stream");
+    await (await byTestId(browser, "mode-steer")).click();
+    await send(browser, "go left");
+    await until(browser, async () => (await texts(browser, "local-note")).some((n) => n.includes("go left")), "the steer noted");
+    await until(browser, async () => (await lastTurnText(browser)).includes('Steered: "go left"'), "the agent taking the steer", 60000);
+    await (await byTestId(browser, "stop")).click();
+    await waitDone("the steered turn to stop");
+  });
+
   it("stops a running turn", async () => {
     await newSession();
     await send(browser, "slow story please");
@@ -137,8 +163,8 @@ describe("Weft desktop app (echo agent)", () => {
     const item = await browser.$(`[data-testid="session-item"][data-session-key="${firstSession}"] button`);
     await item.waitForExist({ timeout: 30000 });
     await item.click();
-    await until(browser, async () => (await lastTurnText(browser)).includes("You denied the note"), "the last turn of history");
-    assert.deepEqual(await allTurnPrompts(browser), ["hello weft", "permission please", "permission again"]);
+    await until(browser, async () => (await lastTurnText(browser)).includes("You picked blue."), "the last turn of history");
+    assert.deepEqual(await allTurnPrompts(browser), ["hello weft", "permission please", "permission again", "a question for you"]);
     await screenshot(browser, "05-history-light");
     await setTheme(browser, "dark");
     await screenshot(browser, "06-history-dark");
