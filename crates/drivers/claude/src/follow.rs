@@ -29,7 +29,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use notify::{RecursiveMode, Watcher};
 use serde_json::{json, Value};
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
-use weft_protocol::DriverEvent;
+use weft_protocol::{DriverEvent, Usage};
 
 use crate::normalize::Normalizer;
 use crate::recover;
@@ -53,6 +53,8 @@ pub struct SessionRecords {
     norm: Normalizer,
     model: Option<String>,
     since: Option<String>,
+    /// Each message's usage as last written (its block lines repeat it, growing).
+    usage: Vec<(String, Value)>,
 }
 
 impl SessionRecords {
@@ -63,6 +65,7 @@ impl SessionRecords {
             norm: Normalizer::new(0.0),
             model: None,
             since: None,
+            usage: Vec::new(),
         }
     }
 
@@ -123,6 +126,7 @@ impl SessionRecords {
                         model,
                     });
                 }
+                self.note_usage(&message, out);
                 json!({"type": "assistant", "message": message})
             }
             "user" => {
@@ -141,6 +145,44 @@ impl SessionRecords {
         if let Ok(line) = serde_json::from_value::<OutLine>(line) {
             self.norm.line(line, out);
         }
+    }
+}
+
+impl SessionRecords {
+    /// Usage so far from the messages' own figures (the session file has no `result`
+    /// lines with totals, and no cost).
+    fn note_usage(&mut self, message: &Value, out: &mut Vec<DriverEvent>) {
+        let (Some(id), usage) = (message["id"].as_str(), &message["usage"]) else {
+            return;
+        };
+        if !usage.is_object() || message["model"] == "<synthetic>" {
+            return;
+        }
+        match self.usage.iter_mut().find(|(m, _)| m == id) {
+            Some((_, u)) if u == usage => return,
+            Some((_, u)) => *u = usage.clone(),
+            None => self.usage.push((id.to_string(), usage.clone())),
+        }
+        let n = |u: &Value, k: &str| u[k].as_u64().unwrap_or(0);
+        let sum = |k: &str| self.usage.iter().map(|(_, u)| n(u, k)).sum::<u64>();
+        let context = n(usage, "input_tokens")
+            + n(usage, "cache_read_input_tokens")
+            + n(usage, "cache_creation_input_tokens")
+            + n(usage, "output_tokens");
+        let window = self.model.as_deref().map(crate::normalize::window_of);
+        out.push(DriverEvent::Usage {
+            usage: Usage {
+                input_tokens: Some(sum("input_tokens") + sum("cache_creation_input_tokens")),
+                output_tokens: Some(sum("output_tokens")),
+                cached_input_tokens: Some(sum("cache_read_input_tokens")),
+                context_used_tokens: Some(context),
+                context_percent: window
+                    .filter(|w| *w > 0)
+                    .map(|w| ((context as f64) * 10_000.0 / w as f64).round() / 100.0),
+                cost_usd: None,
+                provider_name: Some("anthropic".into()),
+            },
+        });
     }
 }
 
@@ -429,6 +471,64 @@ mod tests {
                 "text It said hi.",
             ]
         );
+    }
+
+    #[test]
+    fn the_recorded_session_file_and_a_task_list_become_a_transcript() {
+        let text = include_str!("../tests/fixtures/session_file_example.jsonl");
+        let mut lines: Vec<Vec<u8>> = text.lines().map(|l| l.as_bytes().to_vec()).collect();
+        lines.push(
+            json!({"type":"assistant","timestamp":"2099-01-01T00:00:00.000Z",
+                   "message":{"id":"m9","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_tc","name":"TaskCreate",
+                   "input":{"subject":"Write the tests","description":"d"}}],"usage":{"input_tokens":10,"output_tokens":5}}})
+            .to_string()
+            .into_bytes(),
+        );
+        lines.push(
+            json!({"type":"user","timestamp":"2099-01-01T00:00:01.000Z","toolUseResult":{"task":{"id":"1","subject":"Write the tests"}},
+                   "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_tc","content":"Task #1 created"}]}})
+            .to_string()
+            .into_bytes(),
+        );
+        let mut out = Vec::new();
+        let mut records = SessionRecords::new("s1");
+        records.lines(lines.iter().map(Vec::as_slice), &mut out);
+        let mut acc = weft_protocol::Accumulator::new(Default::default());
+        for e in &out {
+            acc.apply(e, 0);
+        }
+        let snap = acc.snapshot();
+        assert!(
+            snap.text.starts_with("MOCK-REPLY: done (call 3) "),
+            "{}",
+            snap.text
+        );
+        assert!(snap.text.contains("Calling Bash."));
+        assert!(
+            snap.text.ends_with("MOCK-REPLY: done (call 5) "),
+            "{}",
+            snap.text
+        );
+        let bash = &snap.tool_calls[0];
+        assert_eq!(
+            (bash.name.as_str(), bash.status),
+            ("Bash", weft_protocol::ToolStatus::Done)
+        );
+        assert_eq!(
+            snap.plan.as_ref().map(|p| p.steps[0].text.as_str()),
+            Some("Write the tests")
+        );
+        assert_eq!(
+            snap.notices,
+            [
+                "typed in the terminal: hello turn one",
+                "typed in the terminal: USE_TOOL turn two",
+                "typed in the terminal: resumed message"
+            ]
+        );
+        let usage = snap.usage.clone().unwrap();
+        assert!(usage.output_tokens.unwrap() >= 5);
+        assert!(usage.context_percent.is_some());
     }
 
     #[test]

@@ -199,6 +199,10 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
     .await;
     assert_eq!(snap.phase, Phase::Streaming);
     assert_eq!(snap.session_id.as_deref(), Some(sid.as_str()));
+    assert!(snap
+        .usage
+        .as_ref()
+        .is_some_and(|u| u.output_tokens.is_some()));
     let call = &snap.tool_calls[0];
     assert_eq!(call.name, "Bash");
     assert_eq!(call.result.as_deref().map(str::trim), Some("hi-from-tool"));
