@@ -332,3 +332,76 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
     loom.shutdown().await;
     assert!(driver.live_pids().is_empty());
 }
+
+/// The follower without a CLI: a session file that does not exist when the terminal
+/// opens is picked up when it appears, appended records show as they land, and
+/// closing the terminal ends the follower at once.
+#[tokio::test]
+async fn the_follower_picks_up_a_session_file_that_appears_later() {
+    use std::io::Write;
+    use tokio_util::sync::CancellationToken;
+    use weft_kernel::{AgentDriver, DriverContext};
+
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let workdir = work.path().canonicalize().unwrap();
+    let input = AgentTurnInput {
+        session_key: "claude:follow".into(),
+        workdir: workdir.clone(),
+        session_id: Some("sid-later".into()),
+        env: vec![(
+            "CLAUDE_CONFIG_DIR".into(),
+            home.path().join("cfg").display().to_string(),
+        )],
+        ..Default::default()
+    };
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    let cancel = CancellationToken::new();
+    let ctx = DriverContext::new(cancel.clone(), sink.clone());
+    let following = tokio::spawn(async move { driver.follow_tui(input, ctx).await });
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let dir = home
+        .path()
+        .join("cfg/projects")
+        .join(weft_claude::recover::encode_cwd(&workdir));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut file = std::fs::File::create(dir.join("sid-later.jsonl")).unwrap();
+    let record = |id: &str, text: &str| {
+        let at = "2999-01-01T00:00:00.000Z";
+        format!(
+            "{}\n",
+            json!({"type":"assistant","timestamp":at,"message":{"id":id,"model":"claude-x",
+                   "content":[{"type":"text","text":text}]}})
+        )
+    };
+    file.write_all(record("m1", "first").as_bytes()).unwrap();
+    assert!(
+        sink.wait_for(WAIT, |s, _| s.text == "first").await,
+        "{:#?}",
+        sink.snapshot()
+    );
+    // Half a record waits for its newline.
+    let second = record("m2", "second");
+    let (a, b) = second.split_at(20);
+    file.write_all(a.as_bytes()).unwrap();
+    file.flush().unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sink.snapshot().text, "first");
+    file.write_all(b.as_bytes()).unwrap();
+    assert!(
+        sink.wait_for(WAIT, |s, _| s.text == "first\n\nsecond")
+            .await,
+        "{:#?}",
+        sink.snapshot()
+    );
+
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(5), following)
+        .await
+        .expect("the follower ends when the terminal closes")
+        .unwrap();
+    assert!(result.ok);
+    assert_eq!(result.session_id.as_deref(), Some("sid-later"));
+}
