@@ -46,13 +46,8 @@ PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    # The app was started by WebKitWebDriver under tauri-driver; none may outlive them.
-    local stray
-    stray="$(pgrep -f "^$APP_BIN" || true)"
-    if [ -n "$stray" ]; then
-        echo "stray app processes after the run: $stray" >&2
-        kill $stray 2>/dev/null || true
-    fi
+    # Only this run's processes are ever touched (several runs may share a machine and
+    # the same app binary); what the apps left is checked by RUN_DIR below.
 }
 trap cleanup EXIT
 
