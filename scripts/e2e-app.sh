@@ -47,7 +47,10 @@ cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     # Only this run's processes are ever touched (several runs may share a machine and
-    # the same app binary); what the apps left is checked by RUN_DIR below.
+    # the same app binary): what the apps left carries RUN_DIR in its environment.
+    if declare -F leftovers >/dev/null; then
+        for pid in $(leftovers); do kill "$pid" 2>/dev/null || true; done
+    fi
 }
 trap cleanup EXIT
 
