@@ -20,6 +20,7 @@
 //! then `PATH`. [`AgentDriver::list_native_sessions`] reads `~/.gemini`'s chat files
 //! ([`sessions`]).
 
+pub mod follow;
 pub mod headless;
 pub mod sessions;
 pub mod stream;
@@ -195,8 +196,13 @@ impl AgentDriver for GeminiDriver {
         // afterwards, missing what the terminal adds; the next structured turn resumes
         // from the CLI's session file instead.
         self.acp.close_session(&input.session_key).await;
-        ctx.cancelled().await;
-        DriverResult::ok()
+        match input.session_id.clone() {
+            Some(id) => follow::follow(&input, &id, &ctx).await,
+            None => {
+                ctx.cancelled().await;
+                DriverResult::ok()
+            }
+        }
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {

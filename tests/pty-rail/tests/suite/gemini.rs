@@ -1,6 +1,7 @@
 //! The Gemini CLI's own TUI through the kernel: the ready screen, a typed prompt gets
-//! the scripted reply, then the structured rail continues the same session (under the
-//! id the terminal was started with) with its history.
+//! the scripted reply (followed live in the snapshot from the chat file), then the
+//! structured rail continues the same session (under the id the terminal was started
+//! with) with its history, and a re-opened terminal resumes it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,6 +85,17 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
     })
     .await;
 
+    // The snapshot follows the chat file live.
+    let snap = wait_snapshot(&loom, &key, "the terminal's turn", |s| {
+        s.text.contains("GEMINI-TUI-REPLY")
+    })
+    .await;
+    assert_eq!(snap.phase, Phase::Streaming);
+    assert!(snap
+        .notices
+        .iter()
+        .any(|n| n == "typed in the terminal: HELLO from the gemini tui"));
+
     let pid = bridge.pid().unwrap();
     drop(bridge);
     assert!(gone(pid));
@@ -144,6 +156,12 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
         .find(|r| r.last_user_text().contains("AGAIN in the terminal"))
         .unwrap();
     assert!(last.all_text().contains("GEMINI-STRUCTURED-REPLY"));
+    // Only what is new reaches the snapshot.
+    let snap = wait_snapshot(&loom, &key, "the second terminal's turn", |s| {
+        s.text.contains("GEMINI-SECOND-TERMINAL")
+    })
+    .await;
+    assert_eq!(snap.text, "GEMINI-SECOND-TERMINAL");
     drop(bridge);
     loom.close_terminal(&key).await.unwrap();
 
