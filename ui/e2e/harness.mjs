@@ -27,7 +27,8 @@ export async function launch() {
     },
   });
   browser.setTimeout({ implicit: 0 });
-  await until(browser, async () => (await browser.$('[data-testid="app"]').getAttribute("data-ready")) === "true", "the app is ready");
+  // A debug build's first start on a busy 2-core machine can take a while.
+  await until(browser, async () => (await browser.$('[data-testid="app"]').getAttribute("data-ready")) === "true", "the app is ready", 90000);
   return browser;
 }
 
