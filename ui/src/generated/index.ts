@@ -40,3 +40,4 @@ export type { ToolStatus } from "./ToolStatus";
 export type { UniversalSnapshot } from "./UniversalSnapshot";
 export type { Usage } from "./Usage";
 export type { WireError } from "./WireError";
+export type { JsonValue } from "./serde_json/JsonValue";
