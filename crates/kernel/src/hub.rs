@@ -28,6 +28,9 @@ use crate::time::now_ms;
 /// Hub-wide patch buffer for `subscribe_all` (a window forwarding every session).
 const ALL_CHANNEL: usize = 16384;
 
+/// How long `list_agent_info` answers from its last probe.
+const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The agent a prompt goes to when it names none.
 pub const DEFAULT_AGENT: &str = "echo";
 
@@ -137,6 +140,7 @@ impl LoomBuilder {
             drivers,
             default_agent: self.default_agent,
             sessions: Mutex::new(HashMap::new()),
+            agent_info: Mutex::new(None),
             env: Arc::new(KernelEnv {
                 store,
                 resolver: self.resolver,
@@ -158,6 +162,7 @@ pub struct Loom {
     default_agent: String,
     sessions: Mutex<HashMap<String, SessionRunner>>,
     env: Arc<KernelEnv>,
+    agent_info: Mutex<Option<(std::time::Instant, Vec<AgentInfo>)>>,
 }
 
 impl Loom {
@@ -441,7 +446,15 @@ impl LoomIO for Loom {
     }
 
     async fn list_agent_info(&self) -> Vec<AgentInfo> {
-        futures::future::join_all(self.drivers.values().map(|d| d.info())).await
+        if let Some((at, infos)) = self.agent_info.lock().clone() {
+            if at.elapsed() < AGENT_INFO_TTL {
+                return infos;
+            }
+        }
+        // Probing runs each agent's binary (seconds in all): done at most once a TTL.
+        let infos = futures::future::join_all(self.drivers.values().map(|d| d.info())).await;
+        *self.agent_info.lock() = Some((std::time::Instant::now(), infos.clone()));
+        infos
     }
 
     async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError> {

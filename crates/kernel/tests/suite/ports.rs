@@ -76,3 +76,17 @@ fn state_dirs_follow_weft_home() {
         None => assert!(global.ends_with(".weft")),
     }
 }
+
+#[tokio::test]
+async fn agent_info_is_probed_once_then_cached() {
+    let driver = Arc::new(ScriptDriver::default());
+    let loom = loom_with(driver.clone());
+    let first = loom.list_agent_info().await;
+    let second = loom.list_agent_info().await;
+    assert_eq!(first, second);
+    assert_eq!(first[0].id, "script");
+    assert_eq!(
+        driver.info_calls.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+}

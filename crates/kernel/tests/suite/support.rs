@@ -19,6 +19,7 @@ use weft_protocol::{
 #[derive(Default)]
 pub struct ScriptDriver {
     gates: Mutex<HashMap<String, Arc<Notify>>>,
+    pub info_calls: std::sync::atomic::AtomicUsize,
 }
 
 impl ScriptDriver {
@@ -51,6 +52,8 @@ impl AgentDriver for ScriptDriver {
     }
 
     async fn info(&self) -> AgentInfo {
+        self.info_calls
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         AgentInfo {
             id: "script".into(),
             name: "script".into(),
