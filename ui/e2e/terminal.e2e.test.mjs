@@ -1,0 +1,108 @@
+// The terminal pane (PTY rail) end to end with the echo agent's terminal, a small
+// line-echo shell loop: open it from the session header, type into xterm.js, read the
+// rendered reply from xterm's buffer, switch sessions and back (re-attach without
+// duplicated output), close it, and check no `sh` child of the app is left.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { allByTestId, byTestId, launch, phase, screenshot, send, until } from "./harness.mjs";
+
+let browser;
+
+const bufferText = () =>
+  browser.execute(() => {
+    const pane = document.querySelector('[data-testid="terminal-pane"]');
+    return pane && typeof pane.bufferText === "function" ? pane.bufferText() : "";
+  });
+
+const count = (text, needle) => text.split(needle).length - 1;
+
+function stat(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const rest = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return { state: rest[0], ppid: Number(rest[1]), comm: s.slice(s.indexOf("(") + 1, s.lastIndexOf(")")) };
+  } catch {
+    return null;
+  }
+}
+
+/** Live `sh` processes whose parent is this run's app. */
+function shChildrenOfApp() {
+  const run = dirname(process.env.WEFT_WORKSPACE_DIR ?? "/nonexistent");
+  const pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  const apps = new Set(
+    pids.filter((p) => {
+      try {
+        return stat(p)?.comm === "weft-app" && readFileSync(`/proc/${p}/environ`, "utf8").includes(run);
+      } catch {
+        return false;
+      }
+    }).map(Number),
+  );
+  return pids.filter((p) => {
+    const s = stat(p);
+    return s && s.comm === "sh" && s.state !== "Z" && apps.has(s.ppid);
+  });
+}
+
+async function typeIntoTerminal(text) {
+  const textarea = await browser.$('[data-testid="terminal-pane"] .xterm-helper-textarea');
+  await textarea.waitForExist({ timeout: 10000 });
+  await browser.execute((el) => el.focus(), textarea);
+  // Key by key. Spaces typed this way did not reach xterm under WebKitWebDriver, so
+  // the lines the tests type have none.
+  await browser.keys([...text]);
+  await browser.keys("Enter");
+}
+
+describe("Weft desktop app: the terminal pane (echo agent)", () => {
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    if (browser) await browser.deleteSession();
+  });
+
+  it("opens the echo session's terminal, echoes a typed line, re-attaches, closes without orphans", async () => {
+    await (await byTestId(browser, "new-session")).click();
+    await send(browser, "before the terminal");
+    await until(browser, async () => (await phase(browser)) === "done", "the first turn to finish");
+    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+
+    await (await byTestId(browser, "terminal-open")).click();
+    await until(browser, async () => (await byTestId(browser, "terminal-pane")).isExisting(), "the terminal pane");
+    await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    const note = await byTestId(browser, "terminal-note");
+    assert.match(await note.getText(), /queue/i, "the pane says why prompts queue");
+    assert.equal(shChildrenOfApp().length, 1, "one sh under the app");
+
+    await typeIntoTerminal("hi-from-xterm");
+    await until(browser, async () => (await bufferText()).includes("Echo: hi-from-xterm"), "the echoed line in xterm's buffer");
+    await screenshot(browser, "20-terminal-pane");
+
+    // Switch to a new session and back: the pane re-attaches from the screen, once.
+    await (await byTestId(browser, "new-session")).click();
+    await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to leave with its session");
+    await (await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`)).click();
+    await until(browser, async () => (await bufferText()).includes("Echo: hi-from-xterm"), "the restored screen");
+    await typeIntoTerminal("second-line");
+    await until(browser, async () => (await bufferText()).includes("Echo: second-line"), "live output after re-attach");
+    const text = await bufferText();
+    assert.equal(count(text, "Echo: hi-from-xterm"), 1, `no duplicated output:\n${text}`);
+    assert.equal(count(text, "Echo: second-line"), 1, `no duplicated output:\n${text}`);
+
+    const children = shChildrenOfApp();
+    assert.equal(children.length, 1, "still one sh");
+    await (await byTestId(browser, "terminal-close")).click();
+    await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to close");
+    await until(
+      browser,
+      async () => children.every((p) => !existsSync(`/proc/${p}`) || stat(p)?.state === "Z") && shChildrenOfApp().length === 0,
+      "the terminal's sh to end",
+    );
+    // The session takes structured prompts again.
+    await until(browser, async () => (await allByTestId(browser, "terminal-open")).length === 1, "the Terminal button again");
+  });
+});
