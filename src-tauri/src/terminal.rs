@@ -29,6 +29,11 @@ pub const BATCH_WINDOW: Duration = Duration::from_millis(8);
 /// At most this many bytes per message.
 pub const BATCH_MAX: usize = 64 * 1024;
 
+/// After the child exits, its last output is awaited until quiet this long…
+const EXIT_DRAIN_QUIET: Duration = Duration::from_millis(50);
+/// …and no longer than this.
+const EXIT_DRAIN_MAX: Duration = Duration::from_millis(500);
+
 const FRAME_SCREEN: u8 = 0;
 const FRAME_DATA: u8 = 1;
 const FRAME_EXIT: u8 = 2;
@@ -207,8 +212,11 @@ pub async fn terminal_write(
     data: String,
 ) -> Reply<()> {
     let bridge = terminals.bridge(&session_key)?;
-    bridge
-        .write(data.as_bytes())
+    // A write blocks while the child does not read (a big paste): keep it off the
+    // async workers.
+    tokio::task::spawn_blocking(move || bridge.write(data.as_bytes()))
+        .await
+        .map_err(|e| internal(format!("writing to the terminal: {e}")))?
         .map_err(|e| internal(format!("writing to the terminal: {e}")))
 }
 
@@ -344,14 +352,19 @@ async fn forward(
     };
     if exited {
         let info = bridge.wait().await;
-        // What arrived before the exit.
-        while let Ok(chunk) = attach.chunks.try_recv() {
-            let start = offset;
-            offset = take_chunk(&mut buf, offset, &chunk);
-            if !buf.is_empty() {
-                send(&channel, frame(FRAME_DATA, start, &buf));
-                buf.clear();
+        // The reader may still hold the child's last output: take what comes until
+        // the output has been quiet for a moment.
+        let start = offset;
+        let deadline = tokio::time::Instant::now() + EXIT_DRAIN_MAX;
+        while tokio::time::Instant::now() < deadline {
+            match tokio::time::timeout(EXIT_DRAIN_QUIET, attach.chunks.recv()).await {
+                Ok(Ok(chunk)) => offset = take_chunk(&mut buf, offset, &chunk),
+                _ => break,
             }
+        }
+        if !buf.is_empty() {
+            send(&channel, frame(FRAME_DATA, start, &buf));
+            buf.clear();
         }
         let message = ExitMessage {
             code: info.code,

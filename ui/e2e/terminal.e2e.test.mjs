@@ -105,4 +105,38 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     // The session takes structured prompts again.
     await until(browser, async () => (await allByTestId(browser, "terminal-open")).length === 1, "the Terminal button again");
   });
+
+  it("a terminal whose child exits shows the exit code and frees the session for prompts", async () => {
+    await (await byTestId(browser, "terminal-open")).click();
+    await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    const textarea = await browser.$('[data-testid="terminal-pane"] .xterm-helper-textarea');
+    await browser.execute((el) => el.focus(), textarea);
+    await browser.keys(["Control", "d"]);
+    const pane = await byTestId(browser, "terminal-pane");
+    await until(browser, async () => (await pane.getAttribute("data-exited")) === "true", "the exit message");
+    assert.match(await (await byTestId(browser, "terminal-note")).getText(), /Exited with code 0/);
+    assert.match(await bufferText(), /bye/, "the last output stays on screen");
+    await until(browser, async () => shChildrenOfApp().length === 0, "the sh to be gone");
+    // The terminal turn ended on its own: a structured prompt runs at once.
+    await send(browser, "after the terminal");
+    await until(browser, async () => (await phase(browser)) === "done", "the structured turn after the terminal");
+    await (await byTestId(browser, "terminal-close")).click();
+    await until(browser, async () => !(await pane.isExisting()), "the exited pane to close");
+  });
+
+  it("closing the app ends an open terminal", async () => {
+    await (await byTestId(browser, "terminal-open")).click();
+    await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    const children = shChildrenOfApp();
+    assert.equal(children.length, 1, "one sh under the app");
+    await browser.deleteSession();
+    browser = null;
+    const deadline = Date.now() + 20000;
+    let left = children;
+    while (Date.now() < deadline && left.length) {
+      left = children.filter((p) => existsSync(`/proc/${p}`) && stat(p)?.state !== "Z");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(left, [], "the terminal's sh outlived the app");
+  });
 });

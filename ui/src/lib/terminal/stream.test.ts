@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeFrame, FRAME_DATA, FRAME_EXIT, FRAME_SCREEN, TerminalStream } from "./stream";
+import { decodeFrame, FRAME_DATA, FRAME_EXIT, FRAME_SCREEN, OrderedWriter, TerminalStream } from "./stream";
 
 function frame(kind: number, offset: number, payload: string | Uint8Array): ArrayBuffer {
   const body = typeof payload === "string" ? new TextEncoder().encode(payload) : payload;
@@ -75,5 +75,45 @@ describe("TerminalStream", () => {
     const a = apply(s, frame(FRAME_EXIT, 0, JSON.stringify({ code: 1, signal: null, screen: "oops" })));
     expect(a?.exit).toEqual({ code: 1, signal: null, screen: "oops" });
     expect(a?.write.length).toBe(0);
+  });
+});
+
+describe("OrderedWriter", () => {
+  it("keeps one write in flight and sends what was typed meanwhile in order, batched", async () => {
+    const sent: string[] = [];
+    const releases: (() => void)[] = [];
+    const w = new OrderedWriter(
+      (d) =>
+        new Promise<void>((resolve) => {
+          sent.push(d);
+          releases.push(resolve);
+        }),
+    );
+    w.push("a");
+    w.push("b");
+    w.push("c");
+    expect(sent).toEqual(["a"]);
+    releases.shift()!();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(sent).toEqual(["a", "bc"]);
+    releases.shift()!();
+    await new Promise((r) => setTimeout(r, 0));
+    w.push("d");
+    expect(sent).toEqual(["a", "bc", "d"]);
+  });
+
+  it("goes on after a failed write", async () => {
+    const sent: string[] = [];
+    const errors: unknown[] = [];
+    const w = new OrderedWriter(async (d) => {
+      sent.push(d);
+      if (d === "x") throw new Error("gone");
+    }, (e) => errors.push(e));
+    w.push("x");
+    w.push("y");
+    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(sent).toEqual(["x", "y"]);
+    expect(errors.length).toBe(1);
   });
 });

@@ -89,3 +89,35 @@ export class TerminalStream {
     return { reset: false, write };
   }
 }
+
+/**
+ * Keystrokes in order: one write in flight at a time (the backend handles commands
+ * concurrently, so two writes could swap); what is typed meanwhile goes in the next.
+ */
+export class OrderedWriter {
+  private pending = "";
+  private busy = false;
+  constructor(
+    private readonly send: (data: string) => Promise<void>,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  push(data: string): void {
+    this.pending += data;
+    if (!this.busy) void this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    this.busy = true;
+    while (this.pending) {
+      const data = this.pending;
+      this.pending = "";
+      try {
+        await this.send(data);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+    this.busy = false;
+  }
+}
