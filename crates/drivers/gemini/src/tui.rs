@@ -30,10 +30,18 @@ pub fn spec(program: &Path, input: &AgentTurnInput) -> TuiSpec {
         args.extend(["--model".to_string(), m.clone()]);
     }
     args.extend(input.extra_args.iter().cloned());
+    let mut env = input.env.clone();
+    // gemini runs headless (no UI, reads a prompt from stdin) whenever CI=true or
+    // GITHUB_ACTIONS=true, even on a terminal; a terminal the user opened is interactive.
+    for var in ["CI", "GITHUB_ACTIONS"] {
+        if std::env::var(var).is_ok_and(|v| v == "true") {
+            env.push((var.to_string(), "false".to_string()));
+        }
+    }
     TuiSpec {
         program: program.to_path_buf(),
         args,
-        env: input.env.clone(),
+        env,
         cwd: input.workdir.clone(),
         session_id,
     }
