@@ -5,8 +5,9 @@
 //! frames on the pane's `Channel`: `[kind: u8][offset: u64 LE][payload]`, where kind
 //! 0 is a screen restore (the payload redraws the whole screen; `offset` is the
 //! stream offset it is current at), 1 is output starting at `offset`, and 2 is the
-//! child's exit (payload: JSON `{code, signal, screen}`). Output is coalesced: what
-//! arrives within [`BATCH_WINDOW`], up to [`BATCH_MAX`] bytes, goes as one message.
+//! child's exit (payload: JSON `{code, signal, screen}`). Output is coalesced: at
+//! most one message per [`BATCH_WINDOW`] while output streams (up to [`BATCH_MAX`]
+//! bytes each); the first output after a quiet spell goes at once.
 //!
 //! Whoever removes a session's entry from the map (the pane's close, the child's own
 //! exit, the app's exit) ends the bridge and calls `close_terminal`, exactly once.
@@ -19,12 +20,12 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use tauri::ipc::{Channel, InvokeResponseBody};
 use tauri::State;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use weft_kernel::{Loom, LoomIO};
 use weft_protocol::{ErrorCode, OpenTerminalRequest, WireError};
 use weft_pty::{Attach, PtyBridge, PtySize, PtySpec};
 
-/// Output arriving within this window after the first byte goes in one message.
+/// While output streams, at most one message per window (unless it fills up).
 pub const BATCH_WINDOW: Duration = Duration::from_millis(8);
 /// At most this many bytes per message.
 pub const BATCH_MAX: usize = 64 * 1024;
@@ -310,6 +311,7 @@ async fn forward(
         return;
     }
     let mut buf: Vec<u8> = Vec::new();
+    let mut last_sent = tokio::time::Instant::now();
     let exited = loop {
         let start = offset;
         tokio::select! {
@@ -328,25 +330,43 @@ async fn forward(
             },
             _ = bridge.wait() => break true,
         }
-        // Coalesce what follows within the window.
-        let deadline = tokio::time::Instant::now() + BATCH_WINDOW;
+        // What is already queued goes along. After a quiet spell that is all (a
+        // keystroke's echo is not held back); while output streams, what arrives
+        // until one window after the last message goes in the next one.
+        let mut resynced = false;
         while buf.len() < BATCH_MAX {
-            match tokio::time::timeout_at(deadline, attach.chunks.recv()).await {
-                Ok(Ok(chunk)) => offset = take_chunk(&mut buf, offset, &chunk),
-                Ok(Err(RecvError::Lagged(_))) => {
-                    attach = bridge.attach();
-                    offset = attach.offset;
-                    buf.clear();
-                    if !send(&channel, frame(FRAME_SCREEN, offset, &attach.screen)) {
-                        return;
-                    }
+            match attach.chunks.try_recv() {
+                Ok(chunk) => offset = take_chunk(&mut buf, offset, &chunk),
+                Err(TryRecvError::Lagged(_)) => {
+                    resynced = true;
                     break;
                 }
+                Err(_) => break,
+            }
+        }
+        let deadline = last_sent + BATCH_WINDOW;
+        while !resynced && buf.len() < BATCH_MAX && tokio::time::Instant::now() < deadline {
+            match tokio::time::timeout_at(deadline, attach.chunks.recv()).await {
+                Ok(Ok(chunk)) => offset = take_chunk(&mut buf, offset, &chunk),
+                Ok(Err(RecvError::Lagged(_))) => resynced = true,
                 Ok(Err(RecvError::Closed)) | Err(_) => break,
             }
         }
-        if !buf.is_empty() && !send(&channel, frame(FRAME_DATA, start, &buf)) {
-            return;
+        if resynced {
+            attach = bridge.attach();
+            offset = attach.offset;
+            buf.clear();
+            if !send(&channel, frame(FRAME_SCREEN, offset, &attach.screen)) {
+                return;
+            }
+            last_sent = tokio::time::Instant::now();
+            continue;
+        }
+        if !buf.is_empty() {
+            if !send(&channel, frame(FRAME_DATA, start, &buf)) {
+                return;
+            }
+            last_sent = tokio::time::Instant::now();
         }
         buf.clear();
     };

@@ -124,6 +124,54 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     await until(browser, async () => !(await pane.isExisting()), "the exited pane to close");
   });
 
+  // Opt-in figures for BENCHMARKS.md: WEFT_E2E_TERMINAL_BENCH=1 scripts/e2e-app.sh
+  it("benchmark: paste throughput and keystroke-to-echo latency", { skip: !process.env.WEFT_E2E_TERMINAL_BENCH }, async () => {
+    await (await byTestId(browser, "terminal-open")).click();
+    await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    const lines = Number(process.env.WEFT_E2E_TERMINAL_BENCH_LINES ?? 20000);
+    const result = await browser.executeAsync((lines, done) => {
+      const pane = document.querySelector('[data-testid="terminal-pane"]');
+      const line = "x".repeat(93);
+      let text = "";
+      for (let i = 0; i < lines; i++) text += `${String(i).padStart(6, "0")} ${line}\r`;
+      text += "END-OF-PASTE\r";
+      const before = pane.receivedBytes();
+      const t0 = performance.now();
+      pane.paste(text);
+      const poll = () => {
+        if (pane.bufferText().includes("Echo: END-OF-PASTE")) {
+          done({ ms: performance.now() - t0, bytes: pane.receivedBytes() - before, pasted: text.length });
+        } else setTimeout(poll, 5);
+      };
+      poll();
+    }, lines);
+    const latency = await browser.executeAsync((n, done) => {
+      const pane = document.querySelector('[data-testid="terminal-pane"]');
+      const samples = [];
+      const one = () => {
+        if (samples.length === n) {
+          pane.paste("\r");
+          samples.sort((a, b) => a - b);
+          done({ p50: samples[Math.floor(n / 2)], p95: samples[Math.floor(n * 0.95)], max: samples[n - 1] });
+          return;
+        }
+        const before = pane.receivedBytes();
+        const t0 = performance.now();
+        pane.paste("k");
+        const wait = () => (pane.receivedBytes() > before ? (samples.push(performance.now() - t0), setTimeout(one, 20)) : setTimeout(wait, 0));
+        wait();
+      };
+      one();
+    }, 50);
+    const mbps = result.bytes / 1e6 / (result.ms / 1000);
+    console.log(
+      `terminal bench: pasted ${result.pasted} B; ${result.bytes} B reached the webview in ${result.ms.toFixed(0)} ms = ${mbps.toFixed(2)} MB/s; ` +
+        `keystroke to echo p50 ${latency.p50.toFixed(1)} ms, p95 ${latency.p95.toFixed(1)} ms, max ${latency.max.toFixed(1)} ms`,
+    );
+    await (await byTestId(browser, "terminal-close")).click();
+    await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to close");
+  });
+
   it("closing the app ends an open terminal", async () => {
     await (await byTestId(browser, "terminal-open")).click();
     await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
