@@ -93,6 +93,14 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     assert.equal(count(text, "Echo: hi-from-xterm"), 1, `no duplicated output:\n${text}`);
     assert.equal(count(text, "Echo: second-line"), 1, `no duplicated output:\n${text}`);
 
+    // Esc and Ctrl+L typed in the terminal are the agent's, not the window's shortcuts
+    // (Esc would ask to stop the terminal turn: a `busy` error).
+    await browser.keys("Escape");
+    await browser.keys(["Control", "l"]);
+    await typeIntoTerminal("after-esc");
+    await until(browser, async () => (await bufferText()).includes("Echo: "), "output after Esc");
+    assert.equal(await (await byTestId(browser, "error-banner")).isExisting(), false, "no error banner after Esc");
+
     const children = shChildrenOfApp();
     assert.equal(children.length, 1, "still one sh");
     await (await byTestId(browser, "terminal-close")).click();
