@@ -25,7 +25,8 @@ const RAW_QUEUE: usize = 1024;
 const MERGE_LIMIT: usize = 256 * 1024;
 /// After SIGHUP, how long the group gets before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(300);
-/// After the child exits, how long its last output may take to drain.
+/// After the child exits, how long the terminal may stay quiet before the exit is
+/// reported anyway (a grandchild can hold it open, so EOF may never come).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// What to run.
@@ -201,6 +202,8 @@ impl PtyBridge {
         // as the kernel fills it while the screen catches up, and chunks queued behind
         // a busy parser are merged so viewers get fewer, larger messages.
         let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(RAW_QUEUE);
+        let bytes_read = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counting = bytes_read.clone();
         let reader_thread = std::thread::Builder::new()
             .name("weft-pty-read".into())
             .spawn(move || loop {
@@ -209,6 +212,7 @@ impl PtyBridge {
                     Ok(0) => break,
                     Ok(n) => {
                         buf.truncate(n);
+                        counting.fetch_add(n as u64, std::sync::atomic::Ordering::SeqCst);
                         if raw_tx.send(buf).is_err() {
                             break;
                         }
@@ -242,8 +246,22 @@ impl PtyBridge {
             .name("weft-pty-wait".into())
             .spawn(move || {
                 let status = child.wait();
-                // Let the last output land on the screen before reporting the exit.
-                let _ = drained_rx.recv_timeout(DRAIN_GRACE);
+                // Let the last output land on the screen before reporting the exit: all of
+                // it (however far behind the screen is), unless a grandchild keeps the
+                // terminal open — then stop once nothing new arrived for DRAIN_GRACE.
+                let mut seen = bytes_read.load(std::sync::atomic::Ordering::SeqCst);
+                let mut quiet_since = Instant::now();
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    drained_rx.recv_timeout(Duration::from_millis(10))
+                {
+                    let now_read = bytes_read.load(std::sync::atomic::Ordering::SeqCst);
+                    if now_read != seen || waiting.screen.lock().offset < now_read {
+                        seen = now_read;
+                        quiet_since = Instant::now();
+                    } else if quiet_since.elapsed() >= DRAIN_GRACE {
+                        break;
+                    }
+                }
                 let info = match status {
                     Ok(s) => ExitInfo {
                         code: s.exit_code(),
