@@ -112,3 +112,47 @@ fn without_a_terminal_it_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
 }
+
+/// `weft run` at a terminal puts a question to the user and sends the answer back.
+#[tokio::test]
+async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let bridge = PtyBridge::spawn(
+        &PtySpec {
+            program: env!("CARGO_BIN_EXE_weft").into(),
+            args: vec!["run".into(), "a question and a permission".into()],
+            env: vec![
+                (
+                    "WEFT_HOME".into(),
+                    home.path().to_string_lossy().into_owned(),
+                ),
+                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
+            ],
+            cwd: work.path().to_path_buf(),
+        },
+        PtySize {
+            rows: 40,
+            cols: 120,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "the permission", |s| {
+        s.contains("Allow write_note?") && s.contains("choose 1-3")
+    });
+    bridge.write(b"1\r").unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&bridge, "the question", |s| {
+        s.contains("Which color should the reply be?") && s.contains("choose 1-3")
+    });
+    bridge.write(b"3\r").unwrap_or_else(|e| panic!("{e}"));
+    let exit = tokio::time::timeout(Duration::from_secs(20), bridge.wait())
+        .await
+        .unwrap_or_else(|_| panic!("weft run did not finish:\n{}", bridge.screen_text()));
+    let screen = bridge.screen_text();
+    assert!(exit.success, "{screen}");
+    assert!(
+        screen.contains("I wrote the note. You picked blue."),
+        "{screen}"
+    );
+    assert!(work.path().join(".weft/echo-note.md").is_file());
+}
