@@ -110,18 +110,26 @@ export async function setTheme(browser, theme) {
  * (only rows near the viewport exist), so this scrolls it from top to bottom.
  */
 export async function allTurnPrompts(browser) {
+  // The transcript is virtualized: scroll through it and collect every turn with its
+  // position in the content, then order by position (rows still on screen from before
+  // a scroll may be seen first, so the order seen is not the order shown).
   const seen = new Map();
   const list = await byTestId(browser, "transcript");
   const height = await browser.execute((el) => el.scrollHeight, list);
   for (let y = 0; ; y += 300) {
     await browser.execute((el, top) => el.scrollTo(0, top), list, y);
     await browser.execute(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    for (const turn of await allByTestId(browser, "turn")) {
-      const id = await turn.getAttribute("data-task-id");
-      if (!seen.has(id)) seen.set(id, await (await turn.$('[data-testid="turn-prompt-text"]')).getText());
-    }
+    const rows = await browser.execute((el) => {
+      const base = el.getBoundingClientRect().top - el.scrollTop;
+      return [...el.querySelectorAll('[data-testid="turn"]')].map((turn) => ({
+        id: turn.getAttribute("data-task-id"),
+        top: turn.getBoundingClientRect().top - base,
+        text: turn.querySelector('[data-testid="turn-prompt-text"]')?.textContent?.trim() ?? "",
+      }));
+    }, list);
+    for (const row of rows) if (!seen.has(row.id)) seen.set(row.id, row);
     if (y >= height) break;
   }
   await browser.execute((el) => el.scrollTo(0, el.scrollHeight), list);
-  return [...seen.values()];
+  return [...seen.values()].sort((a, b) => a.top - b.top).map((row) => row.text);
 }
