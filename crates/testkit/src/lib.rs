@@ -26,6 +26,7 @@ pub mod conformance;
 pub mod gemini;
 pub mod openai;
 pub mod server;
+pub mod sink;
 
 pub use anthropic::{AnthropicServer, MessagesRequest, Script, Turn};
 pub use gemini::{GeminiServer, GenerateRequest};
