@@ -25,6 +25,7 @@ pub mod anthropic;
 pub mod conformance;
 pub mod gemini;
 pub mod openai;
+mod playbook;
 pub mod server;
 pub mod sink;
 

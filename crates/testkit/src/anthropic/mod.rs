@@ -13,7 +13,6 @@
 
 mod events;
 
-use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +22,7 @@ use serde_json::{json, Value};
 
 pub use events::*;
 
+use crate::playbook::Playbook;
 use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
 
 /// A predicate over a messages request.
@@ -174,22 +174,9 @@ pub fn content_text(content: &Value) -> String {
     }
 }
 
-struct Rule {
-    when: Matcher,
-    turn: Turn,
-    remaining: Option<usize>,
-}
-
-struct Queued {
-    when: Option<Matcher>,
-    turn: Turn,
-}
-
 /// The model's replies, in order, with rules for requests outside the order.
 pub struct Script {
-    rules: Vec<Rule>,
-    queue: VecDeque<Queued>,
-    default: Turn,
+    book: Playbook<MessagesRequest, Turn>,
     served: usize,
 }
 
@@ -203,77 +190,50 @@ impl Script {
     /// No turns; every request gets the default reply.
     pub fn new() -> Self {
         Self {
-            rules: Vec::new(),
-            queue: VecDeque::new(),
-            default: Turn::text_reply("ok"),
+            book: Playbook::new(Turn::text_reply("ok")),
             served: 0,
         }
     }
 
     /// Queues `turn` for the next messages request no rule takes.
     pub fn turn(mut self, turn: Turn) -> Self {
-        self.queue.push_back(Queued { when: None, turn });
+        self.book.queue(None, turn);
         self
     }
 
     /// Queues `turn`, served only to a request `when` takes (others get the default
     /// and leave it queued).
     pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
-        self.queue.push_back(Queued {
-            when: Some(when),
-            turn,
-        });
+        self.book.queue(Some(when), turn);
         self
     }
 
     /// Answers every request `when` takes with `turn`, before the queue.
     pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
-        self.rules.push(Rule {
-            when,
-            turn,
-            remaining: None,
-        });
+        self.book.rule(when, turn, None);
         self
     }
 
     /// Answers the next `times` requests `when` takes with `turn`, before the queue.
     pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
-        self.rules.push(Rule {
-            when,
-            turn,
-            remaining: Some(times),
-        });
+        self.book.rule(when, turn, Some(times));
         self
     }
 
     /// The reply when nothing else applies.
     pub fn default_reply(mut self, turn: Turn) -> Self {
-        self.default = turn;
+        self.book.set_default(turn);
         self
     }
 
     fn choose(&mut self, req: &MessagesRequest) -> Turn {
         self.served += 1;
-        for rule in &mut self.rules {
-            if rule.remaining == Some(0) || !(rule.when)(req) {
-                continue;
-            }
-            if let Some(n) = rule.remaining.as_mut() {
-                *n -= 1;
-            }
-            return rule.turn.clone();
+        if let Some(turn) = self.book.take_rule(req) {
+            return turn;
         }
-        let front_fits = self
-            .queue
-            .front()
-            .map(|q| q.when.as_ref().is_none_or(|w| w(req)))
-            .unwrap_or(false);
-        if front_fits {
-            if let Some(q) = self.queue.pop_front() {
-                return q.turn;
-            }
-        }
-        self.default.clone()
+        self.book
+            .take_queued(req)
+            .unwrap_or_else(|| self.book.default_turn())
     }
 }
 
@@ -362,16 +322,12 @@ impl AnthropicServer {
 
     /// Queues one more turn while running.
     pub fn push_turn(&self, turn: Turn) {
-        self.responder
-            .script
-            .lock()
-            .queue
-            .push_back(Queued { when: None, turn });
+        self.responder.script.lock().book.queue(None, turn);
     }
 
     /// Turns still queued.
     pub fn queued_turns(&self) -> usize {
-        self.responder.script.lock().queue.len()
+        self.responder.script.lock().book.queued()
     }
 
     /// Stops the server at once, cutting open streams (a crashed model server).
