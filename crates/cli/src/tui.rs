@@ -147,8 +147,7 @@ async fn pass_through(bridge: &Arc<PtyBridge>) -> weft_pty::ExitInfo {
                 }
                 Err(RecvError::Lagged(_)) => {
                     // Too far behind: redraw the whole screen and go on from there.
-                    attach = bridge.attach();
-                    let _ = out.write_all(b"\x1b[2J\x1b[H");
+                    attach = bridge.attach_screen();
                     let _ = out.write_all(&attach.screen);
                     let _ = out.flush();
                     offset = attach.offset;

@@ -1,5 +1,6 @@
 //! The bridge itself: spawn, read, fan out, write, resize, exit, kill.
 
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
 use std::path::{Path, PathBuf};
@@ -10,19 +11,22 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use portable_pty::{native_pty_system, ChildKiller, CommandBuilder, MasterPty};
 use tokio::sync::{broadcast, watch};
+
+use crate::Screen;
 
 /// Lines of scrollback kept for a re-attaching viewer.
 const SCROLLBACK: usize = 10_000;
 /// Chunks buffered per viewer; one further behind re-attaches from the screen.
 const VIEWER_BUFFER: usize = 4096;
 const READ_BUF: usize = 64 * 1024;
-/// Raw reads waiting for the screen thread (back-pressure on the child beyond that).
-const RAW_QUEUE: usize = 1024;
-/// Largest chunk made by merging queued reads.
-const MERGE_LIMIT: usize = 256 * 1024;
+/// Output read but not yet on the kept screen; beyond it the reader waits for the
+/// screen (back-pressure on the child). Viewers never wait for the screen below it.
+const BACKLOG_LIMIT: usize = 32 * 1024 * 1024;
+/// Most bytes the screen thread takes from the backlog at once.
+const SCREEN_BATCH: usize = 256 * 1024;
 /// After SIGHUP, how long the group gets before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(300);
 /// After the child exits, how long the terminal may stay quiet before the exit is
@@ -74,7 +78,8 @@ pub struct ExitInfo {
 /// A viewer joining: the screen as escape codes, current at `offset`; then `chunks`
 /// (skip any whose bytes end at or before `offset`).
 pub struct Attach {
-    /// Escape codes that redraw the current screen (and input modes) on a fresh terminal.
+    /// Escape codes that bring a fresh terminal of the bridge's size to the state at
+    /// `offset`: scrollback (from [`PtyBridge::attach`]), screen, cursor, input modes.
     pub screen: Vec<u8>,
     /// The output offset `screen` is current at.
     pub offset: u64,
@@ -108,13 +113,30 @@ pub enum PtyError {
     Io(String),
 }
 
-struct Screen {
-    parser: vt100::Parser,
+/// The kept screen and the output offset it is current at.
+struct Kept {
+    screen: Screen,
     offset: u64,
 }
 
+/// Output read and sent to viewers but not yet on the kept screen.
+#[derive(Default)]
+struct Backlog {
+    chunks: VecDeque<Chunk>,
+    bytes: usize,
+    /// Every byte read so far.
+    read: u64,
+    /// The reader saw the end of output.
+    closed: bool,
+}
+
 struct Shared {
-    screen: Mutex<Screen>,
+    backlog: Mutex<Backlog>,
+    /// The screen thread waits on it for output.
+    readable: Condvar,
+    /// The reader waits on it for the backlog to shrink.
+    room: Condvar,
+    kept: Mutex<Kept>,
     chunks: broadcast::Sender<Chunk>,
     exit: watch::Sender<Option<ExitInfo>>,
 }
@@ -154,7 +176,7 @@ fn resolve(program: &Path) -> Result<PathBuf, PtyError> {
 impl PtyBridge {
     /// Starts `spec` in a new PTY of `size`.
     pub fn spawn(spec: &PtySpec, size: PtySize) -> Result<PtyBridge, PtyError> {
-        let (rows, cols) = dims(size)?;
+        dims(size)?;
         let program = resolve(&spec.program)?;
         if !spec.cwd.is_dir() {
             return Err(PtyError::BadCwd(spec.cwd.display().to_string()));
@@ -190,53 +212,44 @@ impl PtyBridge {
         let (chunks, _) = broadcast::channel(VIEWER_BUFFER);
         let (exit, _) = watch::channel(None);
         let shared = Arc::new(Shared {
-            screen: Mutex::new(Screen {
-                parser: vt100::Parser::new(rows, cols, SCROLLBACK),
+            backlog: Mutex::new(Backlog::default()),
+            readable: Condvar::new(),
+            room: Condvar::new(),
+            kept: Mutex::new(Kept {
+                screen: Screen::new(size.rows, size.cols, SCROLLBACK),
                 offset: 0,
             }),
             chunks,
             exit,
         });
 
-        // Reading and parsing are pipelined on two threads: the PTY is drained as fast
-        // as the kernel fills it while the screen catches up, and chunks queued behind
-        // a busy parser are merged so viewers get fewer, larger messages.
-        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(RAW_QUEUE);
-        let bytes_read = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let counting = bytes_read.clone();
+        // Output goes to viewers as soon as it is read; the kept screen follows on a
+        // thread of its own, so a viewer never waits for the terminal model (which
+        // parses more slowly than a PTY delivers a burst).
+        let reading = shared.clone();
         let reader_thread = std::thread::Builder::new()
             .name("weft-pty-read".into())
-            .spawn(move || loop {
+            .spawn(move || {
                 let mut buf = vec![0u8; READ_BUF];
-                match reader.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        buf.truncate(n);
-                        counting.fetch_add(n as u64, std::sync::atomic::Ordering::SeqCst);
-                        if raw_tx.send(buf).is_err() {
-                            break;
-                        }
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => reading.publish(Bytes::copy_from_slice(&buf[..n])),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        // EIO once the child side is gone: the end of output.
+                        Err(_) => break,
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    // EIO once the child side is gone: the end of output.
-                    Err(_) => break,
                 }
+                reading.backlog.lock().closed = true;
+                reading.readable.notify_all();
             })
             .map_err(|e| spawn_err(&e))?;
         let (drained_tx, drained_rx) = std::sync::mpsc::channel::<()>();
-        let parsing = shared.clone();
-        let parser_thread = std::thread::Builder::new()
+        let keeping = shared.clone();
+        let screen_thread = std::thread::Builder::new()
             .name("weft-pty-screen".into())
             .spawn(move || {
-                while let Ok(mut data) = raw_rx.recv() {
-                    while data.len() < MERGE_LIMIT {
-                        match raw_rx.try_recv() {
-                            Ok(more) => data.extend_from_slice(&more),
-                            Err(_) => break,
-                        }
-                    }
-                    parsing.take_output(data);
-                }
+                while keeping.keep_up() {}
                 let _ = drained_tx.send(());
             })
             .map_err(|e| spawn_err(&e))?;
@@ -249,13 +262,16 @@ impl PtyBridge {
                 // Let the last output land on the screen before reporting the exit: all of
                 // it (however far behind the screen is), unless a grandchild keeps the
                 // terminal open — then stop once nothing new arrived for DRAIN_GRACE.
-                let mut seen = bytes_read.load(std::sync::atomic::Ordering::SeqCst);
+                let mut seen = waiting.backlog.lock().read;
                 let mut quiet_since = Instant::now();
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     drained_rx.recv_timeout(Duration::from_millis(10))
                 {
-                    let now_read = bytes_read.load(std::sync::atomic::Ordering::SeqCst);
-                    if now_read != seen || waiting.screen.lock().offset < now_read {
+                    let (now_read, behind) = {
+                        let backlog = waiting.backlog.lock();
+                        (backlog.read, !backlog.chunks.is_empty())
+                    };
+                    if now_read != seen || behind {
                         seen = now_read;
                         quiet_since = Instant::now();
                     } else if quiet_since.elapsed() >= DRAIN_GRACE {
@@ -284,18 +300,19 @@ impl PtyBridge {
             writer: Mutex::new(writer),
             killer: Mutex::new(killer),
             pid,
-            threads: vec![reader_thread, parser_thread, waiter_thread],
+            threads: vec![reader_thread, screen_thread, waiter_thread],
         })
     }
 
-    /// Joins as a viewer: the current screen and the live output after it.
+    /// Joins as a viewer: the scrollback and current screen, then the live output.
     pub fn attach(&self) -> Attach {
-        let screen = self.shared.screen.lock();
-        Attach {
-            screen: screen.parser.screen().state_formatted().into_bytes(),
-            offset: screen.offset,
-            chunks: self.shared.chunks.subscribe(),
-        }
+        self.shared.attach(true)
+    }
+
+    /// Joins as a viewer that already shows the earlier output (a terminal catching
+    /// up after falling behind): the current screen only, then the live output.
+    pub fn attach_screen(&self) -> Attach {
+        self.shared.attach(false)
     }
 
     /// Sends keystrokes (or pasted text) to the child.
@@ -319,31 +336,27 @@ impl PtyBridge {
             })
             .map_err(|e| PtyError::Io(e.to_string()))?;
         self.shared
-            .screen
+            .kept
             .lock()
-            .parser
-            .screen_mut()
-            .set_size(rows, cols);
+            .screen
+            .resize(rows.get(), cols.get());
         Ok(())
     }
 
     /// The visible screen as plain text (rows joined by newlines).
     pub fn screen_text(&self) -> String {
-        self.shared.screen.lock().parser.screen().contents()
+        self.shared.kept.lock().screen.text()
     }
 
     /// The current size.
     pub fn size(&self) -> PtySize {
-        let (rows, cols) = self.shared.screen.lock().parser.screen().size();
-        PtySize {
-            rows: rows.get(),
-            cols: cols.get(),
-        }
+        let (rows, cols) = self.shared.kept.lock().screen.size();
+        PtySize { rows, cols }
     }
 
     /// Bytes of output so far.
     pub fn output_len(&self) -> u64 {
-        self.shared.screen.lock().offset
+        self.shared.backlog.lock().read
     }
 
     /// The child's process id (also its process group id).
@@ -403,16 +416,83 @@ impl PtyBridge {
 }
 
 impl Shared {
-    fn take_output(&self, bytes: Vec<u8>) {
-        let mut screen = self.screen.lock();
-        screen.parser.process(&bytes);
-        let offset = screen.offset;
-        screen.offset += bytes.len() as u64;
-        // Sent under the lock so `attach` never sees a chunk twice or misses one.
-        let _ = self.chunks.send(Chunk {
-            offset,
-            data: Bytes::from(bytes),
-        });
+    /// Sends freshly read output to the viewers and queues it for the screen.
+    fn publish(&self, data: Bytes) {
+        let mut backlog = self.backlog.lock();
+        while backlog.bytes >= BACKLOG_LIMIT {
+            self.room.wait(&mut backlog);
+        }
+        let chunk = Chunk {
+            offset: backlog.read,
+            data,
+        };
+        backlog.read += chunk.data.len() as u64;
+        backlog.bytes += chunk.data.len();
+        backlog.chunks.push_back(chunk.clone());
+        // Sent under the backlog's lock, so `attach` sees every chunk exactly once:
+        // either in the backlog it replays or on the channel it subscribes to.
+        let _ = self.chunks.send(chunk);
+        drop(backlog);
+        self.readable.notify_one();
+    }
+
+    /// Moves a batch of the backlog onto the kept screen; false once output ended and
+    /// everything is on it.
+    fn keep_up(&self) -> bool {
+        let batch: Vec<Chunk> = {
+            let mut backlog = self.backlog.lock();
+            while backlog.chunks.is_empty() && !backlog.closed {
+                self.readable.wait(&mut backlog);
+            }
+            let mut taken = 0;
+            backlog
+                .chunks
+                .iter()
+                .take_while(|c| {
+                    let more = taken < SCREEN_BATCH;
+                    taken += c.data.len();
+                    more
+                })
+                .cloned()
+                .collect()
+        };
+        if batch.is_empty() {
+            return false;
+        }
+        {
+            let mut kept = self.kept.lock();
+            for chunk in &batch {
+                kept.screen.process(&chunk.data);
+                kept.offset = chunk.offset + chunk.data.len() as u64;
+            }
+        }
+        let mut backlog = self.backlog.lock();
+        for chunk in &batch {
+            backlog.bytes -= chunk.data.len();
+            backlog.chunks.pop_front();
+        }
+        drop(backlog);
+        self.room.notify_one();
+        true
+    }
+
+    fn attach(&self, history: bool) -> Attach {
+        // Lock order: backlog, then screen (the screen thread never holds both).
+        let backlog = self.backlog.lock();
+        let kept = self.kept.lock();
+        let mut screen = kept.screen.formatted(history);
+        for chunk in &backlog.chunks {
+            let end = chunk.offset + chunk.data.len() as u64;
+            if end > kept.offset {
+                let skip = kept.offset.saturating_sub(chunk.offset) as usize;
+                screen.extend_from_slice(&chunk.data[skip..]);
+            }
+        }
+        Attach {
+            screen,
+            offset: backlog.read,
+            chunks: self.chunks.subscribe(),
+        }
     }
 }
 

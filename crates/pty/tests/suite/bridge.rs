@@ -1,10 +1,10 @@
 use std::time::{Duration, Instant};
 
-use weft_pty::{PtyBridge, PtyError, PtySize, PtySpec};
+use weft_pty::{PtyBridge, PtyError, PtySize, PtySpec, Screen};
 
-fn viewer() -> vt100::Parser {
-    let n = |v| std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN);
-    vt100::Parser::new(n(24), n(80), 0)
+/// A fresh terminal standing in for xterm.js.
+fn viewer() -> Screen {
+    Screen::new(24, 80, 1000)
 }
 
 const SIZE: PtySize = PtySize { rows: 24, cols: 80 };
@@ -89,11 +89,7 @@ async fn a_viewer_attaching_late_gets_the_current_screen_then_only_new_output() 
     let mut attach = bridge.attach();
     let mut view = viewer();
     view.process(&attach.screen);
-    assert_eq!(
-        view.screen().contents(),
-        bridge.screen_text(),
-        "restored screen matches"
-    );
+    assert_eq!(view.text(), bridge.screen_text(), "restored screen matches");
     bridge.write(b"x\r").unwrap_or_else(|e| panic!("{e}"));
     wait_screen(&bridge, "after", |s| s.contains("after-x"));
     while let Ok(chunk) = attach.chunks.try_recv() {
@@ -104,7 +100,7 @@ async fn a_viewer_attaching_late_gets_the_current_screen_then_only_new_output() 
         let skip = attach.offset.saturating_sub(chunk.offset) as usize;
         view.process(&chunk.data[skip..]);
     }
-    let text = view.screen().contents();
+    let text = view.text();
     assert_eq!(
         text.matches("line5").count(),
         1,
@@ -252,5 +248,56 @@ async fn a_large_burst_of_output_flows_through_without_loss() {
     assert_eq!(again.offset, next);
     let mut view = viewer();
     view.process(&again.screen);
-    assert!(view.screen().contents().contains("END"));
+    assert!(view.text().contains("END"));
+}
+
+#[tokio::test]
+async fn a_viewer_attaching_mid_burst_ends_on_the_same_screen() {
+    // The kept screen trails the output during a burst; an attach then replays the
+    // output it has not reached, so the viewer is current at the offset it is given.
+    let bridge = PtyBridge::spawn(
+        &sh("awk 'BEGIN { for (i = 0; i < 9000; i++) printf \"row %d %.*s\\n\", i, i % 50, \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" }'; echo DONE; read x"),
+        SIZE,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while bridge.output_len() == 0 {
+        assert!(Instant::now() < deadline, "no output");
+        std::thread::yield_now();
+    }
+    let mut attach = bridge.attach();
+    assert!(attach.offset > 0);
+    // As much scrollback as the bridge keeps: every byte replayed twice or missed
+    // would show in the history, not only on the last screen.
+    let mut view = Screen::new(SIZE.rows, SIZE.cols, 10_000);
+    view.process(&attach.screen);
+    let mut next = attach.offset;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if bridge.screen_text().contains("DONE") && next >= bridge.output_len() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no DONE:\n{}",
+            bridge.screen_text()
+        );
+        match tokio::time::timeout(Duration::from_millis(50), attach.chunks.recv()).await {
+            Ok(Ok(chunk)) => {
+                let end = chunk.offset + chunk.data.len() as u64;
+                if end > next {
+                    let skip = next.saturating_sub(chunk.offset) as usize;
+                    view.process(&chunk.data[skip..]);
+                    next = end;
+                }
+            }
+            Ok(Err(e)) => panic!("the viewer lost output: {e}"),
+            Err(_) => {}
+        }
+    }
+    assert_eq!(view.text(), bridge.screen_text());
+    assert!(
+        view.formatted(true) == bridge.attach().screen,
+        "the viewer's scrollback differs from the bridge's"
+    );
 }
