@@ -16,6 +16,7 @@
 pub mod commands;
 pub mod forward;
 pub mod logging;
+pub mod rendering;
 pub mod terminal;
 pub mod workspaces;
 
@@ -57,6 +58,7 @@ pub fn initial_workspace(args: &[String], env_value: Option<String>) -> Option<S
 
 /// Builds and runs the app until its window closes.
 pub fn run() -> anyhow::Result<()> {
+    let rendering = rendering::choose();
     let state_dir = weft_kernel::state::global_state_dir();
     std::fs::create_dir_all(&state_dir)
         .with_context(|| format!("creating the state folder {}", state_dir.display()))?;
@@ -68,7 +70,7 @@ pub fn run() -> anyhow::Result<()> {
         state_dir: state_dir.clone(),
         log_dir,
     };
-    tracing::info!(state_dir = %state_dir.display(), "weft desktop app starting");
+    tracing::info!(state_dir = %state_dir.display(), ?rendering, "weft desktop app starting");
 
     let loom = Loom::builder(&state_dir)
         .drivers(weft_drivers::all())

@@ -97,10 +97,19 @@ async function startFrames(browser) {
     // A new generation ends any earlier loop at its next frame.
     const gen = (w.__frameGen = (w.__frameGen ?? 0) + 1);
     w.__frames = [];
-    let last = performance.now();
+    w.__longFrames = [];
+    const t0 = performance.now();
+    let last = t0;
+    // What the session showed when a frame ran long (phase label, rows in the list).
+    const state = () => {
+      const phase = document.querySelector('[data-testid="session-phase"]')?.textContent ?? "";
+      const rows = document.querySelector('[data-testid="transcript"]')?.getAttribute("data-rows") ?? "";
+      return `${phase} rows=${rows}`;
+    };
     const loop = (t) => {
       if (w.__frameGen !== gen) return;
       w.__frames.push(t - last);
+      if (t - last > 50) w.__longFrames.push({ atMs: Math.round(t - t0), ms: Math.round(t - last), state: state() });
       last = t;
       requestAnimationFrame(loop);
     };
@@ -113,6 +122,11 @@ function stopFrames(browser) {
     window.__frameGen += 1;
     return window.__frames;
   });
+}
+
+/** Frames over 50 ms in the last measurement: when (ms from its start), how long, and the state then. */
+function longFrames(browser) {
+  return browser.execute(() => window.__longFrames ?? []);
 }
 
 function frameStats(frames) {
@@ -160,6 +174,14 @@ result.appLaunch = await launches(app, ["--workspace", workspace]);
 }
 
 {
+  // The same bare window drawing as the app does without a GPU (no compositing).
+  const { browser } = await open(bare, ["--no-compositing"]);
+  await sleep(SETTLE_MS);
+  result.bareNoCompositingIdlePss = pssTree(bare);
+  await browser.deleteSession();
+}
+
+{
   const { browser } = await open(app, ["--workspace", workspace]);
   await sleep(SETTLE_MS);
   result.appIdlePss = pssTree(app);
@@ -197,6 +219,7 @@ result.appLaunch = await launches(app, ["--workspace", workspace]);
   });
   const streamSeconds = Math.round((Date.now() - streamStart) / 100) / 10;
   result.streaming = { seconds: streamSeconds, ...frameStats(await stopFrames(browser)) };
+  result.streamingLongFrames = await longFrames(browser);
   await sleep(SETTLE_MS);
   result.afterStreamPss = pssTree(app);
   await browser.deleteSession();
