@@ -6,6 +6,7 @@
 #   scripts/e2e-app.sh            # build (debug) and test
 #   WEFT_E2E_PROFILE=release …    # test a release build
 #   WEFT_E2E_SKIP_BUILD=1 …       # reuse the last build
+#   WEFT_E2E_FILES=ui/e2e/terminal.e2e.test.mjs …   # run only these test files
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -98,7 +99,7 @@ done
 echo "e2e: app $APP_BIN, WEFT_HOME $RUN_DIR/home, display :$DISPLAY_NUM, tauri-driver :$PORT"
 status=0
 WEFT_APP_BIN="$APP_BIN" WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" \
-    SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ui/e2e/ || status=$?
+    SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ${WEFT_E2E_FILES:-ui/e2e/} || status=$?
 # Every app the suite launched has been closed: no app, WebKit or agent process of this
 # run (they carry RUN_DIR in their environment) may be left behind.
 leftovers() {

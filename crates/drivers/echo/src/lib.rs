@@ -28,8 +28,12 @@ pub use transcript::EchoTranscript;
 pub const ECHO_ID: &str = "echo";
 
 /// Echo's own "terminal UI": greets, then echoes each line until EOF (Ctrl-D).
+/// `flood N` (N up to 999) writes N MB at once, to try a pane with a burst of output.
 const TUI_SCRIPT: &str = "printf 'Echo terminal. Type a line; Ctrl-D ends.\\n'; \
-while printf 'echo> ' && IFS= read -r line; do printf 'Echo: %s\\n' \"$line\"; done; \
+while printf 'echo> ' && IFS= read -r line; do case \"$line\" in \
+'flood '[0-9]|'flood '[0-9][0-9]|'flood '[0-9][0-9][0-9]) n=${line#flood }; \
+head -c $((n * 1000000)) /dev/zero | tr '\\0' '#'; printf '\\nflooded %s MB\\n' \"$n\";; \
+*) printf 'Echo: %s\\n' \"$line\";; esac; done; \
 printf '\\nbye\\n'";
 
 /// The built-in echo agent.
