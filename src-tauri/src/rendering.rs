@@ -25,7 +25,10 @@ pub enum Rendering {
 /// Decides, and sets the environment for WebKit. Call first thing in `main`, before
 /// any thread starts (it changes the process environment).
 pub fn choose() -> Rendering {
-    let decision = decide(std::env::var_os(VAR).is_some(), has_gpu(Path::new("/dev/dri")));
+    let decision = decide(
+        std::env::var_os(VAR).is_some(),
+        has_gpu(Path::new("/dev/dri")),
+    );
     if decision == Rendering::SoftwareWithoutCompositing {
         std::env::set_var(VAR, "1");
     }
@@ -69,7 +72,10 @@ mod tests {
         assert!(!has_gpu(&dir.path().join("missing")));
         assert!(!has_gpu(dir.path()));
         std::fs::write(dir.path().join("card0"), "").unwrap_or_else(|e| panic!("{e}"));
-        assert!(!has_gpu(dir.path()), "a card node alone is display, not rendering");
+        assert!(
+            !has_gpu(dir.path()),
+            "a card node alone is display, not rendering"
+        );
         std::fs::write(dir.path().join("renderD128"), "").unwrap_or_else(|e| panic!("{e}"));
         assert!(has_gpu(dir.path()));
     }

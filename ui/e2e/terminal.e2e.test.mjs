@@ -76,6 +76,7 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
     const note = await byTestId(browser, "terminal-note");
     assert.match(await note.getText(), /queue/i, "the pane says why prompts queue");
+    assert.equal(await (await byTestId(browser, "stop")).isExisting(), false, "no Stop while the terminal holds the turn");
     assert.equal(shChildrenOfApp().length, 1, "one sh under the app");
 
     await typeIntoTerminal("hi-from-xterm");
