@@ -10,6 +10,7 @@ fn main() {
         "get_snapshot",
         "get_history",
         "list_sessions",
+        "search",
         "list_agent_info",
         "list_models",
         "list_effort",

@@ -7,8 +7,8 @@ use serde::Serialize;
 use tauri::State;
 use weft_kernel::{Loom, LoomIO};
 use weft_protocol::{
-    AgentInfo, ErrorCode, InteractRequest, ModelInfo, PromptAccepted, PromptRequest, SessionInfo,
-    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot, WireError,
+    AgentInfo, ErrorCode, InteractRequest, ModelInfo, PromptAccepted, PromptRequest, SearchHit,
+    SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot, WireError,
 };
 
 use crate::{workspaces, AppConfig};
@@ -49,6 +49,13 @@ pub async fn get_history(loom: Kernel<'_>, session_key: String) -> Reply<Vec<Uni
 #[tauri::command]
 pub async fn list_sessions(loom: Kernel<'_>, workdir: Option<String>) -> Reply<Vec<SessionInfo>> {
     Ok(loom.list_sessions(workdir.as_deref()).await?)
+}
+
+#[tauri::command]
+pub async fn search(loom: Kernel<'_>, query: String, limit: Option<u32>) -> Reply<Vec<SearchHit>> {
+    Ok(loom
+        .search(&query, limit.map_or(50, |l| l as usize))
+        .await?)
 }
 
 #[tauri::command]

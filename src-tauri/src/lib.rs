@@ -92,6 +92,7 @@ pub fn run() -> anyhow::Result<()> {
             commands::get_snapshot,
             commands::get_history,
             commands::list_sessions,
+            commands::search,
             commands::list_agent_info,
             commands::list_models,
             commands::list_effort,

@@ -170,4 +170,21 @@ describe("Weft desktop app (echo agent)", () => {
     await screenshot(browser, "06-history-dark");
     await setTheme(browser, "system");
   });
+
+  it("finds a past turn by its words and opens its session", async () => {
+    await (await byTestId(browser, "new-session")).click();
+    const search = await byTestId(browser, "session-search");
+    await search.click();
+    await search.setValue("permission aga");
+    await until(browser, async () => (await allByTestId(browser, "search-hit")).length === 1, "one transcript hit");
+    const hit = await byTestId(browser, "search-hit");
+    assert.equal(await hit.getAttribute("data-session-key"), firstSession);
+    const marks = await browser.execute(() => [...document.querySelectorAll('[data-testid="search-hit"] mark')].map((m) => m.textContent));
+    assert.ok(marks.includes("permission") && marks.includes("again"), `marked: ${marks}`);
+    await screenshot(browser, "07-search-light");
+    await (await hit.$("button")).click();
+    // The hit's session opens (the list itself is filtered by the same words).
+    await until(browser, async () => (await allTurnPrompts(browser)).includes("permission again"), "the hit's session open");
+    await search.clearValue();
+  });
 });

@@ -1,4 +1,4 @@
-//! `weft sessions`, `weft history`, `weft agents`.
+//! `weft sessions`, `weft history`, `weft search`, `weft agents`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +54,26 @@ pub(crate) async fn sessions(loom: &Arc<Loom>, workdir: Option<PathBuf>, json: b
             s.title,
             s.workdir
         );
+    }
+    ExitCode::SUCCESS
+}
+
+pub(crate) async fn search(loom: &Arc<Loom>, query: &str, limit: usize, json: bool) -> ExitCode {
+    let hits = match loom.search(query, limit).await {
+        Ok(hits) => hits,
+        Err(e) => {
+            eprintln!("weft: {e}");
+            return crate::exit_for(&e);
+        }
+    };
+    if json {
+        return print_json(&hits);
+    }
+    if hits.is_empty() {
+        eprintln!("no past turn matches `{query}`");
+    }
+    for hit in &hits {
+        out!("{}  {}", hit.session_key, hit.snippet.replace('\n', " "));
     }
     ExitCode::SUCCESS
 }

@@ -58,6 +58,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Find past turns whose prompt or reply contain every word (the last one as a
+    /// prefix), best match first.
+    Search {
+        /// The words.
+        #[arg(required = true)]
+        words: Vec<String>,
+        /// At most this many turns.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Open an agent's own terminal UI here (raw passthrough); the session is shared
     /// with the structured rail.
     Tui(tui::TuiArgs),
@@ -122,6 +135,9 @@ fn main() -> ExitCode {
             Command::Run(args) => run::run(&loom, args).await,
             Command::Sessions { workdir, json } => list::sessions(&loom, workdir, json).await,
             Command::History { key, json } => list::history(&loom, &key, json).await,
+            Command::Search { words, limit, json } => {
+                list::search(&loom, &words.join(" "), limit, json).await
+            }
             Command::Agents { json } => list::agents(&loom, json).await,
             Command::Serve(args) => serve::serve(&loom, args).await,
             Command::Tui(args) => tui::tui(&loom, args).await,

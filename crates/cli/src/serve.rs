@@ -230,6 +230,10 @@ async fn dispatch(loom: &Loom, request: ClientRequest) -> Result<Value, WireErro
         ClientRequest::ListSessions { workdir } => {
             to_value(loom.list_sessions(workdir.as_deref()).await.map_err(wire)?)
         }
+        ClientRequest::Search { query, limit } => {
+            let limit = limit.map_or(50, |l| l as usize);
+            to_value(loom.search(&query, limit).await.map_err(wire)?)
+        }
         ClientRequest::ListAgentInfo {} => to_value(loom.list_agent_info().await),
         ClientRequest::ListModels { agent } => {
             to_value(loom.list_models(&agent).await.map_err(wire)?)

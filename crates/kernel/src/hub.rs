@@ -10,8 +10,8 @@ use parking_lot::Mutex;
 use tokio::sync::broadcast;
 use weft_protocol::{
     make_session_key, split_session_key, AgentInfo, InteractRequest, ModelInfo,
-    OpenTerminalRequest, PatchEvent, PromptAccepted, PromptRequest, SessionInfo, SkillInfo,
-    SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
+    OpenTerminalRequest, PatchEvent, PromptAccepted, PromptRequest, SearchHit, SessionInfo,
+    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
 };
 
 use crate::driver::AgentDriver;
@@ -443,6 +443,13 @@ impl LoomIO for Loom {
             None => None,
         };
         Ok(self.env.store.list_sessions(workdir.as_deref())?)
+    }
+
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.env.store.search(query, limit.clamp(1, 500))?)
     }
 
     async fn list_agent_info(&self) -> Vec<AgentInfo> {

@@ -6,7 +6,8 @@ use async_trait::async_trait;
 use tokio::sync::broadcast;
 use weft_protocol::{
     AgentInfo, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent, PromptAccepted,
-    PromptRequest, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
+    PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
+    UniversalSnapshot,
 };
 
 use crate::driver::TuiSpec;
@@ -61,6 +62,9 @@ pub trait LoomIO: Send + Sync {
     async fn get_history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, KernelError>;
     /// Sessions, newest first.
     async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError>;
+    /// Past turns whose prompt or reply contain every word of `query` (the last one as
+    /// a prefix), best match first, at most `limit`.
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError>;
     /// Every registered agent, installed or not.
     async fn list_agent_info(&self) -> Vec<AgentInfo>;
     /// An agent's models.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use parking_lot::Mutex;
 use weft_protocol::{
-    DriverEvent, Interaction, InteractionResponse, SessionInfo, SkillInfo, ToolInfo,
+    DriverEvent, Interaction, InteractionResponse, SearchHit, SessionInfo, SkillInfo, ToolInfo,
     UniversalSnapshot,
 };
 pub use weft_store::{SessionRecord, StoreError};
@@ -37,6 +37,9 @@ pub trait SessionStore: Send + Sync {
     /// Final snapshots of a session's finished turns, oldest first (a turn a crash left
     /// unfinished is included, rebuilt and marked incomplete; the running turn is not).
     fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError>;
+    /// Finished turns whose prompt or reply contain every word of `query` (the last
+    /// one as a prefix), best match first, at most `limit`.
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError>;
 }
 
 #[derive(Default)]
@@ -119,6 +122,32 @@ impl SessionStore for MemoryStore {
             .iter()
             .filter(|(k, _, s)| k == session_key && s.phase == weft_protocol::Phase::Done)
             .map(|(_, _, s)| s.clone())
+            .collect())
+    }
+
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
+        // Plain case-insensitive matching, newest first: enough for a store that lives
+        // as long as one run.
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let state = self.state.lock();
+        Ok(state
+            .turns
+            .iter()
+            .rev()
+            .filter(|(_, _, s)| s.phase == weft_protocol::Phase::Done)
+            .filter_map(|(key, task, s)| {
+                let text = format!("{}\n{}", s.prompt, s.text);
+                let lower = text.to_lowercase();
+                words.iter().all(|w| lower.contains(w)).then(|| SearchHit {
+                    session_key: key.clone(),
+                    task_id: task.clone(),
+                    snippet: text.chars().take(120).collect(),
+                })
+            })
+            .take(limit)
             .collect())
     }
 }

@@ -1,6 +1,6 @@
 //! The SQLite store as the kernel's SessionStore port.
 
-use weft_protocol::{DriverEvent, SessionInfo, UniversalSnapshot};
+use weft_protocol::{DriverEvent, SearchHit, SessionInfo, UniversalSnapshot};
 use weft_store::SqliteStore;
 
 use crate::ports::{SessionRecord, SessionStore, StoreError};
@@ -37,5 +37,9 @@ impl SessionStore for SqliteStore {
 
     fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError> {
         SqliteStore::history(self, session_key)
+    }
+
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
+        SqliteStore::search(self, query, limit)
     }
 }

@@ -31,6 +31,6 @@ pub use snapshot::{
 pub use wire::{
     permission, AgentInfo, Capabilities, ClientMessage, ClientRequest, InteractAction,
     InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,
-    PromptAccepted, PromptRequest, ServerMessage, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
-    ToolInfo,
+    PromptAccepted, PromptRequest, SearchHit, ServerMessage, SessionInfo, SkillInfo, SnapshotAt,
+    SteerOutcome, ToolInfo,
 };

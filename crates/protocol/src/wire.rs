@@ -197,6 +197,19 @@ pub struct SkillInfo {
     pub path: Option<String>,
 }
 
+/// A past turn whose prompt or reply matched a transcript search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The session the turn belongs to.
+    pub session_key: String,
+    /// The turn's task id.
+    pub task_id: String,
+    /// A few words around the match from the prompt or the reply, each matched term
+    /// between `«` and `»`.
+    pub snippet: String,
+}
+
 /// A session as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -299,6 +312,13 @@ pub enum ClientRequest {
     ListSessions {
         /// Only sessions in this folder.
         workdir: Option<String>,
+    },
+    /// Answered by [`SearchHit`]s, best match first.
+    Search {
+        /// Words to find in prompts and replies (the last one as a prefix).
+        query: String,
+        /// At most this many hits (default 50).
+        limit: Option<u32>,
     },
     /// Answered by [`AgentInfo`]s.
     ListAgentInfo {},

@@ -159,18 +159,7 @@ impl SessionRecord {
     }
 }
 
-/// One turn that matched a search.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchHit {
-    /// The session the turn belongs to.
-    pub session_key: String,
-    /// The turn's task id.
-    pub task_id: String,
-    /// A few words around the match from the prompt or the reply, matched terms between
-    /// [`SNIPPET_OPEN`] and [`SNIPPET_CLOSE`].
-    pub snippet: String,
-}
+pub use weft_protocol::SearchHit;
 
 /// Milliseconds since the epoch (0 if the clock is before it).
 pub(crate) fn now_ms() -> i64 {

@@ -33,7 +33,15 @@ sessionKey: string, } | { "type": "listSessions",
 /**
  * Only sessions in this folder.
  */
-workdir: string | null, } | { "type": "listAgentInfo", } | { "type": "listModels", 
+workdir: string | null, } | { "type": "search", 
+/**
+ * Words to find in prompts and replies (the last one as a prefix).
+ */
+query: string, 
+/**
+ * At most this many hits (default 50).
+ */
+limit: number | null, } | { "type": "listAgentInfo", } | { "type": "listModels", 
 /**
  * The agent.
  */

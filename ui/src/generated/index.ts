@@ -25,6 +25,7 @@ export type { PromptRequest } from "./PromptRequest";
 export type { Question } from "./Question";
 export type { QuestionType } from "./QuestionType";
 export type { QueuedPrompt } from "./QueuedPrompt";
+export type { SearchHit } from "./SearchHit";
 export type { ServerMessage } from "./ServerMessage";
 export type { SessionInfo } from "./SessionInfo";
 export type { SkillInfo } from "./SkillInfo";

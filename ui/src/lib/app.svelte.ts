@@ -1,6 +1,6 @@
 // The window's state: workspaces, the session list, open sessions, the composer's
 // choices. Components read it; only its methods call the transport.
-import type { AgentInfo, ModelInfo, PatchEvent, SessionInfo } from "../generated";
+import type { AgentInfo, ModelInfo, PatchEvent, SearchHit, SessionInfo } from "../generated";
 import { SessionView } from "./session-view.svelte";
 import { asWireError, type AppInfo, type Transport } from "./transport";
 
@@ -18,6 +18,12 @@ export class AppStore {
   /** The selected session; null is a new session in `workspace`. */
   selectedKey = $state<string | null>(NEW_SESSION);
   search = $state("");
+  /** Past turns matching the search box's words (transcript search), best first. */
+  searchHits = $state<SearchHit[]>([]);
+  private searchTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Settles the pending search's promise when a newer query replaces it. */
+  private searchSettle: (() => void) | null = null;
+  private searchGen = 0;
   agents = $state<AgentInfo[]>([]);
   agent = $state("echo");
   models = $state<ModelInfo[]>([]);
@@ -62,6 +68,31 @@ export class AppStore {
     return order
       .map((workdir) => ({ workdir, sessions: sessions.filter((s) => s.workdir === workdir) }))
       .filter((g) => g.sessions.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
+  }
+
+  /**
+   * The search box changed: titles filter at once; transcripts are searched once the
+   * typing pauses (`delayMs`), and only the latest query's answer is kept.
+   */
+  searchChanged(delayMs = 200): Promise<void> {
+    if (this.searchTimer) clearTimeout(this.searchTimer);
+    this.searchSettle?.();
+    this.searchSettle = null;
+    const query = this.search.trim();
+    const gen = ++this.searchGen;
+    if (query.length < 2) {
+      this.searchHits = [];
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.searchSettle = resolve;
+      this.searchTimer = setTimeout(async () => {
+        this.searchTimer = null;
+        const hits = await this.guard(() => this.transport.search(query, 30));
+        if (gen === this.searchGen && hits) this.searchHits = hits;
+        resolve();
+      }, delayMs);
+    });
   }
 
   /** Resolves once the agent list (and the chosen agent's models) is in. */

@@ -93,3 +93,31 @@ describe("AppStore", () => {
     expect(app.needsAnswer[key]).toBe(1);
   });
 });
+
+describe("AppStore transcript search", () => {
+  it("searches past turns once typing pauses and keeps only the latest answer", async () => {
+    const { t, app } = await started();
+    const key = t.addSession("echo", "/work/demo", "zoo trip");
+    t.emit(key, { taskId: "t1", phase: "streaming", prompt: "where is the zebra", text: "" });
+    t.emit(key, { text: "Echo: where is the zebra", phase: "done" });
+    t.finish(key);
+    app.search = "z";
+    await app.searchChanged(0);
+    expect(app.searchHits).toEqual([]);
+    expect(t.calls.some((c) => c.verb === "search")).toBe(false);
+    app.search = "zebra";
+    const stale = app.searchChanged(50);
+    app.search = "nothing-here";
+    await app.searchChanged(0);
+    await stale;
+    expect(app.searchHits).toEqual([]);
+    app.search = "zebra";
+    await app.searchChanged(0);
+    expect(app.searchHits).toHaveLength(1);
+    expect(app.searchHits[0]).toMatchObject({ sessionKey: key, taskId: "t1" });
+    expect(app.searchHits[0].snippet).toContain("«zebra»");
+    app.search = "";
+    await app.searchChanged(0);
+    expect(app.searchHits).toEqual([]);
+  });
+});

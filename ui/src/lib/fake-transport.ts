@@ -112,6 +112,22 @@ export class FakeTransport implements Transport {
       .filter((s) => workdir === null || s.workdir === workdir)
       .reverse();
   }
+  async search(query: string, limit = 50) {
+    this.record("search", query);
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    if (!words.length) return [];
+    const hits = [];
+    for (const [sessionKey, s] of this.sessions) {
+      for (const turn of s.history) {
+        const text = `${turn.prompt}\n${turn.text}`;
+        if (!words.every((w) => text.toLowerCase().includes(w))) continue;
+        const at = text.toLowerCase().indexOf(words[0]);
+        const snippet = `${text.slice(0, at)}«${text.slice(at, at + words[0].length)}»${text.slice(at + words[0].length)}`;
+        hits.push({ sessionKey, taskId: turn.taskId ?? "", snippet });
+      }
+    }
+    return hits.slice(0, limit);
+  }
   async listAgentInfo() {
     const caps = { steer: true, interact: true, resume: true, tui: false };
     return [

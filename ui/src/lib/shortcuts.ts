@@ -10,7 +10,7 @@ const mod = (e: KeyboardEvent) => e.ctrlKey || e.metaKey;
 export const SHORTCUTS: Record<string, Shortcut> = {
   newSession: { keys: "Ctrl+N", does: "new session", match: (e) => mod(e) && !e.shiftKey && e.key.toLowerCase() === "n" },
   openWorkspace: { keys: "Ctrl+O", does: "open a workspace folder", match: (e) => mod(e) && e.key.toLowerCase() === "o" },
-  search: { keys: "Ctrl+K", does: "search sessions", match: (e) => mod(e) && e.key.toLowerCase() === "k" },
+  search: { keys: "Ctrl+K", does: "search sessions and transcripts", match: (e) => mod(e) && e.key.toLowerCase() === "k" },
   focusComposer: { keys: "Ctrl+L", does: "focus the composer", match: (e) => mod(e) && e.key.toLowerCase() === "l" },
   nextSession: {
     keys: "Ctrl+Tab / Alt+↓",

@@ -26,6 +26,7 @@ export function tauriTransport(): Transport {
     getSnapshot: (sessionKey) => call("get_snapshot", { sessionKey }),
     getHistory: (sessionKey) => call("get_history", { sessionKey }),
     listSessions: (workdir) => call("list_sessions", { workdir }),
+    search: (query, limit) => call("search", { query, limit: limit ?? null }),
     listAgentInfo: () => call("list_agent_info"),
     listModels: (agent) => call("list_models", { agent }),
     listEffort: (agent) => call("list_effort", { agent }),

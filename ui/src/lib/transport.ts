@@ -9,6 +9,7 @@ import type {
   PatchEvent,
   PromptAccepted,
   PromptRequest,
+  SearchHit,
   SessionInfo,
   SkillInfo,
   SnapshotAt,
@@ -35,6 +36,8 @@ export interface Transport {
   getSnapshot(sessionKey: string): Promise<SnapshotAt>;
   getHistory(sessionKey: string): Promise<UniversalSnapshot[]>;
   listSessions(workdir: string | null): Promise<SessionInfo[]>;
+  /** Past turns whose prompt or reply contain every word (the last as a prefix). */
+  search(query: string, limit?: number): Promise<SearchHit[]>;
   listAgentInfo(): Promise<AgentInfo[]>;
   listModels(agent: string): Promise<ModelInfo[]>;
   listEffort(agent: string): Promise<string[]>;

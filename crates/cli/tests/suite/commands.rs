@@ -253,3 +253,40 @@ fn agents_lists_echo_installed_with_capabilities() {
     assert_eq!(echo["capabilities"]["steer"], true);
     assert!(echo["version"].as_str().is_some());
 }
+
+#[test]
+fn search_finds_past_turns_by_their_words_across_sessions() {
+    let env = Env::new();
+    let (_, first, _) = env.json(&["run", "--json", "the zebra crossing"]);
+    let (_, second, _) = env.json(&["run", "--json", "a quiet afternoon"]);
+    let zebra_key = first["sessionKey"].as_str().unwrap_or_default().to_string();
+    assert_ne!(zebra_key, second["sessionKey"].as_str().unwrap_or_default());
+
+    // The last word is a prefix; every word must match; the match is marked.
+    let (code, hits, _) = env.json(&["search", "--json", "zebra", "cross"]);
+    assert_eq!(code, 0);
+    let hits = hits.as_array().cloned().unwrap_or_default();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["sessionKey"], zebra_key.as_str());
+    assert_eq!(hits[0]["taskId"], first["taskId"]);
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("«zebra»")),
+        "{hits:?}"
+    );
+    let (_, none, _) = env.json(&["search", "--json", "zebra", "afternoon"]);
+    assert_eq!(none, serde_json::json!([]));
+
+    // Search syntax in the words is text, not an error.
+    for odd in ["\"unbalanced", "a AND OR", "(paren", "*", "NEAR(x y)"] {
+        let out = env.weft(&["search", odd]);
+        assert_eq!(out.status.code(), Some(0), "{odd}: {out:?}");
+    }
+    // Plain output: the session key and the snippet.
+    let out = env.weft(&["search", "quiet"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("«quiet»"), "{text}");
+    // No words is a usage error.
+    assert_eq!(env.weft(&["search"]).status.code(), Some(2));
+}

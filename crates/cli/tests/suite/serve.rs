@@ -144,6 +144,20 @@ async fn a_turn_over_the_websocket() {
 
     send(
         &mut ws,
+        json!({"id": 5, "type": "search", "query": "over the wi", "limit": 5}),
+    )
+    .await;
+    let found = reply(&mut ws, 5, &mut patches).await;
+    assert_eq!(found["result"][0]["sessionKey"], key, "{found}");
+    assert!(
+        found["result"][0]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("«wire»")),
+        "{found}"
+    );
+
+    send(
+        &mut ws,
         json!({"id": 4, "type": "prompt", "prompt": "x", "agent": "nope"}),
     )
     .await;

@@ -32,6 +32,7 @@ fn export_all(dir: &Path) {
         ToolInfo,
         SkillInfo,
         SessionInfo,
+        SearchHit,
         NativeSessionInfo,
         SnapshotAt,
         InteractionResponse,
