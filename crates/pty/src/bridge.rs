@@ -462,36 +462,65 @@ impl Shared {
         {
             let mut kept = self.kept.lock();
             for chunk in &batch {
-                kept.screen.process(&chunk.data);
-                kept.offset = chunk.offset + chunk.data.len() as u64;
+                // An attach may have taken some of it onto the screen meanwhile.
+                kept.take(chunk);
             }
         }
         let mut backlog = self.backlog.lock();
-        for chunk in &batch {
-            backlog.bytes -= chunk.data.len();
-            backlog.chunks.pop_front();
-        }
+        let done = self.kept.lock().offset;
+        backlog.drop_through(done);
         drop(backlog);
-        self.room.notify_one();
+        self.room.notify_all();
         true
     }
 
     fn attach(&self, history: bool) -> Attach {
-        // Lock order: backlog, then screen (the screen thread never holds both).
-        let backlog = self.backlog.lock();
-        let kept = self.kept.lock();
-        let mut screen = kept.screen.formatted(history);
+        // Lock order: backlog, then screen. The screen is brought up to everything read
+        // so far right here (the reader waits meanwhile), so the redraw is the screen
+        // alone, never a replay of up to BACKLOG_LIMIT bytes of raw output.
+        let mut backlog = self.backlog.lock();
+        let mut kept = self.kept.lock();
         for chunk in &backlog.chunks {
-            let end = chunk.offset + chunk.data.len() as u64;
-            if end > kept.offset {
-                let skip = kept.offset.saturating_sub(chunk.offset) as usize;
-                screen.extend_from_slice(&chunk.data[skip..]);
-            }
+            kept.take(chunk);
         }
+        let done = kept.offset;
+        let screen = kept.screen.formatted(history);
+        drop(kept);
+        backlog.drop_through(done);
+        let offset = backlog.read;
+        let chunks = self.chunks.subscribe();
+        drop(backlog);
+        self.room.notify_all();
         Attach {
             screen,
-            offset: backlog.read,
-            chunks: self.chunks.subscribe(),
+            offset,
+            chunks,
+        }
+    }
+}
+
+impl Kept {
+    /// Puts the part of `chunk` past what the screen has onto it.
+    fn take(&mut self, chunk: &Chunk) {
+        let end = chunk.offset + chunk.data.len() as u64;
+        if end <= self.offset {
+            return;
+        }
+        let skip = usize::try_from(self.offset.saturating_sub(chunk.offset)).unwrap_or(0);
+        self.screen.process(&chunk.data[skip..]);
+        self.offset = end;
+    }
+}
+
+impl Backlog {
+    /// Forgets the chunks the screen has taken in (everything up to `offset`).
+    fn drop_through(&mut self, offset: u64) {
+        while let Some(front) = self.chunks.front() {
+            if front.offset + front.data.len() as u64 > offset {
+                break;
+            }
+            self.bytes -= front.data.len();
+            self.chunks.pop_front();
         }
     }
 }

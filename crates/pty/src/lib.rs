@@ -6,9 +6,9 @@
 //! viewer as numbered chunks; a second thread keeps a [`Screen`] (alacritty's terminal
 //! model with bounded scrollback) up to date behind it, which is what a pane
 //! re-attaching restores (the current screen, not stale or duplicated bytes). The
-//! output the screen has not reached yet is kept, so [`PtyBridge::attach`] returns the
-//! screen plus that output as one redraw, and the offset it is current at; a viewer
-//! applies only chunks past that offset.
+//! output the screen has not reached yet is kept, and [`PtyBridge::attach`] first
+//! brings the screen up to everything read, then returns it as one redraw with the
+//! offset it is current at; a viewer applies only chunks past that offset.
 //!
 //! Hazards (from portable-pty's docs): the writer is taken once; dropping it sends EOF
 //! to the child. The reader hits EOF only once every copy of the slave is closed, which

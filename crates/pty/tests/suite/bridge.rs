@@ -253,8 +253,8 @@ async fn a_large_burst_of_output_flows_through_without_loss() {
 
 #[tokio::test]
 async fn a_viewer_attaching_mid_burst_ends_on_the_same_screen() {
-    // The kept screen trails the output during a burst; an attach then replays the
-    // output it has not reached, so the viewer is current at the offset it is given.
+    // The kept screen trails the output during a burst; an attach first brings it
+    // up to everything read, so the viewer is current at the offset it is given.
     let bridge = PtyBridge::spawn(
         &sh("awk 'BEGIN { for (i = 0; i < 9000; i++) printf \"row %d %.*s\\n\", i, i % 50, \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" }'; echo DONE; read x"),
         SIZE,
