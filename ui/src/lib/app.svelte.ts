@@ -194,6 +194,12 @@ export class AppStore {
     }
   }
 
+  /** Opens a search hit: its session, scrolled to the matching turn. */
+  openHit(hit: SearchHit) {
+    this.selectSession(hit.sessionKey);
+    this.view(hit.sessionKey).focusTaskId = hit.taskId;
+  }
+
   /** Moves the selection by `delta` through the visible session list. */
   cycleSession(delta: number) {
     const list = this.workspaceGroups.flatMap((g) => g.sessions);

@@ -31,6 +31,8 @@ export class SessionView {
   closedInteractions = $state<ClosedInteraction[]>([]);
   /** The seq `current` is at. */
   seq = 0;
+  /** A turn the transcript should scroll to once it is drawn (a search hit's). */
+  focusTaskId = $state<string | null>(null);
   /** How many times the snapshot was re-read after a gap (tests look at it). */
   resyncs = $state(0);
 
