@@ -89,7 +89,31 @@ export async function phase(browser) {
 
 export async function screenshot(browser, name) {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await browser.saveScreenshot(join(SCREENSHOT_DIR, `${name}.png`));
+  // WebKitWebDriver takes the screenshot at the page's next paint. Drawing without
+  // compositing (the app's choice on a machine without a GPU), an idle page does not
+  // paint again and the request hangs: keep one invisible pixel changing meanwhile.
+  await browser.execute(() => {
+    const dot = document.createElement("div");
+    dot.setAttribute("aria-hidden", "true");
+    dot.style.cssText = "position:fixed;right:0;bottom:0;width:1px;height:1px;pointer-events:none;opacity:0.01";
+    document.body.append(dot);
+    let on = true;
+    const tick = () => {
+      if (!on) return;
+      dot.style.opacity = dot.style.opacity === "0.01" ? "0.02" : "0.01";
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+    window.__stopPaintDot = () => {
+      on = false;
+      dot.remove();
+    };
+  });
+  try {
+    await browser.saveScreenshot(join(SCREENSHOT_DIR, `${name}.png`));
+  } finally {
+    await browser.execute(() => window.__stopPaintDot?.());
+  }
 }
 
 export async function setTheme(browser, theme) {
