@@ -46,7 +46,21 @@ pub(crate) struct KernelEnv {
     pub all_patches: broadcast::Sender<Arc<PatchEvent>>,
     /// Set by `shutdown`: no new turn starts.
     pub closing: std::sync::atomic::AtomicBool,
+    /// How long a session may sit idle before its agent process (if the driver keeps
+    /// one) is closed; the next prompt resumes the agent session in a new one.
+    pub idle_close: Option<std::time::Duration>,
 }
+
+/// `WEFT_AGENT_IDLE_SECS` (default 600; 0 keeps idle agent processes until exit).
+fn idle_close_from_env() -> Option<std::time::Duration> {
+    let secs = std::env::var("WEFT_AGENT_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(DEFAULT_IDLE_CLOSE_SECS);
+    (secs > 0).then(|| std::time::Duration::from_secs(secs))
+}
+
+const DEFAULT_IDLE_CLOSE_SECS: u64 = 600;
 
 /// Builds a [`Loom`]. Every port has a working default.
 pub struct LoomBuilder {
@@ -59,6 +73,7 @@ pub struct LoomBuilder {
     catalog: Arc<dyn Catalog>,
     interactions: Arc<dyn InteractionHandler>,
     default_agent: String,
+    idle_close: Option<std::time::Duration>,
 }
 
 impl LoomBuilder {
@@ -115,6 +130,13 @@ impl LoomBuilder {
         self
     }
 
+    /// How long a session may sit idle before its agent process is closed (default
+    /// `WEFT_AGENT_IDLE_SECS`, else 10 minutes); `None` keeps them until shutdown.
+    pub fn idle_close(mut self, after: Option<std::time::Duration>) -> Self {
+        self.idle_close = after;
+        self
+    }
+
     /// The agent for prompts that name none (default `echo`).
     pub fn default_agent(mut self, id: impl Into<String>) -> Self {
         self.default_agent = id.into();
@@ -151,6 +173,7 @@ impl LoomBuilder {
                 state_dir: self.state_dir,
                 all_patches,
                 closing: std::sync::atomic::AtomicBool::new(false),
+                idle_close: self.idle_close,
             }),
         }))
     }
@@ -178,6 +201,7 @@ impl Loom {
             catalog: Arc::new(EmptyCatalog),
             interactions: Arc::new(DeferToSurface),
             default_agent: DEFAULT_AGENT.into(),
+            idle_close: idle_close_from_env(),
         }
     }
 

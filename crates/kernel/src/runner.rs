@@ -72,6 +72,8 @@ struct State {
     running: Option<Running>,
     worker_active: bool,
     pending: Vec<Pending>,
+    /// Turns started so far: an idle close is due only if none started since.
+    turns_started: u64,
 }
 
 struct Shared {
@@ -110,6 +112,7 @@ impl SessionRunner {
                     running: None,
                     worker_active: false,
                     pending: Vec::new(),
+                    turns_started: 0,
                 }),
                 patches,
             }),
@@ -406,6 +409,7 @@ impl Shared {
             st.worker_active = false;
             return None;
         };
+        st.turns_started += 1;
         let now = now_ms();
         if st.record.title.is_empty() {
             st.record.title = title_from(&task.prompt);
@@ -530,6 +534,44 @@ impl Shared {
             // Closing the terminal is how a terminal turn ends, not a stop.
             self.finish(&task_id, outcome, cancel.is_cancelled() && !terminal);
         }
+        if let Some(idle) = self.env.idle_close {
+            let started = self.state.lock().turns_started;
+            tokio::spawn(self.clone().close_when_idle(idle, started));
+        }
+    }
+
+    /// After `idle` with no new turn, closes the agent's process for this session
+    /// (drivers keep one per session; an app open for days would otherwise keep one per
+    /// session ever touched). The next prompt resumes the agent session in a new one.
+    fn close_when_idle(
+        self: Arc<Self>,
+        idle: Duration,
+        started: u64,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            tokio::time::sleep(idle).await;
+            {
+                let mut st = self.state.lock();
+                let closing = self.env.closing.load(std::sync::atomic::Ordering::SeqCst);
+                if st.worker_active || st.turns_started != started || closing {
+                    return;
+                }
+                // Prompts arriving meanwhile queue behind the close and run after it.
+                st.worker_active = true;
+            }
+            tracing::debug!(session = %self.key, "closing the idle agent process");
+            self.driver.close_session(&self.key).await;
+            let queued = {
+                let mut st = self.state.lock();
+                if st.queue.is_empty() {
+                    st.worker_active = false;
+                }
+                !st.queue.is_empty()
+            };
+            if queued {
+                self.work().await;
+            }
+        })
     }
 
     fn finish(&self, task_id: &str, outcome: Option<DriverResult>, stopped: bool) {

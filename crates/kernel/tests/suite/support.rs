@@ -20,6 +20,8 @@ use weft_protocol::{
 pub struct ScriptDriver {
     gates: Mutex<HashMap<String, Arc<Notify>>>,
     pub info_calls: std::sync::atomic::AtomicUsize,
+    /// Sessions the kernel asked to close, in order.
+    pub closed: Mutex<Vec<String>>,
 }
 
 impl ScriptDriver {
@@ -62,6 +64,10 @@ impl AgentDriver for ScriptDriver {
             capabilities: self.capabilities(),
             problem: None,
         }
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        self.closed.lock().push(session_key.to_string());
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
