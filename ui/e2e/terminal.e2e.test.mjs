@@ -240,6 +240,21 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to close");
   });
 
+  it("a child that ends right after a burst leaves its last screen in the pane", async () => {
+    await (await byTestId(browser, "terminal-open")).click();
+    await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    // The burst, then end of input: the echo loop prints "bye" and exits while the
+    // pane may still be skipping ahead over the burst.
+    await browser.execute(() => document.querySelector('[data-testid="terminal-pane"]').paste("flood 40\r\u0004"));
+    await until(browser, async () => (await (await byTestId(browser, "terminal-pane")).getAttribute("data-exited")) === "true", "the exit", 120000);
+    await until(browser, async () => (await bufferText()).includes("bye"), "the last screen", 30000);
+    const skipped = await browser.execute(() => document.querySelector('[data-testid="terminal-pane"]').skippedBursts());
+    console.log(`terminal burst then exit: skipped ahead ${skipped} times`);
+    assert.match(await (await byTestId(browser, "terminal-note")).getText(), /Exited with code 0/);
+    await (await byTestId(browser, "terminal-close")).click();
+    await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to close");
+  });
+
   it("closing the app ends an open terminal", async () => {
     await (await byTestId(browser, "terminal-open")).click();
     await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
