@@ -16,6 +16,7 @@ pub mod driver;
 pub mod error;
 mod hub;
 pub mod io;
+pub mod lines;
 pub mod ports;
 mod runner;
 mod sqlite;

@@ -17,94 +17,16 @@ use std::time::Duration;
 
 use nix::unistd::Pid;
 use parking_lot::Mutex;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+pub use weft_kernel::lines::{preview, read_lines, RawLine};
+
 use crate::spawn::SpawnSpec;
 
 const STDERR_TAIL: usize = 16 * 1024;
-const HEAD: usize = 120;
-
-/// One read from stdout.
-#[derive(Debug)]
-pub enum RawLine {
-    /// A whole line, without its newline.
-    Line(Vec<u8>),
-    /// A line longer than the cap: skipped; its size and first bytes.
-    TooLong {
-        /// Its length in bytes.
-        len: usize,
-        /// Its first bytes.
-        head: Vec<u8>,
-    },
-    /// Bytes after the last newline when stdout closed: a line cut short.
-    Cut(Vec<u8>),
-    /// stdout closed.
-    Eof,
-}
-
-/// Reads `reader` into `tx` line by line until EOF or the receiver goes away.
-pub async fn read_lines<R: AsyncBufRead + Unpin>(
-    mut reader: R,
-    max_line: usize,
-    tx: mpsc::Sender<RawLine>,
-) {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut skipping: Option<(usize, Vec<u8>)> = None;
-    loop {
-        let chunk = reader.fill_buf().await.unwrap_or_default();
-        if chunk.is_empty() {
-            let last = match skipping.take() {
-                Some((len, head)) => Some(RawLine::TooLong { len, head }),
-                None if !buf.is_empty() => Some(RawLine::Cut(std::mem::take(&mut buf))),
-                None => None,
-            };
-            if let Some(last) = last {
-                let _ = tx.send(last).await;
-            }
-            let _ = tx.send(RawLine::Eof).await;
-            return;
-        }
-        let (piece, newline) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (&chunk[..i], true),
-            None => (chunk, false),
-        };
-        let used = piece.len() + usize::from(newline);
-        match skipping.as_mut() {
-            Some((len, _)) => *len += piece.len(),
-            None => {
-                buf.extend_from_slice(piece);
-                if buf.len() > max_line {
-                    let head = buf[..HEAD.min(buf.len())].to_vec();
-                    skipping = Some((buf.len(), head));
-                    buf = Vec::new();
-                }
-            }
-        }
-        reader.consume(used);
-        if newline {
-            let out = match skipping.take() {
-                Some((len, head)) => RawLine::TooLong { len, head },
-                None => RawLine::Line(std::mem::take(&mut buf)),
-            };
-            if tx.send(out).await.is_err() {
-                return;
-            }
-        }
-    }
-}
-
-/// The first bytes of a line, printable, for an error message.
-pub fn preview(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(HEAD)]).into_owned();
-    if bytes.len() > HEAD {
-        format!("{text}…")
-    } else {
-        text
-    }
-}
 
 /// A running `codex app-server`.
 pub struct CodexProcess {
@@ -282,27 +204,6 @@ pub fn strip_ansi(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    async fn collect(input: &[u8], max: usize) -> Vec<RawLine> {
-        let (tx, mut rx) = mpsc::channel(64);
-        read_lines(tokio::io::BufReader::with_capacity(7, input), max, tx).await;
-        let mut out = Vec::new();
-        while let Some(l) = rx.recv().await {
-            out.push(l);
-        }
-        out
-    }
-
-    #[tokio::test]
-    async fn splits_caps_and_reports_a_cut_tail() {
-        let input = b"{\"a\":1}\n0123456789012345678901234567890123456789\nshort\ntail";
-        let lines = collect(input, 20).await;
-        assert!(matches!(&lines[0], RawLine::Line(l) if l == b"{\"a\":1}"));
-        assert!(matches!(&lines[1], RawLine::TooLong { len: 40, .. }));
-        assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
-        assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail"));
-        assert!(matches!(lines[4], RawLine::Eof));
-    }
 
     #[test]
     fn ansi_is_stripped() {
