@@ -18,6 +18,7 @@ mod hub;
 pub mod io;
 pub mod lines;
 pub mod ports;
+pub mod programs;
 mod runner;
 mod sqlite;
 pub mod state;

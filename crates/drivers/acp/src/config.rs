@@ -19,8 +19,7 @@ use serde::Deserialize;
 
 use crate::backfill::ToolOutputFn;
 
-/// Where the project's set-up installs agent CLIs, relative to the repository root.
-pub const LOCAL_BIN_DIR: &str = ".tools/agents/node_modules/.bin";
+pub use weft_kernel::programs::{find_program, LOCAL_BIN_DIR};
 
 /// One ACP agent: how to start it and what to expect of it.
 #[derive(Debug, Clone)]
@@ -133,33 +132,6 @@ pub fn knob(env: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var(name).ok())
         .filter(|v| !v.trim().is_empty())
-}
-
-/// A program by path, or by name in the project-local install or on PATH.
-pub fn find_program(command: &str) -> Option<PathBuf> {
-    let as_path = Path::new(command);
-    if as_path.components().count() > 1 || as_path.is_absolute() {
-        return as_path.is_file().then(|| as_path.to_path_buf());
-    }
-    let mut starts: Vec<PathBuf> = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        starts.push(exe);
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
-    }
-    for start in &starts {
-        for dir in start.ancestors() {
-            let candidate = dir.join(LOCAL_BIN_DIR).join(command);
-            if candidate.is_file() {
-                return Some(candidate);
-            }
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(command))
-        .find(|c| c.is_file())
 }
 
 /// The ACP agents Weft knows out of the box.

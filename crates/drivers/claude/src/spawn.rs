@@ -7,11 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use weft_kernel::driver::AgentTurnInput;
+use weft_kernel::programs::{find_program, LOCAL_BIN_DIR};
 
 use crate::config::Config;
-
-/// Where the project's set-up installs agent CLIs, relative to the repository root.
-pub const LOCAL_BIN: &str = ".tools/agents/node_modules/.bin/claude";
 
 /// Finds the executable, or says where it looked.
 pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
@@ -25,31 +23,11 @@ pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
             ))
         };
     }
-    let mut starts: Vec<PathBuf> = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        starts.push(exe);
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
-    }
-    for start in &starts {
-        for dir in start.ancestors() {
-            let candidate = dir.join(LOCAL_BIN);
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("claude");
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
+    if let Some(found) = find_program("claude") {
+        return Ok(found);
     }
     Err(format!(
-        "the `claude` CLI was not found (looked at $WEFT_CLAUDE_BIN, {LOCAL_BIN} above this \
+        "the `claude` CLI was not found (looked at $WEFT_CLAUDE_BIN, {LOCAL_BIN_DIR}/claude above this \
          program and the current folder, and PATH); install it with `scripts/setup.sh \
          setup_claude_code` or `npm install -g @anthropic-ai/claude-code`"
     ))

@@ -13,11 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use weft_kernel::driver::AgentTurnInput;
+use weft_kernel::programs::{find_program, LOCAL_BIN_DIR};
 
 use crate::config::{Config, TurnKnobs};
-
-/// Where the project's set-up installs agent CLIs, relative to the repository root.
-pub const LOCAL_BIN: &str = ".tools/agents/node_modules/.bin/codex";
 
 /// Finds the executable, or says where it looked.
 pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
@@ -31,31 +29,11 @@ pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
             ))
         };
     }
-    let mut starts: Vec<PathBuf> = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        starts.push(exe);
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
-    }
-    for start in &starts {
-        for dir in start.ancestors() {
-            let candidate = dir.join(LOCAL_BIN);
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("codex");
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
+    if let Some(found) = find_program("codex") {
+        return Ok(found);
     }
     Err(format!(
-        "the `codex` CLI was not found (looked at $WEFT_CODEX_BIN, {LOCAL_BIN} above this \
+        "the `codex` CLI was not found (looked at $WEFT_CODEX_BIN, {LOCAL_BIN_DIR}/codex above this \
          program and the current folder, and PATH); install it with `scripts/setup.sh \
          setup_codex` or `npm install -g @openai/codex`"
     ))
