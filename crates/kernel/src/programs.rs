@@ -1,8 +1,23 @@
-//! Finding an agent's executable the same way for every driver: a path as given, else
-//! the project-local install that `scripts/setup.sh` makes (looked for above the
-//! running executable, then above the current folder), else `PATH`.
+//! Finding and starting an agent's executable the same way for every driver.
+//!
+//! Finding: a path as given, else the project-local install that `scripts/setup.sh`
+//! makes (looked for above the running executable, then above the current folder),
+//! else `PATH`. Starting: as the leader of a new process group (agents run shells and
+//! helpers of their own; the group, and `weft_proctree::kill_tree`, reach them all),
+//! with piped stdio and the end of stderr kept for the error a crash becomes.
 
+use std::io;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::task::JoinHandle;
+
+/// How much of a child's stderr is kept.
+pub const STDERR_TAIL: usize = 16 * 1024;
 
 /// Where the project's set-up installs agent CLIs, relative to the repository root.
 pub const LOCAL_BIN_DIR: &str = ".tools/agents/node_modules/.bin";
@@ -26,4 +41,70 @@ pub fn find_program(command: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(command))
         .find(|c| c.is_file())
+}
+
+/// A child leading its own process group, with its pipes.
+pub struct GroupChild {
+    /// The process (killed on drop).
+    pub child: Child,
+    /// Its pid, which is also its process group id.
+    pub pid: Option<u32>,
+    /// Its stdin.
+    pub stdin: ChildStdin,
+    /// Its stdout.
+    pub stdout: ChildStdout,
+    /// The last [`STDERR_TAIL`] bytes of its stderr, kept by `stderr_task`.
+    pub stderr: Arc<Mutex<Vec<u8>>>,
+    /// Reads stderr until it closes.
+    pub stderr_task: JoinHandle<()>,
+}
+
+/// Starts `program` in `cwd` with `env` added to the inherited environment, as the
+/// leader of a new process group.
+pub fn spawn_in_group(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+) -> io::Result<GroupChild> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn()?;
+    let pipe = |name: &str| io::Error::other(format!("no {name} pipe"));
+    let stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
+    let stdout = child.stdout.take().ok_or_else(|| pipe("stdout"))?;
+    let mut stderr_pipe = child.stderr.take().ok_or_else(|| pipe("stderr"))?;
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let tail = stderr.clone();
+    let stderr_task = tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr_pipe.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let mut t = tail.lock();
+            t.extend_from_slice(&buf[..n]);
+            if t.len() > STDERR_TAIL {
+                let cut = t.len() - STDERR_TAIL;
+                t.drain(..cut);
+            }
+        }
+    });
+    Ok(GroupChild {
+        pid: child.id(),
+        child,
+        stdin,
+        stdout,
+        stderr,
+        stderr_task,
+    })
 }

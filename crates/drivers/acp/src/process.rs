@@ -8,17 +8,14 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::unistd::Pid;
 use parking_lot::Mutex;
-use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
-
-const STDERR_TAIL: usize = 16 * 1024;
+use weft_kernel::programs::spawn_in_group;
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -44,59 +41,19 @@ pub struct AgentProcess {
 impl AgentProcess {
     /// Starts `spec` in a new process group; returns it with its stdin and stdout.
     pub fn spawn(spec: &SpawnSpec) -> io::Result<(Self, ChildStdin, ChildStdout)> {
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        for (k, v) in &spec.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn()?;
-        let pgid = child
-            .id()
-            .and_then(|p| i32::try_from(p).ok())
-            .map(Pid::from_raw);
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| io::Error::other("no stdin pipe"))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        let mut stderr_pipe = child
-            .stderr
-            .take()
-            .ok_or_else(|| io::Error::other("no stderr pipe"))?;
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let tail = stderr.clone();
-        let stderr_task = tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr_pipe.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut t = tail.lock();
-                t.extend_from_slice(&buf[..n]);
-                if t.len() > STDERR_TAIL {
-                    let cut = t.len() - STDERR_TAIL;
-                    t.drain(..cut);
-                }
-            }
-        });
+        let group = spawn_in_group(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
         Ok((
             Self {
-                child,
-                pgid,
-                stderr,
-                stderr_task,
+                pgid: group
+                    .pid
+                    .and_then(|p| i32::try_from(p).ok())
+                    .map(Pid::from_raw),
+                child: group.child,
+                stderr: group.stderr,
+                stderr_task: group.stderr_task,
             },
-            stdin,
-            stdout,
+            group.stdin,
+            group.stdout,
         ))
     }
 

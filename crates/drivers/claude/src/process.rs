@@ -11,23 +11,22 @@
 //! crash on start or mid-turn becomes.
 
 use std::io;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use weft_kernel::programs::spawn_in_group;
 
 use crate::lines::{read_lines, RawLine};
 use crate::spawn::{ProcessShape, SpawnSpec};
 use crate::wire;
-
-const STDERR_TAIL: usize = 16 * 1024;
 
 /// A running CLI and what the driver knows about it.
 pub struct ClaudeProcess {
@@ -59,60 +58,23 @@ impl ClaudeProcess {
         session_id: String,
         max_line: usize,
     ) -> io::Result<Self> {
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        for (k, v) in &spec.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn()?;
-        let pgid = child
-            .id()
-            .and_then(|p| i32::try_from(p).ok())
-            .map(Pid::from_raw);
-        let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        let mut stderr_pipe = child
-            .stderr
-            .take()
-            .ok_or_else(|| io::Error::other("no stderr pipe"))?;
+        let group = spawn_in_group(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
         let (tx, lines) = mpsc::channel(1024);
         let reader = tokio::spawn(read_lines(
-            BufReader::with_capacity(256 * 1024, stdout),
+            BufReader::with_capacity(256 * 1024, group.stdout),
             max_line,
             tx,
         ));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let tail = stderr.clone();
-        let err_reader = tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr_pipe.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut t = tail.lock();
-                t.extend_from_slice(&buf[..n]);
-                if t.len() > STDERR_TAIL {
-                    let cut = t.len() - STDERR_TAIL;
-                    t.drain(..cut);
-                }
-            }
-        });
         Ok(Self {
-            child,
-            pgid,
-            stdin,
+            pgid: group
+                .pid
+                .and_then(|p| i32::try_from(p).ok())
+                .map(Pid::from_raw),
+            child: group.child,
+            stdin: Some(group.stdin),
             lines,
-            stderr,
-            tasks: vec![reader, err_reader],
+            stderr: group.stderr,
+            tasks: vec![reader, group.stderr_task],
             shape,
             session_id,
             cost_total: 0.0,

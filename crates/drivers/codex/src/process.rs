@@ -11,22 +11,21 @@
 //! bounded tail for the error a crash becomes.
 
 use std::io;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::unistd::Pid;
 use parking_lot::Mutex;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use weft_kernel::programs::spawn_in_group;
 
 pub use weft_kernel::lines::{preview, read_lines, RawLine};
 
 use crate::spawn::SpawnSpec;
-
-const STDERR_TAIL: usize = 16 * 1024;
 
 /// A running `codex app-server`.
 pub struct CodexProcess {
@@ -43,61 +42,24 @@ pub struct CodexProcess {
 impl CodexProcess {
     /// Starts `spec` in a new process group.
     pub fn spawn(spec: &SpawnSpec, max_line: usize) -> io::Result<Self> {
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        for (k, v) in &spec.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn()?;
-        let pgid = child
-            .id()
-            .and_then(|p| i32::try_from(p).ok())
-            .map(Pid::from_raw);
-        let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        let mut stderr_pipe = child
-            .stderr
-            .take()
-            .ok_or_else(|| io::Error::other("no stderr pipe"))?;
+        let group = spawn_in_group(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
         let (tx, lines) = mpsc::channel(1024);
         let reader = tokio::spawn(read_lines(
-            BufReader::with_capacity(256 * 1024, stdout),
+            BufReader::with_capacity(256 * 1024, group.stdout),
             max_line,
             tx,
         ));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let tail = stderr.clone();
-        let err_reader = tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr_pipe.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut t = tail.lock();
-                t.extend_from_slice(&buf[..n]);
-                if t.len() > STDERR_TAIL {
-                    let cut = t.len() - STDERR_TAIL;
-                    t.drain(..cut);
-                }
-            }
-        });
         Ok(Self {
-            child,
-            pgid,
-            stdin,
+            pgid: group
+                .pid
+                .and_then(|p| i32::try_from(p).ok())
+                .map(Pid::from_raw),
+            child: group.child,
+            stdin: Some(group.stdin),
             lines,
-            stderr,
+            stderr: group.stderr,
             tasks: vec![reader],
-            stderr_task: Some(err_reader),
+            stderr_task: Some(group.stderr_task),
         })
     }
 
