@@ -1,7 +1,11 @@
 //! Reading an agent process's stdout as lines, safely, for drivers that speak a
 //! line-delimited protocol: a line is capped (a 16 MB line must not become a 16 MB
 //! allocation times the channel depth), a line cut by the process dying is reported as
-//! cut, and the caller decides how to decode the bytes.
+//! cut, and the caller decides how to decode the bytes. And following a file an agent
+//! appends lines to (its session transcript) while its own terminal UI runs.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
@@ -88,6 +92,79 @@ pub fn preview(bytes: &[u8]) -> String {
     }
 }
 
+/// Most bytes one [`FileTail::read`] takes from the file (a longer record is read over
+/// several calls).
+const TAIL_READ_MAX: u64 = 16 << 20;
+
+/// A file another process appends lines to, read from an offset, complete lines at a
+/// time.
+#[derive(Debug)]
+pub struct FileTail {
+    path: PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+}
+
+impl FileTail {
+    /// Follows `path` from its start.
+    pub fn from_start(path: PathBuf) -> Self {
+        Self {
+            path,
+            offset: 0,
+            partial: Vec::new(),
+        }
+    }
+
+    /// Follows `path` from its current end: what it holds now is history.
+    pub fn from_end(path: PathBuf) -> Self {
+        let offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        Self {
+            path,
+            offset,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The file followed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The complete, non-empty lines appended since the last call. A file rewritten
+    /// shorter is followed from its new end: what is there now was not appended.
+    pub fn read(&mut self) -> Vec<Vec<u8>> {
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            self.offset = len;
+            self.partial.clear();
+            return Vec::new();
+        }
+        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::new();
+        let n = f
+            .take((len - self.offset).min(TAIL_READ_MAX))
+            .read_to_end(&mut buf)
+            .unwrap_or(0);
+        self.offset += n as u64;
+        self.partial.extend_from_slice(&buf[..n]);
+        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
+            return Vec::new();
+        };
+        let rest = self.partial.split_off(end + 1);
+        let complete = std::mem::replace(&mut self.partial, rest);
+        complete
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -119,5 +196,31 @@ mod tests {
         assert_eq!(preview(b"short"), "short");
         let long = vec![b'x'; 200];
         assert_eq!(preview(&long), format!("{}…", "x".repeat(HEAD)));
+    }
+
+    #[test]
+    fn the_tail_reads_complete_lines_only_and_from_where_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "old line\n").unwrap();
+        let mut tail = FileTail::from_end(path.clone());
+        assert!(tail.read().is_empty());
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"one\ntw").unwrap();
+        assert_eq!(tail.read(), vec![b"one".to_vec()]);
+        f.write_all(b"o\n\n").unwrap();
+        assert_eq!(tail.read(), vec![b"two".to_vec()]);
+        assert!(tail.read().is_empty());
+        let mut from_start = FileTail::from_start(path.clone());
+        assert_eq!(from_start.read().len(), 3);
+        // Rewritten shorter: nothing of what is there now is taken as appended.
+        std::fs::write(&path, "x\n").unwrap();
+        assert!(tail.read().is_empty());
+        std::fs::write(&path, "x\nnew\n").unwrap();
+        assert_eq!(tail.read(), vec![b"new".to_vec()]);
     }
 }

@@ -21,7 +21,6 @@
 //! - `notify` wakes the loop early; a poll is the fallback (and the only way while the
 //!   project folder does not exist, since a missing folder cannot be watched).
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -29,6 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use notify::{RecursiveMode, Watcher};
 use serde_json::{json, Value};
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
+use weft_kernel::lines::FileTail;
 use weft_protocol::{DriverEvent, Usage};
 
 use crate::normalize::Normalizer;
@@ -41,8 +41,6 @@ const POLL_WATCHED: Duration = Duration::from_millis(1000);
 const POLL_UNWATCHED: Duration = Duration::from_millis(200);
 /// Every this many ticks without the file, every project folder is searched.
 const SEARCH_EVERY: u32 = 10;
-/// The most read in one go (a record longer than this is read over several ticks).
-const READ_MAX: u64 = 16 << 20;
 /// Typed prompts longer than this are shortened in their notice.
 const PROMPT_NOTICE_CHARS: usize = 200;
 
@@ -248,52 +246,6 @@ fn iso_utc(t: SystemTime) -> String {
     )
 }
 
-/// A session file read from an offset, complete lines at a time.
-struct Tail {
-    path: Option<PathBuf>,
-    offset: u64,
-    partial: Vec<u8>,
-}
-
-impl Tail {
-    /// Reads what was appended since the last call; returns the complete lines.
-    fn read(&mut self) -> Vec<Vec<u8>> {
-        let Some(path) = &self.path else {
-            return Vec::new();
-        };
-        let Ok(mut f) = std::fs::File::open(path) else {
-            return Vec::new();
-        };
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < self.offset {
-            // Rewritten shorter: what is there now was not written for us to follow.
-            self.offset = len;
-            self.partial.clear();
-            return Vec::new();
-        }
-        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return Vec::new();
-        }
-        let mut buf = Vec::new();
-        let n = f
-            .take((len - self.offset).min(READ_MAX))
-            .read_to_end(&mut buf)
-            .unwrap_or(0);
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&buf[..n]);
-        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
-            return Vec::new();
-        };
-        let rest = self.partial.split_off(end + 1);
-        let complete = std::mem::replace(&mut self.partial, rest);
-        complete
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect()
-    }
-}
-
 /// Tails `session_id`'s file for `input`'s session until `ctx` is cancelled, emitting
 /// what the terminal adds to it.
 pub async fn follow(input: &AgentTurnInput, session_id: &str, ctx: &DriverContext) -> DriverResult {
@@ -315,38 +267,33 @@ pub async fn follow(input: &AgentTurnInput, session_id: &str, ctx: &DriverContex
         .join("projects")
         .join(recover::encode_cwd(&input.workdir))
         .join(format!("{session_id}.jsonl"));
-    let mut tail = Tail {
-        path: None,
-        offset: 0,
-        partial: Vec::new(),
-    };
     // Earlier turns are history: start at the end of what is there now.
-    if let Some(path) = recover::session_file(&config, &input.workdir, session_id) {
-        tail.offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        tail.path = Some(path);
-    }
+    let mut tail =
+        recover::session_file(&config, &input.workdir, session_id).map(FileTail::from_end);
     let wake = Arc::new(tokio::sync::Notify::new());
     let mut watcher = Watch::new(wake.clone());
     let mut records = SessionRecords::new(session_id).since(iso_utc(SystemTime::now()));
     let mut ticks: u32 = 0;
     loop {
-        if tail.path.is_none() {
+        if tail.is_none() {
             ticks = ticks.wrapping_add(1);
-            tail.path = if expected.is_file() {
+            tail = if expected.is_file() {
                 Some(expected.clone())
             } else if ticks.is_multiple_of(SEARCH_EVERY) {
                 recover::session_file(&config, &input.workdir, session_id)
             } else {
                 None
-            };
+            }
+            .map(FileTail::from_start);
         }
         let dir = tail
-            .path
-            .as_deref()
-            .and_then(Path::parent)
+            .as_ref()
+            .and_then(|t| t.path().parent())
             .unwrap_or_else(|| expected.parent().unwrap_or(&config));
         watcher.watch(dir);
-        drain(&mut tail, &mut records, ctx);
+        if let Some(t) = tail.as_mut() {
+            drain(t, &mut records, ctx);
+        }
         let poll = if watcher.watching.is_some() {
             POLL_WATCHED
         } else {
@@ -359,14 +306,16 @@ pub async fn follow(input: &AgentTurnInput, session_id: &str, ctx: &DriverContex
         }
     }
     // The terminal's last records may have landed as it closed.
-    if tail.path.is_none() {
-        tail.path = recover::session_file(&config, &input.workdir, session_id);
+    if tail.is_none() {
+        tail = recover::session_file(&config, &input.workdir, session_id).map(FileTail::from_start);
     }
-    drain(&mut tail, &mut records, ctx);
+    if let Some(t) = tail.as_mut() {
+        drain(t, &mut records, ctx);
+    }
     result
 }
 
-fn drain(tail: &mut Tail, records: &mut SessionRecords, ctx: &DriverContext) {
+fn drain(tail: &mut FileTail, records: &mut SessionRecords, ctx: &DriverContext) {
     loop {
         let lines = tail.read();
         if lines.is_empty() {
@@ -562,29 +511,6 @@ mod tests {
             iso_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)),
             "2000-02-29T00:00:00.000Z"
         );
-    }
-
-    #[test]
-    fn the_tail_reads_complete_lines_only_and_from_where_it_started() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        std::fs::write(&path, "old line\n").unwrap();
-        let mut tail = Tail {
-            path: Some(path.clone()),
-            offset: 9,
-            partial: Vec::new(),
-        };
-        assert!(tail.read().is_empty());
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        f.write_all(b"one\ntw").unwrap();
-        assert_eq!(tail.read(), vec![b"one".to_vec()]);
-        f.write_all(b"o\n").unwrap();
-        assert_eq!(tail.read(), vec![b"two".to_vec()]);
-        assert!(tail.read().is_empty());
     }
 
     #[test]

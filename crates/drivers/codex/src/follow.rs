@@ -13,20 +13,19 @@
 //! - A resumed session appends to its existing rollout: reading starts at its end.
 //! - Polling only (every [`POLL`]): codex writes a handful of records per turn.
 
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
+use weft_kernel::lines::FileTail;
 use weft_protocol::{DriverEvent, ToolCall, ToolKind, ToolStatus, Usage};
 
 use crate::items::{capped, first_line};
 
 /// How often the rollout is read.
 pub const POLL: Duration = Duration::from_millis(250);
-/// The most read in one go.
-const READ_MAX: u64 = 16 << 20;
 /// A rollout created this long before the terminal opened still counts as its own.
 const CREATED_SLACK: Duration = Duration::from_secs(2);
 
@@ -298,45 +297,6 @@ fn new_rollout(
     None
 }
 
-/// A file read from an offset, complete lines at a time.
-struct Tail {
-    path: PathBuf,
-    offset: u64,
-    partial: Vec<u8>,
-}
-
-impl Tail {
-    fn read(&mut self) -> Vec<Value> {
-        let Ok(mut f) = std::fs::File::open(&self.path) else {
-            return Vec::new();
-        };
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < self.offset {
-            self.offset = len;
-            self.partial.clear();
-        }
-        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return Vec::new();
-        }
-        let mut buf = Vec::new();
-        let n = f
-            .take((len - self.offset).min(READ_MAX))
-            .read_to_end(&mut buf)
-            .unwrap_or(0);
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&buf[..n]);
-        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
-            return Vec::new();
-        };
-        let rest = self.partial.split_off(end + 1);
-        let complete = std::mem::replace(&mut self.partial, rest);
-        complete
-            .split(|b| *b == b'\n')
-            .filter_map(|l| serde_json::from_slice(l).ok())
-            .collect()
-    }
-}
-
 /// Tails the session's rollout until `ctx` is cancelled, emitting what the terminal
 /// adds to it.
 pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult {
@@ -351,11 +311,7 @@ pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult
         .session_id
         .as_deref()
         .and_then(|id| rollout_of(&home, id))
-        .map(|path| Tail {
-            offset: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
-            path,
-            partial: Vec::new(),
-        });
+        .map(FileTail::from_end);
     let mut skip = Vec::new();
     loop {
         if tail.is_none() {
@@ -363,11 +319,7 @@ pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult
                 Some(id) => rollout_of(&home, id),
                 None => new_rollout(&home, &input.workdir, opened, &mut skip),
             }
-            .map(|path| Tail {
-                path,
-                offset: 0,
-                partial: Vec::new(),
-            });
+            .map(FileTail::from_start);
         }
         if let Some(t) = tail.as_mut() {
             drain(t, &mut records, ctx);
@@ -387,9 +339,13 @@ pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult
     }
 }
 
-fn drain(tail: &mut Tail, records: &mut RolloutRecords, ctx: &DriverContext) {
+fn drain(tail: &mut FileTail, records: &mut RolloutRecords, ctx: &DriverContext) {
     loop {
-        let recs = tail.read();
+        let recs: Vec<Value> = tail
+            .read()
+            .iter()
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect();
         if recs.is_empty() {
             return;
         }

@@ -13,12 +13,12 @@
 //! - Polling only (every [`POLL`]); the file search, which walks the chat folders,
 //!   runs every [`SEARCH_EVERY`] ticks until the file is found.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
+use weft_kernel::lines::FileTail;
 use weft_protocol::{DriverEvent, ToolCall, ToolKind, ToolStatus, Usage};
 
 use crate::sessions::{self, shell_exit_code};
@@ -27,8 +27,6 @@ use crate::sessions::{self, shell_exit_code};
 pub const POLL: Duration = Duration::from_millis(250);
 /// Every this many ticks without the file, the chat folders are searched.
 const SEARCH_EVERY: u32 = 4;
-/// The most read in one go.
-const READ_MAX: u64 = 16 << 20;
 
 /// Chat-file records → [`DriverEvent`]s, with no I/O.
 #[derive(Debug, Default)]
@@ -220,45 +218,6 @@ fn chat_file(gemini: &Path, id: &str) -> Option<PathBuf> {
         })
 }
 
-/// A file read from an offset, complete lines at a time.
-struct Tail {
-    path: PathBuf,
-    offset: u64,
-    partial: Vec<u8>,
-}
-
-impl Tail {
-    fn read(&mut self) -> Vec<Value> {
-        let Ok(mut f) = std::fs::File::open(&self.path) else {
-            return Vec::new();
-        };
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < self.offset {
-            self.offset = len;
-            self.partial.clear();
-        }
-        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return Vec::new();
-        }
-        let mut buf = Vec::new();
-        let n = f
-            .take((len - self.offset).min(READ_MAX))
-            .read_to_end(&mut buf)
-            .unwrap_or(0);
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&buf[..n]);
-        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
-            return Vec::new();
-        };
-        let rest = self.partial.split_off(end + 1);
-        let complete = std::mem::replace(&mut self.partial, rest);
-        complete
-            .split(|b| *b == b'\n')
-            .filter_map(|l| serde_json::from_slice(l).ok())
-            .collect()
-    }
-}
-
 /// Polls session `id`'s chat file until `ctx` is cancelled, emitting what the terminal
 /// adds to it.
 pub async fn follow(input: &AgentTurnInput, id: &str, ctx: &DriverContext) -> DriverResult {
@@ -272,20 +231,12 @@ pub async fn follow(input: &AgentTurnInput, id: &str, ctx: &DriverContext) -> Dr
         return result;
     };
     // What the file holds now is history.
-    let mut tail = chat_file(&gemini, id).map(|path| Tail {
-        offset: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
-        path,
-        partial: Vec::new(),
-    });
+    let mut tail = chat_file(&gemini, id).map(FileTail::from_end);
     let mut records = ChatRecords::new(id);
     let mut ticks: u32 = 0;
     loop {
         if tail.is_none() && ticks.is_multiple_of(SEARCH_EVERY) {
-            tail = chat_file(&gemini, id).map(|path| Tail {
-                path,
-                offset: 0,
-                partial: Vec::new(),
-            });
+            tail = chat_file(&gemini, id).map(FileTail::from_start);
         }
         ticks = ticks.wrapping_add(1);
         if let Some(t) = tail.as_mut() {
@@ -297,11 +248,7 @@ pub async fn follow(input: &AgentTurnInput, id: &str, ctx: &DriverContext) -> Dr
         }
     }
     if tail.is_none() {
-        tail = chat_file(&gemini, id).map(|path| Tail {
-            path,
-            offset: 0,
-            partial: Vec::new(),
-        });
+        tail = chat_file(&gemini, id).map(FileTail::from_start);
     }
     if let Some(t) = tail.as_mut() {
         drain(t, &mut records, ctx);
@@ -309,9 +256,13 @@ pub async fn follow(input: &AgentTurnInput, id: &str, ctx: &DriverContext) -> Dr
     result
 }
 
-fn drain(tail: &mut Tail, records: &mut ChatRecords, ctx: &DriverContext) {
+fn drain(tail: &mut FileTail, records: &mut ChatRecords, ctx: &DriverContext) {
     loop {
-        let recs = tail.read();
+        let recs: Vec<Value> = tail
+            .read()
+            .iter()
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect();
         if recs.is_empty() {
             return;
         }
