@@ -108,3 +108,31 @@ pub fn spawn_in_group(
         stderr_task,
     })
 }
+
+/// How long a version probe may take.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Runs `program args` (`--version` and the like) with no input and a time limit;
+/// its stdout, or why there is none, for an agent's info.
+pub async fn probe_output(program: &Path, args: &[&str]) -> Result<String, String> {
+    let out = tokio::time::timeout(
+        PROBE_TIMEOUT,
+        Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await;
+    let call = || format!("`{} {}`", program.display(), args.join(" "));
+    match out {
+        Ok(Ok(o)) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Ok(Ok(o)) => Err(format!(
+            "{} failed: {}",
+            call(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Ok(Err(e)) => Err(format!("could not run {}: {e}", program.display())),
+        Err(_) => Err(format!("{} timed out", call())),
+    }
+}

@@ -38,6 +38,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_kernel::programs::probe_output;
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
 pub use config::AcpSpec;
@@ -279,17 +280,9 @@ impl AgentDriver for AcpDriver {
         };
         let mut version = base.version.clone();
         if let (None, Some(args)) = (&version, &self.spec.version_args) {
-            let out = tokio::time::timeout(
-                Duration::from_secs(20),
-                tokio::process::Command::new(&program)
-                    .args(args)
-                    .stdin(std::process::Stdio::null())
-                    .kill_on_drop(true)
-                    .output(),
-            )
-            .await;
-            if let Ok(Ok(o)) = out {
-                version = String::from_utf8_lossy(&o.stdout)
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            if let Ok(stdout) = probe_output(&program, &args).await {
+                version = stdout
                     .split_whitespace()
                     .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
                     .map(String::from);

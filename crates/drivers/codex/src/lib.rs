@@ -44,6 +44,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::Value;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
+use weft_kernel::programs::probe_output;
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
 
 pub use config::{Config, TurnKnobs};
@@ -232,38 +233,14 @@ impl AgentDriver for CodexDriver {
                 }
             }
         };
-        let out = tokio::time::timeout(
-            Duration::from_secs(20),
-            tokio::process::Command::new(&program)
-                .arg("--version")
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output(),
-        )
-        .await;
-        match out {
-            Ok(Ok(o)) if o.status.success() => AgentInfo {
+        match probe_output(&program, &["--version"]).await {
+            Ok(stdout) => AgentInfo {
                 installed: true,
-                version: String::from_utf8_lossy(&o.stdout)
-                    .split_whitespace()
-                    .last()
-                    .map(String::from),
+                version: stdout.split_whitespace().last().map(String::from),
                 ..base
             },
-            Ok(Ok(o)) => AgentInfo {
-                problem: Some(format!(
-                    "`{} --version` failed: {}",
-                    program.display(),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                )),
-                ..base
-            },
-            Ok(Err(e)) => AgentInfo {
-                problem: Some(format!("could not run {}: {e}", program.display())),
-                ..base
-            },
-            Err(_) => AgentInfo {
-                problem: Some(format!("`{} --version` timed out", program.display())),
+            Err(problem) => AgentInfo {
+                problem: Some(problem),
                 ..base
             },
         }
