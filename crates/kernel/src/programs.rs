@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
+use std::process::ExitStatus;
+use std::time::Duration;
+
 use parking_lot::Mutex;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
@@ -43,74 +46,170 @@ pub fn find_program(command: &str) -> Option<PathBuf> {
         .find(|c| c.is_file())
 }
 
-/// A child leading its own process group, with its pipes.
+/// A child leading its own process group: its pipes, the end of its stderr, and the
+/// tasks reading its output. Killing it kills the group and every descendant that left
+/// it (agents run tools in sessions of their own); dropping it kills it. No `Drop`
+/// path leaves a process behind.
 pub struct GroupChild {
-    /// The process (killed on drop).
-    pub child: Child,
-    /// Its pid, which is also its process group id.
-    pub pid: Option<u32>,
-    /// Its stdin.
-    pub stdin: ChildStdin,
-    /// Its stdout.
-    pub stdout: ChildStdout,
-    /// The last [`STDERR_TAIL`] bytes of its stderr, kept by `stderr_task`.
-    pub stderr: Arc<Mutex<Vec<u8>>>,
-    /// Reads stderr until it closes.
-    pub stderr_task: JoinHandle<()>,
+    child: Child,
+    /// The pid at spawn, which is also the group id: kept after the child is reaped,
+    /// so a kill still reaches what it left behind.
+    group: Option<u32>,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_task: Option<JoinHandle<()>>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
-/// Starts `program` in `cwd` with `env` added to the inherited environment, as the
-/// leader of a new process group.
-pub fn spawn_in_group(
-    program: &Path,
-    args: &[String],
-    cwd: &Path,
-    env: &[(String, String)],
-) -> io::Result<GroupChild> {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn()?;
-    let pipe = |name: &str| io::Error::other(format!("no {name} pipe"));
-    let stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
-    let stdout = child.stdout.take().ok_or_else(|| pipe("stdout"))?;
-    let mut stderr_pipe = child.stderr.take().ok_or_else(|| pipe("stderr"))?;
-    let stderr = Arc::new(Mutex::new(Vec::new()));
-    let tail = stderr.clone();
-    let stderr_task = tokio::spawn(async move {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr_pipe.read(&mut buf).await {
-            if n == 0 {
-                break;
+impl GroupChild {
+    /// Starts `program` in `cwd` with `env` added to the inherited environment, as the
+    /// leader of a new process group, with piped stdio.
+    pub fn spawn(
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> io::Result<Self> {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn()?;
+        let pipe = |name: &str| io::Error::other(format!("no {name} pipe"));
+        let stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| pipe("stdout"))?;
+        let mut stderr_pipe = child.stderr.take().ok_or_else(|| pipe("stderr"))?;
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let tail = stderr.clone();
+        let stderr_task = tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock();
+                t.extend_from_slice(&buf[..n]);
+                if t.len() > STDERR_TAIL {
+                    let cut = t.len() - STDERR_TAIL;
+                    t.drain(..cut);
+                }
             }
-            let mut t = tail.lock();
-            t.extend_from_slice(&buf[..n]);
-            if t.len() > STDERR_TAIL {
-                let cut = t.len() - STDERR_TAIL;
-                t.drain(..cut);
+        });
+        Ok(Self {
+            group: child.id(),
+            child,
+            stdin: Some(stdin),
+            stdout: Some(stdout),
+            stderr,
+            stderr_task: Some(stderr_task),
+            tasks: Vec::new(),
+        })
+    }
+
+    /// Its stdin, for a caller that writes it itself (once).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    /// Its stdout, to be read by the caller (once).
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.stdout.take()
+    }
+
+    /// A task reading this child's output: aborted when the child is dropped.
+    pub fn keep_task(&mut self, task: JoinHandle<()>) {
+        self.tasks.push(task);
+    }
+
+    /// Writes `bytes` to stdin and flushes.
+    pub async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
+        stdin.write_all(bytes).await?;
+        stdin.flush().await
+    }
+
+    /// Closes stdin (an agent reading it exits at EOF).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The end of stderr so far (at most [`STDERR_TAIL`] bytes), decoded lossily.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock()).into_owned()
+    }
+
+    /// Waits (up to `wait`) for stderr to reach its end, so an exited child's last
+    /// words are all in [`GroupChild::stderr`].
+    pub async fn settle_stderr(&mut self, wait: Duration) {
+        if let Some(task) = self.stderr_task.as_mut() {
+            if tokio::time::timeout(wait, task).await.is_ok() {
+                self.stderr_task = None;
             }
         }
-    });
-    Ok(GroupChild {
-        pid: child.id(),
-        child,
-        stdin,
-        stdout,
-        stderr,
-        stderr_task,
-    })
+    }
+
+    /// How it exited, if it has.
+    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Whether it has exited.
+    pub fn exited(&mut self) -> bool {
+        self.exit_status().is_some()
+    }
+
+    /// Waits up to `wait` for it to exit by itself.
+    pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// Kills the whole process group now, and every descendant that left it.
+    pub fn kill(&mut self) {
+        if let Some(group) = self.group {
+            weft_proctree::kill_tree(group);
+        }
+        let _ = self.child.start_kill();
+    }
+
+    /// Ends it: stdin closed, up to `grace` to exit by itself, then the group is
+    /// killed either way (its own children too).
+    pub async fn close(mut self, grace: Duration) {
+        self.close_stdin();
+        let _ = self.wait_exit(grace).await;
+        self.kill();
+    }
+
+    /// Its process id, while it has one.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        self.kill();
+        for t in self.tasks.iter().chain(self.stderr_task.iter()) {
+            t.abort();
+        }
+    }
 }
 
 /// How long a version probe may take.
-const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Runs `program args` (`--version` and the like) with no input and a time limit;
 /// its stdout, or why there is none, for an agent's info.

@@ -12,17 +12,12 @@
 
 use std::io;
 use std::process::ExitStatus;
-use std::sync::Arc;
 use std::time::Duration;
 
-use nix::unistd::Pid;
-use parking_lot::Mutex;
 use serde_json::Value;
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin};
+use tokio::io::BufReader;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use weft_kernel::programs::spawn_in_group;
+use weft_kernel::programs::GroupChild;
 
 use crate::lines::{read_lines, RawLine};
 use crate::spawn::{ProcessShape, SpawnSpec};
@@ -30,13 +25,9 @@ use crate::wire;
 
 /// A running CLI and what the driver knows about it.
 pub struct ClaudeProcess {
-    child: Child,
-    pgid: Option<Pid>,
-    stdin: Option<ChildStdin>,
+    child: GroupChild,
     /// stdout, line by line.
     pub lines: mpsc::Receiver<RawLine>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    tasks: Vec<JoinHandle<()>>,
     /// What it was started with.
     pub shape: ProcessShape,
     /// Its session id.
@@ -58,23 +49,19 @@ impl ClaudeProcess {
         session_id: String,
         max_line: usize,
     ) -> io::Result<Self> {
-        let group = spawn_in_group(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
+        let mut child = GroupChild::spawn(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
+        let stdout = child
+            .take_stdout()
+            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
         let (tx, lines) = mpsc::channel(1024);
-        let reader = tokio::spawn(read_lines(
-            BufReader::with_capacity(256 * 1024, group.stdout),
+        child.keep_task(tokio::spawn(read_lines(
+            BufReader::with_capacity(256 * 1024, stdout),
             max_line,
             tx,
-        ));
+        )));
         Ok(Self {
-            pgid: group
-                .pid
-                .and_then(|p| i32::try_from(p).ok())
-                .map(Pid::from_raw),
-            child: group.child,
-            stdin: Some(group.stdin),
+            child,
             lines,
-            stderr: group.stderr,
-            tasks: vec![reader, group.stderr_task],
             shape,
             session_id,
             cost_total: 0.0,
@@ -85,62 +72,37 @@ impl ClaudeProcess {
 
     /// Writes one JSON line to stdin.
     pub async fn write(&mut self, value: &Value) -> io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-        stdin.write_all(&wire::encode(value)).await?;
-        stdin.flush().await
+        self.child.write(&wire::encode(value)).await
     }
 
     /// The end of stderr, trimmed (secrets are the CLI's business: it prints none).
     pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock())
-            .trim()
-            .to_string()
+        self.child.stderr().trim().to_string()
     }
 
     /// Waits up to `wait` for the process to exit.
     pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
-        tokio::time::timeout(wait, self.child.wait())
-            .await
-            .ok()?
-            .ok()
+        self.child.wait_exit(wait).await
     }
 
     /// Whether the process has exited.
     pub fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+        self.child.exited()
     }
 
     /// Kills the whole process group now, with every descendant that left it.
     pub fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok()) {
-            // The group and every descendant that left it (tools run in new sessions).
-            weft_proctree::kill_tree(pgid);
-        }
-        let _ = self.child.start_kill();
+        self.child.kill();
     }
 
     /// Ends the process: stdin closed (the CLI exits by itself when idle), up to
     /// `grace` to do so, then the group is killed either way (its own children too).
-    pub async fn close(mut self, grace: Duration) {
-        self.stdin = None;
-        let _ = self.wait_exit(grace).await;
-        self.kill();
+    pub async fn close(self, grace: Duration) {
+        self.child.close(grace).await;
     }
 
     /// The process id (for tests that check for orphans).
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-}
-
-impl Drop for ClaudeProcess {
-    fn drop(&mut self) {
-        self.kill();
-        for t in &self.tasks {
-            t.abort();
-        }
+        self.child.pid()
     }
 }

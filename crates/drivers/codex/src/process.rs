@@ -12,16 +12,11 @@
 
 use std::io;
 use std::process::ExitStatus;
-use std::sync::Arc;
 use std::time::Duration;
 
-use nix::unistd::Pid;
-use parking_lot::Mutex;
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin};
+use tokio::io::BufReader;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use weft_kernel::programs::spawn_in_group;
+use weft_kernel::programs::GroupChild;
 
 pub use weft_kernel::lines::{preview, read_lines, RawLine};
 
@@ -29,55 +24,36 @@ use crate::spawn::SpawnSpec;
 
 /// A running `codex app-server`.
 pub struct CodexProcess {
-    child: Child,
-    pgid: Option<Pid>,
-    stdin: Option<ChildStdin>,
+    child: GroupChild,
     /// stdout, line by line.
     pub lines: mpsc::Receiver<RawLine>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    tasks: Vec<JoinHandle<()>>,
-    stderr_task: Option<JoinHandle<()>>,
 }
 
 impl CodexProcess {
     /// Starts `spec` in a new process group.
     pub fn spawn(spec: &SpawnSpec, max_line: usize) -> io::Result<Self> {
-        let group = spawn_in_group(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
+        let mut child = GroupChild::spawn(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
+        let stdout = child
+            .take_stdout()
+            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
         let (tx, lines) = mpsc::channel(1024);
-        let reader = tokio::spawn(read_lines(
-            BufReader::with_capacity(256 * 1024, group.stdout),
+        child.keep_task(tokio::spawn(read_lines(
+            BufReader::with_capacity(256 * 1024, stdout),
             max_line,
             tx,
-        ));
-        Ok(Self {
-            pgid: group
-                .pid
-                .and_then(|p| i32::try_from(p).ok())
-                .map(Pid::from_raw),
-            child: group.child,
-            stdin: Some(group.stdin),
-            lines,
-            stderr: group.stderr,
-            tasks: vec![reader],
-            stderr_task: Some(group.stderr_task),
-        })
+        )));
+        Ok(Self { child, lines })
     }
 
     /// Writes one message as a line to stdin.
     pub async fn write(&mut self, line: &[u8]) -> io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-        stdin.write_all(line).await?;
-        stdin.flush().await
+        self.child.write(line).await
     }
 
     /// The end of stderr: ANSI colour codes removed, codex's own startup warnings
     /// about helper binaries dropped, trimmed.
     pub fn stderr_tail(&self) -> String {
-        let raw = String::from_utf8_lossy(&self.stderr.lock()).into_owned();
-        strip_ansi(&raw)
+        strip_ansi(&self.child.stderr())
             .lines()
             .filter(|l| !l.contains("could not create PATH aliases"))
             .collect::<Vec<_>>()
@@ -89,56 +65,35 @@ impl CodexProcess {
     /// Waits (up to `max`) for stderr to reach its end, so an exited process's last
     /// words are all in [`CodexProcess::stderr_tail`].
     pub async fn drain_stderr(&mut self, max: Duration) {
-        if let Some(task) = self.stderr_task.as_mut() {
-            if tokio::time::timeout(max, task).await.is_ok() {
-                self.stderr_task = None;
-            }
-        }
+        self.child.settle_stderr(max).await;
     }
 
     /// Waits up to `wait` for the process to exit.
     pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
-        tokio::time::timeout(wait, self.child.wait())
-            .await
-            .ok()?
-            .ok()
+        self.child.wait_exit(wait).await
     }
 
     /// Whether the process has exited.
     pub fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+        self.child.exited()
     }
 
     /// Kills the whole process group now, and every other descendant: codex runs
     /// commands in pseudo-terminals, each a session (and process group) of its own,
     /// which a group kill does not reach.
     pub fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok()) {
-            weft_proctree::kill_tree(pgid);
-        }
-        let _ = self.child.start_kill();
+        self.child.kill();
     }
 
     /// Ends the process: stdin closed (app-server exits at EOF), up to `grace` to do
     /// so, then the group is killed either way (its own children too).
-    pub async fn close(mut self, grace: Duration) {
-        self.stdin = None;
-        let _ = self.wait_exit(grace).await;
-        self.kill();
+    pub async fn close(self, grace: Duration) {
+        self.child.close(grace).await;
     }
 
     /// The process id.
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-}
-
-impl Drop for CodexProcess {
-    fn drop(&mut self) {
-        self.kill();
-        for t in self.tasks.iter().chain(self.stderr_task.iter()) {
-            t.abort();
-        }
+        self.child.pid()
     }
 }
 
