@@ -4,20 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_kernel::{Loom, LoomIO};
-use weft_protocol::PromptRequest;
 
 use super::support::*;
 
 const IDLE: Duration = Duration::from_millis(500);
-
-fn prompt(text: &str, key: Option<&str>) -> PromptRequest {
-    PromptRequest {
-        prompt: text.into(),
-        session_key: key.map(Into::into),
-        workdir: Some(std::env::temp_dir().to_string_lossy().into_owned()),
-        ..Default::default()
-    }
-}
 
 fn loom_closing_after(driver: Arc<ScriptDriver>, idle: Option<Duration>) -> Arc<Loom> {
     Loom::builder(std::env::temp_dir())

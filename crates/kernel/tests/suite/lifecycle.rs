@@ -4,20 +4,10 @@ use std::sync::Arc;
 
 use weft_kernel::LoomIO;
 use weft_protocol::{
-    apply_in_place, InteractRequest, InteractionResponse, Phase, PromptRequest, SteerOutcome,
-    UniversalSnapshot,
+    apply_in_place, InteractRequest, InteractionResponse, Phase, SteerOutcome, UniversalSnapshot,
 };
 
 use super::support::*;
-
-fn prompt(text: &str, key: Option<&str>) -> PromptRequest {
-    PromptRequest {
-        prompt: text.into(),
-        session_key: key.map(Into::into),
-        workdir: Some(std::env::temp_dir().to_string_lossy().into_owned()),
-        ..Default::default()
-    }
-}
 
 #[tokio::test]
 async fn three_prompts_run_in_order_without_clobbering() {

@@ -5,18 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_kernel::LoomIO;
-use weft_protocol::{Phase, PromptRequest};
+use weft_protocol::Phase;
 
 use super::support::*;
-
-fn prompt(text: &str, key: Option<&str>) -> PromptRequest {
-    PromptRequest {
-        prompt: text.into(),
-        session_key: key.map(Into::into),
-        workdir: Some(std::env::temp_dir().to_string_lossy().into_owned()),
-        ..Default::default()
-    }
-}
 
 #[test]
 fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {

@@ -10,7 +10,7 @@ use tokio::sync::Notify;
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
 use weft_protocol::{
     AgentInfo, Capabilities, DriverEvent, InteractAction, Interaction, InteractionKind, Phase,
-    Question, QuestionType, SnapshotAt, UniversalSnapshot,
+    PromptRequest, Question, QuestionType, SnapshotAt, UniversalSnapshot,
 };
 
 /// Prompts: `hold:NAME` streams "started NAME" then waits for `release(NAME)` or stop;
@@ -135,6 +135,16 @@ impl AgentDriver for ScriptDriver {
             session_id: Some(session_id),
             ..Default::default()
         }
+    }
+}
+
+/// A prompt in the temp folder, to a new session or to `key`.
+pub fn prompt(text: &str, key: Option<&str>) -> PromptRequest {
+    PromptRequest {
+        prompt: text.into(),
+        session_key: key.map(Into::into),
+        workdir: Some(std::env::temp_dir().to_string_lossy().into_owned()),
+        ..Default::default()
     }
 }
 
