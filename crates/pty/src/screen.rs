@@ -91,17 +91,14 @@ impl Screen {
         let mut out = String::new();
         for line in 0..grid.screen_lines() {
             let line = Line(i32::try_from(line).unwrap_or(i32::MAX));
-            let end = if wrapped(grid, line) {
-                grid.columns()
-            } else if line == cursor.line {
-                content_end(grid, line).max(cursor.column.0)
-            } else {
-                content_end(grid, line)
-            };
+            let (mut end, full) = extent(grid, line);
+            if !full && line == cursor.line {
+                end = end.max(cursor.column.0);
+            }
             for col in 0..end {
                 push_cell(&mut out, &grid[line][Column(col)]);
             }
-            if !wrapped(grid, line) {
+            if !full {
                 out.push('\n');
             }
         }
@@ -136,12 +133,7 @@ impl Screen {
         let mut pen = Pen::default();
         for line in first..=last {
             let line = Line(line);
-            let full = wrapped(grid, line);
-            let end = if full {
-                grid.columns()
-            } else {
-                content_end(grid, line)
-            };
+            let (end, full) = extent(grid, line);
             for col in 0..end {
                 let cell = &grid[line][Column(col)];
                 if cell
@@ -189,10 +181,17 @@ impl Screen {
     }
 }
 
-fn wrapped(grid: &Grid<Cell>, line: Line) -> bool {
-    grid[line][grid.last_column()]
+/// How much of a row to draw, and whether the terminal wrapped it into the next row
+/// (then all of it is drawn, so the viewer wraps it too).
+fn extent(grid: &Grid<Cell>, line: Line) -> (usize, bool) {
+    let wrapped = grid[line][grid.last_column()]
         .flags
-        .contains(Flags::WRAPLINE)
+        .contains(Flags::WRAPLINE);
+    if wrapped {
+        (grid.columns(), true)
+    } else {
+        (content_end(grid, line), false)
+    }
 }
 
 /// One past the last column that shows anything (a glyph, or a colour or attribute
