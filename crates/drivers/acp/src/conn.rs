@@ -228,13 +228,20 @@ impl AcpConnection {
         exited(&mut self.process).await
     }
 
-    /// Ends the connection and kills the process group.
+    /// Ends the connection (the agent's stdin closes with it), gives the agent what is
+    /// left of `grace` to exit by itself — an agent killed at once may not have written
+    /// its session out, and a later `session/load` of it then fails — and kills the
+    /// process group either way.
     pub async fn close(mut self, grace: Duration) {
+        let started = tokio::time::Instant::now();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         let _ = tokio::time::timeout(grace, &mut self.task).await;
-        let _ = self.process.wait_exit(Duration::from_millis(100)).await;
+        let left = grace
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100));
+        let _ = self.process.wait_exit(left).await;
         self.process.kill();
     }
 }
