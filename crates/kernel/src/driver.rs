@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
-    AgentInfo, Capabilities, DriverEvent, Interaction, InteractionResponse, ModelInfo,
+    AgentInfo, Capabilities, ClientEnv, DriverEvent, Interaction, InteractionResponse, ModelInfo,
     NativeSessionInfo,
 };
 
@@ -42,8 +42,41 @@ pub struct AgentTurnInput {
     pub env: Vec<(String, String)>,
     /// Extra arguments for this spawn (plugin contributions).
     pub extra_args: Vec<String>,
+    /// The environment of the client that started this turn (a `weft run` sends its
+    /// own). When set, the agent's process starts from exactly this environment, not
+    /// the kernel's own, and `env` is added on top; a driver that keeps a process per
+    /// session respawns it when this differs from what the process was started with.
+    /// When `None`, the kernel's own environment is inherited. It may hold secrets.
+    pub client_env: Option<Arc<ClientEnv>>,
     /// Weft's global state folder (`~/.weft` or `$WEFT_HOME`).
     pub state_dir: PathBuf,
+}
+
+impl AgentTurnInput {
+    /// The value of variable `name` as this turn's agent will see it: `env`, else the
+    /// client's environment (or the kernel's own when there is none). Drivers read
+    /// their settings (`WEFT_<AGENT>_BIN`, model endpoints, …) through this, never
+    /// from the process environment directly.
+    pub fn var(&self, name: &str) -> Option<String> {
+        if let Some((_, v)) = self.env.iter().rev().find(|(k, _)| k == name) {
+            return Some(v.clone());
+        }
+        match &self.client_env {
+            Some(client) => client.0.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        }
+    }
+
+    /// The whole environment the agent's process gets: the client's (or the kernel's
+    /// own), then `env` on top.
+    pub fn spawn_env(&self) -> Vec<(String, String)> {
+        let mut all: std::collections::BTreeMap<String, String> = match &self.client_env {
+            Some(client) => client.0.clone(),
+            None => std::env::vars().collect(),
+        };
+        all.extend(self.env.iter().cloned());
+        all.into_iter().collect()
+    }
 }
 
 /// How a turn ended, as the driver sees it.

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod accumulate;
+mod api;
 mod error;
 mod event;
 mod key;
@@ -19,6 +20,11 @@ mod snapshot;
 mod wire;
 
 pub use accumulate::{Accumulator, ACTIVITY_LINES};
+pub use api::{
+    frame_kind, AnswerRequest, ClientEnv, ClientMessage, ClientRequest, DaemonStatus, Hello,
+    InboxItem, Listening, Scope, ServerMessage, TerminalAttached, TerminalFrame, TerminalInput,
+    Welcome,
+};
 pub use error::{ErrorCode, WireError};
 pub use event::DriverEvent;
 pub use key::{make_session_key, split_session_key};
@@ -29,8 +35,7 @@ pub use snapshot::{
     UniversalSnapshot, Usage,
 };
 pub use wire::{
-    permission, AgentInfo, Capabilities, ClientMessage, ClientRequest, InteractAction,
-    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,
-    PromptAccepted, PromptRequest, SearchHit, ServerMessage, SessionInfo, SkillInfo, SnapshotAt,
-    SteerOutcome, ToolInfo,
+    permission, AgentInfo, Capabilities, InteractAction, InteractRequest, InteractionResponse,
+    ModelInfo, NativeSessionInfo, OpenTerminalRequest, PromptAccepted, PromptRequest, SearchHit,
+    SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
 };

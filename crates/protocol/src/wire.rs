@@ -3,11 +3,8 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use ts_rs::TS;
 
-use crate::error::WireError;
-use crate::patch::PatchEvent;
 use crate::snapshot::{Phase, UniversalSnapshot};
 
 /// Start a turn. Answered by [`PromptAccepted`]; progress arrives as patches.
@@ -52,6 +49,10 @@ pub struct OpenTerminalRequest {
     pub workdir: Option<String>,
     /// Model to ask for.
     pub model: Option<String>,
+    /// The terminal's width in columns (default 80).
+    pub cols: Option<u16>,
+    /// The terminal's height in rows (default 24).
+    pub rows: Option<u16>,
 }
 
 /// How an interaction is answered.
@@ -269,78 +270,6 @@ pub struct SnapshotAt {
     pub snapshot: UniversalSnapshot,
 }
 
-/// A verb, as a client sends it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(
-    tag = "type",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum ClientRequest {
-    /// Answered by [`PromptAccepted`].
-    Prompt(PromptRequest),
-    /// Stop the running turn. Answered by `null`.
-    Stop {
-        /// The session.
-        session_key: String,
-    },
-    /// Send a message into the running turn (or queue it). Answered by [`SteerOutcome`].
-    Steer {
-        /// The session.
-        session_key: String,
-        /// The message.
-        text: String,
-    },
-    /// Answer a pending interaction. Answered by `null`.
-    Interact(InteractRequest),
-    /// Receive this session's patches. Answered by [`SnapshotAt`], then patches follow.
-    Subscribe {
-        /// The session.
-        session_key: String,
-    },
-    /// Answered by [`SnapshotAt`].
-    GetSnapshot {
-        /// The session.
-        session_key: String,
-    },
-    /// Answered by the past turns' final snapshots, oldest first.
-    GetHistory {
-        /// The session.
-        session_key: String,
-    },
-    /// Answered by [`SessionInfo`]s, newest first.
-    ListSessions {
-        /// Only sessions in this folder.
-        workdir: Option<String>,
-    },
-    /// Answered by [`SearchHit`]s, best match first.
-    Search {
-        /// Words to find in prompts and replies (the last one as a prefix).
-        query: String,
-        /// At most this many hits (default 50).
-        limit: Option<u32>,
-    },
-    /// Answered by [`AgentInfo`]s.
-    ListAgentInfo {},
-    /// Answered by [`ModelInfo`]s.
-    ListModels {
-        /// The agent.
-        agent: String,
-    },
-    /// Answered by effort names.
-    ListEffort {
-        /// The agent.
-        agent: String,
-    },
-    /// Answered by [`ToolInfo`]s.
-    ListTools {},
-    /// Answered by [`SkillInfo`]s.
-    ListSkills {
-        /// Skills visible from this folder.
-        workdir: Option<String>,
-    },
-}
-
 /// Where a steer went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -349,44 +278,4 @@ pub enum SteerOutcome {
     Injected,
     /// Queued as the next turn (nothing running, or the agent cannot take it mid-turn).
     Queued,
-}
-
-/// A request with the id its reply will carry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ClientMessage {
-    /// Chosen by the client; echoed in the reply.
-    #[ts(type = "number")]
-    pub id: u64,
-    /// The verb.
-    #[serde(flatten)]
-    pub request: ClientRequest,
-}
-
-/// What a server sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(
-    tag = "type",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum ServerMessage {
-    /// The reply to request `id`.
-    Reply {
-        /// The request's id.
-        #[ts(type = "number")]
-        id: u64,
-        /// The result.
-        result: Value,
-    },
-    /// Request `id` failed.
-    Error {
-        /// The request's id.
-        #[ts(type = "number")]
-        id: u64,
-        /// Why.
-        error: WireError,
-    },
-    /// A patch for a subscribed session (boxed: it dwarfs the other variants).
-    Patch(Box<PatchEvent>),
 }

@@ -19,4 +19,12 @@ workdir: string | null,
 /**
  * Model to ask for.
  */
-model: string | null, };
+model: string | null, 
+/**
+ * The terminal's width in columns (default 80).
+ */
+cols: number | null, 
+/**
+ * The terminal's height in rows (default 24).
+ */
+rows: number | null, };

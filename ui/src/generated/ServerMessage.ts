@@ -22,4 +22,12 @@ id: number,
 /**
  * Why.
  */
-error: WireError, } | { "type": "patch" } & PatchEvent;
+error: WireError, } | { "type": "patch" } & PatchEvent | { "type": "resync", 
+/**
+ * The session whose patches were dropped.
+ */
+sessionKey: string | null, } | { "type": "closing", 
+/**
+ * Why.
+ */
+reason: string, };

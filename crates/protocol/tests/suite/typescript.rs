@@ -37,6 +37,11 @@ fn export_all(dir: &Path) {
         SnapshotAt,
         InteractionResponse,
         OpenTerminalRequest,
+        Welcome,
+        InboxItem,
+        DaemonStatus,
+        Listening,
+        TerminalAttached,
     );
 }
 
