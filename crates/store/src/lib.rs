@@ -161,6 +161,38 @@ impl SessionRecord {
 
 pub use weft_protocol::SearchHit;
 
+/// A question or permission as the store keeps it from the moment it is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskedInteraction {
+    /// Its id.
+    pub prompt_id: String,
+    /// The session.
+    pub session_key: String,
+    /// The turn that asked.
+    pub task_id: String,
+    /// What was asked.
+    pub interaction: weft_protocol::Interaction,
+    /// When (ms since the epoch).
+    pub created_at: i64,
+    /// When it expires unanswered, if ever.
+    pub expires_at: Option<i64>,
+}
+
+/// How an interaction ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InteractionOutcome {
+    /// `answered`, `cancelled` or `expired`.
+    pub outcome: String,
+    /// What the answer was, or why it expired.
+    pub detail: Option<String>,
+    /// Who gave it (a surface), when someone did.
+    pub by: Option<String>,
+}
+
+/// The outcome recorded for an interaction whose agent process was gone when the
+/// service started again.
+pub const AGENT_GONE: &str = "the agent process ended";
+
 /// Milliseconds since the epoch (0 if the clock is before it).
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()

@@ -3,7 +3,9 @@
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use weft_protocol::{Phase, SessionInfo, UniversalSnapshot};
 
-use crate::{fts, SearchHit, SessionRecord, StoreError, SNIPPET_CLOSE, SNIPPET_OPEN};
+use crate::{
+    fts, InteractionOutcome, SearchHit, SessionRecord, StoreError, SNIPPET_CLOSE, SNIPPET_OPEN,
+};
 
 const SESSION_COLUMNS: &str =
     "s.session_key, s.agent, s.session_id, s.workdir, s.title, s.model, s.effort, s.created_at, s.updated_at";
@@ -75,11 +77,26 @@ pub(crate) fn history(
     conn: &Connection,
     session_key: &str,
 ) -> Result<Vec<UniversalSnapshot>, StoreError> {
+    history_page(conn, session_key, None, None)
+}
+
+/// The newest `limit` finished turns before turn `before`, oldest first.
+pub(crate) fn history_page(
+    conn: &Connection,
+    session_key: &str,
+    limit: Option<u32>,
+    before: Option<&str>,
+) -> Result<Vec<UniversalSnapshot>, StoreError> {
     let mut statement = conn.prepare_cached(
-        "SELECT task_id, snapshot FROM turns
-         WHERE session_key = ?1 AND status != 'running' ORDER BY n",
+        "SELECT task_id, snapshot FROM (
+             SELECT task_id, snapshot, n FROM turns
+             WHERE session_key = ?1 AND status != 'running'
+               AND (?2 IS NULL OR n < (SELECT n FROM turns WHERE task_id = ?2))
+             ORDER BY n DESC LIMIT ?3
+         ) ORDER BY n",
     )?;
-    let mut rows = statement.query([session_key])?;
+    let limit = limit.map_or(-1, i64::from);
+    let mut rows = statement.query(params![session_key, before, limit])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let task_id: String = row.get(0)?;
@@ -125,5 +142,34 @@ pub(crate) fn search(
             })
         },
     )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn interaction_outcome(
+    conn: &Connection,
+    prompt_id: &str,
+) -> Result<Option<InteractionOutcome>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT outcome, detail, outcome_by FROM interactions
+             WHERE prompt_id = ?1 AND outcome IS NOT NULL",
+        )?
+        .query_row([prompt_id], |r| {
+            Ok(InteractionOutcome {
+                outcome: r.get(0)?,
+                detail: r.get(1)?,
+                by: r.get(2)?,
+            })
+        })
+        .optional()?)
+}
+
+pub(crate) fn processes(conn: &Connection) -> Result<Vec<(u32, u64)>, StoreError> {
+    let mut statement = conn.prepare_cached("SELECT pid, start_ticks FROM agent_processes")?;
+    let rows = statement.query_map([], |r| {
+        let pid: u32 = r.get(0)?;
+        let ticks: i64 = r.get(1)?;
+        Ok((pid, u64::try_from(ticks).unwrap_or(0)))
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

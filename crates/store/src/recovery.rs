@@ -10,7 +10,7 @@
 use rusqlite::{params, Connection, TransactionBehavior};
 use weft_protocol::{Accumulator, DriverEvent, UniversalSnapshot};
 
-use crate::{fts, owner, INTERRUPTED_ERROR, INTERRUPTED_NOTICE};
+use crate::{fts, now_ms, owner, AGENT_GONE, INTERRUPTED_ERROR, INTERRUPTED_NOTICE};
 
 struct Stranded {
     id: i64,
@@ -46,7 +46,12 @@ pub(crate) fn recover(conn: &mut Connection) -> rusqlite::Result<usize> {
         .filter(|t| !owner::is_other_live_process(t.owner.as_deref()))
         .collect();
     for turn in &stranded {
-        let snapshot = rebuild(&tx, turn)?;
+        let mut snapshot = rebuild(&tx, turn)?;
+        for title in expire_pending(&tx, &turn.task_id)? {
+            snapshot
+                .notices
+                .push(format!("\"{title}\" expired: {AGENT_GONE}"));
+        }
         let json = match serde_json::to_string(&snapshot) {
             Ok(json) => json,
             Err(e) => {
@@ -69,6 +74,31 @@ pub(crate) fn recover(conn: &mut Connection) -> rusqlite::Result<usize> {
     }
     tx.commit()?;
     Ok(stranded.len())
+}
+
+/// Questions still pending in a turn whose process is gone expire (never "denied":
+/// nobody answered); returns their titles.
+fn expire_pending(conn: &Connection, task_id: &str) -> rusqlite::Result<Vec<String>> {
+    let pending: Vec<(String, String)> = conn
+        .prepare(
+            "SELECT prompt_id, interaction FROM interactions
+             WHERE task_id = ?1 AND outcome IS NULL ORDER BY created_at",
+        )?
+        .query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut titles = Vec::new();
+    for (prompt_id, json) in pending {
+        conn.execute(
+            "UPDATE interactions SET outcome = 'expired', detail = ?2, outcome_at = ?3
+             WHERE prompt_id = ?1",
+            params![prompt_id, AGENT_GONE, now_ms()],
+        )?;
+        let title = serde_json::from_str::<weft_protocol::Interaction>(&json)
+            .map(|i| i.title)
+            .unwrap_or(prompt_id);
+        titles.push(title);
+    }
+    Ok(titles)
 }
 
 fn rebuild(conn: &Connection, turn: &Stranded) -> rusqlite::Result<UniversalSnapshot> {

@@ -27,6 +27,11 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// - `turns_fts`: FTS5 over each turn's prompt and final text, rowid = `turns.id`.
 /// - (2) `turns.owner`: the process (`pid:start`) running a turn, so another process
 ///   opening the store leaves a live turn alone (see `owner.rs`).
+/// - (3) `interactions`: every question or permission an agent asked, written when it
+///   is asked, kept with its outcome (`answered`, `cancelled`, `expired`), who gave it
+///   and when; a row without an outcome is pending. `agent_processes`: the process
+///   groups the kernel service started (leader pid and its start time in clock ticks),
+///   so the next start can end what a crashed one left.
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -69,6 +74,28 @@ CREATE VIRTUAL TABLE turns_fts USING fts5 (prompt, text, tokenize = 'unicode61')
 "#,
     r#"
 ALTER TABLE turns ADD COLUMN owner TEXT;
+"#,
+    r#"
+CREATE TABLE interactions (
+    prompt_id   TEXT PRIMARY KEY NOT NULL,
+    session_key TEXT NOT NULL,
+    task_id     TEXT NOT NULL,
+    interaction TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER,
+    outcome     TEXT,
+    detail      TEXT,
+    outcome_by  TEXT,
+    outcome_at  INTEGER
+);
+CREATE INDEX interactions_pending ON interactions (task_id) WHERE outcome IS NULL;
+
+CREATE TABLE agent_processes (
+    pid         INTEGER NOT NULL,
+    start_ticks INTEGER NOT NULL,
+    started_at  INTEGER NOT NULL,
+    PRIMARY KEY (pid, start_ticks)
+) WITHOUT ROWID;
 "#,
 ];
 

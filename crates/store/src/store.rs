@@ -10,7 +10,10 @@ use rusqlite::Connection;
 use weft_protocol::{DriverEvent, SessionInfo, UniversalSnapshot};
 
 use crate::writer::{self, Op};
-use crate::{now_ms, reads, recovery, schema, SearchHit, SessionRecord, StoreError};
+use crate::{
+    now_ms, reads, recovery, schema, AskedInteraction, InteractionOutcome, SearchHit,
+    SessionRecord, StoreError,
+};
 
 /// Sessions, turns and every driver event in one SQLite file.
 ///
@@ -176,6 +179,84 @@ impl SqliteStore {
     /// not (its live snapshot is the runner's). Rows that do not parse are skipped.
     pub fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError> {
         self.read(|c| reads::history(c, session_key))
+    }
+
+    /// The newest `limit` finished turns of a session (all when `None`) that come
+    /// before the turn `before` (when given), oldest first: a page of [`Self::history`].
+    pub fn history_page(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        self.read(|c| reads::history_page(c, session_key, limit, before))
+    }
+
+    /// A question or permission was asked (`interaction`: its JSON).
+    pub fn ask_interaction(&self, asked: &AskedInteraction) -> Result<(), StoreError> {
+        self.send(Op::AskInteraction {
+            prompt_id: asked.prompt_id.clone(),
+            session_key: asked.session_key.clone(),
+            task_id: asked.task_id.clone(),
+            interaction: serde_json::to_string(&asked.interaction)?,
+            created_at: asked.created_at,
+            expires_at: asked.expires_at,
+        })
+    }
+
+    /// The outcome of an interaction (`answered`, `cancelled`, `expired`), what it was
+    /// and who gave it. A second outcome for the same one is ignored.
+    pub fn resolve_interaction(
+        &self,
+        prompt_id: &str,
+        outcome: &str,
+        detail: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.send(Op::ResolveInteraction {
+            prompt_id: prompt_id.to_string(),
+            outcome: outcome.to_string(),
+            detail: detail.map(str::to_string),
+            by: by.map(str::to_string),
+            at: now_ms(),
+        })
+    }
+
+    /// How interaction `prompt_id` ended, when it has: (outcome, detail, by).
+    pub fn interaction_outcome(
+        &self,
+        prompt_id: &str,
+    ) -> Result<Option<InteractionOutcome>, StoreError> {
+        self.read(|c| reads::interaction_outcome(c, prompt_id))
+    }
+
+    /// A process group leader the kernel service started (`start_ticks`: its start
+    /// time in clock ticks since boot, which tells it from a later process of that pid).
+    pub fn record_process(&self, pid: u32, start_ticks: u64) -> Result<(), StoreError> {
+        self.send(Op::Process {
+            pid,
+            start_ticks,
+            start: true,
+        })
+    }
+
+    /// That process group has ended.
+    pub fn forget_process(&self, pid: u32) -> Result<(), StoreError> {
+        self.send(Op::Process {
+            pid,
+            start_ticks: 0,
+            start: false,
+        })
+    }
+
+    /// Every recorded process group (pid, start ticks), forgetting them: what a
+    /// service that died left behind, read once at the next start.
+    pub fn take_processes(&self) -> Result<Vec<(u32, u64)>, StoreError> {
+        let found = self.read(reads::processes)?;
+        for (pid, _) in &found {
+            self.forget_process(*pid)?;
+        }
+        Ok(found)
     }
 
     /// Turns whose prompt or reply contain every word of `query` (the last word as a

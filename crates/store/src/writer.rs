@@ -43,6 +43,29 @@ pub(crate) enum Op {
         incomplete: bool,
         at: i64,
     },
+    /// A question or permission was asked.
+    AskInteraction {
+        prompt_id: String,
+        session_key: String,
+        task_id: String,
+        interaction: String,
+        created_at: i64,
+        expires_at: Option<i64>,
+    },
+    /// Its outcome.
+    ResolveInteraction {
+        prompt_id: String,
+        outcome: String,
+        detail: Option<String>,
+        by: Option<String>,
+        at: i64,
+    },
+    /// A process group was started (`start`) or has ended.
+    Process {
+        pid: u32,
+        start_ticks: u64,
+        start: bool,
+    },
     /// Answered once everything before it is committed. With `take_error`, the answer
     /// carries (and clears) the first write failure since the last such flush.
     Flush {
@@ -176,6 +199,69 @@ impl Writer {
                     &self.conn, &task_id, &prompt, &text, &snapshot, incomplete, at,
                 );
                 ("finish a turn", result)
+            }
+            Op::AskInteraction {
+                prompt_id,
+                session_key,
+                task_id,
+                interaction,
+                created_at,
+                expires_at,
+            } => (
+                "record an interaction",
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO interactions
+                             (prompt_id, session_key, task_id, interaction, created_at, expires_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )
+                    .and_then(|mut st| {
+                        st.execute(params![
+                            prompt_id,
+                            session_key,
+                            task_id,
+                            interaction,
+                            created_at,
+                            expires_at
+                        ])
+                    })
+                    .map(drop),
+            ),
+            Op::ResolveInteraction {
+                prompt_id,
+                outcome,
+                detail,
+                by,
+                at,
+            } => (
+                "record an interaction's outcome",
+                self.conn
+                    .prepare_cached(
+                        "UPDATE interactions SET outcome = ?2, detail = ?3, outcome_by = ?4,
+                             outcome_at = ?5 WHERE prompt_id = ?1 AND outcome IS NULL",
+                    )
+                    .and_then(|mut st| st.execute(params![prompt_id, outcome, detail, by, at]))
+                    .map(drop),
+            ),
+            Op::Process {
+                pid,
+                start_ticks,
+                start,
+            } => {
+                let ticks = i64::try_from(start_ticks).unwrap_or(i64::MAX);
+                let result = if start {
+                    self.conn
+                        .prepare_cached(
+                            "INSERT OR REPLACE INTO agent_processes (pid, start_ticks, started_at)
+                             VALUES (?1, ?2, ?3)",
+                        )
+                        .and_then(|mut st| st.execute(params![pid, ticks, crate::now_ms()]))
+                } else {
+                    self.conn
+                        .prepare_cached("DELETE FROM agent_processes WHERE pid = ?1")
+                        .and_then(|mut st| st.execute(params![pid]))
+                };
+                ("record an agent process", result.map(drop))
             }
             Op::Flush { .. } | Op::Shutdown => return,
         };

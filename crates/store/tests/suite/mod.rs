@@ -1,4 +1,5 @@
 mod common;
+mod inbox;
 mod open;
 mod recovery;
 mod search;
