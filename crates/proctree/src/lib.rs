@@ -9,6 +9,16 @@
 //! by init is out of reach; none of the agents do that to their tools.
 //!
 //! Linux only in substance: where `/proc` is missing, only the group is killed.
+//!
+//! Two more guards for a kernel that dies without cleaning up: [`parent_death`] makes
+//! an agent receive SIGKILL when the kernel dies (the only `unsafe` in the workspace,
+//! audited there), and [`ledger`] records every group started so the next kernel can
+//! end what is left ([`ledger::reap`]).
+
+pub mod ledger;
+pub mod parent_death;
+
+pub use parent_death::die_with_parent;
 
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
