@@ -5,31 +5,27 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
 use weft_protocol::{
-    make_session_key, split_session_key, AgentInfo, InteractRequest, ModelInfo,
-    OpenTerminalRequest, PatchEvent, PromptAccepted, PromptRequest, SearchHit, SessionInfo,
-    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot,
+    make_session_key, split_session_key, AgentInfo, PatchEvent, PromptRequest, UniversalSnapshot,
 };
 
 use crate::driver::AgentDriver;
 use crate::error::KernelError;
-use crate::io::{LoomIO, Subscription, TerminalOpened};
 use crate::ports::{
     AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
-    ModelResolver, NoTools, Passthrough, SessionRecord, SessionStore, SystemPromptBuilder,
-    ToolProvider,
+    ModelResolver, NoTools, Passthrough, SessionRecord, SessionStore, StoreError,
+    SystemPromptBuilder, ToolProvider,
 };
-use crate::runner::{SessionRunner, Task};
+use crate::runner::SessionRunner;
 use crate::time::now_ms;
 
 /// Hub-wide patch buffer for `subscribe_all` (a window forwarding every session).
 const ALL_CHANNEL: usize = 16384;
 
 /// How long `list_agent_info` answers from its last probe.
-const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+pub(crate) const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The agent a prompt goes to when it names none.
 pub const DEFAULT_AGENT: &str = "echo";
@@ -49,6 +45,20 @@ pub(crate) struct KernelEnv {
     /// How long a session may sit idle before its agent process (if the driver keeps
     /// one) is closed; the next prompt resumes the agent session in a new one.
     pub idle_close: Option<std::time::Duration>,
+    /// How long a question waits for an answer before it expires (`None`: forever).
+    pub interaction_timeout: Option<std::time::Duration>,
+    /// Notified whenever a runner's worker ends (its session has nothing left to run),
+    /// so `shutdown` waits without polling.
+    pub settled: tokio::sync::Notify,
+}
+
+/// `WEFT_INTERACTION_TIMEOUT_SECS` (default: none, a question waits forever).
+fn interaction_timeout_from_env() -> Option<std::time::Duration> {
+    std::env::var("WEFT_INTERACTION_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .map(std::time::Duration::from_secs)
 }
 
 /// `WEFT_AGENT_IDLE_SECS` (default 600; 0 keeps idle agent processes until exit).
@@ -74,9 +84,17 @@ pub struct LoomBuilder {
     interactions: Arc<dyn InteractionHandler>,
     default_agent: String,
     idle_close: Option<std::time::Duration>,
+    interaction_timeout: Option<std::time::Duration>,
 }
 
 impl LoomBuilder {
+    /// How long a question waits for an answer before it expires (default
+    /// `WEFT_INTERACTION_TIMEOUT_SECS`, else forever).
+    pub fn interaction_timeout(mut self, after: Option<std::time::Duration>) -> Self {
+        self.interaction_timeout = after;
+        self
+    }
+
     /// Registers drivers (a later one with the same id replaces an earlier one).
     pub fn drivers(mut self, drivers: impl IntoIterator<Item = Arc<dyn AgentDriver>>) -> Self {
         self.drivers.extend(drivers);
@@ -174,18 +192,26 @@ impl LoomBuilder {
                 all_patches,
                 closing: std::sync::atomic::AtomicBool::new(false),
                 idle_close: self.idle_close,
+                interaction_timeout: self.interaction_timeout,
+                settled: tokio::sync::Notify::new(),
             }),
+            evicted_seq: Mutex::new(HashMap::new()),
+            terminals: crate::terminals::Registry::default(),
         }))
     }
 }
 
 /// The kernel: drivers, sessions and ports behind the `LoomIO` verbs.
 pub struct Loom {
-    drivers: BTreeMap<String, Arc<dyn AgentDriver>>,
-    default_agent: String,
-    sessions: Mutex<HashMap<String, SessionRunner>>,
-    env: Arc<KernelEnv>,
-    agent_info: Mutex<Option<(std::time::Instant, Vec<AgentInfo>)>>,
+    pub(crate) drivers: BTreeMap<String, Arc<dyn AgentDriver>>,
+    pub(crate) default_agent: String,
+    pub(crate) sessions: Mutex<HashMap<String, SessionRunner>>,
+    pub(crate) env: Arc<KernelEnv>,
+    pub(crate) agent_info: Mutex<Option<(std::time::Instant, Vec<AgentInfo>)>>,
+    /// The last seq of each evicted runner, so its successor numbers on from there and
+    /// a client following the session never sees seq go backwards.
+    evicted_seq: Mutex<HashMap<String, u64>>,
+    pub(crate) terminals: crate::terminals::Registry,
 }
 
 impl Loom {
@@ -202,6 +228,7 @@ impl Loom {
             interactions: Arc::new(DeferToSurface),
             default_agent: DEFAULT_AGENT.into(),
             idle_close: idle_close_from_env(),
+            interaction_timeout: interaction_timeout_from_env(),
         }
     }
 
@@ -228,63 +255,126 @@ impl Loom {
         self.sessions.lock().values().any(SessionRunner::is_busy)
     }
 
-    /// Stops every running turn, waits (bounded) for each to record its end, then lets
-    /// every driver release its processes. No turn starts after this; prompts still
-    /// queued are kept in the history as turns that did not run.
+    /// How many sessions have a turn running or queued.
+    pub fn busy_sessions(&self) -> usize {
+        self.sessions
+            .lock()
+            .values()
+            .filter(|r| r.is_busy())
+            .count()
+    }
+
+    /// How many interactions wait for an answer, across sessions.
+    pub fn pending_interactions(&self) -> usize {
+        self.sessions
+            .lock()
+            .values()
+            .map(SessionRunner::pending_count)
+            .sum()
+    }
+
+    /// Drops the runners nothing holds (no turn, no question, no subscriber); the next
+    /// verb for such a session rebuilds its runner from the store. Returns how many.
+    pub fn evict_idle(&self) -> usize {
+        let mut sessions = self.sessions.lock();
+        let idle: Vec<String> = sessions
+            .iter()
+            .filter(|(_, r)| r.is_evictable())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut seqs = self.evicted_seq.lock();
+        for key in &idle {
+            if let Some(runner) = sessions.remove(key) {
+                seqs.insert(key.clone(), runner.seq());
+            }
+        }
+        idle.len()
+    }
+
+    /// Stops every running turn and closes every terminal, waits (bounded) for each turn
+    /// to record its end, then lets every driver release its processes, all drivers at
+    /// once. No turn starts after this; prompts still queued are kept in the history as
+    /// turns that did not run.
     pub async fn shutdown(&self) {
         self.env
             .closing
             .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.close_all_terminals().await;
         let runners: Vec<SessionRunner> = self.sessions.lock().values().cloned().collect();
         for runner in &runners {
             let _ = runner.close_terminal();
             let _ = runner.stop();
         }
         let deadline = tokio::time::Instant::now() + crate::runner::STOP_GRACE;
-        while runners.iter().any(SessionRunner::is_busy) && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        loop {
+            // Registered before the check, so a worker ending in between is not missed.
+            let settled = self.env.settled.notified();
+            if !runners.iter().any(SessionRunner::is_busy) {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                break;
+            }
         }
-        for driver in self.drivers.values() {
-            driver.shutdown().await;
-        }
+        futures::future::join_all(self.drivers.values().map(|d| d.shutdown())).await;
     }
 
-    /// The runner of an existing session: in memory, or loaded from the store.
-    fn runner(&self, session_key: &str) -> Result<SessionRunner, KernelError> {
+    /// The runner of an existing session: in memory, or loaded from the store (off the
+    /// async workers: a read may wait on the disk).
+    pub(crate) async fn runner(&self, session_key: &str) -> Result<SessionRunner, KernelError> {
         if let Some(runner) = self.sessions.lock().get(session_key) {
             return Ok(runner.clone());
         }
         let unknown = || KernelError::UnknownSession(session_key.to_string());
         let (agent, _) = split_session_key(session_key).ok_or_else(unknown)?;
-        let record = self
-            .env
-            .store
-            .get_session(session_key)?
-            .ok_or_else(unknown)?;
         let driver = self.driver(agent)?;
-        let last = self
-            .env
-            .store
-            .history(session_key)?
-            .pop()
-            .unwrap_or_else(|| UniversalSnapshot {
-                agent: agent.to_string(),
-                ..Default::default()
-            });
+        let key = session_key.to_string();
+        let (record, last) = self
+            .blocking(move |store| {
+                let Some(record) = store.get_session(&key)? else {
+                    return Ok(None);
+                };
+                let last = store.history_page(&key, Some(1), None)?.pop();
+                Ok(Some((record, last)))
+            })
+            .await?
+            .ok_or_else(unknown)?;
+        let last = last.unwrap_or_else(|| UniversalSnapshot {
+            agent: agent.to_string(),
+            ..Default::default()
+        });
+        let seq = self
+            .evicted_seq
+            .lock()
+            .get(session_key)
+            .copied()
+            .unwrap_or(0);
         let mut sessions = self.sessions.lock();
         let runner = sessions
             .entry(session_key.to_string())
-            .or_insert_with(|| SessionRunner::new(record, last, driver, self.env.clone()));
+            .or_insert_with(|| SessionRunner::new(record, last, seq, driver, self.env.clone()));
         Ok(runner.clone())
     }
 
-    fn new_session(&self, request: &PromptRequest) -> Result<SessionRunner, KernelError> {
+    /// Runs a store call on a blocking thread.
+    pub(crate) async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn SessionStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, KernelError> {
+        let store = self.env.store.clone();
+        tokio::task::spawn_blocking(move || f(store.as_ref()))
+            .await
+            .map_err(|e| KernelError::BadRequest(format!("a store read failed: {e}")))?
+            .map_err(KernelError::from)
+    }
+
+    pub(crate) fn new_session(&self, request: &PromptRequest) -> Result<SessionRunner, KernelError> {
         let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
         let driver = self.driver(agent)?;
         self.new_session_with(driver, request)
     }
 
-    fn new_session_with(
+    pub(crate) fn new_session_with(
         &self,
         driver: Arc<dyn AgentDriver>,
         request: &PromptRequest,
@@ -317,14 +407,14 @@ impl Loom {
             agent: agent.to_string(),
             ..Default::default()
         };
-        let runner = SessionRunner::new(record, empty, driver, self.env.clone());
+        let runner = SessionRunner::new(record, empty, 0, driver, self.env.clone());
         self.sessions.lock().insert(key, runner.clone());
         Ok(runner)
     }
 }
 
 /// The workdir made absolute, or why it cannot be used.
-fn checked_workdir(path: &Path) -> Result<PathBuf, KernelError> {
+pub(crate) fn checked_workdir(path: &Path) -> Result<PathBuf, KernelError> {
     let bad = |reason: &str| KernelError::BadWorkdir {
         path: path.display().to_string(),
         reason: reason.to_string(),
@@ -339,168 +429,7 @@ fn checked_workdir(path: &Path) -> Result<PathBuf, KernelError> {
     std::fs::canonicalize(path).map_err(|e| bad(&format!("cannot be resolved: {e}")))
 }
 
-fn new_task_id() -> String {
+pub(crate) fn new_task_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-#[async_trait]
-impl LoomIO for Loom {
-    async fn prompt(&self, request: PromptRequest) -> Result<PromptAccepted, KernelError> {
-        if request.prompt.trim().is_empty() {
-            return Err(KernelError::BadRequest("the prompt is empty".into()));
-        }
-        let runner = match &request.session_key {
-            Some(key) => {
-                let runner = self.runner(key)?;
-                checked_workdir(Path::new(&runner.record().workdir))?;
-                runner
-            }
-            None => self.new_session(&request)?,
-        };
-        let session_key = runner.record().session_key;
-        let task_id = new_task_id();
-        runner.enqueue(Task {
-            task_id: task_id.clone(),
-            prompt: request.prompt,
-            model: request.model,
-            effort: request.effort,
-            attachments: request.attachments.into_iter().map(PathBuf::from).collect(),
-            steer: false,
-            terminal: false,
-        });
-        Ok(PromptAccepted {
-            session_key,
-            task_id,
-        })
-    }
-
-    async fn stop(&self, session_key: &str) -> Result<(), KernelError> {
-        self.runner(session_key)?.stop()
-    }
-
-    async fn open_terminal(
-        &self,
-        request: OpenTerminalRequest,
-    ) -> Result<TerminalOpened, KernelError> {
-        let runner = match &request.session_key {
-            Some(key) => {
-                let runner = self.runner(key)?;
-                checked_workdir(Path::new(&runner.record().workdir))?;
-                runner
-            }
-            None => {
-                let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
-                let driver = self.driver(agent)?;
-                if !driver.capabilities().tui {
-                    return Err(KernelError::NoTui(agent.to_string()));
-                }
-                self.new_session_with(
-                    driver,
-                    &PromptRequest {
-                        workdir: request.workdir.clone(),
-                        model: request.model.clone(),
-                        ..Default::default()
-                    },
-                )?
-            }
-        };
-        let record = runner.record();
-        let driver = self.driver(&record.agent)?;
-        let task_id = new_task_id();
-        let spec = runner.open_terminal(task_id.clone(), |input| {
-            driver
-                .tui(input)
-                .ok_or_else(|| KernelError::NoTui(record.agent.clone()))
-        })?;
-        Ok(TerminalOpened {
-            session_key: record.session_key,
-            task_id,
-            spec,
-        })
-    }
-
-    async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError> {
-        self.runner(session_key)?.close_terminal()
-    }
-
-    async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError> {
-        if text.trim().is_empty() {
-            return Err(KernelError::BadRequest("the steer message is empty".into()));
-        }
-        Ok(self.runner(session_key)?.steer(text, new_task_id()))
-    }
-
-    async fn interact(&self, request: InteractRequest) -> Result<(), KernelError> {
-        self.runner(&request.session_key)?
-            .interact(&request.prompt_id, request.response)
-    }
-
-    async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError> {
-        let (snapshot, patches) = self.runner(session_key)?.subscribe();
-        Ok(Subscription { snapshot, patches })
-    }
-
-    fn subscribe_all(&self) -> broadcast::Receiver<Arc<PatchEvent>> {
-        self.env.all_patches.subscribe()
-    }
-
-    async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError> {
-        Ok(self.runner(session_key)?.snapshot_at())
-    }
-
-    async fn get_history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, KernelError> {
-        if !self.sessions.lock().contains_key(session_key)
-            && self.env.store.get_session(session_key)?.is_none()
-        {
-            return Err(KernelError::UnknownSession(session_key.to_string()));
-        }
-        Ok(self.env.store.history(session_key)?)
-    }
-
-    async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError> {
-        let workdir = match workdir {
-            Some(dir) => Some(
-                checked_workdir(Path::new(dir))?
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-            None => None,
-        };
-        Ok(self.env.store.list_sessions(workdir.as_deref())?)
-    }
-
-    async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError> {
-        if query.trim().is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(self.env.store.search(query, limit.clamp(1, 500))?)
-    }
-
-    async fn list_agent_info(&self) -> Vec<AgentInfo> {
-        if let Some((at, infos)) = self.agent_info.lock().clone() {
-            if at.elapsed() < AGENT_INFO_TTL {
-                return infos;
-            }
-        }
-        // Probing runs each agent's binary (seconds in all): done at most once a TTL.
-        let infos = futures::future::join_all(self.drivers.values().map(|d| d.info())).await;
-        *self.agent_info.lock() = Some((std::time::Instant::now(), infos.clone()));
-        infos
-    }
-
-    async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError> {
-        Ok(self.driver(agent)?.models().await)
-    }
-
-    async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError> {
-        Ok(self.driver(agent)?.efforts())
-    }
-
-    async fn list_tools(&self) -> Vec<ToolInfo> {
-        self.env.tools.tools()
-    }
-
-    async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo> {
-        self.env.catalog.skills(workdir.map(Path::new))
-    }
-}

@@ -5,13 +5,30 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 use weft_protocol::{
-    AgentInfo, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent, PromptAccepted,
+    AgentInfo, ClientEnv, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent, PromptAccepted,
     PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
     UniversalSnapshot,
 };
 
 use crate::driver::TuiSpec;
 use crate::error::KernelError;
+
+/// Who is asking: the surface (for the record of who answered what) and the
+/// environment its turns run their agents with.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// `cli`, `app`, `browser`, … (empty: the kernel's own process).
+    pub surface: String,
+    /// The client's environment; `None`: the kernel's own.
+    pub env: Option<Arc<ClientEnv>>,
+}
+
+impl Caller {
+    /// A caller in the kernel's own process, with its environment.
+    pub fn local() -> Self {
+        Self::default()
+    }
+}
 
 /// A terminal opened for a session: run `spec` in a PTY, then call `close_terminal`.
 #[derive(Debug, Clone, PartialEq, Eq)]

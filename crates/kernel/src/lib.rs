@@ -22,12 +22,16 @@ pub mod programs;
 mod runner;
 mod sqlite;
 pub mod state;
+mod terminals;
 mod time;
 mod turn;
+mod verbs;
 
 pub use driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec, TurnSink};
 pub use error::KernelError;
 pub use hub::{Loom, LoomBuilder, DEFAULT_AGENT};
-pub use io::{LoomIO, Subscription, TerminalOpened};
+pub use io::{Caller, LoomIO, Subscription, TerminalOpened};
+pub use verbs::MAX_QUEUED;
+pub use weft_pty as pty;
 pub use time::now_ms;
 pub use turn::{run_turn, TurnCallbacks};

@@ -8,7 +8,7 @@ use weft_protocol::{
     DriverEvent, Interaction, InteractionResponse, SearchHit, SessionInfo, SkillInfo, ToolInfo,
     UniversalSnapshot,
 };
-pub use weft_store::{SessionRecord, StoreError};
+pub use weft_store::{AskedInteraction, SessionRecord, StoreError};
 
 use crate::driver::AgentTurnInput;
 
@@ -40,6 +40,42 @@ pub trait SessionStore: Send + Sync {
     /// Finished turns whose prompt or reply contain every word of `query` (the last
     /// one as a prefix), best match first, at most `limit`.
     fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError>;
+    /// The newest `limit` finished turns before turn `before`, oldest first.
+    fn history_page(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        let mut all = self.history(session_key)?;
+        if let Some(before) = before {
+            if let Some(i) = all
+                .iter()
+                .position(|s| s.task_id.as_deref() == Some(before))
+            {
+                all.truncate(i);
+            }
+        }
+        if let Some(limit) = limit {
+            let skip = all.len().saturating_sub(limit as usize);
+            all.drain(..skip);
+        }
+        Ok(all)
+    }
+    /// A question or permission was asked: kept until its outcome.
+    fn ask_interaction(&self, _asked: &AskedInteraction) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// Its outcome (`answered`, `cancelled`, `expired`), what it was, who gave it.
+    fn resolve_interaction(
+        &self,
+        _prompt_id: &str,
+        _outcome: &str,
+        _detail: Option<&str>,
+        _by: Option<&str>,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 #[derive(Default)]

@@ -3,7 +3,7 @@
 use weft_protocol::{DriverEvent, SearchHit, SessionInfo, UniversalSnapshot};
 use weft_store::SqliteStore;
 
-use crate::ports::{SessionRecord, SessionStore, StoreError};
+use crate::ports::{AskedInteraction, SessionRecord, SessionStore, StoreError};
 
 impl SessionStore for SqliteStore {
     fn upsert_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
@@ -41,5 +41,28 @@ impl SessionStore for SqliteStore {
 
     fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
         SqliteStore::search(self, query, limit)
+    }
+
+    fn history_page(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        SqliteStore::history_page(self, session_key, limit, before)
+    }
+
+    fn ask_interaction(&self, asked: &AskedInteraction) -> Result<(), StoreError> {
+        SqliteStore::ask_interaction(self, asked)
+    }
+
+    fn resolve_interaction(
+        &self,
+        prompt_id: &str,
+        outcome: &str,
+        detail: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<(), StoreError> {
+        SqliteStore::resolve_interaction(self, prompt_id, outcome, detail, by)
     }
 }

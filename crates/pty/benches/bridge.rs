@@ -30,6 +30,7 @@ fn sh(script: &str) -> PtySpec {
     PtySpec {
         program: "sh".into(),
         args: vec!["-c".into(), script.into()],
+        base_env: None,
         env: Vec::new(),
         cwd: std::env::temp_dir(),
     }

@@ -40,7 +40,10 @@ pub struct PtySpec {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment (on top of the parent's, plus `TERM=xterm-256color`).
+    /// The environment to start from instead of the parent's (a client's own);
+    /// `None` inherits the parent's.
+    pub base_env: Option<Vec<(String, String)>>,
+    /// Extra environment (on top of the base, plus `TERM=xterm-256color`).
     pub env: Vec<(String, String)>,
     /// Where it runs.
     pub cwd: PathBuf,
@@ -196,6 +199,12 @@ impl PtyBridge {
         let mut cmd = CommandBuilder::new(&program);
         cmd.args(&spec.args);
         cmd.cwd(&spec.cwd);
+        if let Some(base) = &spec.base_env {
+            cmd.env_clear();
+            for (k, v) in base {
+                cmd.env(k, v);
+            }
+        }
         cmd.env("TERM", "xterm-256color");
         cmd.env("COLORTERM", "truecolor");
         for (k, v) in &spec.env {

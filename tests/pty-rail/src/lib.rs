@@ -44,6 +44,7 @@ pub fn spawn(opened: &TerminalOpened) -> Result<PtyBridge, PtyError> {
         &PtySpec {
             program: opened.spec.program.clone(),
             args: opened.spec.args.clone(),
+            base_env: None,
             env: opened.spec.env.clone(),
             cwd: opened.spec.cwd.clone(),
         },

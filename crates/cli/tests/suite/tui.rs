@@ -31,6 +31,7 @@ async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
         &PtySpec {
             program: weft.into(),
             args: vec!["tui".into()],
+            base_env: None,
             env: vec![
                 (
                     "WEFT_HOME".into(),
@@ -122,6 +123,7 @@ async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
         &PtySpec {
             program: env!("CARGO_BIN_EXE_weft").into(),
             args: vec!["run".into(), "a question and a permission".into()],
+            base_env: None,
             env: vec![
                 (
                     "WEFT_HOME".into(),

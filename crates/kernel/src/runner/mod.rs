@@ -5,6 +5,8 @@
 //! are numbered under that lock, so a subscriber that takes (snapshot, seq, receiver)
 //! under it sees every later patch exactly once and in order.
 
+mod ask;
+
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -16,7 +18,7 @@ use parking_lot::Mutex;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
-    Accumulator, DriverEvent, InteractAction, Interaction, InteractionResponse, PatchEvent, Phase,
+    Accumulator, ClientEnv, DriverEvent, Interaction, InteractionResponse, PatchEvent, Phase,
     QueuedPrompt, SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
 };
 
@@ -47,6 +49,8 @@ pub(crate) struct Task {
     pub steer: bool,
     /// The agent's own terminal is open: the driver follows it instead of running a turn.
     pub terminal: bool,
+    /// The environment of the client that sent it (see `AgentTurnInput::client_env`).
+    pub client_env: Option<Arc<ClientEnv>>,
 }
 
 /// What a terminal turn's prompt reads as.
@@ -62,6 +66,8 @@ struct Running {
 struct Pending {
     interaction: Interaction,
     answer: oneshot::Sender<InteractionResponse>,
+    created_at: i64,
+    expires_at: Option<i64>,
 }
 
 struct State {
@@ -91,10 +97,12 @@ pub(crate) struct SessionRunner {
 }
 
 impl SessionRunner {
-    /// A runner for `record`, starting from `snapshot` (the last turn's, or empty).
+    /// A runner for `record`, starting from `snapshot` (the last turn's, or empty) at
+    /// patch number `seq` (an evicted runner's successor continues its numbering).
     pub fn new(
         record: SessionRecord,
         snapshot: UniversalSnapshot,
+        seq: u64,
         driver: Arc<dyn AgentDriver>,
         env: Arc<KernelEnv>,
     ) -> Self {
@@ -106,7 +114,7 @@ impl SessionRunner {
                 env,
                 state: Mutex::new(State {
                     acc: Accumulator::new(snapshot),
-                    seq: 0,
+                    seq,
                     record,
                     queue: VecDeque::new(),
                     running: None,
@@ -117,6 +125,28 @@ impl SessionRunner {
                 patches,
             }),
         }
+    }
+
+    /// Patches published so far (the current seq).
+    pub fn seq(&self) -> u64 {
+        self.shared.state.lock().seq
+    }
+
+    /// True when nothing holds this runner: no turn running or queued, no question
+    /// pending, no one subscribed. Such a runner can be dropped and rebuilt from the
+    /// store when next needed.
+    pub fn is_evictable(&self) -> bool {
+        let st = self.shared.state.lock();
+        st.running.is_none()
+            && st.queue.is_empty()
+            && !st.worker_active
+            && st.pending.is_empty()
+            && self.shared.patches.receiver_count() == 0
+    }
+
+    /// Prompts waiting behind the running turn.
+    pub fn queue_len(&self) -> usize {
+        self.shared.state.lock().queue.len()
     }
 
     pub fn record(&self) -> SessionRecord {
@@ -198,6 +228,7 @@ impl SessionRunner {
     pub fn open_terminal(
         &self,
         task_id: String,
+        client_env: Option<Arc<ClientEnv>>,
         spec_for: impl FnOnce(&AgentTurnInput) -> Result<crate::driver::TuiSpec, KernelError>,
     ) -> Result<crate::driver::TuiSpec, KernelError> {
         let mut st = self.shared.state.lock();
@@ -214,6 +245,7 @@ impl SessionRunner {
             attachments: Vec::new(),
             steer: false,
             terminal: true,
+            client_env,
         };
         let input = self.shared.input_for(&st, &task);
         let spec = spec_for(&input)?;
@@ -227,7 +259,12 @@ impl SessionRunner {
         Ok(spec)
     }
 
-    pub fn steer(&self, text: String, task_id: String) -> SteerOutcome {
+    pub fn steer(
+        &self,
+        text: String,
+        task_id: String,
+        client_env: Option<Arc<ClientEnv>>,
+    ) -> SteerOutcome {
         let mut st = self.shared.state.lock();
         let delivered = st
             .running
@@ -266,73 +303,15 @@ impl SessionRunner {
             attachments: Vec::new(),
             steer: true,
             terminal: false,
+            client_env,
         });
         SteerOutcome::Queued
-    }
-
-    pub fn interact(
-        &self,
-        prompt_id: &str,
-        response: InteractionResponse,
-    ) -> Result<(), KernelError> {
-        let mut st = self.shared.state.lock();
-        let Some(i) = st
-            .pending
-            .iter()
-            .position(|p| p.interaction.prompt_id == prompt_id)
-        else {
-            return Err(KernelError::NotPending {
-                session_key: self.shared.key.clone(),
-                prompt_id: prompt_id.to_string(),
-            });
-        };
-        let pending = st.pending.remove(i);
-        let list = st.pending.iter().map(|p| p.interaction.clone()).collect();
-        let now = now_ms();
-        let patch = st.acc.set_interactions(list, now);
-        self.shared.publish(&mut st, patch);
-        let outcome = DriverEvent::Notice {
-            text: answer_notice(&pending.interaction, &response),
-        };
-        let patch = st.acc.apply(&outcome, now);
-        self.shared.publish(&mut st, patch);
-        drop(st);
-        // The asker may have given up (turn stopped) between our lock and now.
-        let _ = pending.answer.send(response);
-        Ok(())
     }
 
     pub fn is_busy(&self) -> bool {
         let st = self.shared.state.lock();
         st.running.is_some() || !st.queue.is_empty()
     }
-}
-
-/// The record of how an interaction was answered (HITL outcomes are kept, not lost).
-fn answer_notice(interaction: &Interaction, response: &InteractionResponse) -> String {
-    let label = |value: &str| {
-        interaction
-            .questions
-            .iter()
-            .flat_map(|q| &q.choices)
-            .find(|c| c.value == value)
-            .map_or_else(|| value.to_string(), |c| c.label.clone())
-    };
-    let what = match response.action {
-        InteractAction::Select | InteractAction::Text => {
-            let mut parts: Vec<String> = response.value.iter().map(|v| label(v)).collect();
-            parts.extend(
-                response
-                    .answers
-                    .iter()
-                    .map(|(q, v)| format!("{q}={}", label(v))),
-            );
-            format!("answered {}", parts.join(", "))
-        }
-        InteractAction::Skip => "skipped".to_string(),
-        InteractAction::Cancel => "cancelled".to_string(),
-    };
-    format!("\"{}\" {what}", interaction.title)
 }
 
 fn queued_list(queue: &VecDeque<Task>) -> Vec<QueuedPrompt> {
@@ -372,25 +351,6 @@ impl Shared {
         let _ = self.env.all_patches.send(event);
     }
 
-    fn cancel_pending(&self, st: &mut State, why: &str) {
-        if st.pending.is_empty() {
-            return;
-        }
-        let now = now_ms();
-        for p in std::mem::take(&mut st.pending) {
-            let patch = st.acc.apply(
-                &DriverEvent::Notice {
-                    text: format!("\"{}\" was cancelled: {why}", p.interaction.title),
-                },
-                now,
-            );
-            self.publish(st, patch);
-            // Dropping `p.answer` tells the asker it was cancelled.
-        }
-        let patch = st.acc.set_interactions(Vec::new(), now);
-        self.publish(st, patch);
-    }
-
     fn persist<T>(&self, what: &str, result: Result<T, crate::ports::StoreError>) {
         if let Err(e) = result {
             tracing::error!(session = %self.key, "store {what}: {e}");
@@ -407,6 +367,7 @@ impl Shared {
         }
         let Some(task) = st.queue.pop_front() else {
             st.worker_active = false;
+            self.env.settled.notify_waiters();
             return None;
         };
         st.turns_started += 1;
@@ -506,6 +467,7 @@ impl Shared {
             effort: st.record.effort.clone(),
             attachments: task.attachments.clone(),
             state_dir: self.env.state_dir.clone(),
+            client_env: task.client_env.clone(),
             ..Default::default()
         };
         input.env = self.env.resolver.resolve(&input);
@@ -669,42 +631,8 @@ impl TurnSink for RunnerSink {
         }
     }
 
-    fn ask(&self, mut interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
-        let (tx, rx) = oneshot::channel();
-        let shared = &self.shared;
-        if interaction.prompt_id.is_empty() {
-            interaction.prompt_id = uuid::Uuid::new_v4().to_string();
-        }
-        let mut st = shared.state.lock();
-        if !self.is_current(&st) {
-            return rx; // `tx` dropped: cancelled.
-        }
-        if let Some(answer) = shared
-            .env
-            .interactions
-            .on_interaction(&shared.key, &interaction)
-        {
-            let patch = st.acc.apply(
-                &DriverEvent::Notice {
-                    text: format!(
-                        "\"{}\" was answered automatically: {:?} (nobody is there to answer)",
-                        interaction.title, answer.action
-                    ),
-                },
-                now_ms(),
-            );
-            shared.publish(&mut st, patch);
-            let _ = tx.send(answer);
-            return rx;
-        }
-        st.pending.push(Pending {
-            interaction,
-            answer: tx,
-        });
-        let list = st.pending.iter().map(|p| p.interaction.clone()).collect();
-        let patch = st.acc.set_interactions(list, now_ms());
-        shared.publish(&mut st, patch);
-        rx
+    fn ask(&self, interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
+        self.ask_pending(interaction)
     }
 
     fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {

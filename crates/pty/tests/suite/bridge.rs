@@ -13,6 +13,7 @@ fn sh(script: &str) -> PtySpec {
     PtySpec {
         program: "sh".into(),
         args: vec!["-c".into(), script.into()],
+        base_env: None,
         env: vec![("WEFT_PTY_TEST".into(), "1".into())],
         cwd: std::env::temp_dir(),
     }

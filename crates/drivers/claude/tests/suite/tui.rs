@@ -169,6 +169,7 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
         &PtySpec {
             program: opened.spec.program.clone(),
             args: opened.spec.args.clone(),
+            base_env: None,
             env: opened.spec.env.clone(),
             cwd: opened.spec.cwd.clone(),
         },
@@ -296,6 +297,7 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
         &PtySpec {
             program: again.spec.program.clone(),
             args: again.spec.args.clone(),
+            base_env: None,
             env: again.spec.env.clone(),
             cwd: again.spec.cwd.clone(),
         },

@@ -1,0 +1,164 @@
+//! Agents' own terminal UIs, kept beside the sessions: one PTY bridge per session,
+//! which any number of clients attach to and detach from (the window's pane, `weft
+//! attach` in a terminal, a browser), like tmux. Surfaces only frame bytes.
+//!
+//! The bridge ends exactly once, by whoever takes it out of the registry: a client's
+//! `close`, the program's own exit (a watcher per bridge), or shutdown. Taking it out
+//! also ends the session's terminal turn, so queued prompts then run on the structured
+//! rail.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weft_protocol::OpenTerminalRequest;
+use weft_pty::{PtyBridge, PtySize, PtySpec};
+
+use crate::error::KernelError;
+use crate::hub::Loom;
+use crate::io::Caller;
+use crate::runner::SessionRunner;
+
+/// Open bridges by session key.
+#[derive(Default, Clone)]
+pub(crate) struct Registry {
+    open: Arc<Mutex<HashMap<String, Arc<PtyBridge>>>>,
+}
+
+impl Registry {
+    /// Removes `key`'s entry when it still holds `bridge`.
+    fn remove_if(&self, key: &str, bridge: &Arc<PtyBridge>) -> bool {
+        let mut open = self.open.lock();
+        match open.get(key) {
+            Some(b) if Arc::ptr_eq(b, bridge) => {
+                open.remove(key);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn size(cols: Option<u16>, rows: Option<u16>) -> PtySize {
+    PtySize {
+        rows: rows.unwrap_or(24).max(1),
+        cols: cols.unwrap_or(80).max(1),
+    }
+}
+
+fn not_open(key: &str) -> KernelError {
+    KernelError::BadRequest(format!("no terminal is open for session `{key}`"))
+}
+
+/// Kills the program and waits for it, off the async workers (a kill waits out a
+/// grace period).
+async fn kill(bridge: Arc<PtyBridge>) {
+    let _ = tokio::task::spawn_blocking(move || {
+        bridge.kill();
+        drop(bridge);
+    })
+    .await;
+}
+
+impl Loom {
+    /// The session's terminal: the one already open (`sessionKey` given), else a new
+    /// one — its program in a PTY of the asked size, with the caller's environment.
+    /// Returns the session key and the bridge to attach to.
+    pub async fn terminal_open(
+        &self,
+        caller: &Caller,
+        request: OpenTerminalRequest,
+    ) -> Result<(String, Arc<PtyBridge>), KernelError> {
+        if let Some(key) = &request.session_key {
+            if let Some(bridge) = self.terminals.open.lock().get(key) {
+                return Ok((key.clone(), bridge.clone()));
+            }
+        }
+        let size = size(request.cols, request.rows);
+        let opened = self.open_terminal_as(caller, request).await?;
+        let key = opened.session_key.clone();
+        let spec = PtySpec {
+            program: opened.spec.program,
+            args: opened.spec.args,
+            base_env: caller
+                .env
+                .as_ref()
+                .map(|env| env.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            env: opened.spec.env,
+            cwd: opened.spec.cwd,
+        };
+        let runner = self.runner(&key).await?;
+        let bridge = match PtyBridge::spawn(&spec, size) {
+            Ok(b) => Arc::new(b),
+            Err(e) => {
+                let _ = runner.close_terminal();
+                return Err(KernelError::BadRequest(format!(
+                    "cannot start the terminal: {e}"
+                )));
+            }
+        };
+        tracing::info!(session = %key, pid = ?bridge.pid(), "terminal opened");
+        self.terminals.open.lock().insert(key.clone(), bridge.clone());
+        tokio::spawn(close_on_exit(
+            self.terminals.clone(),
+            runner,
+            key.clone(),
+            bridge.clone(),
+        ));
+        Ok((key, bridge))
+    }
+
+    /// The open terminal of a session.
+    pub fn terminal(&self, session_key: &str) -> Result<Arc<PtyBridge>, KernelError> {
+        self.terminals
+            .open
+            .lock()
+            .get(session_key)
+            .cloned()
+            .ok_or_else(|| not_open(session_key))
+    }
+
+    /// Ends a session's terminal (its program is killed); the structured rail takes the
+    /// session back. Closing one that is not open is not an error.
+    pub async fn terminal_close(&self, session_key: &str) -> Result<(), KernelError> {
+        let Some(bridge) = self.terminals.open.lock().remove(session_key) else {
+            return Ok(());
+        };
+        kill(bridge).await;
+        tracing::info!(session = %session_key, "terminal closed");
+        self.runner(session_key).await?.close_terminal()
+    }
+
+    /// How many terminals are open.
+    pub fn terminal_count(&self) -> usize {
+        self.terminals.open.lock().len()
+    }
+
+    /// Kills every terminal and ends their turns (shutdown).
+    pub(crate) async fn close_all_terminals(&self) {
+        let all: Vec<(String, Arc<PtyBridge>)> = self.terminals.open.lock().drain().collect();
+        futures::future::join_all(all.into_iter().map(|(key, bridge)| async move {
+            kill(bridge).await;
+            if let Some(runner) = self.sessions.lock().get(&key).cloned() {
+                let _ = runner.close_terminal();
+            }
+        }))
+        .await;
+    }
+}
+
+/// The program exited by itself: the terminal is closed (if nobody closed it first).
+async fn close_on_exit(
+    registry: Registry,
+    runner: SessionRunner,
+    key: String,
+    bridge: Arc<PtyBridge>,
+) {
+    let info = bridge.wait().await;
+    if registry.remove_if(&key, &bridge) {
+        tracing::info!(session = %key, code = info.code, "terminal exited on its own");
+        if let Err(e) = runner.close_terminal() {
+            tracing::warn!(session = %key, "closing the terminal turn: {e}");
+        }
+    }
+}

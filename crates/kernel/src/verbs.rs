@@ -1,0 +1,289 @@
+//! The verbs, each taking the [`Caller`] that asks: its environment goes to the agents
+//! its turns start, its surface to the record of who answered what. [`LoomIO`] is the
+//! same verbs for a caller in the kernel's own process.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::sync::broadcast;
+use weft_protocol::{
+    AgentInfo, InboxItem, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
+    PatchEvent, PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt,
+    SteerOutcome, ToolInfo, UniversalSnapshot,
+};
+
+use crate::error::KernelError;
+use crate::hub::{checked_workdir, new_task_id, Loom, AGENT_INFO_TTL};
+use crate::io::{Caller, LoomIO, Subscription, TerminalOpened};
+use crate::runner::Task;
+
+/// A session's queue holds at most this many prompts: a peer cannot grow it without end.
+pub const MAX_QUEUED: usize = 1000;
+
+impl Loom {
+    /// Starts (or queues) a turn for `caller`.
+    pub async fn prompt_as(
+        &self,
+        caller: &Caller,
+        request: PromptRequest,
+    ) -> Result<PromptAccepted, KernelError> {
+        if request.prompt.trim().is_empty() {
+            return Err(KernelError::BadRequest("the prompt is empty".into()));
+        }
+        let runner = match &request.session_key {
+            Some(key) => {
+                let runner = self.runner(key).await?;
+                checked_workdir(Path::new(&runner.record().workdir))?;
+                runner
+            }
+            None => self.new_session(&request)?,
+        };
+        if runner.queue_len() >= MAX_QUEUED {
+            return Err(KernelError::Busy(format!(
+                "{MAX_QUEUED} prompts are already queued in this session"
+            )));
+        }
+        let session_key = runner.record().session_key;
+        let task_id = new_task_id();
+        runner.enqueue(Task {
+            task_id: task_id.clone(),
+            prompt: request.prompt,
+            model: request.model,
+            effort: request.effort,
+            attachments: request.attachments.into_iter().map(PathBuf::from).collect(),
+            steer: false,
+            terminal: false,
+            client_env: caller.env.clone(),
+        });
+        Ok(PromptAccepted {
+            session_key,
+            task_id,
+        })
+    }
+
+    /// Sends a message into the running turn, or queues it.
+    pub async fn steer_as(
+        &self,
+        caller: &Caller,
+        session_key: &str,
+        text: String,
+    ) -> Result<SteerOutcome, KernelError> {
+        if text.trim().is_empty() {
+            return Err(KernelError::BadRequest("the steer message is empty".into()));
+        }
+        let runner = self.runner(session_key).await?;
+        if runner.queue_len() >= MAX_QUEUED {
+            return Err(KernelError::Busy(format!(
+                "{MAX_QUEUED} prompts are already queued in this session"
+            )));
+        }
+        Ok(runner.steer(text, new_task_id(), caller.env.clone()))
+    }
+
+    /// Opens the agent's own terminal UI's turn for a session (see
+    /// [`LoomIO::open_terminal`]); the caller's environment is the program's.
+    pub async fn open_terminal_as(
+        &self,
+        caller: &Caller,
+        request: OpenTerminalRequest,
+    ) -> Result<TerminalOpened, KernelError> {
+        let runner = match &request.session_key {
+            Some(key) => {
+                let runner = self.runner(key).await?;
+                checked_workdir(Path::new(&runner.record().workdir))?;
+                runner
+            }
+            None => {
+                let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
+                let driver = self.driver(agent)?;
+                if !driver.capabilities().tui {
+                    return Err(KernelError::NoTui(agent.to_string()));
+                }
+                self.new_session_with(
+                    driver,
+                    &PromptRequest {
+                        workdir: request.workdir.clone(),
+                        model: request.model.clone(),
+                        ..Default::default()
+                    },
+                )?
+            }
+        };
+        let record = runner.record();
+        let driver = self.driver(&record.agent)?;
+        let task_id = new_task_id();
+        let spec = runner.open_terminal(task_id.clone(), caller.env.clone(), |input| {
+            driver
+                .tui(input)
+                .ok_or_else(|| KernelError::NoTui(record.agent.clone()))
+        })?;
+        Ok(TerminalOpened {
+            session_key: record.session_key,
+            task_id,
+            spec,
+        })
+    }
+
+    /// Answers an interaction of a session, recording `caller` as who answered.
+    pub async fn interact_as(
+        &self,
+        caller: &Caller,
+        request: InteractRequest,
+    ) -> Result<(), KernelError> {
+        self.runner(&request.session_key).await?.interact(
+            &request.prompt_id,
+            request.response,
+            &caller.surface,
+        )
+    }
+
+    /// Answers an interaction by its id alone, wherever it is pending.
+    pub async fn answer_as(
+        &self,
+        caller: &Caller,
+        prompt_id: &str,
+        response: InteractionResponse,
+    ) -> Result<(), KernelError> {
+        let runner = self
+            .sessions
+            .lock()
+            .values()
+            .find(|r| r.has_pending(prompt_id))
+            .cloned();
+        match runner {
+            Some(runner) => runner.interact(prompt_id, response, &caller.surface),
+            None => Err(KernelError::BadRequest(format!(
+                "no question or permission `{prompt_id}` is waiting for an answer; `weft inbox` lists those that are"
+            ))),
+        }
+    }
+
+    /// Every pending interaction across sessions, oldest first.
+    pub fn inbox(&self) -> Vec<InboxItem> {
+        let runners: Vec<_> = self.sessions.lock().values().cloned().collect();
+        let mut items: Vec<InboxItem> = runners.iter().flat_map(|r| r.inbox()).collect();
+        items.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then(a.prompt_id.cmp(&b.prompt_id))
+        });
+        items
+    }
+
+    /// A page of a session's past turns: the newest `limit` before turn `before`.
+    pub async fn history_page(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+        before: Option<String>,
+    ) -> Result<Vec<UniversalSnapshot>, KernelError> {
+        let known = self.sessions.lock().contains_key(session_key);
+        let key = session_key.to_string();
+        self.blocking(move |store| {
+            if !known && store.get_session(&key)?.is_none() {
+                return Ok(None);
+            }
+            store.history_page(&key, limit, before.as_deref()).map(Some)
+        })
+        .await?
+        .ok_or_else(|| KernelError::UnknownSession(session_key.to_string()))
+    }
+}
+
+#[async_trait]
+impl LoomIO for Loom {
+    async fn prompt(&self, request: PromptRequest) -> Result<PromptAccepted, KernelError> {
+        self.prompt_as(&Caller::local(), request).await
+    }
+
+    async fn stop(&self, session_key: &str) -> Result<(), KernelError> {
+        self.runner(session_key).await?.stop()
+    }
+
+    async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError> {
+        self.steer_as(&Caller::local(), session_key, text).await
+    }
+
+    async fn open_terminal(
+        &self,
+        request: OpenTerminalRequest,
+    ) -> Result<TerminalOpened, KernelError> {
+        self.open_terminal_as(&Caller::local(), request).await
+    }
+
+    async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError> {
+        self.runner(session_key).await?.close_terminal()
+    }
+
+    async fn interact(&self, request: InteractRequest) -> Result<(), KernelError> {
+        self.interact_as(&Caller::local(), request).await
+    }
+
+    async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError> {
+        let (snapshot, patches) = self.runner(session_key).await?.subscribe();
+        Ok(Subscription { snapshot, patches })
+    }
+
+    fn subscribe_all(&self) -> broadcast::Receiver<Arc<PatchEvent>> {
+        self.env.all_patches.subscribe()
+    }
+
+    async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError> {
+        Ok(self.runner(session_key).await?.snapshot_at())
+    }
+
+    async fn get_history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, KernelError> {
+        self.history_page(session_key, None, None).await
+    }
+
+    async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError> {
+        let workdir = match workdir {
+            Some(dir) => Some(
+                checked_workdir(Path::new(dir))?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            None => None,
+        };
+        self.blocking(move |store| store.list_sessions(workdir.as_deref()))
+            .await
+    }
+
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = query.to_string();
+        self.blocking(move |store| store.search(&query, limit.clamp(1, 500)))
+            .await
+    }
+
+    async fn list_agent_info(&self) -> Vec<AgentInfo> {
+        if let Some((at, infos)) = self.agent_info.lock().clone() {
+            if at.elapsed() < AGENT_INFO_TTL {
+                return infos;
+            }
+        }
+        // Probing runs each agent's binary (seconds in all): done at most once a TTL.
+        let infos = futures::future::join_all(self.drivers.values().map(|d| d.info())).await;
+        *self.agent_info.lock() = Some((std::time::Instant::now(), infos.clone()));
+        infos
+    }
+
+    async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError> {
+        Ok(self.driver(agent)?.models().await)
+    }
+
+    async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError> {
+        Ok(self.driver(agent)?.efforts())
+    }
+
+    async fn list_tools(&self) -> Vec<ToolInfo> {
+        self.env.tools.tools()
+    }
+
+    async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo> {
+        self.env.catalog.skills(workdir.map(Path::new))
+    }
+}
