@@ -1,6 +1,13 @@
 import { defineConfig } from "vitest/config";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
 import type { Plugin } from "vite";
+import { readFileSync } from "node:fs";
+
+// The hello carries the UI's version, which is the workspace's (Cargo.toml): the daemon
+// serves these files, and a client of another version would make it restart.
+const cargo = readFileSync(new URL("../Cargo.toml", import.meta.url), "utf8");
+const version = /^\[workspace\.package\][^[]*?^version\s*=\s*"([^"]+)"/ms.exec(cargo)?.[1];
+if (!version) throw new Error("no [workspace.package] version in ../Cargo.toml");
 
 // The window runs with Tauri's `freezePrototype`: Object.prototype is frozen, so
 // `obj.toString = f` on a plain object throws (the "override mistake"). xterm.js 6
@@ -24,6 +31,7 @@ function xtermFrozenPrototype(): Plugin {
 // Tauri serves the built files from dist/; `tauri dev` uses the dev server below.
 export default defineConfig({
   plugins: [svelte(), xtermFrozenPrototype()],
+  define: { __WEFT_VERSION__: JSON.stringify(version) },
   clearScreen: false,
   server: { port: 1420, strictPort: true },
   build: { target: "safari15", outDir: "dist", emptyOutDir: true, chunkSizeWarningLimit: 1500 },

@@ -2,14 +2,30 @@ import { mount } from "svelte";
 import App from "./App.svelte";
 import "./app.css";
 import { AppStore } from "./lib/app.svelte";
-import { inTauri, tauriTransport } from "./lib/tauri-transport";
+import { browserShell, takeFragment } from "./lib/client/browser";
+import { WeftClient } from "./lib/client/client";
+import { inTauri, tauriLink, tauriShell } from "./lib/client/tauri";
+import { pageSocketUrl, webSocketLink } from "./lib/client/websocket";
 
-// Inside the desktop app the transport is Tauri IPC; in a plain browser (`npm run
-// dev`) an in-memory fake, so the UI can be worked on without the shell. The fake is
-// loaded only there.
-const transport = inTauri()
-  ? tauriTransport()
-  : await import("./lib/fake-transport").then((m) => new m.FakeTransport());
-const app = new AppStore(transport);
+// Inside the desktop app the link is the Tauri shell's; in a browser, the WebSocket of
+// the daemon that served the page (its token in the address's fragment). `npm run dev`
+// opened with no token runs on an in-memory fake, so the UI can be worked on without a
+// daemon; the fake is loaded only then.
+async function makeApp(): Promise<AppStore> {
+  if (inTauri()) {
+    const client = new WeftClient(tauriLink(), tauriShell());
+    return new AppStore(client, client);
+  }
+  const start = takeFragment(window.location, window.history, window.sessionStorage);
+  if (import.meta.env.DEV && !start.token) {
+    const { FakeTransport } = await import("./lib/fake-transport");
+    return new AppStore(new FakeTransport());
+  }
+  const link = webSocketLink({ url: pageSocketUrl(window.location), token: start.token, version: __WEFT_VERSION__ });
+  const client = new WeftClient(link, browserShell(start, window.localStorage));
+  return new AppStore(client, client);
+}
+
+const app = await makeApp();
 const target = document.getElementById("app");
 if (target) mount(App, { target, props: { app } });

@@ -1,8 +1,9 @@
 // The window's state: workspaces, the session list, open sessions, the composer's
 // choices. Components read it; only its methods call the transport.
-import type { AgentInfo, ModelInfo, PatchEvent, SearchHit, SessionInfo } from "../generated";
+import type { AgentInfo, InboxItem, ModelInfo, PatchEvent, SearchHit, SessionInfo } from "../generated";
 import { SessionView } from "./session-view.svelte";
-import { asWireError, type AppInfo, type Transport } from "./transport";
+import type { TerminalClient } from "./terminal/client";
+import { asWireError, type AppInfo, type LinkState, type Transport } from "./transport";
 
 export type Theme = "system" | "light" | "dark";
 export type SendMode = "steer" | "queue";
@@ -11,7 +12,13 @@ const NEW_SESSION = null;
 
 export class AppStore {
   readonly transport: Transport;
+  /** Agent terminals, where the surface has them. */
+  readonly terminals: TerminalClient | null;
   info = $state<AppInfo | null>(null);
+  /** The link to the kernel; a banner says when it is down. */
+  link = $state<LinkState>({ state: "connected" });
+  /** The workspace path field is shown (a surface with no folder dialog). */
+  enteringWorkspace = $state(false);
   workspaces = $state<string[]>([]);
   workspace = $state<string | null>(null);
   sessions = $state<SessionInfo[]>([]);
@@ -42,8 +49,9 @@ export class AppStore {
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
   private unlisten: (() => void)[] = [];
 
-  constructor(transport: Transport) {
+  constructor(transport: Transport, terminals: TerminalClient | null = null) {
     this.transport = transport;
+    this.terminals = terminals;
   }
 
   get selected(): SessionView | null {
@@ -105,8 +113,11 @@ export class AppStore {
   async start(): Promise<void> {
     this.theme = (localStorage.getItem("weft.theme") as Theme | null) ?? "system";
     this.unlisten.push(await this.transport.onPatch((e) => this.onPatch(e)));
-    this.unlisten.push(await this.transport.onResync(() => this.resyncAll()));
+    this.unlisten.push(await this.transport.onResync((key) => this.resync(key)));
+    this.unlisten.push(await this.transport.onLinkState((state) => (this.link = state)));
+    await this.transport.connect();
     this.agentsReady = this.loadAgents();
+    void this.refreshInbox();
     const [info, recents] = await Promise.all([this.transport.appInfo(), this.transport.recentWorkspaces()]);
     this.info = info;
     this.workspaces = recents;
@@ -167,9 +178,17 @@ export class AppStore {
     if (sessions) this.sessions = sessions;
   }
 
-  resyncAll() {
-    for (const view of this.views.values()) void view.resync();
+  /** Re-reads the snapshot of `key` (every open one when null), the list and the inbox. */
+  resync(key: string | null = null) {
+    for (const view of this.views.values()) if (key === null || view.key === key) void view.resync();
     void this.refreshSessions();
+    void this.refreshInbox();
+  }
+
+  /** Which sessions wait for an answer, from the daemon's inbox (patches keep it current). */
+  async refreshInbox() {
+    const items = await this.guard(() => this.transport.inbox());
+    if (items) this.needsAnswer = countBySession(items);
   }
 
   view(key: string): SessionView {
@@ -220,9 +239,28 @@ export class AppStore {
     this.newSession(path);
   }
 
+  /** Asks for a workspace folder: the folder dialog, or the path field where there is none. */
   async pickWorkspace() {
-    const path = await this.guard(() => this.transport.pickWorkspace());
+    const pick = this.transport.pickWorkspace;
+    if (!pick) {
+      this.enteringWorkspace = true;
+      return;
+    }
+    const path = await this.guard(() => pick());
     if (path) await this.openWorkspace(path);
+  }
+
+  /** The path field's entry; false when it is not an absolute path. */
+  async enterWorkspace(text: string): Promise<boolean> {
+    const path = text.trim().replace(/(.)\/+$/, "$1");
+    if (!path.startsWith("/")) {
+      this.error = "A workspace is a folder's absolute path, like /home/me/project.";
+      return false;
+    }
+    this.error = null;
+    this.enteringWorkspace = false;
+    await this.openWorkspace(path);
+    return true;
   }
 
   async chooseAgent(id: string) {
@@ -299,4 +337,10 @@ export class AppStore {
     this.theme = theme;
     localStorage.setItem("weft.theme", theme);
   }
+}
+
+function countBySession(items: InboxItem[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[item.sessionKey] = (counts[item.sessionKey] ?? 0) + 1;
+  return counts;
 }

@@ -86,6 +86,58 @@ describe("AppStore", () => {
     expect(app.workspace).toBe("/work/picked");
   });
 
+  it("without a folder dialog (a browser), asks for the path in a field", async () => {
+    const t = new FakeTransport();
+    t.pickWorkspace = undefined;
+    const app = new AppStore(t);
+    await app.start();
+    await app.pickWorkspace();
+    expect(app.enteringWorkspace).toBe(true);
+    expect(await app.enterWorkspace("relative/path")).toBe(false);
+    expect(app.error).toMatch(/absolute path/);
+    expect(await app.enterWorkspace("  /work/typed/  ")).toBe(true);
+    expect(app.enteringWorkspace).toBe(false);
+    expect(app.error).toBeNull();
+    expect(app.workspace).toBe("/work/typed");
+    expect(app.workspaces[0]).toBe("/work/typed");
+  });
+
+  it("connects before any verb and shows when the link is down", async () => {
+    const { t, app } = await started();
+    expect(t.calls[0].verb).toBe("connect");
+    t.linkState({ state: "disconnected", reason: "going away", reconnecting: true });
+    expect(app.link).toEqual({ state: "disconnected", reason: "going away", reconnecting: true });
+    t.linkState({ state: "connected" });
+    expect(app.link.state).toBe("connected");
+  });
+
+  it("marks sessions already waiting for an answer from the inbox at start", async () => {
+    const t = new FakeTransport();
+    const key = t.addSession();
+    t.emit(key, { interactions: [{ promptId: "p", kind: "permission", title: "?", detail: null, toolName: "x", toolInput: null, questions: [] }] });
+    const app = new AppStore(t);
+    await app.start();
+    await tick();
+    expect(app.needsAnswer[key]).toBe(1);
+  });
+
+  it("re-reads one session's snapshot on its resync, every open one on a resync of all", async () => {
+    const { t, app } = await started();
+    const a = t.addSession();
+    const b = t.addSession();
+    app.selectSession(a);
+    app.selectSession(b);
+    await tick();
+    const reads = () => t.calls.filter((c) => c.verb === "getSnapshot").map((c) => c.args[0]);
+    expect(reads()).toEqual([a, b]);
+    t.resync(a);
+    await tick();
+    expect(reads()).toEqual([a, b, a]);
+    t.resync(null);
+    await tick();
+    expect(reads().slice(3).sort()).toEqual([a, b].sort());
+  });
+
   it("marks sessions waiting for an answer from the patch stream", async () => {
     const { t, app } = await started();
     const key = t.addSession();

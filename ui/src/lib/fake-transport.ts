@@ -1,14 +1,15 @@
-// An in-memory Transport for tests and for running the UI in a plain browser
-// (`npm run dev` outside Tauri): sessions and snapshots held here, patches pushed by
-// the test (or by `demoTurn`). Every verb call is recorded in `calls`.
+// An in-memory Transport for tests and for working on the UI with `npm run dev` and no
+// daemon: sessions and snapshots held here, patches pushed by the test. Every verb call
+// is recorded in `calls`.
 import type {
+  InboxItem,
   PatchEvent,
   SessionInfo,
   SnapshotPatch,
   UniversalSnapshot,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
-import type { AppInfo, Transport } from "./transport";
+import type { AppInfo, LinkState, Transport } from "./transport";
 
 interface FakeSession {
   info: SessionInfo;
@@ -24,7 +25,8 @@ export class FakeTransport implements Transport {
   initialWorkspace: string | null = "/work/demo";
   steerOutcome: "injected" | "queued" = "injected";
   private patchHandlers: ((e: PatchEvent) => void)[] = [];
-  private resyncHandlers: (() => void)[] = [];
+  private resyncHandlers: ((sessionKey: string | null) => void)[] = [];
+  private linkHandlers: ((state: LinkState) => void)[] = [];
   private next = 1;
 
   private record(verb: string, ...args: unknown[]) {
@@ -62,8 +64,17 @@ export class FakeTransport implements Transport {
     if (s) s.history = [...s.history.filter((t) => t.taskId !== s.current.taskId), s.current];
   }
 
-  resync() {
-    for (const h of this.resyncHandlers) h();
+  resync(sessionKey: string | null = null) {
+    for (const h of this.resyncHandlers) h(sessionKey);
+  }
+
+  /** Tells the window the link went down or came back. */
+  linkState(state: LinkState) {
+    for (const h of this.linkHandlers) h(state);
+  }
+
+  async connect() {
+    this.record("connect");
   }
 
   async prompt(request: Parameters<Transport["prompt"]>[0]) {
@@ -94,6 +105,23 @@ export class FakeTransport implements Transport {
         interactions: s.current.interactions.filter((i) => i.promptId !== request.promptId),
       });
     }
+  }
+  async inbox(): Promise<InboxItem[]> {
+    this.record("inbox");
+    const now = Date.now();
+    return [...this.sessions.entries()].flatMap(([sessionKey, s]) =>
+      s.current.interactions.map((i) => ({
+        promptId: i.promptId,
+        sessionKey,
+        kind: i.kind,
+        title: i.title,
+        detail: i.detail,
+        toolName: i.toolName,
+        questions: i.questions,
+        createdAt: now,
+        expiresAt: null,
+      })),
+    );
   }
   async getSnapshot(sessionKey: string) {
     this.record("getSnapshot", sessionKey);
@@ -159,23 +187,31 @@ export class FakeTransport implements Transport {
     this.recents = [path, ...this.recents.filter((p) => p !== path)].slice(0, 10);
     return [...this.recents];
   }
-  async pickWorkspace() {
+  // A surface with a folder dialog and a log (the desktop window); a test deletes them
+  // to stand for a browser.
+  pickWorkspace: Transport["pickWorkspace"] = async () => {
     this.record("pickWorkspace");
     return "/work/picked";
-  }
-  async openLog() {
+  };
+  openLog: Transport["openLog"] = async () => {
     this.record("openLog");
-  }
+  };
   async onPatch(handler: (e: PatchEvent) => void) {
     this.patchHandlers.push(handler);
     return () => {
       this.patchHandlers = this.patchHandlers.filter((h) => h !== handler);
     };
   }
-  async onResync(handler: () => void) {
+  async onResync(handler: (sessionKey: string | null) => void) {
     this.resyncHandlers.push(handler);
     return () => {
       this.resyncHandlers = this.resyncHandlers.filter((h) => h !== handler);
+    };
+  }
+  async onLinkState(handler: (state: LinkState) => void) {
+    this.linkHandlers.push(handler);
+    return () => {
+      this.linkHandlers = this.linkHandlers.filter((h) => h !== handler);
     };
   }
 }

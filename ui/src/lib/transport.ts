@@ -1,9 +1,10 @@
-// The UI talks to the kernel through a Transport: the verbs of LoomIO plus the app's
-// own few (workspaces, logs), and a stream of patch events. The Tauri implementation
-// (tauri-transport.ts) uses invoke + listen; a WebSocket one can be added beside it
-// without touching the UI.
+// What the UI needs from the kernel: its verbs (one method each, the wire request of the
+// same name in crates/protocol), the window's own few (workspaces, log), and the pushed
+// patches. `WeftClient` (client/client.ts) implements it over any link to the daemon;
+// `FakeTransport` is an in-memory stand-in for tests.
 import type {
   AgentInfo,
+  InboxItem,
   InteractRequest,
   ModelInfo,
   PatchEvent,
@@ -19,20 +20,32 @@ import type {
   WireError,
 } from "../generated";
 
-/** What the shell tells the UI about itself. */
+/** What the surface tells the UI about itself. */
 export interface AppInfo {
   version: string;
   stateDir: string;
-  logPath: string;
-  /** Workspace chosen on the command line or by WEFT_WORKSPACE, if any. */
+  /** The log file, when this surface can show it. */
+  logPath: string | null;
+  /** Workspace chosen on the command line, by WEFT_WORKSPACE or the page's address. */
   initialWorkspace: string | null;
 }
 
+/** The link to the kernel as the window sees it. */
+export type LinkState =
+  | { state: "connected" }
+  /** The daemon went away or the connection dropped; `reconnecting` when it is retried. */
+  | { state: "disconnected"; reason: string; reconnecting: boolean };
+
 export interface Transport {
+  /** Connects (once, before any verb) and subscribes to every session's patches. */
+  connect(): Promise<void>;
+
   prompt(request: PromptRequest): Promise<PromptAccepted>;
   stop(sessionKey: string): Promise<void>;
   steer(sessionKey: string, text: string): Promise<SteerOutcome>;
   interact(request: InteractRequest): Promise<void>;
+  /** Every pending question, permission and confirmation across sessions, oldest first. */
+  inbox(): Promise<InboxItem[]>;
   getSnapshot(sessionKey: string): Promise<SnapshotAt>;
   getHistory(sessionKey: string): Promise<UniversalSnapshot[]>;
   listSessions(workdir: string | null): Promise<SessionInfo[]>;
@@ -48,14 +61,20 @@ export interface Transport {
   recentWorkspaces(): Promise<string[]>;
   /** Remembers `path` as the most recent workspace; returns the new list. */
   addRecentWorkspace(path: string): Promise<string[]>;
-  /** Asks the user for a folder; null when cancelled. */
-  pickWorkspace(): Promise<string | null>;
-  openLog(): Promise<void>;
+  /** Asks the user for a folder with a dialog (null when cancelled); absent where there is no dialog (a browser). */
+  pickWorkspace?: () => Promise<string | null>;
+  /** Opens the log file; absent where the surface cannot. */
+  openLog?: () => Promise<void>;
 
   /** Every session's patches, in order per session. Returns an unsubscribe function. */
   onPatch(handler: (event: PatchEvent) => void): Promise<() => void>;
-  /** Called when the shell dropped patches (it lagged): re-read every open snapshot. */
-  onResync(handler: () => void): Promise<() => void>;
+  /**
+   * Patches were dropped (the connection lagged, or it was re-made): re-read the
+   * snapshot of `sessionKey`, or of every open session when it is null.
+   */
+  onResync(handler: (sessionKey: string | null) => void): Promise<() => void>;
+  /** The connection went down or came back. */
+  onLinkState(handler: (state: LinkState) => void): Promise<() => void>;
 }
 
 /** A verb's failure as the UI sees it: the wire code to branch on, and a sentence. */
@@ -70,7 +89,7 @@ export class VerbError extends Error {
 
 export function asWireError(error: unknown): WireError {
   if (error && typeof error === "object" && "code" in error && "message" in error) {
-    return error as WireError;
+    return { code: (error as WireError).code, message: String((error as WireError).message) };
   }
   return { code: "internal", message: error instanceof Error ? error.message : String(error) };
 }

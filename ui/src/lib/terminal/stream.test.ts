@@ -1,41 +1,53 @@
 import { describe, expect, it } from "vitest";
-import { decodeFrame, FRAME_DATA, FRAME_EXIT, FRAME_SCREEN, OrderedWriter, TerminalStream } from "./stream";
+import { decodeFrame, encodeFrame, FRAME_DATA, FRAME_EXIT, FRAME_SCREEN, OrderedWriter, TerminalStream } from "./stream";
 
-function frame(kind: number, offset: number, payload: string | Uint8Array): ArrayBuffer {
-  const body = typeof payload === "string" ? new TextEncoder().encode(payload) : payload;
-  const out = new Uint8Array(9 + body.length);
-  out[0] = kind;
-  new DataView(out.buffer).setBigUint64(1, BigInt(offset), true);
-  out.set(body, 9);
-  return out.buffer;
-}
+const KEY = "echo:s1";
+const frame = (kind: number, offset: number, payload: string | Uint8Array): ArrayBuffer =>
+  encodeFrame(KEY, kind, offset, payload).slice().buffer;
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 describe("decodeFrame", () => {
-  it("reads kind, a little-endian u64 offset and the payload", () => {
-    const f = decodeFrame(frame(FRAME_DATA, 2 ** 40 + 5, "hello"));
-    expect(f?.kind).toBe("data");
-    expect(f?.offset).toBe(2 ** 40 + 5);
-    expect(f && "data" in f ? text(f.data) : "").toBe("hello");
+  it("reads kind, a little-endian u64 offset, the session key and the payload", () => {
+    const f = decodeFrame(encodeFrame("claude:ü-1", FRAME_DATA, 2 ** 40 + 5, "hello"));
+    expect(f?.sessionKey).toBe("claude:ü-1");
+    expect(f?.frame.kind).toBe("data");
+    expect(f?.frame.offset).toBe(2 ** 40 + 5);
+    expect(f && "data" in f.frame ? text(f.frame.data) : "").toBe("hello");
+  });
+
+  it("reads the layout byte for byte as the Rust side writes it", () => {
+    // TerminalFrame { session_key: "k", kind: DATA, offset: 0x0102_0304, payload: "hi" }.encode()
+    const bytes = [1, 1, 4, 3, 2, 1, 0, 0, 0, 0, 1, 0, 107, 104, 105];
+    const f = decodeFrame(bytes);
+    expect(f?.sessionKey).toBe("k");
+    expect(f?.frame.kind).toBe("data");
+    expect(f?.frame.offset).toBe(0x01020304);
+    expect(f && "data" in f.frame ? text(f.frame.data) : "").toBe("hi");
+    expect(Array.from(encodeFrame("k", FRAME_DATA, 0x01020304, "hi"))).toEqual(bytes);
   });
 
   it("accepts a Uint8Array view with a byte offset and a plain number array", () => {
-    const raw = new Uint8Array(frame(FRAME_SCREEN, 7, "scr"));
+    const raw = encodeFrame(KEY, FRAME_SCREEN, 7, "scr");
     const padded = new Uint8Array(raw.length + 3);
     padded.set(raw, 3);
     const f = decodeFrame(padded.subarray(3));
-    expect(f?.kind).toBe("screen");
-    expect(f?.offset).toBe(7);
-    expect(decodeFrame(Array.from(raw))?.offset).toBe(7);
+    expect(f?.frame.kind).toBe("screen");
+    expect(f?.frame.offset).toBe(7);
+    expect(decodeFrame(Array.from(raw))?.frame.offset).toBe(7);
   });
 
   it("parses the exit message and rejects malformed frames", () => {
     const f = decodeFrame(frame(FRAME_EXIT, 3, JSON.stringify({ code: 2, signal: null, screen: "bye" })));
-    expect(f).toEqual({ kind: "exit", offset: 3, exit: { code: 2, signal: null, screen: "bye" } });
+    expect(f).toEqual({ sessionKey: KEY, frame: { kind: "exit", offset: 3, exit: { code: 2, signal: null, screen: "bye" } } });
     expect(decodeFrame(new Uint8Array(4))).toBeNull();
     expect(decodeFrame(frame(9, 0, ""))).toBeNull();
     expect(decodeFrame(frame(FRAME_EXIT, 0, "{not json"))).toBeNull();
+    const input = encodeFrame(KEY, FRAME_DATA, 0, "x");
+    input[0] = 2; // terminal input, never sent down
+    expect(decodeFrame(input)).toBeNull();
+    // A key longer than the frame.
+    expect(decodeFrame(encodeFrame(KEY, FRAME_DATA, 0, "").subarray(0, 14))).toBeNull();
   });
 });
 
@@ -43,7 +55,7 @@ describe("TerminalStream", () => {
   const apply = (s: TerminalStream, buf: ArrayBuffer) => {
     const f = decodeFrame(buf);
     if (!f) throw new Error("bad frame");
-    return s.apply(f);
+    return s.apply(f.frame);
   };
 
   it("starts from the screen, then writes live output in order", () => {

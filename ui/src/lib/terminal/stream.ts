@@ -1,8 +1,12 @@
-// The terminal pane's client logic, free of xterm and Tauri so it can be unit-tested.
-// Frames come from src-tauri/src/terminal.rs: `[kind u8][offset u64 LE][payload]`;
+// The terminal pane's client logic, free of xterm and of any link so it can be
+// unit-tested. Terminal output reaches a connection as binary frames (crates/protocol
+// api.rs `TerminalFrame`): `[1][kind u8][offset u64 LE][key length u16 LE][key][payload]`;
 // kind 0 restores the whole screen (current at `offset`), 1 is output starting at
-// `offset`, 2 is the child's exit (payload JSON {code, signal, screen}).
+// `offset`, 2 is the child's exit (payload JSON {code, signal, screen}). The key names
+// the session, so one connection carries every pane's frames.
 
+/** First byte of a terminal output frame (2 is terminal input, which only goes up). */
+export const TAG_TERMINAL = 1;
 export const FRAME_SCREEN = 0;
 export const FRAME_DATA = 1;
 export const FRAME_EXIT = 2;
@@ -18,29 +22,60 @@ export type Frame =
   | { kind: "data"; offset: number; data: Uint8Array }
   | { kind: "exit"; offset: number; exit: TerminalExit };
 
-/** Decodes one binary frame; null when it is malformed. */
-export function decodeFrame(message: ArrayBuffer | Uint8Array | number[]): Frame | null {
+/** A frame and the session whose terminal it belongs to. */
+export interface KeyedFrame {
+  sessionKey: string;
+  frame: Frame;
+}
+
+const HEADER = 12;
+
+/** Decodes one binary frame; null when it is malformed or not terminal output. */
+export function decodeFrame(message: ArrayBuffer | Uint8Array | number[]): KeyedFrame | null {
   const bytes =
     message instanceof Uint8Array ? message : message instanceof ArrayBuffer ? new Uint8Array(message) : Uint8Array.from(message);
-  if (bytes.length < 9) return null;
+  if (bytes.length < HEADER || bytes[0] !== TAG_TERMINAL) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const offset = Number(view.getBigUint64(1, true));
-  const payload = bytes.subarray(9);
-  switch (bytes[0]) {
+  const offset = Number(view.getBigUint64(2, true));
+  const keyLength = view.getUint16(10, true);
+  if (bytes.length < HEADER + keyLength) return null;
+  let sessionKey: string;
+  try {
+    sessionKey = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(HEADER, HEADER + keyLength));
+  } catch {
+    return null;
+  }
+  const payload = bytes.subarray(HEADER + keyLength);
+  switch (bytes[1]) {
     case FRAME_SCREEN:
-      return { kind: "screen", offset, data: payload };
+      return { sessionKey, frame: { kind: "screen", offset, data: payload } };
     case FRAME_DATA:
-      return { kind: "data", offset, data: payload };
+      return { sessionKey, frame: { kind: "data", offset, data: payload } };
     case FRAME_EXIT:
       try {
         const exit = JSON.parse(new TextDecoder().decode(payload)) as TerminalExit;
-        return { kind: "exit", offset, exit };
+        return { sessionKey, frame: { kind: "exit", offset, exit } };
       } catch {
         return null;
       }
     default:
       return null;
   }
+}
+
+/** Encodes a frame as the daemon sends it (tests and fakes). */
+export function encodeFrame(sessionKey: string, kind: number, offset: number, payload: string | Uint8Array): Uint8Array {
+  const key = new TextEncoder().encode(sessionKey);
+  const body = typeof payload === "string" ? new TextEncoder().encode(payload) : payload;
+  const out = new Uint8Array(HEADER + key.length + body.length);
+  const view = new DataView(out.buffer);
+  out[0] = TAG_TERMINAL;
+  out[1] = kind;
+  view.setBigUint64(2, BigInt(offset), true);
+  view.setUint16(10, key.length, true);
+  out.set(key, HEADER);
+  out.set(body, HEADER + key.length);
+  return out;
 }
 
 /** What the pane does with a frame. */

@@ -1,0 +1,277 @@
+// The window's one client of the daemon, over any link: each verb is one wire request
+// (ClientRequest, tagged by `type`); replies are matched to requests by id; an error
+// reply becomes a VerbError; patches, resyncs and the daemon's closing go to whoever
+// listens; terminal frames go to the pane attached to their session key. When a
+// WebSocket link comes back after a drop, the client subscribes again, re-attaches the
+// open panes and asks every view to re-read its snapshot.
+import type {
+  AgentInfo,
+  ClientMessage,
+  ClientRequest,
+  InboxItem,
+  InteractRequest,
+  ModelInfo,
+  PatchEvent,
+  PromptAccepted,
+  PromptRequest,
+  SearchHit,
+  ServerMessage,
+  SessionInfo,
+  SkillInfo,
+  SnapshotAt,
+  SteerOutcome,
+  TerminalAttached,
+  ToolInfo,
+  UniversalSnapshot,
+  Welcome,
+} from "../../generated";
+import type { FrameHandler, TerminalClient } from "../terminal/client";
+import { decodeFrame, type Frame } from "../terminal/stream";
+import { VerbError, type AppInfo, type LinkState, type Transport } from "../transport";
+import type { Link, LinkEvents, Shell } from "./link";
+
+interface Pending {
+  resolve: (result: unknown) => void;
+  reject: (error: VerbError) => void;
+}
+
+/** Frames kept for a terminal that is being opened and whose key is not known yet. */
+const UNCLAIMED_LIMIT = 256;
+
+class Listeners<T> {
+  private handlers = new Set<(value: T) => void>();
+  add(handler: (value: T) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+  emit(value: T) {
+    for (const h of [...this.handlers]) h(value);
+  }
+}
+
+export class WeftClient implements Transport, TerminalClient {
+  /** The daemon's answer to this connection's hello (the latest, after a reconnect). */
+  welcome: Welcome | null = null;
+  readonly pickWorkspace?: () => Promise<string | null>;
+  readonly openLog?: () => Promise<void>;
+
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+  private connecting: Promise<void> | null = null;
+  private subscribed = false;
+  private patches = new Listeners<PatchEvent>();
+  private resyncs = new Listeners<string | null>();
+  private states = new Listeners<LinkState>();
+  /** The pane attached to each session's terminal. */
+  private panes = new Map<string, FrameHandler>();
+  /** Opens of a new session's terminal in flight: frames for keys no pane claims wait here. */
+  private opening = 0;
+  private unclaimed = new Map<string, Frame[]>();
+
+  constructor(
+    private readonly link: Link,
+    private readonly shell: Shell,
+  ) {
+    if (shell.pickWorkspace) this.pickWorkspace = () => shell.pickWorkspace!();
+    if (shell.openLog) this.openLog = () => shell.openLog!();
+  }
+
+  connect(): Promise<void> {
+    this.connecting ??= (async () => {
+      const events: LinkEvents = {
+        message: (m) => this.receive(m),
+        frame: (bytes) => this.frame(bytes),
+        down: (reason, reconnecting) => this.down(reason, reconnecting),
+        up: (welcome) => void this.up(welcome),
+      };
+      this.welcome = await this.link.connect(events);
+      await this.request({ type: "subscribeAll" });
+      this.subscribed = true;
+    })();
+    return this.connecting;
+  }
+
+  /** Sends one request; resolves to its result, rejects with a VerbError. */
+  request<T>(request: ClientRequest): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
+      try {
+        this.link.send({ id, ...request } as ClientMessage);
+      } catch (error) {
+        this.pending.delete(id);
+        reject(new VerbError(error));
+      }
+    });
+  }
+
+  private receive(message: ServerMessage) {
+    switch (message.type) {
+      case "reply":
+      case "error": {
+        const waiting = this.pending.get(message.id);
+        if (!waiting) return;
+        this.pending.delete(message.id);
+        if (message.type === "reply") waiting.resolve(message.result);
+        else waiting.reject(new VerbError(message.error));
+        return;
+      }
+      case "patch": {
+        const { sessionKey, seq, patch } = message;
+        this.patches.emit({ sessionKey, seq, patch });
+        return;
+      }
+      case "resync":
+        // After the desktop shell re-made its connection (a restarted daemon) it says
+        // so with a resync of everything: the link is usable again.
+        if (message.sessionKey === null) this.states.emit({ state: "connected" });
+        this.resyncs.emit(message.sessionKey);
+        return;
+      case "closing":
+        this.states.emit({ state: "disconnected", reason: message.reason, reconnecting: true });
+        return;
+    }
+  }
+
+  private frame(bytes: Uint8Array) {
+    const keyed = decodeFrame(bytes);
+    if (!keyed) return;
+    const pane = this.panes.get(keyed.sessionKey);
+    if (pane) {
+      pane(keyed.frame);
+    } else if (this.opening > 0) {
+      const kept = this.unclaimed.get(keyed.sessionKey) ?? [];
+      if (kept.length < UNCLAIMED_LIMIT) kept.push(keyed.frame);
+      this.unclaimed.set(keyed.sessionKey, kept);
+    }
+  }
+
+  private down(reason: string, reconnecting: boolean) {
+    const lost = [...this.pending.values()];
+    this.pending.clear();
+    const error = new VerbError({ code: "internal", message: `The connection to Weft was lost (${reason}).` });
+    for (const p of lost) p.reject(error);
+    this.states.emit({ state: "disconnected", reason, reconnecting });
+  }
+
+  private async up(welcome: Welcome) {
+    this.welcome = welcome;
+    try {
+      if (this.subscribed) await this.request({ type: "subscribeAll" });
+    } catch {
+      // Dropped again: the next `up` tries again.
+      return;
+    }
+    // The daemon may have restarted: a terminal that is gone just stays quiet.
+    for (const key of this.panes.keys()) {
+      this.request({ type: "attachTerminal", sessionKey: key }).catch(() => {});
+    }
+    this.states.emit({ state: "connected" });
+    this.resyncs.emit(null);
+  }
+
+  // Verbs: each is the wire request of the same name.
+  prompt = (request: PromptRequest) => this.request<PromptAccepted>({ type: "prompt", ...request });
+  stop = (sessionKey: string) => this.request<void>({ type: "stop", sessionKey });
+  steer = (sessionKey: string, text: string) => this.request<SteerOutcome>({ type: "steer", sessionKey, text });
+  interact = (request: InteractRequest) => this.request<void>({ type: "interact", ...request });
+  inbox = () => this.request<InboxItem[]>({ type: "inbox" });
+  getSnapshot = (sessionKey: string) => this.request<SnapshotAt>({ type: "getSnapshot", sessionKey });
+  getHistory = (sessionKey: string) =>
+    this.request<UniversalSnapshot[]>({ type: "getHistory", sessionKey, limit: null, before: null });
+  listSessions = (workdir: string | null) => this.request<SessionInfo[]>({ type: "listSessions", workdir });
+  search = (query: string, limit?: number) => this.request<SearchHit[]>({ type: "search", query, limit: limit ?? null });
+  listAgentInfo = () => this.request<AgentInfo[]>({ type: "listAgentInfo" });
+  listModels = (agent: string) => this.request<ModelInfo[]>({ type: "listModels", agent });
+  listEffort = (agent: string) => this.request<string[]>({ type: "listEffort", agent });
+  listTools = () => this.request<ToolInfo[]>({ type: "listTools" });
+  listSkills = (workdir: string | null) => this.request<SkillInfo[]>({ type: "listSkills", workdir });
+
+  // The surface's own.
+  appInfo = (): Promise<AppInfo> => this.shell.appInfo((request) => this.request(request));
+  recentWorkspaces = () => this.shell.recentWorkspaces();
+  addRecentWorkspace = (path: string) => this.shell.addRecentWorkspace(path);
+
+  onPatch = async (handler: (event: PatchEvent) => void) => this.patches.add(handler);
+  onResync = async (handler: (sessionKey: string | null) => void) => this.resyncs.add(handler);
+  onLinkState = async (handler: (state: LinkState) => void) => this.states.add(handler);
+
+  // Terminals: frames for a session go to the pane attached to it. Attach, detach,
+  // open and close of one session run one after another (the desktop shell handles
+  // requests concurrently, so a detach and the next attach could otherwise swap).
+  open(
+    args: { sessionKey?: string; agent?: string; workdir?: string; cols: number; rows: number },
+    onFrame: FrameHandler,
+  ): Promise<{ sessionKey: string }> {
+    const known = args.sessionKey;
+    const run = async () => {
+      if (known) this.panes.set(known, onFrame);
+      else this.opening += 1;
+      try {
+        const attached = await this.request<TerminalAttached>({
+          type: "openTerminal",
+          agent: args.agent ?? null,
+          sessionKey: known ?? null,
+          workdir: args.workdir ?? null,
+          model: null,
+          cols: args.cols,
+          rows: args.rows,
+        });
+        this.claim(attached.sessionKey, onFrame);
+        return { sessionKey: attached.sessionKey };
+      } catch (error) {
+        if (known && this.panes.get(known) === onFrame) this.panes.delete(known);
+        throw error;
+      } finally {
+        if (!known && --this.opening === 0) this.unclaimed.clear();
+      }
+    };
+    return known ? this.inTurn(known, run) : run();
+  }
+
+  attach(sessionKey: string, onFrame: FrameHandler): Promise<void> {
+    return this.inTurn(sessionKey, async () => {
+      this.panes.set(sessionKey, onFrame);
+      await this.request<TerminalAttached>({ type: "attachTerminal", sessionKey });
+    });
+  }
+
+  detach(sessionKey: string): Promise<void> {
+    return this.inTurn(sessionKey, async () => {
+      this.panes.delete(sessionKey);
+      await this.request<void>({ type: "detachTerminal", sessionKey });
+    });
+  }
+
+  write = (sessionKey: string, data: string) => this.request<void>({ type: "writeTerminal", sessionKey, data });
+  resize = (sessionKey: string, cols: number, rows: number) =>
+    this.request<void>({ type: "resizeTerminal", sessionKey, cols, rows });
+
+  close(sessionKey: string): Promise<void> {
+    return this.inTurn(sessionKey, async () => {
+      this.panes.delete(sessionKey);
+      await this.request<void>({ type: "closeTerminal", sessionKey });
+    });
+  }
+
+  private turns = new Map<string, Promise<unknown>>();
+
+  /** Runs `work` after the terminal requests of `sessionKey` before it have settled. */
+  private inTurn<T>(sessionKey: string, work: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(sessionKey) ?? Promise.resolve();
+    const mine = before.catch(() => {}).then(work);
+    const settled = mine.catch(() => {});
+    this.turns.set(sessionKey, settled);
+    void settled.then(() => {
+      if (this.turns.get(sessionKey) === settled) this.turns.delete(sessionKey);
+    });
+    return mine;
+  }
+
+  private claim(sessionKey: string, onFrame: FrameHandler) {
+    this.panes.set(sessionKey, onFrame);
+    const kept = this.unclaimed.get(sessionKey);
+    this.unclaimed.delete(sessionKey);
+    for (const frame of kept ?? []) onFrame(frame);
+  }
+}

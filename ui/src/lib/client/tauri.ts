@@ -1,0 +1,67 @@
+// The desktop window's link: the Tauri shell holds the connection to the daemon (and
+// re-makes it when the daemon restarts, then sends a resync of everything). The window
+// opens it once with `weft_connect` and a Channel that receives every ServerMessage as
+// JSON and every terminal frame as bytes; each request is one `weft_request`, which
+// resolves to the reply's result or rejects with {code, message}. The shell's own
+// commands (app info, recent workspaces, the log) and the dialog plugin's folder picker
+// make the Shell.
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { open } from "@tauri-apps/plugin-dialog";
+import type { ServerMessage, Welcome } from "../../generated";
+import { asWireError, VerbError, type AppInfo } from "../transport";
+import type { Link, LinkEvents, Shell } from "./link";
+
+/** True inside the Tauri WebView. */
+export function inTauri(): boolean {
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
+}
+
+export function tauriLink(): Link {
+  let events: LinkEvents | null = null;
+  return {
+    async connect(listener) {
+      events = listener;
+      const channel = new Channel<ServerMessage | ArrayBuffer | number[]>();
+      channel.onmessage = (message) => {
+        if (message instanceof ArrayBuffer) listener.frame(new Uint8Array(message));
+        else if (Array.isArray(message)) listener.frame(Uint8Array.from(message));
+        else listener.message(message);
+      };
+      try {
+        return await invoke<Welcome>("weft_connect", { onMessage: channel });
+      } catch (error) {
+        throw new VerbError(error);
+      }
+    },
+    send(message) {
+      const { id, ...request } = message;
+      const to = events;
+      if (!to) throw new VerbError({ code: "internal", message: "not connected" });
+      invoke("weft_request", { request }).then(
+        (result) => to.message({ type: "reply", id, result: result ?? null } as ServerMessage),
+        (error: unknown) => to.message({ type: "error", id, error: asWireError(error) }),
+      );
+    },
+  };
+}
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (error) {
+    throw new VerbError(error);
+  }
+}
+
+export function tauriShell(): Shell {
+  return {
+    appInfo: () => call<AppInfo>("app_info"),
+    recentWorkspaces: () => call("recent_workspaces"),
+    addRecentWorkspace: (path) => call("add_recent_workspace", { path }),
+    pickWorkspace: async () => {
+      const picked = await open({ directory: true, multiple: false, title: "Open a workspace folder" });
+      return typeof picked === "string" ? picked : null;
+    },
+    openLog: () => call("open_log"),
+  };
+}
