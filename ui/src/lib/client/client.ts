@@ -59,6 +59,8 @@ export class WeftClient implements Transport, TerminalClient {
   private pending = new Map<number, Pending>();
   private connecting: Promise<void> | null = null;
   private subscribed = false;
+  /** Why the daemon said it is going away, for when the connection then drops. */
+  private closingReason: string | null = null;
   private patches = new Listeners<PatchEvent>();
   private resyncs = new Listeners<string | null>();
   private states = new Listeners<LinkState>();
@@ -128,6 +130,7 @@ export class WeftClient implements Transport, TerminalClient {
         this.resyncs.emit(message.sessionKey);
         return;
       case "closing":
+        this.closingReason = message.reason;
         this.states.emit({ state: "disconnected", reason: message.reason, reconnecting: true });
         return;
     }
@@ -146,7 +149,8 @@ export class WeftClient implements Transport, TerminalClient {
     }
   }
 
-  private down(reason: string, reconnecting: boolean) {
+  private down(dropped: string, reconnecting: boolean) {
+    const reason = this.closingReason ?? dropped;
     const lost = [...this.pending.values()];
     this.pending.clear();
     const error = new VerbError({ code: "internal", message: `The connection to Weft was lost (${reason}).` });
@@ -156,6 +160,7 @@ export class WeftClient implements Transport, TerminalClient {
 
   private async up(welcome: Welcome) {
     this.welcome = welcome;
+    this.closingReason = null;
     try {
       if (this.subscribed) await this.request({ type: "subscribeAll" });
     } catch {

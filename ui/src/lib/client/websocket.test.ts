@@ -200,7 +200,8 @@ describe("webSocketLink", () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(states).toEqual([
       { state: "disconnected", reason: "stopped by `weft daemon stop`", reconnecting: true },
-      { state: "disconnected", reason: "going away", reconnecting: true },
+      // The connection drops after the closing: its reason is the one that says why.
+      { state: "disconnected", reason: "stopped by `weft daemon stop`", reconnecting: true },
       { state: "connected" },
     ]);
     expect(resyncs).toEqual([null]);
