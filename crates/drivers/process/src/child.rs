@@ -1,17 +1,21 @@
-//! Finding and starting an agent's executable the same way for every driver.
+//! Starting an agent's process the same way for every driver: as the leader of a new
+//! process group (agents run shells and helpers of their own; the group, and
+//! `weft_proctree::kill_tree`, reach them all), with exactly the environment the turn
+//! gives it, set to die with the kernel, recorded in the process ledger, with piped
+//! stdio and the end of stderr kept for the error a crash becomes.
 //!
-//! Finding: a path as given, else the project-local install that `scripts/setup.sh`
-//! makes (looked for above the running executable, then above the current folder),
-//! else `PATH`. Starting: as the leader of a new process group (agents run shells and
-//! helpers of their own; the group, and `weft_proctree::kill_tree`, reach them all),
-//! with piped stdio and the end of stderr kept for the error a crash becomes.
+//! The environment is cleared first: the kernel is a service whose own environment
+//! belongs to whoever started it, not to the client whose turn this is
+//! (`AgentTurnInput::spawn_env` is the whole of what the agent gets).
+//!
+//! Spawn from an async runtime's worker thread, not from `spawn_blocking`: the
+//! parent-death signal follows the thread that forked (see
+//! `weft_proctree::parent_death`).
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
-
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -22,30 +26,6 @@ use tokio::task::JoinHandle;
 /// How much of a child's stderr is kept.
 pub const STDERR_TAIL: usize = 16 * 1024;
 
-/// Where the project's set-up installs agent CLIs, relative to the repository root.
-pub const LOCAL_BIN_DIR: &str = ".tools/agents/node_modules/.bin";
-
-/// A program by path, or by name in the project-local install or on `PATH`.
-pub fn find_program(command: &str) -> Option<PathBuf> {
-    let as_path = Path::new(command);
-    if as_path.components().count() > 1 || as_path.is_absolute() {
-        return as_path.is_file().then(|| as_path.to_path_buf());
-    }
-    let starts = [std::env::current_exe().ok(), std::env::current_dir().ok()];
-    for start in starts.iter().flatten() {
-        for dir in start.ancestors() {
-            let candidate = dir.join(LOCAL_BIN_DIR).join(command);
-            if candidate.is_file() {
-                return Some(candidate);
-            }
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(command))
-        .find(|c| c.is_file())
-}
-
 /// A child leading its own process group: its pipes, the end of its stderr, and the
 /// tasks reading its output. Killing it kills the group and every descendant that left
 /// it (agents run tools in sessions of their own); dropping it kills it. No `Drop`
@@ -55,6 +35,8 @@ pub struct GroupChild {
     /// The pid at spawn, which is also the group id: kept after the child is reaped,
     /// so a kill still reaches what it left behind.
     group: Option<u32>,
+    /// The group is in the process ledger until it is killed.
+    recorded: bool,
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -63,8 +45,9 @@ pub struct GroupChild {
 }
 
 impl GroupChild {
-    /// Starts `program` in `cwd` with `env` added to the inherited environment, as the
-    /// leader of a new process group, with piped stdio.
+    /// Starts `program` in `cwd` with exactly the environment `env` (nothing
+    /// inherited), as the leader of a new process group that dies with this process,
+    /// with piped stdio; the group is reported to the process ledger.
     pub fn spawn(
         program: &Path,
         args: &[String],
@@ -78,11 +61,15 @@ impl GroupChild {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
-            .kill_on_drop(true);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+            .kill_on_drop(true)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        weft_proctree::die_with_parent(cmd.as_std_mut());
         let mut child = cmd.spawn()?;
+        let group = child.id();
+        let recorded = group
+            .and_then(weft_proctree::ledger::record_started)
+            .is_some();
         let pipe = |name: &str| io::Error::other(format!("no {name} pipe"));
         let stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| pipe("stdout"))?;
@@ -104,7 +91,8 @@ impl GroupChild {
             }
         });
         Ok(Self {
-            group: child.id(),
+            group,
+            recorded,
             child,
             stdin: Some(stdin),
             stdout: Some(stdout),
@@ -181,6 +169,9 @@ impl GroupChild {
     pub fn kill(&mut self) {
         if let Some(group) = self.group {
             weft_proctree::kill_tree(group);
+            if std::mem::take(&mut self.recorded) {
+                weft_proctree::ledger::record_ended(group);
+            }
         }
         let _ = self.child.start_kill();
     }
@@ -211,18 +202,14 @@ impl Drop for GroupChild {
 /// How long a version probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Runs `program args` (`--version` and the like) with no input and a time limit;
-/// its stdout, or why there is none, for an agent's info.
+/// Runs `program args` (`--version`, a model catalog) with no input and a time limit,
+/// in the kernel's own environment (an agent's info belongs to no turn); its stdout,
+/// or why there is none.
 pub async fn probe_output(program: &Path, args: &[&str]) -> Result<String, String> {
-    let out = tokio::time::timeout(
-        PROBE_TIMEOUT,
-        Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await;
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::null()).kill_on_drop(true);
+    weft_proctree::die_with_parent(cmd.as_std_mut());
+    let out = tokio::time::timeout(PROBE_TIMEOUT, cmd.output()).await;
     let call = || format!("`{} {}`", program.display(), args.join(" "));
     match out {
         Ok(Ok(o)) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),

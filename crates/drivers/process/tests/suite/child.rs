@@ -1,0 +1,77 @@
+//! GroupChild: the environment it starts with, and what it tells the ledger.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use weft_agent_process::{find_program, GroupChild};
+use weft_proctree::ledger::{self, Ledger};
+
+fn program(name: &str) -> std::path::PathBuf {
+    find_program(name, Some("/usr/bin:/bin".as_ref())).unwrap_or_else(|| panic!("no {name}"))
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_child_gets_exactly_the_environment_given_and_nothing_inherited() {
+    // Something in our own environment that must not leak into the agent's.
+    assert!(std::env::var_os("PATH").is_some() || std::env::var_os("HOME").is_some());
+    let env = pairs(&[("WEFT_ONLY", "this"), ("LANG", "C")]);
+    let mut child = GroupChild::spawn(&program("env"), &[], Path::new("/"), &env).unwrap();
+    let mut out = String::new();
+    let mut stdout = child.take_stdout().unwrap();
+    stdout.read_to_string(&mut out).await.unwrap();
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["LANG=C", "WEFT_ONLY=this"]);
+    child.wait_exit(Duration::from_secs(5)).await.unwrap();
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(String, u32, u64)>>);
+
+impl Ledger for Recorder {
+    fn started(&self, pid: u32, start_ticks: u64) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(("started".into(), pid, start_ticks));
+    }
+    fn ended(&self, pid: u32) {
+        self.0.lock().unwrap().push(("ended".into(), pid, 0));
+    }
+}
+
+#[tokio::test]
+async fn the_ledger_hears_of_the_group_when_it_starts_and_once_when_it_is_killed() {
+    let rec = Arc::new(Recorder::default());
+    ledger::install(rec.clone());
+    let mut child =
+        GroupChild::spawn(&program("sleep"), &["300".into()], Path::new("/"), &[]).unwrap();
+    let pid = child.pid().unwrap();
+    let ticks = ledger::start_ticks(pid).unwrap();
+    child.kill();
+    drop(child);
+    ledger::uninstall();
+    let seen: Vec<_> = rec
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p, _)| *p == pid)
+        .cloned()
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("started".to_string(), pid, ticks),
+            ("ended".to_string(), pid, 0)
+        ]
+    );
+}

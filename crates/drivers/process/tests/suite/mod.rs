@@ -1,0 +1,3 @@
+mod child;
+mod orphans;
+mod planted;
