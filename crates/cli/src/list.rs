@@ -1,13 +1,14 @@
 //! `weft sessions`, `weft history`, `weft search`, `weft agents`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use serde::Serialize;
-use weft_kernel::{now_ms, Loom, LoomIO};
+use weft_kernel::now_ms;
+use weft_protocol::{AgentInfo, ClientRequest, SearchHit, SessionInfo, UniversalSnapshot};
 
-fn print_json<T: Serialize>(value: &T) -> ExitCode {
+use crate::client;
+
+pub(crate) fn print_json<T: Serialize>(value: &T) -> ExitCode {
     match serde_json::to_string_pretty(value) {
         Ok(text) => {
             out!("{text}");
@@ -30,14 +31,14 @@ fn age(ms: i64) -> String {
     }
 }
 
-pub(crate) async fn sessions(loom: &Arc<Loom>, workdir: Option<PathBuf>, json: bool) -> ExitCode {
-    let workdir = workdir.map(|p| p.to_string_lossy().into_owned());
-    let list = match loom.list_sessions(workdir.as_deref()).await {
+pub(crate) async fn sessions(workdir: Option<String>, json: bool) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let list: Vec<SessionInfo> = match daemon.call(ClientRequest::ListSessions { workdir }).await {
         Ok(list) => list,
-        Err(e) => {
-            eprintln!("weft: {e}");
-            return crate::exit_for(&e);
-        }
+        Err(code) => return code,
     };
     if json {
         return print_json(&list);
@@ -58,13 +59,18 @@ pub(crate) async fn sessions(loom: &Arc<Loom>, workdir: Option<PathBuf>, json: b
     ExitCode::SUCCESS
 }
 
-pub(crate) async fn search(loom: &Arc<Loom>, query: &str, limit: usize, json: bool) -> ExitCode {
-    let hits = match loom.search(query, limit).await {
+pub(crate) async fn search(query: &str, limit: usize, json: bool) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = ClientRequest::Search {
+        query: query.to_string(),
+        limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+    };
+    let hits: Vec<SearchHit> = match daemon.call(request).await {
         Ok(hits) => hits,
-        Err(e) => {
-            eprintln!("weft: {e}");
-            return crate::exit_for(&e);
-        }
+        Err(code) => return code,
     };
     if json {
         return print_json(&hits);
@@ -78,13 +84,19 @@ pub(crate) async fn search(loom: &Arc<Loom>, query: &str, limit: usize, json: bo
     ExitCode::SUCCESS
 }
 
-pub(crate) async fn history(loom: &Arc<Loom>, key: &str, json: bool) -> ExitCode {
-    let turns = match loom.get_history(key).await {
+pub(crate) async fn history(key: &str, json: bool) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = ClientRequest::GetHistory {
+        session_key: key.to_string(),
+        limit: None,
+        before: None,
+    };
+    let turns: Vec<UniversalSnapshot> = match daemon.call(request).await {
         Ok(turns) => turns,
-        Err(e) => {
-            eprintln!("weft: {e}");
-            return crate::exit_for(&e);
-        }
+        Err(code) => return code,
     };
     if json {
         return print_json(&turns);
@@ -106,8 +118,15 @@ pub(crate) async fn history(loom: &Arc<Loom>, key: &str, json: bool) -> ExitCode
     ExitCode::SUCCESS
 }
 
-pub(crate) async fn agents(loom: &Arc<Loom>, json: bool) -> ExitCode {
-    let agents = loom.list_agent_info().await;
+pub(crate) async fn agents(json: bool) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let agents: Vec<AgentInfo> = match daemon.call(ClientRequest::ListAgentInfo {}).await {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     if json {
         return print_json(&agents);
     }

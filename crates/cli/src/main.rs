@@ -1,5 +1,6 @@
-//! `weft`: Weft's headless surface. One turn from a script, the session list, a
-//! session's history, the agents on this machine.
+//! `weft`: Weft's command line. `weft daemon run` is the kernel service; every other
+//! command is a client of it (started on demand): turns, their questions, terminals,
+//! the session list, history, search, the agents on this machine.
 //!
 //! Exit codes: 0 the turn ended ok; 1 it ended with an error (the snapshot's `error`
 //! says why) or was stopped; 2 bad usage (unknown agent or session, a workdir that is
@@ -14,17 +15,18 @@ macro_rules! out {
 }
 
 mod ask;
+mod client;
+mod daemon;
 mod list;
 mod run;
 mod serve;
 mod tui;
+mod verbs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use weft_kernel::{KernelError, Loom};
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +43,57 @@ struct Cli {
 enum Command {
     /// Run one turn and print the reply.
     Run(run::RunArgs),
+    /// Wait until a session's running and queued turns end; exit 0 when the last ended ok.
+    Wait {
+        /// The session key (`agent:id`).
+        key: String,
+        /// Print the last snapshot as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a session's running turn.
+    Stop {
+        /// The session key.
+        key: String,
+    },
+    /// Send a message into a session's running turn (or queue it).
+    Steer {
+        /// The session key.
+        key: String,
+        /// The message.
+        #[arg(required = true)]
+        text: Vec<String>,
+    },
+    /// Every question, permission and confirmation waiting for an answer.
+    Inbox {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a question or permission from the inbox.
+    Answer {
+        /// Its prompt id (`weft inbox`).
+        prompt_id: String,
+        /// Pick this choice's value (e.g. `allow`, `deny`).
+        #[arg(long)]
+        select: Option<String>,
+        /// Answer with this text.
+        #[arg(long)]
+        text: Option<String>,
+        /// Withdraw it; the agent is told it was cancelled.
+        #[arg(long)]
+        cancel: bool,
+    },
+    /// Attach this terminal to a session's open agent terminal (Ctrl-] detaches).
+    Attach {
+        /// The session key.
+        key: String,
+    },
+    /// The kernel service: run it, see it, stop it.
+    Daemon {
+        #[command(subcommand)]
+        command: daemon::DaemonCommand,
+    },
     /// List sessions, newest first.
     Sessions {
         /// Only sessions in this folder.
@@ -74,7 +127,7 @@ enum Command {
     /// Open an agent's own terminal UI here (raw passthrough); the session is shared
     /// with the structured rail.
     Tui(tui::TuiArgs),
-    /// Serve the verbs over a WebSocket (for scripts and remote surfaces).
+    /// Make the daemon accept WebSocket clients and serve the browser UI, until interrupted.
     Serve(serve::ServeArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
@@ -87,18 +140,18 @@ enum Command {
 /// Bad usage: exit 2.
 pub(crate) const EXIT_USAGE: u8 = 2;
 
-pub(crate) fn open_loom() -> Result<Arc<Loom>, KernelError> {
-    Loom::builder(weft_kernel::state::global_state_dir())
-        .drivers(weft_drivers::all())
-        .open()
-}
-
-/// Verbs' errors that are the caller's fault exit 2; the rest 1.
-pub(crate) fn exit_for(e: &KernelError) -> ExitCode {
-    match e {
-        KernelError::Store(_) => ExitCode::FAILURE,
-        _ => ExitCode::from(EXIT_USAGE),
-    }
+/// The workdir a command names, made absolute against this process's current folder
+/// (the daemon's is not the client's); the current folder when none is named.
+pub(crate) fn absolute_workdir(dir: Option<PathBuf>) -> Result<String, ExitCode> {
+    let dir = match dir {
+        Some(d) => d,
+        None => std::env::current_dir().map_err(|e| {
+            eprintln!("weft: the current folder cannot be used: {e}");
+            ExitCode::from(EXIT_USAGE)
+        })?,
+    };
+    let abs = std::path::absolute(&dir).unwrap_or(dir);
+    Ok(abs.to_string_lossy().into_owned())
 }
 
 fn init_logging() {
@@ -112,7 +165,20 @@ fn init_logging() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    let home = weft_client::Home::from_env();
+    match &cli.command {
+        Command::Daemon {
+            command: daemon::DaemonCommand::Run { on_demand, .. },
+        } => {
+            if *on_demand {
+                // Leave the session of the client that started us: its terminal's
+                // hangup or Ctrl-C must not reach the kernel service.
+                let _ = nix::unistd::setsid();
+            }
+            daemon::log_to(&home, !*on_demand);
+        }
+        _ => init_logging(),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -124,25 +190,38 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let loom = match open_loom() {
-            Ok(loom) => loom,
-            Err(e) => {
-                eprintln!("weft: {e}");
-                return ExitCode::FAILURE;
+        match cli.command {
+            Command::Run(args) => run::run(args).await,
+            Command::Wait { key, json } => verbs::wait(key, json).await,
+            Command::Stop { key } => verbs::stop(key).await,
+            Command::Steer { key, text } => verbs::steer(key, text).await,
+            Command::Inbox { json } => verbs::inbox(json).await,
+            Command::Answer {
+                prompt_id,
+                select,
+                text,
+                cancel,
+            } => verbs::answer(prompt_id, select, text, cancel).await,
+            Command::Attach { key } => tui::attach(key).await,
+            Command::Sessions { workdir, json } => {
+                let workdir = match workdir.map(|d| absolute_workdir(Some(d))).transpose() {
+                    Ok(w) => w,
+                    Err(code) => return code,
+                };
+                list::sessions(workdir, json).await
             }
-        };
-        let code = match cli.command {
-            Command::Run(args) => run::run(&loom, args).await,
-            Command::Sessions { workdir, json } => list::sessions(&loom, workdir, json).await,
-            Command::History { key, json } => list::history(&loom, &key, json).await,
+            Command::History { key, json } => list::history(&key, json).await,
             Command::Search { words, limit, json } => {
-                list::search(&loom, &words.join(" "), limit, json).await
+                list::search(&words.join(" "), limit, json).await
             }
-            Command::Agents { json } => list::agents(&loom, json).await,
-            Command::Serve(args) => serve::serve(&loom, args).await,
-            Command::Tui(args) => tui::tui(&loom, args).await,
-        };
-        loom.shutdown().await;
-        code
+            Command::Agents { json } => list::agents(json).await,
+            Command::Serve(args) => serve::serve(args).await,
+            Command::Tui(args) => tui::tui(args).await,
+            Command::Daemon { command } => match command {
+                daemon::DaemonCommand::Run { listen, .. } => daemon::run_daemon(listen).await,
+                daemon::DaemonCommand::Status { json } => daemon::status(json).await,
+                daemon::DaemonCommand::Stop => daemon::stop().await,
+            },
+        }
     })
 }

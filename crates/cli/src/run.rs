@@ -4,18 +4,17 @@ use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Args;
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
-use weft_kernel::{Loom, LoomIO};
+use weft_client::Event;
 use weft_protocol::{
-    apply_in_place, diff, InteractRequest, InteractionKind, InteractionResponse, Phase,
-    PromptRequest, UniversalSnapshot,
+    apply_in_place, diff, ClientRequest, InteractRequest, InteractionKind, InteractionResponse,
+    Phase, PromptAccepted, PromptRequest, ServerMessage, SnapshotAt, UniversalSnapshot,
 };
 
 use crate::ask;
+use crate::client::{self, Daemon};
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
@@ -43,6 +42,10 @@ pub(crate) struct RunArgs {
     /// Print one JSON line {sessionKey, seq, patch} per patch.
     #[arg(long)]
     stream: bool,
+    /// Print {sessionKey, taskId} and exit at once; the turn goes on in the daemon
+    /// (`weft wait KEY` follows it; a question it asks waits in `weft inbox`).
+    #[arg(long, conflicts_with_all = ["json", "stream"])]
+    detach: bool,
     /// What to ask.
     #[arg(required = true)]
     prompt: Vec<String>,
@@ -63,94 +66,160 @@ struct Shown {
     asked: HashSet<String>,
 }
 
-pub(crate) async fn run(loom: &Arc<Loom>, args: RunArgs) -> ExitCode {
+pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let output = match (args.json, args.stream) {
         (true, _) => Output::Json,
         (_, true) => Output::Stream,
         _ => Output::Human,
     };
+    let workdir = match crate::absolute_workdir(args.workdir) {
+        Ok(dir) => dir,
+        Err(code) => return code,
+    };
     let interactive = std::io::stdin().is_terminal();
-    // Subscribe before prompting so no patch of a new session is missed.
-    let mut patches = loom.subscribe_all();
+    let mut daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
     let request = PromptRequest {
         prompt: args.prompt.join(" "),
         agent: args.agent,
         session_key: args.session.clone(),
-        workdir: args.workdir.map(|p| p.to_string_lossy().into_owned()),
+        workdir: Some(workdir),
         model: args.model,
         effort: args.effort,
         attachments: Vec::new(),
     };
-    let accepted = match loom.prompt(request).await {
+    let accepted: PromptAccepted = match daemon.call(ClientRequest::Prompt(request)).await {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("weft: {e}");
-            return crate::exit_for(&e);
-        }
+        Err(code) => return code,
     };
+    if args.detach {
+        print_line(&json!({"sessionKey": accepted.session_key, "taskId": accepted.task_id}));
+        return ExitCode::SUCCESS;
+    }
     let key = accepted.session_key.clone();
-    // The session's state now; patches already buffered up to its seq are skipped.
-    let (mut snap, mut seq) = match loom.get_snapshot(&key).await {
-        Ok(at) => (at.snapshot, at.seq),
-        Err(e) => {
-            eprintln!("weft: {e}");
-            return crate::exit_for(&e);
-        }
+    let mine = accepted.task_id.clone();
+    // Patches follow the subscription's reply, so none is missed.
+    let at: SnapshotAt = match daemon
+        .call(ClientRequest::Subscribe {
+            session_key: key.clone(),
+        })
+        .await
+    {
+        Ok(at) => at,
+        Err(code) => return code,
     };
+    let (mut snap, mut seq) = (at.snapshot, at.seq);
     if let Output::Stream = output {
         // A consumer starting from an empty snapshot rebuilds the session from here.
         let first = diff(&UniversalSnapshot::default(), &snap);
         print_line(&json!({"sessionKey": key, "seq": seq, "patch": first}));
     }
     let mut shown = Shown::default();
-    let mine = |s: &UniversalSnapshot| s.task_id.as_deref() == Some(accepted.task_id.as_str());
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let mut stopping = false;
+    let mut checked_for: Option<Option<String>> = None;
     loop {
+        if snap.task_id.as_deref() == Some(mine.as_str()) {
+            if let Output::Human = output {
+                show_progress(&snap, &mut shown);
+            }
+            answer_new_interactions(&daemon, &key, &snap, &mut shown, interactive, args.yes).await;
+            if snap.phase == Phase::Done {
+                break;
+            }
+        } else if checked_for.as_ref() != Some(&snap.task_id) {
+            // Another turn is shown: ours may not have started yet, or may already be
+            // over (a fast turn, then someone else's) — its end is then in the history.
+            checked_for = Some(snap.task_id.clone());
+            if let Some(done) = finished_turn(&daemon, &key, &mine).await {
+                snap = done;
+                if let Output::Human = output {
+                    show_progress(&snap, &mut shown);
+                }
+                break;
+            }
+        }
         let event = tokio::select! {
-            ev = patches.recv() => ev,
+            ev = daemon.events.recv() => ev,
             _ = &mut ctrl_c, if !stopping => {
                 stopping = true;
                 eprintln!("\nweft: stopping the turn…");
-                let _ = loom.stop(&key).await;
+                let _ = daemon.client.request(ClientRequest::Stop { session_key: key.clone() }).await;
                 continue;
             }
         };
         match event {
-            Ok(ev) if ev.session_key == key && ev.seq <= seq => continue,
-            Ok(ev) if ev.session_key == key && ev.seq == seq + 1 => {
-                apply_in_place(&mut snap, &ev.patch);
-                seq = ev.seq;
-                if let Output::Stream = output {
-                    print_line(
-                        &json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}),
-                    );
+            Some(Event::Message(ServerMessage::Patch(ev))) if ev.session_key == key => {
+                if ev.seq <= seq {
+                    continue;
+                }
+                if ev.seq == seq + 1 {
+                    apply_in_place(&mut snap, &ev.patch);
+                    seq = ev.seq;
+                    if let Output::Stream = output {
+                        print_line(
+                            &json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}),
+                        );
+                    }
+                    continue;
+                }
+                // A gap: start again from the whole snapshot.
+                match resync(&daemon, &key).await {
+                    Ok(at) => (snap, seq) = (at.snapshot, at.seq),
+                    Err(code) => return code,
                 }
             }
-            Ok(ev) if ev.session_key != key => continue,
-            // A gap: start again from the whole snapshot.
-            Ok(_) | Err(RecvError::Lagged(_)) => match loom.get_snapshot(&key).await {
+            Some(Event::Message(ServerMessage::Resync { .. })) => match resync(&daemon, &key).await
+            {
                 Ok(at) => (snap, seq) = (at.snapshot, at.seq),
-                Err(e) => {
-                    eprintln!("weft: {e}");
-                    return ExitCode::FAILURE;
-                }
+                Err(code) => return code,
             },
-            Err(RecvError::Closed) => break,
-        }
-        if !mine(&snap) {
-            continue;
-        }
-        if let Output::Human = output {
-            show_progress(&snap, &mut shown);
-        }
-        answer_new_interactions(loom, &key, &snap, &mut shown, interactive, args.yes).await;
-        if snap.phase == Phase::Done {
-            break;
+            Some(Event::Message(ServerMessage::Closing { reason })) => {
+                eprintln!("weft: {reason}; the turn was not seen to its end");
+                return ExitCode::FAILURE;
+            }
+            None => {
+                eprintln!(
+                    "weft: lost the Weft daemon mid-turn; `weft history {key}` shows what was kept"
+                );
+                return ExitCode::FAILURE;
+            }
+            Some(Event::Disconnected(why)) => {
+                eprintln!("weft: lost the Weft daemon mid-turn ({why}); `weft history {key}` shows what was kept");
+                return ExitCode::FAILURE;
+            }
+            Some(_) => {}
         }
     }
     finish(&accepted.session_key, &accepted.task_id, &snap, output)
+}
+
+async fn resync(daemon: &Daemon, key: &str) -> Result<SnapshotAt, ExitCode> {
+    daemon
+        .call(ClientRequest::GetSnapshot {
+            session_key: key.to_string(),
+        })
+        .await
+}
+
+/// Our turn's final snapshot, when it already ended.
+async fn finished_turn(daemon: &Daemon, key: &str, task_id: &str) -> Option<UniversalSnapshot> {
+    let turns: Vec<UniversalSnapshot> = daemon
+        .client
+        .call(ClientRequest::GetHistory {
+            session_key: key.to_string(),
+            limit: Some(50),
+            before: None,
+        })
+        .await
+        .ok()?;
+    turns
+        .into_iter()
+        .rev()
+        .find(|t| t.task_id.as_deref() == Some(task_id))
 }
 
 /// One line on stdout; a closed pipe (`| head`) is not an error worth a panic.
@@ -178,7 +247,7 @@ fn show_progress(snap: &UniversalSnapshot, shown: &mut Shown) {
 }
 
 async fn answer_new_interactions(
-    loom: &Arc<Loom>,
+    daemon: &Daemon,
     key: &str,
     snap: &UniversalSnapshot,
     shown: &mut Shown,
@@ -214,7 +283,11 @@ async fn answer_new_interactions(
             prompt_id: interaction.prompt_id.clone(),
             response,
         };
-        if let Err(e) = loom.interact(request).await {
+        if let Err(e) = daemon
+            .client
+            .request(ClientRequest::Interact(request))
+            .await
+        {
             // Withdrawn meanwhile (the turn ended): nothing left to answer.
             tracing::debug!("interaction no longer pending: {e}");
         }

@@ -1,8 +1,9 @@
-//! `weft tui`: an agent's own terminal UI, passed through this terminal raw.
+//! `weft tui` and `weft attach`: an agent's own terminal UI, run by the daemon and
+//! passed through this terminal raw. Like tmux, a terminal opened in the window can be
+//! attached here and the other way round; Ctrl-] detaches and leaves it running.
 //!
-//! The session has one writer while it runs: structured prompts to it (from the app or
-//! another `weft run`) queue until it exits, then run on the structured rail and resume
-//! the same agent session.
+//! The session has one writer while the terminal is open: structured prompts to it
+//! queue until it exits, then run on the structured rail and resume the same session.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -10,10 +11,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use tokio::sync::broadcast::error::RecvError;
-use weft_kernel::{Loom, LoomIO};
-use weft_protocol::OpenTerminalRequest;
-use weft_pty::{PtyBridge, PtySize, PtySpec};
+use tokio::sync::mpsc;
+use weft_client::{Client, Event};
+use weft_protocol::{
+    frame_kind, ClientRequest, OpenTerminalRequest, ServerMessage, TerminalAttached,
+};
+
+use crate::client::{self, Daemon};
+
+/// Ctrl-]: leave the terminal running in the daemon and return.
+const DETACH: u8 = 0x1d;
 
 #[derive(Args)]
 pub(crate) struct TuiArgs {
@@ -44,132 +51,182 @@ impl Drop for RawMode {
     }
 }
 
-fn terminal_size() -> PtySize {
+fn terminal_size() -> (u16, u16) {
     let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
-    PtySize {
-        rows: rows.max(1),
-        cols: cols.max(1),
-    }
+    (cols.max(1), rows.max(1))
 }
 
-pub(crate) async fn tui(loom: &Arc<Loom>, args: TuiArgs) -> ExitCode {
+fn needs_terminal() -> Option<ExitCode> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        eprintln!("weft: `weft tui` needs a terminal on stdin and stdout");
-        return ExitCode::from(crate::EXIT_USAGE);
+        eprintln!("weft: this needs a terminal on stdin and stdout");
+        return Some(ExitCode::from(crate::EXIT_USAGE));
     }
+    None
+}
+
+pub(crate) async fn tui(args: TuiArgs) -> ExitCode {
+    if let Some(code) = needs_terminal() {
+        return code;
+    }
+    let workdir = match crate::absolute_workdir(args.workdir) {
+        Ok(dir) => dir,
+        Err(code) => return code,
+    };
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let (cols, rows) = terminal_size();
     let request = OpenTerminalRequest {
         agent: args.agent,
         session_key: args.session,
-        workdir: args.workdir.map(|p| p.to_string_lossy().into_owned()),
+        workdir: Some(workdir),
         model: None,
+        cols: Some(cols),
+        rows: Some(rows),
     };
-    let opened = match loom.open_terminal(request).await {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("weft: {e}");
-            return crate::exit_for(&e);
-        }
+    let attached: TerminalAttached = match daemon.call(ClientRequest::OpenTerminal(request)).await {
+        Ok(a) => a,
+        Err(code) => return code,
     };
-    let key = opened.session_key.clone();
-    let spec = PtySpec {
-        program: opened.spec.program,
-        args: opened.spec.args,
-        env: opened.spec.env,
-        cwd: opened.spec.cwd,
-    };
-    let bridge = match PtyBridge::spawn(&spec, terminal_size()) {
-        Ok(b) => Arc::new(b),
-        Err(e) => {
-            eprintln!("weft: {e}");
-            let _ = loom.close_terminal(&key).await;
-            return ExitCode::FAILURE;
-        }
-    };
-    let exit = {
-        let _raw = match RawMode::enter() {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("weft: cannot put the terminal in raw mode: {e}");
-                let _ = loom.close_terminal(&key).await;
-                return ExitCode::FAILURE;
-            }
-        };
-        pass_through(&bridge).await
-    };
-    let _ = loom.close_terminal(&key).await;
-    drop(bridge);
-    eprintln!(
-        "\r\nweft: the terminal exited ({}); session {key}",
-        match (&exit.signal, exit.code) {
-            (Some(sig), _) => format!("signal {sig}"),
-            (None, code) => format!("code {code}"),
-        }
-    );
-    if exit.success {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    pass_through(daemon, attached.session_key).await
 }
 
-async fn pass_through(bridge: &Arc<PtyBridge>) -> weft_pty::ExitInfo {
-    let mut attach = bridge.attach();
-    let mut out = std::io::stdout();
-    let _ = out.write_all(&attach.screen);
-    let _ = out.flush();
-    let mut offset = attach.offset;
+pub(crate) async fn attach(key: String) -> ExitCode {
+    if let Some(code) = needs_terminal() {
+        return code;
+    }
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let attached: TerminalAttached = match daemon
+        .call(ClientRequest::AttachTerminal {
+            session_key: key.clone(),
+        })
+        .await
+    {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let (cols, rows) = terminal_size();
+    let _ = daemon
+        .client
+        .request(ClientRequest::ResizeTerminal {
+            session_key: key,
+            cols,
+            rows,
+        })
+        .await;
+    pass_through(daemon, attached.session_key).await
+}
 
-    // Keystrokes: a blocking read on its own thread; it ends with the process.
-    let input = bridge.clone();
+/// Keystrokes: a blocking read on its own thread (it ends with the process). The
+/// detach key is cut out of the stream and reported.
+fn read_keys(keys: mpsc::Sender<Vec<u8>>) {
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin();
         let mut buf = [0u8; 4096];
         while let Ok(n) = stdin.read(&mut buf) {
-            if n == 0 || input.write(&buf[..n]).is_err() {
+            if n == 0 || keys.blocking_send(buf[..n].to_vec()).is_err() {
                 break;
             }
         }
     });
+}
 
+async fn pass_through(mut daemon: Daemon, key: String) -> ExitCode {
+    let _raw = match RawMode::enter() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("weft: cannot put the terminal in raw mode: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(64);
+    read_keys(keys_tx);
     let mut winch =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change()).ok();
-    loop {
+    let mut out = std::io::stdout();
+    let mut offset = 0u64;
+    let client: Arc<Client> = daemon.client.clone();
+    let ended = loop {
         tokio::select! {
-            chunk = attach.chunks.recv() => match chunk {
-                Ok(chunk) => {
-                    let end = chunk.offset + chunk.data.len() as u64;
-                    if end > offset {
-                        let skip = offset.saturating_sub(chunk.offset) as usize;
-                        let _ = out.write_all(&chunk.data[skip..]);
+            event = daemon.events.recv() => match event {
+                Some(Event::Terminal(frame)) if frame.session_key == key => match frame.kind {
+                    frame_kind::SCREEN => {
+                        let _ = out.write_all(&frame.payload);
                         let _ = out.flush();
-                        offset = end;
+                        offset = frame.offset;
                     }
-                }
-                Err(RecvError::Lagged(_)) => {
-                    // Too far behind: redraw the whole screen and go on from there.
-                    attach = bridge.attach_screen();
-                    let _ = out.write_all(&attach.screen);
-                    let _ = out.flush();
-                    offset = attach.offset;
-                }
-                Err(RecvError::Closed) => return bridge.wait().await,
+                    frame_kind::DATA => {
+                        let end = frame.offset + frame.payload.len() as u64;
+                        if end > offset {
+                            let skip = offset.saturating_sub(frame.offset) as usize;
+                            let _ = out.write_all(&frame.payload[skip.min(frame.payload.len())..]);
+                            let _ = out.flush();
+                            offset = end;
+                        }
+                    }
+                    _ => break Ended::Exited(exit_text(&frame.payload)),
+                },
+                Some(Event::Message(ServerMessage::Closing { reason })) => break Ended::Lost(reason),
+                Some(Event::Disconnected(why)) => break Ended::Lost(why),
+                None => break Ended::Lost("the connection closed".into()),
+                Some(_) => {}
             },
-            exit = bridge.wait() => {
-                // Flush what arrived before the exit.
-                while let Ok(chunk) = attach.chunks.try_recv() {
-                    let end = chunk.offset + chunk.data.len() as u64;
-                    if end > offset {
-                        let skip = offset.saturating_sub(chunk.offset) as usize;
-                        let _ = out.write_all(&chunk.data[skip..]);
-                        offset = end;
+            Some(bytes) = keys.recv() => {
+                if let Some(at) = bytes.iter().position(|b| *b == DETACH) {
+                    if at > 0 {
+                        let _ = client.send_input(&key, &bytes[..at]).await;
                     }
+                    let _ = client.request(ClientRequest::DetachTerminal { session_key: key.clone() }).await;
+                    break Ended::Detached;
                 }
-                let _ = out.flush();
-                return exit;
+                let _ = client.send_input(&key, &bytes).await;
             }
             Some(()) = async { match winch.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => {
-                let _ = bridge.resize(terminal_size());
+                let (cols, rows) = terminal_size();
+                let _ = client.request(ClientRequest::ResizeTerminal { session_key: key.clone(), cols, rows }).await;
             }
         }
+    };
+    drop(_raw);
+    match ended {
+        Ended::Exited(how) => {
+            eprintln!("\r\nweft: the terminal exited ({how}); session {key}");
+            if how == "code 0" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Ended::Detached => {
+            eprintln!(
+                "\r\nweft: detached; the terminal goes on in the daemon (`weft attach {key}`)"
+            );
+            ExitCode::SUCCESS
+        }
+        Ended::Lost(why) => {
+            eprintln!("\r\nweft: lost the terminal: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+enum Ended {
+    Exited(String),
+    Detached,
+    Lost(String),
+}
+
+fn exit_text(payload: &[u8]) -> String {
+    let v: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
+    match v.get("signal").and_then(|s| s.as_str()) {
+        Some(sig) => format!("signal {sig}"),
+        None => format!(
+            "code {}",
+            v.get("code").and_then(|c| c.as_u64()).unwrap_or(0)
+        ),
     }
 }

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     Busy,
     /// The persistent store failed.
     Storage,
+    /// The connection may not do this (no token, or a token without the scope).
+    Forbidden,
     /// Anything else; a bug.
     Internal,
 }

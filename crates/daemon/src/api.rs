@@ -1,0 +1,341 @@
+//! The API layer: one function, [`handle`], serves every verb for every surface over
+//! the wire types of `weft_protocol`. The Unix socket, the WebSocket and (through the
+//! socket) the desktop window all end here; adding a verb touches the protocol, the
+//! kernel and the UI, and this match.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+use weft_kernel::{Caller, KernelError, LoomIO};
+use weft_protocol::{
+    ClientMessage, ClientRequest, ErrorCode, Hello, PatchEvent, Scope, ServerMessage,
+    TerminalAttached, Welcome, WireError,
+};
+
+use crate::conn::{Conn, Transport};
+use crate::service::Service;
+
+/// How a request was answered.
+pub enum Reply {
+    /// Send this as the reply.
+    Value(Value),
+    /// Already sent, by a task that must order it before what follows (a
+    /// subscription's patches, a terminal's frames).
+    Sent,
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Result<Reply, WireError> {
+    serde_json::to_value(value)
+        .map(Reply::Value)
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
+}
+
+fn wire(e: KernelError) -> WireError {
+    e.to_wire()
+}
+
+fn forbidden(message: impl Into<String>) -> WireError {
+    WireError::new(ErrorCode::Forbidden, message)
+}
+
+/// Handles one message and sends its reply.
+pub async fn respond(service: &Arc<Service>, conn: &Arc<Conn>, msg: ClientMessage) {
+    let id = msg.id;
+    let reply = handle(service, conn, id, msg.request).await;
+    let message = match reply {
+        Ok(Reply::Sent) => return,
+        Ok(Reply::Value(result)) => ServerMessage::Reply { id, result },
+        Err(error) => ServerMessage::Error { id, error },
+    };
+    conn.send(&message).await;
+}
+
+/// Every verb, for one connection.
+pub async fn handle(
+    service: &Arc<Service>,
+    conn: &Arc<Conn>,
+    id: u64,
+    request: ClientRequest,
+) -> Result<Reply, WireError> {
+    let request = match request {
+        ClientRequest::Hello(hello) => return hello_reply(service, conn, hello),
+        other => other,
+    };
+    if !conn.greeted() {
+        return Err(forbidden("say hello first (with a token on a WebSocket)"));
+    }
+    let needed = request.scope();
+    if !conn.scopes().contains(&needed) {
+        return Err(forbidden(format!(
+            "this connection may not `{}`: its token lacks the {} scope",
+            verb_name(&request),
+            needed.as_str()
+        )));
+    }
+    let loom = &service.loom;
+    let caller = conn.caller();
+    match request {
+        ClientRequest::Hello(_) => Err(forbidden("hello was already said")),
+        ClientRequest::Prompt(r) => to_value(loom.prompt_as(&caller, r).await.map_err(wire)?),
+        ClientRequest::Stop { session_key } => {
+            to_value(loom.stop(&session_key).await.map_err(wire)?)
+        }
+        ClientRequest::Steer { session_key, text } => to_value(
+            loom.steer_as(&caller, &session_key, text)
+                .await
+                .map_err(wire)?,
+        ),
+        ClientRequest::Interact(r) => to_value(loom.interact_as(&caller, r).await.map_err(wire)?),
+        ClientRequest::Answer(r) => to_value(
+            loom.answer_as(&caller, &r.prompt_id, r.response)
+                .await
+                .map_err(wire)?,
+        ),
+        ClientRequest::Inbox {} => to_value(loom.inbox()),
+        ClientRequest::Subscribe { session_key } => subscribe(service, conn, id, session_key).await,
+        ClientRequest::Unsubscribe { session_key } => {
+            if let Some(task) = conn.subscriptions.lock().remove(&session_key) {
+                task.abort();
+            }
+            to_value(())
+        }
+        ClientRequest::SubscribeAll {} => {
+            let task = tokio::spawn(forward_all(service.clone(), conn.out.clone()));
+            if let Some(old) = conn.all.lock().replace(task) {
+                old.abort();
+            }
+            to_value(())
+        }
+        ClientRequest::GetSnapshot { session_key } => {
+            to_value(loom.get_snapshot(&session_key).await.map_err(wire)?)
+        }
+        ClientRequest::GetHistory {
+            session_key,
+            limit,
+            before,
+        } => to_value(
+            loom.history_page(&session_key, limit, before)
+                .await
+                .map_err(wire)?,
+        ),
+        ClientRequest::ListSessions { workdir } => {
+            to_value(loom.list_sessions(workdir.as_deref()).await.map_err(wire)?)
+        }
+        ClientRequest::Search { query, limit } => {
+            let limit = limit.map_or(50, |l| l as usize);
+            to_value(loom.search(&query, limit).await.map_err(wire)?)
+        }
+        ClientRequest::ListAgentInfo {} => to_value(loom.list_agent_info().await),
+        ClientRequest::ListModels { agent } => {
+            to_value(loom.list_models(&agent).await.map_err(wire)?)
+        }
+        ClientRequest::ListEffort { agent } => {
+            to_value(loom.list_effort(&agent).await.map_err(wire)?)
+        }
+        ClientRequest::ListTools {} => to_value(loom.list_tools().await),
+        ClientRequest::ListSkills { workdir } => {
+            to_value(loom.list_skills(workdir.as_deref()).await)
+        }
+        ClientRequest::OpenTerminal(r) => {
+            let (key, bridge) = loom.terminal_open(&caller, r).await.map_err(wire)?;
+            attach(conn, id, key, bridge)
+        }
+        ClientRequest::AttachTerminal { session_key } => {
+            let bridge = loom.terminal(&session_key).map_err(wire)?;
+            attach(conn, id, session_key, bridge)
+        }
+        ClientRequest::DetachTerminal { session_key } => {
+            if let Some(task) = conn.terminals.lock().remove(&session_key) {
+                task.abort();
+            }
+            to_value(())
+        }
+        ClientRequest::WriteTerminal { session_key, data } => {
+            loom.terminal(&session_key).map_err(wire)?;
+            conn.type_text(session_key, data).await;
+            to_value(())
+        }
+        ClientRequest::ResizeTerminal {
+            session_key,
+            cols,
+            rows,
+        } => {
+            let bridge = loom.terminal(&session_key).map_err(wire)?;
+            let size = weft_kernel::pty::PtySize {
+                cols: cols.max(1),
+                rows: rows.max(1),
+            };
+            bridge.resize(size).map_err(|e| {
+                WireError::new(ErrorCode::Internal, format!("resizing the terminal: {e}"))
+            })?;
+            to_value(())
+        }
+        ClientRequest::CloseTerminal { session_key } => {
+            if let Some(task) = conn.terminals.lock().remove(&session_key) {
+                task.abort();
+            }
+            to_value(loom.terminal_close(&session_key).await.map_err(wire)?)
+        }
+        ClientRequest::DaemonStatus {} => to_value(service.status()),
+        ClientRequest::DaemonStop {} => {
+            tracing::info!(surface = %caller.surface, "stop asked by a client");
+            service.stop_soon("stopped by `weft daemon stop` or the app's Quit");
+            to_value(())
+        }
+        ClientRequest::Listen { addr } => {
+            if conn.transport != Transport::Socket {
+                return Err(forbidden(
+                    "only a client on the daemon's own socket may open a listener",
+                ));
+            }
+            let listening = crate::ws::listen(service, conn, &addr).await?;
+            to_value(listening)
+        }
+    }
+}
+
+fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result<Reply, WireError> {
+    if conn.greeted() {
+        return Err(forbidden("hello was already said"));
+    }
+    let mut scopes = conn.scopes();
+    if let Some(token) = hello.token.as_deref() {
+        match service.token_scopes(token) {
+            Some(granted) => scopes = granted,
+            None => return Err(forbidden("that token is not valid for this Weft")),
+        }
+    }
+    if scopes.is_empty() {
+        return Err(forbidden(
+            "a token is required (`weft serve --print-token`)",
+        ));
+    }
+    // Only a client of the owner's socket may hand over an environment: a WebSocket
+    // peer's would decide what the agents' processes run with.
+    let env = match conn.transport {
+        Transport::Socket => hello.env.map(Arc::new),
+        Transport::WebSocket => None,
+    };
+    let surface = if hello.surface.is_empty() {
+        "client".to_string()
+    } else {
+        hello.surface.chars().take(40).collect()
+    };
+    service.client_joined(conn.id, &surface);
+    conn.greet(Caller { surface, env }, scopes.clone());
+    let restarting = hello.version != weft_client::VERSION && service.restart_for(&hello.version);
+    to_value(Welcome {
+        version: weft_client::VERSION.to_string(),
+        pid: std::process::id(),
+        scopes,
+        restarting,
+    })
+}
+
+fn verb_name(request: &ClientRequest) -> String {
+    serde_json::to_value(request)
+        .ok()
+        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "that".into())
+}
+
+/// Replies with the snapshot, then forwards the session's patches; a connection that
+/// reads too slowly is told to resync.
+async fn subscribe(
+    service: &Arc<Service>,
+    conn: &Arc<Conn>,
+    id: u64,
+    session_key: String,
+) -> Result<Reply, WireError> {
+    let sub = service.loom.subscribe(&session_key).await.map_err(wire)?;
+    let out = conn.out.clone();
+    let result = serde_json::to_value(&sub.snapshot)
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+    let mut patches = sub.patches;
+    let key = session_key.clone();
+    let task = tokio::spawn(async move {
+        let reply = ServerMessage::Reply { id, result };
+        if out
+            .send(weft_client::frame::encode_json(&reply))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        loop {
+            let message = match patches.recv().await {
+                Ok(ev) => patch_message(&ev),
+                Err(RecvError::Lagged(_)) => ServerMessage::Resync {
+                    session_key: Some(key.clone()),
+                },
+                Err(RecvError::Closed) => break,
+            };
+            if out
+                .send(weft_client::frame::encode_json(&message))
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    if let Some(old) = conn.subscriptions.lock().insert(session_key, task) {
+        old.abort();
+    }
+    Ok(Reply::Sent)
+}
+
+fn patch_message(event: &PatchEvent) -> ServerMessage {
+    ServerMessage::Patch(Box::new(event.clone()))
+}
+
+/// Every session's patches (a window); a lag becomes a resync of everything.
+async fn forward_all(service: Arc<Service>, out: tokio::sync::mpsc::Sender<bytes::Bytes>) {
+    let mut patches = service.loom.subscribe_all();
+    loop {
+        let message = match patches.recv().await {
+            Ok(ev) => patch_message(&ev),
+            Err(RecvError::Lagged(_)) => ServerMessage::Resync { session_key: None },
+            Err(RecvError::Closed) => break,
+        };
+        if out
+            .send(weft_client::frame::encode_json(&message))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+fn attach(
+    conn: &Arc<Conn>,
+    id: u64,
+    session_key: String,
+    bridge: Arc<weft_kernel::pty::PtyBridge>,
+) -> Result<Reply, WireError> {
+    let result = serde_json::to_value(TerminalAttached {
+        session_key: session_key.clone(),
+    })
+    .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+    let first = weft_client::frame::encode_json(&ServerMessage::Reply { id, result });
+    let task = tokio::spawn(crate::attach::forward(
+        session_key.clone(),
+        bridge,
+        conn.out.clone(),
+        first,
+    ));
+    if let Some(old) = conn.terminals.lock().insert(session_key, task) {
+        old.abort();
+    }
+    Ok(Reply::Sent)
+}
+
+/// The scopes a connection on `transport` starts with, before any hello.
+pub fn initial_scopes(transport: Transport) -> Vec<Scope> {
+    match transport {
+        Transport::Socket => vec![Scope::Read, Scope::Control],
+        Transport::WebSocket => Vec::new(),
+    }
+}

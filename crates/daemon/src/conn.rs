@@ -1,0 +1,191 @@
+//! One client connection, whatever carries it (the Unix socket, a WebSocket): what it
+//! may do, who it is, what it is subscribed and attached to. Transports only move
+//! frames; everything a frame means is decided here and in [`crate::api`].
+//!
+//! Every channel a peer can fill is bounded: outgoing frames (a slow reader makes its
+//! forwarders wait, their broadcast receivers lag, and the client is told to resync
+//! instead of memory growing) and terminal input (a client typing into a program that
+//! does not read waits for it).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use weft_client::frame::{self, ClientFrame, FrameError};
+use weft_kernel::Caller;
+use weft_protocol::{ErrorCode, Scope, ServerMessage, TerminalInput, WireError};
+
+use crate::service::Service;
+
+/// Outgoing frames waiting for the transport.
+pub const OUTGOING: usize = 1024;
+/// Keystroke frames waiting for their terminal.
+const INPUT: usize = 256;
+
+/// How the connection reached us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// The owner-only Unix socket.
+    Socket,
+    /// A WebSocket (token required).
+    WebSocket,
+}
+
+/// A connection's state.
+pub struct Conn {
+    /// Numbered per daemon.
+    pub id: u64,
+    /// What carries it.
+    pub transport: Transport,
+    /// Frames for the peer (JSON messages and binary terminal frames).
+    pub out: mpsc::Sender<Bytes>,
+    greeted: AtomicBool,
+    scopes: Mutex<Vec<Scope>>,
+    caller: Mutex<Caller>,
+    pub(crate) subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
+    pub(crate) all: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) terminals: Mutex<HashMap<String, JoinHandle<()>>>,
+    pub(crate) listeners: Mutex<Vec<crate::ws::Listener>>,
+    input: mpsc::Sender<TerminalInput>,
+    input_task: JoinHandle<()>,
+}
+
+impl Conn {
+    /// A connection whose frames go to `out`. `scopes` are granted before any hello
+    /// (the socket's owner, a WebSocket's bearer header); a hello may add a token's.
+    pub fn new(
+        service: &Arc<Service>,
+        transport: Transport,
+        out: mpsc::Sender<Bytes>,
+        scopes: Vec<Scope>,
+    ) -> Arc<Conn> {
+        let (input, inputs) = mpsc::channel(INPUT);
+        let input_task = tokio::spawn(write_inputs(service.clone(), inputs));
+        Arc::new(Conn {
+            id: service.next_conn_id(),
+            transport,
+            out,
+            greeted: AtomicBool::new(false),
+            scopes: Mutex::new(scopes),
+            caller: Mutex::new(Caller::local()),
+            subscriptions: Mutex::default(),
+            all: Mutex::default(),
+            terminals: Mutex::default(),
+            listeners: Mutex::default(),
+            input,
+            input_task,
+        })
+    }
+
+    /// True once hello was said.
+    pub fn greeted(&self) -> bool {
+        self.greeted.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn greet(&self, caller: Caller, scopes: Vec<Scope>) {
+        *self.caller.lock() = caller;
+        *self.scopes.lock() = scopes;
+        self.greeted.store(true, Ordering::SeqCst);
+    }
+
+    /// What it may do.
+    pub fn scopes(&self) -> Vec<Scope> {
+        self.scopes.lock().clone()
+    }
+
+    /// Who it is.
+    pub fn caller(&self) -> Caller {
+        self.caller.lock().clone()
+    }
+
+    /// Sends a message; false when the peer is gone.
+    pub async fn send(&self, message: &ServerMessage) -> bool {
+        self.out.send(frame::encode_json(message)).await.is_ok()
+    }
+
+    /// Handles one frame from the peer. Requests run concurrently (a slow probe does
+    /// not hold up a stop); keystrokes keep their order.
+    pub async fn on_frame(self: &Arc<Self>, service: &Arc<Service>, bytes: &[u8], text: bool) {
+        let parsed = if text {
+            frame::decode_client_text(bytes)
+        } else {
+            frame::decode_client(bytes)
+        };
+        match parsed {
+            Ok(ClientFrame::Message(msg)) => {
+                if !self.greeted() {
+                    // The hello is answered before anything else is read.
+                    crate::api::respond(service, self, msg).await;
+                    return;
+                }
+                let (service, conn) = (service.clone(), self.clone());
+                tokio::spawn(async move { crate::api::respond(&service, &conn, msg).await });
+            }
+            Ok(ClientFrame::Input(input)) => {
+                if !self.scopes().contains(&Scope::Control) {
+                    return;
+                }
+                let _ = self.input.send(input).await;
+            }
+            Err(FrameError::Json { message, id }) => {
+                let error =
+                    WireError::new(ErrorCode::BadRequest, format!("bad message: {message}"));
+                self.send(&ServerMessage::Error {
+                    id: id.unwrap_or(0),
+                    error,
+                })
+                .await;
+            }
+            Err(FrameError::Unknown) => {
+                let error = WireError::new(ErrorCode::BadRequest, "a frame of an unknown kind");
+                self.send(&ServerMessage::Error { id: 0, error }).await;
+            }
+        }
+    }
+
+    /// Queues keystrokes typed as JSON (`writeTerminal`) behind binary ones.
+    pub(crate) async fn type_text(&self, session_key: String, data: String) -> bool {
+        self.input
+            .send(TerminalInput {
+                session_key,
+                data: data.into_bytes(),
+            })
+            .await
+            .is_ok()
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.input_task.abort();
+        for (_, task) in self.subscriptions.get_mut().drain() {
+            task.abort();
+        }
+        if let Some(task) = self.all.get_mut().take() {
+            task.abort();
+        }
+        for (_, task) in self.terminals.get_mut().drain() {
+            task.abort();
+        }
+        // Listeners opened by this connection (`weft serve`) close with it.
+        self.listeners.get_mut().clear();
+    }
+}
+
+/// Writes keystrokes in order, each off the async workers (a write blocks while the
+/// program does not read, e.g. under a big paste).
+async fn write_inputs(service: Arc<Service>, mut inputs: mpsc::Receiver<TerminalInput>) {
+    while let Some(input) = inputs.recv().await {
+        let Ok(bridge) = service.loom.terminal(&input.session_key) else {
+            continue;
+        };
+        let result = tokio::task::spawn_blocking(move || bridge.write(&input.data)).await;
+        if let Ok(Err(e)) = result {
+            tracing::debug!("writing to a terminal: {e}");
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `weft daemon`: the kernel service. One per `WEFT_HOME` (a lock), it owns every
+//! session, terminal and pending question, and every surface — the desktop window,
+//! the CLI, a browser — is its client through one API layer ([`api::handle`]).
+//!
+//! Start: take the lock (a second daemon says who holds it and exits 2), make the home
+//! 0700, end any agent process group a crashed predecessor left (the store's process
+//! ledger), open the kernel with SQLite wired in, bind the socket, then serve until
+//! stopped (`weft daemon stop`, the app's Quit, SIGTERM/SIGINT) or idle. Stop: every
+//! client is told why, every turn and terminal is ended, and no agent process remains.
+
+pub mod api;
+mod attach;
+pub mod conn;
+pub mod lock;
+pub mod service;
+mod socket;
+pub mod tokens;
+pub mod ws;
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use weft_client::Home;
+use weft_kernel::Loom;
+use weft_protocol::ServerMessage;
+
+pub use service::Service;
+
+use conn::Conn;
+
+/// Default for `WEFT_DAEMON_IDLE_SECS`.
+pub const DEFAULT_IDLE_SECS: u64 = 600;
+
+/// How the daemon runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Its home.
+    pub home: Home,
+    /// How long it stays up with nothing to do.
+    pub idle: Duration,
+    /// WebSocket addresses to listen on for its whole life.
+    pub listen: Vec<String>,
+}
+
+impl Options {
+    /// Options from the environment (`WEFT_HOME`, `WEFT_DAEMON_IDLE_SECS`).
+    pub fn from_env() -> Options {
+        let idle = std::env::var("WEFT_DAEMON_IDLE_SECS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_IDLE_SECS);
+        Options {
+            home: Home::from_env(),
+            idle: Duration::from_secs(idle),
+            listen: Vec::new(),
+        }
+    }
+}
+
+/// Why the daemon could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// Another daemon holds the home.
+    #[error(transparent)]
+    Lock(#[from] lock::LockError),
+    /// The home, socket or a listener could not be set up.
+    #[error("{0}")]
+    Setup(String),
+}
+
+type Registry = Mutex<HashMap<u64, Weak<Conn>>>;
+
+/// Live connections, to say goodbye to at stop.
+fn registry() -> &'static Registry {
+    static CONNS: OnceLock<Registry> = OnceLock::new();
+    CONNS.get_or_init(Registry::default)
+}
+
+pub(crate) fn register(_service: &Arc<Service>, conn: &Arc<Conn>) {
+    registry().lock().insert(conn.id, Arc::downgrade(conn));
+}
+
+pub(crate) fn unregister(_service: &Arc<Service>, id: u64) {
+    registry().lock().remove(&id);
+}
+
+/// Makes `home` private to its owner: the folder 0700.
+fn private_home(home: &Home) -> Result<(), DaemonError> {
+    let setup = |what: &str, e: std::io::Error| {
+        DaemonError::Setup(format!("{what} {}: {e}", home.dir().display()))
+    };
+    std::fs::create_dir_all(home.dir()).map_err(|e| setup("cannot create", e))?;
+    std::fs::set_permissions(home.dir(), std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| setup("cannot make private", e))?;
+    std::fs::create_dir_all(home.log_dir()).map_err(|e| setup("cannot create logs in", e))?;
+    std::fs::set_permissions(home.log_dir(), std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| setup("cannot make private", e))?;
+    Ok(())
+}
+
+/// Runs the daemon until it is stopped or idle.
+pub async fn run(options: Options) -> Result<(), DaemonError> {
+    private_home(&options.home)?;
+    let _lock = lock::take(&options.home.lock())?;
+    let store = Arc::new(
+        weft_store::SqliteStore::open(&options.home.dir().join("weft.db"))
+            .map_err(|e| DaemonError::Setup(e.to_string()))?,
+    );
+    restrict(&options.home.dir().join("weft.db"));
+    let loom = Loom::builder(options.home.dir())
+        .store(store)
+        .drivers(weft_drivers::all())
+        .open()
+        .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;
+    let listener = socket::bind(&options.home.socket()).map_err(|e| {
+        DaemonError::Setup(format!(
+            "cannot listen on {}: {e}",
+            options.home.socket().display()
+        ))
+    })?;
+    let service = Service::new(
+        loom.clone(),
+        options.home.clone(),
+        options.idle,
+        ws::find_ui_dir(),
+    );
+    let mut kept = Vec::new();
+    for addr in &options.listen {
+        let (listener, listening) = ws::open(&service, addr)
+            .await
+            .map_err(|e| DaemonError::Setup(e.message))?;
+        eprintln!(
+            "weft: serving on {} (browser UI: {})",
+            listening.ws_url, listening.addr
+        );
+        kept.push(listener);
+    }
+    tracing::info!(
+        pid = std::process::id(),
+        home = %options.home.dir().display(),
+        "weft daemon started"
+    );
+    tokio::spawn(socket::serve(service.clone(), listener));
+    tokio::spawn(service.clone().watch());
+    tokio::select! {
+        _ = service.stopped() => {}
+        _ = terminate_signal() => service.stop_soon("the Weft daemon received a signal to stop"),
+    }
+    let reason = service.stop_reason();
+    tracing::info!(%reason, "weft daemon stopping");
+    let conns: Vec<Arc<Conn>> = registry()
+        .lock()
+        .values()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for conn in &conns {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(500),
+            conn.send(&ServerMessage::Closing {
+                reason: reason.clone(),
+            }),
+        )
+        .await;
+    }
+    drop(conns);
+    drop(kept);
+    loom.shutdown().await;
+    let _ = std::fs::remove_file(options.home.socket());
+    tracing::info!("weft daemon stopped");
+    Ok(())
+}
+
+/// Files that may hold what users typed are the owner's alone.
+fn restrict(path: &std::path::Path) {
+    for p in [
+        path.to_path_buf(),
+        path.with_extension("db-wal"),
+        path.with_extension("db-shm"),
+    ] {
+        if p.exists() {
+            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+}
+
+async fn terminate_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

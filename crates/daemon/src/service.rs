@@ -1,0 +1,207 @@
+//! The service's state beside the kernel: who is connected, what listens, when to go.
+//!
+//! It stays up while it has clients, running or queued turns, open terminals or
+//! pending questions, and exits once it has had none of those for its idle period. A
+//! client of another version asks it to restart: it exits as soon as it has no
+//! running turns and no open terminals, saying so to every client.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+use weft_client::Home;
+use weft_kernel::Loom;
+use weft_protocol::{DaemonStatus, Scope};
+
+use crate::tokens::{self, Token};
+
+/// The kernel service.
+pub struct Service {
+    /// The kernel.
+    pub loom: Arc<Loom>,
+    /// Its home.
+    pub home: Home,
+    /// How long it stays up with nothing to do.
+    pub idle: Duration,
+    /// Where the browser UI's files are, when found.
+    pub ui_dir: Option<PathBuf>,
+    started_at: i64,
+    next_conn: AtomicU64,
+    clients: Mutex<HashMap<u64, String>>,
+    pub(crate) listening: Mutex<Vec<String>>,
+    tokens: Mutex<Vec<Token>>,
+    stop: CancellationToken,
+    stop_reason: Mutex<Option<String>>,
+    restart_for: Mutex<Option<String>>,
+}
+
+impl Service {
+    /// A service over `loom`.
+    pub fn new(loom: Arc<Loom>, home: Home, idle: Duration, ui_dir: Option<PathBuf>) -> Arc<Self> {
+        let tokens = tokens::load(&home.tokens());
+        Arc::new(Service {
+            loom,
+            home,
+            idle,
+            ui_dir,
+            started_at: weft_kernel::now_ms(),
+            next_conn: AtomicU64::new(1),
+            clients: Mutex::default(),
+            listening: Mutex::default(),
+            tokens: Mutex::new(tokens),
+            stop: CancellationToken::new(),
+            stop_reason: Mutex::default(),
+            restart_for: Mutex::default(),
+        })
+    }
+
+    pub(crate) fn next_conn_id(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn client_joined(&self, id: u64, surface: &str) {
+        self.clients.lock().insert(id, surface.to_string());
+    }
+
+    /// A connection ended.
+    pub fn client_left(&self, id: u64) {
+        self.clients.lock().remove(&id);
+    }
+
+    /// Connected clients that said hello.
+    pub fn client_count(&self) -> usize {
+        self.clients.lock().len()
+    }
+
+    /// Whether a client of `surface` is connected.
+    pub fn has_client(&self, surface: &str) -> bool {
+        self.clients.lock().values().any(|s| s == surface)
+    }
+
+    /// The scopes a WebSocket token grants (the file is re-read once on a miss, so a
+    /// token made by `weft serve --print-token` meanwhile works at once).
+    pub fn token_scopes(&self, given: &str) -> Option<Vec<Scope>> {
+        if let Some(scopes) = tokens::scopes_for(&self.tokens.lock(), given) {
+            return Some(scopes);
+        }
+        let fresh = tokens::load(&self.home.tokens());
+        let found = tokens::scopes_for(&fresh, given);
+        *self.tokens.lock() = fresh;
+        found
+    }
+
+    /// The read-and-control token (made on first use).
+    pub fn control_token(&self) -> std::io::Result<Token> {
+        let token = tokens::ensure(&self.home.tokens(), &[Scope::Read, Scope::Control])?;
+        *self.tokens.lock() = tokens::load(&self.home.tokens());
+        Ok(token)
+    }
+
+    /// A client of `version` connected: restart for it once idle. True when the
+    /// restart is under way.
+    pub(crate) fn restart_for(&self, version: &str) -> bool {
+        if version.is_empty() {
+            return false;
+        }
+        tracing::info!(
+            ours = weft_client::VERSION,
+            theirs = version,
+            "a client of another version: restarting once no turn runs"
+        );
+        *self.restart_for.lock() = Some(version.to_string());
+        true
+    }
+
+    /// Asks the service to stop (after the current reply is on its way).
+    pub fn stop_soon(&self, why: &str) {
+        self.stop_reason
+            .lock()
+            .get_or_insert_with(|| why.to_string());
+        self.stop.cancel();
+    }
+
+    /// Resolves when a stop was asked for.
+    pub async fn stopped(&self) {
+        self.stop.cancelled().await
+    }
+
+    /// Why it stops.
+    pub fn stop_reason(&self) -> String {
+        self.stop_reason
+            .lock()
+            .clone()
+            .unwrap_or_else(|| "the Weft daemon is stopping".into())
+    }
+
+    /// True while something needs the service: a client, a turn, a terminal, a question.
+    pub fn in_use(&self) -> bool {
+        self.client_count() > 0
+            || self.loom.is_busy()
+            || self.loom.terminal_count() > 0
+            || self.loom.pending_interactions() > 0
+    }
+
+    /// Runs until nothing has needed the service for its idle period, or a restart for
+    /// another version can happen, then asks it to stop.
+    pub async fn watch(self: Arc<Self>) {
+        let tick = Duration::from_millis(250).min(self.idle.max(Duration::from_millis(10)));
+        let mut idle_since: Option<tokio::time::Instant> = None;
+        let mut last_evict = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(tick) => {}
+                _ = self.stop.cancelled() => return,
+            }
+            if let Some(version) = self.restart_for.lock().clone() {
+                if !self.loom.is_busy() && self.loom.terminal_count() == 0 {
+                    self.stop_soon(&format!(
+                        "the Weft daemon restarts for version {version} (it was {})",
+                        weft_client::VERSION
+                    ));
+                    return;
+                }
+            }
+            if last_evict.elapsed() > Duration::from_secs(60) {
+                self.loom.evict_idle();
+                last_evict = tokio::time::Instant::now();
+            }
+            if self.in_use() {
+                idle_since = None;
+                continue;
+            }
+            let since = *idle_since.get_or_insert_with(tokio::time::Instant::now);
+            if since.elapsed() >= self.idle {
+                self.stop_soon(&format!(
+                    "the Weft daemon exits after {} s with nothing to do",
+                    self.idle.as_secs()
+                ));
+                return;
+            }
+        }
+    }
+
+    /// What `weft daemon status` shows.
+    pub fn status(&self) -> DaemonStatus {
+        let mut clients: BTreeMap<String, u32> = BTreeMap::new();
+        for surface in self.clients.lock().values() {
+            *clients.entry(surface.clone()).or_default() += 1;
+        }
+        DaemonStatus {
+            pid: std::process::id(),
+            version: weft_client::VERSION.to_string(),
+            home: self.home.dir().display().to_string(),
+            socket: self.home.socket().display().to_string(),
+            started_at: self.started_at,
+            listening: self.listening.lock().clone(),
+            clients,
+            busy_sessions: u32::try_from(self.loom.busy_sessions()).unwrap_or(u32::MAX),
+            terminals: u32::try_from(self.loom.terminal_count()).unwrap_or(u32::MAX),
+            pending: u32::try_from(self.loom.pending_interactions()).unwrap_or(u32::MAX),
+            idle_secs: self.idle.as_secs(),
+        }
+    }
+}

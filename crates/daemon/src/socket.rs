@@ -1,0 +1,96 @@
+//! The Unix socket: mode 0600 in a 0700 folder, and every peer's uid checked against
+//! ours (`SO_PEERCRED`), so only the user who owns the home reaches the kernel. Frames
+//! are length-delimited (see `weft_client::frame`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+use tokio_util::codec::Framed;
+
+use crate::conn::{Conn, Transport, OUTGOING};
+use crate::service::Service;
+
+/// Binds the socket at `path` (a stale file from a dead daemon is replaced: we hold the
+/// lock, so nobody else is listening there).
+pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Accepts connections until the service stops.
+pub async fn serve(service: Arc<Service>, listener: UnixListener) {
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("accepting a socket client: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = service.stopped() => return,
+        };
+        if !same_user(&stream) {
+            tracing::warn!("refused a socket client of another user");
+            continue;
+        }
+        tokio::spawn(connection(service.clone(), stream));
+    }
+}
+
+fn same_user(stream: &UnixStream) -> bool {
+    let ours = nix::unistd::getuid().as_raw();
+    stream.peer_cred().is_ok_and(|c| c.uid() == ours)
+}
+
+async fn connection(service: Arc<Service>, stream: UnixStream) {
+    let (mut sink, mut frames) = Framed::new(stream, weft_client::frame::codec()).split();
+    let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
+    let writer = tokio::spawn(async move {
+        while let Some(bytes) = outgoing.recv().await {
+            if sink.send(bytes).await.is_err() {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    let initial = crate::api::initial_scopes(Transport::Socket);
+    let conn = Conn::new(&service, Transport::Socket, out, initial);
+    let id = conn.id;
+    crate::register(&service, &conn);
+    loop {
+        let frame = tokio::select! {
+            f = frames.next() => f,
+            _ = service.stopped() => break,
+        };
+        match frame {
+            Some(Ok(bytes)) => conn.on_frame(&service, &bytes, false).await,
+            Some(Err(e)) => {
+                tracing::debug!("a socket client sent a bad frame: {e}");
+                break;
+            }
+            None => break,
+        }
+    }
+    service.client_left(id);
+    crate::unregister(&service, id);
+    drop(conn);
+    // Let what is queued (a goodbye) go out; the writer ends once every sender is gone.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+}
