@@ -8,8 +8,10 @@
 //! ] }
 //! ```
 //!
-//! `command` is a path or a name looked up like the presets' (`$WEFT_<ID>_BIN`, the
-//! project-local `.tools/agents/node_modules/.bin`, then `PATH`).
+//! `command` is an absolute path or a bare name looked up like the presets' (the
+//! turn's `$WEFT_<ID>_BIN`, the project-local `.tools/agents/node_modules/.bin` above
+//! the running executable, then the turn's `PATH`; never relative to the current
+//! folder, see [`weft_agent_process::program`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,7 +21,9 @@ use serde::Deserialize;
 
 use crate::backfill::ToolOutputFn;
 
-pub use weft_kernel::programs::{find_program, LOCAL_BIN_DIR};
+use weft_kernel::driver::AgentTurnInput;
+
+pub use weft_agent_process::{find_program, LOCAL_BIN_DIR};
 
 /// One ACP agent: how to start it and what to expect of it.
 #[derive(Debug, Clone)]
@@ -32,7 +36,8 @@ pub struct AcpSpec {
     pub command: String,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment for every spawn (on top of the turn's own).
+    /// Extra environment for every spawn: over the client's (or the kernel's)
+    /// environment, under the turn's own `env` (accounts, endpoints).
     pub env: Vec<(String, String)>,
     /// Try `session/load` to resume when the agent advertises it (false for agents
     /// whose load is unreliable: gemini 0.61.0 usually refuses and rewrites the file).
@@ -70,37 +75,26 @@ impl AcpSpec {
         }
     }
 
-    /// Finds the executable, or says where it looked.
-    pub fn find_binary(&self) -> Result<PathBuf, String> {
-        for var in &self.bin_env {
-            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-                let p = PathBuf::from(v);
-                return if p.is_file() {
-                    Ok(p)
-                } else {
-                    Err(format!(
-                        "{var} points at {}, which is not a file",
-                        p.display()
-                    ))
-                };
+    /// Finds the executable in the environment `var` gives (a turn's,
+    /// `AgentTurnInput::var`; the kernel's own for what belongs to no turn), or says
+    /// where it looked.
+    pub fn find_binary(&self, var: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+        let bin_env: Vec<&str> = self.bin_env.iter().map(String::as_str).collect();
+        weft_agent_process::find_agent(&self.command, &bin_env, var)
+            .map_err(|e| format!("{e}; {}", self.install_hint))
+    }
+
+    /// The whole environment of a spawn for `input`'s turn: the turn's
+    /// (`spawn_env`), with this agent's own [`AcpSpec::env`] over everything but the
+    /// turn's `env`.
+    pub fn spawn_env(&self, input: &AgentTurnInput) -> Vec<(String, String)> {
+        let mut all: BTreeMap<String, String> = input.spawn_env().into_iter().collect();
+        for (k, v) in &self.env {
+            if !input.env.iter().any(|(name, _)| name == k) {
+                all.insert(k.clone(), v.clone());
             }
         }
-        find_program(&self.command).ok_or_else(|| {
-            let as_path = Path::new(&self.command);
-            if as_path.is_absolute() || as_path.components().count() > 1 {
-                return format!("`{}` does not exist; {}", self.command, self.install_hint);
-            }
-            format!(
-                "`{}` was not found (looked at ${}, {LOCAL_BIN_DIR} above this program and \
-                 the current folder, and PATH); {}",
-                self.command,
-                self.bin_env
-                    .first()
-                    .map(String::as_str)
-                    .unwrap_or("WEFT_<ID>_BIN"),
-                self.install_hint
-            )
-        })
+        all.into_iter().collect()
     }
 }
 
@@ -124,14 +118,9 @@ pub fn mode_env_name(id: &str) -> String {
     bin_env_name(id).replace("_BIN", "_MODE")
 }
 
-/// A knob from the turn's spawn environment, else from this process's.
-pub fn knob(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|v| !v.trim().is_empty())
+/// A knob the turn's environment sets (non-empty).
+pub fn knob(input: &AgentTurnInput, name: &str) -> Option<String> {
+    input.var(name).filter(|v| !v.trim().is_empty())
 }
 
 /// The ACP agents Weft knows out of the box.
@@ -222,6 +211,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_agents_own_env_goes_over_the_clients_and_under_the_turns() {
+        let mut spec = AcpSpec::new("a", "a", &[]);
+        spec.env = vec![
+            ("LOG".into(), "warn".into()),
+            ("KEY".into(), "from-spec".into()),
+        ];
+        let client = weft_protocol::ClientEnv(
+            [("LOG", "debug"), ("PATH", "/usr/bin")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        let input = AgentTurnInput {
+            env: vec![("KEY".into(), "from-account".into())],
+            client_env: Some(std::sync::Arc::new(client)),
+            ..Default::default()
+        };
+        let env = spec.spawn_env(&input);
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("LOG"), Some("warn"));
+        assert_eq!(get("KEY"), Some("from-account"));
+        assert_eq!(get("PATH"), Some("/usr/bin"));
+        assert_eq!(env.len(), 3);
+    }
+
+    #[test]
     fn bin_env_names() {
         assert_eq!(bin_env_name("claude-acp"), "WEFT_CLAUDE_ACP_BIN");
         assert_eq!(bin_env_name("kimi"), "WEFT_KIMI_BIN");
@@ -259,7 +274,7 @@ mod tests {
     #[test]
     fn missing_binary_says_where_it_looked() {
         let spec = AcpSpec::new("nope", "weft-no-such-agent-binary", &[]);
-        let err = spec.find_binary().unwrap_err();
+        let err = spec.find_binary(&|_| None).unwrap_err();
         assert!(err.contains("WEFT_NOPE_BIN"), "{err}");
         assert!(err.contains("weft-no-such-agent-binary"), "{err}");
     }

@@ -37,8 +37,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
+use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
-use weft_kernel::programs::probe_output;
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
 pub use config::AcpSpec;
@@ -136,14 +136,18 @@ impl AcpDriver {
     fn spawn_spec(&self, program: PathBuf, input: &AgentTurnInput) -> SpawnSpec {
         let mut args = self.spec.args.clone();
         args.extend(input.extra_args.iter().cloned());
-        let mut env = self.spec.env.clone();
-        env.extend(input.env.iter().cloned());
         SpawnSpec {
             program,
             args,
-            env,
+            env: self.spec.spawn_env(input),
             cwd: input.workdir.clone(),
         }
+    }
+
+    /// The executable as the kernel's own environment finds it: for what belongs to
+    /// no turn (info, the model catalog probe).
+    fn own_binary(&self) -> Result<PathBuf, String> {
+        self.spec.find_binary(&|n| std::env::var(n).ok())
     }
 
     /// A session ready for `input`'s turn: the live one, or a new process (resuming
@@ -165,14 +169,14 @@ impl AcpDriver {
             if alive {
                 ctx.emit(DriverEvent::Notice {
                     text: format!(
-                        "{} restarted for the new folder or settings",
+                        "{} restarted for the new folder, settings or environment",
                         self.spec.name
                     ),
                 });
             }
             s.conn.close(CLOSE_GRACE).await;
         }
-        let program = self.spec.find_binary()?;
+        let program = self.spec.find_binary(&|n| input.var(n))?;
         let spawn = self.spawn_spec(program, input);
         let conn = AcpConnection::start(&spawn, self.spec.init_timeout)
             .await
@@ -204,12 +208,13 @@ impl AcpDriver {
     /// Learns the agent's models and modes by opening (and closing) a session in a
     /// scratch folder, when no session has told us yet.
     async fn probe_catalog(&self) -> Option<Catalog> {
-        let program = self.spec.find_binary().ok()?;
+        let program = self.own_binary().ok()?;
         let dir = std::env::temp_dir();
+        // No turn: the kernel's own environment, with the agent's own on top.
         let spawn = SpawnSpec {
             program,
             args: self.spec.args.clone(),
-            env: self.spec.env.clone(),
+            env: self.spec.spawn_env(&AgentTurnInput::default()),
             cwd: dir.clone(),
         };
         let reply = match AcpConnection::start(&spawn, self.spec.init_timeout).await {
@@ -269,7 +274,7 @@ impl AgentDriver for AcpDriver {
             capabilities: self.capabilities(),
             problem: None,
         };
-        let program = match self.spec.find_binary() {
+        let program = match self.own_binary() {
             Ok(p) => p,
             Err(problem) => {
                 return AgentInfo {
@@ -313,7 +318,7 @@ impl AgentDriver for AcpDriver {
         };
         let recording = Arc::new(backfill::Recording::new(ctx.clone()));
         let inner = DriverContext::new(ctx.cancel_token(), recording.clone());
-        let env = input.env.clone();
+        let env = self.spec.spawn_env(&input);
         let result = self.run_turn(input, inner).await;
         if let Some(sid) = result.session_id.clone() {
             backfill::fill(read, env, sid, recording.missing(), &ctx).await;
@@ -342,7 +347,7 @@ impl AcpDriver {
             Ok(s) => s,
             Err(e) => return DriverResult::failed(e),
         };
-        if let Some(mode) = config::knob(&input.env, &config::mode_env_name(&self.spec.id)) {
+        if let Some(mode) = config::knob(&input, &config::mode_env_name(&self.spec.id)) {
             let wanted = format!("{}{mode}", session::MODE_PREFIX);
             s.apply_model(Some(&wanted), &ctx).await;
         }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::process::{ChildStdin, ChildStdout};
-use weft_kernel::programs::GroupChild;
+use weft_agent_process::GroupChild;
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -20,7 +20,7 @@ pub struct SpawnSpec {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment on top of the inherited one (never logged).
+    /// The whole environment (nothing is inherited; never logged).
     pub env: Vec<(String, String)>,
     /// Working folder.
     pub cwd: PathBuf,

@@ -94,8 +94,9 @@ impl Catalog {
 pub struct Shape {
     /// The folder.
     pub workdir: std::path::PathBuf,
-    /// The spawn environment (accounts), compared, never logged.
-    pub env: Vec<(String, String)>,
+    /// The whole spawn environment (the client's, accounts), as a fingerprint: a turn
+    /// from a client with another environment gets a new process.
+    pub env: weft_agent_process::EnvFingerprint,
     /// Extra arguments.
     pub extra_args: Vec<String>,
 }
@@ -105,7 +106,7 @@ impl Shape {
     pub fn of(input: &AgentTurnInput) -> Self {
         Self {
             workdir: input.workdir.clone(),
-            env: input.env.clone(),
+            env: weft_agent_process::EnvFingerprint::of(&input.spawn_env()),
             extra_args: input.extra_args.clone(),
         }
     }

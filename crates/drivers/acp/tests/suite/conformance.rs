@@ -78,7 +78,7 @@ impl Harness for ClaudeAcpHarness {
     }
 
     fn binary(&self) -> Result<PathBuf, String> {
-        spec().find_binary()
+        spec().find_binary(&|n| std::env::var(n).ok())
     }
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {

@@ -11,7 +11,7 @@ use weft_protocol::{permission, InteractionKind, InteractionResponse, StepStatus
 
 use super::support::*;
 
-fn fake_spec() -> Option<AcpSpec> {
+pub fn fake_spec() -> Option<AcpSpec> {
     let script = format!(
         "{}/tests/fixtures/fake_agent.js",
         env!("CARGO_MANIFEST_DIR")
@@ -19,7 +19,7 @@ fn fake_spec() -> Option<AcpSpec> {
     let mut spec = AcpSpec::new("fake", "node", &[]);
     spec.args = vec![script];
     spec.stop_grace = Duration::from_millis(800);
-    match spec.find_binary() {
+    match spec.find_binary(&|n| std::env::var(n).ok()) {
         Ok(_) => Some(spec),
         Err(why) => {
             if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {

@@ -1,4 +1,5 @@
 mod conformance;
+mod environment;
 mod fake;
 mod measure;
 mod real;

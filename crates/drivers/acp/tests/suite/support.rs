@@ -18,7 +18,7 @@ pub fn preset_binary(id: &str) -> Option<(AcpSpec, PathBuf)> {
         .into_iter()
         .find(|s| s.id == id)
         .expect("preset");
-    match spec.find_binary() {
+    match spec.find_binary(&|n| std::env::var(n).ok()) {
         Ok(p) => Some((spec, p)),
         Err(why) => {
             if ci() {
@@ -33,7 +33,8 @@ pub fn preset_binary(id: &str) -> Option<(AcpSpec, PathBuf)> {
 /// The pinned Claude Code that claude-agent-acp should run (the one the claude
 /// driver's tests use), when installed.
 pub fn claude_code_executable() -> Option<PathBuf> {
-    weft_acp::config::find_program("claude").and_then(|p| p.canonicalize().ok())
+    weft_acp::config::find_program("claude", std::env::var_os("PATH").as_deref())
+        .and_then(|p| p.canonicalize().ok())
 }
 
 /// A driver for `spec` whose stop grace is short.
