@@ -1,86 +1,48 @@
-//! The window's commands: one per verb, each one line into `LoomIO`, plus the app's
-//! own few (workspaces, log). Errors travel as `WireError {code, message}`.
+//! The window's commands: one generic `weft_request` that forwards any verb of the wire
+//! to the daemon, `weft_connect` that hands over the channel for what the daemon
+//! pushes, and the shell's own few (workspaces, log, quit). No verb is listed here:
+//! adding one touches the protocol, the kernel and the UI only.
 
 use std::sync::Arc;
 
 use serde::Serialize;
-use tauri::State;
-use weft_kernel::{Loom, LoomIO};
-use weft_protocol::{
-    AgentInfo, ErrorCode, InteractRequest, ModelInfo, PromptAccepted, PromptRequest, SearchHit,
-    SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo, UniversalSnapshot, WireError,
-};
+use serde_json::Value;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+use weft_protocol::{ClientRequest, ErrorCode, Welcome, WireError};
 
+use crate::link::Link;
 use crate::{workspaces, AppConfig};
 
-type Kernel<'a> = State<'a, Arc<Loom>>;
 type Reply<T> = Result<T, WireError>;
 
+/// Connects the window: `on_message` receives every pushed message (JSON) and
+/// terminal frame (bytes). Answers what the daemon said to the hello.
 #[tauri::command]
-pub async fn prompt(loom: Kernel<'_>, request: PromptRequest) -> Reply<PromptAccepted> {
-    Ok(loom.prompt(request).await?)
+pub async fn weft_connect(
+    app: AppHandle,
+    link: State<'_, Arc<Link>>,
+    on_message: Channel,
+) -> Reply<Welcome> {
+    link.set_window(on_message);
+    link.welcome(&app).await
 }
 
+/// Forwards one request to the daemon and answers its reply.
 #[tauri::command]
-pub async fn stop(loom: Kernel<'_>, session_key: String) -> Reply<()> {
-    Ok(loom.stop(&session_key).await?)
+pub async fn weft_request(
+    app: AppHandle,
+    link: State<'_, Arc<Link>>,
+    request: ClientRequest,
+) -> Reply<Value> {
+    link.request(&app, request).await
 }
 
+/// Quit from the menu: stop the daemon (every turn and terminal ends), then exit.
 #[tauri::command]
-pub async fn steer(loom: Kernel<'_>, session_key: String, text: String) -> Reply<SteerOutcome> {
-    Ok(loom.steer(&session_key, text).await?)
-}
-
-#[tauri::command]
-pub async fn interact(loom: Kernel<'_>, request: InteractRequest) -> Reply<()> {
-    Ok(loom.interact(request).await?)
-}
-
-#[tauri::command]
-pub async fn get_snapshot(loom: Kernel<'_>, session_key: String) -> Reply<SnapshotAt> {
-    Ok(loom.get_snapshot(&session_key).await?)
-}
-
-#[tauri::command]
-pub async fn get_history(loom: Kernel<'_>, session_key: String) -> Reply<Vec<UniversalSnapshot>> {
-    Ok(loom.get_history(&session_key).await?)
-}
-
-#[tauri::command]
-pub async fn list_sessions(loom: Kernel<'_>, workdir: Option<String>) -> Reply<Vec<SessionInfo>> {
-    Ok(loom.list_sessions(workdir.as_deref()).await?)
-}
-
-#[tauri::command]
-pub async fn search(loom: Kernel<'_>, query: String, limit: Option<u32>) -> Reply<Vec<SearchHit>> {
-    Ok(loom
-        .search(&query, limit.map_or(50, |l| l as usize))
-        .await?)
-}
-
-#[tauri::command]
-pub async fn list_agent_info(loom: Kernel<'_>) -> Reply<Vec<AgentInfo>> {
-    Ok(loom.list_agent_info().await)
-}
-
-#[tauri::command]
-pub async fn list_models(loom: Kernel<'_>, agent: String) -> Reply<Vec<ModelInfo>> {
-    Ok(loom.list_models(&agent).await?)
-}
-
-#[tauri::command]
-pub async fn list_effort(loom: Kernel<'_>, agent: String) -> Reply<Vec<String>> {
-    Ok(loom.list_effort(&agent).await?)
-}
-
-#[tauri::command]
-pub async fn list_tools(loom: Kernel<'_>) -> Reply<Vec<ToolInfo>> {
-    Ok(loom.list_tools().await)
-}
-
-#[tauri::command]
-pub async fn list_skills(loom: Kernel<'_>, workdir: Option<String>) -> Reply<Vec<SkillInfo>> {
-    Ok(loom.list_skills(workdir.as_deref()).await)
+pub async fn quit(app: AppHandle, link: State<'_, Arc<Link>>) -> Reply<()> {
+    crate::quit(&app, link.inner()).await;
+    Ok(())
 }
 
 /// What the window shows about the app itself.

@@ -1,20 +1,11 @@
-//! Forwards every session's patches to the window, one `weft://patch` event each, and
-//! raises a desktop notification when a session needs an answer or finishes while the
-//! window is not focused.
+//! Raises a desktop notification when a session needs an answer or finishes while the
+//! window is not focused. (With no window open, the daemon notifies by itself.)
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, Manager};
 use tauri_plugin_notification::NotificationExt;
-use tokio::sync::broadcast::error::RecvError;
-use weft_kernel::{Loom, LoomIO};
 use weft_protocol::{PatchEvent, Phase};
-
-/// The event carrying one patch: `{sessionKey, seq, patch}`.
-pub const PATCH_EVENT: &str = "weft://patch";
-/// Patches were dropped (this side lagged): the window re-reads its snapshots.
-pub const RESYNC_EVENT: &str = "weft://resync";
 
 /// Why the user might want to look, from one patch; `None` when nothing to say.
 pub fn attention(event: &PatchEvent, pending_before: usize) -> Option<(String, String)> {
@@ -44,32 +35,22 @@ pub fn attention(event: &PatchEvent, pending_before: usize) -> Option<(String, S
     None
 }
 
-/// Runs until the kernel goes away.
-pub async fn forward_patches(app: AppHandle, loom: Arc<Loom>) {
-    let mut patches = loom.subscribe_all();
-    let mut pending: HashMap<String, usize> = HashMap::new();
-    loop {
-        match patches.recv().await {
-            Ok(event) => {
-                if let Err(e) = app.emit(PATCH_EVENT, &*event) {
-                    tracing::warn!("cannot emit a patch: {e}");
-                }
-                let before = pending.get(&event.session_key).copied().unwrap_or(0);
-                if let Some(interactions) = &event.patch.interactions {
-                    pending.insert(event.session_key.clone(), interactions.len());
-                }
-                if let Some((title, body)) = attention(&event, before) {
-                    notify_if_unfocused(&app, &title, &body);
-                }
-            }
-            Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(
-                    missed,
-                    "patch forwarding lagged; asking the window to resync"
-                );
-                let _ = app.emit(RESYNC_EVENT, missed);
-            }
-            Err(RecvError::Closed) => break,
+/// What the window was last told per session, to raise a notification only for news.
+#[derive(Default)]
+pub struct Attention {
+    pending: HashMap<String, usize>,
+}
+
+impl Attention {
+    /// Notifies (when the window is not focused) of a new question or a finished turn.
+    pub fn on_patch(&mut self, app: &AppHandle, event: &PatchEvent) {
+        let before = self.pending.get(&event.session_key).copied().unwrap_or(0);
+        if let Some(interactions) = &event.patch.interactions {
+            self.pending
+                .insert(event.session_key.clone(), interactions.len());
+        }
+        if let Some((title, body)) = attention(event, before) {
+            notify_if_unfocused(app, &title, &body);
         }
     }
 }

@@ -1,31 +1,55 @@
-//! Weft's desktop app: a thin Tauri 2 shell over the kernel.
+//! Weft's desktop app: a thin Tauri 2 shell, one client of the user's kernel service.
 //!
-//! One [`weft_kernel::Loom`] lives in managed state. Every verb is a command in
-//! [`commands`] that calls `LoomIO` in one line; every snapshot patch of every session
-//! is forwarded to the window as one `weft://patch` event ({sessionKey, seq, patch})
-//! by [`forward`]. The window keeps its own per-session seq and re-reads a snapshot
-//! on a gap; when this side lags behind the kernel's broadcast it says so with
-//! `weft://resync`. Nothing here parses agent output or decides anything about a
-//! session: that is the kernel's.
+//! The window's requests go to the daemon (`weft daemon`, started on demand) through
+//! one generic command ([`commands::weft_request`]); everything the daemon pushes —
+//! patches, terminal frames, resyncs — reaches the window on one channel
+//! ([`commands::weft_connect`]). Nothing here parses agent output or decides anything
+//! about a session: that is the kernel's.
+//!
+//! Closing the window ends no turn and no agent terminal: they go on in the daemon and
+//! the reopened window shows them live. The menu's Quit stops the daemon (every turn
+//! and terminal ends).
 //!
 //! Hazards: commands live in a module (a `#[tauri::command] pub fn` in the crate root
 //! collides with its generated macro, E0255); the window may call only the commands
-//! listed in build.rs and granted in capabilities/main.json; on exit, and on SIGTERM,
-//! SIGINT or SIGHUP, the kernel is shut down so no agent process outlives the app.
+//! listed in build.rs and granted in capabilities/main.json.
 
 pub mod commands;
 pub mod forward;
+pub mod link;
 pub mod logging;
 pub mod rendering;
-pub mod terminal;
 pub mod workspaces;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context;
-use tauri::{Manager, RunEvent};
-use weft_kernel::Loom;
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tauri::Manager;
+
+use crate::link::Link;
+
+static QUITTING: AtomicBool = AtomicBool::new(false);
+
+/// True once Quit was chosen: the link does not reconnect then.
+pub fn quitting() -> bool {
+    QUITTING.load(Ordering::SeqCst)
+}
+
+/// Stops the daemon (so no agent outlives a Quit), then exits.
+pub async fn quit(app: &tauri::AppHandle, link: &Arc<Link>) {
+    QUITTING.store(true, Ordering::SeqCst);
+    tracing::info!("quit: stopping the daemon");
+    if let Err(e) = link
+        .request(app, weft_protocol::ClientRequest::DaemonStop {})
+        .await
+    {
+        tracing::warn!("stopping the daemon: {e}");
+    }
+    app.exit(0);
+}
 
 /// What the app knows at start that the window asks for.
 #[derive(Debug, Clone)]
@@ -59,7 +83,7 @@ pub fn initial_workspace(args: &[String], env_value: Option<String>) -> Option<S
 /// Builds and runs the app until its window closes.
 pub fn run() -> anyhow::Result<()> {
     let rendering = rendering::choose();
-    let state_dir = weft_kernel::state::global_state_dir();
+    let state_dir = weft_client::Home::from_env().dir().to_path_buf();
     std::fs::create_dir_all(&state_dir)
         .with_context(|| format!("creating the state folder {}", state_dir.display()))?;
     let log_dir = state_dir.join("logs");
@@ -72,90 +96,72 @@ pub fn run() -> anyhow::Result<()> {
     };
     tracing::info!(state_dir = %state_dir.display(), ?rendering, "weft desktop app starting");
 
-    let loom = Loom::builder(&state_dir)
-        .drivers(weft_drivers::all())
-        .open()
-        .context("opening the kernel")?;
-
-    let terminals = Arc::new(terminal::Terminals::default());
+    let link = Arc::new(Link::default());
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
-        .manage(loom.clone())
-        .manage(terminals.clone())
+        .manage(link.clone())
         .manage(config)
+        .menu(|handle| {
+            let close = MenuItem::with_id(
+                handle,
+                "close",
+                "Close Window (agents keep running)",
+                true,
+                Some("CmdOrCtrl+W"),
+            )?;
+            let quit = MenuItem::with_id(
+                handle,
+                "quit",
+                "Quit Weft (stop every agent)",
+                true,
+                Some("CmdOrCtrl+Q"),
+            )?;
+            let weft = Submenu::with_items(
+                handle,
+                "Weft",
+                true,
+                &[&close, &PredefinedMenuItem::separator(handle)?, &quit],
+            )?;
+            Menu::with_items(handle, &[&weft])
+        })
+        .on_menu_event(|app, event| match event.id().as_ref() {
+            "quit" => {
+                let app = app.clone();
+                let link = app.state::<Arc<Link>>().inner().clone();
+                tauri::async_runtime::spawn(async move { quit(&app, &link).await });
+            }
+            "close" => {
+                if let Some(w) = app.get_webview_window("main") {
+                    let _ = w.close();
+                }
+            }
+            _ => {}
+        })
         .invoke_handler(tauri::generate_handler![
-            commands::prompt,
-            commands::stop,
-            commands::steer,
-            commands::interact,
-            commands::get_snapshot,
-            commands::get_history,
-            commands::list_sessions,
-            commands::search,
-            commands::list_agent_info,
-            commands::list_models,
-            commands::list_effort,
-            commands::list_tools,
-            commands::list_skills,
+            commands::weft_connect,
+            commands::weft_request,
+            commands::quit,
             commands::app_info,
             commands::recent_workspaces,
             commands::add_recent_workspace,
             commands::open_log,
-            terminal::terminal_open,
-            terminal::terminal_attach,
-            terminal::terminal_write,
-            terminal::terminal_resize,
-            terminal::terminal_close,
         ])
         .setup(|app| {
+            // Connect (starting the daemon) while the window loads.
             let handle = app.handle().clone();
-            let loom = app.state::<Arc<Loom>>().inner().clone();
-            tauri::async_runtime::spawn(forward::forward_patches(handle.clone(), loom.clone()));
-            tauri::async_runtime::spawn(shutdown_on_signal(handle, loom));
+            let link = app.state::<Arc<Link>>().inner().clone();
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = link.client(&handle).await {
+                    tracing::warn!("connecting to the daemon: {e}");
+                }
+            });
             Ok(())
         })
         .build(tauri::generate_context!())
         .context("building the window")?;
-
-    app.run(move |_handle, event| {
-        if let RunEvent::Exit = event {
-            tracing::info!("exiting: closing terminals, shutting the kernel down");
-            tauri::async_runtime::block_on(async {
-                terminal::close_all(&terminals, &loom).await;
-                loom.shutdown().await;
-            });
-        }
-    });
+    app.run(|_handle, _event| {});
     Ok(())
-}
-
-/// SIGTERM, SIGINT or SIGHUP: stop every turn, let drivers release their processes, exit.
-async fn shutdown_on_signal(handle: tauri::AppHandle, loom: Arc<Loom>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::hangup()),
-        ) else {
-            tracing::warn!("cannot listen for signals; agents are stopped only on a normal exit");
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-            _ = hup.recv() => {}
-        }
-        tracing::info!("signal received: shutting the kernel down");
-        loom.shutdown().await;
-        handle.exit(0);
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (handle, loom);
-    }
 }
 
 #[cfg(test)]
