@@ -1,5 +1,10 @@
 //! The driver's knobs, all `WEFT_CLAUDE_*` environment variables (documented in the
-//! README's "Claude Code driver" section), read once when the driver is made.
+//! README's "Claude Code driver" section).
+//!
+//! They are read for each turn from that turn's environment (`AgentTurnInput::var`:
+//! the client's, when a client started it), on top of the driver's own [`Config`]
+//! (the defaults, or what an embedder set with `ClaudeDriver::with_config`); the
+//! kernel's own environment counts only where there is no turn (`info`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,20 +64,21 @@ impl Default for Config {
     }
 }
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-fn num(name: &str) -> Option<u64> {
-    var(name).and_then(|v| v.trim().parse().ok())
-}
-
 impl Config {
-    /// The defaults, overridden by whatever `WEFT_CLAUDE_*` variables are set.
+    /// The defaults, overridden by whatever `WEFT_CLAUDE_*` variables the kernel's own
+    /// environment sets.
     pub fn from_env() -> Self {
-        let d = Self::default();
+        Self::default().with_vars(&|n| std::env::var(n).ok())
+    }
+
+    /// This config, with each `WEFT_CLAUDE_*` variable that `get` sets (non-empty) in
+    /// place of its field: a turn's own settings, `cfg.with_vars(&|n| input.var(n))`.
+    pub fn with_vars(&self, get: &dyn Fn(&str) -> Option<String>) -> Self {
+        let var = |name: &str| get(name).filter(|v| !v.trim().is_empty());
+        let num = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
+        let d = self.clone();
         Self {
-            bin: var("WEFT_CLAUDE_BIN").map(PathBuf::from),
+            bin: var("WEFT_CLAUDE_BIN").map(PathBuf::from).or(d.bin),
             permission_mode: var("WEFT_CLAUDE_PERMISSION_MODE").unwrap_or(d.permission_mode),
             stop_grace: num("WEFT_CLAUDE_STOP_GRACE_MS")
                 .map_or(d.stop_grace, Duration::from_millis),
@@ -94,5 +100,32 @@ impl Config {
             Some("high" | "xhigh" | "max") => self.stall * 2,
             _ => self.stall,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turns_variables_override_the_drivers_config_and_only_those() {
+        let base = Config {
+            stall: Duration::from_secs(7),
+            permission_mode: "plan".into(),
+            ..Config::default()
+        };
+        let vars = |n: &str| match n {
+            "WEFT_CLAUDE_PERMISSION_MODE" => Some("acceptEdits".to_string()),
+            "WEFT_CLAUDE_BG_QUIET_MS" => Some("12".to_string()),
+            "WEFT_CLAUDE_STALL_SECS" => Some("  ".to_string()),
+            "WEFT_CLAUDE_BIN" => Some("/opt/claude".to_string()),
+            _ => None,
+        };
+        let turn = base.with_vars(&vars);
+        assert_eq!(turn.permission_mode, "acceptEdits");
+        assert_eq!(turn.bg_quiet, Duration::from_millis(12));
+        assert_eq!(turn.stall, Duration::from_secs(7));
+        assert_eq!(turn.bin, Some(PathBuf::from("/opt/claude")));
+        assert_eq!(base.with_vars(&|_| None).permission_mode, "plan");
     }
 }

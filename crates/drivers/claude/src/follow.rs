@@ -27,8 +27,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use notify::{RecursiveMode, Watcher};
 use serde_json::{json, Value};
+use weft_agent_process::FileTail;
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
-use weft_kernel::lines::FileTail;
 use weft_protocol::{DriverEvent, Usage};
 
 use crate::normalize::Normalizer;
@@ -254,7 +254,7 @@ pub async fn follow(input: &AgentTurnInput, session_id: &str, ctx: &DriverContex
         session_id: Some(session_id.to_string()),
         ..Default::default()
     };
-    let Some(config) = recover::config_dir(&input.env) else {
+    let Some(config) = recover::config_dir(input) else {
         ctx.emit(DriverEvent::Notice {
             text: "Claude Code's config folder is unknown (no HOME): the terminal's turns \
                    show here once it closes"

@@ -38,8 +38,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
+use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_kernel::programs::probe_output;
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
 
 pub use config::Config;
@@ -67,12 +67,13 @@ impl Default for ClaudeDriver {
 }
 
 impl ClaudeDriver {
-    /// A driver configured from the `WEFT_CLAUDE_*` environment.
+    /// A driver with the default knobs: each turn's `WEFT_CLAUDE_*` variables (the
+    /// client's environment, when a client started it) adjust them for that turn.
     pub fn new() -> Self {
-        Self::with_config(Config::from_env())
+        Self::with_config(Config::default())
     }
 
-    /// A driver with explicit knobs (tests).
+    /// A driver with explicit knobs (tests); a turn's variables still override them.
     pub fn with_config(cfg: Config) -> Self {
         Self {
             cfg,
@@ -86,10 +87,16 @@ impl ClaudeDriver {
         self.procs.lock().values().filter_map(|p| p.pid()).collect()
     }
 
+    /// The knobs for `input`'s turn: the driver's, with the turn's variables on top.
+    fn turn_config(&self, input: &AgentTurnInput) -> Config {
+        self.cfg.with_vars(&|n| input.var(n))
+    }
+
     async fn process_for(
         &self,
         input: &AgentTurnInput,
         ctx: &DriverContext,
+        cfg: &Config,
     ) -> Result<ClaudeProcess, String> {
         let shape = ProcessShape::of(input);
         let existing = self.procs.lock().remove(&input.session_key);
@@ -103,19 +110,21 @@ impl ClaudeDriver {
                 drain_between_turns(&mut p, ctx);
                 return Ok(p);
             }
-            if usable && p.stale && settle_stale(&mut p, self.cfg.stop_grace).await {
+            if usable && p.stale && settle_stale(&mut p, cfg.stop_grace).await {
                 drain_between_turns(&mut p, ctx);
                 return Ok(p);
             }
             resume = resume.or_else(|| Some(p.session_id.clone()));
             if !usable && p.shape != shape {
                 ctx.emit(DriverEvent::Notice {
-                    text: "Claude Code restarted for the new model, effort or settings".into(),
+                    text: "Claude Code restarted for the new model, effort, settings or \
+                           environment"
+                        .into(),
                 });
             }
             p.close(CLOSE_GRACE).await;
         }
-        let program = spawn::find_binary(&self.cfg)?;
+        let program = spawn::find_binary(cfg, &|n| input.var(n))?;
         let session = match resume {
             // Killed before it saved anything (a crash early in a session's first
             // turn): `--resume` would fail with "No conversation found", so the session
@@ -131,8 +140,8 @@ impl ClaudeDriver {
             Some(id) => SessionArg::Resume(id),
             None => SessionArg::New(uuid::Uuid::new_v4().to_string()),
         };
-        let spec = spawn::spec(&program, input, &session, &self.cfg);
-        ClaudeProcess::spawn(&spec, shape, session.id().to_string(), self.cfg.max_line)
+        let spec = spawn::spec(&program, input, &session, cfg);
+        ClaudeProcess::spawn(&spec, shape, session.id().to_string(), cfg.max_line)
             .map_err(|e| format!("could not start Claude Code ({}): {e}", program.display()))
     }
 }
@@ -223,7 +232,9 @@ impl AgentDriver for ClaudeDriver {
             capabilities: caps,
             problem: None,
         };
-        let program = match spawn::find_binary(&self.cfg) {
+        // No turn: the kernel's own environment.
+        let own = |n: &str| std::env::var(n).ok();
+        let program = match spawn::find_binary(&self.cfg.with_vars(&own), &own) {
             Ok(p) => p,
             Err(problem) => {
                 return AgentInfo {
@@ -273,13 +284,14 @@ impl AgentDriver for ClaudeDriver {
         if input.model.as_deref() == Some("default") {
             input.model = None;
         }
-        let mut proc = match self.process_for(&input, &ctx).await {
+        let cfg = self.turn_config(&input);
+        let mut proc = match self.process_for(&input, &ctx, &cfg).await {
             Ok(p) => p,
             Err(e) => return DriverResult::failed(e),
         };
         // `proc` is owned here: if this future is dropped mid-turn, dropping it kills
         // the process group.
-        let outcome = turn::run(&mut proc, &input, &ctx, &self.cfg).await;
+        let outcome = turn::run(&mut proc, &input, &ctx, &cfg).await;
         self.known
             .lock()
             .insert(input.session_key.clone(), proc.session_id.clone());
@@ -292,8 +304,9 @@ impl AgentDriver for ClaudeDriver {
     }
 
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
-        let program = spawn::find_binary(&self.cfg).ok()?;
-        Some(tui::spec(&program, input, &self.cfg))
+        let cfg = self.turn_config(input);
+        let program = spawn::find_binary(&cfg, &|n| input.var(n)).ok()?;
+        Some(tui::spec(&program, input, &cfg))
     }
 
     async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
@@ -323,7 +336,8 @@ impl AgentDriver for ClaudeDriver {
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        let Some(config) = recover::config_dir(&[]) else {
+        // No turn: the kernel's own environment.
+        let Some(config) = recover::config_dir(&AgentTurnInput::default()) else {
             return Vec::new();
         };
         let workdir = workdir.map(Path::to_path_buf);

@@ -1,7 +1,7 @@
-//! The CLI's stdout lines: read by the kernel's capped line reader (re-exported here),
+//! The CLI's stdout lines: read by the shared capped line reader (re-exported here),
 //! parsed here, with invalid UTF-8 decoded lossily rather than dropped.
 
-pub use weft_kernel::lines::{preview, read_lines, RawLine};
+pub use weft_agent_process::{preview, read_lines, RawLine};
 
 use crate::wire::OutLine;
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
-use weft_kernel::programs::GroupChild;
+use weft_agent_process::GroupChild;
 
 use crate::lines::{read_lines, RawLine};
 use crate::spawn::{ProcessShape, SpawnSpec};

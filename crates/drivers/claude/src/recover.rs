@@ -12,18 +12,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+use weft_kernel::driver::AgentTurnInput;
 use weft_protocol::NativeSessionInfo;
 
-/// The folder Claude Code keeps its state in, for a spawn with `env` on top of ours.
-pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    let get = |name: &str| {
-        env.iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
-            .filter(|v| !v.is_empty())
-    };
+/// The folder Claude Code keeps its state in, as `input`'s agent sees it (its
+/// `CLAUDE_CONFIG_DIR`, else its `HOME`'s `.claude`). `AgentTurnInput::default()`
+/// stands for the kernel's own environment.
+pub fn config_dir(input: &AgentTurnInput) -> Option<PathBuf> {
+    let get = |name: &str| input.var(name).filter(|v| !v.is_empty());
     if let Some(dir) = get("CLAUDE_CONFIG_DIR") {
         return Some(PathBuf::from(dir));
     }

@@ -1,36 +1,30 @@
 //! Finding `claude` and building its command line.
 //!
-//! Discovery order: `$WEFT_CLAUDE_BIN`; the project-local install that
-//! `scripts/setup.sh` makes (`.tools/agents/node_modules/.bin/claude`, looked for
-//! above the running executable and above the current folder); then `PATH`.
+//! Discovery order (never relative to the current folder, see
+//! [`weft_agent_process::program`]): `WEFT_CLAUDE_BIN` (the turn's, else the driver's
+//! config); the project-local install that `scripts/setup.sh` makes
+//! (`.tools/agents/node_modules/.bin/claude`, above the running executable only); then
+//! the turn's `PATH`.
 
 use std::path::{Path, PathBuf};
 
+use weft_agent_process::{explicit_program, find_agent, EnvFingerprint};
 use weft_kernel::driver::AgentTurnInput;
-use weft_kernel::programs::{find_program, LOCAL_BIN_DIR};
 
 use crate::config::Config;
 
-/// Finds the executable, or says where it looked.
-pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
+/// Finds the executable for a turn whose settings are `cfg` (already overlaid with the
+/// turn's variables) and whose environment is `var`, or says where it looked.
+pub fn find_binary(cfg: &Config, var: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
     if let Some(bin) = &cfg.bin {
-        return if bin.is_file() {
-            Ok(bin.clone())
-        } else {
-            Err(format!(
-                "WEFT_CLAUDE_BIN points at {}, which is not a file",
-                bin.display()
-            ))
-        };
+        return explicit_program("WEFT_CLAUDE_BIN", &bin.to_string_lossy());
     }
-    if let Some(found) = find_program("claude") {
-        return Ok(found);
-    }
-    Err(format!(
-        "the `claude` CLI was not found (looked at $WEFT_CLAUDE_BIN, {LOCAL_BIN_DIR}/claude above this \
-         program and the current folder, and PATH); install it with `scripts/setup.sh \
-         setup_claude_code` or `npm install -g @anthropic-ai/claude-code`"
-    ))
+    find_agent("claude", &["WEFT_CLAUDE_BIN"], var).map_err(|e| {
+        format!(
+            "the Claude Code CLI: {e}; install it with `scripts/setup.sh setup_claude_code` \
+             or `npm install -g @anthropic-ai/claude-code`"
+        )
+    })
 }
 
 /// What to run for one long-lived session process.
@@ -40,7 +34,7 @@ pub struct SpawnSpec {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment (on top of the inherited one).
+    /// The whole environment (nothing is inherited): the turn's `spawn_env`.
     pub env: Vec<(String, String)>,
     /// Working folder.
     pub cwd: PathBuf,
@@ -60,8 +54,9 @@ pub struct ProcessShape {
     pub extra_args: Vec<String>,
     /// `--append-system-prompt`.
     pub system_prompt: Option<String>,
-    /// The spawn environment (accounts), compared, never logged.
-    pub env: Vec<(String, String)>,
+    /// The whole spawn environment (the client's, accounts, endpoints), as a
+    /// fingerprint: a turn from a client with another environment gets a new process.
+    pub env: EnvFingerprint,
 }
 
 impl ProcessShape {
@@ -73,7 +68,7 @@ impl ProcessShape {
             workdir: input.workdir.clone(),
             extra_args: input.extra_args.clone(),
             system_prompt: input.system_prompt.clone(),
-            env: input.env.clone(),
+            env: EnvFingerprint::of(&input.spawn_env()),
         }
     }
 }
@@ -146,7 +141,7 @@ pub fn spec(
     SpawnSpec {
         program: program.to_path_buf(),
         args,
-        env: input.env.clone(),
+        env: input.spawn_env(),
         cwd: input.workdir.clone(),
     }
 }

@@ -107,7 +107,7 @@ pub fn spec(program: &Path, input: &AgentTurnInput, cfg: &Config) -> TuiSpec {
 
 /// True when Claude Code's config folder is known and holds no session file for `id`.
 pub fn never_saved(input: &AgentTurnInput, id: &str) -> bool {
-    recover::config_dir(&input.env)
+    recover::config_dir(input)
         .is_some_and(|config| recover::session_file(&config, &input.workdir, id).is_none())
 }
 

@@ -487,7 +487,7 @@ impl TurnState<'_> {
     }
 
     async fn recover(&mut self) {
-        let Some(config) = recover::config_dir(&self.input.env) else {
+        let Some(config) = recover::config_dir(self.input) else {
             return;
         };
         let Some(file) = recover::session_file(&config, &self.input.workdir, &self.proc.session_id)

@@ -79,7 +79,7 @@ impl Harness for ClaudeHarness {
     }
 
     fn binary(&self) -> Result<PathBuf, String> {
-        weft_claude::spawn::find_binary(&Config::from_env())
+        weft_claude::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok())
     }
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use weft_claude::{recover, ClaudeDriver, Config};
-use weft_kernel::driver::{AgentDriver, DriverContext};
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext};
 use weft_protocol::{permission, InteractionResponse};
 use weft_testkit::anthropic::when;
 use weft_testkit::{Script, Turn};
@@ -209,8 +209,15 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     assert!(r.ok);
     driver.shutdown().await;
     let sid = r.session_id.unwrap();
-    let config =
-        recover::config_dir(&[("HOME".into(), env.home.path().display().to_string())]).unwrap();
+    let with_env = |env: Vec<(String, String)>| AgentTurnInput {
+        env,
+        ..Default::default()
+    };
+    let config = recover::config_dir(&with_env(vec![(
+        "HOME".into(),
+        env.home.path().display().to_string(),
+    )]))
+    .unwrap();
     assert_eq!(config, env.claude_dir());
     let listed = recover::list_native(&config, Some(&env.workdir()));
     assert_eq!(listed.len(), 1, "{listed:?}");
@@ -224,13 +231,13 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     assert!(listed[0].updated_at > 0);
     // CLAUDE_CONFIG_DIR wins over HOME.
     let other = tempfile::tempdir().unwrap();
-    let dir = recover::config_dir(&[
+    let dir = recover::config_dir(&with_env(vec![
         ("HOME".into(), env.home.path().display().to_string()),
         (
             "CLAUDE_CONFIG_DIR".into(),
             other.path().display().to_string(),
         ),
-    ])
+    ]))
     .unwrap();
     assert_eq!(dir, other.path());
     assert!(recover::list_native(&dir, None).is_empty());

@@ -1,6 +1,7 @@
 mod cli;
 mod conformance;
 mod e2e;
+mod environment;
 mod failures;
 mod lifecycle;
 mod replay;

@@ -126,7 +126,7 @@ impl TurnSink for TestSink {
 /// The real `claude`, or None after printing why the test is skipped. Under CI=true a
 /// missing binary fails the test instead.
 pub fn claude_bin() -> Option<PathBuf> {
-    match weft_claude::spawn::find_binary(&Config::from_env()) {
+    match weft_claude::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok()) {
         Ok(p) => Some(p),
         Err(why) => {
             if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
