@@ -1,15 +1,18 @@
 //! The driver's knobs: `WEFT_CODEX_*` variables (documented in the README's "Codex
 //! driver" section).
 //!
-//! Each is read from the turn's own spawn environment first (what the kernel's
-//! ModelResolver and account ports give that one turn), then from Weft's process
-//! environment, then defaults. The user's `~/.codex/config.toml` is never edited:
+//! Each is read from the turn's environment (`AgentTurnInput::var`: what the kernel's
+//! ModelResolver and account ports give that one turn, then the environment of the
+//! client that started it, or the kernel's own when no client did), then defaults. The user's `~/.codex/config.toml` is never edited:
 //! everything Weft needs goes on the command line as `-c key=value` overrides.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Process-wide tunables, read once when the driver is made.
+use weft_kernel::driver::AgentTurnInput;
+
+/// Tunables: the driver's own (defaults, or an embedder's), with each turn's
+/// `WEFT_CODEX_*` variables on top ([`Config::with_vars`]).
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `WEFT_CODEX_BIN`: the `codex` executable (else the project-local install, else
@@ -42,20 +45,26 @@ impl Default for Config {
     }
 }
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-fn num(name: &str) -> Option<u64> {
-    var(name).and_then(|v| v.trim().parse().ok())
+/// The non-empty value `get` gives `name`.
+fn set(get: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    get(name).filter(|v| !v.trim().is_empty())
 }
 
 impl Config {
-    /// The defaults, overridden by whatever `WEFT_CODEX_*` variables are set.
+    /// The defaults, overridden by whatever `WEFT_CODEX_*` variables the kernel's own
+    /// environment sets.
     pub fn from_env() -> Self {
-        let d = Self::default();
+        Self::default().with_vars(&|n| std::env::var(n).ok())
+    }
+
+    /// This config, with each `WEFT_CODEX_*` variable that `get` sets in place of its
+    /// field: a turn's own settings, `cfg.with_vars(&|n| input.var(n))`.
+    pub fn with_vars(&self, get: &dyn Fn(&str) -> Option<String>) -> Self {
+        let var = |name: &str| set(get, name);
+        let num = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
+        let d = self.clone();
         Self {
-            bin: var("WEFT_CODEX_BIN").map(PathBuf::from),
+            bin: var("WEFT_CODEX_BIN").map(PathBuf::from).or(d.bin),
             stop_grace: num("WEFT_CODEX_STOP_GRACE_MS").map_or(d.stop_grace, Duration::from_millis),
             rpc_timeout: num("WEFT_CODEX_RPC_TIMEOUT_SECS")
                 .map_or(d.rpc_timeout, Duration::from_secs),
@@ -65,7 +74,7 @@ impl Config {
     }
 }
 
-/// Per-turn knobs: from the turn's spawn environment, else Weft's own environment.
+/// Per-turn knobs, from the turn's environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnKnobs {
     /// `WEFT_CODEX_APPROVAL_POLICY`: `untrusted`, `on-request` (default) or `never`.
@@ -90,16 +99,14 @@ pub struct TurnKnobs {
 }
 
 impl TurnKnobs {
-    /// The knobs for a turn spawned with `env`.
-    pub fn from_env(env: &[(String, String)]) -> Self {
-        let get = |name: &str| {
-            env.iter()
-                .rev()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-                .filter(|v| !v.trim().is_empty())
-                .or_else(|| var(name))
-        };
+    /// The knobs for `input`'s turn.
+    pub fn of(input: &AgentTurnInput) -> Self {
+        Self::from_vars(&|n| input.var(n))
+    }
+
+    /// The knobs `get` (a turn's environment) sets.
+    pub fn from_vars(get: &dyn Fn(&str) -> Option<String>) -> Self {
+        let get = |name: &str| set(get, name);
         Self {
             approval_policy: get("WEFT_CODEX_APPROVAL_POLICY")
                 .unwrap_or_else(|| "on-request".into()),
@@ -124,7 +131,28 @@ impl TurnKnobs {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use weft_protocol::ClientEnv;
+
     use super::*;
+
+    #[test]
+    fn a_clients_variables_are_its_turns_knobs() {
+        let client: ClientEnv = ClientEnv(
+            [("WEFT_CODEX_SANDBOX".to_string(), "read-only".to_string())]
+                .into_iter()
+                .collect(),
+        );
+        let input = AgentTurnInput {
+            client_env: Some(Arc::new(client)),
+            ..Default::default()
+        };
+        let k = TurnKnobs::of(&input);
+        assert_eq!(k.sandbox, "read-only");
+        let cfg = Config::default().with_vars(&|n| input.var(n));
+        assert_eq!(cfg.stall, Config::default().stall);
+    }
 
     #[test]
     fn turn_env_wins_and_defaults_apply() {
@@ -142,7 +170,10 @@ mod tests {
                 "a=1\n\n# note\n b = \"x\" ".to_string(),
             ),
         ];
-        let k = TurnKnobs::from_env(&env);
+        let k = TurnKnobs::of(&AgentTurnInput {
+            env,
+            ..Default::default()
+        });
         assert_eq!(k.sandbox, "danger-full-access");
         assert_eq!(k.approval_policy, "on-request");
         assert_eq!(k.collaboration_mode, None);

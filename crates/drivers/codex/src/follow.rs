@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
+use weft_agent_process::FileTail;
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
-use weft_kernel::lines::FileTail;
 use weft_protocol::{DriverEvent, ToolCall, ToolKind, ToolStatus, Usage};
 
 use crate::items::{capped, first_line};
@@ -29,16 +29,10 @@ pub const POLL: Duration = Duration::from_millis(250);
 /// A rollout created this long before the terminal opened still counts as its own.
 const CREATED_SLACK: Duration = Duration::from_secs(2);
 
-/// `CODEX_HOME` for a spawn with `env` on top of ours, else `~/.codex`.
-pub fn codex_home(env: &[(String, String)]) -> Option<PathBuf> {
-    let get = |name: &str| {
-        env.iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
-            .filter(|v| !v.is_empty())
-    };
+/// `CODEX_HOME` as `input`'s agent sees it, else its `HOME`'s `.codex`.
+/// `AgentTurnInput::default()` stands for the kernel's own environment.
+pub fn codex_home(input: &AgentTurnInput) -> Option<PathBuf> {
+    let get = |name: &str| input.var(name).filter(|v| !v.is_empty());
     get("CODEX_HOME")
         .map(PathBuf::from)
         .or_else(|| get("HOME").map(|h| Path::new(&h).join(".codex")))
@@ -301,7 +295,7 @@ fn new_rollout(
 /// adds to it.
 pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult {
     let opened = SystemTime::now();
-    let Some(home) = codex_home(&input.env) else {
+    let Some(home) = codex_home(input) else {
         ctx.cancelled().await;
         return DriverResult::ok();
     };

@@ -38,13 +38,12 @@ pub mod wire;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::Value;
+use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_kernel::programs::probe_output;
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
 
 pub use config::{Config, TurnKnobs};
@@ -79,12 +78,13 @@ impl Default for CodexDriver {
 }
 
 impl CodexDriver {
-    /// A driver configured from the `WEFT_CODEX_*` environment.
+    /// A driver with the default knobs: each turn's `WEFT_CODEX_*` variables (the
+    /// client's environment, when a client started it) adjust them for that turn.
     pub fn new() -> Self {
-        Self::with_config(Config::from_env())
+        Self::with_config(Config::default())
     }
 
-    /// A driver with explicit knobs (tests).
+    /// A driver with explicit knobs (tests); a turn's variables still override them.
     pub fn with_config(cfg: Config) -> Self {
         Self {
             cfg,
@@ -102,13 +102,19 @@ impl CodexDriver {
             .collect()
     }
 
+    /// The knobs for `input`'s turn: the driver's, with the turn's variables on top.
+    fn turn_config(&self, input: &AgentTurnInput) -> Config {
+        self.cfg.with_vars(&|n| input.var(n))
+    }
+
     async fn session_for(
         &self,
         input: &AgentTurnInput,
         ctx: &DriverContext,
+        cfg: &Config,
     ) -> Result<CodexSession, String> {
         let shape = ProcessShape::of(input);
-        let knobs = TurnKnobs::from_env(&input.env);
+        let knobs = TurnKnobs::of(input);
         let existing = self.sessions.lock().remove(&input.session_key);
         let mut resume = input.session_id.clone();
         if let Some(mut s) = existing {
@@ -123,37 +129,37 @@ impl CodexDriver {
             resume = resume.or_else(|| Some(s.thread_id.clone()));
             if usable && (s.shape != shape || s.knobs != knobs) {
                 ctx.emit(DriverEvent::Notice {
-                    text: "codex restarted for the new folder, settings or account".into(),
+                    text: "codex restarted for the new folder, settings, account or \
+                           environment"
+                        .into(),
                 });
             }
             s.close(CLOSE_GRACE).await;
         }
-        let program = spawn::find_binary(&self.cfg)?;
-        CodexSession::open(&program, input, knobs, resume.as_deref(), &self.cfg).await
+        let program = spawn::find_binary(cfg, &|n| input.var(n))?;
+        CodexSession::open(&program, input, knobs, resume.as_deref(), cfg).await
     }
 
     async fn catalog(&self) -> Catalog {
         if let Some(c) = self.catalog.get() {
             return c.clone();
         }
-        let Ok(program) = spawn::find_binary(&self.cfg) else {
+        let Ok(program) = self.own_binary() else {
             return Catalog::default();
         };
-        let out = tokio::time::timeout(
-            Duration::from_secs(20),
-            tokio::process::Command::new(&program)
-                .args(["debug", "models"])
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output(),
-        )
-        .await;
-        let catalog = match out {
-            Ok(Ok(o)) if o.status.success() => parse_catalog(&o.stdout),
-            _ => Catalog::default(),
+        let catalog = match probe_output(&program, &["debug", "models"]).await {
+            Ok(stdout) => parse_catalog(stdout.as_bytes()),
+            Err(_) => Catalog::default(),
         };
         let _ = self.catalog.set(catalog.clone());
         catalog
+    }
+
+    /// The executable as the kernel's own environment finds it: for what belongs to
+    /// no turn (info, the model catalog).
+    fn own_binary(&self) -> Result<std::path::PathBuf, String> {
+        let own = |n: &str| std::env::var(n).ok();
+        spawn::find_binary(&self.cfg.with_vars(&own), &own)
     }
 }
 
@@ -224,7 +230,7 @@ impl AgentDriver for CodexDriver {
             capabilities: self.capabilities(),
             problem: None,
         };
-        let program = match spawn::find_binary(&self.cfg) {
+        let program = match self.own_binary() {
             Ok(p) => p,
             Err(problem) => {
                 return AgentInfo {
@@ -270,13 +276,14 @@ impl AgentDriver for CodexDriver {
         if input.model.as_deref() == Some("default") {
             input.model = None;
         }
-        let mut session = match self.session_for(&input, &ctx).await {
+        let cfg = self.turn_config(&input);
+        let mut session = match self.session_for(&input, &ctx, &cfg).await {
             Ok(s) => s,
             Err(e) => return DriverResult::failed(e),
         };
         // `session` is owned here: if this future is dropped mid-turn, dropping it
         // kills the process group.
-        let outcome = turn::run(&mut session, &input, &ctx, &self.cfg).await;
+        let outcome = turn::run(&mut session, &input, &ctx, &cfg).await;
         if outcome.keep && !session.eof {
             self.sessions
                 .lock()
@@ -288,7 +295,7 @@ impl AgentDriver for CodexDriver {
     }
 
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
-        let program = spawn::find_binary(&self.cfg).ok()?;
+        let program = spawn::find_binary(&self.turn_config(input), &|n| input.var(n)).ok()?;
         Some(tui::spec(&program, input))
     }
 

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
-use weft_kernel::programs::GroupChild;
+use weft_agent_process::GroupChild;
 
-pub use weft_kernel::lines::{preview, read_lines, RawLine};
+pub use weft_agent_process::{preview, read_lines, RawLine};
 
 use crate::spawn::SpawnSpec;
 

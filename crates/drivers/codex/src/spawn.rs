@@ -1,9 +1,10 @@
 //! Finding `codex` and building the `codex app-server` command line.
 //!
-//! Discovery order: `$WEFT_CODEX_BIN`; the project-local install that
-//! `scripts/setup.sh setup_codex` makes (`.tools/agents/node_modules/.bin/codex`,
-//! looked for above the running executable and above the current folder); then
-//! `PATH`.
+//! Discovery order (never relative to the current folder, see
+//! [`weft_agent_process::program`]): `WEFT_CODEX_BIN` (the turn's, else the driver's
+//! config); the project-local install that `scripts/setup.sh setup_codex` makes
+//! (`.tools/agents/node_modules/.bin/codex`, above the running executable only); then
+//! the turn's `PATH`.
 //!
 //! The model provider comes from the turn's environment (the kernel's ModelResolver):
 //! with `WEFT_CODEX_BASE_URL` set, a `weft` provider (`wire_api = "responses"`) is
@@ -12,31 +13,23 @@
 
 use std::path::{Path, PathBuf};
 
+use weft_agent_process::{explicit_program, find_agent, EnvFingerprint};
 use weft_kernel::driver::AgentTurnInput;
-use weft_kernel::programs::{find_program, LOCAL_BIN_DIR};
 
 use crate::config::{Config, TurnKnobs};
 
-/// Finds the executable, or says where it looked.
-pub fn find_binary(cfg: &Config) -> Result<PathBuf, String> {
+/// Finds the executable for a turn whose settings are `cfg` (already overlaid with the
+/// turn's variables) and whose environment is `var`, or says where it looked.
+pub fn find_binary(cfg: &Config, var: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
     if let Some(bin) = &cfg.bin {
-        return if bin.is_file() {
-            Ok(bin.clone())
-        } else {
-            Err(format!(
-                "WEFT_CODEX_BIN points at {}, which is not a file",
-                bin.display()
-            ))
-        };
+        return explicit_program("WEFT_CODEX_BIN", &bin.to_string_lossy());
     }
-    if let Some(found) = find_program("codex") {
-        return Ok(found);
-    }
-    Err(format!(
-        "the `codex` CLI was not found (looked at $WEFT_CODEX_BIN, {LOCAL_BIN_DIR}/codex above this \
-         program and the current folder, and PATH); install it with `scripts/setup.sh \
-         setup_codex` or `npm install -g @openai/codex`"
-    ))
+    find_agent("codex", &["WEFT_CODEX_BIN"], var).map_err(|e| {
+        format!(
+            "the codex CLI: {e}; install it with `scripts/setup.sh setup_codex` or \
+             `npm install -g @openai/codex`"
+        )
+    })
 }
 
 /// What to run for one session's long-lived `codex app-server`.
@@ -46,7 +39,7 @@ pub struct SpawnSpec {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment (on top of the inherited one).
+    /// The whole environment (nothing is inherited): the turn's `spawn_env`.
     pub env: Vec<(String, String)>,
     /// Working folder.
     pub cwd: PathBuf,
@@ -59,8 +52,9 @@ pub struct SpawnSpec {
 pub struct ProcessShape {
     /// The folder.
     pub workdir: PathBuf,
-    /// The spawn environment (accounts, endpoints), compared, never logged.
-    pub env: Vec<(String, String)>,
+    /// The whole spawn environment (the client's, accounts, endpoints), as a
+    /// fingerprint: a turn from a client with another environment gets a new process.
+    pub env: EnvFingerprint,
     /// Extra arguments.
     pub extra_args: Vec<String>,
     /// Developer instructions given at thread start.
@@ -72,7 +66,7 @@ impl ProcessShape {
     pub fn of(input: &AgentTurnInput) -> Self {
         Self {
             workdir: input.workdir.clone(),
-            env: input.env.clone(),
+            env: EnvFingerprint::of(&input.spawn_env()),
             extra_args: input.extra_args.clone(),
             system_prompt: input.system_prompt.clone(),
         }
@@ -126,7 +120,7 @@ pub fn spec(program: &Path, input: &AgentTurnInput, knobs: &TurnKnobs) -> SpawnS
     SpawnSpec {
         program: program.to_path_buf(),
         args,
-        env: input.env.clone(),
+        env: input.spawn_env(),
         cwd: input.workdir.clone(),
     }
 }
@@ -155,7 +149,7 @@ mod tests {
             extra_args: vec!["--flag".into()],
             ..Default::default()
         };
-        let s = spec(Path::new("/bin/codex"), &input, &TurnKnobs::from_env(&env));
+        let s = spec(Path::new("/bin/codex"), &input, &TurnKnobs::of(&input));
         let line = s.args.join(" ");
         assert!(line.starts_with(
             "app-server -c features.default_mode_request_user_input=true \
@@ -167,7 +161,7 @@ mod tests {
         assert!(line.contains("-c model_providers.weft.wire_api=\"responses\""));
         assert!(line.contains("-c model_providers.weft.stream_max_retries=0"));
         assert!(line.ends_with("-c model_catalog_json=\"/x.json\" --flag"));
-        assert_eq!(s.env, env);
+        assert!(env.iter().all(|pair| s.env.contains(pair)));
         assert_eq!(s.cwd, PathBuf::from("/w"));
     }
 
@@ -176,7 +170,7 @@ mod tests {
         let s = spec(
             Path::new("codex"),
             &AgentTurnInput::default(),
-            &TurnKnobs::from_env(&[]),
+            &TurnKnobs::from_vars(&|_| None),
         );
         assert!(!s.args.join(" ").contains("model_provider"));
     }

@@ -15,14 +15,9 @@ use weft_kernel::driver::{AgentTurnInput, TuiSpec};
 use crate::config::TurnKnobs;
 use crate::spawn::{config_overrides, toml_str};
 
-/// A knob set for this spawn (its environment first, then Weft's own).
-fn explicit(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|v| !v.trim().is_empty())
+/// A knob the turn's environment sets.
+fn explicit(input: &AgentTurnInput, name: &str) -> Option<String> {
+    input.var(name).filter(|v| !v.trim().is_empty())
 }
 
 /// The interactive UI for `input`'s session, run from `program`.
@@ -31,11 +26,11 @@ pub fn spec(program: &Path, input: &AgentTurnInput) -> TuiSpec {
     if let Some(id) = &input.session_id {
         args.extend(["resume".to_string(), id.clone()]);
     }
-    let mut overrides = config_overrides(&TurnKnobs::from_env(&input.env));
-    if let Some(p) = explicit(&input.env, "WEFT_CODEX_APPROVAL_POLICY") {
+    let mut overrides = config_overrides(&TurnKnobs::of(input));
+    if let Some(p) = explicit(input, "WEFT_CODEX_APPROVAL_POLICY") {
         overrides.push(format!("approval_policy={}", toml_str(&p)));
     }
-    if let Some(s) = explicit(&input.env, "WEFT_CODEX_SANDBOX") {
+    if let Some(s) = explicit(input, "WEFT_CODEX_SANDBOX") {
         overrides.push(format!("sandbox_mode={}", toml_str(&s)));
     }
     if let Some(e) = &input.effort {

@@ -32,7 +32,7 @@ pub fn fast_config() -> Config {
 
 /// The real `codex`, or why it is missing.
 pub fn codex_bin() -> Result<PathBuf, String> {
-    weft_codex::spawn::find_binary(&Config::from_env())
+    weft_codex::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok())
 }
 
 /// The real `codex`, or None after saying why the test is skipped. Under CI=true a
