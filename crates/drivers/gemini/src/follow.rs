@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+use weft_agent_process::FileTail;
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
-use weft_kernel::lines::FileTail;
 use weft_protocol::{DriverEvent, ToolCall, ToolKind, ToolStatus, Usage};
 
 use crate::sessions::{self, shell_exit_code};
@@ -226,7 +226,7 @@ pub async fn follow(input: &AgentTurnInput, id: &str, ctx: &DriverContext) -> Dr
         session_id: Some(id.to_string()),
         ..Default::default()
     };
-    let Some(gemini) = sessions::gemini_dir(&input.env) else {
+    let Some(gemini) = sessions::gemini_dir_for(input) else {
         ctx.cancelled().await;
         return result;
     };

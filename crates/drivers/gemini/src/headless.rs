@@ -64,7 +64,7 @@ pub async fn run(
     let spec = SpawnSpec {
         program: program.to_path_buf(),
         args: args(input, session_id, approval_mode),
-        env: input.env.clone(),
+        env: input.spawn_env(),
         cwd: input.workdir.clone(),
     };
     let (mut proc, stdin, stdout) = match AgentProcess::spawn(&spec) {

@@ -16,8 +16,9 @@
 //!   `WEFT_GEMINI_RESUME_APPROVAL` (default `default`, where the CLI withholds tools
 //!   that need approval) and says so in a notice.
 //!
-//! Binary: `$WEFT_GEMINI_BIN`, the project-local `.tools/agents/node_modules/.bin`,
-//! then `PATH`. [`AgentDriver::list_native_sessions`] reads `~/.gemini`'s chat files
+//! Binary: the turn's `$WEFT_GEMINI_BIN`, the project-local
+//! `.tools/agents/node_modules/.bin` above the running executable, then the turn's
+//! `PATH` (never relative to the current folder). [`AgentDriver::list_native_sessions`] reads `~/.gemini`'s chat files
 //! ([`sessions`]).
 
 pub mod follow;
@@ -37,7 +38,8 @@ use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessi
 /// The driver's id.
 pub const GEMINI_ID: &str = "gemini";
 
-/// Knobs, from `WEFT_GEMINI_*`.
+/// Knobs, from `WEFT_GEMINI_*`: the stop grace of the ACP side is read when the driver
+/// is made; a turn's own variables override both for a headless turn.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `WEFT_GEMINI_RESUME_APPROVAL`: `--approval-mode` of a resumed (headless) turn.
@@ -56,10 +58,16 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults, overridden by `WEFT_GEMINI_*`.
+    /// The defaults, overridden by the kernel's own `WEFT_GEMINI_*`.
     pub fn from_env() -> Self {
-        let d = Self::default();
-        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+        Self::default().with_vars(&|n| std::env::var(n).ok())
+    }
+
+    /// This config, with each `WEFT_GEMINI_*` that `get` (a turn's environment) sets
+    /// in place of its field.
+    pub fn with_vars(&self, get: &dyn Fn(&str) -> Option<String>) -> Self {
+        let d = self.clone();
+        let var = |n: &str| get(n).filter(|v| !v.trim().is_empty());
         Self {
             resume_approval: var("WEFT_GEMINI_RESUME_APPROVAL").unwrap_or(d.resume_approval),
             stop_grace: var("WEFT_GEMINI_STOP_GRACE_MS")
@@ -122,27 +130,19 @@ impl GeminiDriver {
         session_id: &str,
         ctx: &DriverContext,
     ) -> DriverResult {
-        let program = match self.acp.spec().find_binary() {
+        let program = match self.acp.spec().find_binary(&|n| input.var(n)) {
             Ok(p) => p,
             Err(e) => return DriverResult::failed(e),
         };
-        let approval = weft_acp::config::knob(&input.env, "WEFT_GEMINI_RESUME_APPROVAL")
-            .unwrap_or_else(|| self.cfg.resume_approval.clone());
+        let cfg = self.cfg.with_vars(&|n| input.var(n));
+        let approval = cfg.resume_approval.clone();
         ctx.emit(DriverEvent::Notice {
             text: format!(
                 "Continued with `gemini -p --resume` (Gemini's ACP cannot reload a session): \
                  no permission prompts in this turn; approval mode `{approval}`"
             ),
         });
-        headless::run(
-            &program,
-            input,
-            session_id,
-            &approval,
-            self.cfg.stop_grace,
-            ctx,
-        )
-        .await
+        headless::run(&program, input, session_id, &approval, cfg.stop_grace, ctx).await
     }
 }
 
@@ -187,7 +187,7 @@ impl AgentDriver for GeminiDriver {
     }
 
     fn tui(&self, input: &AgentTurnInput) -> Option<weft_kernel::TuiSpec> {
-        let program = self.acp.spec().find_binary().ok()?;
+        let program = self.acp.spec().find_binary(&|n| input.var(n)).ok()?;
         Some(tui::spec(&program, input))
     }
 
@@ -206,7 +206,8 @@ impl AgentDriver for GeminiDriver {
     }
 
     async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        let Some(dir) = sessions::gemini_dir(&[]) else {
+        // No turn: the kernel's own environment.
+        let Some(dir) = sessions::gemini_dir_for(&AgentTurnInput::default()) else {
             return Vec::new();
         };
         let workdir = workdir.map(Path::to_path_buf);

@@ -13,17 +13,25 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use weft_acp::backfill::ToolOutput;
+use weft_kernel::driver::AgentTurnInput;
 use weft_protocol::NativeSessionInfo;
 
-/// The `.gemini` folder for a spawn environment (its `HOME`, else this process's).
+/// The `.gemini` folder of a whole spawn environment: its `HOME`'s.
 pub fn gemini_dir(env: &[(String, String)]) -> Option<PathBuf> {
     let home = env
         .iter()
         .rev()
         .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| PathBuf::from(v))
-        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))?;
-    Some(home.join(".gemini"))
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())?;
+    Some(Path::new(home).join(".gemini"))
+}
+
+/// The `.gemini` folder as `input`'s agent sees it (its `HOME`'s).
+/// `AgentTurnInput::default()` stands for the kernel's own environment.
+pub fn gemini_dir_for(input: &AgentTurnInput) -> Option<PathBuf> {
+    let home = input.var("HOME").filter(|v| !v.is_empty())?;
+    Some(Path::new(&home).join(".gemini"))
 }
 
 /// Every `chats` folder under `dir`, at most a few levels down.
@@ -260,7 +268,8 @@ pub fn tool_results(gemini: &Path, session_id: &str) -> HashMap<String, ToolOutp
     out
 }
 
-/// [`tool_results`] for a spawn environment: the hook `weft_acp` calls after a turn.
+/// [`tool_results`] for a whole spawn environment: the hook `weft_acp` calls after a
+/// turn.
 pub fn tool_output(env: &[(String, String)], session_id: &str) -> HashMap<String, ToolOutput> {
     gemini_dir(env)
         .map(|dir| tool_results(&dir, session_id))

@@ -33,8 +33,9 @@ pub fn spec(program: &Path, input: &AgentTurnInput) -> TuiSpec {
     let mut env = input.env.clone();
     // gemini runs headless (no UI, reads a prompt from stdin) whenever CI=true or
     // GITHUB_ACTIONS=true, even on a terminal; a terminal the user opened is interactive.
+    // As the terminal will see them: the client's variables, not the kernel's.
     for var in ["CI", "GITHUB_ACTIONS"] {
-        if std::env::var(var).is_ok_and(|v| v == "true") {
+        if input.var(var).is_some_and(|v| v == "true") {
             env.push((var.to_string(), "false".to_string()));
         }
     }
@@ -69,5 +70,22 @@ mod tests {
         let s = spec(Path::new("/bin/gemini"), &input);
         assert_eq!(s.args, ["--skip-trust", "--resume", "abc"]);
         assert_eq!(s.session_id, None);
+    }
+
+    #[test]
+    fn the_clients_ci_flag_is_turned_off_for_its_terminal() {
+        let mut client = weft_protocol::ClientEnv::default();
+        client.0.insert("CI".into(), "true".into());
+        let input = AgentTurnInput {
+            client_env: Some(std::sync::Arc::new(client)),
+            ..Default::default()
+        };
+        let s = spec(Path::new("/bin/gemini"), &input);
+        assert!(s.env.contains(&("CI".to_string(), "false".to_string())));
+        let none = AgentTurnInput {
+            client_env: Some(Default::default()),
+            ..Default::default()
+        };
+        assert!(spec(Path::new("/bin/gemini"), &none).env.is_empty());
     }
 }

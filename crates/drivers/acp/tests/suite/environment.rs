@@ -64,6 +64,11 @@ async fn a_new_client_environment_gets_a_new_process_that_sees_it_and_the_same_o
     assert!(r2.ok, "{r2:?}");
     assert_eq!(seen(&s2.text), ("one".to_string(), first));
 
+    // What the Gemini driver asks before choosing between its live ACP process and a
+    // resumed headless one.
+    assert!(d.can_continue(&turn("one")));
+    assert!(!d.can_continue(&turn("two")));
+
     // Another: a new process that sees the new value, on the same session, and the
     // old process is gone.
     let sink = TestSink::new();

@@ -130,7 +130,7 @@ impl Harness for GeminiHarness {
     }
 
     fn binary(&self) -> Result<PathBuf, String> {
-        weft_gemini::acp_spec().find_binary()
+        weft_gemini::acp_spec().find_binary(&|n| std::env::var(n).ok())
     }
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
@@ -166,7 +166,7 @@ impl Harness for GeminiAcpHarness {
     }
 
     fn binary(&self) -> Result<PathBuf, String> {
-        gemini_acp_spec().find_binary()
+        gemini_acp_spec().find_binary(&|n| std::env::var(n).ok())
     }
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {

@@ -1,4 +1,5 @@
 mod conformance;
+mod environment;
 mod headless;
 mod measure;
 mod real;

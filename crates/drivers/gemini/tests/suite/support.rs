@@ -12,7 +12,7 @@ pub use weft_testkit::sink::{run, run_with, TestSink};
 /// The real `gemini`, or None after printing why the test is skipped. Under CI=true a
 /// missing binary fails the test instead.
 pub fn gemini_bin() -> Option<PathBuf> {
-    match weft_gemini::acp_spec().find_binary() {
+    match weft_gemini::acp_spec().find_binary(&|n| std::env::var(n).ok()) {
         Ok(p) => Some(p),
         Err(why) => {
             if ci() {
