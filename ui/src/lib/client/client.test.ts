@@ -83,6 +83,12 @@ describe("WeftClient requests", () => {
     expect(await sessions).toEqual([]);
   });
 
+  it("sends no subscribeAll over a link that subscribes by itself (the desktop shell)", async () => {
+    const link = Object.assign(new ScriptedLink(), { subscribesAll: true });
+    await new WeftClient(link, shell).connect();
+    expect(link.sent).toEqual([]);
+  });
+
   it("sends each verb as its wire request with every field", async () => {
     const { link, client } = await connected();
     void client.prompt({ prompt: "hi", agent: "echo", sessionKey: null, workdir: "/w", model: null, effort: null, attachments: [] });

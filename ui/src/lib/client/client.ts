@@ -87,7 +87,7 @@ export class WeftClient implements Transport, TerminalClient {
         up: (welcome) => void this.up(welcome),
       };
       this.welcome = await this.link.connect(events);
-      await this.request({ type: "subscribeAll" });
+      if (!this.link.subscribesAll) await this.request({ type: "subscribeAll" });
       this.subscribed = true;
     })();
     return this.connecting;
@@ -162,7 +162,7 @@ export class WeftClient implements Transport, TerminalClient {
     this.welcome = welcome;
     this.closingReason = null;
     try {
-      if (this.subscribed) await this.request({ type: "subscribeAll" });
+      if (this.subscribed && !this.link.subscribesAll) await this.request({ type: "subscribeAll" });
     } catch {
       // Dropped again: the next `up` tries again.
       return;

@@ -18,6 +18,11 @@ export interface LinkEvents {
 }
 
 export interface Link {
+  /**
+   * The link itself subscribes its connection to every session's patches (the desktop
+   * shell does, on each connection it makes); otherwise the client sends `subscribeAll`.
+   */
+  readonly subscribesAll?: boolean;
   /** Connects and says hello; resolves to the daemon's Welcome. Called once. */
   connect(events: LinkEvents): Promise<Welcome>;
   /**

@@ -1,5 +1,6 @@
-// The desktop window's link: the Tauri shell holds the connection to the daemon (and
-// re-makes it when the daemon restarts, then sends a resync of everything). The window
+// The desktop window's link: the Tauri shell holds the connection to the daemon,
+// subscribed to every session (src-tauri/src/link.rs), and re-makes it when the daemon
+// goes away, then sends a resync of everything. The window
 // opens it once with `weft_connect` and a Channel that receives every ServerMessage as
 // JSON and every terminal frame as bytes; each request is one `weft_request`, which
 // resolves to the reply's result or rejects with {code, message}. The shell's own
@@ -19,6 +20,7 @@ export function inTauri(): boolean {
 export function tauriLink(): Link {
   let events: LinkEvents | null = null;
   return {
+    subscribesAll: true,
     async connect(listener) {
       events = listener;
       const channel = new Channel<ServerMessage | ArrayBuffer | number[]>();
