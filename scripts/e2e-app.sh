@@ -19,15 +19,20 @@ if [ -z "${WEFT_E2E_SKIP_SETUP:-}" ]; then
 fi
 if [ -z "${WEFT_E2E_SKIP_BUILD:-}" ]; then
     npm --prefix ui run build --silent
+    # The app starts its kernel service from the `weft` binary beside it.
     if [ "$PROFILE" = release ]; then
         cargo build --release -p weft-app --features tauri/custom-protocol
+        cargo build --release -p weft-cli
     else
         cargo build -p weft-app --features tauri/custom-protocol
+        cargo build -p weft-cli
     fi
     cargo build -p weft-app --example scripted_anthropic
 fi
 APP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft-app"
+WEFT_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft"
 [ -x "$APP_BIN" ] || { echo "no app binary at $APP_BIN" >&2; exit 1; }
+[ -x "$WEFT_BIN" ] || { echo "no weft binary at $WEFT_BIN" >&2; exit 1; }
 
 RUN_DIR="$(mktemp -d /tmp/weft-e2e.XXXXXX)"
 mkdir -p "$RUN_DIR/home" "$RUN_DIR/workspace"
@@ -44,7 +49,9 @@ free_display() {
 }
 
 PIDS=()
+stop_daemon() { WEFT_HOME="$RUN_DIR/home" "$WEFT_BIN" daemon stop >/dev/null 2>&1 || true; }
 cleanup() {
+    stop_daemon
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     # Only this run's processes are ever touched (several runs may share a machine and
@@ -98,7 +105,7 @@ done
 
 echo "e2e: app $APP_BIN, WEFT_HOME $RUN_DIR/home, display :$DISPLAY_NUM, tauri-driver :$PORT"
 status=0
-WEFT_APP_BIN="$APP_BIN" WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" \
+WEFT_APP_BIN="$APP_BIN" WEFT_BIN="$WEFT_BIN" WEFT_HOME_DIR="$RUN_DIR/home" WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" \
     SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ${WEFT_E2E_FILES:-ui/e2e/} || status=$?
 # Every app the suite launched has been closed: no app, WebKit or agent process of this
 # run (they carry RUN_DIR in their environment) may be left behind.
@@ -122,6 +129,9 @@ leftovers() {
 }
 kill "$TD_PID" 2>/dev/null || true
 wait "$TD_PID" 2>/dev/null || true
+# Closing the app ends no turn: the kernel service outlives its windows. Stopping it
+# must leave nothing of this run behind.
+stop_daemon
 for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
 left="$(leftovers)"
 if [ -n "$left" ]; then
@@ -132,6 +142,7 @@ fi
 if [ "$status" -ne 0 ]; then
     echo "--- tauri-driver log"; tail -50 "$RUN_DIR/tauri-driver.log" || true
     echo "--- app log"; cat "$RUN_DIR"/home/logs/weft* 2>/dev/null | tail -50 || true
+    echo "--- daemon log"; tail -50 "$RUN_DIR"/home/logs/daemon.log 2>/dev/null || true
 fi
 echo "screenshots: $SHOTS"
 exit "$status"

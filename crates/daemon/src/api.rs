@@ -224,13 +224,32 @@ fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result
     };
     service.client_joined(conn.id, &surface);
     conn.greet(Caller { surface, env }, scopes.clone());
-    let restarting = hello.version != weft_client::VERSION && service.restart_for(&hello.version);
+    // Only a newer `weft` on the owner's socket restarts the daemon (it then starts its
+    // own binary); an older one, or a browser page, uses it as it is.
+    let restarting = conn.transport == Transport::Socket
+        && newer(&hello.version, weft_client::VERSION)
+        && service.restart_for(&hello.version);
     to_value(Welcome {
         version: weft_client::VERSION.to_string(),
         pid: std::process::id(),
         scopes,
         restarting,
     })
+}
+
+/// True when version `a` is newer than `b` (dot-separated numbers; anything that does
+/// not parse is not newer).
+fn newer(a: &str, b: &str) -> bool {
+    let parse = |v: &str| -> Option<Vec<u64>> {
+        v.split(['.', '-', '+'])
+            .take(3)
+            .map(|p| p.parse().ok())
+            .collect()
+    };
+    match (parse(a), parse(b)) {
+        (Some(a), Some(b)) => a > b,
+        _ => false,
+    }
 }
 
 fn verb_name(request: &ClientRequest) -> String {
@@ -337,5 +356,18 @@ pub fn initial_scopes(transport: Transport) -> Vec<Scope> {
     match transport {
         Transport::Socket => vec![Scope::Read, Scope::Control],
         Transport::WebSocket => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_a_newer_version_is_newer() {
+        assert!(super::newer("0.2.0", "0.1.0"));
+        assert!(super::newer("0.1.10", "0.1.9"));
+        assert!(!super::newer("0.1.0", "0.1.0"));
+        assert!(!super::newer("0.0.9", "0.1.0"));
+        assert!(!super::newer("test", "0.1.0"));
+        assert!(!super::newer("", "0.1.0"));
     }
 }

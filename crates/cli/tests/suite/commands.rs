@@ -1,47 +1,14 @@
 //! `weft run`, `sessions`, `history`, `agents`: exit codes and JSON output.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 use weft_protocol::{apply_in_place, SnapshotPatch, UniversalSnapshot};
 
-struct Env {
-    home: tempfile::TempDir,
-    work: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(work.path().join("README.md"), "hello").unwrap_or_else(|e| panic!("{e}"));
-        Self { home, work }
-    }
-
-    fn weft(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_weft"))
-            .args(args)
-            .env("WEFT_HOME", self.home.path())
-            .env("WEFT_ECHO_DELAY_MS", "0")
-            .current_dir(self.work.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("run weft: {e}"))
-    }
-
-    fn json(&self, args: &[&str]) -> (i32, Value, String) {
-        let out = self.weft(args);
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let value = serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}\nstderr: {stderr}"));
-        (out.status.code().unwrap_or(-1), value, stderr)
-    }
-}
+use super::support::Env;
 
 fn workdir(env: &Env) -> String {
-    env.work.path().to_string_lossy().into_owned()
+    env.workdir()
 }
 
 #[test]

@@ -1,3 +1,5 @@
 mod commands;
+mod daemon;
 mod serve;
+mod support;
 mod tui;

@@ -1,6 +1,7 @@
 //! `weft serve`: the verbs over a WebSocket, patches after subscribe, coded errors, tokens.
 
 use std::io::{BufRead, BufReader};
+
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -12,44 +13,64 @@ use weft_protocol::{apply_in_place, Phase, SnapshotPatch, UniversalSnapshot};
 struct Server {
     child: Child,
     url: String,
-    _home: tempfile::TempDir,
+    token: String,
+    home: tempfile::TempDir,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        super::support::stop_daemon(self.home.path());
     }
 }
 
-fn start(token: Option<&str>) -> Server {
+fn start() -> Server {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_weft"));
-    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
         .env("WEFT_HOME", home.path())
         .env("WEFT_ECHO_DELAY_MS", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    if let Some(t) = token {
-        cmd.env("WEFT_SERVE_TOKEN", t);
-    }
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
     let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let mut line = String::new();
-    BufReader::new(stderr)
-        .read_line(&mut line)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let url = line
+    let mut lines = BufReader::new(stderr).lines();
+    let mut line = || lines.next().and_then(Result::ok).unwrap_or_default();
+    let first = line();
+    let url = first
         .trim()
         .strip_prefix("weft: serving on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
         .to_string();
+    let second = line();
+    let token = second
+        .split_once("#token=")
+        .map(|(_, t)| t.trim().to_string())
+        .unwrap_or_else(|| panic!("no token in: {second}"));
     Server {
         child,
         url,
-        _home: home,
+        token,
+        home,
     }
+}
+
+/// A WebSocket that said hello with `token`.
+async fn greeted(server: &Server, token: &str) -> (Ws, Value) {
+    let (mut ws, _) = tokio_tungstenite::connect_async(&server.url)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    send(
+        &mut ws,
+        json!({"id": 100, "type": "hello", "version": "test", "surface": "script", "token": token}),
+    )
+    .await;
+    let mut patches = Vec::new();
+    let welcome = reply(&mut ws, 100, &mut patches).await;
+    (ws, welcome)
 }
 
 type Ws =
@@ -84,10 +105,10 @@ async fn reply(ws: &mut Ws, id: u64, patches: &mut Vec<Value>) -> Value {
 
 #[tokio::test]
 async fn a_turn_over_the_websocket() {
-    let server = start(None);
-    let (mut ws, _) = tokio_tungstenite::connect_async(&server.url)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = start();
+    let (mut ws, welcome) = greeted(&server, &server.token.clone()).await;
+    assert_eq!(welcome["type"], "reply", "{welcome}");
+    assert_eq!(welcome["result"]["scopes"], json!(["read", "control"]));
     let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut patches = Vec::new();
 
@@ -183,28 +204,122 @@ async fn a_turn_over_the_websocket() {
 }
 
 #[tokio::test]
-async fn a_token_is_required_when_set() {
-    let server = start(Some("s3cret"));
-    assert!(tokio_tungstenite::connect_async(&server.url).await.is_err());
-    let wrong = format!("{}?token=nope", server.url);
-    assert!(tokio_tungstenite::connect_async(&wrong).await.is_err());
-    let right = format!("{}?token=s3cret", server.url);
-    let (mut ws, _) = tokio_tungstenite::connect_async(&right)
+async fn every_peer_must_prove_itself() {
+    let server = start();
+    let mut patches = Vec::new();
+
+    // No hello: nothing is served.
+    let (mut ws, _) = tokio_tungstenite::connect_async(&server.url)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    send(&mut ws, json!({"id": 1, "type": "listTools"})).await;
-    let mut patches = Vec::new();
-    assert_eq!(reply(&mut ws, 1, &mut patches).await["result"], json!([]));
+    send(&mut ws, json!({"id": 1, "type": "listSessions"})).await;
+    assert_eq!(
+        reply(&mut ws, 1, &mut patches).await["error"]["code"],
+        "forbidden"
+    );
+    // A hello without a token, or with a wrong one, is refused.
+    send(
+        &mut ws,
+        json!({"id": 2, "type": "hello", "version": "t", "surface": "x"}),
+    )
+    .await;
+    assert_eq!(
+        reply(&mut ws, 2, &mut patches).await["error"]["code"],
+        "forbidden"
+    );
+    let (mut bad, refused) = greeted(&server, "not-the-token").await;
+    assert_eq!(refused["error"]["code"], "forbidden", "{refused}");
+    send(&mut bad, json!({"id": 3, "type": "prompt", "prompt": "hi"})).await;
+    assert_eq!(
+        reply(&mut bad, 3, &mut patches).await["error"]["code"],
+        "forbidden"
+    );
+
+    // A token in the URL is not accepted (URLs land in logs).
+    let in_url = format!("{}?token={}", server.url, server.token);
+    let (mut ws, _) = tokio_tungstenite::connect_async(&in_url)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    send(&mut ws, json!({"id": 4, "type": "listSessions"})).await;
+    assert_eq!(
+        reply(&mut ws, 4, &mut patches).await["error"]["code"],
+        "forbidden"
+    );
+
+    // A read token reads, and may not prompt.
+    let read = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["serve", "--print-token", "--read-only"])
+        .env("WEFT_HOME", server.home.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let read = String::from_utf8_lossy(&read.stdout).trim().to_string();
+    assert!(!read.is_empty() && read != server.token);
+    let (mut reader, welcome) = greeted(&server, &read).await;
+    assert_eq!(welcome["result"]["scopes"], json!(["read"]), "{welcome}");
+    send(&mut reader, json!({"id": 5, "type": "listSessions"})).await;
+    assert_eq!(reply(&mut reader, 5, &mut patches).await["type"], "reply");
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    send(
+        &mut reader,
+        json!({"id": 6, "type": "prompt", "prompt": "hi", "workdir": workdir.path()}),
+    )
+    .await;
+    let denied = reply(&mut reader, 6, &mut patches).await;
+    assert_eq!(denied["error"]["code"], "forbidden", "{denied}");
+    assert!(denied["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("control")));
+
+    // A page of another site, and a rebinding host name, are refused at the upgrade.
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    for (name, value) in [("origin", "http://evil.example"), ("host", "evil.example")] {
+        let mut request = server
+            .url
+            .as_str()
+            .into_client_request()
+            .unwrap_or_else(|e| panic!("{e}"));
+        request
+            .headers_mut()
+            .insert(name, value.parse().unwrap_or_else(|e| panic!("{e:?}")));
+        let refused = tokio_tungstenite::connect_async(request).await;
+        assert!(refused.is_err(), "{name}: {value} was let in");
+    }
+    // The listener's own page is let in.
+    let mut own = server
+        .url
+        .as_str()
+        .into_client_request()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let origin = server.url.replace("ws://", "http://").replace("/ws", "");
+    own.headers_mut()
+        .insert("origin", origin.parse().unwrap_or_else(|e| panic!("{e:?}")));
+    own.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", server.token)
+            .parse()
+            .unwrap_or_else(|e| panic!("{e:?}")),
+    );
+    let (mut page, _) = tokio_tungstenite::connect_async(own)
+        .await
+        .unwrap_or_else(|e| panic!("own origin refused: {e}"));
+    send(
+        &mut page,
+        json!({"id": 7, "type": "hello", "version": "t", "surface": "browser"}),
+    )
+    .await;
+    assert_eq!(reply(&mut page, 7, &mut patches).await["type"], "reply");
 }
 
 #[test]
-fn a_public_address_without_a_token_is_refused() {
+fn a_public_address_is_refused() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
     let out = Command::new(env!("CARGO_BIN_EXE_weft"))
         .args(["serve", "--listen", "0.0.0.0:0"])
-        .env_remove("WEFT_SERVE_TOKEN")
-        .env("WEFT_HOME", std::env::temp_dir().join("weft-serve-refused"))
+        .env("WEFT_HOME", home.path())
+        .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("WEFT_SERVE_TOKEN"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only loopback"));
 }

@@ -25,6 +25,7 @@ fn wait_screen(bridge: &PtyBridge, what: &str, pred: impl Fn(&str) -> bool) -> S
 #[tokio::test]
 async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let weft = env!("CARGO_BIN_EXE_weft");
     let bridge = PtyBridge::spawn(
@@ -118,6 +119,7 @@ fn without_a_terminal_it_is_a_usage_error() {
 #[tokio::test]
 async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let bridge = PtyBridge::spawn(
         &PtySpec {

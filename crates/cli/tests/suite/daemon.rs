@@ -1,0 +1,322 @@
+//! One kernel per user: every `weft` command is a client of its home's daemon.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use weft_client::{Client, Event, Home};
+use weft_protocol::{
+    apply_in_place, ClientRequest, Phase, PromptAccepted, PromptRequest, ServerMessage, SnapshotAt,
+    UniversalSnapshot,
+};
+
+use super::support::{wait_for, Env};
+
+fn daemon_pid(env: &Env) -> u32 {
+    let (code, status, stderr) = env.json(&["daemon", "status", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    status["pid"].as_u64().unwrap_or_default() as u32
+}
+
+fn key_of(v: &Value) -> String {
+    v["sessionKey"].as_str().unwrap_or_default().to_string()
+}
+
+/// A client on the daemon's socket, as the app's transport is.
+async fn app_client(env: &Env) -> (Client, tokio::sync::mpsc::Receiver<Event>) {
+    let hello = weft_protocol::Hello {
+        version: weft_client::VERSION.into(),
+        surface: "app".into(),
+        env: None,
+        token: None,
+    };
+    Client::connect(&Home::at(env.home.path()), hello)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Follows one session's snapshot from a subscription until `done` holds.
+async fn follow(
+    client: &Client,
+    events: &mut tokio::sync::mpsc::Receiver<Event>,
+    key: &str,
+    mut done: impl FnMut(&UniversalSnapshot) -> bool,
+) -> UniversalSnapshot {
+    let at: SnapshotAt = client
+        .call(ClientRequest::Subscribe {
+            session_key: key.to_string(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut snap, mut seq) = (at.snapshot, at.seq);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !done(&snap) {
+        let ev = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out; the snapshot is {snap:?}"));
+        if let Some(Event::Message(ServerMessage::Patch(ev))) = ev {
+            if ev.session_key == key && ev.seq == seq + 1 {
+                apply_in_place(&mut snap, &ev.patch);
+                seq = ev.seq;
+            }
+        }
+    }
+    snap
+}
+
+#[test]
+fn a_second_daemon_says_who_holds_the_home_and_exits_2() {
+    let env = Env::new();
+    assert_eq!(env.weft(&["run", "hello"]).status.code(), Some(0));
+    let pid = daemon_pid(&env);
+    let out = env.weft(&["daemon", "run"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("pid {pid}")), "{stderr}");
+    assert_eq!(daemon_pid(&env), pid, "the first one still serves");
+}
+
+#[test]
+fn a_daemon_started_on_demand_holds_none_of_its_clients_pipes() {
+    let env = Env::new();
+    // `output()` reads stdout and stderr to their end: it returns only because the
+    // daemon this run started did not keep them.
+    let out = env.weft(&["run", "hello"]);
+    assert_eq!(out.status.code(), Some(0));
+    let pid = daemon_pid(&env);
+    for fd in 0..3 {
+        let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+            .unwrap_or_else(|e| panic!("fd {fd}: {e}"));
+        assert_eq!(target, std::path::Path::new("/dev/null"), "fd {fd}");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0)
+    };
+    let home = env.home.path();
+    assert_eq!(mode(home), 0o700);
+    assert_eq!(mode(&home.join("daemon.sock")), 0o600);
+    assert_eq!(mode(&home.join("weft.db")), 0o600);
+    assert_eq!(mode(&home.join("logs/daemon.log")), 0o600);
+}
+
+#[tokio::test]
+async fn two_clients_on_one_session_run_their_turns_in_order_in_one_daemon() {
+    let env = Env::new();
+    let (first, _) = {
+        let (code, v, stderr) = env.json(&["run", "--json", "start"]);
+        assert_eq!(code, 0, "{stderr}");
+        (v, ())
+    };
+    let key = key_of(&first);
+    let (app, mut events) = app_client(&env).await;
+    // The app's turn is slow; `weft run --session` sends its own meanwhile.
+    let accepted: PromptAccepted = app
+        .call(ClientRequest::Prompt(PromptRequest {
+            prompt: "slow from the app".into(),
+            session_key: Some(key.clone()),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    follow(&app, &mut events, &key, |s| {
+        s.task_id.as_deref() == Some(accepted.task_id.as_str()) && s.phase == Phase::Streaming
+    })
+    .await;
+    let cli = env
+        .cmd(&["run", "--json", "--session", &key, "from the terminal"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = tokio::task::spawn_blocking(move || cli.wait_with_output())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(0));
+    let (_, history, _) = env.json(&["history", &key, "--json"]);
+    let turns = history.as_array().cloned().unwrap_or_default();
+    let prompts: Vec<&str> = turns.iter().filter_map(|t| t["prompt"].as_str()).collect();
+    assert_eq!(prompts, ["start", "slow from the app", "from the terminal"]);
+    let app_turn = &turns[1];
+    let cli_turn = &turns[2];
+    assert_eq!(app_turn["incomplete"], false);
+    assert!(
+        cli_turn["startedAt"].as_i64() >= app_turn["updatedAt"].as_i64(),
+        "the terminal's turn started before the app's ended"
+    );
+    // One agent session throughout: each turn resumed the same echo session.
+    let ids: Vec<&str> = turns
+        .iter()
+        .filter_map(|t| t["sessionId"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+}
+
+#[tokio::test]
+async fn a_question_asked_under_detach_is_answered_from_another_terminal() {
+    let env = Env::new();
+    let (code, detached, stderr) = env.json(&["run", "--detach", "a question"]);
+    assert_eq!(code, 0, "{stderr}");
+    let key = key_of(&detached);
+    let (app, mut events) = app_client(&env).await;
+    let asked = follow(&app, &mut events, &key, |s| !s.interactions.is_empty()).await;
+    let prompt_id = asked.interactions[0].prompt_id.clone();
+
+    let (_, inbox, _) = env.json(&["inbox", "--json"]);
+    assert_eq!(inbox[0]["promptId"], prompt_id.as_str(), "{inbox}");
+    assert_eq!(inbox[0]["sessionKey"], key.as_str());
+    assert_eq!(inbox[0]["kind"], "user-input");
+    assert!(inbox[0]["createdAt"].as_i64().is_some());
+    assert!(inbox[0]["expiresAt"].is_null());
+
+    let out = env.weft(&["answer", &prompt_id, "--select", "green"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The subscribed client sees the dialog close, and who answered it.
+    let closed = follow(&app, &mut events, &key, |s| s.interactions.is_empty()).await;
+    assert!(closed.interactions.is_empty());
+    let (code, last, _) = env.json(&["wait", &key, "--json"]);
+    assert_eq!(code, 0);
+    assert!(
+        last["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("You picked green")),
+        "{last}"
+    );
+    assert!(
+        last["notices"]
+            .to_string()
+            .contains("answered green (from cli)"),
+        "{last}"
+    );
+    // Answered once; a second answer is refused clearly.
+    let again = env.weft(&["answer", &prompt_id, "--cancel"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("weft inbox"));
+    let (_, inbox, _) = env.json(&["inbox", "--json"]);
+    assert_eq!(inbox, serde_json::json!([]));
+}
+
+#[test]
+fn an_unanswered_question_expires_and_is_never_reported_as_denied() {
+    let env = Env::new();
+    let (code, detached, _) = {
+        let out = env
+            .cmd(&["run", "--detach", "a question"])
+            .env("WEFT_INTERACTION_TIMEOUT_SECS", "1")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        (out.status.code(), v, ())
+    };
+    assert_eq!(code, Some(0));
+    let key = key_of(&detached);
+    let (code, last, _) = env.json(&["wait", &key, "--json"]);
+    assert_eq!(code, 0);
+    let notices = last["notices"].to_string();
+    assert!(notices.contains("expired after 1 s"), "{notices}");
+    assert!(!notices.contains("denied"), "{notices}");
+    assert!(
+        last["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("cancelled")),
+        "{last}"
+    );
+    let (_, inbox, _) = env.json(&["inbox", "--json"]);
+    assert_eq!(inbox, serde_json::json!([]));
+}
+
+#[test]
+fn stop_and_steer_reach_a_detached_turn_from_any_terminal() {
+    let env = Env::new();
+    let (_, detached, _) = env.json(&["run", "--detach", "slow please"]);
+    let key = key_of(&detached);
+    wait_for("the turn to stream", 10, || {
+        let (_, status, _) = env.json(&["daemon", "status", "--json"]);
+        (status["busySessions"] == 1).then_some(())
+    });
+    let steer = env.weft(&["steer", &key, "and", "faster"]);
+    assert_eq!(steer.status.code(), Some(0));
+    let stop = env.weft(&["stop", &key]);
+    assert_eq!(stop.status.code(), Some(0));
+    let (code, last, _) = env.json(&["wait", &key, "--json"]);
+    assert_eq!(code, 1, "a stopped turn is not ok: {last}");
+    assert_eq!(last["incomplete"], true);
+    assert!(
+        last["notices"].to_string().contains("stopped by the user"),
+        "{last}"
+    );
+}
+
+#[test]
+fn each_client_s_turns_see_that_client_s_environment() {
+    let env = Env::new();
+    let run = |value: &str| {
+        let out = env
+            .cmd(&["run", "--json", "show env:WEFT_TEST_MARK"])
+            .env("WEFT_TEST_MARK", value)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["snapshot"]["notices"].to_string()
+    };
+    // The first run starts the daemon with "one"; the second client's "two" wins for
+    // its own turn, and the daemon's environment is untouched by it.
+    assert!(run("one").contains("WEFT_TEST_MARK=one"));
+    assert!(run("two").contains("WEFT_TEST_MARK=two"));
+    let out = env
+        .cmd(&["run", "--json", "show env:WEFT_TEST_MARK"])
+        .env_remove("WEFT_TEST_MARK")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert!(
+        v["snapshot"]["notices"]
+            .to_string()
+            .contains("WEFT_TEST_MARK is not set"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_binary_planted_in_the_current_folder_is_never_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let marker = env.work.path().join("PLANTED-RAN");
+    let script = format!("#!/bin/sh\ntouch '{}'\n", marker.display());
+    let local = env.work.path().join(".tools/agents/node_modules/.bin");
+    std::fs::create_dir_all(&local).unwrap_or_else(|e| panic!("{e}"));
+    for dir in [env.work.path(), local.as_path()] {
+        for name in ["claude", "codex", "gemini"] {
+            let path = dir.join(name);
+            std::fs::write(&path, &script).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    for agent in ["claude", "codex", "gemini"] {
+        let _ = env
+            .cmd(&["run", "--detach", "--agent", agent, "hi"])
+            // A relative PATH entry must not count either.
+            .env("PATH", ".:bin:/usr/bin:/bin")
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
+            .env("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9")
+            .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            .output();
+    }
+    // Probing the agents runs each one's binary as it was found.
+    let _ = env
+        .cmd(&["agents", "--json"])
+        .env("PATH", ".:bin:/usr/bin:/bin")
+        .output();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!marker.exists(), "a binary from the current folder was run");
+}

@@ -1,0 +1,95 @@
+//! Every test gets its own WEFT_HOME, so its own daemon, and stops that daemon when it
+//! is done (the guard's `Drop`): no test leaves a process behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// Stops the daemon of a home when dropped.
+pub struct DaemonGuard(pub PathBuf);
+
+impl Drop for DaemonGuard {
+    fn drop(&mut self) {
+        stop_daemon(&self.0);
+    }
+}
+
+/// `weft daemon stop` for `home` (nothing when none runs).
+pub fn stop_daemon(home: &Path) {
+    let _ = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["daemon", "stop"])
+        .env("WEFT_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// A home, a workspace, and the daemon they get.
+pub struct Env {
+    pub home: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        stop_daemon(self.home.path());
+    }
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(work.path().join("README.md"), "hello").unwrap_or_else(|e| panic!("{e}"));
+        Self { home, work }
+    }
+
+    /// `weft ARGS` in the workspace, with this home, no stdin.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_weft"));
+        cmd.args(args)
+            .env("WEFT_HOME", self.home.path())
+            .env("WEFT_ECHO_DELAY_MS", "0")
+            // A safety net only: the guard stops the daemon.
+            .env("WEFT_DAEMON_IDLE_SECS", "120")
+            .current_dir(self.work.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn weft(&self, args: &[&str]) -> Output {
+        self.cmd(args)
+            .output()
+            .unwrap_or_else(|e| panic!("run weft: {e}"))
+    }
+
+    pub fn json(&self, args: &[&str]) -> (i32, Value, String) {
+        let out = self.weft(args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}\nstderr: {stderr}"));
+        (out.status.code().unwrap_or(-1), value, stderr)
+    }
+
+    pub fn workdir(&self) -> String {
+        self.work.path().to_string_lossy().into_owned()
+    }
+}
+
+/// Polls `f` until it gives a value, or panics after `secs` with `what`.
+pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
