@@ -125,6 +125,11 @@ describe("webSocketLink", () => {
     expect(log).toEqual([]);
   });
 
+  it("does not dial without a token, and says where one comes from", async () => {
+    await expect(link(null).connect(recorder().events)).rejects.toMatchObject({ code: "badRequest", message: expect.stringContaining("weft serve") });
+    expect(FakeSocket.all).toHaveLength(0);
+  });
+
   it("rejects a connection that closes before its hello is answered", async () => {
     const connecting = link().connect(recorder().events);
     latest().drop(1006, "");

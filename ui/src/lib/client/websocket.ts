@@ -107,6 +107,11 @@ export function webSocketLink(options: WebSocketLinkOptions): Link {
   return {
     connect(listener) {
       events = listener;
+      if (!options.token) {
+        // The daemon refuses a WebSocket without one; say where it comes from.
+        const message = "No token: open the address `weft serve` printed, with its #token=… part.";
+        return Promise.reject(new VerbError({ code: "badRequest", message }));
+      }
       return dial();
     },
     send(message) {
