@@ -1,55 +1,21 @@
 //! Raises a desktop notification when a session needs an answer or finishes while the
 //! window is not focused. (With no window open, the daemon notifies by itself.)
 
-use std::collections::HashMap;
-
 use tauri::{AppHandle, Manager};
 use tauri_plugin_notification::NotificationExt;
-use weft_protocol::{PatchEvent, Phase};
+use weft_client::attention::Tracker;
+use weft_protocol::PatchEvent;
 
-/// Why the user might want to look, from one patch; `None` when nothing to say.
-pub fn attention(event: &PatchEvent, pending_before: usize) -> Option<(String, String)> {
-    let agent = event
-        .session_key
-        .split(':')
-        .next()
-        .unwrap_or("agent")
-        .to_string();
-    if let Some(interactions) = &event.patch.interactions {
-        if interactions.len() > pending_before {
-            let title = interactions
-                .last()
-                .map(|i| i.title.clone())
-                .unwrap_or_default();
-            return Some((format!("{agent} needs an answer"), title));
-        }
-    }
-    if event.patch.phase == Some(Phase::Done) {
-        let body = match (&event.patch.error, event.patch.incomplete) {
-            (Some(Some(error)), _) => format!("failed: {error}"),
-            (_, Some(true)) => "stopped".to_string(),
-            _ => "finished its turn".to_string(),
-        };
-        return Some((format!("{agent} is done"), body));
-    }
-    None
-}
-
-/// What the window was last told per session, to raise a notification only for news.
+/// Notifies (when the window is not focused) of a new question or a finished turn.
 #[derive(Default)]
 pub struct Attention {
-    pending: HashMap<String, usize>,
+    tracker: Tracker,
 }
 
 impl Attention {
-    /// Notifies (when the window is not focused) of a new question or a finished turn.
+    /// Looks at one patch the window receives.
     pub fn on_patch(&mut self, app: &AppHandle, event: &PatchEvent) {
-        let before = self.pending.get(&event.session_key).copied().unwrap_or(0);
-        if let Some(interactions) = &event.patch.interactions {
-            self.pending
-                .insert(event.session_key.clone(), interactions.len());
-        }
-        if let Some((title, body)) = attention(event, before) {
+        if let Some((title, body)) = self.tracker.news(event) {
             notify_if_unfocused(app, &title, &body);
         }
     }
@@ -65,57 +31,5 @@ fn notify_if_unfocused(app: &AppHandle, title: &str, body: &str) {
     }
     if let Err(e) = app.notification().builder().title(title).body(body).show() {
         tracing::debug!("notification not shown: {e}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use weft_protocol::{Interaction, SnapshotPatch};
-
-    fn event(patch: SnapshotPatch) -> PatchEvent {
-        PatchEvent {
-            session_key: "echo:1".into(),
-            seq: 1,
-            patch,
-        }
-    }
-
-    #[test]
-    fn a_new_interaction_or_a_finished_turn_wants_attention() {
-        let asks = event(SnapshotPatch {
-            interactions: Some(vec![Interaction {
-                title: "Run it?".into(),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        });
-        assert_eq!(
-            attention(&asks, 0),
-            Some(("echo needs an answer".into(), "Run it?".into()))
-        );
-        assert_eq!(
-            attention(&asks, 1),
-            None,
-            "an answered one going away is not news"
-        );
-        let done = event(SnapshotPatch {
-            phase: Some(Phase::Done),
-            ..Default::default()
-        });
-        assert_eq!(
-            attention(&done, 0).map(|a| a.1),
-            Some("finished its turn".into())
-        );
-        let failed = event(SnapshotPatch {
-            phase: Some(Phase::Done),
-            error: Some(Some("boom".into())),
-            ..Default::default()
-        });
-        assert_eq!(
-            attention(&failed, 0).map(|a| a.1),
-            Some("failed: boom".into())
-        );
-        assert_eq!(attention(&event(SnapshotPatch::default()), 0), None);
     }
 }

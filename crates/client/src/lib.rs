@@ -7,6 +7,7 @@
 //! subscriptions, which a surface re-makes after reconnecting (and re-reads its
 //! snapshots).
 
+pub mod attention;
 pub mod frame;
 pub mod paths;
 pub mod start;

@@ -12,6 +12,7 @@ pub mod api;
 mod attach;
 pub mod conn;
 pub mod lock;
+mod notify;
 pub mod service;
 mod socket;
 pub mod tokens;
@@ -145,6 +146,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     );
     tokio::spawn(socket::serve(service.clone(), listener));
     tokio::spawn(service.clone().watch());
+    tokio::spawn(notify::watch(service.clone()));
     tokio::select! {
         _ = service.stopped() => {}
         _ = terminate_signal() => service.stop_soon("the Weft daemon received a signal to stop"),
