@@ -38,7 +38,8 @@ printf '\\nbye\\n'";
 
 /// The built-in echo agent.
 pub struct EchoDriver {
-    delay: Duration,
+    /// A fixed pause between streamed pieces; `None`: each turn's `WEFT_ECHO_DELAY_MS`.
+    delay: Option<Duration>,
     /// Where its transcripts are listed from (the kernel passes each turn its own).
     state_dir: std::path::PathBuf,
     /// Sessions whose user chose "allow for session".
@@ -52,22 +53,33 @@ impl Default for EchoDriver {
 }
 
 impl EchoDriver {
-    /// An echo agent pacing its output by `WEFT_ECHO_DELAY_MS` (default 20 ms).
+    /// An echo agent pacing each turn's output by that turn's `WEFT_ECHO_DELAY_MS`
+    /// (the client's environment, when a client started it; default 20 ms).
     pub fn new() -> Self {
-        let ms = std::env::var("WEFT_ECHO_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(20);
-        Self::with_delay(Duration::from_millis(ms))
-    }
-
-    /// An echo agent pausing `delay` between streamed pieces.
-    pub fn with_delay(delay: Duration) -> Self {
         Self {
-            delay,
+            delay: None,
             state_dir: weft_kernel::state::global_state_dir(),
             allowed_sessions: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// An echo agent pausing `delay` between streamed pieces, whatever the turn says.
+    pub fn with_delay(delay: Duration) -> Self {
+        Self {
+            delay: Some(delay),
+            state_dir: weft_kernel::state::global_state_dir(),
+            allowed_sessions: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The pause between streamed pieces in `input`'s turn.
+    fn delay_for(&self, input: &AgentTurnInput) -> Duration {
+        self.delay.unwrap_or_else(|| {
+            let ms = input
+                .var("WEFT_ECHO_DELAY_MS")
+                .and_then(|v| v.trim().parse().ok());
+            Duration::from_millis(ms.unwrap_or(20))
+        })
     }
 
     /// Lists native sessions from `dir` instead of the global state folder (the kernel
@@ -134,7 +146,9 @@ impl AgentDriver for EchoDriver {
     /// Echo's terminal is a tiny line-echoing program: hermetic, always there.
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {
         Some(TuiSpec {
-            program: "sh".into(),
+            // By absolute path: a bare name would be looked up on a PATH that may name
+            // the current folder.
+            program: "/bin/sh".into(),
             args: vec!["-c".into(), TUI_SCRIPT.into()],
             env: input.env.clone(),
             cwd: input.workdir.clone(),
@@ -147,5 +161,38 @@ impl AgentDriver for EchoDriver {
         workdir: Option<&std::path::Path>,
     ) -> Vec<NativeSessionInfo> {
         transcript::list(&self.state_dir, workdir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use weft_protocol::ClientEnv;
+
+    use super::*;
+
+    #[test]
+    fn the_pace_is_each_turns_unless_fixed() {
+        let mut client = ClientEnv::default();
+        client.0.insert("WEFT_ECHO_DELAY_MS".into(), "7".into());
+        let input = AgentTurnInput {
+            client_env: Some(Arc::new(client)),
+            ..Default::default()
+        };
+        assert_eq!(
+            EchoDriver::new().delay_for(&input),
+            Duration::from_millis(7)
+        );
+        let unset = AgentTurnInput {
+            client_env: Some(Arc::new(ClientEnv::default())),
+            ..Default::default()
+        };
+        assert_eq!(
+            EchoDriver::new().delay_for(&unset),
+            Duration::from_millis(20)
+        );
+        let fixed = EchoDriver::with_delay(Duration::from_millis(1));
+        assert_eq!(fixed.delay_for(&input), Duration::from_millis(1));
     }
 }

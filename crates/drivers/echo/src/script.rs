@@ -179,11 +179,26 @@ pub(crate) async fn run(
         session_id: session_id.clone(),
         model: Some(input.model.clone().unwrap_or_else(|| "echo-1".into())),
     });
+    // `env:NAME` shows the variable as this turn's agent process would see it (the
+    // environment of the client that sent the turn, not the daemon's own).
+    for word in input.prompt.split_whitespace() {
+        if let Some(name) = word.strip_prefix("env:") {
+            let text = match input.var(name) {
+                Some(value) => format!("environment: {name}={value}"),
+                None => format!("environment: {name} is not set"),
+            };
+            ctx.emit(DriverEvent::Notice { text });
+        }
+    }
     let prompt = input.prompt.to_lowercase();
     let slow = prompt.contains("slow");
     let mut turn = Turn {
         ctx: &ctx,
-        delay: if slow { SLOW_DELAY } else { driver.delay },
+        delay: if slow {
+            SLOW_DELAY
+        } else {
+            driver.delay_for(&input)
+        },
         steer: ctx.register_steer(),
         steered: Vec::new(),
         plan: Plan {

@@ -14,7 +14,10 @@ use weft_testkit::ResponsesServer;
 
 #[tokio::test]
 async fn the_codex_terminal_runs_is_followed_and_hands_the_thread_back() {
-    let Some(_) = require(weft_codex::spawn::find_binary(&Config::from_env()), "codex") else {
+    let Some(_) = require(
+        weft_codex::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok()),
+        "codex",
+    ) else {
         return;
     };
     // Rules go in order: the history of the last request holds the command's output.

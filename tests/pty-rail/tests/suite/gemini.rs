@@ -21,7 +21,10 @@ fn main_turn_asking(needle: &'static str) -> weft_testkit::gemini::Matcher {
 
 #[tokio::test]
 async fn the_gemini_terminal_runs_and_hands_the_session_back() {
-    let Some(_) = require(weft_gemini::acp_spec().find_binary(), "gemini") else {
+    let Some(_) = require(
+        weft_gemini::acp_spec().find_binary(&|n| std::env::var(n).ok()),
+        "gemini",
+    ) else {
         return;
     };
     let script = Script::new()

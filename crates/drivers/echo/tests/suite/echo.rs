@@ -271,7 +271,7 @@ async fn while_the_terminal_is_open_prompts_queue_and_run_after_it_closes() {
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(opened.spec.program, std::path::PathBuf::from("sh"));
+    assert_eq!(opened.spec.program, std::path::PathBuf::from("/bin/sh"));
     assert_eq!(
         opened.spec.cwd,
         std::fs::canonicalize(setup.work.path()).unwrap_or_default()
