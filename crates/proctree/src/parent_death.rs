@@ -31,7 +31,9 @@
 //!   an async runtime's worker threads (tokio's multi-thread workers, or the thread
 //!   running a current-thread runtime), never `spawn_blocking` or a short-lived
 //!   `std::thread` (tokio ends idle blocking threads after ten seconds, and their
-//!   agents would die with them).
+//!   agents would die with them). Nor may the process use `tokio::task::block_in_place`:
+//!   it hands the worker's place to a new thread and the old one may later end as a
+//!   blocking thread, taking the agents it had started with it.
 //! - The setting is not inherited across `fork`: the agent dies with Weft, the
 //!   tools it started do not. Those are the process tree's job ([`crate::kill_tree`]
 //!   on close, [`crate::ledger`] after a crash).
