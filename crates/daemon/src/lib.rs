@@ -111,6 +111,8 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
             .map_err(|e| DaemonError::Setup(e.to_string()))?,
     );
     restrict(&options.home.dir().join("weft.db"));
+    reap_leftovers(&store);
+    weft_proctree::ledger::install(Arc::new(StoreLedger(store.clone())));
     let loom = Loom::builder(options.home.dir())
         .store(store)
         .drivers(weft_drivers::all())
@@ -173,6 +175,42 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     let _ = std::fs::remove_file(options.home.socket());
     tracing::info!("weft daemon stopped");
     Ok(())
+}
+
+/// Records agent process groups in the store, so the next start can end what a
+/// crashed daemon left.
+struct StoreLedger(Arc<weft_store::SqliteStore>);
+
+impl weft_proctree::ledger::Ledger for StoreLedger {
+    fn started(&self, pid: u32, start_ticks: u64) {
+        if let Err(e) = self.0.record_process(pid, start_ticks) {
+            tracing::warn!(pid, "recording an agent process: {e}");
+        }
+    }
+
+    fn ended(&self, pid: u32) {
+        if let Err(e) = self.0.forget_process(pid) {
+            tracing::warn!(pid, "forgetting an agent process: {e}");
+        }
+    }
+}
+
+/// Ends every agent process group a daemon that died left running (its leader still
+/// the very process recorded: a reused pid is left alone).
+fn reap_leftovers(store: &weft_store::SqliteStore) {
+    match store.take_processes() {
+        Ok(left) if !left.is_empty() => {
+            let killed = weft_proctree::ledger::reap(&left);
+            tracing::info!(
+                recorded = left.len(),
+                killed = killed.len(),
+                ?killed,
+                "ended the agent processes a previous daemon left"
+            );
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("reading the agent process ledger: {e}"),
+    }
 }
 
 /// Files that may hold what users typed are the owner's alone.

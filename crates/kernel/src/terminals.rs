@@ -53,11 +53,15 @@ fn not_open(key: &str) -> KernelError {
 /// Kills the program and waits for it, off the async workers (a kill waits out a
 /// grace period).
 async fn kill(bridge: Arc<PtyBridge>) {
+    let pid = bridge.pid();
     let _ = tokio::task::spawn_blocking(move || {
         bridge.kill();
         drop(bridge);
     })
     .await;
+    if let Some(pid) = pid {
+        weft_proctree::ledger::record_ended(pid);
+    }
 }
 
 impl Loom {
@@ -98,7 +102,15 @@ impl Loom {
             }
         };
         tracing::info!(session = %key, pid = ?bridge.pid(), "terminal opened");
-        self.terminals.open.lock().insert(key.clone(), bridge.clone());
+        // The PTY's program leads its own session and group: recorded so a kernel that
+        // dies is followed by one that ends it.
+        if let Some(pid) = bridge.pid() {
+            weft_proctree::ledger::record_started(pid);
+        }
+        self.terminals
+            .open
+            .lock()
+            .insert(key.clone(), bridge.clone());
         tokio::spawn(close_on_exit(
             self.terminals.clone(),
             runner,
@@ -155,6 +167,9 @@ async fn close_on_exit(
     bridge: Arc<PtyBridge>,
 ) {
     let info = bridge.wait().await;
+    if let Some(pid) = bridge.pid() {
+        weft_proctree::ledger::record_ended(pid);
+    }
     if registry.remove_if(&key, &bridge) {
         tracing::info!(session = %key, code = info.code, "terminal exited on its own");
         if let Err(e) = runner.close_terminal() {

@@ -12,6 +12,11 @@ fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces and parentheses).
     let rest = stat.rsplit_once(')')?.1;
+    // A zombie has exited; only its parent has not reaped it yet (a daemon killed
+    // while nobody waits for it): it owns nothing any more.
+    if matches!(rest.split_whitespace().next(), Some("Z" | "X")) {
+        return None;
+    }
     // `rest` starts at field 3 (state); the start time is field 22.
     rest.split_whitespace().nth(19)?.parse().ok()
 }

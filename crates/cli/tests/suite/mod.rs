@@ -1,4 +1,5 @@
 mod commands;
+mod crash;
 mod daemon;
 mod serve;
 mod support;

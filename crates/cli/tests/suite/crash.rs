@@ -1,0 +1,173 @@
+//! A daemon killed mid-turn: the real `claude` against a scripted server, the daemon
+//! SIGKILLed while the reply streams. No agent process may survive it, and the next
+//! daemon shows the turn incomplete with everything received until then.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use weft_client::{Client, Event, Home};
+use weft_protocol::{apply_in_place, ClientRequest, ServerMessage, SnapshotAt};
+use weft_testkit::{AnthropicServer, Script, Turn};
+
+use super::support::Env;
+
+/// The project-local claude the setup installs (above this test binary).
+fn claude_bin() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let found = exe
+        .ancestors()
+        .map(|d| d.join(".tools/agents/node_modules/.bin/claude"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true and the real claude CLI is missing (scripts/setup.sh installs it)"
+        );
+        eprintln!("SKIPPED: no claude CLI under .tools/agents");
+    }
+    found
+}
+
+/// Pids of processes (other than `weft` itself) whose environment mentions `marker`.
+fn processes_with(marker: &Path) -> Vec<(u32, String)> {
+    let marker = marker.as_os_str().as_encoded_bytes();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter_map(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            let comm = comm.trim().to_string();
+            (environ.windows(marker.len()).any(|w| w == marker) && comm != "weft")
+                .then_some((pid, comm))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
+    let Some(claude) = claude_bin() else { return };
+    let server = AnthropicServer::start(
+        Script::new().default_reply(
+            Turn::new()
+                .text_chunks(&["partial one ", "partial two "])
+                .then_hang(),
+        ),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let env = Env::new();
+    let claude_home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        claude_home.path().join(".claude.json"),
+        r#"{"hasCompletedOnboarding":true}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = |args: &[&str]| {
+        env.cmd(args)
+            .env("HOME", claude_home.path())
+            .env("WEFT_CLAUDE_BIN", &claude)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("IS_SANDBOX", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let out = run(&["run", "--detach", "--agent", "claude", "tell me a story"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let detached: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let key = detached["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    // Follow it until the partial reply has arrived.
+    let hello = weft_client::hello_with_env("test");
+    let (client, mut events) = Client::connect(&Home::at(env.home.path()), hello)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at: SnapshotAt = client
+        .call(ClientRequest::Subscribe {
+            session_key: key.clone(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut snap, mut seq) = (at.snapshot, at.seq);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !snap.text.contains("partial two") {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(Event::Message(ServerMessage::Patch(ev)))) if ev.seq == seq + 1 => {
+                apply_in_place(&mut snap, &ev.patch);
+                seq = ev.seq;
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => panic!("the partial reply never came: {snap:?}"),
+        }
+    }
+    let agents = processes_with(claude_home.path());
+    assert!(!agents.is_empty(), "no claude process seen mid-turn");
+
+    let (_, status, _) = env.json(&["daemon", "status", "--json"]);
+    let pid = status["pid"].as_i64().unwrap_or_default() as i32;
+    assert!(pid > 0);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    drop(client);
+    super::support::wait_for("the daemon to die", 10, || {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = state
+            .rsplit_once(')')
+            .map(|(_, r)| r.trim_start().chars().next());
+        matches!(state, None | Some(Some('Z'))).then_some(())
+    });
+
+    // A new daemon (any client starts one) finds the turn interrupted.
+    let history = run(&["history", &key, "--json"]);
+    assert_eq!(
+        history.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&history.stderr)
+    );
+    let turns: Value = serde_json::from_slice(&history.stdout).unwrap_or_default();
+    let turn = &turns[0];
+    assert_eq!(
+        turn["incomplete"],
+        true,
+        "{turns} / {snap:?} / {}",
+        String::from_utf8_lossy(&history.stderr)
+    );
+    assert!(
+        turn["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("partial one partial two")),
+        "{turn}"
+    );
+    assert!(
+        turn["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("interrupted")),
+        "{turn}"
+    );
+
+    // And nothing of the killed daemon's agents is left.
+    let gone = super::support::wait_for("the agents to die with the daemon", 10, || {
+        let left = processes_with(claude_home.path());
+        left.is_empty().then_some(())
+    });
+    let () = gone;
+}
