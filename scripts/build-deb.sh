@@ -9,6 +9,17 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh" setup_desktop_app
+# The package carries the `weft` binary too (/usr/bin/weft, beside the app): a
+# double-clicked app starts its kernel service from it, with nothing else installed;
+# and the UI's files (/usr/share/weft/ui) for `weft serve`'s browser UI. They are
+# staged where tauri.conf.json's deb `files` expect them.
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+cargo build --release -p weft-cli
+npm --prefix ui run build --silent
+rm -rf "$ROOT/target/deb-stage"
+mkdir -p "$ROOT/target/deb-stage"
+cp "$TARGET/release/weft" "$ROOT/target/deb-stage/weft"
+cp -r "$ROOT/ui/dist" "$ROOT/target/deb-stage/ui"
 # The Tauri CLI finds src-tauri/ from the repository root and runs beforeBuildCommand
 # (`npm run build`) in ui/, where it found its own npm package.
 exec ui/node_modules/.bin/tauri build --bundles deb "$@"

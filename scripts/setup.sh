@@ -116,7 +116,14 @@ setup_gemini_acp() {
     test -x "$dir/node_modules/.bin/claude-agent-acp"
 }
 
-ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex setup_gemini_acp)
+# The browser UI's end-to-end test (scripts/e2e-browser.sh): Debian's Chromium, driven
+# headless by playwright-core from the UI's npm packages (no browser download).
+setup_browser() {
+    apt_install chromium
+    command -v chromium >/dev/null 2>&1
+}
+
+ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex setup_gemini_acp setup_browser)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"

@@ -38,4 +38,9 @@ if [ -x scripts/e2e-app.sh ]; then
     scripts/e2e-app.sh
 fi
 
+if [ -x scripts/e2e-browser.sh ]; then
+    step "browser UI end-to-end (headless Chromium against the daemon)"
+    scripts/e2e-browser.sh
+fi
+
 step "all tests passed"
