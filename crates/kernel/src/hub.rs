@@ -368,7 +368,10 @@ impl Loom {
             .map_err(KernelError::from)
     }
 
-    pub(crate) fn new_session(&self, request: &PromptRequest) -> Result<SessionRunner, KernelError> {
+    pub(crate) fn new_session(
+        &self,
+        request: &PromptRequest,
+    ) -> Result<SessionRunner, KernelError> {
         let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
         let driver = self.driver(agent)?;
         self.new_session_with(driver, request)
@@ -432,4 +435,3 @@ pub(crate) fn checked_workdir(path: &Path) -> Result<PathBuf, KernelError> {
 pub(crate) fn new_task_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
-

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 use weft_protocol::{
-    AgentInfo, ClientEnv, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent, PromptAccepted,
-    PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
-    UniversalSnapshot,
+    AgentInfo, ClientEnv, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent,
+    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
+    ToolInfo, UniversalSnapshot,
 };
 
 use crate::driver::TuiSpec;

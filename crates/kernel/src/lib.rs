@@ -29,7 +29,7 @@ pub use driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSp
 pub use error::KernelError;
 pub use hub::{Loom, LoomBuilder, DEFAULT_AGENT};
 pub use io::{Caller, LoomIO, Subscription, TerminalOpened};
-pub use verbs::MAX_QUEUED;
-pub use weft_pty as pty;
 pub use time::now_ms;
 pub use turn::{run_turn, TurnCallbacks};
+pub use verbs::MAX_QUEUED;
+pub use weft_pty as pty;

@@ -9,9 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
-use weft_protocol::{
-    DriverEvent, InboxItem, InteractAction, Interaction, InteractionResponse,
-};
+use weft_protocol::{DriverEvent, InboxItem, InteractAction, Interaction, InteractionResponse};
 
 use super::{Pending, RunnerSink, SessionRunner, Shared, State};
 use crate::error::KernelError;
