@@ -47,7 +47,7 @@ leftovers() {
 }
 
 # True while PID is still this run's daemon (not a reused pid).
-is_daemon() { grep -qs "$RUN_DIR" "/proc/$1/environ" || tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q "weft.*daemon"; }
+is_daemon() { grep -qs "$RUN_DIR" "/proc/$1/environ" || tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q "weft.*daemon"; }
 
 SERVE_PID=""
 DAEMON_PID=""

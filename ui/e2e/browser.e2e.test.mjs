@@ -135,6 +135,7 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
     await promisify(execFile)(bin, ["daemon", "stop"], { env: process.env, timeout: 60000 });
     await until(async () => (await byTestId("connection-banner").count()) === 1, "the connection banner");
     assert.match(await byTestId("connection-banner").textContent(), /Not connected to Weft/);
+    assert.equal(await byTestId("error-banner").count(), 0, "one banner for the lost link, not one per verb lost with it");
     await screenshot("05-daemon-stopped");
     assert.deepEqual(pageErrors.filter((e) => !/WebSocket/.test(e)), [], "errors in the page");
   });

@@ -3,7 +3,7 @@
 import type { AgentInfo, InboxItem, ModelInfo, PatchEvent, SearchHit, SessionInfo } from "../generated";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
-import { asWireError, type AppInfo, type LinkState, type Transport } from "./transport";
+import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
 
 export type Theme = "system" | "light" | "dark";
 export type SendMode = "steer" | "queue";
@@ -144,7 +144,8 @@ export class AppStore {
       const out = await work();
       return out;
     } catch (error) {
-      this.error = asWireError(error).message;
+      // A verb lost with the link is the connection banner's to tell, not one more.
+      if (!(error instanceof VerbError && error.offline)) this.error = asWireError(error).message;
       return undefined;
     }
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppStore } from "./app.svelte";
 import { FakeTransport } from "./fake-transport";
+import { VerbError } from "./transport";
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -102,11 +103,16 @@ describe("AppStore", () => {
     expect(app.workspaces[0]).toBe("/work/typed");
   });
 
-  it("connects before any verb and shows when the link is down", async () => {
+  it("connects before any verb and shows when the link is down, with no error banner for verbs lost with it", async () => {
     const { t, app } = await started();
     expect(t.calls[0].verb).toBe("connect");
     t.linkState({ state: "disconnected", reason: "going away", reconnecting: true });
     expect(app.link).toEqual({ state: "disconnected", reason: "going away", reconnecting: true });
+    t.listSessions = async () => {
+      throw new VerbError({ code: "internal", message: "Not connected to Weft (reconnecting)." }, true);
+    };
+    await app.refreshSessions();
+    expect(app.error).toBeNull();
     t.linkState({ state: "connected" });
     expect(app.link.state).toBe("connected");
   });

@@ -80,10 +80,13 @@ export interface Transport {
 /** A verb's failure as the UI sees it: the wire code to branch on, and a sentence. */
 export class VerbError extends Error {
   readonly code: WireError["code"] | "internal";
-  constructor(error: unknown) {
+  /** It failed because the link to the kernel is down (the connection banner says so). */
+  readonly offline: boolean;
+  constructor(error: unknown, offline = error instanceof VerbError && error.offline) {
     const wire = asWireError(error);
     super(wire.message);
     this.code = wire.code;
+    this.offline = offline;
   }
 }
 

@@ -253,7 +253,7 @@ describe("WeftClient over a link that reconnects", () => {
     await attached;
     const inFlight = client.listSessions(null);
     link.events.down("closed (1006)", true);
-    await expect(inFlight).rejects.toMatchObject({ code: "internal", message: "The connection to Weft was lost (closed (1006))." });
+    await expect(inFlight).rejects.toMatchObject({ code: "internal", offline: true, message: "The connection to Weft was lost (closed (1006))." });
     expect(states).toEqual([{ state: "disconnected", reason: "closed (1006)", reconnecting: true }]);
     const before = link.sent.length;
     link.events.up({ ...WELCOME, pid: 43 });

@@ -153,7 +153,7 @@ export class WeftClient implements Transport, TerminalClient {
     const reason = this.closingReason ?? dropped;
     const lost = [...this.pending.values()];
     this.pending.clear();
-    const error = new VerbError({ code: "internal", message: `The connection to Weft was lost (${reason}).` });
+    const error = new VerbError({ code: "internal", message: `The connection to Weft was lost (${reason}).` }, true);
     for (const p of lost) p.reject(error);
     this.states.emit({ state: "disconnected", reason, reconnecting });
   }

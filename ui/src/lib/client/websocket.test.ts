@@ -194,7 +194,7 @@ describe("webSocketLink", () => {
     latest().serve({ type: "closing", reason: "stopped by `weft daemon stop`" });
     latest().drop(1001, "going away");
     await expect(pending).rejects.toMatchObject({ code: "internal" });
-    await expect(client.inbox()).rejects.toMatchObject({ message: expect.stringMatching(/Not connected/) });
+    await expect(client.inbox()).rejects.toMatchObject({ offline: true, message: expect.stringMatching(/Not connected/) });
     await vi.advanceTimersByTimeAsync(100);
     latest().accept();
     latest().welcome();

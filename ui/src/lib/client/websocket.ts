@@ -116,7 +116,7 @@ export function webSocketLink(options: WebSocketLinkOptions): Link {
     },
     send(message) {
       if (!socket || socket.readyState !== OPEN) {
-        throw new VerbError({ code: "internal", message: "Not connected to Weft (reconnecting)." });
+        throw new VerbError({ code: "internal", message: "Not connected to Weft (reconnecting)." }, true);
       }
       socket.send(JSON.stringify(message));
     },
