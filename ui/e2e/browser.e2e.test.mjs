@@ -1,6 +1,7 @@
 // The UI in a browser against the daemon's WebSocket, end to end: headless Chromium
 // (Debian's, driven by playwright-core) opens the page `weft serve` printed, with the
-// token in its fragment, and works with the echo agent. Run by scripts/e2e-browser.sh,
+// token in its fragment, and works with the echo agent: a permission answered, a
+// reload, the agent's terminal, the daemon stopping. Run by scripts/e2e-browser.sh,
 // which sets WEFT_UI_URL, WEFT_WORKSPACE_DIR, WEFT_BIN, WEFT_HOME and SCREENSHOT_DIR.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -129,6 +130,36 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
     assert.deepEqual(await byTestId("turn-prompt-text").allTextContents().then((t) => t.map((s) => s.trim())), ["permission please"]);
   });
 
+  it("runs the agent's terminal over the same WebSocket: types, re-attaches without duplicates, closes", async () => {
+    const bufferText = () => page.evaluate(() => document.querySelector('[data-testid="terminal-pane"]')?.bufferText?.() ?? "");
+    const count = (text, needle) => text.split(needle).length - 1;
+    const type = async (line) => {
+      await page.locator('[data-testid="terminal-pane"] .xterm-helper-textarea').focus();
+      await page.keyboard.type(line);
+      await page.keyboard.press("Enter");
+    };
+    const key = await page.locator('[data-testid="session-item"][aria-selected="true"]').getAttribute("data-session-key");
+    await byTestId("terminal-open").click();
+    await until(async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    await type("hi from the browser");
+    await until(async () => (await bufferText()).includes("Echo: hi from the browser"), "the echoed line");
+    await screenshot("05-terminal");
+    // Another session shown and back: the pane detaches, then re-attaches from the screen.
+    await byTestId("new-session").click();
+    await byTestId("terminal-pane").waitFor({ state: "detached", timeout: TIMEOUT });
+    await page.locator(`[data-testid="session-item"][data-session-key="${key}"] button`).click();
+    await until(async () => (await bufferText()).includes("Echo: hi from the browser"), "the restored screen");
+    await type("second line");
+    await until(async () => (await bufferText()).includes("Echo: second line"), "live output after the re-attach");
+    const text = await bufferText();
+    assert.equal(count(text, "Echo: hi from the browser"), 1, `no duplicated output:\n${text}`);
+    assert.equal(count(text, "Echo: second line"), 1, `no duplicated output:\n${text}`);
+    await byTestId("terminal-close").click();
+    await byTestId("terminal-pane").waitFor({ state: "detached", timeout: TIMEOUT });
+    await until(async () => (await byTestId("terminal-open").count()) === 1, "the Terminal button again");
+    assert.equal(await byTestId("error-banner").count(), 0, "no error banner");
+  });
+
   it("says so when the daemon stops", async () => {
     const bin = process.env.WEFT_BIN;
     assert.ok(bin, "WEFT_BIN is set");
@@ -136,7 +167,7 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
     await until(async () => (await byTestId("connection-banner").count()) === 1, "the connection banner");
     assert.match(await byTestId("connection-banner").textContent(), /Not connected to Weft/);
     assert.equal(await byTestId("error-banner").count(), 0, "one banner for the lost link, not one per verb lost with it");
-    await screenshot("05-daemon-stopped");
+    await screenshot("06-daemon-stopped");
     assert.deepEqual(pageErrors.filter((e) => !/WebSocket/.test(e)), [], "errors in the page");
   });
 });
