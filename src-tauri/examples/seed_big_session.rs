@@ -98,6 +98,7 @@ async fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&state_dir)?;
     let loom = Loom::builder(&state_dir)
         .driver(Arc::new(ManyTools(n)))
+        .store(weft_store_port::open(&state_dir.join("weft.db"))?)
         .open()?;
     let accepted = loom
         .prompt(PromptRequest {

@@ -36,7 +36,7 @@ use conn::Conn;
 pub const DEFAULT_IDLE_SECS: u64 = 600;
 
 /// How the daemon runs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// Its home.
     pub home: Home,
@@ -44,6 +44,20 @@ pub struct Options {
     pub idle: Duration,
     /// WebSocket addresses to listen on for its whole life.
     pub listen: Vec<String>,
+    /// Drivers registered after the built-in ones (a later one with the same id
+    /// replaces a built-in): for benchmarks and tests of the service itself.
+    pub extra_drivers: Vec<Arc<dyn weft_kernel::AgentDriver>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("home", &self.home)
+            .field("idle", &self.idle)
+            .field("listen", &self.listen)
+            .field("extra_drivers", &self.extra_drivers.len())
+            .finish()
+    }
 }
 
 impl Options {
@@ -57,6 +71,7 @@ impl Options {
             home: Home::from_env(),
             idle: Duration::from_secs(idle),
             listen: Vec::new(),
+            extra_drivers: Vec::new(),
         }
     }
 }
@@ -114,8 +129,9 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     reap_leftovers(&store);
     weft_proctree::ledger::install(Arc::new(StoreLedger(store.clone())));
     let loom = Loom::builder(options.home.dir())
-        .store(store)
+        .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())
+        .drivers(options.extra_drivers.iter().cloned())
         .open()
         .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;
     let listener = socket::bind(&options.home.socket()).map_err(|e| {

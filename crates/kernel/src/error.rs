@@ -1,7 +1,7 @@
 //! The kernel's errors, each with its wire code.
 
+use crate::ports::StoreError;
 use weft_protocol::{ErrorCode, WireError};
-use weft_store::StoreError;
 
 /// Why a verb failed.
 #[derive(Debug, thiserror::Error)]

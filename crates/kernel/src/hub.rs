@@ -107,7 +107,7 @@ impl LoomBuilder {
         self
     }
 
-    /// Uses this store instead of the SQLite one in the state dir.
+    /// Keeps sessions in this store (the service gives SQLite; the default keeps nothing).
     pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.store = Some(store);
         self
@@ -161,15 +161,11 @@ impl LoomBuilder {
         self
     }
 
-    /// Opens the store (SQLite at `<state_dir>/weft.db` unless one was given; a turn a
-    /// crash left unfinished is recovered there) and builds the hub.
+    /// Builds the hub over the store given (none: one that keeps nothing on disk).
     pub fn open(self) -> Result<Arc<Loom>, KernelError> {
-        let store = match self.store {
-            Some(store) => store,
-            None => Arc::new(weft_store::SqliteStore::open(
-                &self.state_dir.join("weft.db"),
-            )?),
-        };
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         let (all_patches, _) = broadcast::channel(ALL_CHANNEL);
         let drivers = self
             .drivers

@@ -18,7 +18,6 @@ mod hub;
 pub mod io;
 pub mod ports;
 mod runner;
-mod sqlite;
 pub mod state;
 mod terminals;
 mod time;

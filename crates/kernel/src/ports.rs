@@ -4,15 +4,29 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use parking_lot::Mutex;
+pub use weft_protocol::{AskedInteraction, SessionRecord};
 use weft_protocol::{
     DriverEvent, Interaction, InteractionResponse, SearchHit, SessionInfo, SkillInfo, ToolInfo,
     UniversalSnapshot,
 };
-pub use weft_store::{AskedInteraction, SessionRecord, StoreError};
+
+/// A store's failure, as the kernel sees it (a store says why in words; the kernel
+/// only reports it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+impl StoreError {
+    /// A failure of any store, in its own words.
+    pub fn from_display(e: impl std::fmt::Display) -> Self {
+        StoreError(e.to_string())
+    }
+}
 
 use crate::driver::AgentTurnInput;
 
-/// Where sessions, turns and every driver event are kept.
+/// Where sessions, turns and every driver event are kept. The kernel knows no concrete
+/// store: the service wires SQLite in (`weft-store-port`); the default keeps nothing.
 ///
 /// Writes may be queued (streaming never waits on disk) but keep their order; reads see
 /// every write made before them.

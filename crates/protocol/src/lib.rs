@@ -35,7 +35,8 @@ pub use snapshot::{
     UniversalSnapshot, Usage,
 };
 pub use wire::{
-    permission, AgentInfo, Capabilities, InteractAction, InteractRequest, InteractionResponse,
-    ModelInfo, NativeSessionInfo, OpenTerminalRequest, PromptAccepted, PromptRequest, SearchHit,
-    SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
+    permission, AgentInfo, AskedInteraction, Capabilities, InteractAction, InteractRequest,
+    InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest, PromptAccepted,
+    PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt, SteerOutcome,
+    ToolInfo,
 };

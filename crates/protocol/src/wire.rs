@@ -279,3 +279,61 @@ pub enum SteerOutcome {
     /// Queued as the next turn (nothing running, or the agent cannot take it mid-turn).
     Queued,
 }
+
+/// A session as the store keeps it (the port between the kernel and any store).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// `agent:id`.
+    pub session_key: String,
+    /// Agent id.
+    pub agent: String,
+    /// The agent's own session id, once known.
+    pub session_id: Option<String>,
+    /// Workspace folder (absolute).
+    pub workdir: String,
+    /// Title: the first prompt, shortened.
+    pub title: String,
+    /// Model last asked for.
+    pub model: Option<String>,
+    /// Effort last asked for.
+    pub effort: Option<String>,
+    /// Created (ms since the epoch).
+    pub created_at: i64,
+    /// Last changed (ms since the epoch).
+    pub updated_at: i64,
+}
+
+impl SessionRecord {
+    /// The record as listed, with its latest turn's phase and its turn count.
+    pub fn info(&self, phase: Phase, turns: u32) -> SessionInfo {
+        SessionInfo {
+            session_key: self.session_key.clone(),
+            agent: self.agent.clone(),
+            session_id: self.session_id.clone(),
+            title: self.title.clone(),
+            workdir: self.workdir.clone(),
+            model: self.model.clone(),
+            phase,
+            turns,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// A question or permission as a store keeps it from the moment it is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskedInteraction {
+    /// Its id.
+    pub prompt_id: String,
+    /// The session.
+    pub session_key: String,
+    /// The turn that asked.
+    pub task_id: String,
+    /// What was asked.
+    pub interaction: crate::snapshot::Interaction,
+    /// When (ms since the epoch).
+    pub created_at: i64,
+    /// When it expires unanswered, if ever.
+    pub expires_at: Option<i64>,
+}

@@ -50,9 +50,6 @@ mod writer;
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-use weft_protocol::{Phase, SessionInfo};
-
 pub use store::SqliteStore;
 pub use writer::BATCH_OPS;
 
@@ -118,65 +115,8 @@ pub enum StoreError {
     Write(String),
 }
 
-/// A session as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct SessionRecord {
-    /// `agent:id`.
-    pub session_key: String,
-    /// Agent id.
-    pub agent: String,
-    /// The agent's own session id, once known.
-    pub session_id: Option<String>,
-    /// Workspace folder (absolute).
-    pub workdir: String,
-    /// Title: the first prompt, shortened.
-    pub title: String,
-    /// Model last asked for.
-    pub model: Option<String>,
-    /// Effort last asked for.
-    pub effort: Option<String>,
-    /// Created (ms since the epoch).
-    pub created_at: i64,
-    /// Last changed (ms since the epoch).
-    pub updated_at: i64,
-}
-
-impl SessionRecord {
-    /// The record as listed, with its latest turn's phase and its turn count.
-    pub fn info(&self, phase: Phase, turns: u32) -> SessionInfo {
-        SessionInfo {
-            session_key: self.session_key.clone(),
-            agent: self.agent.clone(),
-            session_id: self.session_id.clone(),
-            title: self.title.clone(),
-            workdir: self.workdir.clone(),
-            model: self.model.clone(),
-            phase,
-            turns,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-        }
-    }
-}
-
 pub use weft_protocol::SearchHit;
-
-/// A question or permission as the store keeps it from the moment it is asked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AskedInteraction {
-    /// Its id.
-    pub prompt_id: String,
-    /// The session.
-    pub session_key: String,
-    /// The turn that asked.
-    pub task_id: String,
-    /// What was asked.
-    pub interaction: weft_protocol::Interaction,
-    /// When (ms since the epoch).
-    pub created_at: i64,
-    /// When it expires unanswered, if ever.
-    pub expires_at: Option<i64>,
-}
+pub use weft_protocol::{AskedInteraction, SessionRecord};
 
 /// How an interaction ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

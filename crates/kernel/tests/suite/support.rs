@@ -157,8 +157,10 @@ pub fn loom_in(driver: Arc<ScriptDriver>, state: Option<&std::path::Path>) -> Ar
         .map(|p| p.to_path_buf())
         .unwrap_or_else(std::env::temp_dir);
     let builder = Loom::builder(dir).driver(driver).default_agent("script");
-    let builder = if state.is_some() {
-        builder
+    let builder = if let Some(state) = state {
+        let store = weft_store_port::open(&state.join("weft.db"))
+            .unwrap_or_else(|e| panic!("open store: {e}"));
+        builder.store(store)
     } else {
         builder.in_memory()
     };

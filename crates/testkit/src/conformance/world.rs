@@ -240,6 +240,7 @@ pub(crate) fn open_loom(
     Loom::builder(state)
         .driver(driver)
         .model_resolver(Arc::new(FixedEnv(env.to_vec())))
+        .store(weft_store_port::open(&state.join("weft.db")).expect("store"))
         .open()
         .expect("kernel")
 }

@@ -29,6 +29,10 @@ impl Setup {
             .driver(Arc::new(
                 EchoDriver::with_delay(Duration::from_millis(2)).state_dir(self.state.path()),
             ))
+            .store(
+                weft_store_port::open(&self.state.path().join("weft.db"))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
             .open()
             .unwrap_or_else(|e| panic!("{e}"))
     }

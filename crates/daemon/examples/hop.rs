@@ -1,0 +1,288 @@
+//! The extra hop of the kernel service, measured: one 20,000-delta turn from a driver
+//! that streams as fast as it can, to a subscribed client — in process (a `Loom`
+//! subscription) and through the daemon (its Unix socket, framing and JSON, a
+//! `weft-client` subscription). Both use the SQLite store. Each delta carries the
+//! microsecond it was emitted at, so the client measures emit→receive latency.
+//! With a `weft` binary given, also the resident memory of an idle daemon process.
+//!
+//!   cargo run --release -p weft-daemon --example hop [-- DELTAS [path/to/weft]]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use weft_client::{Client, Event, Home};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_protocol::{
+    AgentInfo, Capabilities, ClientRequest, DriverEvent, Phase, PromptAccepted, PromptRequest,
+    ServerMessage, SnapshotAt, SnapshotPatch,
+};
+
+fn micros() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Streams `n` deltas, each its own emit time, as fast as the kernel takes them.
+struct Flood(usize);
+
+#[async_trait]
+impl AgentDriver for Flood {
+    fn id(&self) -> &str {
+        "flood"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    async fn info(&self) -> AgentInfo {
+        AgentInfo {
+            id: "flood".into(),
+            name: "flood".into(),
+            installed: true,
+            version: None,
+            capabilities: self.capabilities(),
+            problem: None,
+        }
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let n = if input.prompt == "warm up" {
+            10
+        } else {
+            self.0
+        };
+        for i in 0..n {
+            ctx.emit(DriverEvent::Text {
+                delta: format!("{:020} ", micros()),
+            });
+            // Let the reader run, as a real agent's pipe would.
+            if i % 64 == 63 {
+                tokio::task::yield_now().await;
+            }
+        }
+        DriverResult::ok()
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<u64>,
+    deltas: usize,
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl Tally {
+    /// Counts one patch; true once the turn is done.
+    fn take(&mut self, patch: &SnapshotPatch) -> bool {
+        let now = micros();
+        let at = Instant::now();
+        if let Some(text) = &patch.text_append {
+            for word in text.split_whitespace() {
+                if let Ok(sent) = word.parse::<u64>() {
+                    self.latencies.push(now.saturating_sub(sent));
+                    self.deltas += 1;
+                }
+            }
+            self.first.get_or_insert(at);
+            self.last = Some(at);
+        }
+        patch.phase == Some(Phase::Done)
+    }
+
+    fn report(mut self, what: &str) {
+        self.latencies.sort_unstable();
+        let pick = |q: f64| {
+            let i = ((self.latencies.len() as f64 - 1.0) * q).round() as usize;
+            self.latencies.get(i).copied().unwrap_or(0)
+        };
+        let span = match (self.first, self.last) {
+            (Some(a), Some(b)) => b.duration_since(a),
+            _ => Duration::ZERO,
+        };
+        let rate = self.deltas as f64 / span.as_secs_f64().max(1e-9);
+        println!(
+            "{what:<24} {:>6} deltas  {:>9.0} events/s  latency p50 {:>6} µs  p99 {:>6} µs  max {:>7} µs",
+            self.deltas,
+            rate,
+            pick(0.5),
+            pick(0.99),
+            self.latencies.last().copied().unwrap_or(0)
+        );
+    }
+}
+
+async fn in_process(n: usize, dir: &std::path::Path) -> Tally {
+    let store = weft_store_port::open(&dir.join("weft.db")).unwrap_or_else(|e| panic!("{e}"));
+    let loom = Loom::builder(dir)
+        .driver(Arc::new(Flood(n)))
+        .default_agent("flood")
+        .store(store)
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let workdir = Some(dir.to_string_lossy().into_owned());
+    let warm = loom
+        .prompt(PromptRequest {
+            prompt: "warm up".into(),
+            workdir: workdir.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut sub = loom
+        .subscribe(&warm.session_key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    while sub.snapshot.snapshot.phase != Phase::Done {
+        match sub.patches.recv().await {
+            Ok(ev) => weft_protocol::apply_in_place(&mut sub.snapshot.snapshot, &ev.patch),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    loom.prompt(PromptRequest {
+        prompt: "go".into(),
+        session_key: Some(warm.session_key.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut tally = Tally::default();
+    let mut started = false;
+    loop {
+        let ev = sub
+            .patches
+            .recv()
+            .await
+            .unwrap_or_else(|e| panic!("lagged: {e}"));
+        if ev.patch.phase == Some(Phase::Streaming) {
+            started = true;
+        }
+        if started && tally.take(&ev.patch) {
+            break;
+        }
+    }
+    loom.shutdown().await;
+    tally
+}
+
+async fn through_daemon(n: usize, dir: &std::path::Path) -> Tally {
+    let home = Home::at(dir.join("home"));
+    let options = weft_daemon::Options {
+        home: home.clone(),
+        idle: Duration::from_secs(600),
+        listen: Vec::new(),
+        extra_drivers: vec![Arc::new(Flood(n))],
+    };
+    let daemon = tokio::spawn(weft_daemon::run(options));
+    let hello = weft_client::hello_with_env("bench");
+    let (client, mut events) = loop {
+        match Client::connect(&home, hello.clone()).await {
+            Ok(c) => break c,
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    };
+    let workdir = Some(dir.to_string_lossy().into_owned());
+    let warm: PromptAccepted = client
+        .call(ClientRequest::Prompt(PromptRequest {
+            prompt: "warm up".into(),
+            agent: Some("flood".into()),
+            workdir,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let key = warm.session_key;
+    loop {
+        let at: SnapshotAt = client
+            .call(ClientRequest::GetSnapshot {
+                session_key: key.clone(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if at.snapshot.phase == Phase::Done {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let _: SnapshotAt = client
+        .call(ClientRequest::Subscribe {
+            session_key: key.clone(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _: PromptAccepted = client
+        .call(ClientRequest::Prompt(PromptRequest {
+            prompt: "go".into(),
+            session_key: Some(key.clone()),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut tally = Tally::default();
+    let mut started = false;
+    loop {
+        match events.recv().await {
+            Some(Event::Message(ServerMessage::Patch(ev))) => {
+                if ev.patch.phase == Some(Phase::Streaming) {
+                    started = true;
+                }
+                if started && tally.take(&ev.patch) {
+                    break;
+                }
+            }
+            Some(Event::Message(ServerMessage::Resync { .. })) => {
+                println!("(the client was told to resync: it fell behind)");
+            }
+            Some(_) => {}
+            None => panic!("the daemon went away"),
+        }
+    }
+    let _ = client.request(ClientRequest::DaemonStop {}).await;
+    let _ = daemon.await;
+    tally
+}
+
+/// VmRSS of an idle `weft daemon` process, 3 s after it started.
+async fn idle_rss(weft: &str, dir: &std::path::Path) {
+    let home = Home::at(dir.join("rss-home"));
+    let connected = weft_client::start::connect_or_start(
+        &home,
+        weft_client::hello_with_env("bench"),
+        Some(std::path::Path::new(weft)),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let pid = connected.client.welcome().pid;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    for line in status.lines() {
+        if line.starts_with("VmRSS") || line.starts_with("RssAnon") {
+            println!("idle daemon {line}");
+        }
+    }
+    let _ = connected.client.request(ClientRequest::DaemonStop {}).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    for round in 1..=3 {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        in_process(n, dir.path())
+            .await
+            .report(&format!("in process #{round}"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        through_daemon(n, dir.path())
+            .await
+            .report(&format!("through the daemon #{round}"));
+    }
+    if let Some(weft) = args.get(1) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        idle_rss(weft, dir.path()).await;
+    }
+}

@@ -1,0 +1,87 @@
+//! The SQLite store (`weft-store`) as the kernel's `SessionStore` port. The kernel
+//! knows no concrete store and the store knows no kernel; this adapter is where the
+//! two meet, and what the daemon wires in.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use weft_kernel::ports::{AskedInteraction, SessionRecord, SessionStore, StoreError};
+use weft_protocol::{DriverEvent, SearchHit, SessionInfo, UniversalSnapshot};
+use weft_store::SqliteStore;
+
+/// The SQLite store behind the port.
+#[derive(Debug)]
+pub struct SqlitePort(pub Arc<SqliteStore>);
+
+/// Opens (creating, migrating, recovering) the store at `path`, as a port.
+pub fn open(path: &Path) -> Result<Arc<SqlitePort>, StoreError> {
+    SqliteStore::open(path)
+        .map(|s| Arc::new(SqlitePort(Arc::new(s))))
+        .map_err(StoreError::from_display)
+}
+
+fn port<T>(r: Result<T, weft_store::StoreError>) -> Result<T, StoreError> {
+    r.map_err(StoreError::from_display)
+}
+
+impl SessionStore for SqlitePort {
+    fn upsert_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
+        port(self.0.upsert_session(record))
+    }
+
+    fn get_session(&self, session_key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        port(self.0.get_session(session_key))
+    }
+
+    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, StoreError> {
+        port(self.0.list_sessions(workdir))
+    }
+
+    fn begin_turn(
+        &self,
+        session_key: &str,
+        task_id: &str,
+        snapshot: &UniversalSnapshot,
+    ) -> Result<(), StoreError> {
+        port(self.0.begin_turn(session_key, task_id, snapshot))
+    }
+
+    fn append_event(&self, task_id: &str, event: &DriverEvent) -> Result<(), StoreError> {
+        port(self.0.append_event(task_id, event))
+    }
+
+    fn finish_turn(&self, task_id: &str, snapshot: &UniversalSnapshot) -> Result<(), StoreError> {
+        port(self.0.finish_turn(task_id, snapshot))
+    }
+
+    fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        port(self.0.history(session_key))
+    }
+
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
+        port(self.0.search(query, limit))
+    }
+
+    fn history_page(
+        &self,
+        session_key: &str,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Vec<UniversalSnapshot>, StoreError> {
+        port(self.0.history_page(session_key, limit, before))
+    }
+
+    fn ask_interaction(&self, asked: &AskedInteraction) -> Result<(), StoreError> {
+        port(self.0.ask_interaction(asked))
+    }
+
+    fn resolve_interaction(
+        &self,
+        prompt_id: &str,
+        outcome: &str,
+        detail: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<(), StoreError> {
+        port(self.0.resolve_interaction(prompt_id, outcome, detail, by))
+    }
+}
