@@ -32,6 +32,10 @@ pub use service::Service;
 
 use conn::Conn;
 
+/// The agent a prompt goes to when it names none: the built-in echo agent, which
+/// needs no account.
+pub const DEFAULT_AGENT: &str = "echo";
+
 /// Default for `WEFT_DAEMON_IDLE_SECS`.
 pub const DEFAULT_IDLE_SECS: u64 = 600;
 
@@ -132,6 +136,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())
         .drivers(options.extra_drivers.iter().cloned())
+        .default_agent(DEFAULT_AGENT)
         .open()
         .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;
     let listener = socket::bind(&options.home.socket()).map_err(|e| {

@@ -16,8 +16,9 @@ use weft_protocol::{
     NativeSessionInfo,
 };
 
-/// Everything a driver needs to run one turn.
-#[derive(Debug, Clone, Default)]
+/// Everything a driver needs to run one turn. Its `Debug` names environment
+/// variables without their values (they may be secrets).
+#[derive(Clone, Default)]
 pub struct AgentTurnInput {
     /// The Weft session this turn belongs to (`agent:id`).
     pub session_key: String,
@@ -50,6 +51,37 @@ pub struct AgentTurnInput {
     pub client_env: Option<Arc<ClientEnv>>,
     /// Weft's global state folder (`~/.weft` or `$WEFT_HOME`).
     pub state_dir: PathBuf,
+}
+
+/// An environment shown by its names only.
+pub struct EnvNames<'a>(pub &'a [(String, String)]);
+
+impl std::fmt::Debug for EnvNames<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set()
+            .entries(self.0.iter().map(|(k, _)| k))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for AgentTurnInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentTurnInput")
+            .field("session_key", &self.session_key)
+            .field("task_id", &self.task_id)
+            .field("prompt", &self.prompt)
+            .field("workdir", &self.workdir)
+            .field("session_id", &self.session_id)
+            .field("model", &self.model)
+            .field("effort", &self.effort)
+            .field("attachments", &self.attachments)
+            .field("system_prompt", &self.system_prompt)
+            .field("env", &EnvNames(&self.env))
+            .field("extra_args", &self.extra_args)
+            .field("client_env", &self.client_env)
+            .field("state_dir", &self.state_dir)
+            .finish()
+    }
 }
 
 impl AgentTurnInput {
@@ -112,8 +144,9 @@ impl DriverResult {
     }
 }
 
-/// A program to run in a PTY: an agent's own terminal UI.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A program to run in a PTY: an agent's own terminal UI. Its `Debug` names the
+/// environment's variables without their values.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct TuiSpec {
     /// The executable.
     pub program: PathBuf,
@@ -126,6 +159,18 @@ pub struct TuiSpec {
     /// The agent session id the program will use, when the driver chose it (a new
     /// session started with a fixed id), so the structured rail can resume it later.
     pub session_id: Option<String>,
+}
+
+impl std::fmt::Debug for TuiSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TuiSpec")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &EnvNames(&self.env))
+            .field("cwd", &self.cwd)
+            .field("session_id", &self.session_id)
+            .finish()
+    }
 }
 
 /// What the kernel offers a running driver. Implemented by the session runner, and by
@@ -244,4 +289,31 @@ pub trait AgentDriver: Send + Sync {
 
     /// The host is shutting down: release everything.
     async fn shutdown(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_names_variables_and_never_shows_their_values() {
+        let input = AgentTurnInput {
+            env: vec![("ANTHROPIC_API_KEY".into(), "sk-secret-1".into())],
+            client_env: Some(Arc::new(ClientEnv(
+                [("OPENAI_API_KEY".to_string(), "sk-secret-2".to_string())].into(),
+            ))),
+            ..Default::default()
+        };
+        let spec = TuiSpec {
+            env: vec![("TOKEN".into(), "sk-secret-3".into())],
+            ..Default::default()
+        };
+        let shown = format!("{input:?} {spec:?}");
+        for secret in ["sk-secret-1", "sk-secret-2", "sk-secret-3"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        for name in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TOKEN"] {
+            assert!(shown.contains(name), "{shown}");
+        }
+    }
 }

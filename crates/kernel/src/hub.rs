@@ -27,9 +27,6 @@ const ALL_CHANNEL: usize = 16384;
 /// How long `list_agent_info` answers from its last probe.
 pub(crate) const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// The agent a prompt goes to when it names none.
-pub const DEFAULT_AGENT: &str = "echo";
-
 /// What every runner shares: the ports and the hub-wide patch channel.
 pub(crate) struct KernelEnv {
     pub store: Arc<dyn SessionStore>,
@@ -82,7 +79,7 @@ pub struct LoomBuilder {
     prompt_builder: Arc<dyn SystemPromptBuilder>,
     catalog: Arc<dyn Catalog>,
     interactions: Arc<dyn InteractionHandler>,
-    default_agent: String,
+    default_agent: Option<String>,
     idle_close: Option<std::time::Duration>,
     interaction_timeout: Option<std::time::Duration>,
 }
@@ -155,9 +152,10 @@ impl LoomBuilder {
         self
     }
 
-    /// The agent for prompts that name none (default `echo`).
+    /// The agent for prompts that name none (unset: the only registered driver, if
+    /// there is exactly one).
     pub fn default_agent(mut self, id: impl Into<String>) -> Self {
-        self.default_agent = id.into();
+        self.default_agent = Some(id.into());
         self
     }
 
@@ -167,14 +165,18 @@ impl LoomBuilder {
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         let (all_patches, _) = broadcast::channel(ALL_CHANNEL);
-        let drivers = self
+        let drivers: BTreeMap<String, Arc<dyn AgentDriver>> = self
             .drivers
             .into_iter()
             .map(|d| (d.id().to_string(), d))
             .collect();
+        let default_agent = self.default_agent.or_else(|| {
+            let ids: Vec<&String> = drivers.keys().collect();
+            (ids.len() == 1).then(|| ids[0].clone())
+        });
         Ok(Arc::new(Loom {
             drivers,
-            default_agent: self.default_agent,
+            default_agent,
             sessions: Mutex::new(HashMap::new()),
             agent_info: Mutex::new(None),
             env: Arc::new(KernelEnv {
@@ -200,7 +202,7 @@ impl LoomBuilder {
 /// The kernel: drivers, sessions and ports behind the `LoomIO` verbs.
 pub struct Loom {
     pub(crate) drivers: BTreeMap<String, Arc<dyn AgentDriver>>,
-    pub(crate) default_agent: String,
+    pub(crate) default_agent: Option<String>,
     pub(crate) sessions: Mutex<HashMap<String, SessionRunner>>,
     pub(crate) env: Arc<KernelEnv>,
     pub(crate) agent_info: Mutex<Option<(std::time::Instant, Vec<AgentInfo>)>>,
@@ -222,10 +224,17 @@ impl Loom {
             prompt_builder: Arc::new(Passthrough),
             catalog: Arc::new(EmptyCatalog),
             interactions: Arc::new(DeferToSurface),
-            default_agent: DEFAULT_AGENT.into(),
+            default_agent: None,
             idle_close: idle_close_from_env(),
             interaction_timeout: interaction_timeout_from_env(),
         }
+    }
+
+    /// The agent a request names, else the default one.
+    pub(crate) fn agent_for<'a>(&'a self, named: Option<&'a str>) -> Result<&'a str, KernelError> {
+        named.or(self.default_agent.as_deref()).ok_or_else(|| {
+            KernelError::BadRequest("name an agent: this kernel has no default one".into())
+        })
     }
 
     /// The state folder.
@@ -368,7 +377,7 @@ impl Loom {
         &self,
         request: &PromptRequest,
     ) -> Result<SessionRunner, KernelError> {
-        let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
+        let agent = self.agent_for(request.agent.as_deref())?;
         let driver = self.driver(agent)?;
         self.new_session_with(driver, request)
     }

@@ -24,9 +24,11 @@ mod time;
 mod turn;
 mod verbs;
 
-pub use driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec, TurnSink};
+pub use driver::{
+    AgentDriver, AgentTurnInput, DriverContext, DriverResult, EnvNames, TuiSpec, TurnSink,
+};
 pub use error::KernelError;
-pub use hub::{Loom, LoomBuilder, DEFAULT_AGENT};
+pub use hub::{Loom, LoomBuilder};
 pub use io::{Caller, LoomIO, Subscription, TerminalOpened};
 pub use time::now_ms;
 pub use turn::{run_turn, TurnCallbacks};

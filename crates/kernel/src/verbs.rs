@@ -95,7 +95,7 @@ impl Loom {
                 runner
             }
             None => {
-                let agent = request.agent.as_deref().unwrap_or(&self.default_agent);
+                let agent = self.agent_for(request.agent.as_deref())?;
                 let driver = self.driver(agent)?;
                 if !driver.capabilities().tui {
                     return Err(KernelError::NoTui(agent.to_string()));

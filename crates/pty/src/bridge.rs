@@ -33,8 +33,8 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 /// reported anyway (a grandchild can hold it open, so EOF may never come).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
-/// What to run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What to run. Its `Debug` names environment variables without their values.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct PtySpec {
     /// The executable (a bare name is looked up on `PATH`).
     pub program: PathBuf,
@@ -47,6 +47,20 @@ pub struct PtySpec {
     pub env: Vec<(String, String)>,
     /// Where it runs.
     pub cwd: PathBuf,
+}
+
+impl std::fmt::Debug for PtySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names =
+            |env: &[(String, String)]| env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        f.debug_struct("PtySpec")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("base_env", &self.base_env.as_deref().map(names))
+            .field("env", &names(&self.env))
+            .field("cwd", &self.cwd)
+            .finish()
+    }
 }
 
 /// A terminal size in character cells.
