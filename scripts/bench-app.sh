@@ -16,6 +16,7 @@ if [ -z "${WEFT_BENCH_SKIP_BUILD:-}" ]; then
     scripts/setup.sh setup_desktop_app
     npm --prefix ui run build --silent
     cargo build --release -p weft-app --features tauri/custom-protocol --bin weft-app --example bare --example seed_big_session
+    cargo build --release -p weft-cli
 fi
 
 RUN_DIR="$(mktemp -d /tmp/weft-bench.XXXXXX)"
@@ -27,6 +28,7 @@ echo "seeded $BIG_KEY with $CALLS tool calls" >&2
 
 PIDS=()
 cleanup() {
+    "$TARGET/release/weft" daemon stop >/dev/null 2>&1 || true
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     # What the apps started that outlived them (the session bus GTK autolaunches

@@ -17,7 +17,11 @@ CLAUDE="${WEFT_CLAUDE_BIN:-$ROOT/.tools/agents/node_modules/.bin/claude}"
 
 TMP="$(mktemp -d)"
 SRV_PID=""
-cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; rm -rf "$TMP"; }
+cleanup() {
+    WEFT_HOME="$TMP/weft-home" "$WEFT" daemon stop >/dev/null 2>&1 || true
+    [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
 trap cleanup EXIT
 "$SERVER" 200 >"$TMP/srv.out" &
 SRV_PID=$!

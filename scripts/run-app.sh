@@ -14,10 +14,13 @@ PROFILE="${WEFT_RUN_PROFILE:-release}"
 
 "$ROOT/scripts/setup.sh" setup_desktop_app
 npm --prefix ui run build --silent
+# The app starts its kernel service (`weft daemon`) from the `weft` binary beside it.
 if [ "$PROFILE" = release ]; then
     cargo build --release -p weft-app --features tauri/custom-protocol
+    cargo build --release -p weft-cli
 else
     cargo build -p weft-app --features tauri/custom-protocol
+    cargo build -p weft-cli
 fi
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft-app"
 
