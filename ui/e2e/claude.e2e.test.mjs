@@ -1,11 +1,23 @@
 // One turn through the real `claude` CLI, against the scripted Anthropic server that
-// scripts/e2e-app.sh starts (WEFT_E2E_ANTHROPIC_URL), including a permission dialog.
+// scripts/e2e-app.sh starts (WEFT_E2E_ANTHROPIC_URL), including a permission dialog;
+// then a turn that outlives the window (the kernel owns it) and ends with the kernel.
 // Skipped when the CLI or the server is not there (CI installs both).
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
 import { byTestId, lastTurnText, launch, phase, screenshot, send, until } from "./harness.mjs";
+
+/** Polls `check` (a plain function) for up to 20 s. */
+async function waitFor(check, what, timeout = 20000) {
+  const deadline = Date.now() + timeout;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 const ready = Boolean(process.env.WEFT_E2E_ANTHROPIC_URL && process.env.WEFT_E2E_CLAUDE === "1");
 
@@ -41,10 +53,12 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     await screenshot(browser, "08-claude-turn-light");
   });
 
-  it("leaves no agent process behind when the app is killed mid-turn", async () => {
+  it("keeps the turn going when the app is killed mid-turn; the next window shows its question; daemon stop leaves no agent", async () => {
     await send(browser, "ask and wait");
-    const dialog = await byTestId(browser, "interaction-dialog");
+    let dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 90000 });
+    const promptId = await dialog.getAttribute("data-prompt-id");
+    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
     const run = dirname(process.env.WEFT_WORKSPACE_DIR ?? "/nonexistent");
     const ofRun = (names) =>
       readdirSync("/proc")
@@ -57,20 +71,34 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
             return false;
           }
         });
+    const alive = (p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z ");
     const [app] = ofRun((c) => c === "weft-app");
     assert.ok(app, "the app process");
-    const agents = ofRun((c) => c !== "weft-app" && !/^(WebKit|dbus|at-spi|tauri-driver)/.test(c));
+    // The agent is the kernel's (`weft daemon`), not the window's.
+    const agents = ofRun((c) => c !== "weft-app" && c !== "weft" && !/^(WebKit|dbus|at-spi|tauri-driver)/.test(c));
     assert.ok(agents.length > 0, "the claude CLI is running");
     process.kill(Number(app), "SIGTERM");
-    const deadline = Date.now() + 20000;
-    let left = agents;
-    while (Date.now() < deadline) {
-      left = agents.filter((p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z "));
-      if (left.length === 0 && !existsSync(`/proc/${app}`)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.deepEqual(left, [], "agent processes outlived the app");
-    assert.ok(!existsSync(`/proc/${app}`) || readFileSync(`/proc/${app}/stat`, "utf8").includes(") Z "), "the app exited");
+    await waitFor(() => !alive(app), "the app to exit");
+    assert.deepEqual(agents.filter((p) => !alive(p)), [], "the turn's agent ended with the window");
+
+    // The next window shows the same question, still waiting.
+    await browser.deleteSession().catch(() => {});
+    browser = await launch();
+    const item = await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`);
+    await item.waitForExist({ timeout: 30000 });
+    await item.click();
+    dialog = await byTestId(browser, "interaction-dialog");
+    await dialog.waitForDisplayed({ timeout: 30000 });
+    assert.equal(await dialog.getAttribute("data-prompt-id"), promptId, "the same question");
+    await screenshot(browser, "09-claude-question-after-restart-light");
+
+    // Stopping the kernel ends the agent with it.
+    assert.ok(process.env.WEFT_BIN && process.env.WEFT_HOME_DIR, "WEFT_BIN and WEFT_HOME_DIR from scripts/e2e-app.sh");
+    await promisify(execFile)(process.env.WEFT_BIN, ["daemon", "stop"], {
+      env: { ...process.env, WEFT_HOME: process.env.WEFT_HOME_DIR },
+      timeout: 60000,
+    });
+    await waitFor(() => agents.every((p) => !alive(p)), "the agent to end with the daemon");
     await browser.deleteSession().catch(() => {});
     browser = null;
   });
