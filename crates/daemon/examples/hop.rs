@@ -54,12 +54,19 @@ impl AgentDriver for Flood {
         } else {
             self.0
         };
+        // "paced": 20 deltas a millisecond (20,000/s, far above any model's stream);
+        // "flood": as fast as the kernel takes them.
+        let paced = input.prompt == "paced";
+        let mut tick = tokio::time::interval(Duration::from_millis(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         for i in 0..n {
             ctx.emit(DriverEvent::Text {
                 delta: format!("{:020} ", micros()),
             });
-            // Let the reader run, as a real agent's pipe would.
-            if i % 64 == 63 {
+            if paced && i % 20 == 19 {
+                tick.tick().await;
+            } else if i % 64 == 63 {
+                // Let the reader run, as a real agent's pipe would.
                 tokio::task::yield_now().await;
             }
         }
@@ -70,6 +77,10 @@ impl AgentDriver for Flood {
 #[derive(Default)]
 struct Tally {
     latencies: Vec<u64>,
+    /// Patches a lagging in-process subscriber missed.
+    skipped: usize,
+    /// Resyncs the daemon asked of a lagging client.
+    resyncs: usize,
     deltas: usize,
     first: Option<Instant>,
     last: Option<Instant>,
@@ -105,17 +116,19 @@ impl Tally {
         };
         let rate = self.deltas as f64 / span.as_secs_f64().max(1e-9);
         println!(
-            "{what:<24} {:>6} deltas  {:>9.0} events/s  latency p50 {:>6} µs  p99 {:>6} µs  max {:>7} µs",
+            "{what:<22} {:>6} deltas  {:>9.0} events/s  latency p50 {:>6} µs  p99 {:>6} µs  max {:>7} µs  (missed {}, resyncs {})",
             self.deltas,
             rate,
             pick(0.5),
             pick(0.99),
-            self.latencies.last().copied().unwrap_or(0)
+            self.latencies.last().copied().unwrap_or(0),
+            self.skipped,
+            self.resyncs
         );
     }
 }
 
-async fn in_process(n: usize, dir: &std::path::Path) -> Tally {
+async fn in_process(n: usize, dir: &std::path::Path, prompt: &str) -> Tally {
     let store = weft_store_port::open(&dir.join("weft.db")).unwrap_or_else(|e| panic!("{e}"));
     let loom = Loom::builder(dir)
         .driver(Arc::new(Flood(n)))
@@ -132,18 +145,19 @@ async fn in_process(n: usize, dir: &std::path::Path) -> Tally {
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    while loom
+        .get_snapshot(&warm.session_key)
+        .await
+        .map_or(true, |at| at.snapshot.phase != Phase::Done)
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let mut sub = loom
         .subscribe(&warm.session_key)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    while sub.snapshot.snapshot.phase != Phase::Done {
-        match sub.patches.recv().await {
-            Ok(ev) => weft_protocol::apply_in_place(&mut sub.snapshot.snapshot, &ev.patch),
-            Err(e) => panic!("{e}"),
-        }
-    }
     loom.prompt(PromptRequest {
-        prompt: "go".into(),
+        prompt: prompt.into(),
         session_key: Some(warm.session_key.clone()),
         ..Default::default()
     })
@@ -152,11 +166,14 @@ async fn in_process(n: usize, dir: &std::path::Path) -> Tally {
     let mut tally = Tally::default();
     let mut started = false;
     loop {
-        let ev = sub
-            .patches
-            .recv()
-            .await
-            .unwrap_or_else(|e| panic!("lagged: {e}"));
+        let ev = match sub.patches.recv().await {
+            Ok(ev) => ev,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tally.skipped += n as usize;
+                continue;
+            }
+            Err(e) => panic!("{e}"),
+        };
         if ev.patch.phase == Some(Phase::Streaming) {
             started = true;
         }
@@ -168,7 +185,7 @@ async fn in_process(n: usize, dir: &std::path::Path) -> Tally {
     tally
 }
 
-async fn through_daemon(n: usize, dir: &std::path::Path) -> Tally {
+async fn through_daemon(n: usize, dir: &std::path::Path, prompt: &str) -> Tally {
     let home = Home::at(dir.join("home"));
     let options = weft_daemon::Options {
         home: home.clone(),
@@ -215,7 +232,7 @@ async fn through_daemon(n: usize, dir: &std::path::Path) -> Tally {
         .unwrap_or_else(|e| panic!("{e}"));
     let _: PromptAccepted = client
         .call(ClientRequest::Prompt(PromptRequest {
-            prompt: "go".into(),
+            prompt: prompt.into(),
             session_key: Some(key.clone()),
             ..Default::default()
         }))
@@ -233,9 +250,7 @@ async fn through_daemon(n: usize, dir: &std::path::Path) -> Tally {
                     break;
                 }
             }
-            Some(Event::Message(ServerMessage::Resync { .. })) => {
-                println!("(the client was told to resync: it fell behind)");
-            }
+            Some(Event::Message(ServerMessage::Resync { .. })) => tally.resyncs += 1,
             Some(_) => {}
             None => panic!("the daemon went away"),
         }
@@ -271,18 +286,21 @@ async fn idle_rss(weft: &str, dir: &std::path::Path) {
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
-    for round in 1..=3 {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        in_process(n, dir.path())
-            .await
-            .report(&format!("in process #{round}"));
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        through_daemon(n, dir.path())
-            .await
-            .report(&format!("through the daemon #{round}"));
+    for prompt in ["paced", "flood"] {
+        for round in 1..=3 {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            in_process(n, dir.path(), prompt)
+                .await
+                .report(&format!("{prompt} in process #{round}"));
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            through_daemon(n, dir.path(), prompt)
+                .await
+                .report(&format!("{prompt} via daemon #{round}"));
+        }
     }
     if let Some(weft) = args.get(1) {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        idle_rss(weft, dir.path()).await;
+        let weft = std::path::absolute(weft).unwrap_or_else(|_| weft.into());
+        idle_rss(&weft.to_string_lossy(), dir.path()).await;
     }
 }
