@@ -191,6 +191,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .await;
     }
     drop(conns);
+    service.hang_up();
     drop(kept);
     loom.shutdown().await;
     let _ = std::fs::remove_file(options.home.socket());

@@ -35,6 +35,8 @@ pub struct Service {
     pub(crate) listening: Mutex<Vec<String>>,
     tokens: Mutex<Vec<Token>>,
     stop: CancellationToken,
+    /// Cancelled once every client was told the daemon is going: connections end.
+    hang_up: CancellationToken,
     stop_reason: Mutex<Option<String>>,
     restart_for: Mutex<Option<String>>,
 }
@@ -54,6 +56,7 @@ impl Service {
             listening: Mutex::default(),
             tokens: Mutex::new(tokens),
             stop: CancellationToken::new(),
+            hang_up: CancellationToken::new(),
             stop_reason: Mutex::default(),
             restart_for: Mutex::default(),
         })
@@ -127,6 +130,16 @@ impl Service {
     /// Resolves when a stop was asked for.
     pub async fn stopped(&self) {
         self.stop.cancelled().await
+    }
+
+    /// Ends every connection (after each was told why).
+    pub fn hang_up(&self) {
+        self.hang_up.cancel();
+    }
+
+    /// Resolves when connections are to end.
+    pub async fn hung_up(&self) {
+        self.hang_up.cancelled().await
     }
 
     /// Why it stops.

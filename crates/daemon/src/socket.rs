@@ -77,7 +77,7 @@ async fn connection(service: Arc<Service>, stream: UnixStream) {
     loop {
         let frame = tokio::select! {
             f = frames.next() => f,
-            _ = service.stopped() => break,
+            _ = service.hung_up() => break,
         };
         match frame {
             Some(Ok(bytes)) => conn.on_frame(&service, &bytes, false).await,

@@ -232,7 +232,7 @@ async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_p
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
-            _ = service.stopped() => break,
+            _ = service.hung_up() => break,
         };
         match frame {
             Some(Ok(Message::Text(text))) => conn.on_frame(&service, text.as_bytes(), true).await,

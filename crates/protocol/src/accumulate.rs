@@ -195,6 +195,11 @@ impl Accumulator {
             snap.incomplete = incomplete;
             patch.incomplete = Some(incomplete);
         }
+        // An ended turn holds no terminal.
+        if snap.terminal {
+            snap.terminal = false;
+            patch.terminal = Some(false);
+        }
         if !snap.interactions.is_empty() {
             snap.interactions.clear();
             patch.interactions = Some(Vec::new());

@@ -147,6 +147,9 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub incomplete: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub terminal: Option<bool>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -269,6 +272,7 @@ pub fn diff(prev: &UniversalSnapshot, next: &UniversalSnapshot) -> SnapshotPatch
         notices: replace(&prev.notices, &next.notices),
         error: replace(&prev.error, &next.error),
         incomplete: replace(&prev.incomplete, &next.incomplete),
+        terminal: replace(&prev.terminal, &next.terminal),
         started_at: replace(&prev.started_at, &next.started_at),
         updated_at: replace(&prev.updated_at, &next.updated_at),
     }
@@ -323,6 +327,7 @@ pub fn apply_in_place(snap: &mut UniversalSnapshot, patch: &SnapshotPatch) {
     set(&mut snap.notices, &patch.notices);
     set(&mut snap.error, &patch.error);
     set(&mut snap.incomplete, &patch.incomplete);
+    set(&mut snap.terminal, &patch.terminal);
     set(&mut snap.started_at, &patch.started_at);
     set(&mut snap.updated_at, &patch.updated_at);
 }

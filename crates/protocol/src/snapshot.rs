@@ -312,6 +312,9 @@ pub struct UniversalSnapshot {
     pub error: Option<String>,
     /// True when the turn did not run to its natural end (stopped, crashed, cut off).
     pub incomplete: bool,
+    /// True while this turn is the agent's own terminal, open in the kernel: a client
+    /// attaches to it (`attachTerminal`) instead of opening another.
+    pub terminal: bool,
     /// When the turn started (ms since the epoch).
     #[ts(type = "number | null")]
     pub started_at: Option<i64>,

@@ -35,4 +35,4 @@ artifacts?: Array<Artifact>,
 /**
  * Appended (after any replacement).
  */
-artifactsAppend?: Array<Artifact>, interactions?: Array<Interaction>, queued?: Array<QueuedPrompt>, notices?: Array<string>, error?: string | null, incomplete?: boolean, startedAt?: number | null, updatedAt?: number, };
+artifactsAppend?: Array<Artifact>, interactions?: Array<Interaction>, queued?: Array<QueuedPrompt>, notices?: Array<string>, error?: string | null, incomplete?: boolean, terminal?: boolean, startedAt?: number | null, updatedAt?: number, };

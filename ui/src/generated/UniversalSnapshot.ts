@@ -96,6 +96,11 @@ error: string | null,
  */
 incomplete: boolean, 
 /**
+ * True while this turn is the agent's own terminal, open in the kernel: a client
+ * attaches to it (`attachTerminal`) instead of opening another.
+ */
+terminal: boolean, 
+/**
  * When the turn started (ms since the epoch).
  */
 startedAt: number | null, 

@@ -29,6 +29,7 @@ export class LiveSnapshot implements Fields {
   notices = $state.raw<Fields["notices"]>([]);
   error = $state.raw<Fields["error"]>(null);
   incomplete = $state.raw<Fields["incomplete"]>(false);
+  terminal = $state.raw<Fields["terminal"]>(false);
   startedAt = $state.raw<Fields["startedAt"]>(null);
   updatedAt = $state.raw<Fields["updatedAt"]>(0);
 

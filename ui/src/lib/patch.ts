@@ -33,6 +33,7 @@ const REPLACED: Replaced[] = [
   "notices",
   "error",
   "incomplete",
+  "terminal",
   "startedAt",
   "updatedAt",
 ];
@@ -100,6 +101,7 @@ export function emptySnapshot(agent = ""): UniversalSnapshot {
     notices: [],
     error: null,
     incomplete: false,
+    terminal: false,
     startedAt: null,
     updatedAt: 0,
   };

@@ -390,6 +390,7 @@ impl Shared {
             model: st.record.model.clone(),
             effort: st.record.effort.clone(),
             prompt: task.prompt.clone(),
+            terminal: task.terminal,
             queued: queued_list(&st.queue),
             started_at: Some(now),
             updated_at: now,

@@ -96,6 +96,7 @@ prop_compose! {
         notices in proptest::collection::vec(small_string(), 0..2),
         error in opt_string(),
         incomplete in any::<bool>(),
+        terminal in any::<bool>(),
         times in (proptest::option::of(0i64..5), 0i64..5),
     ) -> UniversalSnapshot {
         UniversalSnapshot {
@@ -119,6 +120,7 @@ prop_compose! {
             notices,
             error,
             incomplete,
+            terminal,
             started_at: times.0,
             updated_at: times.1,
         }

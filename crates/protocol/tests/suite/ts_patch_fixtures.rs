@@ -86,6 +86,7 @@ fn base() -> UniversalSnapshot {
         notices: Vec::new(),
         error: None,
         incomplete: false,
+        terminal: false,
         started_at: Some(1_700_000_000_000),
         updated_at: 1_700_000_000_500,
     }
