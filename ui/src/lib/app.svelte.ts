@@ -316,9 +316,17 @@ export class AppStore {
     return true;
   }
 
+  /** Ends a session's terminal (its pane goes; its program is killed, its turn ends). */
+  async closeTerminal(key: string) {
+    this.views.get(key)?.terminalClosed();
+    const terminals = this.terminals;
+    if (terminals) await this.guard(() => terminals.close(key));
+  }
+
   async stopSelected() {
     const view = this.selected;
-    if (view && view.running) await this.guard(() => this.transport.stop(view.key));
+    // A terminal's turn ends by closing the terminal (the kernel refuses a stop).
+    if (view && view.running && !view.terminalOpen) await this.guard(() => this.transport.stop(view.key));
   }
 
   async answer(

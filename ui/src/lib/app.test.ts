@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppStore } from "./app.svelte";
 import { FakeTransport } from "./fake-transport";
+import type { TerminalClient } from "./terminal/client";
 import { VerbError } from "./transport";
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -149,6 +150,43 @@ describe("AppStore", () => {
     const key = t.addSession();
     t.emit(key, { interactions: [{ promptId: "p", kind: "user-input", title: "?", detail: null, toolName: null, toolInput: null, questions: [] }] });
     expect(app.needsAnswer[key]).toBe(1);
+  });
+});
+
+describe("AppStore and the agent's terminal", () => {
+  function terminals(): TerminalClient & { calls: string[] } {
+    const calls: string[] = [];
+    const note = (verb: string) => async (key: string) => void calls.push(`${verb} ${key}`);
+    return {
+      calls,
+      open: async (args) => {
+        calls.push(`open ${args.sessionKey}`);
+        return { sessionKey: args.sessionKey ?? "echo:new" };
+      },
+      attach: async (key) => void calls.push(`attach ${key}`),
+      detach: note("detach"),
+      write: async () => {},
+      resize: async () => {},
+      close: note("close"),
+    };
+  }
+
+  it("stops no terminal turn opened elsewhere (it ends by closing), and closing ends it from here", async () => {
+    const t = new FakeTransport();
+    const term = terminals();
+    const app = new AppStore(t, term);
+    await app.start();
+    const key = t.addSession();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "", terminal: true });
+    app.selectSession(key);
+    await app.selected!.load();
+    expect(app.selected!.terminalOffer).toBe("show");
+    await app.stopSelected();
+    expect(t.calls.some((c) => c.verb === "stop")).toBe(false);
+    app.selected!.showTerminal();
+    await app.closeTerminal(key);
+    expect(term.calls).toEqual([`close ${key}`]);
+    expect(app.selected!.terminalShown).toBe(false);
   });
 });
 

@@ -19,6 +19,14 @@ export interface ClosedInteraction {
   reason: string;
 }
 
+/**
+ * What the session header offers for the agent's terminal: open one (the session is
+ * idle), show the one open in the kernel (opened by this window before, by another
+ * window, or by `weft tui` in a shell: the pane attaches to it), or nothing to do until
+ * the structured turn running ends (`wait`). Null while this window shows the pane.
+ */
+export type TerminalOffer = "open" | "show" | "wait" | null;
+
 export class SessionView {
   readonly key: string;
   /** Final snapshots of finished turns, oldest first (not deep-reactive: they do not change). */
@@ -35,6 +43,11 @@ export class SessionView {
   focusTaskId = $state<string | null>(null);
   /** How many times the snapshot was re-read after a gap (tests look at it). */
   resyncs = $state(0);
+
+  /** This window shows the session's terminal pane. */
+  terminalShown = $state(false);
+  /** This window opened the session's terminal (until it closes it). */
+  terminalOpened = $state(false);
 
   private loading: Promise<void> | null = null;
   private buffered: PatchEvent[] = [];
@@ -56,6 +69,37 @@ export class SessionView {
 
   get running(): boolean {
     return this.current.phase === "streaming" || this.current.phase === "queued";
+  }
+
+  /**
+   * The session's turn is the agent's own terminal, open in the kernel: opened here, or
+   * (the snapshot says so) from anywhere else. Prompts queue behind it, Stop does not
+   * apply, and a pane attaches to it rather than opening another.
+   */
+  get terminalOpen(): boolean {
+    return this.terminalOpened || this.current.terminal;
+  }
+
+  get terminalOffer(): TerminalOffer {
+    if (this.terminalShown) return null;
+    if (this.terminalOpen) return "show";
+    return this.running ? "wait" : "open";
+  }
+
+  /** Shows the terminal pane: it opens the terminal, or attaches when one is open. */
+  showTerminal() {
+    this.terminalShown = true;
+  }
+
+  /** The pane opened the terminal (a later pane re-attaches). */
+  terminalStarted() {
+    this.terminalOpened = true;
+  }
+
+  /** The pane went with its terminal (closed, so ended). */
+  terminalClosed() {
+    this.terminalShown = false;
+    this.terminalOpened = false;
   }
 
   /** Loads history and the snapshot; patches arriving meanwhile are buffered. */

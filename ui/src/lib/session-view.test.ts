@@ -83,4 +83,49 @@ describe("SessionView", () => {
     view.dismissClosed("p");
     expect(view.closedInteractions).toEqual([]);
   });
+
+  it("offers to show a terminal open elsewhere, to open one when idle, nothing while a structured turn runs", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    expect(view.terminalOffer).toBe("open");
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "hi" });
+    expect(view.running).toBe(true);
+    expect(view.terminalOpen).toBe(false);
+    expect(view.terminalOffer).toBe("wait");
+    t.emit(key, { phase: "done" });
+    // Another window (or `weft tui`) opens the agent's terminal: its turn streams.
+    t.emit(key, { phase: "streaming", taskId: "b", prompt: "", terminal: true });
+    expect(view.terminalOpen).toBe(true);
+    expect(view.terminalOffer).toBe("show");
+    view.showTerminal();
+    expect(view.terminalShown).toBe(true);
+    expect(view.terminalOffer).toBeNull();
+    // Closed from here: the pane goes; the kernel's patch ends the turn.
+    view.terminalClosed();
+    expect(view.terminalShown).toBe(false);
+    t.emit(key, { phase: "done", terminal: false });
+    expect(view.terminalOpen).toBe(false);
+    expect(view.terminalOffer).toBe("open");
+  });
+
+  it("a terminal open before the window was: the first snapshot says so", async () => {
+    const { t, key, view } = setup();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "", terminal: true });
+    await view.load();
+    expect(view.terminalOpen).toBe(true);
+    expect(view.terminalOffer).toBe("show");
+  });
+
+  it("a terminal this window opened stays open for it until closed (a new pane re-attaches)", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    view.showTerminal();
+    expect(view.terminalOpen).toBe(false);
+    view.terminalStarted();
+    expect(view.terminalOpen).toBe(true);
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "", terminal: true });
+    expect(view.terminalOffer).toBeNull();
+    view.terminalClosed();
+    expect(view.terminalOpened).toBe(false);
+  });
 });
