@@ -165,9 +165,7 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
     );
 
     // And nothing of the killed daemon's agents is left.
-    let gone = super::support::wait_for("the agents to die with the daemon", 10, || {
-        let left = processes_with(claude_home.path());
-        left.is_empty().then_some(())
+    super::support::wait_for("the agents to die with the daemon", 10, || {
+        processes_with(claude_home.path()).is_empty().then_some(())
     });
-    let () = gone;
 }
