@@ -160,3 +160,103 @@ async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
     );
     assert!(work.path().join(".weft/echo-note.md").is_file());
 }
+
+fn weft_in_pty(home: &std::path::Path, work: &std::path::Path, args: &[&str]) -> PtyBridge {
+    PtyBridge::spawn(
+        &PtySpec {
+            program: env!("CARGO_BIN_EXE_weft").into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            base_env: None,
+            env: vec![
+                ("WEFT_HOME".into(), home.to_string_lossy().into_owned()),
+                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
+            ],
+            cwd: work.to_path_buf(),
+        },
+        PtySize {
+            rows: 24,
+            cols: 100,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Like tmux: a terminal opened by one client is attached from another, both see and
+/// type into the same program, and Ctrl-] detaches without ending it.
+#[tokio::test]
+async fn a_terminal_is_attached_from_another_client_and_detached_without_ending() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let first = weft_in_pty(home.path(), work.path(), &["tui"]);
+    wait_screen(&first, "echo prompt", |s| s.contains("echo> "));
+    first
+        .write(b"from the first\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&first, "first line", |s| s.contains("Echo: from the first"));
+
+    let list = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["sessions", "--json"])
+        .env("WEFT_HOME", home.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sessions: Value = serde_json::from_slice(&list.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let key = sessions[0]["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    // The second client gets the screen as it is, then types into the same program.
+    let second = weft_in_pty(home.path(), work.path(), &["attach", &key]);
+    wait_screen(&second, "the kept screen", |s| {
+        s.contains("Echo: from the first")
+    });
+    second
+        .write(b"from the second\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&second, "its own line", |s| {
+        s.contains("Echo: from the second")
+    });
+    wait_screen(&first, "the other's line", |s| {
+        s.contains("Echo: from the second")
+    });
+
+    // Ctrl-] detaches: the attach exits 0, the terminal goes on for the first client.
+    second.write(b"\x1d").unwrap_or_else(|e| panic!("{e}"));
+    let exit = tokio::time::timeout(Duration::from_secs(20), second.wait())
+        .await
+        .unwrap_or_else(|_| panic!("attach did not detach:\n{}", second.screen_text()));
+    assert!(exit.success, "{}", second.screen_text());
+    assert!(
+        second.screen_text().contains("detached"),
+        "{}",
+        second.screen_text()
+    );
+    first
+        .write(b"still here\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&first, "the terminal still running", |s| {
+        s.contains("Echo: still here")
+    });
+    let status = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["daemon", "status", "--json"])
+        .env("WEFT_HOME", home.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap_or_default();
+    assert_eq!(status["terminals"], 1, "{status}");
+
+    // Attaching to a session with no open terminal is a clear usage error.
+    first.write(b"\x04").unwrap_or_else(|e| panic!("{e}"));
+    let _ = tokio::time::timeout(Duration::from_secs(20), first.wait()).await;
+    let again = weft_in_pty(home.path(), work.path(), &["attach", &key]);
+    let exit = tokio::time::timeout(Duration::from_secs(20), again.wait())
+        .await
+        .unwrap_or_else(|_| panic!("attach hung:\n{}", again.screen_text()));
+    assert_eq!(exit.code, 2, "{}", again.screen_text());
+    assert!(
+        again.screen_text().contains("no terminal is open"),
+        "{}",
+        again.screen_text()
+    );
+}
