@@ -320,3 +320,95 @@ fn a_binary_planted_in_the_current_folder_is_never_run() {
     std::thread::sleep(Duration::from_millis(500));
     assert!(!marker.exists(), "a binary from the current folder was run");
 }
+
+fn pid_alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, r)| r.trim_start().chars().next());
+    matches!(state, Some(s) if s != 'Z' && s != 'X')
+}
+
+#[test]
+fn an_idle_daemon_exits_by_itself() {
+    let env = Env::new();
+    let out = env
+        .cmd(&["run", "hello"])
+        .env("WEFT_DAEMON_IDLE_SECS", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(0));
+    let pid = daemon_pid(&env);
+    // Our status client kept it busy for a moment; then nothing needs it.
+    wait_for("the idle daemon to exit", 20, || {
+        (!pid_alive(pid)).then_some(())
+    });
+    let out = env.weft(&["daemon", "status"]);
+    assert_eq!(out.status.code(), Some(1), "no daemon runs now");
+}
+
+#[tokio::test]
+async fn a_newer_client_restarts_an_idle_daemon_and_is_told_so() {
+    let env = Env::new();
+    assert_eq!(env.weft(&["run", "hello"]).status.code(), Some(0));
+    let old = daemon_pid(&env);
+    let hello = weft_protocol::Hello {
+        version: "999.0.0".into(),
+        surface: "cli".into(),
+        env: None,
+        token: None,
+    };
+    let (client, mut events) = Client::connect(&Home::at(env.home.path()), hello)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(client.welcome().restarting, "{:?}", client.welcome());
+    let mut reason = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while let Ok(Some(ev)) = tokio::time::timeout_at(deadline, events.recv()).await {
+        match ev {
+            Event::Message(ServerMessage::Closing { reason: r }) => reason = r,
+            Event::Disconnected(_) => break,
+            _ => {}
+        }
+    }
+    assert!(reason.contains("restarts for version 999.0.0"), "{reason}");
+    wait_for("the old daemon to exit", 20, || {
+        (!pid_alive(old)).then_some(())
+    });
+    // The next client gets a new daemon, with the session still there.
+    let (code, list, _) = env.json(&["sessions", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(list.as_array().map(Vec::len), Some(1));
+    assert_ne!(daemon_pid(&env), old);
+}
+
+#[test]
+fn a_question_pending_when_the_daemon_was_killed_shows_as_expired() {
+    let env = Env::new();
+    let (_, detached, _) = env.json(&["run", "--detach", "a question"]);
+    let key = key_of(&detached);
+    wait_for("the question", 20, || {
+        let (_, inbox, _) = env.json(&["inbox", "--json"]);
+        (inbox.as_array().map(Vec::len) == Some(1)).then_some(())
+    });
+    let pid = daemon_pid(&env);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    wait_for("the daemon to die", 20, || (!pid_alive(pid)).then_some(()));
+    let (code, turns, stderr) = env.json(&["history", &key, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let turn = &turns[0];
+    assert_eq!(turn["incomplete"], true, "{turn}");
+    let expired = "\"Echo has a question\" expired: the agent process ended";
+    assert!(
+        turn["notices"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|v| v == expired)),
+        "{turn}"
+    );
+    let (_, inbox, _) = env.json(&["inbox", "--json"]);
+    assert_eq!(inbox, serde_json::json!([]));
+}
