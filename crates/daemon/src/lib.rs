@@ -156,10 +156,8 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         let (listener, listening) = ws::open(&service, addr)
             .await
             .map_err(|e| DaemonError::Setup(e.message))?;
-        eprintln!(
-            "weft: serving on {} (browser UI: {})",
-            listening.ws_url, listening.addr
-        );
+        eprintln!("weft: serving on {}", listening.ws_url);
+        eprintln!("weft: browser UI at {}", listening.ui_url);
         kept.push(listener);
     }
     tracing::info!(
