@@ -133,9 +133,14 @@ impl SessionRunner {
     }
 
     /// True when nothing holds this runner: no turn running or queued, no question
-    /// pending, no one subscribed. Such a runner can be dropped and rebuilt from the
+    /// pending, no one subscribed, no other reference (call it on the map's own). Such a runner can be dropped and rebuilt from the
     /// store when next needed.
     pub fn is_evictable(&self) -> bool {
+        // Anyone else holding the runner (a verb between finding it and using it, an
+        // idle-close timer) keeps it: evicting it then could give the session two.
+        if Arc::strong_count(&self.shared) > 1 {
+            return false;
+        }
         let st = self.shared.state.lock();
         st.running.is_none()
             && st.queue.is_empty()

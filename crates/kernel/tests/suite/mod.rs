@@ -1,4 +1,5 @@
 mod bad_input;
+mod eviction;
 mod idle;
 mod lifecycle;
 mod persistence;
