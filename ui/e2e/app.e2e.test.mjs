@@ -5,6 +5,7 @@ import {
   allByTestId,
   allTurnPrompts,
   byTestId,
+  closeApp,
   lastTurnText,
   launch,
   phase,
@@ -186,5 +187,44 @@ describe("Weft desktop app (echo agent)", () => {
     // The hit's session opens (the list itself is filtered by the same words).
     await until(browser, async () => (await allTurnPrompts(browser)).includes("permission again"), "the hit's session open");
     await search.clearValue();
+  });
+
+  it("closing the window mid-turn ends no turn: the next window shows it live, and it finishes", async () => {
+    // The session list shows every session again: the search above filtered it (and
+    // clearValue empties the box without an input event), so type the box empty.
+    const search = await byTestId(browser, "session-search");
+    await search.setValue("x");
+    await browser.keys("Backspace");
+    await until(browser, async () => (await allByTestId(browser, "search-hits")).length === 0, "the search to be cleared");
+    await newSession();
+    // The echo agent streams a "slow" prompt's reply word by word (8 times over, 150 ms
+    // a word): about 40 s for this one, longer than closing and starting the app takes.
+    const words = "slow walk through the long quiet valley past the river and the old mill then up the hill to the house where the lamps are lit and supper waits for everyone";
+    await send(browser, words);
+    await until(browser, async () => (await phase(browser)) === "streaming", "the slow turn to stream");
+    await until(browser, async () => (await lastTurnText(browser)).includes("Echo: slow"), "the reply to start");
+    const selected = await browser.$('[data-testid="session-item"][aria-selected="true"]');
+    await until(browser, () => selected.isExisting(), "the new session selected in the list");
+    const key = await selected.getAttribute("data-session-key");
+    const before = (await lastTurnText(browser)).length;
+    browser = await closeApp(browser);
+
+    browser = await launch();
+    const item = await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`);
+    await item.waitForExist({ timeout: 30000 });
+    await item.click();
+    // Still live: streaming, with more text than the closed window saw, and growing.
+    await until(browser, async () => (await lastTurnText(browser)).length > before, "the text the turn streamed meanwhile");
+    assert.equal(await phase(browser), "streaming", "the turn is still running");
+    const seen = (await lastTurnText(browser)).length;
+    await until(browser, async () => (await lastTurnText(browser)).length > seen, "the text to keep growing in the new window");
+    await screenshot(browser, "08-turn-live-after-reopen-light");
+    await until(browser, async () => (await phase(browser)) === "done", "the turn to finish", 120000);
+    const text = await lastTurnText(browser);
+    assert.equal(text.split(`Echo: ${words}`).length - 1, 8, `the whole reply:\n${text}`);
+    const replies = await allByTestId(browser, "turn-text");
+    assert.equal(await replies.at(-1).getAttribute("data-phase"), "done");
+    assert.equal(await (await byTestId(browser, "turn-incomplete")).isExisting(), false, "not marked incomplete");
+    assert.equal(await (await byTestId(browser, "turn-error")).isExisting(), false, "no error");
   });
 });

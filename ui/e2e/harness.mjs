@@ -3,8 +3,8 @@
 // Environment: WEFT_APP_BIN (the binary), WEFT_E2E_PORT (tauri-driver's port),
 // WEFT_WORKSPACE_DIR (passed as --workspace), SCREENSHOT_DIR.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { remote } from "webdriverio";
 
 export const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? "artifacts/screenshots";
@@ -30,6 +30,45 @@ export async function launch() {
   // A debug build's first start on a busy 2-core machine can take a while.
   await until(browser, async () => (await browser.$('[data-testid="app"]').getAttribute("data-ready")) === "true", "the app is ready", 90000);
   return browser;
+}
+
+/** Live processes of this run (their environment names its folder) whose name is `comm`. */
+export function processesOfRun(comm) {
+  const run = dirname(process.env.WEFT_WORKSPACE_DIR ?? "/nonexistent");
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p) && alive(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/comm`, "utf8").trim() === comm && readFileSync(`/proc/${p}/environ`, "utf8").includes(run);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** The process exists and is not a zombie. */
+export function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Closes the window through the WebDriver session and waits until the app process has
+ * exited (its kernel, `weft daemon`, goes on). Returns null, for `browser = await closeApp(browser)`.
+ */
+export async function closeApp(browser) {
+  const apps = processesOfRun("weft-app");
+  assert.ok(apps.length > 0, "the app process");
+  await browser.deleteSession();
+  const deadline = Date.now() + 20000;
+  while (Date.now() < deadline && apps.some(alive)) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(apps.filter(alive), [], "the app exited");
+  return null;
 }
 
 /** Polls `check` until it is true, with a deadline (never a fixed sleep). */

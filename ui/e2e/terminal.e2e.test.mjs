@@ -2,12 +2,13 @@
 // line-echo shell loop: open it from the session header, type into xterm.js, read the
 // rendered reply from xterm's buffer, switch sessions and back (re-attach without
 // duplicated output), close it, and check no `sh` child of the kernel is left; closing
-// the window leaves an open terminal running in the kernel.
+// the window leaves an open terminal running in the kernel, which the next window
+// offers and attaches to.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { allByTestId, byTestId, launch, phase, screenshot, send, until } from "./harness.mjs";
+import { allByTestId, byTestId, closeApp, launch, phase, screenshot, send, until } from "./harness.mjs";
 
 let browser;
 
@@ -263,26 +264,49 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to close");
   });
 
-  it("closing the window leaves an open terminal running in the kernel", async () => {
+  it("closing the window leaves an open terminal running in the kernel; the next window attaches to it", async () => {
+    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
     await (await byTestId(browser, "terminal-open")).click();
     await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
+    await typeIntoTerminal("before-the-window-closed");
+    await until(browser, async () => (await bufferText()).includes("Echo: before-the-window-closed"), "the echoed line before closing");
     const children = shChildrenOfKernel();
     assert.equal(children.length, 1, "one sh under the kernel");
-    const apps = ofRun("weft-app");
-    assert.ok(apps.length > 0, "the app process");
-    await browser.deleteSession();
-    browser = null;
-    const deadline = Date.now() + 20000;
-    while (Date.now() < deadline && apps.some((p) => existsSync(`/proc/${p}`) && stat(p)?.state !== "Z")) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(apps.every((p) => !existsSync(`/proc/${p}`) || stat(p)?.state === "Z"), "the app exited");
-    // The daemon keeps it (`weft attach KEY` or the next window reaches it); the run's
-    // `weft daemon stop` ends it, and scripts/e2e-app.sh checks nothing is left.
-    assert.deepEqual(
-      children.filter((p) => existsSync(`/proc/${p}`) && stat(p)?.state !== "Z"),
-      children,
-      "the terminal's sh ended with the window",
-    );
+    browser = await closeApp(browser);
+    // The daemon keeps it (`weft attach KEY` or the next window reaches it).
+    const running = () => children.filter((p) => existsSync(`/proc/${p}`) && stat(p)?.state !== "Z");
+    assert.deepEqual(running(), children, "the terminal's sh ended with the window");
+
+    // The next window: the session's turn is that terminal, and the window offers it.
+    browser = await launch();
+    const item = await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`);
+    await item.waitForExist({ timeout: 30000 });
+    await item.click();
+    const attach = await byTestId(browser, "terminal-attach");
+    await attach.waitForDisplayed({ timeout: 30000 });
+    assert.equal(await attach.getAttribute("aria-label"), "Show the agent's terminal");
+    assert.match(await (await byTestId(browser, "terminal-elsewhere")).getText(), /prompts wait until it closes/);
+    assert.equal(await (await byTestId(browser, "stop")).isExisting(), false, "no Stop for a terminal's turn");
+    await screenshot(browser, "21-terminal-offered-after-reopen");
+    await attach.click();
+    // The pane attaches to the same program: its earlier output, then live.
+    await until(browser, async () => (await bufferText()).includes("Echo: before-the-window-closed"), "the earlier output in the attached pane");
+    assert.deepEqual(shChildrenOfKernel(), children, "the same sh, no second terminal");
+    await typeIntoTerminal("after-the-window-reopened");
+    await until(browser, async () => (await bufferText()).includes("Echo: after-the-window-reopened"), "a line typed after the re-open echoed");
+    const text = await bufferText();
+    assert.equal(count(text, "Echo: before-the-window-closed"), 1, `no duplicated output:\n${text}`);
+    assert.equal(count(text, "Echo: after-the-window-reopened"), 1, `no duplicated output:\n${text}`);
+    assert.equal(await (await byTestId(browser, "error-banner")).isExisting(), false, "no error banner");
+    assert.equal(await (await byTestId(browser, "terminal-error")).isExisting(), false, "no terminal error");
+    await screenshot(browser, "22-terminal-attached-after-reopen");
+
+    // Closing it ends it, as for a terminal this window opened.
+    await (await byTestId(browser, "terminal-close")).click();
+    await until(browser, async () => !(await (await byTestId(browser, "terminal-pane")).isExisting()), "the pane to close");
+    await until(browser, async () => running().length === 0 && shChildrenOfKernel().length === 0, "the terminal's sh to end");
+    await until(browser, async () => (await phase(browser)) === "done", "the terminal's turn to end");
+    await until(browser, async () => (await allByTestId(browser, "terminal-open")).length === 1, "the Terminal button again");
+    assert.equal(await (await byTestId(browser, "terminal-elsewhere")).isExisting(), false, "no offer once it is closed");
   });
 });
