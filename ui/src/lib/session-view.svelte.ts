@@ -48,6 +48,8 @@ export class SessionView {
   terminalShown = $state(false);
   /** This window opened the session's terminal (until it closes it). */
   terminalOpened = $state(false);
+  /** The program of the terminal this window shows has exited (its pane stays until closed). */
+  terminalExited = $state(false);
 
   private loading: Promise<void> | null = null;
   private buffered: PatchEvent[] = [];
@@ -77,7 +79,12 @@ export class SessionView {
    * apply, and a pane attaches to it rather than opening another.
    */
   get terminalOpen(): boolean {
-    return this.terminalOpened || this.current.terminal;
+    return this.current.terminal || (this.terminalOpened && !this.terminalExited);
+  }
+
+  /** A pane shown now attaches (to the terminal open, or to one this window opened) rather than opening one. */
+  get terminalAttaches(): boolean {
+    return this.current.terminal || this.terminalOpened;
   }
 
   get terminalOffer(): TerminalOffer {
@@ -94,12 +101,19 @@ export class SessionView {
   /** The pane opened the terminal (a later pane re-attaches). */
   terminalStarted() {
     this.terminalOpened = true;
+    this.terminalExited = false;
+  }
+
+  /** The terminal's program ended: the session's turns are structured again (Stop applies). */
+  terminalEnded() {
+    this.terminalExited = true;
   }
 
   /** The pane went with its terminal (closed, so ended). */
   terminalClosed() {
     this.terminalShown = false;
     this.terminalOpened = false;
+    this.terminalExited = false;
   }
 
   /** Loads history and the snapshot; patches arriving meanwhile are buffered. */

@@ -128,4 +128,19 @@ describe("SessionView", () => {
     view.terminalClosed();
     expect(view.terminalOpened).toBe(false);
   });
+
+  it("once the terminal's program exits, the next turns are structured again (its pane still re-attaches)", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    view.showTerminal();
+    view.terminalStarted();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "", terminal: true });
+    t.emit(key, { phase: "done", terminal: false });
+    view.terminalEnded();
+    // A prompt queued behind the terminal runs now: Stop applies to it.
+    t.emit(key, { phase: "streaming", taskId: "b", prompt: "queued" });
+    expect(view.terminalOpen).toBe(false);
+    expect(view.terminalAttaches).toBe(true);
+    expect(view.terminalShown).toBe(true);
+  });
 });
