@@ -26,7 +26,18 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (workspace)"
+STARTED="$(date +%s)"
 cargo test --workspace --locked --no-fail-fast
+# Every test stops the daemon its own WEFT_HOME got: one still running was leaked.
+leaked=""
+for pid in $(pgrep -f "weft daemon run" || true); do
+    [ "$(stat -c %Y "/proc/$pid" 2>/dev/null || echo 0)" -ge "$STARTED" ] || continue
+    home="$(tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | sed -n 's/^WEFT_HOME=//p')"
+    leaked="$leaked $pid"
+    echo "a test left its daemon running: pid $pid, WEFT_HOME=$home" >&2
+    kill "$pid" 2>/dev/null || true
+done
+[ -z "$leaked" ] || { echo "daemons left behind by the tests:$leaked" >&2; exit 1; }
 
 if [ -f ui/package.json ]; then
     step "ui: typecheck, lint, unit tests"

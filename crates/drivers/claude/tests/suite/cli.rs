@@ -27,6 +27,22 @@ fn weft_bin() -> PathBuf {
     debug.join("weft")
 }
 
+/// Stops the daemon the test's `weft run`s started for `state` (they each get their
+/// own WEFT_HOME, so their own daemon), whatever the test's outcome.
+struct StopDaemon(std::path::PathBuf);
+
+impl Drop for StopDaemon {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(weft_bin())
+            .args(["daemon", "stop"])
+            .env("WEFT_HOME", &self.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 struct Run {
     code: i32,
     json: Value,
@@ -124,6 +140,7 @@ async fn weft_run_text_tools_permissions_resume_and_subagent() {
     })
     .await;
     let state = tempfile::tempdir().unwrap();
+    let _daemon = StopDaemon(state.path().to_path_buf());
     let st = state.path();
 
     let r = weft_run(&env, st, &["--agent", "claude", "--json", "hello there"]).await;
@@ -210,6 +227,7 @@ async fn weft_run_ctrl_c_stops_and_a_server_crash_fails_clearly() {
         );
     let env = ClaudeEnv::start(script).await;
     let state = tempfile::tempdir().unwrap();
+    let _daemon = StopDaemon(state.path().to_path_buf());
     let st = state.path();
 
     let child = command(&env, st, &["--agent", "claude", "--json", "long stream"])
