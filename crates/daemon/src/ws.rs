@@ -38,6 +38,9 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsa
      img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; \
      frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/// How long a WebSocket peer has to say hello (with its token).
+const HELLO_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// An open listener; dropping it stops accepting.
 pub struct Listener {
     addr: SocketAddr,
@@ -229,19 +232,22 @@ async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_p
     let conn = Conn::new(&service, Transport::WebSocket, out, scopes);
     let id = conn.id;
     crate::register(&service, &conn);
+    // A peer that does not prove itself soon is not kept.
+    let hello_by = tokio::time::Instant::now() + HELLO_WITHIN;
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
             _ = service.hung_up() => break,
+            _ = tokio::time::sleep_until(hello_by), if !conn.greeted() => {
+                tracing::warn!("a WebSocket client said no hello within {} s", HELLO_WITHIN.as_secs());
+                break;
+            }
         };
         match frame {
             Some(Ok(Message::Text(text))) => conn.on_frame(&service, text.as_bytes(), true).await,
             Some(Ok(Message::Binary(bytes))) => conn.on_frame(&service, &bytes, false).await,
             Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
             Some(Ok(_)) => {}
-        }
-        if !conn.greeted() && conn.out.is_closed() {
-            break;
         }
     }
     service.client_left(id);
