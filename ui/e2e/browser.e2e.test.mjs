@@ -160,12 +160,18 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
     assert.equal(await byTestId("error-banner").count(), 0, "no error banner");
   });
 
-  it("says so when the daemon stops", async () => {
+  it("says so when the daemon stops, with the reason the daemon gave", async () => {
     const bin = process.env.WEFT_BIN;
     assert.ok(bin, "WEFT_BIN is set");
     await promisify(execFile)(bin, ["daemon", "stop"], { env: process.env, timeout: 60000 });
     await until(async () => (await byTestId("connection-banner").count()) === 1, "the connection banner");
-    assert.match(await byTestId("connection-banner").textContent(), /Not connected to Weft/);
+    // The daemon says why before its socket closes, and the banner keeps that reason
+    // (not the bare close) while the page tries to reconnect.
+    await until(
+      async () => (await byTestId("connection-banner").textContent()).includes("stopped by `weft daemon stop` or the app's Quit"),
+      "the banner to give the daemon's reason",
+    );
+    assert.match(await byTestId("connection-banner").textContent(), /^\s*Not connected to Weft: stopped by `weft daemon stop` or the app's Quit\./);
     assert.equal(await byTestId("error-banner").count(), 0, "one banner for the lost link, not one per verb lost with it");
     await screenshot("06-daemon-stopped");
     assert.deepEqual(pageErrors.filter((e) => !/WebSocket/.test(e)), [], "errors in the page");
