@@ -190,6 +190,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     }
     drop(conns);
     service.hang_up();
+    service.connections_ended(Duration::from_secs(3)).await;
     drop(kept);
     loom.shutdown().await;
     let _ = std::fs::remove_file(options.home.socket());

@@ -19,6 +19,16 @@ use weft_protocol::{DaemonStatus, Scope};
 
 use crate::tokens::{self, Token};
 
+/// A running connection task (see [`Service::connection_task`]).
+pub struct ConnectionTask(Arc<Service>);
+
+impl Drop for ConnectionTask {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, Ordering::SeqCst);
+        self.0.ended.notify_waiters();
+    }
+}
+
 /// The kernel service.
 pub struct Service {
     /// The kernel.
@@ -37,6 +47,9 @@ pub struct Service {
     stop: CancellationToken,
     /// Cancelled once every client was told the daemon is going: connections end.
     hang_up: CancellationToken,
+    /// Connection tasks still running (each flushes its last frames before it ends).
+    live: std::sync::atomic::AtomicUsize,
+    ended: tokio::sync::Notify,
     stop_reason: Mutex<Option<String>>,
     restart_for: Mutex<Option<String>>,
 }
@@ -57,6 +70,8 @@ impl Service {
             tokens: Mutex::new(tokens),
             stop: CancellationToken::new(),
             hang_up: CancellationToken::new(),
+            live: std::sync::atomic::AtomicUsize::new(0),
+            ended: tokio::sync::Notify::new(),
             stop_reason: Mutex::default(),
             restart_for: Mutex::default(),
         })
@@ -135,6 +150,28 @@ impl Service {
     /// Ends every connection (after each was told why).
     pub fn hang_up(&self) {
         self.hang_up.cancel();
+    }
+
+    /// Counts a connection task until the guard is dropped (at its very end, after
+    /// its last frame was written).
+    pub fn connection_task(self: &Arc<Self>) -> ConnectionTask {
+        self.live.fetch_add(1, Ordering::SeqCst);
+        ConnectionTask(self.clone())
+    }
+
+    /// Waits (at most `limit`) until every connection task has ended, so what they
+    /// were told last (why the daemon stops) reaches them before the process exits.
+    pub async fn connections_ended(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let ended = self.ended.notified();
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Resolves when connections are to end.

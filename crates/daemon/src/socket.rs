@@ -60,6 +60,7 @@ fn same_user(stream: &UnixStream) -> bool {
 }
 
 async fn connection(service: Arc<Service>, stream: UnixStream) {
+    let _task = service.connection_task();
     let (mut sink, mut frames) = Framed::new(stream, weft_client::frame::codec()).split();
     let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
     let writer = tokio::spawn(async move {

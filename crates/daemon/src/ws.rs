@@ -211,6 +211,7 @@ async fn upgrade(State(host): State<Host>, headers: HeaderMap, ws: WebSocketUpgr
 }
 
 async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_protocol::Scope>) {
+    let _task = service.connection_task();
     let (mut sink, mut stream) = socket.split();
     let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
     let writer = tokio::spawn(async move {
