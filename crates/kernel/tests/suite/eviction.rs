@@ -28,7 +28,10 @@ async fn an_idle_unwatched_runner_is_evicted_and_rebuilt_with_its_seq_going_on()
     assert_eq!(loom.evict_idle(), 0);
 
     // Rebuilt on the next verb: the last turn as it ended, the seq where it was.
-    let again = loom.get_snapshot(&key).await.unwrap_or_else(|e| panic!("{e}"));
+    let again = loom
+        .get_snapshot(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.seq, before.seq);
     assert_eq!(again.snapshot.text, before.snapshot.text);
     let two = loom
@@ -37,7 +40,10 @@ async fn an_idle_unwatched_runner_is_evicted_and_rebuilt_with_its_seq_going_on()
         .unwrap_or_else(|e| panic!("{e}"));
     let after = wait_for(&loom, &key, "two done", done_with(&two.task_id)).await;
     assert!(after.seq > before.seq, "{} then {}", before.seq, after.seq);
-    let history = loom.get_history(&key).await.unwrap_or_else(|e| panic!("{e}"));
+    let history = loom
+        .get_history(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(history.len(), 2);
 }
 
