@@ -13,6 +13,10 @@ if [ "${CI:-}" = "true" ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
     export CARGO_TARGET_DIR="$HOME/.cache/weft/target"
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+# The agent CLIs setup.sh installs into this checkout: binaries are found above the
+# running executable or on PATH, never from the current folder, and CI keeps the
+# target dir (so the test executables) outside the checkout.
+export PATH="$ROOT/.tools/agents/node_modules/.bin:$PATH"
 
 step() { echo; echo "==== $* ($(date +%H:%M:%S))"; }
 

@@ -12,13 +12,23 @@ use weft_testkit::{AnthropicServer, Script, Turn};
 
 use super::support::Env;
 
-/// The project-local claude the setup installs (above this test binary).
+/// The real claude: `WEFT_CLAUDE_BIN`, the project-local install above this test
+/// binary, or an absolute PATH entry (CI keeps its target dir outside the checkout and
+/// puts the checkout's install on PATH).
 fn claude_bin() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let found = exe
+    let explicit = std::env::var_os("WEFT_CLAUDE_BIN").map(PathBuf::from);
+    let above = exe
         .ancestors()
         .map(|d| d.join(".tools/agents/node_modules/.bin/claude"))
         .find(|p| p.is_file());
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join("claude"))
+            .find(|p| p.is_file())
+    });
+    let found = explicit.filter(|p| p.is_file()).or(above).or(on_path);
     if found.is_none() {
         assert!(
             std::env::var("CI").map_or(true, |v| v != "true"),
