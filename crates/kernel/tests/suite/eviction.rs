@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use weft_kernel::LoomIO;
+use weft_kernel::{Loom, LoomIO};
 
 use super::support::*;
 
@@ -11,7 +11,16 @@ use super::support::*;
 async fn an_idle_unwatched_runner_is_evicted_and_rebuilt_with_its_seq_going_on() {
     let state = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let driver = Arc::new(ScriptDriver::default());
-    let loom = loom_in(driver, Some(state.path()));
+    // No idle-close timer: it holds the runner while it waits (see the second test).
+    let loom = Loom::builder(state.path())
+        .driver(driver)
+        .default_agent("script")
+        .idle_close(None)
+        .store(
+            weft_store_port::open(&state.path().join("weft.db")).unwrap_or_else(|e| panic!("{e}")),
+        )
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"));
     let one = loom
         .prompt(prompt("one", None))
         .await
@@ -45,6 +54,26 @@ async fn an_idle_unwatched_runner_is_evicted_and_rebuilt_with_its_seq_going_on()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(history.len(), 2);
+}
+
+#[tokio::test]
+async fn a_session_waiting_to_close_its_idle_agent_is_kept_until_then() {
+    let driver = Arc::new(ScriptDriver::default());
+    let loom = Loom::builder(std::env::temp_dir())
+        .driver(driver)
+        .default_agent("script")
+        .in_memory()
+        .idle_close(Some(std::time::Duration::from_millis(300)))
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let one = loom
+        .prompt(prompt("one", None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_for(&loom, &one.session_key, "done", done_with(&one.task_id)).await;
+    assert_eq!(loom.evict_idle(), 0, "the idle-close timer still holds it");
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert_eq!(loom.evict_idle(), 1);
 }
 
 #[tokio::test]
