@@ -76,6 +76,16 @@ function pssTree(binary) {
     for (const c of children(p)) walk(c);
   };
   walk(pid);
+  // The app's kernel service runs in its own process (`weft daemon`), started by the
+  // first window and kept by later ones: it is part of what the app costs.
+  if (binary !== bare) {
+    try {
+      const daemon = Number(execSync(`pgrep -n -f '[w]eft daemon run'`).toString().trim());
+      if (daemon && !byName["weft"]) byName["weft daemon"] = pssKb(daemon);
+    } catch {
+      // No daemon: nothing to add.
+    }
+  }
   const mb = Object.fromEntries(Object.entries(byName).map(([k, v]) => [k, Math.round(v / 1024)]));
   const total = Math.round(Object.values(byName).reduce((a, b) => a + b, 0) / 1024);
   return { total, ...mb };
