@@ -18,12 +18,10 @@ mod socket;
 pub mod tokens;
 pub mod ws;
 
-use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use weft_client::Home;
 use weft_kernel::Loom;
 use weft_protocol::ServerMessage;
@@ -91,20 +89,12 @@ pub enum DaemonError {
     Setup(String),
 }
 
-type Registry = Mutex<HashMap<u64, Weak<Conn>>>;
-
-/// Live connections, to say goodbye to at stop.
-fn registry() -> &'static Registry {
-    static CONNS: OnceLock<Registry> = OnceLock::new();
-    CONNS.get_or_init(Registry::default)
+pub(crate) fn register(service: &Arc<Service>, conn: &Arc<Conn>) {
+    service.conns.lock().insert(conn.id, Arc::downgrade(conn));
 }
 
-pub(crate) fn register(_service: &Arc<Service>, conn: &Arc<Conn>) {
-    registry().lock().insert(conn.id, Arc::downgrade(conn));
-}
-
-pub(crate) fn unregister(_service: &Arc<Service>, id: u64) {
-    registry().lock().remove(&id);
+pub(crate) fn unregister(service: &Arc<Service>, id: u64) {
+    service.conns.lock().remove(&id);
 }
 
 /// Makes `home` private to its owner: the folder 0700.
@@ -174,7 +164,8 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     }
     let reason = service.stop_reason();
     tracing::info!(%reason, "weft daemon stopping");
-    let conns: Vec<Arc<Conn>> = registry()
+    let conns: Vec<Arc<Conn>> = service
+        .conns
         .lock()
         .values()
         .filter_map(Weak::upgrade)

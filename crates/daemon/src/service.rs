@@ -42,6 +42,8 @@ pub struct Service {
     started_at: i64,
     next_conn: AtomicU64,
     clients: Mutex<HashMap<u64, String>>,
+    /// Live connections, to say goodbye to at stop.
+    pub(crate) conns: Mutex<HashMap<u64, std::sync::Weak<crate::conn::Conn>>>,
     pub(crate) listening: Mutex<Vec<String>>,
     tokens: Mutex<Vec<Token>>,
     stop: CancellationToken,
@@ -66,6 +68,7 @@ impl Service {
             started_at: weft_kernel::now_ms(),
             next_conn: AtomicU64::new(1),
             clients: Mutex::default(),
+            conns: Mutex::default(),
             listening: Mutex::default(),
             tokens: Mutex::new(tokens),
             stop: CancellationToken::new(),
