@@ -17,6 +17,7 @@ macro_rules! out {
 mod ask;
 mod client;
 mod daemon;
+mod follow;
 mod list;
 mod run;
 mod serve;

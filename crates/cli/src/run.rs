@@ -7,14 +7,14 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use weft_client::Event;
 use weft_protocol::{
-    apply_in_place, diff, ClientRequest, InteractRequest, InteractionKind, InteractionResponse,
-    Phase, PromptAccepted, PromptRequest, ServerMessage, SnapshotAt, UniversalSnapshot,
+    diff, ClientRequest, InteractRequest, InteractionKind, InteractionResponse, Phase,
+    PromptAccepted, PromptRequest, UniversalSnapshot,
 };
 
 use crate::ask;
 use crate::client::{self, Daemon};
+use crate::follow::{Change, Lost};
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
@@ -101,20 +101,14 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let key = accepted.session_key.clone();
     let mine = accepted.task_id.clone();
     // Patches follow the subscription's reply, so none is missed.
-    let at: SnapshotAt = match daemon
-        .call(ClientRequest::Subscribe {
-            session_key: key.clone(),
-        })
-        .await
-    {
-        Ok(at) => at,
+    let mut followed = match daemon.follow(&key).await {
+        Ok(f) => f,
         Err(code) => return code,
     };
-    let (mut snap, mut seq) = (at.snapshot, at.seq);
     if let Output::Stream = output {
         // A consumer starting from an empty snapshot rebuilds the session from here.
-        let first = diff(&UniversalSnapshot::default(), &snap);
-        print_line(&json!({"sessionKey": key, "seq": seq, "patch": first}));
+        let first = diff(&UniversalSnapshot::default(), &followed.snap);
+        print_line(&json!({"sessionKey": key, "seq": followed.seq, "patch": first}));
     }
     let mut shown = Shown::default();
     let ctrl_c = tokio::signal::ctrl_c();
@@ -122,11 +116,12 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let mut stopping = false;
     let mut checked_for: Option<Option<String>> = None;
     loop {
+        let snap = &followed.snap;
         if snap.task_id.as_deref() == Some(mine.as_str()) {
             if let Output::Human = output {
-                show_progress(&snap, &mut shown);
+                show_progress(snap, &mut shown);
             }
-            answer_new_interactions(&daemon, &key, &snap, &mut shown, interactive, args.yes).await;
+            answer_new_interactions(&daemon, &key, snap, &mut shown, interactive, args.yes).await;
             if snap.phase == Phase::Done {
                 break;
             }
@@ -135,15 +130,15 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             // over (a fast turn, then someone else's) — its end is then in the history.
             checked_for = Some(snap.task_id.clone());
             if let Some(done) = finished_turn(&daemon, &key, &mine).await {
-                snap = done;
+                followed.snap = done;
                 if let Output::Human = output {
-                    show_progress(&snap, &mut shown);
+                    show_progress(&followed.snap, &mut shown);
                 }
                 break;
             }
         }
-        let event = tokio::select! {
-            ev = daemon.events.recv() => ev,
+        let change = tokio::select! {
+            change = followed.next(&daemon.client, &mut daemon.events) => change,
             _ = &mut ctrl_c, if !stopping => {
                 stopping = true;
                 eprintln!("\nweft: stopping the turn…");
@@ -151,58 +146,38 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
                 continue;
             }
         };
-        match event {
-            Some(Event::Message(ServerMessage::Patch(ev))) if ev.session_key == key => {
-                if ev.seq <= seq {
-                    continue;
-                }
-                if ev.seq == seq + 1 {
-                    apply_in_place(&mut snap, &ev.patch);
-                    seq = ev.seq;
-                    if let Output::Stream = output {
-                        print_line(
-                            &json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}),
-                        );
-                    }
-                    continue;
-                }
-                // A gap: start again from the whole snapshot.
-                match resync(&daemon, &key).await {
-                    Ok(at) => (snap, seq) = (at.snapshot, at.seq),
-                    Err(code) => return code,
+        match change {
+            Ok(Change::Patched(ev)) => {
+                if let Output::Stream = output {
+                    print_line(
+                        &json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}),
+                    );
                 }
             }
-            Some(Event::Message(ServerMessage::Resync { .. })) => match resync(&daemon, &key).await
-            {
-                Ok(at) => (snap, seq) = (at.snapshot, at.seq),
-                Err(code) => return code,
-            },
-            Some(Event::Message(ServerMessage::Closing { reason })) => {
+            Ok(Change::Reread) => {}
+            Err(Lost::Failed(code)) => return code,
+            Err(Lost::Closing(reason)) => {
                 eprintln!("weft: {reason}; the turn was not seen to its end");
                 return ExitCode::FAILURE;
             }
-            None => {
+            Err(Lost::Disconnected(None)) => {
                 eprintln!(
                     "weft: lost the Weft daemon mid-turn; `weft history {key}` shows what was kept"
                 );
                 return ExitCode::FAILURE;
             }
-            Some(Event::Disconnected(why)) => {
+            Err(Lost::Disconnected(Some(why))) => {
                 eprintln!("weft: lost the Weft daemon mid-turn ({why}); `weft history {key}` shows what was kept");
                 return ExitCode::FAILURE;
             }
-            Some(_) => {}
         }
     }
-    finish(&accepted.session_key, &accepted.task_id, &snap, output)
-}
-
-async fn resync(daemon: &Daemon, key: &str) -> Result<SnapshotAt, ExitCode> {
-    daemon
-        .call(ClientRequest::GetSnapshot {
-            session_key: key.to_string(),
-        })
-        .await
+    finish(
+        &accepted.session_key,
+        &accepted.task_id,
+        &followed.snap,
+        output,
+    )
 }
 
 /// Our turn's final snapshot, when it already ended.

@@ -3,13 +3,13 @@
 
 use std::process::ExitCode;
 
-use weft_client::Event;
 use weft_protocol::{
     AnswerRequest, ClientRequest, InboxItem, InteractAction, InteractionResponse, Phase,
-    ServerMessage, SnapshotAt, SteerOutcome,
+    SteerOutcome,
 };
 
 use crate::client;
+use crate::follow::Lost;
 use crate::list::print_json;
 
 /// Waits until the session has no running or queued turn; exit 0 when its last turn
@@ -19,74 +19,37 @@ pub(crate) async fn wait(key: String, json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let at: SnapshotAt = match daemon
-        .call(ClientRequest::Subscribe {
-            session_key: key.clone(),
-        })
-        .await
-    {
-        Ok(at) => at,
+    let mut followed = match daemon.follow(&key).await {
+        Ok(f) => f,
         Err(code) => return code,
     };
-    let (mut snap, mut seq) = (at.snapshot, at.seq);
     loop {
+        let snap = &followed.snap;
         if snap.phase != Phase::Streaming && snap.queued.is_empty() {
             // A queued prompt may be about to start: the snapshot says so once it has.
-            let now: SnapshotAt = match daemon
-                .call(ClientRequest::GetSnapshot {
-                    session_key: key.clone(),
-                })
-                .await
-            {
-                Ok(at) => at,
-                Err(code) => return code,
-            };
-            if now.snapshot.phase != Phase::Streaming && now.snapshot.queued.is_empty() {
-                snap = now.snapshot;
+            if let Err(Lost::Failed(code)) = followed.reread(&daemon.client).await {
+                return code;
+            }
+            let snap = &followed.snap;
+            if snap.phase != Phase::Streaming && snap.queued.is_empty() {
                 break;
             }
-            (snap, seq) = (now.snapshot, now.seq);
         }
-        match daemon.events.recv().await {
-            Some(Event::Message(ServerMessage::Patch(ev))) if ev.session_key == key => {
-                if ev.seq == seq + 1 {
-                    weft_protocol::apply_in_place(&mut snap, &ev.patch);
-                    seq = ev.seq;
-                } else if ev.seq > seq {
-                    match daemon
-                        .call::<SnapshotAt>(ClientRequest::GetSnapshot {
-                            session_key: key.clone(),
-                        })
-                        .await
-                    {
-                        Ok(at) => (snap, seq) = (at.snapshot, at.seq),
-                        Err(code) => return code,
-                    }
-                }
-            }
-            Some(Event::Message(ServerMessage::Resync { .. })) => {
-                match daemon
-                    .call::<SnapshotAt>(ClientRequest::GetSnapshot {
-                        session_key: key.clone(),
-                    })
-                    .await
-                {
-                    Ok(at) => (snap, seq) = (at.snapshot, at.seq),
-                    Err(code) => return code,
-                }
-            }
-            Some(Event::Message(ServerMessage::Closing { reason })) => {
+        match followed.next(&daemon.client, &mut daemon.events).await {
+            Ok(_) => {}
+            Err(Lost::Failed(code)) => return code,
+            Err(Lost::Closing(reason)) => {
                 eprintln!("weft: {reason}");
                 return ExitCode::FAILURE;
             }
-            Some(Event::Disconnected(why)) => {
+            Err(Lost::Disconnected(Some(why))) => {
                 eprintln!("weft: lost the Weft daemon: {why}");
                 return ExitCode::FAILURE;
             }
-            None => return ExitCode::FAILURE,
-            Some(_) => {}
+            Err(Lost::Disconnected(None)) => return ExitCode::FAILURE,
         }
     }
+    let snap = followed.snap;
     if json {
         let code = print_json(&snap);
         if code != ExitCode::SUCCESS {

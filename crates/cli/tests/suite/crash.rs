@@ -12,29 +12,19 @@ use weft_testkit::{AnthropicServer, Script, Turn};
 
 use super::support::Env;
 
-/// The real claude: `WEFT_CLAUDE_BIN`, the project-local install above this test
-/// binary, or an absolute PATH entry (CI keeps its target dir outside the checkout and
-/// puts the checkout's install on PATH).
+/// The real claude, found as the drivers find it (`WEFT_CLAUDE_BIN`, the project-local
+/// install above this test binary, or an absolute PATH entry: CI keeps its target dir
+/// outside the checkout and puts the checkout's install on PATH).
 fn claude_bin() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let explicit = std::env::var_os("WEFT_CLAUDE_BIN").map(PathBuf::from);
-    let above = exe
-        .ancestors()
-        .map(|d| d.join(".tools/agents/node_modules/.bin/claude"))
-        .find(|p| p.is_file());
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join("claude"))
-            .find(|p| p.is_file())
-    });
-    let found = explicit.filter(|p| p.is_file()).or(above).or(on_path);
+    let found =
+        weft_agent_process::find_agent("claude", &["WEFT_CLAUDE_BIN"], &|n| std::env::var(n).ok())
+            .ok();
     if found.is_none() {
         assert!(
             std::env::var("CI").map_or(true, |v| v != "true"),
             "CI=true and the real claude CLI is missing (scripts/setup.sh installs it)"
         );
-        eprintln!("SKIPPED: no claude CLI under .tools/agents");
+        eprintln!("SKIPPED: no claude CLI found");
     }
     found
 }

@@ -10,7 +10,7 @@ use weft_protocol::{
     UniversalSnapshot,
 };
 
-use super::support::{wait_for, Env};
+use super::support::{pid_alive, wait_for, Env};
 
 fn daemon_pid(env: &Env) -> u32 {
     let (code, status, stderr) = env.json(&["daemon", "status", "--json"]);
@@ -319,14 +319,6 @@ fn a_binary_planted_in_the_current_folder_is_never_run() {
         .output();
     std::thread::sleep(Duration::from_millis(500));
     assert!(!marker.exists(), "a binary from the current folder was run");
-}
-
-fn pid_alive(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, r)| r.trim_start().chars().next());
-    matches!(state, Some(s) if s != 'Z' && s != 'X')
 }
 
 #[test]

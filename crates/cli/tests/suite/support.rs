@@ -93,3 +93,12 @@ pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// True while process `pid` runs (an exited one not yet reaped, a zombie, is not).
+pub fn pid_alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, r)| r.trim_start().chars().next());
+    matches!(state, Some(s) if s != 'Z' && s != 'X')
+}
