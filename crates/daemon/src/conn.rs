@@ -65,7 +65,7 @@ impl Conn {
     ) -> Arc<Conn> {
         let (input, inputs) = mpsc::channel(INPUT);
         let input_task = tokio::spawn(write_inputs(service.clone(), inputs));
-        Arc::new(Conn {
+        let conn = Arc::new(Conn {
             id: service.next_conn_id(),
             transport,
             out,
@@ -78,7 +78,21 @@ impl Conn {
             listeners: Mutex::default(),
             input,
             input_task,
-        })
+        });
+        // Known to the service, to be told why when it stops.
+        service.conns.lock().insert(conn.id, Arc::downgrade(&conn));
+        conn
+    }
+
+    /// The peer is gone (or the service hung up): forgets the connection, ends its
+    /// subscriptions and attachments, and lets `writer` send what is queued (a goodbye)
+    /// before it ends, for at most 2 s.
+    pub async fn close(self: Arc<Self>, service: &Service, writer: JoinHandle<()>) {
+        service.client_left(self.id);
+        service.conns.lock().remove(&self.id);
+        drop(self);
+        // The writer ends once every sender of its frames is gone.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     }
 
     /// True once hello was said.

@@ -89,14 +89,6 @@ pub enum DaemonError {
     Setup(String),
 }
 
-pub(crate) fn register(service: &Arc<Service>, conn: &Arc<Conn>) {
-    service.conns.lock().insert(conn.id, Arc::downgrade(conn));
-}
-
-pub(crate) fn unregister(service: &Arc<Service>, id: u64) {
-    service.conns.lock().remove(&id);
-}
-
 /// Makes `home` private to its owner: the folder 0700.
 fn private_home(home: &Home) -> Result<(), DaemonError> {
     let setup = |what: &str, e: std::io::Error| {

@@ -73,8 +73,6 @@ async fn connection(service: Arc<Service>, stream: UnixStream) {
     });
     let initial = crate::api::initial_scopes(Transport::Socket);
     let conn = Conn::new(&service, Transport::Socket, out, initial);
-    let id = conn.id;
-    crate::register(&service, &conn);
     loop {
         let frame = tokio::select! {
             f = frames.next() => f,
@@ -89,9 +87,5 @@ async fn connection(service: Arc<Service>, stream: UnixStream) {
             None => break,
         }
     }
-    service.client_left(id);
-    crate::unregister(&service, id);
-    drop(conn);
-    // Let what is queued (a goodbye) go out; the writer ends once every sender is gone.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    conn.close(&service, writer).await;
 }

@@ -231,8 +231,6 @@ async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_p
         let _ = sink.close().await;
     });
     let conn = Conn::new(&service, Transport::WebSocket, out, scopes);
-    let id = conn.id;
-    crate::register(&service, &conn);
     // A peer that does not prove itself soon is not kept.
     let hello_by = tokio::time::Instant::now() + HELLO_WITHIN;
     loop {
@@ -251,10 +249,7 @@ async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_p
             Some(Ok(_)) => {}
         }
     }
-    service.client_left(id);
-    crate::unregister(&service, id);
-    drop(conn);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    conn.close(&service, writer).await;
 }
 
 /// Where the browser UI's built files are: `WEFT_UI_DIR`, else installed beside the
