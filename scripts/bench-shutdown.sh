@@ -6,31 +6,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 N="${1:-10}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-cd "$ROOT"
-cargo build -q --release -p weft-cli --bin weft
-cargo build -q --release -p weft-claude --example scripted_anthropic
-WEFT="$CARGO_TARGET_DIR/release/weft"
-SERVER="$CARGO_TARGET_DIR/release/examples/scripted_anthropic"
-CLAUDE="${WEFT_CLAUDE_BIN:-$ROOT/.tools/agents/node_modules/.bin/claude}"
-[ -x "$CLAUDE" ] || { echo "no claude at $CLAUDE: run scripts/setup.sh setup_claude_code" >&2; exit 1; }
-TMP="$(mktemp -d)"
-SRV_PID=""
-cleanup() {
-    WEFT_HOME="$TMP/weft-home" "$WEFT" daemon stop >/dev/null 2>&1 || true
-    [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-"$SERVER" 20 >"$TMP/srv.out" &
-SRV_PID=$!
-for _ in $(seq 100); do [ -s "$TMP/srv.out" ] && break; sleep 0.05; done
-mkdir -p "$TMP/home" "$TMP/work"
-echo '{"hasCompletedOnboarding":true}' >"$TMP/home/.claude.json"
-export HOME="$TMP/home" IS_SANDBOX=1 ANTHROPIC_BASE_URL="$(head -1 "$TMP/srv.out")" \
-    ANTHROPIC_API_KEY=sk-test CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-    WEFT_HOME="$TMP/weft-home" WEFT_CLAUDE_BIN="$CLAUDE"
-cd "$TMP/work"
+# shellcheck source=lib/scripted-claude.sh
+source "$ROOT/scripts/lib/scripted-claude.sh"
+scripted_claude 20
 # Only weft commands carry the mark (the daemon and its agents inherit it), so a scan
 # of /proc finds this run's processes and not the scan itself.
 MARK="WEFT_BENCH_MARK=$TMP"
