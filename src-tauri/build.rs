@@ -9,6 +9,7 @@ fn main() {
         "app_info",
         "recent_workspaces",
         "add_recent_workspace",
+        "remove_recent_workspace",
         "open_log",
     ];
     let attributes = tauri_build::Attributes::new()

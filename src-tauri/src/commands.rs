@@ -76,6 +76,17 @@ pub fn add_recent_workspace(config: State<'_, AppConfig>, path: String) -> Reply
         .map_err(|e| WireError::new(ErrorCode::BadWorkdir, format!("workspace `{path}`: {e}")))
 }
 
+/// Forgets a recent workspace (its folder and sessions are untouched).
+#[tauri::command]
+pub fn remove_recent_workspace(config: State<'_, AppConfig>, path: String) -> Reply<Vec<String>> {
+    workspaces::forget(&config.state_dir, &path).map_err(|e| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("forgetting workspace `{path}`: {e}"),
+        )
+    })
+}
+
 /// Opens the newest log file with the desktop's default viewer.
 #[tauri::command]
 pub fn open_log(config: State<'_, AppConfig>) -> Reply<()> {

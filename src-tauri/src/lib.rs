@@ -145,6 +145,7 @@ pub fn run() -> anyhow::Result<()> {
             commands::app_info,
             commands::recent_workspaces,
             commands::add_recent_workspace,
+            commands::remove_recent_workspace,
             commands::open_log,
         ])
         .setup(|app| {

@@ -28,11 +28,24 @@ pub fn remember(state_dir: &Path, path: &str) -> std::io::Result<Vec<String>> {
     list.retain(|p| *p != canonical);
     list.insert(0, canonical);
     list.truncate(KEEP);
+    save(state_dir, &list)?;
+    Ok(list)
+}
+
+/// Drops `path` from the list (the folder itself is untouched) and returns the new list.
+/// A folder that no longer exists can be forgotten too, so `path` is matched as given.
+pub fn forget(state_dir: &Path, path: &str) -> std::io::Result<Vec<String>> {
+    let mut list = load(state_dir);
+    list.retain(|p| p != path);
+    save(state_dir, &list)?;
+    Ok(list)
+}
+
+fn save(state_dir: &Path, list: &[String]) -> std::io::Result<()> {
     std::fs::create_dir_all(state_dir)?;
     let tmp = state_dir.join(format!("{FILE}.tmp"));
-    std::fs::write(&tmp, serde_json::to_string_pretty(&list)?)?;
-    std::fs::rename(&tmp, state_dir.join(FILE))?;
-    Ok(list)
+    std::fs::write(&tmp, serde_json::to_string_pretty(list)?)?;
+    std::fs::rename(&tmp, state_dir.join(FILE))
 }
 
 #[cfg(test)]
@@ -61,5 +74,9 @@ mod tests {
         std::fs::remove_dir(&dirs[14]).unwrap_or_else(|e| panic!("{e}"));
         assert!(!load(state.path()).iter().any(|p| p.ends_with("w14")));
         assert!(remember(state.path(), "/no/such/folder").is_err());
+        let list = forget(state.path(), &list[0]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!list.iter().any(|p| p.ends_with("w5")));
+        assert!(!load(state.path()).iter().any(|p| p.ends_with("w5")));
+        assert_eq!(load(state.path()).len(), KEEP - 2);
     }
 }

@@ -9,6 +9,16 @@ export type Theme = "system" | "light" | "dark";
 export type SendMode = "steer" | "queue";
 
 const NEW_SESSION = null;
+const HIDDEN_KEY = "weft.hiddenWorkspaces";
+
+function readList(key: string): string[] {
+  try {
+    const list: unknown = JSON.parse(globalThis.localStorage?.getItem(key) ?? "[]");
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === "string") : [];
+  } catch {
+    return [];
+  }
+}
 
 export class AppStore {
   readonly transport: Transport;
@@ -20,6 +30,8 @@ export class AppStore {
   /** The workspace path field is shown (a surface with no folder dialog). */
   enteringWorkspace = $state(false);
   workspaces = $state<string[]>([]);
+  /** Workspaces removed from the sidebar whose sessions would otherwise list them again. */
+  hiddenWorkspaces = $state<string[]>(readList(HIDDEN_KEY));
   workspace = $state<string | null>(null);
   sessions = $state<SessionInfo[]>([]);
   /** The selected session; null is a new session in `workspace`. */
@@ -73,7 +85,10 @@ export class AppStore {
     const sessions = this.filteredSessions;
     const order = [...this.workspaces];
     for (const s of this.sessions) if (!order.includes(s.workdir)) order.push(s.workdir);
+    // A removed workspace's sessions still show while searching.
+    const searching = this.search.trim() !== "";
     return order
+      .filter((workdir) => searching || !this.hiddenWorkspaces.includes(workdir))
       .map((workdir) => ({ workdir, sessions: sessions.filter((s) => s.workdir === workdir) }))
       .filter((g) => g.sessions.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
   }
@@ -237,7 +252,29 @@ export class AppStore {
   async openWorkspace(path: string) {
     const recents = await this.guard(() => this.transport.addRecentWorkspace(path));
     if (recents) this.workspaces = recents;
+    if (this.hiddenWorkspaces.includes(path)) this.setHidden(this.hiddenWorkspaces.filter((p) => p !== path));
     this.newSession(path);
+  }
+
+  /**
+   * Takes a workspace off the sidebar: forgotten as recent, its sessions' group hidden
+   * (they stay in the store, found by search; opening the folder again shows them).
+   */
+  async removeWorkspace(path: string) {
+    const recents = await this.guard(() => this.transport.removeRecentWorkspace(path));
+    if (!recents) return;
+    this.workspaces = recents;
+    if (!this.hiddenWorkspaces.includes(path)) this.setHidden([...this.hiddenWorkspaces, path]);
+    if (this.workspace === path) {
+      const selectedHere = this.selectedKey && this.sessions.find((s) => s.sessionKey === this.selectedKey)?.workdir === path;
+      if (selectedHere || !this.selectedKey) this.newSession(recents[0] ?? null);
+      else this.workspace = recents[0] ?? null;
+    }
+  }
+
+  private setHidden(list: string[]) {
+    this.hiddenWorkspaces = list;
+    localStorage.setItem(HIDDEN_KEY, JSON.stringify(list));
   }
 
   /** Asks for a workspace folder: the folder dialog, or the path field where there is none. */

@@ -187,6 +187,11 @@ export class FakeTransport implements Transport {
     this.recents = [path, ...this.recents.filter((p) => p !== path)].slice(0, 10);
     return [...this.recents];
   }
+  async removeRecentWorkspace(path: string) {
+    this.record("removeRecentWorkspace", path);
+    this.recents = this.recents.filter((p) => p !== path);
+    return [...this.recents];
+  }
   // A surface with a folder dialog and a log (the desktop window); a test deletes them
   // to stand for a browser.
   pickWorkspace: Transport["pickWorkspace"] = async () => {

@@ -61,6 +61,8 @@ export interface Transport {
   recentWorkspaces(): Promise<string[]>;
   /** Remembers `path` as the most recent workspace; returns the new list. */
   addRecentWorkspace(path: string): Promise<string[]>;
+  /** Forgets a recent workspace (the folder and its sessions stay); returns the new list. */
+  removeRecentWorkspace(path: string): Promise<string[]>;
   /** Asks the user for a folder with a dialog (null when cancelled); absent where there is no dialog (a browser). */
   pickWorkspace?: () => Promise<string | null>;
   /** Opens the log file; absent where the surface cannot. */

@@ -48,6 +48,8 @@ describe("browserShell", () => {
     await shell.addRecentWorkspace("/w/a");
     await shell.addRecentWorkspace("/w/b");
     expect(await shell.addRecentWorkspace("/w/a")).toEqual(["/w/a", "/w/b"]);
+    expect(await shell.removeRecentWorkspace("/w/a")).toEqual(["/w/b"]);
+    await shell.addRecentWorkspace("/w/a");
     expect(await browserShell({ token: null, workspace: null }, storage).recentWorkspaces()).toEqual(["/w/a", "/w/b"]);
     storage.setItem("weft.recentWorkspaces", "{broken");
     expect(await shell.recentWorkspaces()).toEqual([]);

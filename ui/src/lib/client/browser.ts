@@ -53,5 +53,10 @@ export function browserShell(start: PageStart, storage: Pick<Storage, "getItem" 
       storage.setItem(RECENTS_KEY, JSON.stringify(list));
       return list;
     },
+    async removeRecentWorkspace(path) {
+      const list = recents().filter((p) => p !== path);
+      storage.setItem(RECENTS_KEY, JSON.stringify(list));
+      return list;
+    },
   };
 }

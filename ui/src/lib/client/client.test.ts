@@ -53,6 +53,7 @@ const shell: Shell = {
   appInfo: async () => ({ version: "0", stateDir: "/s", logPath: null, initialWorkspace: null }),
   recentWorkspaces: async () => [],
   addRecentWorkspace: async (p) => [p],
+  removeRecentWorkspace: async () => [],
 };
 
 async function connected() {

@@ -196,6 +196,7 @@ export class WeftClient implements Transport, TerminalClient {
   appInfo = (): Promise<AppInfo> => this.shell.appInfo((request) => this.request(request));
   recentWorkspaces = () => this.shell.recentWorkspaces();
   addRecentWorkspace = (path: string) => this.shell.addRecentWorkspace(path);
+  removeRecentWorkspace = (path: string) => this.shell.removeRecentWorkspace(path);
 
   onPatch = async (handler: (event: PatchEvent) => void) => this.patches.add(handler);
   onResync = async (handler: (sessionKey: string | null) => void) => this.resyncs.add(handler);

@@ -44,6 +44,7 @@ export interface Shell {
   appInfo(request: Requester): Promise<AppInfo>;
   recentWorkspaces(): Promise<string[]>;
   addRecentWorkspace(path: string): Promise<string[]>;
+  removeRecentWorkspace(path: string): Promise<string[]>;
   pickWorkspace?: () => Promise<string | null>;
   openLog?: () => Promise<void>;
 }

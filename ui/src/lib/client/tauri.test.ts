@@ -78,11 +78,13 @@ describe("tauriShell", () => {
     const shell = tauriShell();
     expect(await shell.recentWorkspaces()).toEqual(["/a"]);
     await shell.addRecentWorkspace("/b");
+    await shell.removeRecentWorkspace("/b");
     await shell.openLog?.();
     expect(await shell.pickWorkspace?.()).toBe("/picked");
     expect(invoked.map((i) => [i.command, i.args])).toEqual([
       ["recent_workspaces", {}],
       ["add_recent_workspace", { path: "/b" }],
+      ["remove_recent_workspace", { path: "/b" }],
       ["open_log", {}],
     ]);
   });

@@ -60,6 +60,7 @@ export function tauriShell(): Shell {
     appInfo: () => call<AppInfo>("app_info"),
     recentWorkspaces: () => call("recent_workspaces"),
     addRecentWorkspace: (path) => call("add_recent_workspace", { path }),
+    removeRecentWorkspace: (path) => call("remove_recent_workspace", { path }),
     pickWorkspace: async () => {
       const picked = await open({ directory: true, multiple: false, title: "Open a workspace folder" });
       return typeof picked === "string" ? picked : null;

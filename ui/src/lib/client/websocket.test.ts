@@ -176,6 +176,7 @@ describe("webSocketLink", () => {
       appInfo: async () => ({ version: "", stateDir: "", logPath: null, initialWorkspace: null }),
       recentWorkspaces: async () => [],
       addRecentWorkspace: async () => [],
+      removeRecentWorkspace: async () => [],
     };
     const client = new WeftClient(link(), shell);
     const states: LinkState[] = [];
