@@ -9,9 +9,10 @@
 //! built from them, a recorder. [`server`] is the vendor-neutral core (HTTP/1.1, SSE
 //! bodies with delays and dropped connections, the recorder, injected shutdown); one
 //! module per vendor turns that vendor's events into reply bodies. Today:
-//! [`anthropic`] (the Messages API Claude Code uses). OpenAI Responses and Gemini go
-//! beside it, reusing [`server::ScriptedServer`], [`server::Reply`] and
-//! [`server::Recorder`].
+//! [`anthropic`] (the Messages API Claude Code uses), [`openai`] (the Responses API
+//! codex uses), [`chat`] (OpenAI Chat Completions, the wire of every
+//! "OpenAI-compatible base URL") and [`gemini`], each reusing
+//! [`server::ScriptedServer`], [`server::Reply`] and [`server::Recorder`].
 //!
 //! Hazards worth knowing:
 //! - An agent retries a 500 or a dropped connection (Claude Code up to 10 times with
@@ -22,6 +23,7 @@
 //!   extra request never steals a turn meant for the main loop.
 
 pub mod anthropic;
+pub mod chat;
 pub mod conformance;
 pub mod gemini;
 pub mod openai;
@@ -30,6 +32,7 @@ pub mod server;
 pub mod sink;
 
 pub use anthropic::{AnthropicServer, MessagesRequest, Script, Turn};
+pub use chat::{ChatRequest, ChatServer};
 pub use gemini::{GeminiServer, GenerateRequest};
 pub use openai::{ResponsesRequest, ResponsesServer};
 pub use server::{RecordedRequest, Recorder, Reply, ScriptedServer, Step};

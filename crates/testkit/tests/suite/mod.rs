@@ -1,3 +1,4 @@
 mod anthropic;
+mod chat;
 mod gemini;
 mod openai;
