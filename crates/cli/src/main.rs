@@ -65,6 +65,23 @@ enum Command {
         #[arg(required = true)]
         text: Vec<String>,
     },
+    /// Take a queued prompt out of a session's queue: it never runs.
+    Dequeue {
+        /// The session key.
+        key: String,
+        /// The queued prompt's task id (what `weft run --detach` printed).
+        task_id: String,
+    },
+    /// Move a queued prompt within a session's queue.
+    Requeue {
+        /// The session key.
+        key: String,
+        /// The queued prompt's task id.
+        task_id: String,
+        /// Its new position: 1 runs next; past the end moves it last.
+        #[arg(long, value_name = "POSITION")]
+        to: u32,
+    },
     /// Every question, permission and confirmation waiting for an answer.
     Inbox {
         /// Print JSON.
@@ -196,6 +213,8 @@ fn main() -> ExitCode {
             Command::Wait { key, json } => verbs::wait(key, json).await,
             Command::Stop { key } => verbs::stop(key).await,
             Command::Steer { key, text } => verbs::steer(key, text).await,
+            Command::Dequeue { key, task_id } => verbs::dequeue(key, task_id).await,
+            Command::Requeue { key, task_id, to } => verbs::requeue(key, task_id, to).await,
             Command::Inbox { json } => verbs::inbox(json).await,
             Command::Answer {
                 prompt_id,

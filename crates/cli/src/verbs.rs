@@ -103,6 +103,41 @@ pub(crate) async fn steer(key: String, text: Vec<String>) -> ExitCode {
     }
 }
 
+pub(crate) async fn dequeue(key: String, task_id: String) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    match daemon
+        .call::<()>(ClientRequest::Dequeue {
+            session_key: key,
+            task_id,
+        })
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+pub(crate) async fn requeue(key: String, task_id: String, to: u32) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    match daemon
+        .call::<()>(ClientRequest::Requeue {
+            session_key: key,
+            task_id,
+            to,
+        })
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
 pub(crate) async fn inbox(json: bool) -> ExitCode {
     let daemon = match client::connect().await {
         Ok(d) => d,

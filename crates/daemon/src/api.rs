@@ -86,6 +86,19 @@ pub async fn handle(
                 .await
                 .map_err(wire)?,
         ),
+        ClientRequest::Dequeue {
+            session_key,
+            task_id,
+        } => to_value(loom.dequeue(&session_key, &task_id).await.map_err(wire)?),
+        ClientRequest::Requeue {
+            session_key,
+            task_id,
+            to,
+        } => to_value(
+            loom.requeue(&session_key, &task_id, to as usize)
+                .await
+                .map_err(wire)?,
+        ),
         ClientRequest::Interact(r) => to_value(loom.interact_as(&caller, r).await.map_err(wire)?),
         ClientRequest::Answer(r) => to_value(
             loom.answer_as(&caller, &r.prompt_id, r.response)

@@ -125,6 +125,21 @@ impl Loom {
         })
     }
 
+    /// Takes a queued prompt out of a session's queue; it never runs.
+    pub async fn dequeue(&self, session_key: &str, task_id: &str) -> Result<(), KernelError> {
+        self.runner(session_key).await?.dequeue(task_id)
+    }
+
+    /// Moves a queued prompt to `position` in its session's queue (1 runs next).
+    pub async fn requeue(
+        &self,
+        session_key: &str,
+        task_id: &str,
+        position: usize,
+    ) -> Result<(), KernelError> {
+        self.runner(session_key).await?.requeue(task_id, position)
+    }
+
     /// Answers an interaction of a session, recording `caller` as who answered.
     pub async fn interact_as(
         &self,

@@ -201,6 +201,22 @@ pub enum ClientRequest {
         /// The message.
         text: String,
     },
+    /// Take a queued prompt out of a session's queue: it never runs. Answered by `null`.
+    Dequeue {
+        /// The session.
+        session_key: String,
+        /// The queued prompt's task id (the snapshot's `queued`).
+        task_id: String,
+    },
+    /// Move a queued prompt within its session's queue. Answered by `null`.
+    Requeue {
+        /// The session.
+        session_key: String,
+        /// The queued prompt's task id.
+        task_id: String,
+        /// Its new position: 1 runs next; past the end moves it last.
+        to: u32,
+    },
     /// Answer a pending interaction of a session. Answered by `null`.
     Interact(InteractRequest),
     /// Answer a pending interaction by its id alone. Answered by `null`.
@@ -335,6 +351,8 @@ impl ClientRequest {
             ClientRequest::Prompt(_)
             | ClientRequest::Stop { .. }
             | ClientRequest::Steer { .. }
+            | ClientRequest::Dequeue { .. }
+            | ClientRequest::Requeue { .. }
             | ClientRequest::Interact(_)
             | ClientRequest::Answer(_)
             | ClientRequest::OpenTerminal(_)

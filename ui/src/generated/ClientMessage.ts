@@ -24,7 +24,27 @@ sessionKey: string,
 /**
  * The message.
  */
-text: string, } | { "type": "interact" } & InteractRequest | { "type": "answer" } & AnswerRequest | { "type": "inbox", } | { "type": "subscribe", 
+text: string, } | { "type": "dequeue", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * The queued prompt's task id (the snapshot's `queued`).
+ */
+taskId: string, } | { "type": "requeue", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * The queued prompt's task id.
+ */
+taskId: string, 
+/**
+ * Its new position: 1 runs next; past the end moves it last.
+ */
+to: number, } | { "type": "interact" } & InteractRequest | { "type": "answer" } & AnswerRequest | { "type": "inbox", } | { "type": "subscribe", 
 /**
  * The session.
  */

@@ -404,3 +404,69 @@ fn a_question_pending_when_the_daemon_was_killed_shows_as_expired() {
     let (_, inbox, _) = env.json(&["inbox", "--json"]);
     assert_eq!(inbox, serde_json::json!([]));
 }
+
+#[tokio::test]
+async fn dequeue_and_requeue_change_the_queue_every_client_sees_and_a_dequeued_prompt_never_runs() {
+    let env = Env::new();
+    // A slow prompt streams for seconds (8 times its words, 150 ms a word): long
+    // enough to edit the queue behind it; it is stopped at the end.
+    let first = "slow first, a long walk through the quiet valley past the river and the mill";
+    let (_, detached, _) = env.json(&["run", "--detach", first]);
+    let key = key_of(&detached);
+    let queue = |text: &str| {
+        let (code, v, stderr) = env.json(&["run", "--detach", "--session", &key, text]);
+        assert_eq!(code, 0, "{stderr}");
+        v["taskId"].as_str().unwrap_or_default().to_string()
+    };
+    let (a, b, c) = (queue("queued a"), queue("queued b"), queue("queued c"));
+    let (app, mut events) = app_client(&env).await;
+    let prompts = |s: &UniversalSnapshot| -> Vec<String> {
+        s.queued.iter().map(|q| q.prompt.clone()).collect()
+    };
+    let snap = follow(&app, &mut events, &key, |s| s.queued.len() == 3).await;
+    assert_eq!(prompts(&snap), ["queued a", "queued b", "queued c"]);
+
+    let out = env.weft(&["requeue", &key, &c, "--to", "1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = env.weft(&["dequeue", &key, &a]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The subscribed client (a window) sees the new queue from the patches.
+    let snap = follow(&app, &mut events, &key, |s| s.queued.len() == 2).await;
+    assert_eq!(prompts(&snap), ["queued c", "queued b"]);
+    assert_eq!(snap.queued[0].task_id, c);
+
+    // Bad input is refused clearly and changes nothing.
+    let again = env.weft(&["dequeue", &key, &a]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is queued"));
+    let zero = env.weft(&["requeue", &key, &b, "--to", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("starts at 1"));
+    let last = env.weft(&["requeue", &key, &c, "--to", "99"]);
+    assert_eq!(last.status.code(), Some(0));
+    let snap = follow(&app, &mut events, &key, |s| {
+        s.queued.first().map(|q| q.task_id.as_str()) == Some(b.as_str())
+    })
+    .await;
+    assert_eq!(prompts(&snap), ["queued b", "queued c"]);
+
+    assert_eq!(env.weft(&["stop", &key]).status.code(), Some(0));
+    let (_, _, _) = env.json(&["wait", &key, "--json"]);
+    let (code, history, stderr) = env.json(&["history", &key, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let ran: Vec<&str> = history
+        .as_array()
+        .map(|turns| turns.iter().filter_map(|t| t["prompt"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ran, [first, "queued b", "queued c"], "{history}");
+}

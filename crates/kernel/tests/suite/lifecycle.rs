@@ -345,3 +345,80 @@ async fn the_agent_session_id_is_kept_and_passed_back_for_resume() {
     assert_eq!(sessions[0].title, "one");
     assert_eq!(sessions[0].session_id, id);
 }
+
+#[tokio::test]
+async fn a_dequeued_prompt_never_runs_and_requeue_reorders_the_queue() {
+    let driver = Arc::new(ScriptDriver::default());
+    let loom = loom_with(driver.clone());
+    let a = loom
+        .prompt(prompt("hold:q", None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let key = a.session_key.clone();
+    wait_for(&loom, &key, "hold running", running(&a.task_id)).await;
+    let mut ids = Vec::new();
+    for text in ["b", "c", "d"] {
+        ids.push(
+            loom.prompt(prompt(text, Some(&key)))
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .task_id,
+        );
+    }
+    let order = |s: &UniversalSnapshot| {
+        s.queued
+            .iter()
+            .map(|q| q.prompt.clone())
+            .collect::<Vec<_>>()
+    };
+    wait_for(&loom, &key, "three queued", |s| s.queued.len() == 3).await;
+
+    loom.requeue(&key, &ids[2], 1)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = loom
+        .get_snapshot(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(order(&at.snapshot), ["d", "b", "c"]);
+    loom.requeue(&key, &ids[2], 99)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = loom
+        .get_snapshot(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        order(&at.snapshot),
+        ["b", "c", "d"],
+        "past the end moves it last"
+    );
+    loom.dequeue(&key, &ids[0])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = loom
+        .get_snapshot(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(order(&at.snapshot), ["c", "d"]);
+
+    // Refused clearly: position 0, a prompt not queued (removed, or the running one).
+    assert!(loom.requeue(&key, &ids[1], 0).await.is_err());
+    let gone = loom.dequeue(&key, &ids[0]).await;
+    assert!(matches!(gone, Err(e) if e.to_string().contains("is queued")));
+    assert!(loom.dequeue(&key, &a.task_id).await.is_err());
+    assert!(loom.dequeue("script:nope", &ids[1]).await.is_err());
+
+    driver.release("q");
+    wait_for(&loom, &key, "d done", done_with(&ids[2])).await;
+    let history = loom
+        .get_history(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let prompts: Vec<&str> = history.iter().map(|s| s.prompt.as_str()).collect();
+    assert_eq!(
+        prompts,
+        ["hold:q", "c", "d"],
+        "b was dequeued: it never ran"
+    );
+}
