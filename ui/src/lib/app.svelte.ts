@@ -1,6 +1,15 @@
 // The window's state: workspaces, the session list, open sessions, the composer's
 // choices. Components read it; only its methods call the transport.
-import type { AgentInfo, InboxItem, ModelInfo, PatchEvent, SearchHit, SessionInfo } from "../generated";
+import type {
+  AgentInfo,
+  InboxItem,
+  ModelInfo,
+  PatchEvent,
+  PromptRequest,
+  SearchHit,
+  SessionInfo,
+  UniversalSnapshot,
+} from "../generated";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
 import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
@@ -50,6 +59,8 @@ export class AppStore {
   efforts = $state<string[]>([]);
   effort = $state<string | null>(null);
   sendMode = $state<SendMode>("steer");
+  /** A prompt to put into the composer (edit and re-send); the composer takes it. */
+  editRequest = $state<{ text: string; at: number } | null>(null);
   theme = $state<Theme>("system");
   /** The last verb failure, shown as a banner. */
   error = $state<string | null>(null);
@@ -358,6 +369,39 @@ export class AppStore {
     this.views.get(key)?.terminalClosed();
     const terminals = this.terminals;
     if (terminals) await this.guard(() => terminals.close(key));
+  }
+
+  /** Takes a queued prompt out of its session's queue: it never runs. */
+  async dequeue(view: SessionView, taskId: string) {
+    await this.guard(() => this.transport.dequeue(view.key, taskId));
+  }
+
+  /** Moves a queued prompt to position `to` (1 runs next). */
+  async requeue(view: SessionView, taskId: string, to: number) {
+    await this.guard(() => this.transport.requeue(view.key, taskId, to));
+  }
+
+  /** Puts a past prompt into the composer to edit and send as a new turn. */
+  editPrompt(text: string) {
+    this.editRequest = { text, at: Date.now() };
+  }
+
+  /** Runs a turn's prompt again as a new turn of its session (the old turn stays). */
+  async retry(view: SessionView, turn: UniversalSnapshot): Promise<boolean> {
+    this.error = null;
+    const request = {
+      prompt: turn.prompt,
+      agent: null,
+      sessionKey: view.key,
+      workdir: null,
+      model: turn.model,
+      effort: turn.effort,
+      attachments: [] as string[],
+    } as PromptRequest;
+    const accepted = await this.guard(() => this.transport.prompt(request));
+    if (!accepted) return false;
+    if (view.running) view.addNote(`Queued: “${turn.prompt}”`, accepted.taskId);
+    return true;
   }
 
   async stopSelected() {

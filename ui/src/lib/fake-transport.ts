@@ -93,6 +93,20 @@ export class FakeTransport implements Transport {
     this.record("stop", sessionKey);
     this.emit(sessionKey, { phase: "done", incomplete: true, notices: ["stopped"] });
   }
+  async dequeue(sessionKey: string, taskId: string) {
+    this.record("dequeue", sessionKey, taskId);
+    const s = this.sessions.get(sessionKey);
+    if (s) this.emit(sessionKey, { queued: s.current.queued.filter((q) => q.taskId !== taskId) });
+  }
+  async requeue(sessionKey: string, taskId: string, to: number) {
+    this.record("requeue", sessionKey, taskId, to);
+    const s = this.sessions.get(sessionKey);
+    const q = s?.current.queued.find((x) => x.taskId === taskId);
+    if (!s || !q) return;
+    const rest = s.current.queued.filter((x) => x.taskId !== taskId);
+    rest.splice(Math.min(to - 1, rest.length), 0, q);
+    this.emit(sessionKey, { queued: rest });
+  }
   async steer(sessionKey: string, text: string) {
     this.record("steer", sessionKey, text);
     return this.steerOutcome;

@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { SearchHit, SessionInfo } from "../generated";
 import { sidebarRows } from "./sidebar-rows";
 
-const session = (key: string, workdir: string): SessionInfo => ({
-  sessionKey: key, agent: "echo", sessionId: null, title: key, workdir, model: null, phase: "idle", turns: 1, createdAt: 0, updatedAt: 0,
-});
+const session = (key: string, workdir: string) =>
+  ({ sessionKey: key, agent: "echo", sessionId: null, title: key, workdir, model: null, phase: "idle", turns: 1, createdAt: 0, updatedAt: 0 }) as SessionInfo;
 const hit = (taskId: string): SearchHit => ({ sessionKey: "echo:a", taskId, snippet: "x", rank: 0 }) as unknown as SearchHit;
 
 describe("sidebarRows", () => {

@@ -44,6 +44,10 @@ export interface Transport {
   stop(sessionKey: string): Promise<void>;
   steer(sessionKey: string, text: string): Promise<SteerOutcome>;
   interact(request: InteractRequest): Promise<void>;
+  /** Takes a queued prompt out of the session's queue: it never runs. */
+  dequeue(sessionKey: string, taskId: string): Promise<void>;
+  /** Moves a queued prompt to position `to` (1 runs next). */
+  requeue(sessionKey: string, taskId: string, to: number): Promise<void>;
   /** Every pending question, permission and confirmation across sessions, oldest first. */
   inbox(): Promise<InboxItem[]>;
   getSnapshot(sessionKey: string): Promise<SnapshotAt>;

@@ -180,6 +180,9 @@ export class WeftClient implements Transport, TerminalClient {
   stop = (sessionKey: string) => this.request<void>({ type: "stop", sessionKey });
   steer = (sessionKey: string, text: string) => this.request<SteerOutcome>({ type: "steer", sessionKey, text });
   interact = (request: InteractRequest) => this.request<void>({ type: "interact", ...request });
+  dequeue = (sessionKey: string, taskId: string) => this.request<void>({ type: "dequeue", sessionKey, taskId });
+  requeue = (sessionKey: string, taskId: string, to: number) =>
+    this.request<void>({ type: "requeue", sessionKey, taskId, to });
   inbox = () => this.request<InboxItem[]>({ type: "inbox" });
   getSnapshot = (sessionKey: string) => this.request<SnapshotAt>({ type: "getSnapshot", sessionKey });
   getHistory = (sessionKey: string) =>

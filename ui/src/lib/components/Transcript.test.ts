@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { render, screen } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import { flushSync, tick } from "svelte";
+import { AppStore } from "../app.svelte";
 import { FakeTransport } from "../fake-transport";
 import { SessionView } from "../session-view.svelte";
 import Transcript from "./Transcript.svelte";
@@ -15,14 +16,14 @@ async function sessionWithTurns(n: number) {
   }
   const view = new SessionView(key, t);
   await view.load();
-  return view;
+  return { view, t, key, app: new AppStore(t) };
 }
 
 describe("Transcript", () => {
   it("scrolls to the turn a search hit asked for, then lets go of it", async () => {
-    const view = await sessionWithTurns(200);
+    const { view, app } = await sessionWithTurns(200);
     view.focusTaskId = "t150";
-    render(Transcript, { view });
+    render(Transcript, { view, app });
     flushSync();
     await tick();
     const list = screen.getByTestId("transcript");
@@ -32,11 +33,61 @@ describe("Transcript", () => {
   });
 
   it("keeps a focus request for a turn it does not have", async () => {
-    const view = await sessionWithTurns(3);
+    const { view, app } = await sessionWithTurns(3);
     view.focusTaskId = "missing";
-    render(Transcript, { view });
+    render(Transcript, { view, app });
     flushSync();
     await tick();
     expect(view.focusTaskId).toBe("missing");
+  });
+
+  it("cancels and reorders queued prompts through the kernel's verbs", async () => {
+    const { view, app, t, key } = await sessionWithTurns(1);
+    // The view hears the session's patches (the app forwards them).
+    t.onPatch((e) => view.receive(e));
+    t.emit(key, { taskId: "run", phase: "streaming", prompt: "long one", text: "" });
+    t.emit(key, { queued: [
+      { taskId: "q1", prompt: "first", steer: false },
+      { taskId: "q2", prompt: "second", steer: false },
+      { taskId: "q3", prompt: "third", steer: false },
+    ] });
+    render(Transcript, { view, app });
+    const queued = () => screen.getAllByTestId("queued-prompt").map((e) => e.textContent);
+    await waitFor(() => expect(queued()).toEqual(["first", "second", "third"]));
+    const ups = screen.getAllByTestId("queued-up") as HTMLButtonElement[];
+    expect(ups[0].disabled).toBe(true);
+    await fireEvent.click(ups[2]);
+    expect(t.calls.at(-1)).toMatchObject({ verb: "requeue", args: [key, "q3", 2] });
+    await waitFor(() => expect(queued()).toEqual(["first", "third", "second"]));
+    await fireEvent.click(screen.getAllByTestId("queued-down")[0]);
+    expect(t.calls.at(-1)).toMatchObject({ verb: "requeue", args: [key, "q1", 2] });
+    await waitFor(() => expect(queued()).toEqual(["third", "first", "second"]));
+    await fireEvent.click(screen.getAllByTestId("queued-remove")[1]);
+    expect(t.calls.at(-1)).toMatchObject({ verb: "dequeue", args: [key, "q1"] });
+    await waitFor(() => expect(queued()).toEqual(["third", "second"]));
+  });
+
+  it("edits a past prompt into the composer, and retries a failed or stopped turn as a new turn", async () => {
+    const { view, app, t, key } = await sessionWithTurns(2);
+    t.onPatch((e) => view.receive(e));
+    t.emit(key, { taskId: "bad", phase: "streaming", prompt: "try this", text: "half", model: "echo-1", effort: "high" });
+    t.emit(key, { phase: "done", error: "it broke" });
+    render(Transcript, { view, app });
+    await waitFor(() => expect(screen.getAllByTestId("turn-retry")).toHaveLength(1));
+    await fireEvent.click(screen.getAllByTestId("turn-edit")[0]);
+    expect(app.editRequest?.text).toBe("prompt 0");
+    await fireEvent.click(screen.getByTestId("turn-retry"));
+    const sent = t.calls.filter((c) => c.verb === "prompt").at(-1);
+    expect(sent?.args[0]).toMatchObject({ prompt: "try this", sessionKey: key, model: "echo-1", effort: "high", agent: null });
+  });
+
+  it("copies a finished reply", async () => {
+    const { view, app } = await sessionWithTurns(1);
+    const written: string[] = [];
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (s: string) => void written.push(s) }, configurable: true });
+    render(Transcript, { view, app });
+    await fireEvent.click(await screen.findByTestId("copy-reply"));
+    expect(written).toEqual(["reply 0"]);
+    await waitFor(() => expect(screen.getByTestId("copy-reply").dataset.copied).toBe("true"));
   });
 });
