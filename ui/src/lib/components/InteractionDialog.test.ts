@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fireEvent, render, screen } from "@testing-library/svelte";
-import { flushSync } from "svelte";
+import { flushSync, tick } from "svelte";
 import type { Interaction } from "../../generated";
 import { AppStore } from "../app.svelte";
 import { FakeTransport } from "../fake-transport";
@@ -133,5 +133,70 @@ describe("InteractionDialog", () => {
     const { t } = await setup([confirm]);
     await fireEvent.click(screen.getByTestId("confirm-choice-yes"));
     expect(lastInteract(t)).toMatchObject({ promptId: "c1", action: "select", value: "yes" });
+  });
+});
+
+describe("InteractionDialog from the keyboard", () => {
+  const key = (k: string, init: KeyboardEventInit = {}) => fireEvent.keyDown(document.activeElement ?? window, { key: k, ...init });
+
+  it("takes focus when it opens and keeps Tab inside", async () => {
+    await setup([permission]);
+    await tick();
+    const dialog = screen.getByRole("dialog");
+    expect(document.activeElement).toBe(dialog);
+    const buttons = [...dialog.querySelectorAll("button")];
+    buttons.at(-1)!.focus();
+    await key("Tab");
+    expect(document.activeElement).toBe(buttons[0]);
+    await key("Tab", { shiftKey: true });
+    expect(document.activeElement).toBe(buttons.at(-1));
+  });
+
+  it("shows the keys on the buttons", async () => {
+    await setup([permission]);
+    expect(screen.getByTestId("allow-once").textContent).toContain("A");
+    expect(screen.getByTestId("allow-once").getAttribute("aria-keyshortcuts")).toBe("A Enter");
+    expect(screen.getByTestId("allow-session").textContent).toContain("S");
+    expect(screen.getByTestId("deny").textContent).toContain("D");
+    expect(screen.getByTestId("interaction-cancel").textContent).toContain("Esc");
+  });
+
+  for (const [k, value] of [["a", "allow"], ["s", "allowSession"], ["d", "deny"], ["Enter", "allow"], ["3", "deny"]] as const) {
+    it(`answers a permission with ${k}`, async () => {
+      const { t } = await setup([permission]);
+      await tick();
+      await key(k);
+      expect(lastInteract(t)).toMatchObject({ promptId: "p1", action: "select", value });
+    });
+  }
+
+  it("Esc cancels", async () => {
+    const { t } = await setup([permission]);
+    await tick();
+    await key("Escape");
+    expect(lastInteract(t)).toMatchObject({ promptId: "p1", action: "cancel" });
+  });
+
+  it("a number picks the n-th choice of a question; letters do nothing there", async () => {
+    const { t } = await setup([question]);
+    await tick();
+    await key("a");
+    expect(lastInteract(t)).toBeUndefined();
+    await key("2");
+    expect(lastInteract(t)).toMatchObject({ promptId: "q1", action: "select", value: "blue" });
+  });
+
+  it("keys typed into a text answer stay text; Ctrl+Enter answers", async () => {
+    const text: Interaction = { ...question, promptId: "q2", questions: [{ id: "name", text: "Your name?", type: "text", choices: [] }] };
+    const { t } = await setup([text]);
+    await tick();
+    const box = screen.getByLabelText("Your name?");
+    expect(document.activeElement).toBe(box);
+    await fireEvent.input(box, { target: { value: "Ada 1" } });
+    await key("1");
+    await key("Enter");
+    expect(lastInteract(t)).toBeUndefined();
+    await key("Enter", { ctrlKey: true });
+    expect(lastInteract(t)).toMatchObject({ action: "text", value: "Ada 1" });
   });
 });
