@@ -11,6 +11,7 @@ export const SHORTCUTS: Record<string, Shortcut> = {
   newSession: { keys: "Ctrl+N", does: "new session", match: (e) => mod(e) && !e.shiftKey && e.key.toLowerCase() === "n" },
   openWorkspace: { keys: "Ctrl+O", does: "open a workspace folder", match: (e) => mod(e) && e.key.toLowerCase() === "o" },
   search: { keys: "Ctrl+K", does: "search sessions and transcripts", match: (e) => mod(e) && e.key.toLowerCase() === "k" },
+  find: { keys: "Ctrl+F", does: "find in this session", match: (e) => mod(e) && !e.shiftKey && e.key.toLowerCase() === "f" },
   focusComposer: { keys: "Ctrl+L", does: "focus the composer", match: (e) => mod(e) && e.key.toLowerCase() === "l" },
   nextSession: {
     keys: "Ctrl+Tab / Alt+↓",

@@ -90,4 +90,24 @@ describe("Transcript", () => {
     expect(written).toEqual(["reply 0"]);
     await waitFor(() => expect(screen.getByTestId("copy-reply").dataset.copied).toBe("true"));
   });
+
+  it("finds a word anywhere in the session (Ctrl+F), counts the hits and marks the current one", async () => {
+    const { view, app } = await sessionWithTurns(300);
+    const { component } = render(Transcript, { view, app });
+    flushSync();
+    component.openFind();
+    const input = (await screen.findByTestId("find-input")) as HTMLInputElement;
+    await fireEvent.input(input, { target: { value: "reply 7" } });
+    // reply 7, 70–79, 700+ do not exist: 11 rows.
+    await waitFor(() => expect(screen.getByTestId("find-count").textContent).toBe("1 of 11"));
+    const list = screen.getByTestId("transcript");
+    await waitFor(() => expect(list.querySelector(".vrow.marked")?.getAttribute("data-vkey")).toBe("t7:text"));
+    await fireEvent.keyDown(input, { key: "Enter", shiftKey: true });
+    expect(screen.getByTestId("find-count").textContent).toBe("11 of 11");
+    await waitFor(() => expect(list.querySelector(".vrow.marked")?.getAttribute("data-vkey")).toBe("t79:text"));
+    await fireEvent.input(input, { target: { value: "nothing like it" } });
+    expect(screen.getByTestId("find-count").textContent).toBe("no match");
+    await fireEvent.keyDown(input, { key: "Escape" });
+    expect(screen.queryByTestId("find-bar")).toBeNull();
+  });
 });
