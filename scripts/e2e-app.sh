@@ -27,7 +27,7 @@ if [ -z "${WEFT_E2E_SKIP_BUILD:-}" ]; then
         cargo build -p weft-app --features tauri/custom-protocol
         cargo build -p weft-cli
     fi
-    cargo build -p weft-app --example scripted_anthropic
+    cargo build -p weft-app --example scripted_anthropic --example seed_big_session
 fi
 APP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft-app"
 WEFT_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/weft"
@@ -39,6 +39,14 @@ mkdir -p "$RUN_DIR/home" "$RUN_DIR/workspace"
 echo "# e2e workspace" > "$RUN_DIR/workspace/README.md"
 SHOTS="$ROOT/artifacts/screenshots"
 mkdir -p "$SHOTS"
+
+# A 10,000-call session and 2,000 small ones in a workspace of their own (find in a
+# long session, a sidebar of thousands): ui/e2e/daily.e2e.test.mjs. Written into the
+# store before any daemon runs.
+mkdir -p "$RUN_DIR/big"
+WEFT_E2E_BIG_KEY="$(WEFT_HOME="$RUN_DIR/home" "${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/seed_big_session" \
+    "$RUN_DIR/big" "${WEFT_E2E_BIG_CALLS:-10000}" "${WEFT_E2E_MANY_SESSIONS:-2000}")"
+export WEFT_E2E_BIG_KEY WEFT_E2E_BIG_DIR="$RUN_DIR/big"
 
 free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 free_display() {

@@ -1,7 +1,10 @@
 //! Writes a session with one finished turn of N tool calls (default 10,000) into the
 //! store at `$WEFT_HOME`, through the real kernel, for scripts/bench-app.sh.
 //!
-//!     WEFT_HOME=/tmp/h cargo run --release -p weft-app --example seed_big_session -- DIR [N]
+//!     WEFT_HOME=/tmp/h cargo run --release -p weft-app --example seed_big_session -- DIR [N] [SESSIONS]
+//!
+//! With SESSIONS, that many more small sessions (one call each) are written in DIR too,
+//! for a sidebar of thousands (scripts/e2e-app.sh).
 //!
 //! The seeding driver registers as `echo`, so the app opens the session with the real
 //! echo agent and can stream a new turn into it. Prints the session key.
@@ -17,6 +20,7 @@ use weft_protocol::{
     Usage,
 };
 
+/// Runs as many tool calls as the prompt's leading number says (else `.0`).
 struct ManyTools(usize);
 
 const KINDS: [(ToolKind, &str); 5] = [
@@ -48,12 +52,18 @@ impl AgentDriver for ManyTools {
         }
     }
 
-    async fn run(&self, _input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let n = input
+            .prompt
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(self.0);
         ctx.emit(DriverEvent::Session {
-            session_id: "seeded-big-session".into(),
+            session_id: format!("seeded-{}", input.task_id),
             model: Some("echo-1".into()),
         });
-        for i in 0..self.0 {
+        for i in 0..n {
             let (kind, name) = KINDS[i % KINDS.len()];
             let mut call = ToolCall {
                 id: format!("call-{i}"),
@@ -75,7 +85,7 @@ impl AgentDriver for ManyTools {
             ctx.emit(DriverEvent::Tool { call });
         }
         ctx.emit(DriverEvent::Text {
-            delta: format!("Ran {} tool calls.", self.0),
+            delta: format!("Ran {n} tool calls."),
         });
         ctx.emit(DriverEvent::Usage {
             usage: Usage {
@@ -94,12 +104,25 @@ async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let workdir = args.first().cloned().unwrap_or_else(|| ".".into());
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let sessions: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let state_dir = weft_kernel::state::global_state_dir();
     std::fs::create_dir_all(&state_dir)?;
     let loom = Loom::builder(&state_dir)
         .driver(Arc::new(ManyTools(n)))
         .store(weft_store_port::open(&state_dir.join("weft.db"))?)
         .open()?;
+    let mut small = Vec::new();
+    for i in 0..sessions {
+        let accepted = loom
+            .prompt(PromptRequest {
+                prompt: format!("1 tool call, small session {i}"),
+                agent: Some("echo".into()),
+                workdir: Some(workdir.clone()),
+                ..Default::default()
+            })
+            .await?;
+        small.push(accepted.session_key);
+    }
     let accepted = loom
         .prompt(PromptRequest {
             prompt: format!("{n} tool calls"),
@@ -108,12 +131,14 @@ async fn main() -> anyhow::Result<()> {
             ..Default::default()
         })
         .await?;
-    loop {
-        let at = loom.get_snapshot(&accepted.session_key).await?;
-        if at.snapshot.phase == Phase::Done {
-            break;
+    for key in small.iter().chain([&accepted.session_key]) {
+        loop {
+            let at = loom.get_snapshot(key).await?;
+            if at.snapshot.phase == Phase::Done {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The store writes on its own thread; history proves the turn is on disk.
     let history = loom.get_history(&accepted.session_key).await?;

@@ -43,7 +43,14 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     assert.equal(await (await byTestId(browser, "permission-tool")).getText(), "Bash");
     assert.match(await (await byTestId(browser, "permission-input")).getText(), /app-e2e\.txt/);
     await screenshot(browser, "07-claude-permission-light");
-    await (await byTestId(browser, "allow-once")).click();
+    // Answered from the keyboard: the dialog took focus when it opened, `a` allows once.
+    await until(
+      browser,
+      () => browser.execute(() => Boolean(document.activeElement?.closest('[data-testid="interaction-dialog"]'))),
+      "the dialog to take focus",
+    );
+    await browser.keys("a");
+    await dialog.waitForExist({ reverse: true, timeout: 30000 });
     await until(browser, async () => (await lastTurnText(browser)).includes("Wrote app-e2e.txt for you."), "claude's reply", 90000);
     await until(browser, async () => (await phase(browser)) === "done", "the claude turn to finish", 90000);
     const row = await browser.$('[data-testid="tool-row"][data-tool-id="toolu_app1"]');
