@@ -33,6 +33,10 @@ pub(crate) struct RunArgs {
     /// Continue this session (`agent:id`); the agent resumes its conversation.
     #[arg(long)]
     session: Option<String>,
+    /// Run on this account (`weft accounts list`; `ambient`: the agent's own login).
+    /// With --session it switches that session's account from this turn on.
+    #[arg(long, value_name = "ID")]
+    account: Option<String>,
     /// Allow permission requests when nobody is at a terminal to answer them.
     #[arg(long)]
     yes: bool,
@@ -89,6 +93,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         model: args.model,
         effort: args.effort,
         attachments: Vec::new(),
+        account: args.account,
     };
     let accepted: PromptAccepted = match daemon.call(ClientRequest::Prompt(request)).await {
         Ok(a) => a,
@@ -115,6 +120,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     tokio::pin!(ctrl_c);
     let mut stopping = false;
     let mut checked_for: Option<Option<String>> = None;
+    let mut was_queued = false;
     loop {
         let snap = &followed.snap;
         if snap.task_id.as_deref() == Some(mine.as_str()) {
@@ -125,16 +131,27 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             if snap.phase == Phase::Done {
                 break;
             }
-        } else if checked_for.as_ref() != Some(&snap.task_id) {
-            // Another turn is shown: ours may not have started yet, or may already be
-            // over (a fast turn, then someone else's) — its end is then in the history.
-            checked_for = Some(snap.task_id.clone());
-            if let Some(done) = finished_turn(&daemon, &key, &mine).await {
-                followed.snap = done;
-                if let Output::Human = output {
-                    show_progress(&followed.snap, &mut shown);
+        } else {
+            let queued_now = snap.queued.iter().any(|q| q.task_id == mine);
+            let left_queue = was_queued && !queued_now;
+            was_queued = queued_now;
+            if left_queue || checked_for.as_ref() != Some(&snap.task_id) {
+                // Another turn is shown: ours may not have started yet, or may already be
+                // over (a fast turn, then someone else's) — its end is then in the history.
+                checked_for = Some(snap.task_id.clone());
+                if let Some(done) = finished_turn(&daemon, &key, &mine).await {
+                    followed.snap = done;
+                    if let Output::Human = output {
+                        show_progress(&followed.snap, &mut shown);
+                    }
+                    break;
                 }
-                break;
+                // Neither running, queued nor ended: a client took it out of the queue
+                // (`weft dequeue`), so it will never run and there is nothing to wait for.
+                if !queued_now {
+                    eprintln!("weft: the prompt {mine} was taken out of the queue before it ran");
+                    return ExitCode::FAILURE;
+                }
             }
         }
         let change = tokio::select! {

@@ -460,6 +460,38 @@ async fn dequeue_and_requeue_change_the_queue_every_client_sees_and_a_dequeued_p
     .await;
     assert_eq!(prompts(&snap), ["queued b", "queued c"]);
 
+    // A `weft run` waiting on a queued prompt ends, saying why, when that prompt is
+    // dequeued by another client: it would otherwise wait for a turn that never comes.
+    let mut waiting = env
+        .cmd(&["run", "--session", &key, "queued d"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("weft run: {e}"));
+    let snap = follow(&app, &mut events, &key, |s| {
+        s.queued.iter().any(|q| q.prompt == "queued d")
+    })
+    .await;
+    let d = snap
+        .queued
+        .iter()
+        .find(|q| q.prompt == "queued d")
+        .map(|q| q.task_id.clone())
+        .unwrap_or_default();
+    assert_eq!(env.weft(&["dequeue", &key, &d]).status.code(), Some(0));
+    wait_for("the waiting weft run to end", 30, || {
+        waiting.try_wait().ok().flatten()
+    });
+    let out = waiting
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("weft run: {e}"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("taken out of the queue"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     assert_eq!(env.weft(&["stop", &key]).status.code(), Some(0));
     let (_, _, _) = env.json(&["wait", &key, "--json"]);
     let (code, history, stderr) = env.json(&["history", &key, "--json"]);
