@@ -42,9 +42,13 @@ pub fn weft_binary() -> Option<PathBuf> {
         .find(|c| c.is_file())
 }
 
+/// How a started daemon exited, once it has: set by its reaper thread.
+type Exit = std::sync::Arc<parking_lot::Mutex<Option<std::process::ExitStatus>>>;
+
 /// Starts `weft daemon` for `home`, detached. The child is reaped by a thread of its
-/// own so a long-lived client (the app) leaves no zombie.
-pub fn spawn_daemon(program: &Path, home: &Home) -> Result<(), ClientError> {
+/// own so a long-lived client (the app) leaves no zombie; the returned slot tells a
+/// client waiting for the socket that the daemon already exited.
+pub fn spawn_daemon(program: &Path, home: &Home) -> Result<Exit, ClientError> {
     use std::os::unix::process::CommandExt;
     let mut child = Command::new(program)
         .args(["daemon", "run", "--on-demand"])
@@ -60,8 +64,27 @@ pub fn spawn_daemon(program: &Path, home: &Home) -> Result<(), ClientError> {
                 program.display()
             ))
         })?;
-    std::thread::spawn(move || child.wait());
-    Ok(())
+    let exit = Exit::default();
+    let slot = exit.clone();
+    std::thread::spawn(move || {
+        if let Ok(status) = child.wait() {
+            *slot.lock() = Some(status);
+        }
+    });
+    Ok(exit)
+}
+
+/// Why `home` cannot hold a daemon's files, when it cannot (read-only, not ours, full):
+/// what a daemon that exited at once most likely met, said by the client because that
+/// daemon had nowhere to log it.
+fn unwritable(home: &Home) -> Option<String> {
+    let probe = home
+        .dir()
+        .join(format!(".weft-probe-{}", std::process::id()));
+    let made = std::fs::create_dir_all(home.dir()).and_then(|()| std::fs::write(&probe, b""));
+    let _ = std::fs::remove_file(&probe);
+    made.err()
+        .map(|e| format!("{} is not writable: {e}", home.dir().display()))
 }
 
 /// The end of the daemon's log, for an error that says why it did not come up.
@@ -89,8 +112,8 @@ pub async fn connect_or_start(
                         "no Weft daemon runs and no `weft` binary was found to start one (set WEFT_BIN)".into(),
                     )
                 })?;
-                spawn_daemon(&program, home)?;
-                wait_for_socket(home, hello.clone()).await?
+                let exit = spawn_daemon(&program, home)?;
+                wait_for_socket(home, hello.clone(), &exit).await?
             }
             Err(e) => return Err(e),
         };
@@ -158,6 +181,7 @@ async fn wait_until_gone(home: &Home) {
 async fn wait_for_socket(
     home: &Home,
     hello: Hello,
+    exit: &Exit,
 ) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
     let deadline = tokio::time::Instant::now() + START_TIMEOUT;
     let mut pause = Duration::from_millis(5);
@@ -165,6 +189,26 @@ async fn wait_for_socket(
         match Client::connect(home, hello.clone()).await {
             Ok(c) => return Ok(c),
             Err(ClientError::NotRunning { .. }) if tokio::time::Instant::now() < deadline => {
+                // Exit 2 is "another daemon holds the home": that one's socket comes.
+                let exited = (*exit.lock()).filter(|s| s.code() != Some(2));
+                if let Some(status) = exited {
+                    let mut why = format!("the Weft daemon exited as it started ({status})");
+                    let tail = match unwritable(home) {
+                        Some(e) => {
+                            why = format!("{why}: {e}");
+                            // It had nowhere to log; what the log holds is older.
+                            String::new()
+                        }
+                        None => log_tail(home),
+                    };
+                    if !tail.is_empty() {
+                        why = format!(
+                            "{why}; its log ({}) ends:\n{tail}",
+                            home.daemon_log().display()
+                        );
+                    }
+                    return Err(ClientError::Start(why));
+                }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(100));
             }
@@ -182,5 +226,49 @@ async fn wait_for_socket(
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_daemon_that_exits_as_it_starts_is_an_error_at_once() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path().join("home"));
+        let hello = Hello {
+            version: VERSION.into(),
+            surface: "test".into(),
+            env: None,
+            token: None,
+        };
+        let started = std::time::Instant::now();
+        // `false` exits 1 at once, as a daemon that cannot set up its home does.
+        let err = connect_or_start(&home, hello, Some(Path::new("/bin/false")))
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            started.elapsed() < START_TIMEOUT / 2,
+            "took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            err.contains("exited as it started (exit status: 1)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_home_that_cannot_be_written_is_named_with_why() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(unwritable(&Home::at(dir.path().join("home"))), None);
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "").unwrap_or_else(|e| panic!("{e}"));
+        // Under a file: what a read-only WEFT_HOME gives a root user too.
+        let why = unwritable(&Home::at(file.join("home"))).unwrap_or_default();
+        assert!(why.contains("is not writable: Not a directory"), "{why}");
     }
 }
