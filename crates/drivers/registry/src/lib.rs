@@ -14,6 +14,7 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
         Arc::new(weft_claude::ClaudeDriver::new()),
         Arc::new(weft_codex::CodexDriver::new()),
         Arc::new(weft_gemini::GeminiDriver::new()),
+        Arc::new(weft_native::NativeDriver::new()),
     ];
     let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
     drivers.extend(

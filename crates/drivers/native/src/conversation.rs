@@ -1,0 +1,154 @@
+//! The conversation in Weft's own terms, independent of any wire format: what is
+//! persisted, resumed and replayed to whichever model protocol runs the next step.
+//!
+//! Opaque reasoning (Anthropic thinking signatures, Gemini thought signatures,
+//! Responses encrypted reasoning) carries the `origin` of the client that produced it
+//! and is sent back only to that same origin: another provider would reject it, or
+//! worse, be shown another vendor's private state.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user, a steer, tool results, a compaction summary.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model's reasoning, with the opaque proof its provider wants back.
+    Reasoning {
+        /// The visible reasoning (may be empty for redacted or encrypted reasoning).
+        text: String,
+        /// The provider's signature or encrypted payload, replayed verbatim.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        /// Anthropic's `redacted_thinking` data.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<String>,
+        /// Which client produced it (protocol and endpoint).
+        origin: String,
+    },
+    /// A tool call the model made.
+    ToolUse {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Its arguments (a JSON object; `{"_raw": "…"}` when the model sent text
+        /// that is not JSON, so the error can be reported and the call still replayed).
+        input: Value,
+        /// Gemini's thought signature on this call, with its origin.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<(String, String)>,
+    },
+    /// What a tool call returned.
+    ToolResult {
+        /// The call id it answers.
+        id: String,
+        /// The tool's name (Gemini pairs results by name).
+        #[serde(default)]
+        name: String,
+        /// The result text.
+        content: String,
+        /// True when the call failed or was refused.
+        is_error: bool,
+    },
+}
+
+/// Why a message is in the conversation, when not simply said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Said by the user or the model in the normal course.
+    #[default]
+    Normal,
+    /// A steer injected at a step boundary.
+    Steer,
+    /// The summary that replaced older messages.
+    Summary,
+    /// Feedback from the pack's verify step.
+    Verify,
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub blocks: Vec<Block>,
+    /// Why it is here.
+    #[serde(default, skip_serializing_if = "is_normal")]
+    pub origin: Origin,
+}
+
+fn is_normal(o: &Origin) -> bool {
+    *o == Origin::Normal
+}
+
+impl Message {
+    /// A user message of one text block.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            blocks: vec![Block::Text { text: text.into() }],
+            origin: Origin::Normal,
+        }
+    }
+
+    /// The same message, marked with `origin`.
+    pub fn with_origin(mut self, origin: Origin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// The text blocks, joined.
+    pub fn text(&self) -> String {
+        self.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The tool calls in it.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.blocks.iter().filter_map(|b| match b {
+            Block::ToolUse {
+                id, name, input, ..
+            } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    /// A rough size in tokens (4 bytes a token), for when no provider figure exists.
+    pub fn approx_tokens(&self) -> u64 {
+        let bytes: usize = self
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text { text } => text.len(),
+                Block::Reasoning { text, .. } => text.len(),
+                Block::ToolUse { input, .. } => input.to_string().len(),
+                Block::ToolResult { content, .. } => content.len(),
+            })
+            .sum();
+        (bytes / 4) as u64 + 4
+    }
+}

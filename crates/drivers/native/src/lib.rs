@@ -1,0 +1,357 @@
+//! Weft's own agent, the `native` driver: an in-process agent loop that any model
+//! endpoint can power (Anthropic Messages, OpenAI Chat Completions and compatible
+//! servers) and any domain can shape through a [`pack::DomainPack`].
+//!
+//! The shape:
+//! - [`model`]: one streaming trait, a thin client per protocol on reqwest and
+//!   eventsource-stream, typed errors, and the rule that a request is never sent again
+//!   once part of its response arrived. General LLM crates were passed over because
+//!   they drop thinking signatures on replay (see the research note).
+//! - [`turn`]: the loop. [`guard`]: the one place every tool call passes.
+//! - [`pack`]: domains (`coding` ships); [`tools`]: what packs offer.
+//! - [`store`]: the conversation on disk, so a new process resumes it exactly.
+//!
+//! The loop knows no domain word: every tool name it runs comes from the session's pack
+//! or from its own domain-free tools (`update_plan`, `ask_user`).
+
+pub mod commands;
+pub mod compact;
+pub mod config;
+pub mod conversation;
+pub mod guard;
+pub mod hooks;
+pub mod model;
+pub mod pack;
+pub mod prompt;
+pub mod settings;
+pub mod store;
+pub mod tools;
+pub mod turn;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+
+use crate::conversation::Message;
+use crate::guard::SessionFlags;
+use crate::model::RetryPolicy;
+use crate::pack::PermissionMode;
+use crate::store::Record;
+use crate::tools::{ToolRef, Workspace};
+
+/// The driver's id.
+pub const NATIVE_ID: &str = "native";
+
+/// How the driver is set up (tests shorten the retry waits).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where `providers.json` is looked for by `info` and `models` (turns use their own
+    /// state folder); default: Weft's global state folder.
+    pub home: Option<PathBuf>,
+    /// Whether `info` and `models` read the process environment.
+    pub process_env: bool,
+    /// Retries before a response arrived.
+    pub retry: RetryPolicy,
+    /// The step limit when neither the turn nor the workspace sets one.
+    pub max_steps: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            home: None,
+            process_env: true,
+            retry: RetryPolicy::default(),
+            max_steps: 50,
+        }
+    }
+}
+
+/// What a session keeps in memory between its turns.
+struct Live {
+    workspace: Arc<Workspace>,
+    allowed: Mutex<HashSet<String>>,
+}
+
+/// The native agent.
+pub struct NativeDriver {
+    config: Config,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+impl Default for NativeDriver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NativeDriver {
+    /// The driver with default settings.
+    pub fn new() -> Self {
+        Self::with_config(Config::default())
+    }
+
+    /// The driver with `config`.
+    pub fn with_config(config: Config) -> Self {
+        Self {
+            config,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.config
+            .home
+            .clone()
+            .unwrap_or_else(weft_kernel::state::global_state_dir)
+    }
+
+    fn own_endpoint(&self) -> Result<config::Endpoint, String> {
+        let env = self.config.process_env;
+        config::resolve(
+            &|n| if env { std::env::var(n).ok() } else { None },
+            &self.home(),
+            None,
+        )
+    }
+
+    fn live(&self, session_id: &str, workdir: &std::path::Path) -> Arc<Live> {
+        let mut live = self.live.lock();
+        let entry = live.entry(session_id.to_string()).or_insert_with(|| {
+            Arc::new(Live {
+                workspace: Arc::new(Workspace::new(workdir)),
+                allowed: Mutex::new(HashSet::new()),
+            })
+        });
+        if entry.workspace.root()
+            != workdir
+                .canonicalize()
+                .unwrap_or_else(|_| workdir.to_path_buf())
+        {
+            *entry = Arc::new(Live {
+                workspace: Arc::new(Workspace::new(workdir)),
+                allowed: Mutex::new(HashSet::new()),
+            });
+        }
+        entry.clone()
+    }
+}
+
+fn nonempty(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.trim().is_empty())
+}
+
+#[async_trait]
+impl AgentDriver for NativeDriver {
+    fn id(&self) -> &str {
+        NATIVE_ID
+    }
+
+    fn name(&self) -> &str {
+        "Weft agent (native)"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            steer: true,
+            interact: true,
+            resume: true,
+            tui: false,
+        }
+    }
+
+    async fn info(&self) -> AgentInfo {
+        let problem = self.own_endpoint().err();
+        AgentInfo {
+            id: NATIVE_ID.into(),
+            name: self.name().into(),
+            installed: problem.is_none(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+            capabilities: self.capabilities(),
+            problem,
+        }
+    }
+
+    async fn models(&self) -> Vec<ModelInfo> {
+        let Ok(e) = self.own_endpoint() else {
+            return Vec::new();
+        };
+        let mut ids = e.models.clone();
+        if ids.is_empty() {
+            ids.push(e.model.clone());
+        }
+        ids.iter()
+            .map(|id| ModelInfo {
+                id: id.clone(),
+                label: id.clone(),
+                default: *id == e.model,
+            })
+            .collect()
+    }
+
+    fn efforts(&self) -> Vec<String> {
+        ["low", "medium", "high"].map(String::from).to_vec()
+    }
+
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let session_id = input
+            .session_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let failed = |e: String| DriverResult {
+            session_id: Some(session_id.clone()),
+            ..DriverResult::failed(e)
+        };
+        // Without a client environment the turn would read the kernel's own; a driver
+        // told not to (tests) reads only what the kernel passed for this turn.
+        let own_env = self.config.process_env || input.client_env.is_some();
+        let var = |n: &str| {
+            if own_env {
+                input.var(n)
+            } else {
+                input
+                    .env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| v.clone())
+            }
+        };
+        let endpoint = match config::resolve(&var, &input.state_dir, input.model.as_deref()) {
+            Ok(e) => e,
+            Err(e) => return failed(e),
+        };
+        ctx.emit(DriverEvent::Session {
+            session_id: session_id.clone(),
+            model: Some(endpoint.model.clone()),
+        });
+        let home = input.state_dir.clone();
+        let loaded = store::load(&home, &session_id);
+        let pack_name = nonempty(var("WEFT_NATIVE_PACK"))
+            .or_else(|| loaded.pack.clone())
+            .unwrap_or_else(|| pack::DEFAULT.to_string());
+        let pack = match pack::find(&pack_name, &input.workdir, &home) {
+            Ok(p) => p,
+            Err(e) => return failed(e),
+        };
+        let settings = match settings::load(&input.workdir) {
+            Ok(s) => s,
+            Err(e) => {
+                ctx.emit(DriverEvent::Notice {
+                    text: format!("workspace settings ignored: {e}"),
+                });
+                Default::default()
+            }
+        };
+        let plan_mode = loaded.plan_mode;
+        if loaded.pack.as_deref() != Some(pack_name.as_str()) {
+            if let Err(e) = store::append(
+                &home,
+                &session_id,
+                &[Record::Meta {
+                    pack: pack_name.clone(),
+                    plan_mode,
+                }],
+            ) {
+                return failed(format!("cannot save the session: {e}"));
+            }
+        }
+        let mut plan_mode = plan_mode;
+        let mut prompt = input.prompt.clone();
+        match commands::parse(&prompt) {
+            Some(commands::Command::Undo) => {
+                return commands::undo(&ctx, &home, &session_id, &input.workdir);
+            }
+            Some(commands::Command::Plan(rest)) => {
+                plan_mode = true;
+                if let Err(e) = commands::save_meta(&home, &session_id, &pack_name, true) {
+                    return failed(e);
+                }
+                ctx.emit(DriverEvent::Notice {
+                    text: "plan mode is on: changes are refused until you approve a plan".into(),
+                });
+                if rest.trim().is_empty() {
+                    ctx.emit(DriverEvent::Text {
+                        delta: "Plan mode is on. Tell me what to plan; I will only look, not change anything, until you approve the plan.".into(),
+                    });
+                    return DriverResult {
+                        ok: true,
+                        session_id: Some(session_id),
+                        ..Default::default()
+                    };
+                }
+                prompt = rest;
+            }
+            None => {}
+        }
+        let permission = nonempty(var("WEFT_NATIVE_PERMISSION"))
+            .or(settings.permission.clone())
+            .and_then(|p| PermissionMode::parse(&p))
+            .unwrap_or_else(|| pack.permission_default());
+        let max_steps = nonempty(var("WEFT_NATIVE_MAX_STEPS"))
+            .and_then(|v| v.trim().parse().ok())
+            .or(settings.max_steps)
+            .unwrap_or(self.config.max_steps)
+            .max(1);
+        let mut tools: Vec<ToolRef> = pack.tools();
+        tools.push(Arc::new(tools::builtin::UpdatePlan));
+        tools.push(Arc::new(tools::builtin::AskUser));
+        let live = self.live(&session_id, &input.workdir);
+        let flags = SessionFlags {
+            plan_mode: plan_mode.into(),
+            permission,
+            allowed: Mutex::new(live.allowed.lock().clone()),
+        };
+        let mut system = prompt::system(
+            pack.as_ref(),
+            live.workspace.root(),
+            input.system_prompt.as_deref(),
+        );
+        if plan_mode {
+            system.push_str(prompt::PLAN_MODE);
+        }
+        let setup = turn::TurnSetup {
+            client: endpoint.client(),
+            pack_name: pack_name.clone(),
+            system,
+            endpoint,
+            pack,
+            tools,
+            max_steps,
+            retry: self.config.retry,
+            env: input.spawn_env(),
+            home: home.clone(),
+            session_id: session_id.clone(),
+            task_id: input.task_id.clone(),
+            effort: input.effort.clone(),
+        };
+        let mut messages = loaded.messages;
+        if !input.attachments.is_empty() {
+            prompt.push_str("\n\nAttached files:");
+            for a in &input.attachments {
+                prompt.push_str(&format!("\n- {}", a.display()));
+            }
+        }
+        let first = Message::user(prompt);
+        if let Err(e) = store::append(&home, &session_id, &[Record::Msg { m: first.clone() }]) {
+            return failed(format!("cannot save the session: {e}"));
+        }
+        messages.push(first);
+        let result = turn::run(&setup, &ctx, &live.workspace, &flags, &mut messages).await;
+        *live.allowed.lock() = flags.allowed.lock().clone();
+        let originals = live.workspace.take_originals();
+        if !originals.is_empty() {
+            let _ = store::append(
+                &home,
+                &session_id,
+                &[store::undo_record(&input.task_id, originals)],
+            );
+        }
+        result
+    }
+}

@@ -1,0 +1,255 @@
+//! Gemini (`POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`).
+//!
+//! A function call may carry a `thoughtSignature` that must come back with it on the
+//! next request; it is kept on the call with its origin and replayed to that origin
+//! only. The stream has no end event: it ends with the connection, after a chunk with
+//! a `finishReason`.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{self, Decoder};
+use super::{
+    ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
+};
+use crate::conversation::{Block, Message, Role};
+
+/// A Gemini client at one endpoint.
+pub struct GeminiClient {
+    base_url: String,
+    api_key: Option<String>,
+    origin: String,
+}
+
+impl GeminiClient {
+    /// A client of `base_url` (the host; `/v1beta` is added).
+    pub fn new(base_url: &str, api_key: Option<String>) -> Self {
+        let base_url = base_url.trim_end_matches('/').to_string();
+        Self {
+            origin: format!("gemini {base_url}"),
+            base_url,
+            api_key,
+        }
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: ModelRequest<'_>) -> Value {
+        let contents: Vec<Value> = request
+            .messages
+            .iter()
+            .filter_map(|m| content(m, &self.origin))
+            .collect();
+        let mut body = json!({
+            "contents": contents,
+            "generationConfig": {"maxOutputTokens": request.max_tokens,
+                                 "thinkingConfig": {"includeThoughts": true}},
+        });
+        if !request.system.is_empty() {
+            body["systemInstruction"] = json!({"parts": [{"text": request.system}]});
+        }
+        if !request.tools.is_empty() {
+            let decls: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.schema}))
+                .collect();
+            body["tools"] = json!([{"functionDeclarations": decls}]);
+        }
+        body
+    }
+}
+
+fn content(m: &Message, origin: &str) -> Option<Value> {
+    let parts: Vec<Value> = m
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } if text.is_empty() => None,
+            Block::Text { text } => Some(json!({"text": text})),
+            Block::Reasoning { .. } => None,
+            Block::ToolUse { id, name, input, signature } => {
+                let args = if input.is_object() && input.get("_raw").is_none() { input.clone() } else { json!({}) };
+                let mut part = json!({"functionCall": {"id": id, "name": name, "args": args}});
+                if let Some((o, sig)) = signature {
+                    if o == origin {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                }
+                Some(part)
+            }
+            Block::ToolResult { id, name, content, is_error } => {
+                let key = if *is_error { "error" } else { "output" };
+                Some(json!({"functionResponse": {"id": id, "name": name, "response": {key: content}}}))
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "model",
+    };
+    Some(json!({"role": role, "parts": parts}))
+}
+
+#[async_trait]
+impl ModelClient for GeminiClient {
+    fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    fn provider_name(&self) -> &str {
+        "gemini"
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        cancel: &CancellationToken,
+        sink: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelReply, ModelError> {
+        let mut builder = super::http()?
+            .post(format!(
+                "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
+                self.base_url, request.model
+            ))
+            .header("accept", "text/event-stream")
+            .json(&self.body(request));
+        if let Some(key) = &self.api_key {
+            builder = builder.header("x-goog-api-key", key);
+        }
+        let response = super::send(builder, cancel).await?;
+        let mut decoder = GeminiDecoder::new(&self.origin);
+        sse::pump(sse::body(response), &mut decoder, cancel, sse::IDLE, sink).await
+    }
+}
+
+/// Gemini chunks → a reply.
+pub struct GeminiDecoder {
+    origin: String,
+    text: String,
+    thought: String,
+    calls: Vec<Block>,
+    usage: TokenUsage,
+    stop: StopReason,
+    finished: bool,
+}
+
+impl GeminiDecoder {
+    /// A decoder for replies of `origin`.
+    pub fn new(origin: &str) -> Self {
+        Self {
+            origin: origin.into(),
+            text: String::new(),
+            thought: String::new(),
+            calls: Vec::new(),
+            usage: TokenUsage::default(),
+            stop: StopReason::Done,
+            finished: false,
+        }
+    }
+}
+
+impl Decoder for GeminiDecoder {
+    fn event(
+        &mut self,
+        _event: &str,
+        data: &str,
+        sink: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<bool, ModelError> {
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            ModelError::Interrupted(format!("the model sent a chunk that is not JSON: {e}"))
+        })?;
+        if let Some(e) = v.get("error") {
+            return Err(ModelError::Interrupted(
+                e["message"].as_str().unwrap_or("error").to_string(),
+            ));
+        }
+        if let Some(u) = v.get("usageMetadata") {
+            let n = |k: &str| u[k].as_u64().unwrap_or(0);
+            self.usage = TokenUsage {
+                input: n("promptTokenCount"),
+                output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+                cache_read: n("cachedContentTokenCount"),
+                cache_write: 0,
+            };
+        }
+        let Some(candidate) = v["candidates"].get(0) else {
+            return Ok(false);
+        };
+        for part in candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(call) = part.get("functionCall") {
+                let n = self.calls.len();
+                let id = call["id"]
+                    .as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| format!("gemini_call_{n}"));
+                let name = call["name"].as_str().unwrap_or_default().to_string();
+                sink(StreamEvent::ToolStart {
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                self.calls.push(Block::ToolUse {
+                    id,
+                    name,
+                    input: if call["args"].is_object() {
+                        call["args"].clone()
+                    } else {
+                        json!({})
+                    },
+                    signature: part["thoughtSignature"]
+                        .as_str()
+                        .map(|s| (self.origin.clone(), s.to_string())),
+                });
+            } else if let Some(t) = part["text"].as_str().filter(|t| !t.is_empty()) {
+                if part["thought"].as_bool() == Some(true) {
+                    self.thought.push_str(t);
+                    sink(StreamEvent::Reasoning(t.into()));
+                } else {
+                    self.text.push_str(t);
+                    sink(StreamEvent::Text(t.into()));
+                }
+            }
+        }
+        if let Some(reason) = candidate["finishReason"].as_str() {
+            self.finished = true;
+            if reason == "MAX_TOKENS" {
+                self.stop = StopReason::MaxTokens;
+            }
+        }
+        Ok(false)
+    }
+
+    fn complete_at_eof(&self) -> bool {
+        self.finished
+    }
+
+    fn finish(&mut self) -> Result<ModelReply, ModelError> {
+        let mut blocks = Vec::new();
+        if !self.thought.is_empty() {
+            blocks.push(Block::Reasoning {
+                text: std::mem::take(&mut self.thought),
+                signature: None,
+                redacted: None,
+                origin: self.origin.clone(),
+            });
+        }
+        if !self.text.is_empty() {
+            blocks.push(Block::Text {
+                text: std::mem::take(&mut self.text),
+            });
+        }
+        blocks.append(&mut self.calls);
+        Ok(ModelReply {
+            blocks,
+            usage: self.usage,
+            stop: self.stop,
+        })
+    }
+}

@@ -1,0 +1,165 @@
+//! `bash {command, timeout_secs?}`: a shell command in the workspace, in its own
+//! process group so stop or a timeout ends everything it started (a `sleep` in a
+//! pipeline included), and so does dropping the call.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::io::AsyncReadExt;
+use weft_protocol::ToolKind;
+
+use super::{args, field, first_line, Tool, ToolCx, ToolOutput};
+
+/// What is kept of a command's output: its start and its end (errors are usually at
+/// the end), each this long; the middle is counted, not kept.
+const KEEP: usize = super::OUTPUT_CAP / 2 - 200;
+const DEFAULT_TIMEOUT: u64 = 120;
+const MAX_TIMEOUT: u64 = 1800;
+
+/// The shell tool.
+pub struct Bash;
+
+#[derive(Deserialize)]
+struct BashArgs {
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
+/// Kills the group when dropped (the turn's future went away mid-command).
+struct Group(Option<i32>);
+
+impl Group {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        "bash"
+    }
+    fn description(&self) -> &str {
+        "Run a bash command in the workspace folder; stdout and stderr come back together with the exit code. timeout_secs defaults to 120."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "command": {"type": "string"},
+            "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT}},
+            "required": ["command"]})
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Shell
+    }
+    fn summary(&self, input: &Value) -> String {
+        format!("bash {}", first_line(field(input, "command"), 80))
+    }
+    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a: BashArgs = match args("bash", input) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let timeout = Duration::from_secs(
+            a.timeout_secs
+                .unwrap_or(DEFAULT_TIMEOUT)
+                .clamp(1, MAX_TIMEOUT),
+        );
+        run_command(&a.command, cx.root(), cx.env, cx.cancel, timeout).await
+    }
+}
+
+/// Runs `command` with bash in `root`, in its own process group, output (stdout and
+/// stderr together) kept up to 1 MB; the group is killed on stop, timeout or drop.
+pub async fn run_command(
+    command: &str,
+    root: &std::path::Path,
+    env: &[(String, String)],
+    cancel: &tokio_util::sync::CancellationToken,
+    timeout: Duration,
+) -> ToolOutput {
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!("exec 2>&1\n{}", command))
+        .current_dir(root)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(format!("cannot start bash: {e}")),
+    };
+    let mut group = Group(child.id().map(|p| p as i32));
+    let Some(mut out) = child.stdout.take() else {
+        return ToolOutput::error("bash gave no output pipe");
+    };
+    let mut kept = Vec::new();
+    let mut total = 0usize;
+    let mut buf = vec![0u8; 64 * 1024];
+    let read_all = async {
+        loop {
+            match out.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    total += n;
+                    let room = KEEP.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        child.wait().await
+    };
+    let status = tokio::select! {
+        s = read_all => s,
+        _ = tokio::time::sleep(timeout) => {
+            group.kill();
+            return ToolOutput::error(format!("the command timed out after {} s and was killed", timeout.as_secs()));
+        }
+        _ = cancel.cancelled() => {
+            group.kill();
+            return ToolOutput::error("stopped: the command was killed");
+        }
+    };
+    // The shell is gone; anything it left in the background goes with the group.
+    group.kill();
+    let mut text = String::from_utf8_lossy(&kept).into_owned();
+    if total > kept.len() {
+        text.push_str(&format!(
+            "\n[output capped: {total} bytes in all, the first {} kept]",
+            kept.len()
+        ));
+    }
+    match status {
+        Ok(s) if s.success() => ToolOutput::ok(if text.is_empty() {
+            "(no output)".into()
+        } else {
+            text
+        }),
+        Ok(s) => {
+            let code = s.code().map_or_else(
+                || "killed by a signal".to_string(),
+                |c| format!("exit code {c}"),
+            );
+            ToolOutput::error(format!("{text}\n[{code}]"))
+        }
+        Err(e) => ToolOutput::error(format!("bash failed: {e}")),
+    }
+}

@@ -1,0 +1,269 @@
+//! File tools of the coding pack: read, ls, write, edit.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use weft_protocol::ToolKind;
+
+use super::{args, field, Tool, ToolCx, ToolOutput};
+
+/// `read {path, offset?, limit?}`: numbered lines of a text file.
+pub struct Read;
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for Read {
+    fn name(&self) -> &str {
+        "read"
+    }
+    fn description(&self) -> &str {
+        "Read a text file in the workspace. Lines are numbered from 1; offset is the first line to show, limit how many (default 2000)."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "file path, relative to the workspace"},
+            "offset": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "minimum": 1}},
+            "required": ["path"]})
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn summary(&self, input: &Value) -> String {
+        format!("read {}", field(input, "path"))
+    }
+    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a: ReadArgs = match args("read", input) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let path = match cx.workspace.resolve(&a.path) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let bytes = match tokio::fs::read(&path).await {
+            Ok(b) => b,
+            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", a.path)),
+        };
+        cx.workspace.mark_read(&path);
+        let text = String::from_utf8_lossy(&bytes);
+        let start = a.offset.unwrap_or(1).max(1);
+        let limit = a.limit.unwrap_or(2000);
+        let mut out = String::new();
+        let mut total = 0;
+        for (i, line) in text.lines().enumerate() {
+            total = i + 1;
+            if total >= start && total < start + limit {
+                out.push_str(&format!("{total:>6}\t{line}\n"));
+            }
+        }
+        if total >= start + limit {
+            out.push_str(&format!(
+                "[{} more line(s); read on with offset {}]\n",
+                total + 1 - start - limit,
+                start + limit
+            ));
+        }
+        if out.is_empty() {
+            out = if total == 0 {
+                "(empty file)".into()
+            } else {
+                format!("(the file has {total} line(s); offset {start} is past its end)")
+            };
+        }
+        ToolOutput::ok(out)
+    }
+}
+
+/// `ls {path}`: a folder's entries, folders with a trailing `/`.
+pub struct Ls;
+
+#[derive(Deserialize)]
+struct LsArgs {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[async_trait]
+impl Tool for Ls {
+    fn name(&self) -> &str {
+        "ls"
+    }
+    fn description(&self) -> &str {
+        "List a folder in the workspace (folders end with /)."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+    fn summary(&self, input: &Value) -> String {
+        format!("ls {}", field(input, "path"))
+    }
+    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a: LsArgs = match args("ls", input) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let shown = a.path.unwrap_or_else(|| ".".into());
+        let path = match cx.workspace.resolve(&shown) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let mut dir = match tokio::fs::read_dir(&path).await {
+            Ok(d) => d,
+            Err(e) => return ToolOutput::error(format!("cannot list {shown}: {e}")),
+        };
+        let mut names = Vec::new();
+        while let Ok(Some(entry)) = dir.next_entry().await {
+            let mut name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
+                name.push('/');
+            }
+            names.push(name);
+        }
+        names.sort();
+        if names.is_empty() {
+            return ToolOutput::ok("(empty folder)");
+        }
+        ToolOutput::ok(names.join("\n"))
+    }
+}
+
+/// `write {path, content}`: a whole file (parents made).
+pub struct Write;
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+#[async_trait]
+impl Tool for Write {
+    fn name(&self) -> &str {
+        "write"
+    }
+    fn description(&self) -> &str {
+        "Write a whole file in the workspace (made if missing, replaced if there). Read an existing file first."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"]})
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Write
+    }
+    fn summary(&self, input: &Value) -> String {
+        format!("write {}", field(input, "path"))
+    }
+    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a: WriteArgs = match args("write", input) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let path = match cx.workspace.resolve(&a.path) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        cx.workspace.before_write(&path);
+        if let Some(parent) = path.parent() {
+            if let Err(e) = tokio::fs::create_dir_all(parent).await {
+                return ToolOutput::error(format!("cannot make the folder of {}: {e}", a.path));
+            }
+        }
+        match tokio::fs::write(&path, a.content.as_bytes()).await {
+            Ok(()) => ToolOutput::ok(format!(
+                "wrote {} ({} bytes)",
+                cx.workspace.shown(&path),
+                a.content.len()
+            )),
+            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", a.path)),
+        }
+    }
+}
+
+/// `edit {path, old_text, new_text}`: one exact replacement.
+pub struct Edit;
+
+#[derive(Deserialize)]
+struct EditArgs {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
+#[async_trait]
+impl Tool for Edit {
+    fn name(&self) -> &str {
+        "edit"
+    }
+    fn description(&self) -> &str {
+        "Replace old_text with new_text in a file. old_text must appear exactly once; include enough context to make it unique. Read the file first."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"}, "old_text": {"type": "string"}, "new_text": {"type": "string"}},
+            "required": ["path", "old_text", "new_text"]})
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+    fn summary(&self, input: &Value) -> String {
+        format!("edit {}", field(input, "path"))
+    }
+    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a: EditArgs = match args("edit", input) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        if a.old_text.is_empty() {
+            return ToolOutput::error("old_text is empty; use write to make a new file");
+        }
+        let path = match cx.workspace.resolve(&a.path) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let text = match tokio::fs::read_to_string(&path).await {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", a.path)),
+        };
+        let count = text.matches(&a.old_text).count();
+        if count != 1 {
+            return ToolOutput::error(if count == 0 {
+                format!("old_text was not found in {}", a.path)
+            } else {
+                format!(
+                    "old_text appears {count} times in {}; give more context so it matches once",
+                    a.path
+                )
+            });
+        }
+        cx.workspace.before_write(&path);
+        let updated = text.replacen(&a.old_text, &a.new_text, 1);
+        match tokio::fs::write(&path, updated).await {
+            Ok(()) => ToolOutput::ok(format!("edited {}", cx.workspace.shown(&path))),
+            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", a.path)),
+        }
+    }
+}

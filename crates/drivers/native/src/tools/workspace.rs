@@ -1,0 +1,112 @@
+//! A session's workspace: its root (every path a coding tool takes must resolve
+//! inside it), the files read so far (for the read-before-edit policy), and the undo
+//! log (each file's content before the turn first wrote it).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+
+use parking_lot::Mutex;
+
+/// A session's workspace.
+pub struct Workspace {
+    root: PathBuf,
+    read: Mutex<HashSet<PathBuf>>,
+    /// This turn's originals: path → content before (None: the file did not exist).
+    originals: Mutex<BTreeMap<PathBuf, Option<Vec<u8>>>>,
+}
+
+impl Workspace {
+    /// A workspace at `root` (canonicalized when it exists).
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
+            read: Mutex::new(HashSet::new()),
+            originals: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `path` (relative to the root, or absolute) resolved, symlinks followed as far as
+    /// the path exists; an error when it leaves the workspace.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, String> {
+        if path.is_empty() {
+            return Err("the path is empty".into());
+        }
+        let joined = self.root.join(path);
+        let mut lexical = PathBuf::new();
+        for c in joined.components() {
+            match c {
+                Component::ParentDir => {
+                    lexical.pop();
+                }
+                Component::CurDir => {}
+                other => lexical.push(other),
+            }
+        }
+        // Follow symlinks through the part that exists.
+        let mut existing = lexical.clone();
+        let mut rest = Vec::new();
+        let resolved = loop {
+            match existing.canonicalize() {
+                Ok(real) => {
+                    let mut p = real;
+                    for r in rest.iter().rev() {
+                        p.push(r);
+                    }
+                    break p;
+                }
+                Err(_) => match (existing.file_name(), existing.parent()) {
+                    (Some(name), Some(parent)) => {
+                        rest.push(name.to_os_string());
+                        existing = parent.to_path_buf();
+                    }
+                    _ => break lexical.clone(),
+                },
+            }
+        };
+        if resolved.starts_with(&self.root) {
+            Ok(resolved)
+        } else {
+            Err(format!(
+                "{path} is outside the workspace ({}); only files inside it may be used",
+                self.root.display()
+            ))
+        }
+    }
+
+    /// `path` relative to the root, for showing.
+    pub fn shown(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// Notes that `path` was read.
+    pub fn mark_read(&self, path: &Path) {
+        self.read.lock().insert(path.to_path_buf());
+    }
+
+    /// Whether `path` was read (or written) in this session.
+    pub fn was_read(&self, path: &Path) -> bool {
+        self.read.lock().contains(path)
+    }
+
+    /// Keeps `path`'s content before this turn's first write to it.
+    pub fn before_write(&self, path: &Path) {
+        let mut originals = self.originals.lock();
+        if !originals.contains_key(path) {
+            originals.insert(path.to_path_buf(), std::fs::read(path).ok());
+        }
+        self.read.lock().insert(path.to_path_buf());
+    }
+
+    /// The turn's originals, taken (the turn ended).
+    pub fn take_originals(&self) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+        std::mem::take(&mut *self.originals.lock())
+    }
+}

@@ -1,0 +1,3 @@
+//! The native driver's tests: one binary, modules under `suite/`.
+
+mod suite;

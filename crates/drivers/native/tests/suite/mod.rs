@@ -1,0 +1,8 @@
+// Tests: a failed expectation is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod agent;
+mod conformance;
+mod protocol;
+mod support;
+mod tools;
