@@ -1,0 +1,885 @@
+//! Each kind of fault: how it is made, what an honest end for it is, and the checks
+//! every fault gets afterwards.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use weft_protocol::{ClientRequest, ServerMessage, UniversalSnapshot};
+use weft_testkit::AnthropicServer;
+
+use crate::follow::{connect, ended, Follower};
+use crate::procs::{self, Daemon};
+use crate::report::{Ending, Outcome};
+use crate::standin::Directive;
+use crate::{store, Dirs};
+
+/// A kind of fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// The stand-in claude SIGKILLed mid-stream.
+    AgentKill,
+    /// The stand-in claude stops writing; the stall timeout must end the turn.
+    AgentHang,
+    /// The stand-in exits in the middle of a line.
+    CutLine,
+    /// A 16 MiB line amid the stream (over the driver's line cap).
+    HugeLine,
+    /// A text delta with invalid UTF-8.
+    BadUtf8,
+    /// Non-JSON, binary and unknown lines amid the stream.
+    Garbage,
+    /// The stand-in codex answers turn/start with another request's id.
+    WrongId,
+    /// The daemon SIGKILLed mid-turn and started again.
+    DaemonKill,
+    /// The following client's connection dropped mid-stream; a new one subscribes.
+    ClientDrop,
+    /// A streaming `weft run` SIGKILLed; a new client subscribes.
+    CliKill,
+    /// The real claude SIGKILLed mid-stream.
+    ClaudeKill,
+    /// The model server answers 500 (real claude).
+    Http500,
+    /// 529, overloaded (real claude).
+    Http529,
+    /// 429, rate limited (real claude).
+    Http429,
+    /// The model server cuts the connection mid-stream (real claude).
+    ServerDrop,
+    /// The model server stops sending mid-stream (real claude).
+    ServerStall,
+    /// The store's file system fills up mid-turn (a small tmpfs).
+    DiskFull,
+    /// The store's file system turns read-only mid-turn.
+    ReadonlyHome,
+}
+
+impl Kind {
+    /// Every kind, with its weight in a random run.
+    pub const WEIGHTS: [(Kind, u32); 18] = [
+        (Kind::AgentKill, 8),
+        (Kind::AgentHang, 4),
+        (Kind::CutLine, 6),
+        (Kind::HugeLine, 3),
+        (Kind::BadUtf8, 6),
+        (Kind::Garbage, 6),
+        (Kind::WrongId, 5),
+        (Kind::DaemonKill, 6),
+        (Kind::ClientDrop, 8),
+        (Kind::CliKill, 5),
+        (Kind::ClaudeKill, 2),
+        (Kind::Http500, 2),
+        (Kind::Http529, 1),
+        (Kind::Http429, 1),
+        (Kind::ServerDrop, 2),
+        (Kind::ServerStall, 1),
+        (Kind::DiskFull, 3),
+        (Kind::ReadonlyHome, 3),
+    ];
+
+    /// A kind, by weight.
+    pub fn pick(rng: &mut fastrand::Rng) -> Kind {
+        let total: u32 = Self::WEIGHTS.iter().map(|(_, w)| w).sum();
+        let mut n = rng.u32(..total);
+        for (k, w) in Self::WEIGHTS {
+            if n < w {
+                return k;
+            }
+            n -= w;
+        }
+        Kind::AgentKill
+    }
+
+    /// Its name in the table and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::AgentKill => "agent_kill",
+            Kind::AgentHang => "agent_hang",
+            Kind::CutLine => "cut_line",
+            Kind::HugeLine => "huge_line",
+            Kind::BadUtf8 => "bad_utf8",
+            Kind::Garbage => "garbage",
+            Kind::WrongId => "wrong_id",
+            Kind::DaemonKill => "daemon_kill",
+            Kind::ClientDrop => "client_drop",
+            Kind::CliKill => "cli_kill",
+            Kind::ClaudeKill => "claude_kill",
+            Kind::Http500 => "http_500",
+            Kind::Http529 => "http_529",
+            Kind::Http429 => "http_429",
+            Kind::ServerDrop => "server_drop",
+            Kind::ServerStall => "server_stall",
+            Kind::DiskFull => "disk_full",
+            Kind::ReadonlyHome => "readonly_home",
+        }
+    }
+
+    /// The kind called `name`.
+    pub fn parse(name: &str) -> Option<Kind> {
+        Self::WEIGHTS
+            .iter()
+            .map(|(k, _)| *k)
+            .find(|k| k.name() == name)
+    }
+
+    fn real_claude(self) -> bool {
+        matches!(
+            self,
+            Kind::ClaudeKill
+                | Kind::Http500
+                | Kind::Http529
+                | Kind::Http429
+                | Kind::ServerDrop
+                | Kind::ServerStall
+        )
+    }
+
+    /// Whether `ending` is an honest end for this fault.
+    fn honest(self, ending: Ending, reason: Option<&str>) -> bool {
+        let failed = matches!(ending, Ending::Incomplete | Ending::Error)
+            && reason.is_some_and(|r| !r.trim().is_empty());
+        match self {
+            // The turn lost its agent, its model or its daemon: it cannot be a success.
+            Kind::AgentKill
+            | Kind::AgentHang
+            | Kind::CutLine
+            | Kind::ClaudeKill
+            | Kind::Http500
+            | Kind::Http529
+            | Kind::Http429
+            | Kind::ServerDrop
+            | Kind::ServerStall
+            | Kind::DaemonKill => failed,
+            // A bad line is skipped (with a note) or fails the turn; either is honest.
+            Kind::HugeLine | Kind::BadUtf8 | Kind::Garbage | Kind::WrongId => {
+                ending == Ending::Done || failed
+            }
+            // A client going away ends no turn.
+            Kind::ClientDrop | Kind::CliKill => ending == Ending::Done,
+            // Judged against the store in `disk`.
+            Kind::DiskFull | Kind::ReadonlyHome => ending == Ending::Done || failed,
+        }
+    }
+}
+
+/// A daemon whose home is a small tmpfs, for the disk faults.
+pub struct Disk {
+    mount: PathBuf,
+    daemon: Daemon,
+}
+
+/// The run's state.
+pub struct Ctx {
+    /// Its folders.
+    pub dirs: Dirs,
+    /// The daemon most faults go through.
+    pub daemon: Daemon,
+    /// The disk faults' daemon (or why there is none).
+    pub disk: Option<Result<Disk, String>>,
+    /// The scripted Anthropic server.
+    pub server: AnthropicServer,
+    /// The real claude, when installed.
+    pub claude: Option<PathBuf>,
+    /// Marks this run's processes.
+    pub run_id: String,
+    /// The `weft` executable.
+    pub weft: PathBuf,
+}
+
+const TURN_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Splits `text` into the pieces a check looks for in order (words, with their space).
+fn words(text: &str) -> Vec<String> {
+    text.split_inclusive(' ').map(str::to_string).collect()
+}
+
+/// How many of `pieces` are not found in `text` in order.
+fn missing(text: &str, pieces: &[String]) -> usize {
+    let mut at = 0;
+    let mut lost = 0;
+    for p in pieces {
+        match text[at..].find(p.as_str()) {
+            Some(found) => at += found + p.len(),
+            None => lost += 1,
+        }
+    }
+    lost
+}
+
+fn ending_of(snap: &UniversalSnapshot) -> Ending {
+    if snap.incomplete {
+        Ending::Incomplete
+    } else if snap.error.is_some() {
+        Ending::Error
+    } else {
+        Ending::Done
+    }
+}
+
+/// A fault's session, as the checks need it.
+struct Turn {
+    key: String,
+    task: String,
+    agent: &'static str,
+    home: PathBuf,
+    daemon_pid: u32,
+    mark: String,
+}
+
+impl Ctx {
+    fn env(&self, mark: &str, kind: Kind) -> Vec<(String, String)> {
+        let d = &self.dirs;
+        let mut env: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k != "WEFT_HOME" && !k.starts_with("ANTHROPIC_"))
+            .collect();
+        let claude = if kind.real_claude() {
+            self.claude.clone().unwrap_or_default()
+        } else {
+            d.bin.join("claude")
+        };
+        let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        for (k, v) in [
+            ("WEFT_FAULTS_MARK", mark.to_string()),
+            ("WEFT_FAULTS_LOG", s(&d.log)),
+            ("WEFT_ECHO_DELAY_MS", "10".into()),
+            ("WEFT_CLAUDE_BIN", s(&claude)),
+            ("WEFT_CLAUDE_STALL_SECS", "2".into()),
+            ("WEFT_CODEX_BIN", s(&d.bin.join("codex"))),
+            ("WEFT_CODEX_STALL_SECS", "2".into()),
+            ("WEFT_CODEX_RPC_TIMEOUT_SECS", "3".into()),
+            ("HOME", s(&d.claude_home)),
+            ("ANTHROPIC_BASE_URL", self.server.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-faults-not-a-secret".into()),
+            ("IS_SANDBOX", "1".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+        ] {
+            env.push((k.to_string(), v));
+        }
+        env
+    }
+
+    /// The deltas the stand-ins logged for fault `id`.
+    fn logged(&self, id: &str) -> Vec<String> {
+        let log = std::fs::read_to_string(&self.dirs.log).unwrap_or_default();
+        log.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(i, _)| *i == id)
+            .map(|(_, t)| t.to_string())
+            .collect()
+    }
+
+    /// Injects one fault of `kind` (fault number `i`; `point` picks where).
+    pub async fn fault(&mut self, kind: Kind, i: usize, point: u64) -> Outcome {
+        if kind.real_claude() && self.claude.is_none() {
+            return Outcome::skipped(kind, "no claude CLI installed".into());
+        }
+        let mark = format!("{}-{i}", self.run_id);
+        let result = match kind {
+            Kind::DaemonKill => self.daemon_kill(i, point, &mark).await,
+            Kind::ClientDrop | Kind::CliKill => self.client(kind, i, point, &mark).await,
+            Kind::DiskFull => self.disk_fault(kind, i, point, &mark).await,
+            Kind::ReadonlyHome => self.readonly(i, &mark).await,
+            _ if kind.real_claude() => self.claude_fault(kind, i, point, &mark).await,
+            _ => self.standin(kind, i, point, &mark).await,
+        };
+        result.unwrap_or_else(|e| {
+            let mut o = Outcome::new(kind);
+            o.problems.push(e);
+            o
+        })
+    }
+
+    async fn standin(
+        &mut self,
+        kind: Kind,
+        i: usize,
+        point: u64,
+        mark: &str,
+    ) -> Result<Outcome, String> {
+        let agent = if kind == Kind::WrongId {
+            "codex"
+        } else {
+            "claude"
+        };
+        let deltas = 20 + (point % 60) as usize;
+        let d = Directive {
+            fault: match kind {
+                Kind::AgentHang => "hang",
+                Kind::CutLine => "cut_line",
+                Kind::HugeLine => "huge_line",
+                Kind::BadUtf8 => "bad_utf8",
+                Kind::Garbage => "garbage",
+                Kind::WrongId => "wrong_id",
+                _ => "none",
+            }
+            .into(),
+            deltas: if kind == Kind::AgentKill { 400 } else { deltas },
+            delay_ms: if kind == Kind::AgentKill { 5 } else { 1 },
+            at: 1 + (point / 7 % deltas as u64) as usize,
+            id: i.to_string(),
+        };
+        let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
+        let acc = conn
+            .prompt(agent, None, &self.dirs.work, &d.prompt())
+            .await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        if kind == Kind::AgentKill {
+            let id = i.to_string();
+            let enough = procs::poll(Duration::from_secs(20), || self.logged(&id).len() >= d.at);
+            if !enough {
+                return Err("the stand-in never reached the kill point".into());
+            }
+            for p in procs::with_marker(&marker(mark)) {
+                procs::kill9(p.pid);
+            }
+        }
+        let turn = Turn {
+            key: acc.session_key,
+            task: acc.task_id,
+            agent,
+            home: self.dirs.home.clone(),
+            daemon_pid: self.daemon.pid(),
+            mark: mark.to_string(),
+        };
+        let reference = Reference::Logged(i.to_string());
+        self.check(kind, &mut f, &turn, reference).await
+    }
+
+    async fn claude_fault(
+        &mut self,
+        kind: Kind,
+        i: usize,
+        point: u64,
+        mark: &str,
+    ) -> Result<Outcome, String> {
+        let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
+        let prompt = format!("weft-fault kind={} id={i}", kind.name());
+        let acc = conn
+            .prompt("claude", None, &self.dirs.work, &prompt)
+            .await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        if kind == Kind::ClaudeKill {
+            let chunks = 1 + (point % 20) as usize;
+            let deadline = Instant::now() + TURN_DEADLINE;
+            f.until(deadline, |s| {
+                s.text.matches(' ').count() >= chunks || s.phase == weft_protocol::Phase::Done
+            })
+            .await?;
+            for p in procs::with_marker(&marker(mark)) {
+                procs::kill9(p.pid);
+            }
+        }
+        let turn = Turn {
+            key: acc.session_key,
+            task: acc.task_id,
+            agent: "claude",
+            home: self.dirs.home.clone(),
+            daemon_pid: self.daemon.pid(),
+            mark: mark.to_string(),
+        };
+        self.check(kind, &mut f, &turn, Reference::Seen).await
+    }
+
+    async fn daemon_kill(&mut self, i: usize, point: u64, mark: &str) -> Result<Outcome, String> {
+        let kind = Kind::DaemonKill;
+        let standin = point.is_multiple_of(2);
+        let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
+        let (agent, prompt) = if standin {
+            let d = Directive {
+                fault: "none".into(),
+                deltas: 400,
+                delay_ms: 5,
+                at: 0,
+                id: i.to_string(),
+            };
+            ("claude", d.prompt())
+        } else {
+            ("echo", format!("please stream (fault {i})"))
+        };
+        let acc = conn.prompt(agent, None, &self.dirs.work, &prompt).await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        let words_before = 1 + (point / 3 % 12) as usize;
+        f.until(Instant::now() + TURN_DEADLINE, |s| {
+            s.text.matches(' ').count() >= words_before
+        })
+        .await?;
+        let seen = f.snap.text.clone();
+        drop(f);
+        self.daemon.restart()?;
+        let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        let turn = Turn {
+            key: acc.session_key,
+            task: acc.task_id,
+            agent,
+            home: self.dirs.home.clone(),
+            daemon_pid: self.daemon.pid(),
+            mark: mark.to_string(),
+        };
+        self.check(kind, &mut f, &turn, Reference::Text(seen)).await
+    }
+
+    async fn client(
+        &mut self,
+        kind: Kind,
+        i: usize,
+        point: u64,
+        mark: &str,
+    ) -> Result<Outcome, String> {
+        let env = self.env(mark, kind);
+        let prompt = format!("please stream (fault {i})");
+        let words_before = 1 + (point % 12) as usize;
+        let (key, task, seen) = if kind == Kind::ClientDrop {
+            let conn = connect(&self.dirs.home, &env).await?;
+            let acc = conn.prompt("echo", None, &self.dirs.work, &prompt).await?;
+            let mut f = conn.follow(&acc.session_key).await?;
+            f.until(Instant::now() + TURN_DEADLINE, |s| {
+                s.text.matches(' ').count() >= words_before
+            })
+            .await?;
+            let seen = f.snap.text.clone();
+            drop(f);
+            (acc.session_key, acc.task_id, seen)
+        } else {
+            let mut watcher = connect(&self.dirs.home, &env).await?;
+            watcher
+                .client
+                .request(ClientRequest::SubscribeAll {})
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut run = Command::new(&self.weft)
+                .args(["run", "--agent", "echo", &prompt])
+                .envs(env.iter().cloned())
+                .env("WEFT_HOME", &self.dirs.home)
+                .current_dir(&self.dirs.work)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("weft run: {e}"))?;
+            let deadline = Instant::now() + TURN_DEADLINE;
+            let mut key = None;
+            let mut text_patches = 0;
+            while text_patches < words_before {
+                let ev = tokio::time::timeout_at(deadline, watcher.events.recv())
+                    .await
+                    .map_err(|_| "no patch from weft run's turn".to_string())?
+                    .ok_or("the watcher's events ended")?;
+                if let weft_client::Event::Message(ServerMessage::Patch(p)) = ev {
+                    if key.is_none() {
+                        key = Some(p.session_key.clone());
+                    }
+                    if key.as_deref() == Some(p.session_key.as_str())
+                        && (p.patch.text_append.is_some() || p.patch.text.is_some())
+                    {
+                        text_patches += 1;
+                    }
+                }
+            }
+            let _ = run.kill();
+            let _ = run.wait();
+            let key = key.ok_or("no session")?;
+            let at = watcher.snapshot(&key).await?;
+            let task = at.snapshot.task_id.clone().unwrap_or_default();
+            (key, task, String::new())
+        };
+        let conn = connect(&self.dirs.home, &env).await?;
+        let mut f = conn.follow(&key).await?;
+        let turn = Turn {
+            key,
+            task,
+            agent: "echo",
+            home: self.dirs.home.clone(),
+            daemon_pid: self.daemon.pid(),
+            mark: mark.to_string(),
+        };
+        let _ = seen;
+        self.check(kind, &mut f, &turn, Reference::Seen).await
+    }
+
+    fn disk(&mut self) -> Result<&mut Disk, String> {
+        if self.disk.is_none() {
+            let mount = self.dirs.root.path().join("disk");
+            let made = std::fs::create_dir_all(&mount)
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    let out = Command::new("mount")
+                        .args(["-t", "tmpfs", "-o", "size=12m,mode=0700", "tmpfs"])
+                        .arg(&mount)
+                        .output()
+                        .map_err(|e| format!("mount: {e}"))?;
+                    if out.status.success() {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): {}",
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        ))
+                    }
+                })
+                .and_then(|()| {
+                    Daemon::start(
+                        &self.weft,
+                        &mount.join("home"),
+                        &self.dirs.root.path().join("disk-daemon.log"),
+                    )
+                })
+                .map(|daemon| Disk { mount, daemon });
+            self.disk = Some(made);
+        }
+        match self.disk.as_mut() {
+            Some(Ok(d)) => Ok(d),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("no disk".into()),
+        }
+    }
+
+    async fn disk_fault(
+        &mut self,
+        kind: Kind,
+        i: usize,
+        point: u64,
+        mark: &str,
+    ) -> Result<Outcome, String> {
+        let env = self.env(mark, kind);
+        let work = self.dirs.work.clone();
+        let (mount, pid) = match self.disk() {
+            Ok(d) => (d.mount.clone(), d.daemon.pid()),
+            Err(why) => return Ok(Outcome::skipped(kind, why)),
+        };
+        let home = mount.join("home");
+        let conn = connect(&home, &env).await?;
+        let acc = conn
+            .prompt("echo", None, &work, &format!("please stream (fault {i})"))
+            .await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        let words_before = 1 + (point % 10) as usize;
+        f.until(Instant::now() + TURN_DEADLINE, |s| {
+            s.text.matches(' ').count() >= words_before
+        })
+        .await?;
+        let seen = f.snap.text.clone();
+        let filler = mount.join("filler");
+        fill(&filler);
+        let deadline = Instant::now() + TURN_DEADLINE;
+        let task = acc.task_id.clone();
+        let live = f.until(deadline, |s| ended(s, &task)).await;
+        // The disk comes back before the checks (the next prompt needs it).
+        let _ = std::fs::remove_file(&filler);
+        live?;
+        let turn = Turn {
+            key: acc.session_key,
+            task: acc.task_id,
+            agent: "echo",
+            home,
+            daemon_pid: pid,
+            mark: mark.to_string(),
+        };
+        self.check(kind, &mut f, &turn, Reference::Text(seen)).await
+    }
+
+    /// A `WEFT_HOME` that is read-only when a client needs the daemon: the client gets a
+    /// clear error (no hang), the store is untouched, and once the home is writable
+    /// again the session goes on. (Mid-turn, a read-only remount is refused while the
+    /// store's files are open for writing, so the home turns read-only between daemons.)
+    async fn readonly(&mut self, i: usize, mark: &str) -> Result<Outcome, String> {
+        let kind = Kind::ReadonlyHome;
+        let env = self.env(mark, kind);
+        let work = self.dirs.work.clone();
+        let weft = self.weft.clone();
+        let mount = match self.disk() {
+            Ok(d) => d.mount.clone(),
+            Err(why) => return Ok(Outcome::skipped(kind, why)),
+        };
+        let home = mount.join("home");
+        let conn = connect(&home, &env).await?;
+        let acc = conn
+            .prompt(
+                "echo",
+                None,
+                &work,
+                &format!("before the read-only home ({i})"),
+            )
+            .await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        let task = acc.task_id.clone();
+        f.until(Instant::now() + TURN_DEADLINE, |s| ended(s, &task))
+            .await?;
+        let before = f.snap.text.clone();
+        drop(f);
+        if let Some(Ok(d)) = self.disk.as_mut() {
+            d.daemon.stop();
+        }
+        remount(&mount, "ro")?;
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new("timeout")
+                .args(["30"])
+                .arg(&weft)
+                .args(["run", "--agent", "echo", "while read-only"])
+                .envs(env)
+                .env("WEFT_HOME", &home)
+                .current_dir(&work)
+                .stdin(Stdio::null())
+                .output()
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("weft run: {e}"));
+        remount(&mount, "rw")?;
+        let out = out?;
+        let mut o = Outcome::new(kind);
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        o.ending = match out.status.code() {
+            Some(124) => Ending::Hung,
+            Some(0) => Ending::Done,
+            _ => Ending::Error,
+        };
+        o.reason =
+            (!stderr.is_empty()).then(|| stderr.lines().next().unwrap_or_default().to_string());
+        o.honest = o.ending == Ending::Error && o.reason.is_some();
+        if let Some(Ok(d)) = self.disk.as_mut() {
+            d.daemon.start_again()?;
+        }
+        let pid = match self.disk() {
+            Ok(d) => d.daemon.pid(),
+            Err(e) => return Err(e),
+        };
+        let home = mount.join("home");
+        let conn = connect(&home, &self.env(mark, kind)).await?;
+        let mut f = conn.follow(&acc.session_key).await?;
+        let turn = Turn {
+            key: acc.session_key,
+            task: acc.task_id,
+            agent: "echo",
+            home,
+            daemon_pid: pid,
+            mark: mark.to_string(),
+        };
+        let mut after = self
+            .check(kind, &mut f, &turn, Reference::Text(before))
+            .await?;
+        after.ending = o.ending;
+        after.reason = o.reason;
+        after.honest = o.honest;
+        Ok(after)
+    }
+
+    /// Stops the daemons and counts the run's processes still alive.
+    pub fn finish(&mut self) -> usize {
+        self.daemon.stop();
+        if let Some(Ok(d)) = self.disk.as_mut() {
+            d.daemon.stop();
+            let _ = Command::new("umount").arg("-l").arg(&d.mount).status();
+        }
+        let prefix = format!("WEFT_FAULTS_MARK={}-", self.run_id);
+        let mut left = Vec::new();
+        procs::poll(Duration::from_secs(10), || {
+            left = procs::with_marker(&prefix);
+            left.is_empty()
+        });
+        for p in &left {
+            eprintln!("left behind: {p:?}");
+            procs::kill9(p.pid);
+        }
+        left.len()
+    }
+
+    async fn check(
+        &self,
+        kind: Kind,
+        f: &mut Follower,
+        turn: &Turn,
+        reference: Reference,
+    ) -> Result<Outcome, String> {
+        let mut o = Outcome::new(kind);
+        let task = turn.task.clone();
+        if f.until(Instant::now() + TURN_DEADLINE, |s| ended(s, &task))
+            .await
+            .is_err()
+        {
+            o.problems.push(format!(
+                "still {:?} after {} s: {:?}",
+                f.snap.phase,
+                TURN_DEADLINE.as_secs(),
+                f.snap.error
+            ));
+            return Ok(o);
+        }
+        o.ending = ending_of(&f.snap);
+        o.reason = f.snap.error.clone();
+
+        // The daemon's snapshot, the follower's, and the store's.
+        let daemon = f.conn.snapshot(&turn.key).await?.snapshot;
+        let mut stored = None;
+        procs::poll(Duration::from_secs(10), || {
+            stored = store::turn(&turn.home, &turn.task).ok().flatten();
+            stored.as_ref().is_some_and(|t| t.status != "running")
+        });
+        let Some(stored) = stored else {
+            o.problems.push("the turn is not in the store".into());
+            return Ok(o);
+        };
+        let daemon_json = serde_json::to_value(&daemon).unwrap_or_default();
+        o.snapshot_equal = daemon == f.snap && daemon_json == stored.snapshot;
+        if !o.snapshot_equal {
+            let diff: Vec<String> = daemon_json
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| stored.snapshot.get(k.as_str()) != Some(v))
+                .map(|(k, _)| k.clone())
+                .collect();
+            o.problems.push(format!(
+                "snapshots differ (follower==daemon: {}; daemon vs store in {diff:?}; store status {})",
+                daemon == f.snap,
+                stored.status
+            ));
+        }
+        let stored_text = stored.snapshot["text"].as_str().unwrap_or_default();
+        let pieces = match &reference {
+            Reference::Logged(id) => self.logged(id),
+            Reference::Text(t) => words(t),
+            Reference::Seen => words(&f.snap.text),
+        };
+        o.lost = missing(stored_text, &pieces).max(missing(&stored.events_text, &pieces));
+        o.honest = kind.honest(o.ending, o.reason.as_deref());
+        if matches!(kind, Kind::DiskFull | Kind::ReadonlyHome) {
+            // Whatever the store could not keep after the fault must show as a failure.
+            let kept_all = stored_text == f.snap.text && stored.status != "running";
+            if !kept_all && o.ending == Ending::Done {
+                o.honest = false;
+                o.problems.push(format!(
+                    "the store kept {} of {} bytes of the reply and the turn says done",
+                    stored_text.len(),
+                    f.snap.text.len()
+                ));
+            }
+        }
+
+        // The next prompt to the same session.
+        let next_id = format!("{}n", turn.task);
+        let (prompt, expect) = match turn.agent {
+            "echo" => ("and again".to_string(), String::new()),
+            "claude" if kind.real_claude() => (
+                format!("weft-fault kind=none id={next_id}"),
+                "a fine reply".to_string(),
+            ),
+            _ => {
+                let d = Directive {
+                    fault: "none".into(),
+                    deltas: 3,
+                    delay_ms: 0,
+                    at: 0,
+                    id: next_id.clone(),
+                };
+                (d.prompt(), d.delta(2))
+            }
+        };
+        match f
+            .conn
+            .prompt(turn.agent, Some(&turn.key), &self.dirs.work, &prompt)
+            .await
+        {
+            Ok(next) => {
+                let t = next.task_id.clone();
+                let done = f
+                    .until(Instant::now() + TURN_DEADLINE, |s| ended(s, &t))
+                    .await;
+                o.next_ok = done.is_ok()
+                    && f.snap.error.is_none()
+                    && !f.snap.text.is_empty()
+                    && f.snap.text.contains(&expect);
+                if !o.next_ok {
+                    o.problems.push(format!(
+                        "next prompt: {done:?}, error {:?}, text {:?}",
+                        f.snap.error,
+                        f.snap.text.chars().take(120).collect::<String>()
+                    ));
+                }
+            }
+            Err(e) => o.problems.push(format!("next prompt refused: {e}")),
+        }
+
+        // No process of the turn outside the live daemon.
+        let needle = marker(&turn.mark);
+        let mut strays = Vec::new();
+        procs::poll(Duration::from_secs(10), || {
+            strays = procs::with_marker(&needle)
+                .into_iter()
+                .filter(|p| !procs::descends_from(p.pid, turn.daemon_pid))
+                .collect();
+            strays.is_empty()
+        });
+        o.orphans = strays.len();
+        for p in strays {
+            o.problems.push(format!("orphan {p:?}"));
+            procs::kill9(p.pid);
+        }
+        Ok(o)
+    }
+}
+
+/// What the harness recorded before the fault, to find in the store.
+enum Reference {
+    /// The stand-in's log for this fault id.
+    Logged(String),
+    /// Text the harness's client saw before the fault.
+    Text(String),
+    /// Everything the follower saw, to the end.
+    Seen,
+}
+
+/// The marker as it sits in /proc/PID/environ (NUL-terminated, so fault 1 is not 12).
+fn marker(mark: &str) -> String {
+    format!("WEFT_FAULTS_MARK={mark}\0")
+}
+
+/// Fills the file system `path` is on until a write fails.
+fn fill(path: &std::path::Path) {
+    use std::io::Write;
+    let Ok(mut f) = std::fs::File::create(path) else {
+        return;
+    };
+    let chunk = vec![0u8; 64 << 10];
+    while f.write_all(&chunk).is_ok() {}
+    let _ = f.sync_all();
+}
+
+fn remount(mount: &std::path::Path, mode: &str) -> Result<(), String> {
+    let out = Command::new("mount")
+        .args(["-o", &format!("remount,{mode}")])
+        .arg(mount)
+        .output()
+        .map_err(|e| format!("mount: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "remount {mode}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_counts_pieces_absent_or_out_of_order() {
+        let p = words("a b c ");
+        assert_eq!(missing("a b c d", &p), 0);
+        assert_eq!(missing("a c", &p), 1);
+        assert_eq!(missing("c b a", &p), 2);
+    }
+
+    #[test]
+    fn every_kind_parses_back_from_its_name() {
+        for (k, _) in Kind::WEIGHTS {
+            assert_eq!(Kind::parse(k.name()), Some(k));
+        }
+    }
+}
