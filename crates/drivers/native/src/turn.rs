@@ -291,6 +291,9 @@ impl Turn<'_> {
     async fn run_call(&self, id: &str, name: &str, input: &Value) -> ToolOutput {
         self.emit_call(id, name, input, ToolStatus::Running, None);
         let output = self.call_output(id, name, input).await;
+        if !output.is_error {
+            self.workspace.mark_used(name);
+        }
         let content = cap_output(output.content, OUTPUT_CAP);
         let status = if output.is_error {
             ToolStatus::Failed

@@ -3,6 +3,9 @@
 //! the loop's own domain-free tools: the plan, questions to the user).
 
 pub mod coding;
+pub mod data;
+pub mod declarative;
+pub mod notes;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -65,23 +68,42 @@ pub trait DomainPack: Send + Sync {
 pub fn builtin(name: &str) -> Option<Arc<dyn DomainPack>> {
     match name {
         "coding" => Some(Arc::new(coding::Coding)),
+        "notes" => Some(Arc::new(notes::Notes)),
+        "data" => Some(Arc::new(data::Data)),
         _ => None,
     }
 }
 
 /// Names of the packs Weft ships.
-pub const BUILTIN: &[&str] = &["coding"];
+pub const BUILTIN: &[&str] = &["coding", "notes", "data"];
 
 /// The default pack.
 pub const DEFAULT: &str = "coding";
 
 /// The pack called `name`: a built-in one, else a declarative pack from the
 /// workspace's `.weft/packs/` or the global `<home>/packs/`.
-pub fn find(name: &str, _workdir: &Path, _home: &Path) -> Result<Arc<dyn DomainPack>, String> {
-    builtin(name).ok_or_else(|| {
-        format!(
-            "no pack named {name:?}; the packs are: {}",
-            BUILTIN.join(", ")
-        )
-    })
+pub fn find(name: &str, workdir: &Path, home: &Path) -> Result<Arc<dyn DomainPack>, String> {
+    if let Some(p) = builtin(name) {
+        return Ok(p);
+    }
+    if let Some(p) = declarative::find(name, workdir, home)? {
+        return Ok(p);
+    }
+    let mut names: Vec<String> = BUILTIN.iter().map(|s| s.to_string()).collect();
+    names.extend(declarative::names(workdir, home));
+    Err(format!(
+        "no pack named {name:?}; the packs are: {}",
+        names.join(", ")
+    ))
+}
+
+/// Every pack a session in `workdir` can use: the built-in ones, then declarative ones.
+pub fn all_names(workdir: &Path, home: &Path) -> Vec<String> {
+    let mut names: Vec<String> = BUILTIN.iter().map(|s| s.to_string()).collect();
+    for n in declarative::names(workdir, home) {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
 }

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 pub struct Workspace {
     root: PathBuf,
     read: Mutex<HashSet<PathBuf>>,
+    used: Mutex<HashSet<String>>,
     /// This turn's originals: path → content before (None: the file did not exist).
     originals: Mutex<BTreeMap<PathBuf, Option<Vec<u8>>>>,
 }
@@ -21,6 +22,7 @@ impl Workspace {
         Self {
             root: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
             read: Mutex::new(HashSet::new()),
+            used: Mutex::new(HashSet::new()),
             originals: Mutex::new(BTreeMap::new()),
         }
     }
@@ -94,6 +96,21 @@ impl Workspace {
     /// Whether `path` was read (or written) in this session.
     pub fn was_read(&self, path: &Path) -> bool {
         self.read.lock().contains(path)
+    }
+
+    /// Notes that a call of `tool` succeeded (for policies such as search-before-add).
+    pub fn mark_used(&self, tool: &str) {
+        self.used.lock().insert(tool.to_string());
+    }
+
+    /// Whether a call of `tool` succeeded in this session.
+    pub fn was_used(&self, tool: &str) -> bool {
+        self.used.lock().contains(tool)
+    }
+
+    /// Forgets that `tool` was used (a policy that wants it again before each use).
+    pub fn forget_used(&self, tool: &str) {
+        self.used.lock().remove(tool);
     }
 
     /// Keeps `path`'s content before this turn's first write to it.

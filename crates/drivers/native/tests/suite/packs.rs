@@ -1,0 +1,302 @@
+//! The notes and data packs on real files, their policies, and declarative packs from
+//! TOML (loaded, offered, refusing what their policies refuse).
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use weft_kernel::DriverContext;
+use weft_native::pack::{self, declarative::Declarative, DomainPack};
+use weft_native::tools::{ToolCx, ToolOutput, Workspace};
+use weft_testkit::sink::TestSink;
+use weft_testkit::{AnthropicServer, Script, Turn};
+
+use super::support::{driver, endpoint_env, run_turn, write, Dirs};
+
+struct Bench {
+    _dir: tempfile::TempDir,
+    ws: Workspace,
+    ctx: DriverContext,
+    cancel: CancellationToken,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path());
+        let cancel = CancellationToken::new();
+        Self {
+            ctx: DriverContext::new(cancel.clone(), TestSink::new()),
+            _dir: dir,
+            ws,
+            cancel,
+        }
+    }
+
+    /// Runs `name` of `pack` through its policy, then the tool (as the guard chain does).
+    async fn call(&self, pack: &dyn DomainPack, name: &str, input: Value) -> ToolOutput {
+        if let Err(e) = pack.policy(name, &input, &self.ws) {
+            return ToolOutput::error(e);
+        }
+        let tool = pack.tools().into_iter().find(|t| t.name() == name).unwrap();
+        let cx = ToolCx {
+            workspace: &self.ws,
+            cancel: &self.cancel,
+            env: &[],
+            ctx: &self.ctx,
+        };
+        let out = tool.run(&input, &cx).await;
+        if !out.is_error {
+            self.ws.mark_used(name);
+        }
+        out
+    }
+}
+
+#[tokio::test]
+async fn notes_list_search_read_add_with_search_before_add() {
+    let b = Bench::new();
+    let notes = pack::builtin("notes").unwrap();
+    write(
+        b.ws.root(),
+        ".notes/rust.md",
+        "# Rust\nOwnership moves values.\n",
+    );
+    let refused = b
+        .call(
+            notes.as_ref(),
+            "notes_add",
+            json!({"name": "go", "content": "x"}),
+        )
+        .await;
+    assert!(
+        refused.is_error && refused.content.contains("search-before-add"),
+        "{}",
+        refused.content
+    );
+    assert!(!b.ws.root().join(".notes/go.md").exists());
+    let list = b.call(notes.as_ref(), "notes_list", json!({})).await;
+    assert_eq!(list.content, "rust: # Rust");
+    let hit = b
+        .call(
+            notes.as_ref(),
+            "notes_search",
+            json!({"query": "ownership MOVES"}),
+        )
+        .await;
+    assert!(
+        hit.content.contains("rust:") && hit.content.contains("Ownership moves values."),
+        "{}",
+        hit.content
+    );
+    let miss = b
+        .call(
+            notes.as_ref(),
+            "notes_search",
+            json!({"query": "goroutines"}),
+        )
+        .await;
+    assert_eq!(miss.content, "no note matches");
+    let add = b
+        .call(
+            notes.as_ref(),
+            "notes_add",
+            json!({"name": "go", "content": "Goroutines are cheap."}),
+        )
+        .await;
+    assert!(!add.is_error, "{}", add.content);
+    assert_eq!(
+        std::fs::read_to_string(b.ws.root().join(".notes/go.md")).unwrap(),
+        "Goroutines are cheap.\n"
+    );
+    let again = b
+        .call(
+            notes.as_ref(),
+            "notes_add",
+            json!({"name": "go", "content": "more"}),
+        )
+        .await;
+    assert!(again.is_error, "a second add needs a new search");
+    let read = b
+        .call(notes.as_ref(), "notes_read", json!({"name": "go"}))
+        .await;
+    assert_eq!(read.content, "Goroutines are cheap.\n");
+    let bad = b
+        .call(
+            notes.as_ref(),
+            "notes_read",
+            json!({"name": "../../etc/passwd"}),
+        )
+        .await;
+    assert!(bad.is_error);
+}
+
+fn make_db(path: &std::path::Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER);
+         INSERT INTO people (name, age) VALUES ('Ada', 36), ('Linus', 54);",
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn data_tables_describe_query_exec_with_schema_before_query() {
+    let b = Bench::new();
+    let data = pack::builtin("data").unwrap();
+    std::fs::create_dir_all(b.ws.root().join("db")).unwrap();
+    make_db(&b.ws.root().join("db/app.sqlite"));
+    let q = json!({"db": "db/app.sqlite", "sql": "SELECT name FROM people ORDER BY age"});
+    let refused = b.call(data.as_ref(), "query", q.clone()).await;
+    assert!(
+        refused.is_error && refused.content.contains("schema-before-query"),
+        "{}",
+        refused.content
+    );
+    let dbs = b.call(data.as_ref(), "list_tables", json!({})).await;
+    assert_eq!(dbs.content, "db/app.sqlite");
+    let tables = b
+        .call(data.as_ref(), "list_tables", json!({"db": "db/app.sqlite"}))
+        .await;
+    assert!(
+        tables.content.contains("people\ttable"),
+        "{}",
+        tables.content
+    );
+    let desc = b
+        .call(
+            data.as_ref(),
+            "describe_table",
+            json!({"db": "db/app.sqlite", "table": "people"}),
+        )
+        .await;
+    assert!(
+        desc.content.contains("CREATE TABLE people") && desc.content.contains("name\tTEXT\t1"),
+        "{}",
+        desc.content
+    );
+    let rows = b.call(data.as_ref(), "query", q).await;
+    assert_eq!(rows.content, "name\nAda\nLinus\n[2 row(s)]");
+    let sneaky = b
+        .call(
+            data.as_ref(),
+            "query",
+            json!({"db": "db/app.sqlite", "sql": "DELETE FROM people"}),
+        )
+        .await;
+    assert!(
+        sneaky.is_error && sneaky.content.contains("use exec"),
+        "{}",
+        sneaky.content
+    );
+    let exec = b
+        .call(
+            data.as_ref(),
+            "exec",
+            json!({"db": "db/app.sqlite", "sql": "UPDATE people SET age = age + 1"}),
+        )
+        .await;
+    assert_eq!(exec.content, "done; 2 row(s) changed");
+    let after = b
+        .call(
+            data.as_ref(),
+            "query",
+            json!({"db": "db/app.sqlite", "sql": "SELECT sum(age) FROM people"}),
+        )
+        .await;
+    assert!(after.content.contains("92"), "{}", after.content);
+    // exec kept the database as it was, for undo.
+    assert!(b
+        .ws
+        .take_originals()
+        .contains_key(&b.ws.root().join("db/app.sqlite")));
+    let outside = b
+        .call(data.as_ref(), "list_tables", json!({"db": "/etc/hosts"}))
+        .await;
+    assert!(outside.is_error && outside.content.contains("outside the workspace"));
+}
+
+const DOCS: &str = r#"
+description = "Keeps the docs true"
+prompt = "You maintain the docs. weft-docs-pack-marker"
+context_files = ["STYLE.md"]
+tools = ["read", "grep", "edit"]
+policies = ["read-before-edit"]
+verify = "true"
+permission = "auto"
+"#;
+
+#[test]
+fn a_declarative_pack_loads_from_toml() {
+    let dirs = Dirs::new();
+    write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
+    let p = pack::find("docs", &dirs.work(), dirs.state.path()).unwrap();
+    assert_eq!(p.name(), "docs");
+    assert_eq!(
+        p.tools()
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect::<Vec<_>>(),
+        ["read", "grep", "edit"]
+    );
+    assert_eq!(p.context_files(), ["STYLE.md"]);
+    assert_eq!(p.verify_command(&dirs.work()).as_deref(), Some("true"));
+    let ws = Workspace::new(&dirs.work());
+    write(&dirs.work(), "a.md", "x");
+    assert!(p
+        .policy(
+            "edit",
+            &json!({"path": "a.md", "old_text": "x", "new_text": "y"}),
+            &ws
+        )
+        .is_err());
+    assert!(pack::all_names(&dirs.work(), dirs.state.path()).contains(&"docs".to_string()));
+    // Mistakes are said, with what is known.
+    write(
+        &dirs.work(),
+        "bad.toml",
+        "prompt = \"p\"\ntools = [\"rm_rf\"]\n",
+    );
+    let err = Declarative::load(&dirs.work().join("bad.toml"))
+        .err()
+        .unwrap();
+    assert!(
+        err.contains("rm_rf") && err.contains("known: read"),
+        "{err}"
+    );
+    write(&dirs.work(), "typo.toml", "prompt = \"p\"\ntoolz = []\n");
+    assert!(Declarative::load(&dirs.work().join("typo.toml")).is_err());
+    let missing = pack::find("nope", &dirs.work(), dirs.state.path())
+        .err()
+        .unwrap();
+    assert!(missing.contains("coding, notes, data, docs"), "{missing}");
+}
+
+async fn offered(pack_name: &str, dirs: &Dirs) -> (Vec<String>, String) {
+    let server = AnthropicServer::start(Script::new().default_reply(Turn::text_reply("ok")))
+        .await
+        .unwrap();
+    let mut env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    env.push(("WEFT_NATIVE_PACK".into(), pack_name.into()));
+    let (r, _, _) = run_turn(&driver(), dirs.input(&env, "hi", None)).await;
+    assert!(r.ok, "{r:?}");
+    let req = &server.messages_requests()[0];
+    (req.tool_names(), req.body["system"].to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_offers_only_its_packs_tools() {
+    let dirs = Dirs::new();
+    write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
+    let (tools, system) = offered("docs", &dirs).await;
+    assert_eq!(tools, ["read", "grep", "edit", "update_plan", "ask_user"]);
+    assert!(system.contains("weft-docs-pack-marker"));
+    let (tools, _) = offered("notes", &dirs).await;
+    assert!(
+        tools
+            .iter()
+            .all(|t| !["bash", "read", "write"].contains(&t.as_str())),
+        "{tools:?}"
+    );
+    assert!(tools.contains(&"notes_add".to_string()));
+    let (tools, _) = offered("data", &dirs).await;
+    assert!(tools.contains(&"query".to_string()) && !tools.contains(&"bash".to_string()));
+}
