@@ -24,7 +24,9 @@ pub mod model;
 pub mod pack;
 pub mod prompt;
 pub mod settings;
+pub mod skills;
 pub mod store;
+pub mod subagent;
 pub mod tools;
 pub mod turn;
 
@@ -301,6 +303,14 @@ impl AgentDriver for NativeDriver {
         let mut tools: Vec<ToolRef> = pack.tools();
         tools.push(Arc::new(tools::builtin::UpdatePlan));
         tools.push(Arc::new(tools::builtin::AskUser));
+        tools.push(Arc::new(subagent::Task));
+        tools.push(Arc::new(skills::MemorySave));
+        tools.push(Arc::new(skills::MemoryList));
+        let found_skills = skills::find(&input.workdir, &home);
+        let skills_prompt = skills::prompt(&found_skills);
+        if !found_skills.is_empty() {
+            tools.push(Arc::new(skills::SkillTool(found_skills)));
+        }
         let live = self.live(&session_id, &input.workdir);
         let flags = SessionFlags {
             plan_mode: plan_mode.into(),
@@ -312,12 +322,20 @@ impl AgentDriver for NativeDriver {
             live.workspace.root(),
             input.system_prompt.as_deref(),
         );
+        for section in [skills_prompt, skills::memory_prompt(&input.workdir)]
+            .into_iter()
+            .flatten()
+        {
+            system.push_str("\n\n");
+            system.push_str(&section);
+        }
         if plan_mode {
             system.push_str(prompt::PLAN_MODE);
         }
         let setup = turn::TurnSetup {
             client: endpoint.client(),
             pack_name: pack_name.clone(),
+            parent: None,
             system,
             endpoint,
             pack,

@@ -27,6 +27,7 @@ use crate::store::{self, Record};
 use crate::tools::{cap_output, ToolCx, ToolOutput, ToolRef, Workspace, OUTPUT_CAP};
 
 /// Everything a turn runs with.
+#[derive(Clone)]
 pub struct TurnSetup {
     /// The model client.
     pub client: Arc<dyn ModelClient>,
@@ -54,6 +55,9 @@ pub struct TurnSetup {
     pub effort: Option<String>,
     /// The pack's name (recorded with plan mode).
     pub pack_name: String,
+    /// Set for a subagent's loop: the `task` call it runs under. Its messages are not
+    /// persisted, its text and usage are not the turn's, its tool calls carry this id.
+    pub parent: Option<String>,
 }
 
 /// How many times the verify step may send the model back.
@@ -75,6 +79,9 @@ pub(crate) struct Turn<'a> {
 
 impl Turn<'_> {
     fn persist(&self, m: &Message) {
+        if self.setup.parent.is_some() {
+            return;
+        }
         if let Err(e) = store::append(
             &self.setup.home,
             &self.setup.session_id,
@@ -89,6 +96,14 @@ impl Turn<'_> {
 
     pub(crate) fn setup(&self) -> &TurnSetup {
         self.setup
+    }
+
+    pub(crate) fn workspace(&self) -> &Workspace {
+        self.workspace
+    }
+
+    pub(crate) fn ctx(&self) -> &DriverContext {
+        self.ctx
     }
 
     pub(crate) fn flags(&self) -> &SessionFlags {
@@ -118,7 +133,7 @@ impl Turn<'_> {
             ok,
             error,
             session_id: Some(self.setup.session_id.clone()),
-            text: None,
+            text: self.setup.parent.as_ref().map(|_| self.last_text()),
         }
     }
 
@@ -133,6 +148,9 @@ impl Turn<'_> {
     }
 
     fn report_usage(&self, last: TokenUsage) {
+        if self.setup.parent.is_some() {
+            return;
+        }
         let window = self.setup.endpoint.context_window.max(1);
         let used = last.input + last.output;
         self.ctx.emit(DriverEvent::Usage {
@@ -166,7 +184,9 @@ impl Turn<'_> {
         let mut partial = String::new();
         let mut first = true;
         let separate = self.wrote_text;
+        let quiet = self.setup.parent.is_some();
         let mut sink = |ev: StreamEvent| match ev {
+            _ if quiet => {}
             StreamEvent::Text(t) => {
                 if first && separate {
                     ctx.emit(DriverEvent::Text {
@@ -282,7 +302,7 @@ impl Turn<'_> {
                 result,
                 status,
                 kind,
-                parent_id: None,
+                parent_id: self.setup.parent.clone(),
             },
         });
     }
@@ -337,6 +357,7 @@ impl Turn<'_> {
             input,
             tool: tool.as_ref(),
         };
+        let is_task = tool.kind() == weft_protocol::ToolKind::Task;
         let gcx = GuardCx {
             workspace: self.workspace,
             pack: self.setup.pack.as_ref(),
@@ -347,6 +368,9 @@ impl Turn<'_> {
             if let Verdict::Deny(reason) = self.chain.check(&call, &gcx).await {
                 return ToolOutput::error(reason);
             }
+        }
+        if is_task {
+            return crate::subagent::run(self, id, input).await;
         }
         let cancel = self.ctx.cancel_token();
         let tcx = ToolCx {
@@ -445,7 +469,11 @@ pub async fn run(
     flags: &SessionFlags,
     messages: &mut Vec<Message>,
 ) -> DriverResult {
-    let mut steer_rx = ctx.register_steer();
+    // A subagent's steers belong to its parent turn.
+    let mut steer_rx = match setup.parent {
+        None => ctx.register_steer(),
+        Some(_) => tokio::sync::mpsc::unbounded_channel().1,
+    };
     let mut turn = Turn {
         setup,
         ctx,
@@ -546,6 +574,9 @@ pub async fn run(
                 ctx.emit(DriverEvent::Notice {
                     text: "the reply hit the output token limit".into(),
                 });
+            }
+            if setup.parent.is_some() {
+                return turn.result(true, None);
             }
             if flags.plan_mode.load(std::sync::atomic::Ordering::Relaxed) {
                 match crate::commands::leave_plan_mode(&turn, ctx).await {

@@ -3,6 +3,7 @@
 
 mod agent;
 mod conformance;
+mod extras;
 mod packs;
 mod protocol;
 mod support;

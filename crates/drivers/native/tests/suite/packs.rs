@@ -287,7 +287,19 @@ async fn the_session_offers_only_its_packs_tools() {
     let dirs = Dirs::new();
     write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
     let (tools, system) = offered("docs", &dirs).await;
-    assert_eq!(tools, ["read", "grep", "edit", "update_plan", "ask_user"]);
+    assert_eq!(
+        tools,
+        [
+            "read",
+            "grep",
+            "edit",
+            "update_plan",
+            "ask_user",
+            "task",
+            "memory_save",
+            "memory_list"
+        ]
+    );
     assert!(system.contains("weft-docs-pack-marker"));
     let (tools, _) = offered("notes", &dirs).await;
     assert!(
