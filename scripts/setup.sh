@@ -116,6 +116,83 @@ setup_gemini_acp() {
     test -x "$dir/node_modules/.bin/claude-agent-acp"
 }
 
+# The ACP driver's other agents, pinned, into the same project-local .tools/agents:
+# Qwen Code, GitHub Copilot CLI, codex-acp, Auggie and Amp from npm; Hermes Agent and
+# Kimi CLI from PyPI, each in its own venv under .tools/ with its command linked into
+# .tools/agents/node_modules/.bin (where tests and `weft` look). Kimi CLI needs Python
+# >= 3.12: the newest python3.1x found is used. Every install is pinned to an exact
+# version and retried once; one that still fails stops set-up with its name (a
+# missing agent would otherwise only show later, as failed tests under CI=true).
+QWEN_CODE_VERSION="0.24.4"
+COPILOT_CLI_VERSION="1.0.102"
+CODEX_ACP_VERSION="0.16.0"
+AUGGIE_VERSION="0.36.0"
+AMP_VERSION="0.0.1790142911-g7618fb"
+HERMES_AGENT_VERSION="0.19.0"
+KIMI_CLI_VERSION="1.51.0" # 1.52.0, the last release, only prints a deprecation notice
+ACP_AMP_VERSION="0.1.3"
+retry() { "$@" || { echo "retrying: $*" >&2; sleep 5; "$@"; }; }
+npm_pkg_version() {
+    node -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true
+}
+# pip_agent DIR PYTHON PACKAGE==VERSION COMMAND…: a venv at .tools/DIR with the
+# pinned package, its commands linked into .tools/agents/node_modules/.bin.
+pip_agent() {
+    local venv="$ROOT/.tools/$1" python="$2" spec="$3"
+    shift 3
+    local name="${spec%%\[*}" want="${spec##*==}"
+    name="${name%%==*}"
+    if [ "$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')" != "$want" ]; then
+        rm -rf "$venv"
+        "$python" -m venv "$venv"
+        retry "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$spec"
+    fi
+    mkdir -p "$ROOT/.tools/agents/node_modules/.bin"
+    for cmd in "$@"; do
+        ln -sf "$venv/bin/$cmd" "$ROOT/.tools/agents/node_modules/.bin/$cmd"
+    done
+    echo "$spec in $venv"
+}
+setup_acp_agents() {
+    local dir="$ROOT/.tools/agents"
+    local nm="$dir/node_modules"
+    command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+    mkdir -p "$dir"
+    [ -f "$dir/package.json" ] || echo '{"name":"weft-agents","private":true}' >"$dir/package.json"
+    if [ "$(npm_pkg_version "$nm/@qwen-code/qwen-code")" = "$QWEN_CODE_VERSION" ] \
+        && [ "$(npm_pkg_version "$nm/@github/copilot")" = "$COPILOT_CLI_VERSION" ] \
+        && [ "$(npm_pkg_version "$nm/@zed-industries/codex-acp")" = "$CODEX_ACP_VERSION" ] \
+        && [ "$(npm_pkg_version "$nm/@augmentcode/auggie")" = "$AUGGIE_VERSION" ] \
+        && [ "$(npm_pkg_version "$nm/@sourcegraph/amp")" = "$AMP_VERSION" ]; then
+        echo "qwen, copilot, codex-acp, auggie and amp already in $dir"
+    else
+        retry npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+            "@qwen-code/qwen-code@$QWEN_CODE_VERSION" \
+            "@github/copilot@$COPILOT_CLI_VERSION" \
+            "@zed-industries/codex-acp@$CODEX_ACP_VERSION" \
+            "@augmentcode/auggie@$AUGGIE_VERSION" \
+            "@sourcegraph/amp@$AMP_VERSION"
+    fi
+    for bin in qwen copilot codex-acp auggie amp; do
+        test -x "$nm/.bin/$bin" || { echo "setup_acp_agents: $bin is missing" >&2; return 1; }
+    done
+    local py311 py_kimi=""
+    py311="$(command -v python3.11 || command -v python3)"
+    for v in 3.13 3.12; do
+        for c in "python$v" "$HOME/.pyenv/versions/$v"*/bin/python3; do
+            if [ -z "$py_kimi" ] && command -v "$c" >/dev/null 2>&1; then py_kimi="$c"; fi
+        done
+    done
+    pip_agent hermes "$py311" "hermes-agent[acp]==$HERMES_AGENT_VERSION" hermes
+    pip_agent acp-amp "$py311" "acp-amp==$ACP_AMP_VERSION" acp-amp
+    if [ -n "$py_kimi" ]; then
+        pip_agent kimi "$py_kimi" "kimi-cli==$KIMI_CLI_VERSION" kimi
+    else
+        echo "setup_acp_agents: kimi-cli needs Python >= 3.12 and none was found" >&2
+        return 1
+    fi
+}
+
 # The browser UI's end-to-end test (scripts/e2e-browser.sh): Debian's Chromium, driven
 # headless by playwright-core from the UI's npm packages (no browser download).
 setup_browser() {
@@ -123,7 +200,7 @@ setup_browser() {
     command -v chromium >/dev/null 2>&1
 }
 
-ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex setup_gemini_acp setup_browser)
+ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"

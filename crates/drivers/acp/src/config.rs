@@ -123,16 +123,33 @@ pub fn knob(input: &AgentTurnInput, name: &str) -> Option<String> {
     input.var(name).filter(|v| !v.trim().is_empty())
 }
 
-/// The ACP agents Weft knows out of the box.
+/// How `scripts/setup.sh` installs a preset (the package it pins), for "not found".
+fn setup_hint(package: &str) -> String {
+    format!("install it with `scripts/setup.sh setup_acp_agents` (pins {package})")
+}
+
+/// The ACP agents Weft knows out of the box. Each one's binary is found like every
+/// agent's (`$WEFT_<ID>_BIN`, the project-local `.tools/agents/node_modules/.bin`
+/// that `scripts/setup.sh` fills — the PyPI agents' venvs are linked there too —,
+/// then `PATH`); what each one does differently from the ACP spec is handled in
+/// [`crate::quirks`].
 pub fn presets() -> Vec<AcpSpec> {
+    // hermes-agent (PyPI): `hermes acp`; its model is `model.base_url` in
+    // `~/.hermes/config.yaml` (any OpenAI-compatible endpoint).
     let mut hermes = AcpSpec::new("hermes", "hermes", &["acp"]);
     hermes.name = "Hermes (ACP)".into();
-    hermes.install_hint = "install Hermes Agent (`hermes`) and put it on PATH".into();
+    hermes.version_args = Some(vec!["--version".into()]);
+    hermes.install_hint = setup_hint("hermes-agent[acp] from PyPI");
 
+    // kimi-cli (PyPI, Python >= 3.12): `kimi acp`; a provider of type `openai_legacy`
+    // in `~/.kimi/config.toml` points it at any OpenAI-compatible endpoint.
     let mut kimi = AcpSpec::new("kimi", "kimi", &["acp"]);
-    kimi.name = "Kimi Code (ACP)".into();
+    kimi.name = "Kimi CLI (ACP)".into();
     kimi.version_args = Some(vec!["--version".into()]);
-    kimi.install_hint = "install Kimi Code CLI (`kimi`) and run `kimi login`".into();
+    kimi.install_hint = format!(
+        "{}, then run `kimi login`",
+        setup_hint("kimi-cli from PyPI")
+    );
 
     let mut claude = AcpSpec::new("claude-acp", "claude-agent-acp", &[]);
     claude.name = "Claude (ACP)".into();
@@ -151,7 +168,50 @@ pub fn presets() -> Vec<AcpSpec> {
     gemini.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
                            `npm install -g @google/gemini-cli`"
         .into();
-    vec![hermes, kimi, claude, gemini]
+
+    // @qwen-code/qwen-code (npm): `qwen --acp`; OPENAI_BASE_URL / OPENAI_API_KEY /
+    // OPENAI_MODEL with `security.auth.selectedType = "openai"` in its settings.
+    let mut qwen = AcpSpec::new("qwen", "qwen", &["--acp"]);
+    qwen.name = "Qwen Code (ACP)".into();
+    qwen.version_args = Some(vec!["--version".into()]);
+    qwen.install_hint = setup_hint("@qwen-code/qwen-code from npm");
+
+    // @github/copilot (npm): `copilot --acp`; GitHub login, or a model provider of
+    // one's own (COPILOT_PROVIDER_BASE_URL, COPILOT_OFFLINE=true: no GitHub at all).
+    let mut copilot = AcpSpec::new("copilot", "copilot", &["--acp"]);
+    copilot.name = "GitHub Copilot CLI (ACP)".into();
+    copilot.version_args = Some(vec!["--version".into()]);
+    copilot.install_hint = setup_hint("@github/copilot from npm");
+
+    // @zed-industries/codex-acp (npm): Codex over ACP, configured like codex itself
+    // (`$CODEX_HOME/config.toml`, a custom model provider). No --version: the npm
+    // package's version is read instead.
+    let mut codex = AcpSpec::new("codex-acp", "codex-acp", &[]);
+    codex.name = "Codex (ACP)".into();
+    codex.install_hint = setup_hint("@zed-industries/codex-acp from npm");
+
+    // @augmentcode/auggie (npm): `auggie --acp`; models only through an Augment
+    // login (`auggie login`), which it cannot do over ACP.
+    let mut auggie = AcpSpec::new("auggie", "auggie", &["--acp"]);
+    auggie.name = "Auggie (ACP)".into();
+    auggie.version_args = Some(vec!["--version".into()]);
+    auggie.install_hint = format!(
+        "{}, then run `auggie login`",
+        setup_hint("@augmentcode/auggie from npm")
+    );
+
+    // @sourcegraph/amp (npm): the amp CLI of this release has no ACP mode (`--acp`
+    // is an unknown option); the preset runs the community adapter `acp-amp` (PyPI),
+    // which drives `amp` and needs an Amp login. Untested here: see the README.
+    let mut amp = AcpSpec::new("amp", "acp-amp", &[]);
+    amp.name = "Amp (ACP)".into();
+    amp.install_hint = "install `acp-amp` (PyPI) and `amp` (npm @sourcegraph/amp), \
+                        then run `amp login`"
+        .into();
+
+    vec![
+        hermes, kimi, claude, gemini, qwen, copilot, codex, auggie, amp,
+    ]
 }
 
 #[derive(Debug, Deserialize)]

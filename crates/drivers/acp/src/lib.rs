@@ -28,6 +28,7 @@ pub mod elicit;
 pub mod normalize;
 pub mod permission;
 pub mod process;
+pub mod quirks;
 pub mod session;
 
 use std::collections::HashMap;
@@ -234,6 +235,19 @@ impl AcpDriver {
     }
 }
 
+/// The first word of a `--version` output that is a version: `v0.19.0` (Hermes) and
+/// `1.0.102.` (Copilot's sentence) become `0.19.0` and `1.0.102`.
+fn version_word(stdout: &str) -> Option<String> {
+    stdout.split_whitespace().find_map(|w| {
+        let w = w.strip_prefix('v').unwrap_or(w);
+        let w = w.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+            .then(|| w.to_string())
+    })
+}
+
 /// The version of the npm package a binary comes from (its link resolved, the nearest
 /// `package.json` with a `bin` above it), for agents without `--version`.
 fn npm_package_version(program: &Path) -> Option<String> {
@@ -287,10 +301,7 @@ impl AgentDriver for AcpDriver {
         if let (None, Some(args)) = (&version, &self.spec.version_args) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             if let Ok(stdout) = probe_output(&program, &args).await {
-                version = stdout
-                    .split_whitespace()
-                    .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-                    .map(String::from);
+                version = version_word(&stdout);
             }
         }
         if version.is_none() {
@@ -396,5 +407,27 @@ impl AcpDriver {
             session_id,
             ..result
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_word;
+
+    #[test]
+    fn version_words_of_the_presets() {
+        let v = |s: &str| version_word(s).unwrap_or_default();
+        assert_eq!(
+            v("Hermes Agent v0.19.0 (2026.7.20)\nInstall directory: /x"),
+            "0.19.0"
+        );
+        assert_eq!(
+            v("GitHub Copilot CLI 1.0.102.\nRun 'copilot update'"),
+            "1.0.102"
+        );
+        assert_eq!(v("kimi, version 1.51.0"), "1.51.0");
+        assert_eq!(v("0.36.0 (commit 7c61e5bb)"), "0.36.0");
+        assert_eq!(v("0.24.4"), "0.24.4");
+        assert_eq!(version_word("no version here"), None);
     }
 }

@@ -3,9 +3,10 @@
 //!
 //! A tool call arrives as `tool_call` and then `tool_call_update`s that each carry only
 //! the fields that changed; the normalizer keeps every call's whole state and emits it
-//! whole (the kernel upserts by id). Usage comes from three places — `usage_update`
-//! (context window, cost), the `session/prompt` reply's `usage` (claude-agent-acp) and
-//! its `_meta.quota` (gemini) — merged into one [`Usage`].
+//! whole (the kernel upserts by id). Usage comes from four places — `usage_update`
+//! (context window, cost), the `session/prompt` reply's `usage` (claude-agent-acp,
+//! Copilot, Hermes), its `_meta.quota` (gemini) and a chunk's `_meta.usage` (Qwen Code,
+//! see [`crate::quirks`]) — merged into one [`Usage`].
 //!
 //! Kinds with no snapshot field are kept on the normalizer (available commands, the
 //! current mode) or ignored (`user_message_chunk`, a history replay); a kind this
@@ -23,6 +24,8 @@ use weft_protocol::{
     DriverEvent, Plan, PlanStep, StepStatus, ToolCall, ToolKind, ToolStatus, Usage,
 };
 
+use crate::quirks;
+
 /// Folds one session's updates into events.
 #[derive(Debug, Default)]
 pub struct Normalizer {
@@ -35,6 +38,8 @@ pub struct Normalizer {
     unknown_logged: BTreeSet<String>,
     /// Text chunks seen this turn (to tell an empty reply from a streamed one).
     pub text_seen: bool,
+    /// The sum of this turn's per-call usage from chunks' `_meta` (Qwen Code).
+    call_usage: quirks::CallUsage,
 }
 
 fn block_text(block: &ContentBlock) -> Option<String> {
@@ -87,11 +92,13 @@ pub fn content_text(content: &[ToolCallContent]) -> String {
         .join("\n")
 }
 
-fn raw_output_text(v: &Value) -> Option<String> {
-    match v {
-        Value::Null => None,
-        Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
+use quirks::raw_output_text;
+
+/// The call's kind, or the one its title implies when the agent sent none (Kimi).
+fn kind_or_title(kind: &AcpKind, title: &str) -> AcpKind {
+    match kind {
+        AcpKind::Other => quirks::kind_from_title(title).unwrap_or(AcpKind::Other),
+        k => *k,
     }
 }
 
@@ -129,6 +136,7 @@ impl Normalizer {
     pub fn begin_turn(&mut self) {
         self.tools.clear();
         self.usage = Usage::default();
+        self.call_usage = quirks::CallUsage::default();
         self.text_seen = false;
     }
 
@@ -182,6 +190,22 @@ impl Normalizer {
                     self.text_seen = true;
                     out.push(DriverEvent::Text { delta: t });
                 }
+                if let Some(u) = quirks::chunk_usage(c.meta.as_ref()) {
+                    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                    };
+                    let sum = &mut self.call_usage;
+                    sum.input = add(sum.input, u.input);
+                    sum.output = add(sum.output, u.output);
+                    sum.cached = add(sum.cached, u.cached);
+                    self.usage.input_tokens = sum.input;
+                    self.usage.output_tokens = sum.output;
+                    self.usage.cached_input_tokens = sum.cached.filter(|c| *c > 0);
+                    out.push(DriverEvent::Usage {
+                        usage: self.usage.clone(),
+                    });
+                }
             }
             SessionUpdate::AgentThoughtChunk(c) => {
                 if let Some(t) = block_text(&c.content).filter(|t| !t.is_empty()) {
@@ -228,10 +252,14 @@ impl Normalizer {
     fn tool_call(&mut self, call: AcpToolCall, out: &mut Vec<DriverEvent>) {
         let id = call.tool_call_id.0.to_string();
         let meta = call.meta.as_ref();
+        let kind = kind_or_title(&call.kind, &call.title);
         let name =
-            native_name(meta, call.name.as_deref(), &id).unwrap_or_else(|| kind_label(&call.kind));
+            native_name(meta, call.name.as_deref(), &id).unwrap_or_else(|| kind_label(&kind));
         let mut result = call.raw_output.as_ref().and_then(raw_output_text);
-        let status = map_status(&call.status);
+        let mut status = map_status(&call.status);
+        if status == ToolStatus::Done && quirks::failed_exit(call.raw_output.as_ref()).is_some() {
+            status = ToolStatus::Failed;
+        }
         if result.is_none() && status != ToolStatus::Running {
             result = Some(content_text(&call.content)).filter(|s| !s.is_empty());
         }
@@ -245,7 +273,7 @@ impl Normalizer {
                 .unwrap_or(Value::Object(Default::default())),
             result,
             status,
-            kind: map_kind(&call.kind),
+            kind: map_kind(&kind),
             parent_id: None,
         };
         self.tools.insert(id, t.clone());
@@ -266,10 +294,15 @@ impl Normalizer {
             t.name = n;
         }
         if let Some(title) = f.title.filter(|s| !s.is_empty()) {
+            if f.kind.is_none() && t.kind == ToolKind::Other {
+                if let Some(k) = quirks::kind_from_title(&title) {
+                    t.kind = map_kind(&k);
+                }
+            }
             t.summary = title;
         }
         if let Some(kind) = &f.kind {
-            t.kind = map_kind(kind);
+            t.kind = map_kind(&kind_or_title(kind, &t.summary));
         }
         if let Some(input) = f.raw_input.filter(|v| !v.is_null()) {
             let empty_object = input.as_object().is_some_and(|o| o.is_empty());
@@ -279,6 +312,10 @@ impl Normalizer {
         }
         if let Some(status) = &f.status {
             t.status = map_status(status);
+            if t.status == ToolStatus::Done && quirks::failed_exit(f.raw_output.as_ref()).is_some()
+            {
+                t.status = ToolStatus::Failed;
+            }
         }
         if let Some(r) = f.raw_output.as_ref().and_then(raw_output_text) {
             t.result = Some(r);

@@ -57,6 +57,9 @@ impl Catalog {
             modes: pairs(&v["modes"]["availableModes"], "id"),
             current_mode: v["modes"]["currentModeId"].as_str().map(String::from),
         };
+        if c.modes.is_empty() {
+            (c.modes, c.current_mode) = crate::quirks::config_modes(v);
+        }
         if c.models.is_empty() {
             for opt in v["configOptions"].as_array().into_iter().flatten() {
                 if opt["category"] == "model" || opt["id"] == "model" {
@@ -347,8 +350,16 @@ impl LiveSession {
                                 ctx.emit(e);
                             }
                             let stop_reason = v["stopReason"].as_str().unwrap_or("end_turn").to_string();
-                            if deadline.is_some() || stop_reason == "cancelled" {
+                            if deadline.is_some() {
                                 TurnEnd::Stopped { clean: true }
+                            } else if stop_reason == "cancelled" {
+                                // Nobody asked for it: the agent ended the turn itself
+                                // (codex-acp does when a command is refused). A turn
+                                // that ended, not a stopped one.
+                                ctx.emit(DriverEvent::Notice {
+                                    text: "The agent ended the turn itself (cancelled)".into(),
+                                });
+                                TurnEnd::Done { stop_reason }
                             } else {
                                 TurnEnd::Done { stop_reason }
                             }

@@ -148,6 +148,20 @@ pub trait Harness: Send + Sync {
     fn unsupported(&self, _behaviour: Behaviour) -> Option<&'static str> {
         None
     }
+
+    /// Why a denied permission ends the agent's turn without asking the model again
+    /// (Qwen Code, like gemini-cli, ends the turn on a rejected tool), when it does.
+    /// [`permission_deny`] then checks everything but the model's reply after the
+    /// refusal, and prints this reason.
+    fn deny_ends_turn(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Why the agent reports no token counts (only its context window, say), when it
+    /// does not. [`usage`] then checks only that some usage arrived, and prints this.
+    fn tokens_unreported(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Instantiates every behaviour of the suite as a test, for one harness expression.
@@ -289,7 +303,10 @@ async fn permission(h: &dyn Harness, allow: bool) {
         assert!(!file.exists(), "denied, yet {PERMISSION_FILE} was made");
         assert_eq!(call.status, ToolStatus::Failed, "{call:#?}");
     }
-    assert!(snap.text.contains(AFTER_TOOL), "text: {:?}", snap.text);
+    match h.deny_ends_turn().filter(|_| !allow) {
+        Some(why) => eprintln!("SKIPPED the reply after the refusal: {why}"),
+        None => assert!(snap.text.contains(AFTER_TOOL), "text: {:?}", snap.text),
+    }
     assert!(
         snap.notices.iter().any(|n| n.contains("answered")),
         "the answer is not on record: {:?}",
@@ -469,6 +486,10 @@ pub async fn usage(h: &dyn Harness) {
         .usage
         .clone()
         .unwrap_or_else(|| panic!("no usage: {snap:#?}"));
+    if let Some(why) = h.tokens_unreported() {
+        eprintln!("SKIPPED the token counts: {why} (usage: {u:?})");
+        return w.close().await;
+    }
     assert!(u.input_tokens.unwrap_or(0) >= USAGE.0, "usage: {u:?}");
     assert!(u.output_tokens.unwrap_or(0) >= USAGE.1, "usage: {u:?}");
     w.close().await;

@@ -1,3 +1,5 @@
+mod chat_agents;
+mod codex_acp;
 mod conformance;
 mod environment;
 mod fake;

@@ -132,3 +132,117 @@ fn claude_cancel_then_load_replay_is_not_text() {
     // load reply) belongs to no turn; the prompt after it is a clean turn.
     insta::assert_json_snapshot!(replay("t_claude_load.jsonl"));
 }
+
+// ---- the agents met in issue 17, recorded from their real binaries against a scripted
+// Chat Completions server (see crate::quirks for what each one does differently).
+
+#[test]
+fn qwen_usage_comes_from_chunk_meta() {
+    let turns = replay("t_qwen_basic.jsonl");
+    let usage = turns[0].usage.clone().unwrap();
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (Some(1234), Some(56))
+    );
+    // The tool turn made two model calls: their figures add up.
+    let usage = turns[1].usage.clone().unwrap();
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (Some(2468), Some(112))
+    );
+    assert_eq!(turns[1].tool_calls[0].kind, weft_protocol::ToolKind::Shell);
+    assert_eq!(turns[1].tool_calls[0].status, ToolStatus::Done);
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn qwen_rejected_tool_ends_the_turn() {
+    let turns = replay("t_qwen_permission.jsonl");
+    assert_eq!(turns[0].tool_calls[0].status, ToolStatus::Failed);
+    assert_eq!(turns[0].text, "");
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn copilot_raw_output_object_is_its_content() {
+    let turns = replay("t_copilot_basic.jsonl");
+    let call = &turns[1].tool_calls[0];
+    assert_eq!(call.status, ToolStatus::Done);
+    assert_eq!(
+        call.result.as_deref(),
+        Some("weft-conformance-tool\n<shellId: 0 completed with exit code 0>")
+    );
+    assert!(turns[1]
+        .usage
+        .as_ref()
+        .unwrap()
+        .context_used_tokens
+        .is_some());
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn copilot_nonzero_exit_is_a_failed_call() {
+    let turns = replay("t_copilot_failing.jsonl");
+    let call = &turns[0].tool_calls[0];
+    assert_eq!(call.status, ToolStatus::Failed, "{call:#?}");
+    assert!(call.result.as_deref().unwrap().contains("exit code 3"));
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn copilot_denied_tool_ends_the_turn() {
+    let turns = replay("t_copilot_deny.jsonl");
+    for t in &turns {
+        assert_eq!(t.tool_calls[0].status, ToolStatus::Failed);
+        assert_eq!(t.text, "Info: Operation cancelled by user");
+    }
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn kimi_kindless_shell_call_is_a_shell_call() {
+    let turns = replay("t_kimi_basic.jsonl");
+    let call = &turns[1].tool_calls[0];
+    assert_eq!(call.kind, weft_protocol::ToolKind::Shell, "{call:#?}");
+    assert_eq!(call.status, ToolStatus::Done);
+    assert_eq!(call.result.as_deref(), Some("weft-conformance-tool\n"));
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn hermes_tool_then_text() {
+    let turns = replay("t_hermes_basic.jsonl");
+    assert_eq!(turns[0].tool_calls[0].kind, weft_protocol::ToolKind::Shell);
+    assert!(turns[0].text.contains("The tool has finished."));
+    assert_eq!(turns[1].text, "Hello from the scripted model.");
+    insta::assert_json_snapshot!(turns);
+}
+
+#[test]
+fn session_new_replies_give_modes_and_models() {
+    use weft_acp::Catalog;
+    let reply = |name: &str| {
+        fixture(name)
+            .into_iter()
+            .find(|l| l["dir"] == "out" && l["msg"]["id"] == 2)
+            .map(|l| l["msg"]["result"].clone())
+            .unwrap()
+    };
+    let copilot = Catalog::from_reply(&reply("t_copilot_basic.jsonl"));
+    assert!(
+        copilot.modes.iter().any(|(id, _)| id.ends_with("#plan")),
+        "{copilot:?}"
+    );
+    assert!(copilot.current_mode.as_deref().unwrap().ends_with("#agent"));
+    let qwen = Catalog::from_reply(&reply("t_qwen_basic.jsonl"));
+    assert!(qwen.modes.iter().any(|(id, _)| id == "yolo"), "{qwen:?}");
+    assert_eq!(qwen.models.len(), 1);
+    let kimi = Catalog::from_reply(&reply("t_kimi_basic.jsonl"));
+    assert_eq!(kimi.current_model.as_deref(), Some("mock"));
+    let hermes = Catalog::from_reply(&reply("t_hermes_basic.jsonl"));
+    assert!(
+        hermes.modes.iter().any(|(id, _)| id == "accept_edits"),
+        "{hermes:?}"
+    );
+}

@@ -1,0 +1,155 @@
+//! The conformance suite against the real codex-acp (Codex over ACP, Zed's adapter)
+//! pointed at the scripted OpenAI Responses server through a custom model provider in
+//! an isolated CODEX_HOME.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::json;
+use weft_acp::AcpDriver;
+use weft_kernel::AgentDriver;
+use weft_testkit::conformance::{self as c, Behaviour, Harness, ScriptedModel};
+use weft_testkit::openai::{when, Script, Turn};
+use weft_testkit::ResponsesServer;
+
+use super::chat_agents::preset;
+
+struct CodexModel {
+    home: tempfile::TempDir,
+    server: ResponsesServer,
+}
+
+impl ScriptedModel for CodexModel {
+    fn env(&self) -> Vec<(String, String)> {
+        let home = self.home.path().display().to_string();
+        vec![
+            ("CODEX_HOME".into(), home.clone()),
+            ("HOME".into(), home),
+            ("WEFT_TEST_OPENAI_KEY".into(), "sk-test".into()),
+        ]
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.server
+            .responses_requests()
+            .iter()
+            .map(|r| r.all_text())
+            .collect()
+    }
+}
+
+/// `$CODEX_HOME/config.toml`: the scripted server as the model provider; commands run
+/// without asking unless `ask`.
+fn config(base: &str, ask: bool) -> String {
+    let approval = if ask { "untrusted" } else { "never" };
+    format!(
+        "model = \"mock-model\"\nmodel_provider = \"weft\"\napproval_policy = \"{approval}\"\n\
+         sandbox_mode = \"danger-full-access\"\n\
+         [model_providers.weft]\nname = \"weft\"\nbase_url = \"{base}\"\n\
+         env_key = \"WEFT_TEST_OPENAI_KEY\"\nwire_api = \"responses\"\n\
+         request_max_retries = 0\nstream_max_retries = 0\n"
+    )
+}
+
+fn tool_then(prompt: &str, call: &str, command: &str) -> Script {
+    Script::new()
+        .turn_when(
+            when::user_text_contains(prompt),
+            Turn::new().shell(call, command),
+        )
+        .rule(when::tool_output_for(call), Turn::text_reply(c::AFTER_TOOL))
+}
+
+/// The `codex-acp` preset.
+pub struct CodexAcpHarness;
+
+#[async_trait]
+impl Harness for CodexAcpHarness {
+    fn driver(&self) -> Arc<dyn AgentDriver> {
+        Arc::new(AcpDriver::new(preset("codex-acp")))
+    }
+
+    fn driver_without_binary(&self) -> Arc<dyn AgentDriver> {
+        let mut spec = preset("codex-acp");
+        spec.command = "/nonexistent/weft-test/codex-acp".into();
+        spec.bin_env.clear();
+        Arc::new(AcpDriver::new(spec))
+    }
+
+    fn binary(&self) -> Result<PathBuf, String> {
+        preset("codex-acp").find_binary(&|n| std::env::var(n).ok())
+    }
+
+    fn deny_ends_turn(&self) -> Option<&'static str> {
+        Some(
+            "codex-acp 0.16.0's reject option aborts the turn (stopReason cancelled), \
+             the model is not asked again",
+        )
+    }
+
+    fn tokens_unreported(&self) -> Option<&'static str> {
+        Some("codex-acp 0.16.0 reports only the context window (usage_update), no token counts")
+    }
+
+    fn unsupported(&self, behaviour: Behaviour) -> Option<&'static str> {
+        match behaviour {
+            Behaviour::Question => {
+                Some("codex-acp 0.16.0 does not offer the model codex's request_user_input tool")
+            }
+            _ => None,
+        }
+    }
+
+    async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
+        let script = match behaviour {
+            Behaviour::Text => Script::new().turn_when(
+                when::user_text_contains("Say hello"),
+                Turn::new()
+                    .text_chunks(&c::TEXT_CHUNKS)
+                    .usage(c::USAGE.0, c::USAGE.1),
+            ),
+            Behaviour::ToolCall => tool_then("Run the tool", "call_c1", c::TOOL_COMMAND),
+            Behaviour::FailingTool => tool_then("failing tool", "call_c2", c::FAILING_COMMAND),
+            Behaviour::Permission => tool_then("probe file", "call_c3", c::PERMISSION_COMMAND),
+            Behaviour::Steer => tool_then("slow tool", "call_c5", c::SLOW_COMMAND),
+            Behaviour::Question => Script::new(),
+            Behaviour::Stop | Behaviour::Crash => Script::new()
+                .turn_when(
+                    when::user_text_contains("long time"),
+                    Turn::new().text(c::STALL_TEXT).then_hang(),
+                )
+                .default_reply(Turn::text_reply(c::CONTINUED)),
+            Behaviour::Resume => Script::new()
+                .rule(
+                    when::user_text_contains("otter"),
+                    Turn::text_reply(c::RESUME_FIRST),
+                )
+                .default_reply(Turn::text_reply(c::RESUME_SECOND)),
+            Behaviour::Plan => {
+                let plan = json!({"plan": [
+                    {"step": c::PLAN_STEPS[0], "status": "in_progress"},
+                    {"step": c::PLAN_STEPS[1], "status": "pending"}]});
+                Script::new()
+                    .turn_when(
+                        when::user_text_contains("Make a plan"),
+                        Turn::new().function_call("call_c6", "update_plan", plan),
+                    )
+                    .rule(
+                        when::tool_output_for("call_c6"),
+                        Turn::text_reply(c::PLAN_DONE),
+                    )
+            }
+        };
+        let server = ResponsesServer::start(script).await.expect("server");
+        let home = tempfile::tempdir().expect("codex home");
+        std::fs::write(
+            home.path().join("config.toml"),
+            config(&server.v1_url(), behaviour == Behaviour::Permission),
+        )
+        .expect("config.toml");
+        Box::new(CodexModel { home, server })
+    }
+}
+
+weft_testkit::conformance_tests!(CodexAcpHarness);
