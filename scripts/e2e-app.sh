@@ -48,6 +48,26 @@ WEFT_E2E_BIG_KEY="$(WEFT_HOME="$RUN_DIR/home" "${CARGO_TARGET_DIR:-$ROOT/target}
     "$RUN_DIR/big" "${WEFT_E2E_BIG_CALLS:-10000}" "${WEFT_E2E_MANY_SESSIONS:-2000}")"
 export WEFT_E2E_BIG_KEY WEFT_E2E_BIG_DIR="$RUN_DIR/big"
 
+# What the app opens goes through the desktop's real handlers, pointed at a recorder:
+# links via the opener plugin and xdg-open to this run's default x-scheme-handler (an
+# XDG config and data home of its own), files to the configured editor (WEFT_OPEN_WITH).
+OPENED="$RUN_DIR/opened.txt"
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >> "%s"\n' "$OPENED" > "$RUN_DIR/record-open.sh"
+chmod +x "$RUN_DIR/record-open.sh"
+mkdir -p "$RUN_DIR/xdg-config" "$RUN_DIR/xdg-data/applications"
+cat > "$RUN_DIR/xdg-data/applications/weft-e2e-open.desktop" <<DESKTOP
+[Desktop Entry]
+Type=Application
+Name=Weft e2e opener
+Exec=$RUN_DIR/record-open.sh url %u
+MimeType=x-scheme-handler/http;x-scheme-handler/https;x-scheme-handler/mailto;
+NoDisplay=true
+DESKTOP
+printf '[Default Applications]\nx-scheme-handler/http=weft-e2e-open.desktop\nx-scheme-handler/https=weft-e2e-open.desktop\nx-scheme-handler/mailto=weft-e2e-open.desktop\n' \
+    > "$RUN_DIR/xdg-config/mimeapps.list"
+OPEN_ENV=(XDG_CONFIG_HOME="$RUN_DIR/xdg-config" XDG_DATA_HOME="$RUN_DIR/xdg-data" WEFT_OPEN_WITH="$RUN_DIR/record-open.sh file")
+export WEFT_E2E_OPENED="$OPENED"
+
 free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 free_display() {
     for n in $(seq 90 140); do
@@ -102,7 +122,7 @@ fi
 
 PORT="$(free_port)"
 NATIVE_PORT="$(free_port)"
-env "${CLAUDE_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
+env "${CLAUDE_ENV[@]}" "${OPEN_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
     --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
 TD_PID=$!
 PIDS+=($TD_PID)

@@ -11,6 +11,8 @@ fn main() {
         "add_recent_workspace",
         "remove_recent_workspace",
         "open_log",
+        "open_path",
+        "save_window_size",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

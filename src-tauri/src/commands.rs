@@ -87,6 +87,54 @@ pub fn remove_recent_workspace(config: State<'_, AppConfig>, path: String) -> Re
     })
 }
 
+/// Opens a file an agent pointed at (an artifact, a tool call's path; relative paths
+/// are the session folder's): the configured editor, else the desktop's handler; with
+/// `reveal`, the file manager shows it. Never through a shell.
+#[tauri::command]
+pub fn open_path(
+    app: AppHandle,
+    config: State<'_, AppConfig>,
+    path: String,
+    workdir: Option<String>,
+    reveal: bool,
+) -> Reply<()> {
+    use tauri_plugin_opener::OpenerExt;
+    let bad = |m: String| WireError::new(ErrorCode::BadRequest, m);
+    let target = crate::open::resolve(&path, workdir.as_deref()).map_err(bad)?;
+    let how = if reveal {
+        crate::open::How::Reveal
+    } else {
+        crate::open::how(&target, config.open_with.as_deref())
+    };
+    tracing::info!(path = %target.display(), ?how, "opening a file");
+    let failed = |e: String| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("cannot open {}: {e}", target.display()),
+        )
+    };
+    match how {
+        crate::open::How::Run(program, args) => {
+            crate::open::run(&program, &args).map_err(|e| failed(format!("{program}: {e}")))
+        }
+        crate::open::How::Default => app
+            .opener()
+            .open_path(target.display().to_string(), None::<&str>)
+            .map_err(|e| failed(e.to_string())),
+        crate::open::How::Reveal => app
+            .opener()
+            .reveal_item_in_dir(&target)
+            .map_err(|e| failed(e.to_string())),
+    }
+}
+
+/// Keeps the window's size (logical pixels) for the next window.
+#[tauri::command]
+pub fn save_window_size(config: State<'_, AppConfig>, width: f64, height: f64) -> Reply<()> {
+    crate::window_size::save(&config.state_dir, width, height)
+        .map_err(|e| WireError::new(ErrorCode::BadRequest, e))
+}
+
 /// Opens the newest log file with the desktop's default viewer.
 #[tauri::command]
 pub fn open_log(config: State<'_, AppConfig>) -> Reply<()> {

@@ -18,7 +18,9 @@ pub mod commands;
 pub mod forward;
 pub mod link;
 pub mod logging;
+pub mod open;
 pub mod rendering;
+pub mod window_size;
 pub mod workspaces;
 
 use std::path::PathBuf;
@@ -61,6 +63,9 @@ pub struct AppConfig {
     /// Workspace named on the command line (`--workspace DIR` or a folder argument)
     /// or by `WEFT_WORKSPACE`: tests choose the workspace this way, without the dialog.
     pub initial_workspace: Option<String>,
+    /// The editor files open in (`WEFT_OPEN_WITH`, else settings.json's `openWith`);
+    /// none: the desktop's handler.
+    pub open_with: Option<Vec<String>>,
 }
 
 /// The workspace asked for by `args` (without the program name) or `env_value`.
@@ -91,6 +96,7 @@ pub fn run() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = AppConfig {
         initial_workspace: initial_workspace(&args, std::env::var("WEFT_WORKSPACE").ok()),
+        open_with: open::open_with(&state_dir, std::env::var("WEFT_OPEN_WITH").ok()),
         state_dir: state_dir.clone(),
         log_dir,
     };
@@ -100,6 +106,7 @@ pub fn run() -> anyhow::Result<()> {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
         .manage(link.clone())
         .manage(config)
         .menu(|handle| {
@@ -147,8 +154,18 @@ pub fn run() -> anyhow::Result<()> {
             commands::add_recent_workspace,
             commands::remove_recent_workspace,
             commands::open_log,
+            commands::open_path,
+            commands::save_window_size,
         ])
-        .setup(|app| {
+        .setup(move |app| {
+            if let (Some((w, h)), Some(window)) = (
+                window_size::load(&state_dir),
+                app.get_webview_window("main"),
+            ) {
+                if let Err(e) = window.set_size(tauri::LogicalSize::new(w, h)) {
+                    tracing::warn!("restoring the window size: {e}");
+                }
+            }
             // Connect (starting the daemon) while the window loads.
             let handle = app.handle().clone();
             let link = app.state::<Arc<Link>>().inner().clone();

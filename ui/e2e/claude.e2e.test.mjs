@@ -58,6 +58,12 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     const file = join(process.env.WEFT_WORKSPACE_DIR ?? "", "app-e2e.txt");
     assert.ok(existsSync(file) && readFileSync(file, "utf8").trim() === "app-e2e", "the real CLI ran the allowed command");
     await screenshot(browser, "08-claude-turn-light");
+    // A new session in this workspace starts with the agent last used here.
+    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    await (await byTestId(browser, "new-session")).click();
+    await until(browser, async () => (await (await byTestId(browser, "agent-picker")).getValue()) === "claude", "the remembered agent (claude)");
+    await (await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`)).click();
+    await until(browser, async () => (await phase(browser)) === "done", "the claude session selected again");
   });
 
   it("keeps the turn going when the app is killed mid-turn; the next window shows its question; daemon stop leaves no agent", async () => {

@@ -5,9 +5,24 @@
 // small ones (WEFT_E2E_BIG_KEY, WEFT_E2E_BIG_DIR).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import { allByTestId, allTurnPrompts, byTestId, lastTurnText, launch, phase, screenshot, send, texts, until } from "./harness.mjs";
+import { join } from "node:path";
+import {
+  allByTestId,
+  allTurnPrompts,
+  byTestId,
+  closeApp,
+  lastTurnText,
+  launch,
+  phase,
+  screenshot,
+  send,
+  setTheme,
+  texts,
+  until,
+} from "./harness.mjs";
 
 let browser;
 
@@ -169,6 +184,34 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     if (pasted !== null) assert.match(pasted, /Echo: edit me again/);
   });
 
+  it("opens a link through the opener plugin and an artifact in the editor; a remote image loads only when clicked", async () => {
+    const opened = process.env.WEFT_E2E_OPENED;
+    assert.ok(opened, "WEFT_E2E_OPENED from scripts/e2e-app.sh");
+    const url = "https://example.com/weft-e2e?from=app&n=1";
+    await send(browser, `see ${url} and ![pic](https://example.com/p.png)`);
+    await waitDone("the turn with a link");
+    const link = await browser.$(`[data-testid="turn-text"] a[href="${url}"]`);
+    await link.waitForDisplayed({ timeout: 10000 });
+    await link.click();
+    await until(browser, () => existsSync(opened) && readFileSync(opened, "utf8").split("\n").includes(`url ${url}`), "the desktop's URL handler to get the link");
+    // The window itself did not navigate away.
+    assert.ok(await (await byTestId(browser, "app")).isExisting());
+
+    const img = (await allByTestId(browser, "remote-image")).at(-1);
+    assert.equal(await img.getAttribute("src"), null, "a remote image is not loaded");
+    const load = (await allByTestId(browser, "load-image")).at(-1);
+    await load.click();
+    await until(browser, async () => (await img.getAttribute("src")) === "https://example.com/p.png", "the image to load when asked");
+
+    const artifact = (await allByTestId(browser, "artifact")).at(-1);
+    const href = await artifact.getAttribute("href");
+    assert.match(href, /^file:\/\//);
+    await artifact.click();
+    const path = decodeURIComponent(new URL(href).pathname);
+    await until(browser, () => readFileSync(opened, "utf8").split("\n").includes(`file ${path}`), "the editor to get the artifact's path");
+    await screenshot(browser, "13-links-light");
+  });
+
   it("finds a word in turn 1 of a 10,000-call session (Ctrl+F) and scrolls to it", async () => {
     const key = process.env.WEFT_E2E_BIG_KEY;
     assert.ok(key, "WEFT_E2E_BIG_KEY from scripts/e2e-app.sh");
@@ -235,5 +278,69 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     await remove.click();
     await until(browser, async () => !(await browser.$(`[data-testid="workspace"][data-workdir="${dir}"]`).isExisting()), "the workspace gone");
     await until(browser, async () => Number(await list.getAttribute("data-rows")) < 100, "its sessions gone from the list");
+  });
+
+  it("keeps the header on one line at 1280–1920 px, usage in a chip with details on hover", async () => {
+    await newSession();
+    await send(browser, "please read the whole repository and explain every module in detail with examples, then propose refactors for each one");
+    await waitDone("the long-titled turn");
+    for (const width of [1280, 1600, 1920]) {
+      await browser.setWindowSize(width, 800);
+      await until(browser, async () => (await browser.execute(() => window.innerWidth)) === width, `the window at ${width} px`);
+      const fit = await browser.execute(() => {
+        const bar = document.querySelector(".topbar");
+        const phase = document.querySelector('[data-testid="session-phase"]');
+        const chip = document.querySelector('[data-testid="usage-chip"]');
+        if (!bar || !phase || !chip) return { ok: false, why: "missing" };
+        const b = bar.getBoundingClientRect();
+        const p = phase.getBoundingClientRect();
+        const c = chip.getBoundingClientRect();
+        return {
+          ok: b.height <= 56 && p.right <= c.left && p.width > 0 && c.right <= b.right && p.top >= b.top && p.bottom <= b.bottom,
+          why: JSON.stringify({ bar: b.height, phase: [p.left, p.right], chip: [c.left, c.right], barRight: b.right }),
+        };
+      });
+      assert.ok(fit.ok, `header at ${width}px: ${fit.why}`);
+      assert.equal(await phase(browser), "done");
+    }
+    await browser.setWindowSize(1280, 800);
+    await (await byTestId(browser, "usage-chip-button")).moveTo();
+    await until(browser, () => browser.$('[data-testid="usage-details"]').isDisplayed(), "the usage details on hover");
+    await screenshot(browser, "14-header-usage-chip-light");
+  });
+
+  it("remembers the last choices per workspace, the window size, the sidebar width and the theme across windows", async () => {
+    await newSession();
+    const effort = await byTestId(browser, "effort-picker");
+    await effort.selectByVisibleText("high");
+    await send(browser, "remember my effort");
+    await waitDone("the turn with effort high");
+    const edge = await byTestId(browser, "sidebar-edge");
+    await edge.click();
+    for (let i = 0; i < 3; i++) await browser.keys("ArrowRight");
+    const width = Number(await edge.getAttribute("aria-valuenow"));
+    assert.equal(width, 270 + 48);
+    await setTheme(browser, "dark");
+    await browser.setWindowSize(1100, 720);
+    const size = await browser.execute(() => [window.innerWidth, window.innerHeight]);
+    const kept = join(process.env.WEFT_HOME_DIR ?? "", "window.json");
+    await until(
+      browser,
+      () => existsSync(kept) && JSON.parse(readFileSync(kept, "utf8")).width === size[0],
+      "the window size kept",
+    );
+
+    browser = await closeApp(browser);
+    browser = await launch();
+    assert.deepEqual(await browser.execute(() => [window.innerWidth, window.innerHeight]), size, "the window size");
+    assert.equal(Number(await (await byTestId(browser, "sidebar-edge")).getAttribute("aria-valuenow")), width, "the sidebar width");
+    assert.equal(await browser.execute(() => document.documentElement.dataset.theme), "dark", "the theme");
+    await (await byTestId(browser, "new-session")).click();
+    await until(browser, async () => (await (await byTestId(browser, "effort-picker")).getValue()) === "high", "the remembered effort");
+    assert.equal(await (await byTestId(browser, "agent-picker")).getValue(), "echo");
+    await screenshot(browser, "15-remembered-dark");
+    await setTheme(browser, "system");
+    await browser.setWindowSize(1280, 800);
+    await until(browser, () => existsSync(kept) && JSON.parse(readFileSync(kept, "utf8")).width === 1280, "the default size kept again");
   });
 });

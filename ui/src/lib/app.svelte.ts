@@ -10,6 +10,8 @@ import type {
   SessionInfo,
   UniversalSnapshot,
 } from "../generated";
+import { ChoiceMemory } from "./choices";
+import { classifyHref } from "./links";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
 import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
@@ -19,6 +21,17 @@ export type SendMode = "steer" | "queue";
 
 const NEW_SESSION = null;
 const HIDDEN_KEY = "weft.hiddenWorkspaces";
+const WIDTH_KEY = "weft.sidebarWidth";
+export const SIDEBAR_WIDTH = { min: 200, max: 560, default: 270 };
+
+function clampWidth(px: number): number {
+  return Number.isFinite(px) ? Math.round(Math.min(SIDEBAR_WIDTH.max, Math.max(SIDEBAR_WIDTH.min, px))) : SIDEBAR_WIDTH.default;
+}
+
+function readWidth(): number {
+  const v = globalThis.localStorage?.getItem(WIDTH_KEY);
+  return v ? clampWidth(Number(v)) : SIDEBAR_WIDTH.default;
+}
 
 function readList(key: string): string[] {
   try {
@@ -62,11 +75,15 @@ export class AppStore {
   /** A prompt to put into the composer (edit and re-send); the composer takes it. */
   editRequest = $state<{ text: string; at: number } | null>(null);
   theme = $state<Theme>("system");
+  /** The sidebar's width in pixels (dragged, or arrows on its edge), kept across windows. */
+  sidebarWidth = $state(readWidth());
   /** The last verb failure, shown as a banner. */
   error = $state<string | null>(null);
   /** Sessions with a question or permission waiting (from the patch stream). */
   needsAnswer = $state<Record<string, number>>({});
   views = new Map<string, SessionView>();
+  /** The agent, model and effort last used per workspace. */
+  readonly choices = new ChoiceMemory();
   /** Bumped when a view is made, so `selected` re-reads the map. */
   private viewsVersion = $state(0);
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
@@ -156,8 +173,19 @@ export class AppStore {
     const agents = await this.guard(() => this.transport.listAgentInfo());
     if (!agents) return;
     this.agents = agents;
-    const usable = agents.find((a) => a.id === this.agent) ?? agents.find((a) => a.installed);
-    if (usable) await this.chooseAgent(usable.id);
+    // A new session in a workspace starts with what was last used there.
+    const remembered = this.selectedKey === NEW_SESSION ? this.choices.get(this.workspace) : null;
+    const wanted = remembered?.agent ?? this.agent;
+    const usable = agents.find((a) => a.id === wanted && a.installed) ?? agents.find((a) => a.id === this.agent) ?? agents.find((a) => a.installed);
+    if (usable) await this.chooseAgent(usable.id, usable.id === remembered?.agent ? remembered : null);
+  }
+
+  /** The choices last used in `workdir`, for a new session there (once the agents are known). */
+  private applyRemembered(workdir: string | null) {
+    const c = this.choices.get(workdir);
+    if (!c || this.agents.length === 0) return;
+    if (!this.agents.some((a) => a.id === c.agent && a.installed)) return;
+    void this.chooseAgent(c.agent, c);
   }
 
   stop() {
@@ -258,6 +286,7 @@ export class AppStore {
   newSession(workdir: string | null = this.workspace) {
     this.workspace = workdir;
     this.selectedKey = NEW_SESSION;
+    this.applyRemembered(workdir);
   }
 
   async openWorkspace(path: string) {
@@ -312,7 +341,8 @@ export class AppStore {
     return true;
   }
 
-  async chooseAgent(id: string) {
+  /** Picks the agent for a new session; `prefer` names a model and effort to keep if offered. */
+  async chooseAgent(id: string, prefer: { model: string | null; effort: string | null } | null = null) {
     this.agent = id;
     const [models, efforts] = await Promise.all([
       this.guard(() => this.transport.listModels(id)),
@@ -321,8 +351,10 @@ export class AppStore {
     if (this.agent !== id) return;
     this.models = models ?? [];
     this.efforts = efforts ?? [];
-    this.model = this.models.find((m) => m.default)?.id ?? null;
-    this.effort = null;
+    const model = prefer?.model;
+    this.model = model && this.models.some((m) => m.id === model) ? model : (this.models.find((m) => m.default)?.id ?? null);
+    const effort = prefer?.effort;
+    this.effort = effort && this.efforts.includes(effort) ? effort : null;
   }
 
   /**
@@ -356,6 +388,7 @@ export class AppStore {
       }),
     );
     if (!accepted) return false;
+    if (!view) this.choices.set(this.workspace, { agent: this.agent, model: this.model, effort: this.effort });
     if (view && view.running) view.addNote(`Queued: “${prompt}”`, accepted.taskId);
     if (!view) {
       this.selectSession(accepted.sessionKey);
@@ -369,6 +402,30 @@ export class AppStore {
     this.views.get(key)?.terminalClosed();
     const terminals = this.terminals;
     if (terminals) await this.guard(() => terminals.close(key));
+  }
+
+  /**
+   * Follows a link in agent output: http/https/mailto to the system browser, a file
+   * (file:// or a path, relative to the session's folder) to the user's editor.
+   */
+  async openLink(href: string, workdir: string | null) {
+    const target = classifyHref(href);
+    if (!target) return;
+    if (target.kind === "url") {
+      const open = this.transport.openUrl;
+      if (open) await this.guard(() => open(target.url));
+    } else if (target.kind === "file") await this.openFile(target.path, workdir, false);
+    else this.error = `Weft does not follow ${target.href.split(":")[0]}: links (only http, https and mailto).`;
+  }
+
+  /** Opens a file in the user's editor (or shows it in the file manager with `reveal`). */
+  async openFile(path: string, workdir: string | null, reveal: boolean) {
+    const open = this.transport.openPath;
+    if (!open) {
+      this.error = `This window cannot open files; the path is ${path}`;
+      return;
+    }
+    await this.guard(() => open(path, workdir, reveal));
   }
 
   /** Takes a queued prompt out of its session's queue: it never runs. */
@@ -421,6 +478,11 @@ export class AppStore {
     await this.guard(() =>
       this.transport.interact({ sessionKey: view.key, promptId, action, value, answers }),
     );
+  }
+
+  setSidebarWidth(px: number) {
+    this.sidebarWidth = clampWidth(px);
+    localStorage.setItem(WIDTH_KEY, String(this.sidebarWidth));
   }
 
   setTheme(theme: Theme) {

@@ -34,6 +34,32 @@ describe("AppStore", () => {
     expect(await app.send("   ")).toBe(false);
   });
 
+  it("a new session in a workspace starts with the agent, model and effort last used there", async () => {
+    localStorage.removeItem("weft.choices");
+    const { app } = await started();
+    app.effort = "high";
+    expect(await app.send("remember this")).toBe(true);
+    app.newSession();
+    await tick();
+    expect(app.effort).toBe("high");
+    // Another workspace has its own.
+    app.newSession("/work/other");
+    app.effort = "low";
+    expect(await app.send("over there")).toBe(true);
+    app.newSession("/work/demo");
+    await tick();
+    expect(app.effort).toBe("high");
+    app.newSession("/work/other");
+    await tick();
+    expect(app.effort).toBe("low");
+    // The next window, in the first workspace.
+    const next = await started();
+    expect(next.app.workspace).toBe("/work/demo");
+    expect(next.app.agent).toBe("echo");
+    expect(next.app.effort).toBe("high");
+    localStorage.removeItem("weft.choices");
+  });
+
   it("while a turn runs, steers or queues as chosen and notes which", async () => {
     const { t, app } = await started();
     await app.send("first");

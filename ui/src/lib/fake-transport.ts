@@ -215,6 +215,12 @@ export class FakeTransport implements Transport {
   openLog: Transport["openLog"] = async () => {
     this.record("openLog");
   };
+  openUrl: Transport["openUrl"] = async (url) => {
+    this.record("openUrl", url);
+  };
+  openPath: Transport["openPath"] = async (path, workdir, reveal) => {
+    this.record("openPath", path, workdir, reveal);
+  };
   async onPatch(handler: (e: PatchEvent) => void) {
     this.patchHandlers.push(handler);
     return () => {

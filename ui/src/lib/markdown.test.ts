@@ -86,3 +86,18 @@ describe("transcriptItems caching", () => {
     expect(rowOf(first, "b:c:y")).toBeUndefined();
   });
 });
+
+describe("remote images", () => {
+  it("are not loaded: their address waits in data-remote-src; data: images and http ones are handled", async () => {
+    const { renderMarkdown } = await import("./markdown");
+    const html = renderMarkdown("![chart](https://example.com/c.png) ![x](http://example.com/x.png) ![d](data:image/png;base64,AAAA)");
+    const div = document.createElement("div");
+    div.innerHTML = html;
+    const [remote, insecure, inline] = [...div.querySelectorAll("img")];
+    expect(remote.getAttribute("src")).toBeNull();
+    expect(remote.dataset.remoteSrc).toBe("https://example.com/c.png");
+    expect(insecure.getAttribute("src")).toBeNull();
+    expect(insecure.dataset.remoteSrc).toBeUndefined();
+    expect(inline.getAttribute("src")).toMatch(/^data:image\/png/);
+  });
+});

@@ -62,6 +62,19 @@ function purifier() {
         node.setAttribute("target", "_blank");
         node.setAttribute("rel", "noopener noreferrer");
       }
+      // A remote image would tell its host that (and when) this was read: it loads
+      // only when the user asks (Markdown.svelte adds the button).
+      if (node.tagName === "IMG") {
+        const src = node.getAttribute("src") ?? "";
+        node.removeAttribute("srcset");
+        if (/^https:\/\//i.test(src)) {
+          node.removeAttribute("src");
+          node.setAttribute("data-remote-src", src);
+          node.setAttribute("data-testid", "remote-image");
+        } else if (/^[a-z][a-z0-9+.-]*:/i.test(src) && !/^data:image\//i.test(src)) {
+          node.removeAttribute("src");
+        }
+      }
     });
     hooked = true;
   }

@@ -71,6 +71,16 @@ export interface Transport {
   pickWorkspace?: () => Promise<string | null>;
   /** Opens the log file; absent where the surface cannot. */
   openLog?: () => Promise<void>;
+  /** Opens an http, https or mailto link outside the window (the system browser). */
+  openUrl?: (url: string) => Promise<void>;
+  /**
+   * Opens a file an agent named (relative to `workdir` unless absolute) in the user's
+   * editor or the desktop's handler, or shows it in the file manager (`reveal`); absent
+   * where the surface cannot (a browser).
+   */
+  openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
+  /** Keeps the window's size for the next window; absent where the page is not a window of its own. */
+  saveWindowSize?: (width: number, height: number) => Promise<void>;
 
   /** Every session's patches, in order per session. Returns an unsubscribe function. */
   onPatch(handler: (event: PatchEvent) => void): Promise<() => void>;

@@ -48,6 +48,9 @@ export function browserShell(start: PageStart, storage: Pick<Storage, "getItem" 
       return { version: status.version, stateDir: status.home, logPath: null, initialWorkspace: start.workspace };
     },
     recentWorkspaces: async () => recents(),
+    openUrl: async (url) => {
+      window.open(url, "_blank", "noopener,noreferrer");
+    },
     async addRecentWorkspace(path) {
       const list = [path, ...recents().filter((p) => p !== path)].slice(0, RECENTS_MAX);
       storage.setItem(RECENTS_KEY, JSON.stringify(list));

@@ -54,6 +54,9 @@ export class WeftClient implements Transport, TerminalClient {
   welcome: Welcome | null = null;
   readonly pickWorkspace?: () => Promise<string | null>;
   readonly openLog?: () => Promise<void>;
+  readonly openUrl?: (url: string) => Promise<void>;
+  readonly openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
+  readonly saveWindowSize?: (width: number, height: number) => Promise<void>;
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -76,6 +79,9 @@ export class WeftClient implements Transport, TerminalClient {
   ) {
     if (shell.pickWorkspace) this.pickWorkspace = () => shell.pickWorkspace!();
     if (shell.openLog) this.openLog = () => shell.openLog!();
+    if (shell.openUrl) this.openUrl = (url) => shell.openUrl!(url);
+    if (shell.openPath) this.openPath = (path, workdir, reveal) => shell.openPath!(path, workdir, reveal);
+    if (shell.saveWindowSize) this.saveWindowSize = (w, h) => shell.saveWindowSize!(w, h);
   }
 
   connect(): Promise<void> {

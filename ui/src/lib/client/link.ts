@@ -47,4 +47,7 @@ export interface Shell {
   removeRecentWorkspace(path: string): Promise<string[]>;
   pickWorkspace?: () => Promise<string | null>;
   openLog?: () => Promise<void>;
+  openUrl?: (url: string) => Promise<void>;
+  openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
+  saveWindowSize?: (width: number, height: number) => Promise<void>;
 }

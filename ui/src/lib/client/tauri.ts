@@ -8,6 +8,7 @@
 // make the Shell.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { open } from "@tauri-apps/plugin-dialog";
+import { openUrl } from "@tauri-apps/plugin-opener";
 import type { ServerMessage, Welcome } from "../../generated";
 import { asWireError, VerbError, type AppInfo } from "../transport";
 import type { Link, LinkEvents, Shell } from "./link";
@@ -66,5 +67,15 @@ export function tauriShell(): Shell {
       return typeof picked === "string" ? picked : null;
     },
     openLog: () => call("open_log"),
+    // The opener plugin's own command, scoped to http, https and mailto (capabilities/main.json).
+    openUrl: async (url) => {
+      try {
+        await openUrl(url);
+      } catch (error) {
+        throw new VerbError(error);
+      }
+    },
+    openPath: (path, workdir, reveal) => call("open_path", { path, workdir, reveal }),
+    saveWindowSize: (width, height) => call("save_window_size", { width, height }),
   };
 }

@@ -110,4 +110,26 @@ describe("Transcript", () => {
     await fireEvent.keyDown(input, { key: "Escape" });
     expect(screen.queryByTestId("find-bar")).toBeNull();
   });
+
+  it("opens links outside the window: web links in the browser, files in the editor, other schemes not at all", async () => {
+    const t = new FakeTransport();
+    const key = t.addSession("echo", "/work/demo", "links");
+    t.emit(key, { taskId: "l1", phase: "streaming", prompt: "links", text: "" });
+    t.emit(key, { text: "See [the docs](https://example.com/docs), [main](src/main.rs) and [call](tel:123)." });
+    t.finish(key);
+    const view = new SessionView(key, t);
+    await view.load();
+    const app = new AppStore(t);
+    await app.refreshSessions();
+    render(Transcript, { view, app });
+    const docs = await screen.findByRole("link", { name: "the docs" });
+    await fireEvent.click(docs);
+    expect(t.calls.at(-1)).toMatchObject({ verb: "openUrl", args: ["https://example.com/docs"] });
+    await fireEvent.click(screen.getByRole("link", { name: "main" }));
+    await waitFor(() => expect(t.calls.at(-1)).toMatchObject({ verb: "openPath", args: ["src/main.rs", "/work/demo", false] }));
+    const before = t.calls.length;
+    await fireEvent.click(screen.getByRole("link", { name: "call" }));
+    expect(t.calls.length).toBe(before);
+    expect(app.error).toMatch(/does not follow tel/);
+  });
 });
