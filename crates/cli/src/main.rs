@@ -14,6 +14,7 @@ macro_rules! out {
     }};
 }
 
+mod accounts;
 mod ask;
 mod client;
 mod daemon;
@@ -147,6 +148,11 @@ enum Command {
     Tui(tui::TuiArgs),
     /// Make the daemon accept WebSocket clients and serve the browser UI, until interrupted.
     Serve(serve::ServeArgs),
+    /// Accounts: several identities per agent, one per session.
+    Accounts {
+        #[command(subcommand)]
+        command: accounts::AccountsCommand,
+    },
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         /// Print JSON.
@@ -235,6 +241,7 @@ fn main() -> ExitCode {
                 list::search(&words.join(" "), limit, json).await
             }
             Command::Agents { json } => list::agents(json).await,
+            Command::Accounts { command } => accounts::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Tui(args) => tui::tui(args).await,
             Command::Daemon { command } => match command {

@@ -33,6 +33,9 @@ pub(crate) struct TuiArgs {
     /// Continue this session (`agent:id`) in the agent's own UI.
     #[arg(long)]
     session: Option<String>,
+    /// Run it on this account (`weft accounts list`).
+    #[arg(long, value_name = "ID")]
+    account: Option<String>,
 }
 
 /// Restores the terminal however we leave.
@@ -84,6 +87,7 @@ pub(crate) async fn tui(args: TuiArgs) -> ExitCode {
         model: None,
         cols: Some(cols),
         rows: Some(rows),
+        account: args.account,
     };
     let attached: TerminalAttached = match daemon.call(ClientRequest::OpenTerminal(request)).await {
         Ok(a) => a,

@@ -205,6 +205,14 @@ pub async fn handle(
             let listening = crate::ws::listen(service, conn, &addr).await?;
             to_value(listening)
         }
+        r @ (ClientRequest::ListAccounts {}
+        | ClientRequest::AddAccount(_)
+        | ClientRequest::RenameAccount { .. }
+        | ClientRequest::RemoveAccount { .. }
+        | ClientRequest::TestAccount { .. }
+        | ClientRequest::AccountUsage { .. }) => {
+            crate::accounts::handle(&service.accounts, conn, r).await
+        }
     }
 }
 

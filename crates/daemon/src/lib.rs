@@ -8,6 +8,7 @@
 //! stopped (`weft daemon stop`, the app's Quit, SIGTERM/SIGINT) or idle. Stop: every
 //! client is told why, every turn and terminal is ended, and no agent process remains.
 
+mod accounts;
 pub mod api;
 mod attach;
 pub mod conn;
@@ -114,7 +115,16 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     restrict(&options.home.dir().join("weft.db"));
     reap_leftovers(&store);
     weft_proctree::ledger::install(Arc::new(StoreLedger(store.clone())));
+    let accounts = Arc::new(
+        weft_accounts::Accounts::open(
+            options.home.dir(),
+            &options.home.dir().join("weft.db"),
+            Arc::new(weft_accounts::SecretServiceStore),
+        )
+        .map_err(|e| DaemonError::Setup(format!("opening the accounts: {e}")))?,
+    );
     let loom = Loom::builder(options.home.dir())
+        .model_resolver(accounts.clone())
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())
         .drivers(options.extra_drivers.iter().cloned())
@@ -129,6 +139,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     })?;
     let service = Service::new(
         loom.clone(),
+        accounts,
         options.home.clone(),
         options.idle,
         ws::find_ui_dir(),

@@ -39,6 +39,8 @@ pub struct Service {
     pub idle: Duration,
     /// Where the browser UI's files are, when found.
     pub ui_dir: Option<PathBuf>,
+    /// The accounts (also the kernel's ModelResolver).
+    pub accounts: Arc<weft_accounts::Accounts>,
     started_at: i64,
     next_conn: AtomicU64,
     clients: Mutex<HashMap<u64, String>>,
@@ -58,10 +60,17 @@ pub struct Service {
 
 impl Service {
     /// A service over `loom`.
-    pub fn new(loom: Arc<Loom>, home: Home, idle: Duration, ui_dir: Option<PathBuf>) -> Arc<Self> {
+    pub fn new(
+        loom: Arc<Loom>,
+        accounts: Arc<weft_accounts::Accounts>,
+        home: Home,
+        idle: Duration,
+        ui_dir: Option<PathBuf>,
+    ) -> Arc<Self> {
         let tokens = tokens::load(&home.tokens());
         Arc::new(Service {
             loom,
+            accounts,
             home,
             idle,
             ui_dir,

@@ -51,6 +51,65 @@ pub struct AgentTurnInput {
     pub client_env: Option<Arc<ClientEnv>>,
     /// Weft's global state folder (`~/.weft` or `$WEFT_HOME`).
     pub state_dir: PathBuf,
+    /// The account this turn runs on (none: the agent's own login).
+    pub account: Option<String>,
+    /// Set by the account: the agent starts from the allow-listed part of the client's
+    /// environment ([`isolated_env`]) plus `env`, not the client's whole environment.
+    pub isolated: bool,
+}
+
+/// Variables a spawn on a chosen account keeps from the client's environment.
+const KEEP: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "COLORTERM",
+    "TZ",
+    "TMPDIR",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+/// Prefixes kept the same way: locale, the XDG folders, Weft's own driver settings.
+const KEEP_PREFIXES: &[&str] = &["LC_", "XDG_", "WEFT_"];
+
+/// Weft settings that pick an endpoint or a key: an account says those itself.
+const DROP: &[&str] = &["WEFT_CODEX_BASE_URL", "WEFT_CODEX_API_KEY_ENV"];
+
+/// True when a spawn on a chosen account keeps variable `name` of the client's
+/// environment: the allow-list (PATH, HOME, LANG, TERM, XDG_*, proxies, …) and Weft's
+/// own settings. Every credential-bearing family (ANTHROPIC_*, CLAUDE_*, OPENAI_*,
+/// CODEX_*, GEMINI_*, GOOGLE_*, AWS_*, …) is left out: only the account sets those.
+pub fn kept_on_account(name: &str) -> bool {
+    !DROP.contains(&name)
+        && (KEEP.contains(&name) || KEEP_PREFIXES.iter().any(|p| name.starts_with(p)))
+}
+
+/// The allow-listed part of `env` (see [`kept_on_account`]).
+pub fn isolated_env(
+    env: impl IntoIterator<Item = (String, String)>,
+) -> std::collections::BTreeMap<String, String> {
+    env.into_iter()
+        .filter(|(k, _)| kept_on_account(k))
+        .collect()
 }
 
 /// An environment shown by its names only.
@@ -80,6 +139,8 @@ impl std::fmt::Debug for AgentTurnInput {
             .field("extra_args", &self.extra_args)
             .field("client_env", &self.client_env)
             .field("state_dir", &self.state_dir)
+            .field("account", &self.account)
+            .field("isolated", &self.isolated)
             .finish()
     }
 }
@@ -93,19 +154,33 @@ impl AgentTurnInput {
         if let Some((_, v)) = self.env.iter().rev().find(|(k, _)| k == name) {
             return Some(v.clone());
         }
+        if self.isolated && !kept_on_account(name) {
+            return None;
+        }
         match &self.client_env {
             Some(client) => client.0.get(name).cloned(),
             None => std::env::var(name).ok(),
         }
     }
 
-    /// The whole environment the agent's process gets: the client's (or the kernel's
-    /// own), then `env` on top.
-    pub fn spawn_env(&self) -> Vec<(String, String)> {
-        let mut all: std::collections::BTreeMap<String, String> = match &self.client_env {
+    /// What the agent's process starts from before `env`: the client's environment (or
+    /// the kernel's own), only its allow-listed part when the account asks for that.
+    pub fn base_env(&self) -> std::collections::BTreeMap<String, String> {
+        let all: std::collections::BTreeMap<String, String> = match &self.client_env {
             Some(client) => client.0.clone(),
             None => std::env::vars().collect(),
         };
+        if self.isolated {
+            isolated_env(all)
+        } else {
+            all
+        }
+    }
+
+    /// The whole environment the agent's process gets: [`Self::base_env`], then `env`
+    /// on top.
+    pub fn spawn_env(&self) -> Vec<(String, String)> {
+        let mut all = self.base_env();
         all.extend(self.env.iter().cloned());
         all.into_iter().collect()
     }
@@ -315,5 +390,48 @@ mod tests {
         for name in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TOKEN"] {
             assert!(shown.contains(name), "{shown}");
         }
+    }
+
+    #[test]
+    fn an_isolated_turn_keeps_only_the_allow_list_and_its_own_variables() {
+        let client: std::collections::BTreeMap<String, String> = [
+            ("PATH", "/bin"),
+            ("HOME", "/home/u"),
+            ("LC_ALL", "C"),
+            ("WEFT_CLAUDE_BIN", "/x/claude"),
+            ("WEFT_CODEX_BASE_URL", "http://ambient"),
+            ("ANTHROPIC_API_KEY", "ambient-key"),
+            ("CLAUDE_CONFIG_DIR", "/home/u/.claude"),
+            ("AWS_PROFILE", "p"),
+            ("RANDOM_THING", "x"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let mut input = AgentTurnInput {
+            env: vec![("ANTHROPIC_API_KEY".into(), "account-key".into())],
+            client_env: Some(Arc::new(ClientEnv(client))),
+            ..Default::default()
+        };
+        let ambient: std::collections::BTreeMap<_, _> = input.spawn_env().into_iter().collect();
+        assert_eq!(ambient["CLAUDE_CONFIG_DIR"], "/home/u/.claude");
+        assert_eq!(ambient["ANTHROPIC_API_KEY"], "account-key");
+        input.isolated = true;
+        let env: std::collections::BTreeMap<_, _> = input.spawn_env().into_iter().collect();
+        let names: Vec<&str> = env.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "ANTHROPIC_API_KEY",
+                "HOME",
+                "LC_ALL",
+                "PATH",
+                "WEFT_CLAUDE_BIN"
+            ]
+        );
+        assert_eq!(env["ANTHROPIC_API_KEY"], "account-key");
+        assert_eq!(input.var("AWS_PROFILE"), None);
+        assert_eq!(input.var("WEFT_CODEX_BASE_URL"), None);
+        assert_eq!(input.var("HOME").as_deref(), Some("/home/u"));
     }
 }

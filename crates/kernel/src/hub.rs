@@ -409,6 +409,7 @@ impl Loom {
             effort: request.effort.clone(),
             created_at: now,
             updated_at: now,
+            account: request.account.as_deref().and_then(crate::runner::chosen),
         };
         self.env.store.upsert_session(&record)?;
         let empty = UniversalSnapshot {

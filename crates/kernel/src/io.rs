@@ -39,6 +39,9 @@ pub struct TerminalOpened {
     pub task_id: String,
     /// What to run.
     pub spec: TuiSpec,
+    /// The environment to start it from instead of the caller's whole one: set when
+    /// the session's account asks for a cleared environment (its allow-listed part).
+    pub base_env: Option<Arc<ClientEnv>>,
 }
 
 /// A session's snapshot now, and every patch after it.

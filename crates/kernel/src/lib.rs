@@ -25,7 +25,8 @@ mod turn;
 mod verbs;
 
 pub use driver::{
-    AgentDriver, AgentTurnInput, DriverContext, DriverResult, EnvNames, TuiSpec, TurnSink,
+    isolated_env, kept_on_account, AgentDriver, AgentTurnInput, DriverContext, DriverResult,
+    EnvNames, TuiSpec, TurnSink,
 };
 pub use error::KernelError;
 pub use hub::{Loom, LoomBuilder};

@@ -202,19 +202,67 @@ impl SessionStore for MemoryStore {
     }
 }
 
-/// Which model endpoint and credentials a spawn gets. The default adds nothing: the
-/// agent uses its own login.
+/// What an account gives one spawn. Its `Debug` names the variables only.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SpawnAccount {
+    /// Variables to set (the account's, which may hold its secret).
+    pub env: Vec<(String, String)>,
+    /// Arguments to add.
+    pub extra_args: Vec<String>,
+    /// Start from a cleared environment plus an allow-list (see
+    /// [`crate::driver::isolated_env`]) instead of the client's whole environment.
+    pub isolated: bool,
+}
+
+impl std::fmt::Debug for SpawnAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpawnAccount")
+            .field("env", &crate::driver::EnvNames(&self.env))
+            .field("extra_args", &self.extra_args)
+            .field("isolated", &self.isolated)
+            .finish()
+    }
+}
+
+/// The account id that means "the agent's own login": no account.
+pub const AMBIENT: &str = "ambient";
+
+/// Which account (model endpoint, credentials) a spawn gets. The default knows no
+/// account: every turn uses the agent's own login (ambient).
 pub trait ModelResolver: Send + Sync {
-    /// Environment to add to this turn's spawn.
-    fn resolve(&self, input: &AgentTurnInput) -> Vec<(String, String)>;
+    /// Whether `account` can run turns of `agent`; the error names the account and
+    /// says why not (unknown, another agent's, its secret gone, …).
+    fn check(&self, agent: &str, account: &str) -> Result<(), String> {
+        let _ = agent;
+        Err(format!(
+            "unknown account `{account}`: no accounts are set up"
+        ))
+    }
+
+    /// What this turn's spawn gets for its `account` (none: ambient). An error fails
+    /// the turn with that message before any process starts.
+    fn resolve(&self, input: &AgentTurnInput) -> Result<SpawnAccount, String>;
+
+    /// An event of a turn that ran on `account` (usage, limits), to fold into it.
+    fn observe(&self, account: &str, event: &DriverEvent) {
+        let _ = (account, event);
+    }
+
+    /// A turn on `account` ended with `snapshot` (its usage, its cost).
+    fn turn_finished(&self, account: &str, snapshot: &UniversalSnapshot) {
+        let _ = (account, snapshot);
+    }
 }
 
 /// The agent's own login.
 pub struct AgentLogin;
 
 impl ModelResolver for AgentLogin {
-    fn resolve(&self, _input: &AgentTurnInput) -> Vec<(String, String)> {
-        Vec::new()
+    fn resolve(&self, input: &AgentTurnInput) -> Result<SpawnAccount, String> {
+        match &input.account {
+            Some(a) => Err(format!("unknown account `{a}`: no accounts are set up")),
+            None => Ok(SpawnAccount::default()),
+        }
     }
 }
 

@@ -84,9 +84,10 @@ impl Loom {
         let spec = PtySpec {
             program: opened.spec.program,
             args: opened.spec.args,
-            base_env: caller
-                .env
+            base_env: opened
+                .base_env
                 .as_ref()
+                .or(caller.env.as_ref())
                 .map(|env| env.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
             env: opened.spec.env,
             cwd: opened.spec.cwd,

@@ -35,9 +35,18 @@ impl Loom {
             Some(key) => {
                 let runner = self.runner(key).await?;
                 checked_workdir(Path::new(&runner.record().workdir))?;
+                if let Some(account) = &request.account {
+                    self.check_account(&runner.record().agent, account)?;
+                }
                 runner
             }
-            None => self.new_session(&request)?,
+            None => {
+                if let Some(account) = &request.account {
+                    let agent = self.agent_for(request.agent.as_deref())?;
+                    self.check_account(agent, account)?;
+                }
+                self.new_session(&request)?
+            }
         };
         if runner.queue_len() >= MAX_QUEUED {
             return Err(KernelError::Busy(format!(
@@ -55,11 +64,24 @@ impl Loom {
             steer: false,
             terminal: false,
             client_env: caller.env.clone(),
+            account: request.account,
         });
         Ok(PromptAccepted {
             session_key,
             task_id,
         })
+    }
+
+    /// Refuses an account the resolver cannot run `agent`'s turns on (the session, if
+    /// any, is left as it was).
+    fn check_account(&self, agent: &str, account: &str) -> Result<(), KernelError> {
+        if crate::runner::chosen(account).is_none() {
+            return Ok(());
+        }
+        self.env
+            .resolver
+            .check(agent, account.trim())
+            .map_err(KernelError::BadRequest)
     }
 
     /// Sends a message into the running turn, or queues it.
@@ -92,6 +114,9 @@ impl Loom {
             Some(key) => {
                 let runner = self.runner(key).await?;
                 checked_workdir(Path::new(&runner.record().workdir))?;
+                if let Some(account) = &request.account {
+                    self.check_account(&runner.record().agent, account)?;
+                }
                 runner
             }
             None => {
@@ -100,11 +125,15 @@ impl Loom {
                 if !driver.capabilities().tui {
                     return Err(KernelError::NoTui(agent.to_string()));
                 }
+                if let Some(account) = &request.account {
+                    self.check_account(agent, account)?;
+                }
                 self.new_session_with(
                     driver,
                     &PromptRequest {
                         workdir: request.workdir.clone(),
                         model: request.model.clone(),
+                        account: request.account.clone(),
                         ..Default::default()
                     },
                 )?
@@ -113,15 +142,22 @@ impl Loom {
         let record = runner.record();
         let driver = self.driver(&record.agent)?;
         let task_id = new_task_id();
-        let spec = runner.open_terminal(task_id.clone(), caller.env.clone(), |input| {
-            driver
-                .tui(input)
-                .ok_or_else(|| KernelError::NoTui(record.agent.clone()))
-        })?;
+        let (spec, base_env) = runner.open_terminal(
+            task_id.clone(),
+            caller.env.clone(),
+            request.account.clone(),
+            |input| {
+                driver
+                    .tui(input)
+                    .ok_or_else(|| KernelError::NoTui(record.agent.clone()))
+            },
+        )?;
         Ok(TerminalOpened {
             session_key: record.session_key,
             task_id,
             spec,
+            base_env: base_env
+                .map(|env| Arc::new(weft_protocol::ClientEnv(env.into_iter().collect()))),
         })
     }
 

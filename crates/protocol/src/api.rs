@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use crate::account::AddAccountRequest;
 use crate::error::WireError;
 use crate::patch::PatchEvent;
 use crate::snapshot::{InteractionKind, Question};
@@ -327,6 +328,36 @@ pub enum ClientRequest {
         /// `IP:PORT`; port 0 picks a free one.
         addr: String,
     },
+    /// Answered by `AccountInfo`s (never a secret).
+    ListAccounts {},
+    /// Add an account; a secret value is accepted over the Unix socket only. Answered
+    /// by its `AccountInfo`.
+    AddAccount(AddAccountRequest),
+    /// Rename an account. Answered by its `AccountInfo`.
+    RenameAccount {
+        /// The account.
+        id: String,
+        /// Its new name.
+        label: String,
+    },
+    /// Remove an account: its record, its secret in the OS secret store, and (with
+    /// `deleteHome`) its home folder. Answered by `null`.
+    RemoveAccount {
+        /// The account.
+        id: String,
+        /// Also delete the account's home folder (its login, its transcripts).
+        delete_home: bool,
+    },
+    /// Check that an account can be used now. Answered by `AccountTest`.
+    TestAccount {
+        /// The account.
+        id: String,
+    },
+    /// Usage per account per day, newest first. Answered by `AccountUsageDay`s.
+    AccountUsage {
+        /// Only this account.
+        id: Option<String>,
+    },
 }
 
 impl ClientRequest {
@@ -347,7 +378,9 @@ impl ClientRequest {
             | ClientRequest::ListEffort { .. }
             | ClientRequest::ListTools {}
             | ClientRequest::ListSkills { .. }
-            | ClientRequest::DaemonStatus {} => Scope::Read,
+            | ClientRequest::DaemonStatus {}
+            | ClientRequest::ListAccounts {}
+            | ClientRequest::AccountUsage { .. } => Scope::Read,
             ClientRequest::Prompt(_)
             | ClientRequest::Stop { .. }
             | ClientRequest::Steer { .. }
@@ -362,7 +395,11 @@ impl ClientRequest {
             | ClientRequest::ResizeTerminal { .. }
             | ClientRequest::CloseTerminal { .. }
             | ClientRequest::DaemonStop {}
-            | ClientRequest::Listen { .. } => Scope::Control,
+            | ClientRequest::Listen { .. }
+            | ClientRequest::AddAccount(_)
+            | ClientRequest::RenameAccount { .. }
+            | ClientRequest::RemoveAccount { .. }
+            | ClientRequest::TestAccount { .. } => Scope::Control,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! fields, string ids, timestamps as integer milliseconds since the epoch.
 #![deny(missing_docs)]
 
+mod account;
 mod accumulate;
 mod api;
 mod error;
@@ -19,6 +20,10 @@ mod patch;
 mod snapshot;
 mod wire;
 
+pub use account::{
+    AccountInfo, AccountTest, AccountUsageDay, AddAccountRequest, LimitWindow, SecretInput,
+    SecretSource, SecretText,
+};
 pub use accumulate::{Accumulator, ACTIVITY_LINES};
 pub use api::{
     frame_kind, AnswerRequest, ClientEnv, ClientMessage, ClientRequest, DaemonStatus, Hello,

@@ -25,6 +25,10 @@ pub struct PromptRequest {
     pub effort: Option<String>,
     /// Paths of files to attach.
     pub attachments: Vec<String>,
+    /// The account to run this turn (and the session's next ones) on; absent: the
+    /// session's account, else the agent's own login (ambient).
+    #[ts(optional = nullable)]
+    pub account: Option<String>,
 }
 
 /// Reply to [`PromptRequest`].
@@ -53,6 +57,9 @@ pub struct OpenTerminalRequest {
     pub cols: Option<u16>,
     /// The terminal's height in rows (default 24).
     pub rows: Option<u16>,
+    /// The account to run it on (as [`PromptRequest::account`]).
+    #[ts(optional = nullable)]
+    pub account: Option<String>,
 }
 
 /// How an interaction is answered.
@@ -229,6 +236,10 @@ pub struct SessionInfo {
     pub model: Option<String>,
     /// The phase of its latest turn.
     pub phase: Phase,
+    /// The account its turns run on (none: the agent's own login).
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub account: Option<String>,
     /// How many turns it has had.
     pub turns: u32,
     /// Created (ms since the epoch).
@@ -301,6 +312,9 @@ pub struct SessionRecord {
     pub created_at: i64,
     /// Last changed (ms since the epoch).
     pub updated_at: i64,
+    /// The account its turns run on (none: the agent's own login).
+    #[serde(default)]
+    pub account: Option<String>,
 }
 
 impl SessionRecord {
@@ -314,6 +328,7 @@ impl SessionRecord {
             workdir: self.workdir.clone(),
             model: self.model.clone(),
             phase,
+            account: self.account.clone(),
             turns,
             created_at: self.created_at,
             updated_at: self.updated_at,

@@ -40,6 +40,7 @@
 //!   database from a newer Weft is refused rather than misread.
 #![deny(missing_docs)]
 
+pub mod accounts;
 mod fts;
 mod owner;
 mod reads;

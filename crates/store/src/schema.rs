@@ -32,6 +32,10 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   and when; a row without an outcome is pending. `agent_processes`: the process
 ///   groups the kernel service started (leader pid and its start time in clock ticks),
 ///   so the next start can end what a crashed one left.
+/// - (accounts) `sessions.account`: the account a session's turns run on. `accounts`:
+///   one row per account, its public record as `AccountInfo` JSON (never a secret: those
+///   live in the OS secret store). `account_usage`: tokens and cost per account per UTC
+///   day.
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -95,6 +99,32 @@ CREATE TABLE agent_processes (
     start_ticks INTEGER NOT NULL,
     started_at  INTEGER NOT NULL,
     PRIMARY KEY (pid, start_ticks)
+) WITHOUT ROWID;
+"#,
+    r#"
+ALTER TABLE sessions ADD COLUMN account TEXT;
+
+CREATE TABLE accounts (
+    id          TEXT PRIMARY KEY NOT NULL,
+    agent       TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    label       TEXT NOT NULL,
+    record      TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE account_usage (
+    account_id         TEXT NOT NULL,
+    day                TEXT NOT NULL,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd           REAL NOT NULL DEFAULT 0,
+    unpriced_turns     INTEGER NOT NULL DEFAULT 0,
+    turns              INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, day)
 ) WITHOUT ROWID;
 "#,
 ];

@@ -303,13 +303,13 @@ impl Writer {
 fn upsert_session(conn: &Connection, r: &SessionRecord) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO sessions
-             (session_key, agent, session_id, workdir, title, model, effort, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             (session_key, agent, session_id, workdir, title, model, effort, created_at, updated_at, account)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (session_key) DO UPDATE SET
              agent = excluded.agent, session_id = excluded.session_id,
              workdir = excluded.workdir, title = excluded.title, model = excluded.model,
              effort = excluded.effort, created_at = excluded.created_at,
-             updated_at = excluded.updated_at",
+             updated_at = excluded.updated_at, account = excluded.account",
     )?
     .execute(params![
         r.session_key,
@@ -320,7 +320,8 @@ fn upsert_session(conn: &Connection, r: &SessionRecord) -> rusqlite::Result<()> 
         r.model,
         r.effort,
         r.created_at,
-        r.updated_at
+        r.updated_at,
+        r.account
     ])?;
     Ok(())
 }

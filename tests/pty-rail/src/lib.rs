@@ -20,8 +20,11 @@ pub const WAIT: Duration = Duration::from_secs(60);
 pub struct FixedEnv(pub Vec<(String, String)>);
 
 impl ModelResolver for FixedEnv {
-    fn resolve(&self, _input: &AgentTurnInput) -> Vec<(String, String)> {
-        self.0.clone()
+    fn resolve(&self, _input: &AgentTurnInput) -> Result<weft_kernel::ports::SpawnAccount, String> {
+        Ok(weft_kernel::ports::SpawnAccount {
+            env: self.0.clone(),
+            ..Default::default()
+        })
     }
 }
 

@@ -27,4 +27,8 @@ cols: number | null,
 /**
  * The terminal's height in rows (default 24).
  */
-rows: number | null, };
+rows: number | null, 
+/**
+ * The account to run it on (as [`PromptRequest::account`]).
+ */
+account?: string | null, };

@@ -31,4 +31,9 @@ effort: string | null,
 /**
  * Paths of files to attach.
  */
-attachments: Array<string>, };
+attachments: Array<string>, 
+/**
+ * The account to run this turn (and the session's next ones) on; absent: the
+ * session's account, else the agent's own login (ambient).
+ */
+account?: string | null, };

@@ -34,6 +34,10 @@ model: string | null,
  */
 phase: Phase, 
 /**
+ * The account its turns run on (none: the agent's own login).
+ */
+account?: string | null, 
+/**
  * How many turns it has had.
  */
 turns: number, 

@@ -1,3 +1,4 @@
+mod accounts;
 mod commands;
 mod crash;
 mod daemon;

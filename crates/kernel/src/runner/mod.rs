@@ -51,6 +51,9 @@ pub(crate) struct Task {
     pub terminal: bool,
     /// The environment of the client that sent it (see `AgentTurnInput::client_env`).
     pub client_env: Option<Arc<ClientEnv>>,
+    /// The account to switch the session to from this turn on (`ambient`: the agent's
+    /// own login); none: the session's.
+    pub account: Option<String>,
 }
 
 /// What a terminal turn's prompt reads as.
@@ -58,6 +61,8 @@ pub(crate) const TERMINAL_PROMPT: &str = "(the agent's own terminal)";
 
 struct Running {
     task_id: String,
+    /// The account the turn runs on, for folding its usage and limits into it.
+    account: Option<String>,
     terminal: bool,
     cancel: CancellationToken,
     steer: Option<mpsc::UnboundedSender<String>>,
@@ -234,8 +239,9 @@ impl SessionRunner {
         &self,
         task_id: String,
         client_env: Option<Arc<ClientEnv>>,
+        account: Option<String>,
         spec_for: impl FnOnce(&AgentTurnInput) -> Result<crate::driver::TuiSpec, KernelError>,
-    ) -> Result<crate::driver::TuiSpec, KernelError> {
+    ) -> Result<(crate::driver::TuiSpec, Option<Vec<(String, String)>>), KernelError> {
         let mut st = self.shared.state.lock();
         if st.running.is_some() || !st.queue.is_empty() {
             return Err(KernelError::Busy(
@@ -251,9 +257,28 @@ impl SessionRunner {
             steer: false,
             terminal: true,
             client_env,
+            account,
         };
-        let input = self.shared.input_for(&st, &task);
+        let mut input = self.shared.input_for(&st, &task);
+        if let Some(a) = &task.account {
+            input.account = crate::runner::chosen(a);
+        }
+        let spawn = self
+            .shared
+            .env
+            .resolver
+            .resolve(&input)
+            .map_err(KernelError::BadRequest)?;
+        input.env = spawn.env;
+        input.extra_args.extend(spawn.extra_args);
+        input.isolated = spawn.isolated;
         let spec = spec_for(&input)?;
+        if task.account.is_some() {
+            st.record.account = input.account.clone();
+        }
+        let base_env = input
+            .isolated
+            .then(|| input.base_env().into_iter().collect());
         if let Some(id) = &spec.session_id {
             st.record.session_id = Some(id.clone());
             self.shared
@@ -261,7 +286,7 @@ impl SessionRunner {
         }
         drop(st);
         self.enqueue(task);
-        Ok(spec)
+        Ok((spec, base_env))
     }
 
     pub fn steer(
@@ -309,6 +334,7 @@ impl SessionRunner {
             steer: true,
             terminal: false,
             client_env,
+            account: None,
         });
         SteerOutcome::Queued
     }
@@ -377,6 +403,12 @@ fn queued_list(queue: &VecDeque<Task>) -> Vec<QueuedPrompt> {
         .collect()
 }
 
+/// The account a request names, as a session records it (`ambient`: none).
+pub(crate) fn chosen(account: &str) -> Option<String> {
+    let a = account.trim();
+    (!a.is_empty() && a != crate::ports::AMBIENT).then(|| a.to_string())
+}
+
 fn title_from(prompt: &str) -> String {
     let line = prompt.trim().lines().next().unwrap_or_default().trim();
     if line.chars().count() > TITLE_CHARS {
@@ -433,6 +465,9 @@ impl Shared {
         if task.effort.is_some() {
             st.record.effort = task.effort.clone();
         }
+        if let Some(a) = &task.account {
+            st.record.account = chosen(a);
+        }
         st.record.updated_at = now;
         let fresh = UniversalSnapshot {
             phase: Phase::Streaming,
@@ -460,6 +495,7 @@ impl Shared {
         let cancel = CancellationToken::new();
         st.running = Some(Running {
             task_id: task.task_id.clone(),
+            account: st.record.account.clone(),
             terminal: task.terminal,
             cancel: cancel.clone(),
             steer: None,
@@ -521,16 +557,31 @@ impl Shared {
             attachments: task.attachments.clone(),
             state_dir: self.env.state_dir.clone(),
             client_env: task.client_env.clone(),
+            account: st.record.account.clone(),
             ..Default::default()
         };
-        input.env = self.env.resolver.resolve(&input);
         input.system_prompt = self.env.prompt_builder.build(&input);
         input
     }
 
     async fn work(self: Arc<Self>) {
-        while let Some((input, cancel, terminal)) = self.start_next() {
+        while let Some((mut input, cancel, terminal)) = self.start_next() {
             let task_id = input.task_id.clone();
+            // Resolved outside the state lock: it may ask the OS secret store or run
+            // the account's secret command.
+            let refused = match self.env.resolver.resolve(&input) {
+                Ok(spawn) => {
+                    input.env = spawn.env;
+                    input.extra_args.extend(spawn.extra_args);
+                    input.isolated = spawn.isolated;
+                    None
+                }
+                Err(e) => Some(e),
+            };
+            if let Some(e) = refused {
+                self.finish(&task_id, Some(DriverResult::failed(e)), false);
+                continue;
+            }
             let sink = Arc::new(RunnerSink {
                 shared: self.clone(),
                 task_id: task_id.clone(),
@@ -638,6 +689,9 @@ impl Shared {
         self.cancel_pending(&mut st, "the turn ended");
         let patch = st.acc.finish(error, incomplete, now);
         self.publish(&mut st, patch);
+        if let Some(account) = st.running.as_ref().and_then(|r| r.account.clone()) {
+            self.env.resolver.turn_finished(&account, st.acc.snapshot());
+        }
         st.running = None;
         st.record.updated_at = now;
         self.persist(
@@ -676,6 +730,9 @@ impl TurnSink for RunnerSink {
             "event",
             shared.env.store.append_event(&self.task_id, &event),
         );
+        if let Some(account) = st.running.as_ref().and_then(|r| r.account.as_deref()) {
+            shared.env.resolver.observe(account, &event);
+        }
         if let DriverEvent::Session { session_id, .. } = &event {
             if st.record.session_id.as_ref() != Some(session_id) {
                 st.record.session_id = Some(session_id.clone());

@@ -42,6 +42,10 @@ fn export_all(dir: &Path) {
         DaemonStatus,
         Listening,
         TerminalAttached,
+        AccountInfo,
+        AccountTest,
+        AccountUsageDay,
+        AddAccountRequest,
     );
 }
 

@@ -37,6 +37,7 @@ pub fn record(key: &str, workdir: &str, updated_at: i64) -> SessionRecord {
         effort: None,
         created_at: 1_000,
         updated_at,
+        account: None,
     }
 }
 

@@ -19,8 +19,11 @@ use super::{Behaviour, Harness, ScriptedModel, TURN_TIMEOUT};
 pub(crate) struct FixedEnv(Vec<(String, String)>);
 
 impl ModelResolver for FixedEnv {
-    fn resolve(&self, _input: &AgentTurnInput) -> Vec<(String, String)> {
-        self.0.clone()
+    fn resolve(&self, _input: &AgentTurnInput) -> Result<weft_kernel::ports::SpawnAccount, String> {
+        Ok(weft_kernel::ports::SpawnAccount {
+            env: self.0.clone(),
+            ..Default::default()
+        })
     }
 }
 

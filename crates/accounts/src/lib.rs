@@ -1,0 +1,434 @@
+//! Accounts: several identities per agent, one per session, injected per spawn.
+//!
+//! An account belongs to one agent and has a kind ([`kinds`]). Its public record
+//! (label, agent, kind, home folder, endpoint, public variables, last seen limits)
+//! lives in SQLite (`weft_store::accounts`); its secret lives in the OS secret store
+//! ([`secret::SecretServiceStore`]), in a variable of the daemon's environment, or
+//! behind a command — never in a file Weft writes, the database, a log, an event, a
+//! snapshot or an argument list.
+//!
+//! [`Accounts`] is the kernel's `ModelResolver` port: for a turn on an account it
+//! returns an isolated spawn (a cleared environment plus the kernel's allow-list) with
+//! that account's variables and arguments. Every driver reads its spawn environment
+//! through `AgentTurnInput::spawn_env`, and the PTY rail starts from the same
+//! allow-listed base, so the structured rail, the agent's own terminal and any driver to
+//! come get the account the same way. The daemon's own environment is never changed.
+//!
+//! Hazards: a login home belongs to one account; two sessions on it share it (the
+//! CLI's own contract), and Weft never copies or symlinks a credentials file. A secret
+//! service that is missing or locked fails the operation that needed it with a message
+//! that says what to do; no record is lost or half-written.
+
+pub mod kinds;
+pub mod limits;
+mod probe;
+pub mod secret;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use weft_kernel::ports::{ModelResolver, SpawnAccount};
+use weft_kernel::AgentTurnInput;
+use weft_protocol::{
+    AccountInfo, AccountTest, AccountUsageDay, AddAccountRequest, DriverEvent, SecretInput,
+    SecretSource, UniversalSnapshot,
+};
+use weft_store::accounts::AccountTable;
+
+pub use secret::{MemoryStore, Secret, SecretError, SecretServiceStore, SecretStore};
+
+/// Why an account operation failed: a sentence naming the account.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccountError {
+    /// No account has that id.
+    #[error("{0}")]
+    Unknown(String),
+    /// The request is wrong (kind, URL, secret, …).
+    #[error("{0}")]
+    Bad(String),
+    /// The secret store or the database failed.
+    #[error("{0}")]
+    Storage(String),
+}
+
+/// Every account, and what a spawn on one gets.
+pub struct Accounts {
+    table: AccountTable,
+    secrets: Arc<dyn SecretStore>,
+    state_dir: PathBuf,
+}
+
+impl std::fmt::Debug for Accounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Accounts")
+            .field("state_dir", &self.state_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> i64 {
+    weft_kernel::now_ms()
+}
+
+fn storage(e: impl std::fmt::Display) -> AccountError {
+    AccountError::Storage(e.to_string())
+}
+
+/// A variable name as a shell would take it.
+fn valid_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl Accounts {
+    /// Accounts of the database at `db`, with secrets in `secrets`; login homes go
+    /// under `state_dir/homes`.
+    pub fn open(
+        state_dir: &Path,
+        db: &Path,
+        secrets: Arc<dyn SecretStore>,
+    ) -> Result<Self, AccountError> {
+        Ok(Self {
+            table: AccountTable::open(db).map_err(storage)?,
+            secrets,
+            state_dir: state_dir.to_path_buf(),
+        })
+    }
+
+    /// Every account, oldest first.
+    pub fn list(&self) -> Result<Vec<AccountInfo>, AccountError> {
+        self.table.list().map_err(storage)
+    }
+
+    /// One account, or an error naming the id.
+    pub fn get(&self, id: &str) -> Result<AccountInfo, AccountError> {
+        self.table.get(id).map_err(storage)?.ok_or_else(|| {
+            AccountError::Unknown(format!(
+                "unknown account `{id}` (`weft accounts list` shows them)"
+            ))
+        })
+    }
+
+    /// Adds an account. A secret value goes to the secret store first: if that fails,
+    /// nothing is recorded.
+    pub fn add(&self, request: AddAccountRequest) -> Result<AccountInfo, AccountError> {
+        let bad = AccountError::Bad;
+        let agent = request.agent.trim().to_string();
+        let kind = request.kind.trim().to_string();
+        let rules = kinds::rules(&agent, &kind).map_err(bad)?;
+        let label = request.label.trim().to_string();
+        if label.is_empty() {
+            return Err(bad("an account needs a label (--label)".into()));
+        }
+        let base_url = match (rules.base_url, request.base_url.as_deref()) {
+            (kinds::Need::No, Some(_)) => {
+                return Err(bad(format!("a {agent} `{kind}` account takes no base URL")))
+            }
+            (kinds::Need::Required, None) => {
+                return Err(bad(format!(
+                    "a {agent} `{kind}` account needs a base URL (--base-url)"
+                )))
+            }
+            (_, Some(u)) => Some(kinds::check_base_url(u).map_err(bad)?),
+            (_, None) => None,
+        };
+        if let Some(p) = &request.protocol {
+            const PROTOCOLS: &[&str] = &[
+                "anthropic-messages",
+                "openai-responses",
+                "openai-chat",
+                "gemini",
+            ];
+            if !PROTOCOLS.contains(&p.as_str()) {
+                return Err(bad(format!(
+                    "`{p}` is not a protocol; use one of {}",
+                    PROTOCOLS.join(", ")
+                )));
+            }
+        }
+        for name in request.env.keys() {
+            if !valid_var_name(name) {
+                return Err(bad(format!("`{name}` is not a variable name")));
+            }
+        }
+        let id = format!("acct-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let secret_source = match (&request.secret, rules.secret) {
+            (Some(_), kinds::Need::No) => {
+                return Err(bad(format!(
+                    "a {agent} `{kind}` account takes no secret (it logs in with `weft accounts login`)"
+                )))
+            }
+            (None, kinds::Need::Required) => {
+                return Err(bad(format!(
+                    "a {agent} `{kind}` account needs a secret: --secret-stdin, --secret-env NAME \
+                     or --secret-command CMD"
+                )))
+            }
+            (None, _) => SecretSource::None,
+            (Some(SecretInput::Env { name }), _) => {
+                if !valid_var_name(name) {
+                    return Err(bad(format!("`{name}` is not a variable name")));
+                }
+                SecretSource::Env { name: name.clone() }
+            }
+            (Some(SecretInput::Command { command }), _) => {
+                if command.trim().is_empty() {
+                    return Err(bad("the secret command is empty".into()));
+                }
+                SecretSource::Command {
+                    command: command.clone(),
+                }
+            }
+            (Some(SecretInput::Value { value }), _) => {
+                let secret = Secret::new(value.0.trim().to_string());
+                if secret.is_blank() {
+                    return Err(bad("the secret is empty".into()));
+                }
+                self.secrets.set(&id, &secret).map_err(storage)?;
+                SecretSource::Store
+            }
+        };
+        let home_dir = rules.login.then(|| {
+            kinds::home_for(&self.state_dir, &agent, &id)
+                .to_string_lossy()
+                .into_owned()
+        });
+        if let Some(home) = &home_dir {
+            make_private_dir(Path::new(home)).map_err(storage)?;
+        }
+        let now = now_ms();
+        let account = AccountInfo {
+            id: id.clone(),
+            agent,
+            kind,
+            label,
+            home_dir,
+            base_url,
+            protocol: request.protocol,
+            models: request.models,
+            env: request.env,
+            secret: secret_source,
+            limits: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        };
+        if let Err(e) = self.table.put(&account) {
+            if account.secret == SecretSource::Store {
+                let _ = self.secrets.delete(&id);
+            }
+            return Err(storage(e));
+        }
+        Ok(account)
+    }
+
+    /// Renames an account.
+    pub fn rename(&self, id: &str, label: &str) -> Result<AccountInfo, AccountError> {
+        let label = label.trim();
+        if label.is_empty() {
+            return Err(AccountError::Bad("the new label is empty".into()));
+        }
+        let mut account = self.get(id)?;
+        account.label = label.to_string();
+        account.updated_at = now_ms();
+        self.table.put(&account).map_err(storage)?;
+        Ok(account)
+    }
+
+    /// Removes an account: its secret first (a secret store that cannot be reached
+    /// keeps the record, so the secret is never orphaned unseen), then its record, then
+    /// its home folder when asked.
+    pub fn remove(&self, id: &str, delete_home: bool) -> Result<(), AccountError> {
+        let account = self.get(id)?;
+        if account.secret == SecretSource::Store {
+            self.secrets.delete(id).map_err(|e| {
+                AccountError::Storage(format!("account `{id}` ({}) was kept: {e}", account.label))
+            })?;
+        }
+        self.table.delete(id).map_err(storage)?;
+        if delete_home {
+            if let Some(home) = &account.home_dir {
+                let home = Path::new(home);
+                // Only ever a folder Weft made for this account.
+                if home.starts_with(self.state_dir.join("homes")) && home.ends_with(id) {
+                    let _ = std::fs::remove_dir_all(home);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Usage per day, newest first.
+    pub fn usage(&self, id: Option<&str>) -> Result<Vec<AccountUsageDay>, AccountError> {
+        self.table.usage(id).map_err(storage)
+    }
+
+    /// The account's secret, from wherever it is kept. Errors name the account.
+    pub fn secret_of(&self, account: &AccountInfo) -> Result<Option<Secret>, String> {
+        let who = format!("account `{}` ({})", account.id, account.label);
+        match &account.secret {
+            SecretSource::None => Ok(None),
+            SecretSource::Store => match self.secrets.get(&account.id) {
+                Ok(Some(s)) => Ok(Some(s)),
+                Ok(None) => Err(format!(
+                    "{who}: its secret is gone from the OS secret store; remove the account \
+                     and add it again"
+                )),
+                Err(e) => Err(format!("{who}: {e}")),
+            },
+            SecretSource::Env { name } => match std::env::var(name) {
+                Ok(v) if !v.trim().is_empty() => Ok(Some(Secret::new(v.trim().to_string()))),
+                _ => Err(format!(
+                    "{who}: its secret comes from ${name}, which the Weft daemon's environment \
+                     does not set (stop the daemon and start it where ${name} is set)"
+                )),
+            },
+            SecretSource::Command { .. } => {
+                let SecretSource::Command { command } = &account.secret else {
+                    return Ok(None);
+                };
+                secret::from_command(command)
+                    .map(Some)
+                    .map_err(|e| format!("{who}: {e}"))
+            }
+        }
+    }
+
+    /// Whether a login account's home holds a login, in the CLI's own files (never
+    /// read beyond "is it there, has it expired").
+    fn login_state(&self, account: &AccountInfo) -> Result<(), String> {
+        let who = format!("account `{}` ({})", account.id, account.label);
+        let Some(home) = account.home_dir.as_deref().map(Path::new) else {
+            return Err(format!("{who} has no home folder"));
+        };
+        let login = format!("log in with `weft accounts login {}`", account.id);
+        match account.agent.as_str() {
+            "claude" => {
+                let file = home.join(".credentials.json");
+                let Ok(text) = std::fs::read_to_string(&file) else {
+                    return Err(format!("{who} is not logged in: {login}"));
+                };
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                let oauth = &v["claudeAiOauth"];
+                if oauth.is_null() {
+                    return Err(format!("{who} is not logged in: {login}"));
+                }
+                let expired = oauth["expiresAt"].as_i64().is_some_and(|t| t < now_ms());
+                let refresh = oauth["refreshToken"]
+                    .as_str()
+                    .is_some_and(|t| !t.is_empty());
+                if expired && !refresh {
+                    return Err(format!("{who}: its login has expired: {login}"));
+                }
+                Ok(())
+            }
+            "codex" if !home.join("auth.json").is_file() => {
+                Err(format!("{who} is not logged in: {login}"))
+            }
+            "gemini" if !home.join(".gemini").join("oauth_creds.json").is_file() => {
+                Err(format!("{who} is not logged in: {login}"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks that `id` can run a turn of `agent` now.
+    pub fn usable(&self, agent: &str, id: &str) -> Result<AccountInfo, String> {
+        let account = self.get(id).map_err(|e| e.to_string())?;
+        if account.agent != agent {
+            return Err(format!(
+                "account `{id}` ({}) is a {} account; this session runs {agent}",
+                account.label, account.agent
+            ));
+        }
+        if account.kind == "login" {
+            self.login_state(&account)?;
+        } else {
+            self.secret_of(&account)?;
+        }
+        Ok(account)
+    }
+
+    /// Tests an account: its secret is there and its endpoint takes it, or its login
+    /// is there (see `probe`).
+    pub async fn test(&self, id: &str) -> Result<AccountTest, AccountError> {
+        let account = self.get(id)?;
+        Ok(probe::test(self, &account).await)
+    }
+
+    /// Folds limit windows into the account's record.
+    pub fn record_limits(&self, id: &str, windows: Vec<weft_protocol::LimitWindow>) {
+        let Ok(Some(mut account)) = self.table.get(id) else {
+            return;
+        };
+        for w in windows {
+            match account.limits.iter_mut().find(|l| l.window == w.window) {
+                Some(l) => *l = w,
+                None => account.limits.push(w),
+            }
+        }
+        if let Err(e) = self.table.put(&account) {
+            tracing::warn!(account = %id, "cannot record its limits: {e}");
+        }
+    }
+}
+
+fn make_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+}
+
+/// The config folder the client's environment names for `agent`.
+fn ambient_home(input: &AgentTurnInput, agent: &str) -> Option<String> {
+    let name = kinds::home_var(agent);
+    let value = match &input.client_env {
+        Some(env) => env.0.get(name).cloned(),
+        None => std::env::var(name).ok(),
+    };
+    value.filter(|v| !v.trim().is_empty())
+}
+
+impl ModelResolver for Accounts {
+    fn check(&self, agent: &str, account: &str) -> Result<(), String> {
+        self.usable(agent, account).map(|_| ())
+    }
+
+    fn resolve(&self, input: &AgentTurnInput) -> Result<SpawnAccount, String> {
+        let Some(id) = &input.account else {
+            return Ok(SpawnAccount::default());
+        };
+        let agent = weft_protocol::split_session_key(&input.session_key)
+            .map(|(a, _)| a.to_string())
+            .unwrap_or_default();
+        let account = self.usable(&agent, id)?;
+        let secret = self.secret_of(&account)?;
+        let (env, extra_args) =
+            kinds::inject(&account, secret.as_ref(), ambient_home(input, &agent));
+        Ok(SpawnAccount {
+            env,
+            extra_args,
+            isolated: true,
+        })
+    }
+
+    fn observe(&self, account: &str, event: &DriverEvent) {
+        if let Some(windows) = limits::from_event(event, now_ms()) {
+            self.record_limits(account, windows);
+        }
+    }
+
+    fn turn_finished(&self, account: &str, snapshot: &UniversalSnapshot) {
+        if let Some((day, delta)) = limits::usage_of(snapshot) {
+            if let Err(e) = self.table.add_usage(account, &day, &delta) {
+                tracing::warn!(account = %account, "cannot record its usage: {e}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

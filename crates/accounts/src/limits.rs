@@ -1,0 +1,60 @@
+//! An account's limit windows and its usage per day.
+//!
+//! Usage is folded in when a turn on the account ends: its tokens, and its cost when
+//! the agent reported one (Claude's `total_cost_usd`). A turn whose agent reported no
+//! cost counts as unpriced — shown as unknown, never as $0.
+
+use weft_protocol::{DriverEvent, LimitWindow, UniversalSnapshot};
+use weft_store::accounts::UsageDelta;
+
+/// Limit windows an event reports, if it reports any. No driver event carries an
+/// agent's limit signals yet (Claude's `rate_limit_event`, Codex's
+/// `account/rateLimits/updated`, Gemini's 429): this is where they will be folded in.
+pub fn from_event(event: &DriverEvent, _now: i64) -> Option<Vec<LimitWindow>> {
+    let _ = event;
+    None
+}
+
+/// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.
+pub fn day_of(ms: i64) -> String {
+    // Civil-from-days (Howard Hinnant's algorithm): no date crate for one conversion.
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// What a finished turn adds to its account's day.
+pub fn usage_of(snapshot: &UniversalSnapshot) -> Option<(String, UsageDelta)> {
+    let usage = snapshot.usage.as_ref()?;
+    Some((
+        day_of(snapshot.updated_at),
+        UsageDelta {
+            input_tokens: usage.input_tokens.unwrap_or(0),
+            output_tokens: usage.output_tokens.unwrap_or(0),
+            cache_read_tokens: usage.cached_input_tokens.unwrap_or(0),
+            cache_write_tokens: 0,
+            cost_usd: usage.cost_usd,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc_dates() {
+        assert_eq!(day_of(0), "1970-01-01");
+        assert_eq!(day_of(1_796_083_200_000), "2026-12-01");
+        assert_eq!(day_of(951_782_400_000), "2000-02-29");
+    }
+}

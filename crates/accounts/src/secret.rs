@@ -1,0 +1,254 @@
+//! Secret values and where they are kept.
+//!
+//! A [`Secret`] zeroes its memory when dropped and never shows itself: `Debug` and
+//! `Serialize` both print `***`, so a secret that ends up in a log line, an event or a
+//! JSON reply by mistake shows as that. The value leaves only through
+//! [`Secret::expose`], which the injection code calls to put it into one spawn's
+//! environment.
+//!
+//! Secrets are kept in the OS secret store ([`SecretServiceStore`]: the Secret Service
+//! over D-Bus on Linux, one entry per account under service `weft`). There is no
+//! clear-text fallback: without a secret service, an account takes its secret from a
+//! variable of the daemon's environment or from a command instead (see
+//! [`crate::SecretSource`]), and adding a stored secret fails with a message that says
+//! so.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use wait_timeout::ChildExt;
+use zeroize::Zeroizing;
+
+/// The keyring service every entry of Weft's is filed under.
+pub const SERVICE: &str = "weft";
+
+/// A secret value: zeroed on drop, `***` when printed or serialized.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Zeroizing<String>);
+
+impl Secret {
+    /// Wraps a value (the caller's copy should be dropped soon after).
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(Zeroizing::new(value.into()))
+    }
+
+    /// The value, for one spawn's environment.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// True when it holds nothing but whitespace.
+    pub fn is_blank(&self) -> bool {
+        self.0.trim().is_empty()
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl serde::Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("***")
+    }
+}
+
+/// Why a secret could not be read or kept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// No secret service answers, or it is locked.
+    #[error(
+        "the OS secret store is not available ({0}); start and unlock a Secret Service \
+         (GNOME Keyring, KeePassXC), or give the account its secret with --secret-env NAME \
+         or --secret-command CMD"
+    )]
+    Unavailable(String),
+    /// Anything else the store said.
+    #[error("the OS secret store failed: {0}")]
+    Failed(String),
+}
+
+/// Where secrets are kept, one entry per account id.
+pub trait SecretStore: Send + Sync {
+    /// The account's secret, if one is kept.
+    fn get(&self, id: &str) -> Result<Option<Secret>, SecretError>;
+    /// Keeps `secret` for the account (replacing any).
+    fn set(&self, id: &str, secret: &Secret) -> Result<(), SecretError>;
+    /// Forgets the account's secret (nothing kept is not an error).
+    fn delete(&self, id: &str) -> Result<(), SecretError>;
+}
+
+/// The Secret Service (GNOME Keyring, KeePassXC, KWallet's bridge) over D-Bus.
+#[derive(Debug, Default)]
+pub struct SecretServiceStore;
+
+fn entry(id: &str) -> Result<keyring::Entry, SecretError> {
+    keyring::Entry::new(SERVICE, id).map_err(map_err)
+}
+
+fn map_err(e: keyring::Error) -> SecretError {
+    match e {
+        keyring::Error::PlatformFailure(inner) | keyring::Error::NoStorageAccess(inner) => {
+            SecretError::Unavailable(inner.to_string())
+        }
+        other => SecretError::Failed(other.to_string()),
+    }
+}
+
+impl SecretStore for SecretServiceStore {
+    fn get(&self, id: &str) -> Result<Option<Secret>, SecretError> {
+        match entry(id)?.get_password() {
+            Ok(v) => Ok(Some(Secret::new(v))),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(map_err(e)),
+        }
+    }
+
+    fn set(&self, id: &str, secret: &Secret) -> Result<(), SecretError> {
+        entry(id)?.set_password(secret.expose()).map_err(map_err)
+    }
+
+    fn delete(&self, id: &str) -> Result<(), SecretError> {
+        match entry(id)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(map_err(e)),
+        }
+    }
+}
+
+/// A store in memory, for unit tests: it can be made unavailable to see what a locked
+/// or missing secret service does.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    entries: Mutex<std::collections::BTreeMap<String, Secret>>,
+    unavailable: std::sync::atomic::AtomicBool,
+}
+
+impl MemoryStore {
+    /// Makes every call fail as a locked secret service does (or not).
+    pub fn set_unavailable(&self, yes: bool) {
+        self.unavailable
+            .store(yes, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn check(&self) -> Result<(), SecretError> {
+        if self.unavailable.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(SecretError::Unavailable("the collection is locked".into()));
+        }
+        Ok(())
+    }
+
+    /// How many secrets it holds.
+    pub fn len(&self) -> usize {
+        self.entries.lock().len()
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl SecretStore for MemoryStore {
+    fn get(&self, id: &str) -> Result<Option<Secret>, SecretError> {
+        self.check()?;
+        Ok(self.entries.lock().get(id).cloned())
+    }
+
+    fn set(&self, id: &str, secret: &Secret) -> Result<(), SecretError> {
+        self.check()?;
+        self.entries.lock().insert(id.to_string(), secret.clone());
+        Ok(())
+    }
+
+    fn delete(&self, id: &str) -> Result<(), SecretError> {
+        self.check()?;
+        self.entries.lock().remove(id);
+        Ok(())
+    }
+}
+
+/// How long a secret command may take.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Runs `command` with `/bin/sh -c` and takes its trimmed standard output as the
+/// secret (its standard error is dropped: a helper may print the value there too).
+pub fn from_command(command: &str) -> Result<Secret, String> {
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run its secret command: {e}"))?;
+    let mut out = Zeroizing::new(Vec::new());
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| "its secret command has no output".to_string())?;
+    let reader = std::thread::spawn(move || {
+        let mut buf = Zeroizing::new(Vec::new());
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let status = match child.wait_timeout(COMMAND_TIMEOUT) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "its secret command did not finish within {}s",
+                COMMAND_TIMEOUT.as_secs()
+            ));
+        }
+        Err(e) => return Err(format!("waiting for its secret command: {e}")),
+    };
+    if let Ok(buf) = reader.join() {
+        out = buf;
+    }
+    if !status.success() {
+        return Err(format!("its secret command failed ({status})"));
+    }
+    let text = String::from_utf8(out.to_vec())
+        .map_err(|_| "its secret command printed something that is not text".to_string())?;
+    let secret = Secret::new(text.trim().to_string());
+    drop(Zeroizing::new(text));
+    if secret.is_blank() {
+        return Err("its secret command printed nothing".into());
+    }
+    Ok(secret)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_never_shows_itself() {
+        let s = Secret::new("sk-very-secret");
+        assert_eq!(format!("{s:?}"), "***");
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"***\"");
+        assert_eq!(s.expose(), "sk-very-secret");
+    }
+
+    #[test]
+    fn a_command_gives_its_trimmed_output() {
+        assert_eq!(from_command("echo '  k-1  '").unwrap().expose(), "k-1");
+        assert!(from_command("exit 3").unwrap_err().contains("failed"));
+        assert!(from_command("true").unwrap_err().contains("nothing"));
+    }
+
+    #[test]
+    fn a_locked_memory_store_says_so() {
+        let store = MemoryStore::default();
+        store.set("a", &Secret::new("x")).unwrap();
+        store.set_unavailable(true);
+        let e = store.get("a").unwrap_err();
+        assert!(e.to_string().contains("--secret-env"), "{e}");
+    }
+}

@@ -1,0 +1,214 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use weft_kernel::ports::ModelResolver;
+use weft_kernel::AgentTurnInput;
+use weft_protocol::{AddAccountRequest, ClientEnv, SecretInput, SecretSource, SecretText};
+
+use super::*;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Arc<MemoryStore>,
+    accounts: Accounts,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::default());
+    let accounts = Accounts::open(dir.path(), &dir.path().join("weft.db"), store.clone()).unwrap();
+    Fixture {
+        _dir: dir,
+        store,
+        accounts,
+    }
+}
+
+fn key_request(agent: &str, kind: &str, secret: &str) -> AddAccountRequest {
+    AddAccountRequest {
+        agent: agent.into(),
+        kind: kind.into(),
+        label: format!("{agent} {kind}"),
+        secret: Some(SecretInput::Value {
+            value: SecretText(secret.into()),
+        }),
+        ..Default::default()
+    }
+}
+
+fn input(agent: &str, account: Option<&str>, client: &[(&str, &str)]) -> AgentTurnInput {
+    AgentTurnInput {
+        session_key: format!("{agent}:s1"),
+        account: account.map(str::to_string),
+        client_env: Some(Arc::new(ClientEnv(
+            client
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        ))),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_key_account_keeps_its_secret_in_the_store_only() {
+    let f = fixture();
+    let a = f
+        .accounts
+        .add(key_request("claude", "api-key", "sk-one"))
+        .unwrap();
+    assert_eq!(a.secret, SecretSource::Store);
+    assert_eq!(f.store.get(&a.id).unwrap().unwrap().expose(), "sk-one");
+    let listed = serde_json::to_string(&f.accounts.list().unwrap()).unwrap();
+    assert!(!listed.contains("sk-one"), "{listed}");
+    let spawn = f
+        .accounts
+        .resolve(&input(
+            "claude",
+            Some(&a.id),
+            &[("ANTHROPIC_API_KEY", "ambient")],
+        ))
+        .unwrap();
+    assert!(spawn.isolated);
+    assert!(spawn
+        .env
+        .contains(&("ANTHROPIC_API_KEY".into(), "sk-one".into())));
+    assert!(!format!("{spawn:?}").contains("sk-one"));
+}
+
+#[test]
+fn ambient_turns_get_nothing() {
+    let f = fixture();
+    let spawn = f.accounts.resolve(&input("claude", None, &[])).unwrap();
+    assert_eq!(spawn, SpawnAccount::default());
+}
+
+#[test]
+fn bad_input_is_refused_with_the_account_named() {
+    let f = fixture();
+    let a = f
+        .accounts
+        .add(key_request("claude", "api-key", "sk-1"))
+        .unwrap();
+    let e = f.accounts.check("claude", "acct-nope").unwrap_err();
+    assert!(e.contains("unknown account `acct-nope`"), "{e}");
+    let e = f.accounts.check("codex", &a.id).unwrap_err();
+    assert!(e.contains(&a.id) && e.contains("claude account"), "{e}");
+    f.store.delete(&a.id).unwrap();
+    let e = f.accounts.check("claude", &a.id).unwrap_err();
+    assert!(e.contains(&a.id) && e.contains("gone"), "{e}");
+    let mut r = key_request("codex", "endpoint", "k");
+    r.base_url = Some("::not a url".into());
+    let e = f.accounts.add(r).unwrap_err().to_string();
+    assert!(e.contains("not a URL"), "{e}");
+    let mut r = key_request("claude", "login", "k");
+    r.secret = None;
+    let login = f.accounts.add(r).unwrap();
+    let e = f.accounts.check("claude", &login.id).unwrap_err();
+    assert!(e.contains("not logged in") && e.contains(&login.id), "{e}");
+    let home = std::path::PathBuf::from(login.home_dir.clone().unwrap());
+    std::fs::write(
+        home.join(".credentials.json"),
+        r#"{"claudeAiOauth":{"accessToken":"x","expiresAt":1}}"#,
+    )
+    .unwrap();
+    let e = f.accounts.check("claude", &login.id).unwrap_err();
+    assert!(e.contains("expired"), "{e}");
+    assert!(f
+        .accounts
+        .add(key_request("claude", "api-key", "  "))
+        .is_err());
+    let mut r = key_request("claude", "api-key", "k");
+    r.secret = None;
+    assert!(f
+        .accounts
+        .add(r)
+        .unwrap_err()
+        .to_string()
+        .contains("needs a secret"));
+}
+
+#[test]
+fn a_locked_store_fails_clearly_and_loses_no_record() {
+    let f = fixture();
+    let a = f
+        .accounts
+        .add(key_request("claude", "api-key", "sk-1"))
+        .unwrap();
+    f.store.set_unavailable(true);
+    let e = f
+        .accounts
+        .add(key_request("claude", "api-key", "sk-2"))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("secret store is not available"),
+        "{e}"
+    );
+    let e = f.accounts.remove(&a.id, false).unwrap_err();
+    assert!(e.to_string().contains("was kept"), "{e}");
+    let e = f.accounts.check("claude", &a.id).unwrap_err();
+    assert!(e.contains("not available"), "{e}");
+    assert_eq!(f.accounts.list().unwrap().len(), 1);
+    f.store.set_unavailable(false);
+    assert_eq!(f.store.len(), 1);
+    f.accounts.remove(&a.id, false).unwrap();
+    assert!(f.accounts.list().unwrap().is_empty());
+    assert!(f.store.is_empty());
+}
+
+#[test]
+fn env_and_command_sources_are_read_at_spawn() {
+    let f = fixture();
+    let mut r = key_request("gemini", "api-key", "");
+    r.secret = Some(SecretInput::Command {
+        command: "printf g-key".into(),
+    });
+    let a = f.accounts.add(r).unwrap();
+    let spawn = f
+        .accounts
+        .resolve(&input("gemini", Some(&a.id), &[]))
+        .unwrap();
+    assert!(spawn
+        .env
+        .contains(&("GEMINI_API_KEY".into(), "g-key".into())));
+    let mut r = key_request("gemini", "api-key", "");
+    r.secret = Some(SecretInput::Env {
+        name: "WEFT_TEST_SURELY_UNSET_VAR".into(),
+    });
+    let b = f.accounts.add(r).unwrap();
+    let e = f.accounts.check("gemini", &b.id).unwrap_err();
+    assert!(e.contains("$WEFT_TEST_SURELY_UNSET_VAR"), "{e}");
+}
+
+#[test]
+fn key_kinds_keep_the_clients_config_folder_and_login_kinds_have_their_own() {
+    let f = fixture();
+    let a = f
+        .accounts
+        .add(key_request("codex", "api-key", "k"))
+        .unwrap();
+    let spawn = f
+        .accounts
+        .resolve(&input("codex", Some(&a.id), &[("CODEX_HOME", "/u/codex")]))
+        .unwrap();
+    assert!(spawn
+        .env
+        .contains(&("CODEX_HOME".into(), "/u/codex".into())));
+    let mut r = key_request("codex", "login", "");
+    r.secret = None;
+    let login = f.accounts.add(r).unwrap();
+    let home = login.home_dir.clone().unwrap();
+    assert!(home.ends_with(&login.id));
+    std::fs::write(std::path::Path::new(&home).join("auth.json"), "{}").unwrap();
+    let spawn = f
+        .accounts
+        .resolve(&input(
+            "codex",
+            Some(&login.id),
+            &[("CODEX_HOME", "/u/codex")],
+        ))
+        .unwrap();
+    assert!(spawn.env.contains(&("CODEX_HOME".into(), home.clone())));
+    f.accounts.remove(&login.id, true).unwrap();
+    assert!(!std::path::Path::new(&home).exists());
+}

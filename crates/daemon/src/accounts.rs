@@ -1,0 +1,71 @@
+//! The account verbs. Each may wait on the OS secret store (D-Bus) or run an
+//! account's secret command, so it runs on a blocking thread, never on the runtime's.
+
+use std::sync::Arc;
+
+use weft_accounts::{AccountError, Accounts};
+use weft_protocol::{ClientRequest, ErrorCode, SecretInput, WireError};
+
+use crate::api::Reply;
+use crate::conn::{Conn, Transport};
+
+fn wire(e: AccountError) -> WireError {
+    let code = match e {
+        AccountError::Unknown(_) | AccountError::Bad(_) => ErrorCode::BadRequest,
+        AccountError::Storage(_) => ErrorCode::Storage,
+    };
+    WireError::new(code, e.to_string())
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Result<Reply, WireError> {
+    serde_json::to_value(value)
+        .map(Reply::Value)
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
+}
+
+async fn blocking<T: Send + 'static>(
+    accounts: &Arc<Accounts>,
+    f: impl FnOnce(&Accounts) -> Result<T, AccountError> + Send + 'static,
+) -> Result<T, WireError> {
+    let accounts = accounts.clone();
+    tokio::task::spawn_blocking(move || f(&accounts))
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(wire)
+}
+
+/// One account verb.
+pub async fn handle(
+    accounts: &Arc<Accounts>,
+    conn: &Arc<Conn>,
+    request: ClientRequest,
+) -> Result<Reply, WireError> {
+    match request {
+        ClientRequest::ListAccounts {} => to_value(blocking(accounts, |a| a.list()).await?),
+        ClientRequest::AddAccount(r) => {
+            // A secret value is taken from the owner's socket only: a browser holding a
+            // token could otherwise plant keys.
+            if matches!(r.secret, Some(SecretInput::Value { .. }))
+                && conn.transport != Transport::Socket
+            {
+                return Err(WireError::new(
+                    ErrorCode::Forbidden,
+                    "an account's secret is accepted on the daemon's own socket only (the CLI, the desktop app)",
+                ));
+            }
+            to_value(blocking(accounts, move |a| a.add(r)).await?)
+        }
+        ClientRequest::RenameAccount { id, label } => {
+            to_value(blocking(accounts, move |a| a.rename(&id, &label)).await?)
+        }
+        ClientRequest::RemoveAccount { id, delete_home } => {
+            blocking(accounts, move |a| a.remove(&id, delete_home)).await?;
+            to_value(())
+        }
+        ClientRequest::TestAccount { id } => to_value(accounts.test(&id).await.map_err(wire)?),
+        ClientRequest::AccountUsage { id } => {
+            to_value(blocking(accounts, move |a| a.usage(id.as_deref())).await?)
+        }
+        _ => Err(WireError::new(ErrorCode::Internal, "not an account verb")),
+    }
+}

@@ -1,0 +1,190 @@
+//! Accounts on the wire: what every surface sees of an account (never its secret), and
+//! the requests that add, test and change one.
+//!
+//! A secret crosses the wire exactly once, in [`AddAccountRequest::secret`], and only
+//! over the owner-only Unix socket (the daemon refuses it from a WebSocket). Its type,
+//! [`SecretText`], serializes the value (it must reach the daemon) but prints `***` in
+//! `Debug`, so a logged request never shows it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// A secret value in transit. `Debug` prints `***`; the value is only serialized.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+pub struct SecretText(pub String);
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Where an account's secret comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum SecretSource {
+    /// None: a login kind (the agent's own login in the account's home) or ambient.
+    #[default]
+    None,
+    /// The OS secret store (Secret Service), one entry per account.
+    Store,
+    /// A variable of the daemon's own environment, read at each spawn.
+    Env {
+        /// The variable's name.
+        name: String,
+    },
+    /// A command whose standard output is the secret, run at each spawn (like Claude's
+    /// `apiKeyHelper`).
+    Command {
+        /// Run with `/bin/sh -c`.
+        command: String,
+    },
+}
+
+/// How a new account gets its secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum SecretInput {
+    /// The value itself, kept in the OS secret store.
+    Value {
+        /// The secret.
+        value: SecretText,
+    },
+    /// A variable of the daemon's environment.
+    Env {
+        /// Its name.
+        name: String,
+    },
+    /// A command printing the secret.
+    Command {
+        /// The command line.
+        command: String,
+    },
+}
+
+/// One limit window of an account, as the agent last reported it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LimitWindow {
+    /// `five_hour`, `seven_day`, `primary`, `daily`, …
+    pub window: String,
+    /// `allowed`, `allowed_warning`, `rejected`.
+    pub status: String,
+    /// How much of the window is used, 0–100, when known.
+    pub used_percent: Option<f64>,
+    /// When the window resets (ms since the epoch), when known.
+    #[ts(type = "number | null")]
+    pub resets_at: Option<i64>,
+    /// When this was seen (ms since the epoch).
+    #[ts(type = "number")]
+    pub seen_at: i64,
+}
+
+/// An account as listed: everything but its secret.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccountInfo {
+    /// Its id (`acct-…`).
+    pub id: String,
+    /// The agent it belongs to.
+    pub agent: String,
+    /// `login`, `api-key`, `setup-token`, `gateway`, `endpoint`, `bedrock`, `vertex`.
+    pub kind: String,
+    /// The user's name for it.
+    pub label: String,
+    /// The agent's own config folder for this account (login kinds).
+    pub home_dir: Option<String>,
+    /// The endpoint (key kinds, optional).
+    pub base_url: Option<String>,
+    /// The endpoint's protocol, for the native agent (`anthropic-messages`,
+    /// `openai-responses`, `openai-chat`, `gemini`).
+    pub protocol: Option<String>,
+    /// Model names the account offers (a gateway's, an endpoint's).
+    pub models: Vec<String>,
+    /// Public variables set for its spawns (never a secret).
+    pub env: BTreeMap<String, String>,
+    /// Where its secret comes from.
+    pub secret: SecretSource,
+    /// Its limit windows, as last seen.
+    pub limits: Vec<LimitWindow>,
+    /// Created (ms since the epoch).
+    #[ts(type = "number")]
+    pub created_at: i64,
+    /// Last changed (ms since the epoch).
+    #[ts(type = "number")]
+    pub updated_at: i64,
+}
+
+/// Add an account. Answered by its [`AccountInfo`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AddAccountRequest {
+    /// The agent (`claude`, `codex`, `gemini`, …).
+    pub agent: String,
+    /// The kind (see [`AccountInfo::kind`]).
+    pub kind: String,
+    /// Its name.
+    pub label: String,
+    /// An endpoint for key kinds.
+    pub base_url: Option<String>,
+    /// The endpoint's protocol.
+    pub protocol: Option<String>,
+    /// Model names.
+    pub models: Vec<String>,
+    /// Public variables for its spawns.
+    pub env: BTreeMap<String, String>,
+    /// Its secret, for key kinds.
+    pub secret: Option<SecretInput>,
+}
+
+/// What testing an account found. Answered to [`crate::ClientRequest::TestAccount`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountTest {
+    /// The account.
+    pub id: String,
+    /// True when it can be used now.
+    pub ok: bool,
+    /// `ok`, `loggedOut`, `expired`, `wrongKey`, `noSecret`, `unreachable`, `error`.
+    pub status: String,
+    /// What was found, in words.
+    pub detail: String,
+}
+
+/// Usage of an account on one day.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccountUsageDay {
+    /// The account.
+    pub account: String,
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    /// Input tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Output tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Cache reads.
+    #[ts(type = "number")]
+    pub cache_read_tokens: u64,
+    /// Cache writes.
+    #[ts(type = "number")]
+    pub cache_write_tokens: u64,
+    /// Cost in US dollars of the turns whose cost is known.
+    pub cost_usd: f64,
+    /// Turns whose cost is not known (no price for their model): shown as unknown.
+    pub unpriced_turns: u32,
+    /// Turns counted.
+    pub turns: u32,
+}
