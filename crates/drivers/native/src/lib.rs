@@ -20,6 +20,7 @@ pub mod config;
 pub mod conversation;
 pub mod guard;
 pub mod hooks;
+pub mod mcp;
 pub mod model;
 pub mod pack;
 pub mod prompt;
@@ -311,6 +312,17 @@ impl AgentDriver for NativeDriver {
         if !found_skills.is_empty() {
             tools.push(Arc::new(skills::SkillTool(found_skills)));
         }
+        let (mcp, mcp_tools, mcp_problems) = mcp::tools(
+            &input.workdir,
+            &home,
+            pack.mcp_servers().as_deref(),
+            &input.spawn_env(),
+        )
+        .await;
+        for p in mcp_problems {
+            ctx.emit(DriverEvent::Notice { text: p });
+        }
+        tools.extend(mcp_tools);
         let live = self.live(&session_id, &input.workdir);
         let flags = SessionFlags {
             plan_mode: plan_mode.into(),
@@ -361,6 +373,8 @@ impl AgentDriver for NativeDriver {
         }
         messages.push(first);
         let result = turn::run(&setup, &ctx, &live.workspace, &flags, &mut messages).await;
+        drop(setup);
+        mcp.close().await;
         *live.allowed.lock() = flags.allowed.lock().clone();
         let originals = live.workspace.take_originals();
         if !originals.is_empty() {

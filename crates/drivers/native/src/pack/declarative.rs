@@ -12,6 +12,7 @@
 //! policies = ["read-before-edit"]
 //! verify = "npx markdownlint docs"
 //! permission = "auto"
+//! mcp_servers = ["docs-search"]   # from mcp.json; absent: every server
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -44,6 +45,8 @@ pub struct PackFile {
     pub verify: Option<String>,
     /// `ask` or `auto`.
     pub permission: Option<String>,
+    /// MCP servers it offers (names in mcp.json); absent: every configured one.
+    pub mcp_servers: Option<Vec<String>>,
 }
 
 /// A pack loaded from TOML.
@@ -168,6 +171,10 @@ impl DomainPack for Declarative {
 
     fn permission_default(&self) -> PermissionMode {
         self.permission
+    }
+
+    fn mcp_servers(&self) -> Option<Vec<String>> {
+        self.file.mcp_servers.clone()
     }
 }
 

@@ -58,6 +58,10 @@ pub trait DomainPack: Send + Sync {
         let _ = workdir;
         None
     }
+    /// The MCP servers it offers by name; None: every configured server.
+    fn mcp_servers(&self) -> Option<Vec<String>> {
+        None
+    }
     /// The permission mode when the session sets none.
     fn permission_default(&self) -> PermissionMode {
         PermissionMode::Ask

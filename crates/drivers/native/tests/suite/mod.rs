@@ -4,6 +4,7 @@
 mod agent;
 mod conformance;
 mod extras;
+mod mcp;
 mod packs;
 mod protocol;
 mod support;

@@ -1,0 +1,158 @@
+//! MCP tools from a real stdio MCP server (the rmcp fixture binary) and one over
+//! streamable HTTP, named mcp__<server>__<tool>, read-only only when the server says.
+
+use serde_json::json;
+use weft_protocol::{ToolKind, ToolStatus};
+use weft_testkit::anthropic::when;
+use weft_testkit::{AnthropicServer, Script, Turn};
+
+use super::support::{driver, endpoint_env, run_turn, write, Dirs};
+
+#[path = "../../src/bin/mcp_fixture/server.rs"]
+#[allow(dead_code)]
+mod fixture;
+
+fn script() -> Script {
+    Script::new()
+        .turn_when(
+            when::user_text_contains("use the server"),
+            Turn::new()
+                .tool_use("e", "mcp__fx__echo", json!({"text": "weft-mcp-hello"}))
+                .tool_use(
+                    "w",
+                    "mcp__fx__write_file",
+                    json!({"name": "from-mcp.txt", "text": "written by mcp"}),
+                ),
+        )
+        .default_reply(Turn::text_reply("used it"))
+}
+
+async fn check(dirs: &Dirs, server: &AnthropicServer, env: &[(String, String)]) {
+    let (r, snap, _) = run_turn(&driver(), dirs.input(env, "use the server", None)).await;
+    assert!(r.ok, "{r:?} {:?}", snap.notices);
+    let reqs = server.messages_requests();
+    let tools = reqs[0].tool_names();
+    assert!(
+        tools.contains(&"mcp__fx__echo".to_string())
+            && tools.contains(&"mcp__fx__write_file".to_string()),
+        "{tools:?}"
+    );
+    assert_eq!(
+        reqs[1].last_tool_result("e").unwrap(),
+        "fixture echo: weft-mcp-hello"
+    );
+    assert_eq!(reqs[1].last_tool_result("w").unwrap(), "wrote from-mcp.txt");
+    let echo = snap.tool_calls.iter().find(|c| c.id == "e").unwrap();
+    assert_eq!((echo.kind, echo.status), (ToolKind::Mcp, ToolStatus::Done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_of_a_stdio_mcp_server() {
+    let server = AnthropicServer::start(script()).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let dirs = Dirs::new();
+    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
+    write(
+        &dirs.work(),
+        ".weft/mcp.json",
+        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
+    );
+    check(&dirs, &server, &env).await;
+    // The stdio server ran in the workspace.
+    assert_eq!(
+        std::fs::read_to_string(dirs.work().join("from-mcp.txt")).unwrap(),
+        "written by mcp"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutating_mcp_tool_asks_and_a_read_only_one_does_not() {
+    let server = AnthropicServer::start(script()).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
+    let dirs = Dirs::new();
+    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
+    write(
+        &dirs.work(),
+        ".weft/mcp.json",
+        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
+    );
+    let sink = weft_testkit::sink::TestSink::new();
+    sink.answer_with(|_| {
+        Some(weft_protocol::InteractionResponse::select(
+            weft_protocol::permission::DENY,
+        ))
+    });
+    let (r, _) =
+        weft_testkit::sink::run(&driver(), dirs.input(&env, "use the server", None), &sink).await;
+    assert!(r.ok);
+    let asked: Vec<String> = sink
+        .asked
+        .lock()
+        .iter()
+        .filter_map(|i| i.tool_name.clone())
+        .collect();
+    assert_eq!(asked, ["mcp__fx__write_file"]);
+    assert!(!dirs.work().join("from-mcp.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_of_a_streamable_http_mcp_server() {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, tower::StreamableHttpService,
+    };
+    use rmcp::transport::StreamableHttpServerConfig;
+    let ct = tokio_util::sync::CancellationToken::new();
+    let service: StreamableHttpService<fixture::Fixture, LocalSessionManager> =
+        StreamableHttpService::new(
+            || Ok(fixture::Fixture::default()),
+            Default::default(),
+            StreamableHttpServerConfig::default()
+                .with_sse_keep_alive(None)
+                .with_cancellation_token(ct.child_token()),
+        );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let http = tokio::spawn({
+        let ct = ct.clone();
+        async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { ct.cancelled_owned().await })
+                .await;
+        }
+    });
+    let server = AnthropicServer::start(script()).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/mcp.json",
+        &json!({"servers": {"fx": {"url": format!("http://{addr}/mcp")}}}).to_string(),
+    );
+    check(&dirs, &server, &env).await;
+    ct.cancel();
+    let _ = http.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_mcp_server_is_a_notice_not_a_failed_turn() {
+    let server = AnthropicServer::start(Script::new().default_reply(Turn::text_reply("fine")))
+        .await
+        .unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/mcp.json",
+        r#"{"servers": {"gone": {"command": "/nonexistent/weft-mcp"}}}"#,
+    );
+    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "hi", None)).await;
+    assert!(r.ok);
+    assert!(
+        snap.notices
+            .iter()
+            .any(|n| n.contains("MCP server gone is not available")),
+        "{:?}",
+        snap.notices
+    );
+}
