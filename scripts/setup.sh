@@ -200,7 +200,15 @@ setup_browser() {
     command -v chromium >/dev/null 2>&1
 }
 
-ALL_STEPS=(setup_desktop_app setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser)
+# Accounts keep their secrets in the OS secret store: the Secret Service over D-Bus
+# (keyring's dbus backend links libdbus). The tests run under their own D-Bus session
+# with a throwaway, unlocked GNOME Keyring (scripts/lib/with-keyring.sh).
+setup_secret_service() {
+    apt_install gnome-keyring dbus libdbus-1-dev
+    command -v gnome-keyring-daemon >/dev/null 2>&1 && command -v dbus-run-session >/dev/null 2>&1
+}
+
+ALL_STEPS=(setup_desktop_app setup_secret_service setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"

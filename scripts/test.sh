@@ -31,7 +31,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (workspace)"
 STARTED="$(date +%s)"
-cargo test --workspace --locked --no-fail-fast
+# In a D-Bus session of its own with an unlocked throwaway keyring: the accounts'
+# tests use the real Secret Service.
+"$ROOT/scripts/lib/with-keyring.sh" cargo test --workspace --locked --no-fail-fast
 # Every test stops the daemon its own WEFT_HOME got: one still running was leaked.
 leaked=""
 for pid in $(pgrep -f "weft daemon run" || true); do
