@@ -94,9 +94,13 @@ impl Harness for CodexAcpHarness {
 
     fn unsupported(&self, behaviour: Behaviour) -> Option<&'static str> {
         match behaviour {
-            Behaviour::Question => {
-                Some("codex-acp 0.16.0 does not offer the model codex's request_user_input tool")
-            }
+            // Seen: request_user_input is offered, but calling it answers "request_user_input
+            // is unavailable in Default mode"; codex-acp's ACP modes are approval presets,
+            // not codex's plan collaboration mode where the tool works.
+            Behaviour::Question => Some(
+                "codex-acp 0.16.0 refuses request_user_input outside codex's plan \
+                 collaboration mode, which it offers no ACP way to choose",
+            ),
             _ => None,
         }
     }
