@@ -4,6 +4,7 @@ mod conformance;
 mod environment;
 mod fake;
 mod measure;
+mod offline;
 mod real;
 mod replay;
 pub mod support;
