@@ -37,6 +37,10 @@ pub(crate) struct RunArgs {
     /// With --session it switches that session's account from this turn on.
     #[arg(long, value_name = "ID")]
     account: Option<String>,
+    /// Domain pack for Weft's own agent (--agent native): coding (default), notes,
+    /// data, or one from .weft/packs/ or ~/.weft/packs/. The session keeps it.
+    #[arg(long, value_name = "P")]
+    pack: Option<String>,
     /// Allow permission requests when nobody is at a terminal to answer them.
     #[arg(long)]
     yes: bool,
@@ -76,6 +80,16 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         (_, true) => Output::Stream,
         _ => Output::Human,
     };
+    if args.pack.is_some() {
+        let agent = match &args.session {
+            Some(key) => key.split(':').next().map(String::from),
+            None => args.agent.clone(),
+        };
+        if agent.as_deref() != Some("native") {
+            eprintln!("weft run: --pack is for --agent native (Weft's own agent)");
+            return ExitCode::from(2);
+        }
+    }
     let workdir = match crate::absolute_workdir(args.workdir) {
         Ok(dir) => dir,
         Err(code) => return code,
@@ -94,6 +108,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         effort: args.effort,
         attachments: Vec::new(),
         account: args.account,
+        pack: args.pack,
     };
     let accepted: PromptAccepted = match daemon.call(ClientRequest::Prompt(request)).await {
         Ok(a) => a,

@@ -56,6 +56,8 @@ pub struct AgentTurnInput {
     /// Set by the account: the agent starts from the allow-listed part of the client's
     /// environment ([`isolated_env`]) plus `env`, not the client's whole environment.
     pub isolated: bool,
+    /// The domain pack asked for (Weft's own agent; other drivers ignore it).
+    pub pack: Option<String>,
 }
 
 /// Variables a spawn on a chosen account keeps from the client's environment.
@@ -92,7 +94,14 @@ const KEEP: &[&str] = &[
 const KEEP_PREFIXES: &[&str] = &["LC_", "XDG_", "WEFT_"];
 
 /// Weft settings that pick an endpoint or a key: an account says those itself.
-const DROP: &[&str] = &["WEFT_CODEX_BASE_URL", "WEFT_CODEX_API_KEY_ENV"];
+const DROP: &[&str] = &[
+    "WEFT_CODEX_BASE_URL",
+    "WEFT_CODEX_API_KEY_ENV",
+    "WEFT_NATIVE_PROVIDER",
+    "WEFT_NATIVE_PROTOCOL",
+    "WEFT_NATIVE_BASE_URL",
+    "WEFT_NATIVE_API_KEY",
+];
 
 /// True when a spawn on a chosen account keeps variable `name` of the client's
 /// environment: the allow-list (PATH, HOME, LANG, TERM, XDG_*, proxies, …) and Weft's
@@ -141,6 +150,7 @@ impl std::fmt::Debug for AgentTurnInput {
             .field("state_dir", &self.state_dir)
             .field("account", &self.account)
             .field("isolated", &self.isolated)
+            .field("pack", &self.pack)
             .finish()
     }
 }

@@ -65,6 +65,7 @@ impl Loom {
             terminal: false,
             client_env: caller.env.clone(),
             account: request.account,
+            pack: request.pack,
         });
         Ok(PromptAccepted {
             session_key,

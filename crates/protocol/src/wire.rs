@@ -29,6 +29,10 @@ pub struct PromptRequest {
     /// session's account, else the agent's own login (ambient).
     #[ts(optional = nullable)]
     pub account: Option<String>,
+    /// The domain pack of Weft's own agent (`native`): `coding` (default), `notes`,
+    /// `data` or a declarative pack from `.weft/packs/`; the session keeps it.
+    #[ts(optional = nullable)]
+    pub pack: Option<String>,
 }
 
 /// Reply to [`PromptRequest`].

@@ -36,4 +36,9 @@ attachments: Array<string>,
  * The account to run this turn (and the session's next ones) on; absent: the
  * session's account, else the agent's own login (ambient).
  */
-account?: string | null, };
+account?: string | null, 
+/**
+ * The domain pack of Weft's own agent (`native`): `coding` (default), `notes`,
+ * `data` or a declarative pack from `.weft/packs/`; the session keeps it.
+ */
+pack?: string | null, };

@@ -235,7 +235,8 @@ impl AgentDriver for NativeDriver {
         });
         let home = input.state_dir.clone();
         let loaded = store::load(&home, &session_id);
-        let pack_name = nonempty(var("WEFT_NATIVE_PACK"))
+        let pack_name = nonempty(input.pack.clone())
+            .or_else(|| nonempty(var("WEFT_NATIVE_PACK")))
             .or_else(|| loaded.pack.clone())
             .unwrap_or_else(|| pack::DEFAULT.to_string());
         let pack = match pack::find(&pack_name, &input.workdir, &home) {

@@ -54,6 +54,8 @@ pub(crate) struct Task {
     /// The account to switch the session to from this turn on (`ambient`: the agent's
     /// own login); none: the session's.
     pub account: Option<String>,
+    /// The domain pack asked for with this prompt (Weft's own agent).
+    pub pack: Option<String>,
 }
 
 /// What a terminal turn's prompt reads as.
@@ -258,6 +260,7 @@ impl SessionRunner {
             terminal: true,
             client_env,
             account,
+            pack: None,
         };
         let mut input = self.shared.input_for(&st, &task);
         if let Some(a) = &task.account {
@@ -335,6 +338,7 @@ impl SessionRunner {
             terminal: false,
             client_env,
             account: None,
+            pack: None,
         });
         SteerOutcome::Queued
     }
@@ -558,6 +562,7 @@ impl Shared {
             state_dir: self.env.state_dir.clone(),
             client_env: task.client_env.clone(),
             account: st.record.account.clone(),
+            pack: task.pack.clone(),
             ..Default::default()
         };
         input.system_prompt = self.env.prompt_builder.build(&input);

@@ -2,6 +2,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod agent;
+mod cli;
 mod conformance;
 mod extras;
 mod mcp;

@@ -1,0 +1,154 @@
+//! `weft run --agent native [--pack P]` through the built binary and its daemon (its
+//! own WEFT_HOME, stopped at the end), against the scripted Anthropic server.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use weft_testkit::{AnthropicServer, Script, Turn};
+
+use super::support::{endpoint_env, Dirs};
+
+/// The `weft` binary beside this test's target dir, built first (a no-op when fresh).
+fn weft_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let debug = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let target = debug.parent().unwrap().to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["build", "-q", "-p", "weft-cli", "--bin", "weft"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "building weft failed");
+    debug.join("weft")
+}
+
+/// Stops the daemon of `home` whatever the test's outcome.
+struct StopDaemon(PathBuf, PathBuf);
+
+impl Drop for StopDaemon {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(&self.1)
+            .args(["daemon", "stop"])
+            .env("WEFT_HOME", &self.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+async fn weft_run(
+    bin: &Path,
+    home: &Path,
+    work: &Path,
+    env: &[(String, String)],
+    args: &[&str],
+) -> (i32, String, String) {
+    let mut cmd = tokio::process::Command::new(bin);
+    cmd.arg("run")
+        .args(args)
+        .env("WEFT_HOME", home)
+        .current_dir(work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weft_run_agent_native_with_a_pack() {
+    let bin = weft_bin();
+    let server = AnthropicServer::start(
+        Script::new().default_reply(Turn::text_reply("weft-native-cli-reply")),
+    )
+    .await
+    .unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let dirs = Dirs::new();
+    let home = dirs.state.path().to_path_buf();
+    let _stop = StopDaemon(home.clone(), bin.clone());
+    let (code, out, err) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &[
+            "--agent",
+            "native",
+            "--pack",
+            "notes",
+            "--json",
+            "What do my notes say?",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(
+        v["snapshot"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("weft-native-cli-reply"),
+        "{v:#}"
+    );
+    let key = v["sessionKey"].as_str().unwrap().to_string();
+    assert!(key.starts_with("native:"), "{key}");
+    let tools = server.messages_requests()[0].tool_names();
+    assert!(
+        tools.contains(&"notes_search".to_string()) && !tools.contains(&"bash".to_string()),
+        "{tools:?}"
+    );
+    // The session keeps its pack.
+    let (code, out, err) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &["--session", &key, "--json", "And now?"],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let tools = server.messages_requests().last().unwrap().tool_names();
+    assert!(tools.contains(&"notes_search".to_string()), "{tools:?}");
+    // An unknown pack fails the turn, naming the packs there are.
+    let (code, out, _) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &["--agent", "native", "--pack", "nope", "--json", "hi"],
+    )
+    .await;
+    assert_ne!(code, 0);
+    assert!(
+        out.contains("no pack named") && out.contains("coding, notes, data"),
+        "{out}"
+    );
+    // --pack belongs to the native agent only.
+    let (code, _, err) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &["--agent", "echo", "--pack", "notes", "hi"],
+    )
+    .await;
+    assert_eq!(code, 2);
+    assert!(err.contains("--pack is for --agent native"), "{err}");
+}
