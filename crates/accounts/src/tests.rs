@@ -212,3 +212,17 @@ fn key_kinds_keep_the_clients_config_folder_and_login_kinds_have_their_own() {
     f.accounts.remove(&login.id, true).unwrap();
     assert!(!std::path::Path::new(&home).exists());
 }
+
+#[tokio::test]
+async fn testing_a_key_account_says_its_endpoint_is_unreachable() {
+    let f = fixture();
+    let mut r = key_request("claude", "api-key", "sk-1");
+    r.base_url = Some("http://127.0.0.1:9".into());
+    let a = f.accounts.add(r).unwrap();
+    let t = tokio::time::timeout(std::time::Duration::from_secs(20), f.accounts.test(&a.id))
+        .await
+        .expect("the test answers")
+        .unwrap();
+    assert_eq!(t.status, "unreachable", "{t:?}");
+    assert!(!t.ok);
+}

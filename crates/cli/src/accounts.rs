@@ -107,10 +107,14 @@ pub(crate) async fn run(command: AccountsCommand) -> ExitCode {
         AccountsCommand::Login { id } => login(id).await,
         AccountsCommand::Test { id, json } => test(id, json).await,
         AccountsCommand::Rename { id, label } => {
-            simple::<AccountInfo>(ClientRequest::RenameAccount { id, label }).await
+            simple::<AccountInfo>(ClientRequest::RenameAccount { account: id, label }).await
         }
         AccountsCommand::Remove { id, delete_home } => {
-            simple::<serde_json::Value>(ClientRequest::RemoveAccount { id, delete_home }).await
+            simple::<serde_json::Value>(ClientRequest::RemoveAccount {
+                account: id,
+                delete_home,
+            })
+            .await
         }
         AccountsCommand::Usage { id, json } => usage(id, json).await,
     }
@@ -271,7 +275,10 @@ async fn test(id: String, json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let result: AccountTest = match daemon.call(ClientRequest::TestAccount { id }).await {
+    let result: AccountTest = match daemon
+        .call(ClientRequest::TestAccount { account: id })
+        .await
+    {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -292,7 +299,10 @@ async fn usage(id: Option<String>, json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let days: Vec<AccountUsageDay> = match daemon.call(ClientRequest::AccountUsage { id }).await {
+    let days: Vec<AccountUsageDay> = match daemon
+        .call(ClientRequest::AccountUsage { account: id })
+        .await
+    {
         Ok(d) => d,
         Err(code) => return code,
     };

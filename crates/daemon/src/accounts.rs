@@ -55,16 +55,21 @@ pub async fn handle(
             }
             to_value(blocking(accounts, move |a| a.add(r)).await?)
         }
-        ClientRequest::RenameAccount { id, label } => {
-            to_value(blocking(accounts, move |a| a.rename(&id, &label)).await?)
+        ClientRequest::RenameAccount { account, label } => {
+            to_value(blocking(accounts, move |a| a.rename(&account, &label)).await?)
         }
-        ClientRequest::RemoveAccount { id, delete_home } => {
-            blocking(accounts, move |a| a.remove(&id, delete_home)).await?;
+        ClientRequest::RemoveAccount {
+            account,
+            delete_home,
+        } => {
+            blocking(accounts, move |a| a.remove(&account, delete_home)).await?;
             to_value(())
         }
-        ClientRequest::TestAccount { id } => to_value(accounts.test(&id).await.map_err(wire)?),
-        ClientRequest::AccountUsage { id } => {
-            to_value(blocking(accounts, move |a| a.usage(id.as_deref())).await?)
+        ClientRequest::TestAccount { account } => {
+            to_value(accounts.test(&account).await.map_err(wire)?)
+        }
+        ClientRequest::AccountUsage { account } => {
+            to_value(blocking(accounts, move |a| a.usage(account.as_deref())).await?)
         }
         _ => Err(WireError::new(ErrorCode::Internal, "not an account verb")),
     }

@@ -188,3 +188,51 @@ pub struct AccountUsageDay {
     /// Turns counted.
     pub turns: u32,
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use crate::{ClientMessage, ClientRequest};
+
+    use super::*;
+
+    /// A request's fields share the message's JSON object with its `id`: none of the
+    /// account verbs may have a field of that name.
+    #[test]
+    fn every_account_verb_round_trips_as_a_message() {
+        let requests = vec![
+            ClientRequest::ListAccounts {},
+            ClientRequest::AddAccount(AddAccountRequest {
+                agent: "claude".into(),
+                kind: "api-key".into(),
+                label: "k".into(),
+                secret: Some(SecretInput::Value {
+                    value: SecretText("sk-1".into()),
+                }),
+                ..Default::default()
+            }),
+            ClientRequest::RenameAccount {
+                account: "acct-1".into(),
+                label: "new".into(),
+            },
+            ClientRequest::RemoveAccount {
+                account: "acct-1".into(),
+                delete_home: true,
+            },
+            ClientRequest::TestAccount {
+                account: "acct-1".into(),
+            },
+            ClientRequest::AccountUsage {
+                account: Some("acct-1".into()),
+            },
+        ];
+        for request in requests {
+            let message = ClientMessage { id: 7, request };
+            let json = serde_json::to_string(&message).unwrap();
+            let back: ClientMessage = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, message, "{json}");
+        }
+        let shown = format!("{:?}", SecretText("sk-1".into()));
+        assert_eq!(shown, "***");
+    }
+}

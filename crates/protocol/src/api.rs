@@ -335,28 +335,28 @@ pub enum ClientRequest {
     AddAccount(AddAccountRequest),
     /// Rename an account. Answered by its `AccountInfo`.
     RenameAccount {
-        /// The account.
-        id: String,
+        /// The account's id (a request's own `id` is the reply's).
+        account: String,
         /// Its new name.
         label: String,
     },
     /// Remove an account: its record, its secret in the OS secret store, and (with
     /// `deleteHome`) its home folder. Answered by `null`.
     RemoveAccount {
-        /// The account.
-        id: String,
+        /// The account's id (a request's own `id` is the reply's).
+        account: String,
         /// Also delete the account's home folder (its login, its transcripts).
         delete_home: bool,
     },
     /// Check that an account can be used now. Answered by `AccountTest`.
     TestAccount {
-        /// The account.
-        id: String,
+        /// The account's id (a request's own `id` is the reply's).
+        account: String,
     },
     /// Usage per account per day, newest first. Answered by `AccountUsageDay`s.
     AccountUsage {
-        /// Only this account.
-        id: Option<String>,
+        /// Only this account's.
+        account: Option<String>,
     },
 }
 

@@ -127,26 +127,26 @@ sessionKey: string, } | { "type": "daemonStatus", } | { "type": "daemonStop", } 
  */
 addr: string, } | { "type": "listAccounts", } | { "type": "addAccount" } & AddAccountRequest | { "type": "renameAccount", 
 /**
- * The account.
+ * The account's id (a request's own `id` is the reply's).
  */
-id: string, 
+account: string, 
 /**
  * Its new name.
  */
 label: string, } | { "type": "removeAccount", 
 /**
- * The account.
+ * The account's id (a request's own `id` is the reply's).
  */
-id: string, 
+account: string, 
 /**
  * Also delete the account's home folder (its login, its transcripts).
  */
 deleteHome: boolean, } | { "type": "testAccount", 
 /**
- * The account.
+ * The account's id (a request's own `id` is the reply's).
  */
-id: string, } | { "type": "accountUsage", 
+account: string, } | { "type": "accountUsage", 
 /**
- * Only this account.
+ * Only this account's.
  */
-id: string | null, };
+account: string | null, };
