@@ -42,6 +42,11 @@ function readList(key: string): string[] {
   }
 }
 
+/** Weft's own agent, the one that takes a domain pack. */
+export const NATIVE_AGENT = "native";
+/** The packs it ships (declarative ones from `.weft/packs/` are picked with `weft run --pack`). */
+export const NATIVE_PACKS = ["coding", "notes", "data"] as const;
+
 export class AppStore {
   readonly transport: Transport;
   /** Agent terminals, where the surface has them. */
@@ -71,6 +76,8 @@ export class AppStore {
   model = $state<string | null>(null);
   efforts = $state<string[]>([]);
   effort = $state<string | null>(null);
+  /** The domain pack of Weft's own agent (`native`) for a new session; null: its default. */
+  pack = $state<string | null>(null);
   sendMode = $state<SendMode>("steer");
   /** A prompt to put into the composer (edit and re-send); the composer takes it. */
   editRequest = $state<{ text: string; at: number } | null>(null);
@@ -385,6 +392,7 @@ export class AppStore {
         model: this.model,
         effort: this.effort,
         attachments: [],
+        pack: !view && this.agent === NATIVE_AGENT ? this.pack : null,
       }),
     );
     if (!accepted) return false;

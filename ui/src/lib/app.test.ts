@@ -34,6 +34,20 @@ describe("AppStore", () => {
     expect(await app.send("   ")).toBe(false);
   });
 
+  it("a new native session's prompt carries the chosen pack; other agents send none", async () => {
+    const { t, app } = await started();
+    app.agent = "native";
+    app.pack = "notes";
+    expect(await app.send("what do my notes say")).toBe(true);
+    const native = t.calls.filter((c) => c.verb === "prompt").pop();
+    expect(native?.args[0]).toMatchObject({ agent: "native", pack: "notes" });
+    app.newSession();
+    app.agent = "echo";
+    expect(await app.send("hello")).toBe(true);
+    const echo = t.calls.filter((c) => c.verb === "prompt").pop();
+    expect(echo?.args[0]).toMatchObject({ agent: "echo", pack: null });
+  });
+
   it("a new session in a workspace starts with the agent, model and effort last used there", async () => {
     localStorage.removeItem("weft.choices");
     const { app } = await started();

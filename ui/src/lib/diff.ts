@@ -73,15 +73,16 @@ function str(v: JsonValue | undefined): string | null {
 
 /**
  * Recognizes edit-like inputs: Claude's Edit/MultiEdit/Write ({file_path, old_string,
- * new_string} / {edits: [...]} / {content}), and unified diff text (codex apply_patch).
+ * new_string} / {edits: [...]} / {content}), Weft's own agent's edit/write ({path,
+ * old_text, new_text} / {path, content}), and unified diff text (codex apply_patch).
  */
 export function editView(name: string, kind: string, input: JsonValue): EditView | null {
   if (kind !== "edit" && kind !== "write") return null;
   if (typeof input === "string") return { path: null, lines: parseUnified(input) };
   if (!input || typeof input !== "object" || Array.isArray(input)) return null;
   const path = str(input.file_path) ?? str(input.path) ?? str(input.filePath);
-  const oldString = str(input.old_string) ?? str(input.oldString);
-  const newString = str(input.new_string) ?? str(input.newString);
+  const oldString = str(input.old_string) ?? str(input.oldString) ?? str(input.old_text);
+  const newString = str(input.new_string) ?? str(input.newString) ?? str(input.new_text);
   if (oldString !== null && newString !== null) return { path, lines: lineDiff(oldString, newString) };
   if (Array.isArray(input.edits)) {
     const lines: DiffLine[] = [];

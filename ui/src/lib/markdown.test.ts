@@ -38,6 +38,12 @@ describe("diffs", () => {
     expect(editView("Write", "write", { file_path: "/y", content: "1\n2" })?.lines.length).toBe(2);
     expect(editView("Bash", "shell", { command: "ls" })).toBeNull();
   });
+  it("recognizes the native agent's edit and write", () => {
+    const v = editView("edit", "edit", { path: "src/a.rs", old_text: "a\nb", new_text: "a\nB" });
+    expect(v?.path).toBe("src/a.rs");
+    expect(v?.lines.map((l) => l.op).join("")).toBe(" -+");
+    expect(editView("write", "write", { path: "n.md", content: "x" })?.path).toBe("n.md");
+  });
 });
 
 describe("transcriptItems", () => {
