@@ -32,6 +32,8 @@ pub struct ChatAgent {
     pub unsupported: fn(Behaviour) -> Option<&'static str>,
     /// Why a refused tool ends the turn without a model reply, when it does.
     pub deny_ends_turn: Option<&'static str>,
+    /// Why the agent reports no token counts, when it does not.
+    pub tokens_unreported: Option<&'static str>,
 }
 
 struct ChatModel {
@@ -94,16 +96,20 @@ impl Harness for ChatAgent {
         self.deny_ends_turn
     }
 
+    fn tokens_unreported(&self) -> Option<&'static str> {
+        self.tokens_unreported
+    }
+
     fn unsupported(&self, behaviour: Behaviour) -> Option<&'static str> {
-        match behaviour {
+        (self.unsupported)(behaviour).or(match behaviour {
             Behaviour::Question if self.question.is_none() => {
                 Some("the agent offers its model no question tool")
             }
             Behaviour::Plan if self.plan.is_none() => {
                 Some("the agent offers its model no plan tool that becomes an ACP plan")
             }
-            b => (self.unsupported)(b),
-        }
+            _ => None,
+        })
     }
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
@@ -250,6 +256,7 @@ pub const QWEN: ChatAgent = ChatAgent {
         "Qwen Code 0.24.4 (like gemini-cli) ends the turn when a tool is rejected \
          (`cancel`), without asking the model again",
     ),
+    tokens_unreported: None,
 };
 
 // ---- GitHub Copilot CLI -----------------------------------------------------------
@@ -298,6 +305,7 @@ pub const COPILOT: ChatAgent = ChatAgent {
         "Copilot CLI 1.0.102 ends the turn when a tool is denied (\"Info: Operation \
          cancelled by user\"), without asking the model again",
     ),
+    tokens_unreported: None,
 };
 
 // ---- Hermes -----------------------------------------------------------------------
@@ -339,6 +347,7 @@ pub const HERMES: ChatAgent = ChatAgent {
         _ => None,
     },
     deny_ends_turn: None,
+    tokens_unreported: None,
 };
 
 // ---- Kimi CLI ---------------------------------------------------------------------
@@ -360,20 +369,21 @@ fn kimi_setup(home: &Path, base: &str, ask: bool) -> Vec<(String, String)> {
         home.join(".kimi/credentials/kimi-code.json"),
         r#"{"access_token":"weft-placeholder","refresh_token":"","expires_at":4102444800,"scope":"","token_type":"Bearer"}"#,
     );
-    home_env(home)
+    let mut env = home_env(home);
+    // Kimi sets its process title with setproctitle, which overwrites the environment
+    // block (/proc/PID/environ) unless told not to: the suite finds its processes by
+    // a variable there.
+    env.push(("SPT_NOENV".into(), "1".into()));
+    env
 }
 
 /// Kimi CLI 1.51.0.
 pub const KIMI: ChatAgent = ChatAgent {
     id: "kimi",
     setup: kimi_setup,
-    question: Some(|| {
-        (
-            "AskUserQuestion",
-            json!({"questions": [{"question": "Which color?", "header": "Color",
-                "options": choices(), "multi_select": false}]}),
-        )
-    }),
+    // Seen: `QuestionRequest is unsupported in ACP session; resolving empty answer` —
+    // the model gets "User dismissed the question without answering".
+    question: None,
     plan: Some(|| {
         (
             "SetTodoList",
@@ -382,8 +392,17 @@ pub const KIMI: ChatAgent = ChatAgent {
                 {"title": c::PLAN_STEPS[1], "status": "pending"}]}),
         )
     }),
-    unsupported: |_| None,
-    deny_ends_turn: None,
+    unsupported: |b| match b {
+        Behaviour::Question => Some(
+            "Kimi CLI 1.51.0's ACP session answers every AskUserQuestion with an empty \
+             answer (QuestionRequest is unsupported in ACP)",
+        ),
+        _ => None,
+    },
+    deny_ends_turn: Some(
+        "Kimi CLI 1.51.0 ends the turn when a tool is rejected, without asking the model again",
+    ),
+    tokens_unreported: Some("Kimi CLI 1.51.0 reports no usage over ACP"),
 };
 
 mod qwen {

@@ -41,7 +41,7 @@ impl ScriptedModel for CodexModel {
 
 /// `$CODEX_HOME/config.toml`: the scripted server as the model provider; commands run
 /// without asking unless `ask`.
-fn config(base: &str, ask: bool) -> String {
+pub fn config(base: &str, ask: bool) -> String {
     let approval = if ask { "untrusted" } else { "never" };
     format!(
         "model = \"mock-model\"\nmodel_provider = \"weft\"\napproval_policy = \"{approval}\"\n\

@@ -333,6 +333,17 @@ async fn user_agents_from_agents_json_are_registered() {
         .collect();
     assert_eq!(
         ids,
-        vec!["hermes", "claude-acp", "gemini-acp", "mine", "kimi"]
+        vec![
+            "hermes",
+            "claude-acp",
+            "gemini-acp",
+            "qwen",
+            "copilot",
+            "codex-acp",
+            "auggie",
+            "amp",
+            "mine",
+            "kimi"
+        ]
     );
 }
