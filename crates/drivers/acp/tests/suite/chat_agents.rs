@@ -202,13 +202,6 @@ fn write(path: PathBuf, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
-fn choices() -> Vec<Value> {
-    c::QUESTION_CHOICES
-        .iter()
-        .map(|l| json!({"label": l, "description": format!("the color {l}")}))
-        .collect()
-}
-
 // ---- Qwen Code ------------------------------------------------------------------
 
 fn qwen_setup(home: &Path, base: &str, ask: bool) -> Vec<(String, String)> {
