@@ -178,9 +178,12 @@ setup_acp_agents() {
     done
     local py311 py_kimi=""
     py311="$(command -v python3.11 || command -v python3)"
+    # A pyenv shim answers `command -v` for a version it will not run: try each.
     for v in 3.13 3.12; do
-        for c in "python$v" "$HOME/.pyenv/versions/$v"*/bin/python3; do
-            if [ -z "$py_kimi" ] && command -v "$c" >/dev/null 2>&1; then py_kimi="$c"; fi
+        for c in "$HOME/.pyenv/versions/$v"*/bin/python3 "python$v"; do
+            if [ -z "$py_kimi" ] && "$c" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
+                py_kimi="$c"
+            fi
         done
     done
     pip_agent hermes "$py311" "hermes-agent[acp]==$HERMES_AGENT_VERSION" hermes
