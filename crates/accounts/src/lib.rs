@@ -430,5 +430,5 @@ impl ModelResolver for Accounts {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

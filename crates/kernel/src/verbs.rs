@@ -157,8 +157,7 @@ impl Loom {
             session_key: record.session_key,
             task_id,
             spec,
-            base_env: base_env
-                .map(|env| Arc::new(weft_protocol::ClientEnv(env.into_iter().collect()))),
+            base_env,
         })
     }
 

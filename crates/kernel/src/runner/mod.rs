@@ -243,7 +243,7 @@ impl SessionRunner {
         client_env: Option<Arc<ClientEnv>>,
         account: Option<String>,
         spec_for: impl FnOnce(&AgentTurnInput) -> Result<crate::driver::TuiSpec, KernelError>,
-    ) -> Result<(crate::driver::TuiSpec, Option<Vec<(String, String)>>), KernelError> {
+    ) -> Result<(crate::driver::TuiSpec, Option<Arc<ClientEnv>>), KernelError> {
         let mut st = self.shared.state.lock();
         if st.running.is_some() || !st.queue.is_empty() {
             return Err(KernelError::Busy(
@@ -281,7 +281,7 @@ impl SessionRunner {
         }
         let base_env = input
             .isolated
-            .then(|| input.base_env().into_iter().collect());
+            .then(|| Arc::new(ClientEnv(input.base_env())));
         if let Some(id) = &spec.session_id {
             st.record.session_id = Some(id.clone());
             self.shared
