@@ -10,6 +10,7 @@ import type {
   SessionInfo,
   UniversalSnapshot,
 } from "../generated";
+import { AccountsStore } from "./accounts.svelte";
 import { ChoiceMemory } from "./choices";
 import { classifyHref } from "./links";
 import { SessionView } from "./session-view.svelte";
@@ -76,6 +77,10 @@ export class AppStore {
   model = $state<string | null>(null);
   efforts = $state<string[]>([]);
   effort = $state<string | null>(null);
+  /** The accounts (records only); `account` is the one the composer picked: null keeps
+   * the session's (a new session's is the agent's own login). */
+  readonly accounts: AccountsStore;
+  account = $state<string | null>(null);
   /** The domain pack of Weft's own agent (`native`) for a new session; null: its default. */
   pack = $state<string | null>(null);
   sendMode = $state<SendMode>("steer");
@@ -99,6 +104,7 @@ export class AppStore {
   constructor(transport: Transport, terminals: TerminalClient | null = null) {
     this.transport = transport;
     this.terminals = terminals;
+    this.accounts = new AccountsStore(transport);
   }
 
   get selected(): SessionView | null {
@@ -168,6 +174,7 @@ export class AppStore {
     await this.transport.connect();
     this.agentsReady = this.loadAgents();
     void this.refreshInbox();
+    void this.accounts.refresh();
     const [info, recents] = await Promise.all([this.transport.appInfo(), this.transport.recentWorkspaces()]);
     this.info = info;
     this.workspaces = recents;
@@ -350,6 +357,7 @@ export class AppStore {
 
   /** Picks the agent for a new session; `prefer` names a model and effort to keep if offered. */
   async chooseAgent(id: string, prefer: { model: string | null; effort: string | null } | null = null) {
+    if (id !== this.agent) this.account = null;
     this.agent = id;
     const [models, efforts] = await Promise.all([
       this.guard(() => this.transport.listModels(id)),
@@ -392,10 +400,16 @@ export class AppStore {
         model: this.model,
         effort: this.effort,
         attachments: [],
+        account: this.account,
         pack: !view && this.agent === NATIVE_AGENT ? this.pack : null,
       }),
     );
     if (!accepted) return false;
+    // The session records the account from now on; the picker shows it from there.
+    if (this.account !== null) {
+      this.account = null;
+      void this.refreshSessions();
+    }
     if (!view) this.choices.set(this.workspace, { agent: this.agent, model: this.model, effort: this.effort });
     if (view && view.running) view.addNote(`Queued: “${prompt}”`, accepted.taskId);
     if (!view) {

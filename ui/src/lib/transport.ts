@@ -4,6 +4,7 @@
 // `FakeTransport` is an in-memory stand-in for tests.
 import type {
   AgentInfo,
+  ClientRequest,
   InboxItem,
   InteractRequest,
   ModelInfo,
@@ -81,6 +82,9 @@ export interface Transport {
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   /** Keeps the window's size for the next window; absent where the page is not a window of its own. */
   saveWindowSize?: (width: number, height: number) => Promise<void>;
+
+  /** Any verb by its wire request (the accounts view's); absent where the surface has none. */
+  request?<T>(request: ClientRequest): Promise<T>;
 
   /** Every session's patches, in order per session. Returns an unsubscribe function. */
   onPatch(handler: (event: PatchEvent) => void): Promise<() => void>;
