@@ -7,6 +7,7 @@
 #   WEFT_E2E_PROFILE=release …    # test a release build
 #   WEFT_E2E_SKIP_BUILD=1 …       # reuse the last build
 #   WEFT_E2E_FILES=ui/e2e/terminal.e2e.test.mjs …   # run only these test files
+#   WEFT_E2E_NAME=remembers …                        # only the tests whose name matches
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,9 +45,10 @@ mkdir -p "$SHOTS"
 # long session, a sidebar of thousands): ui/e2e/daily.e2e.test.mjs. Written into the
 # store before any daemon runs.
 mkdir -p "$RUN_DIR/big"
-WEFT_E2E_BIG_KEY="$(WEFT_HOME="$RUN_DIR/home" "${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/seed_big_session" \
+# (Not exported: a process started from here with RUN_DIR in its environment counts as
+# the run's, e.g. in claude.e2e's check that no agent outlives the daemon.)
+BIG_KEY="$(WEFT_HOME="$RUN_DIR/home" "${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/seed_big_session" \
     "$RUN_DIR/big" "${WEFT_E2E_BIG_CALLS:-10000}" "${WEFT_E2E_MANY_SESSIONS:-2000}")"
-export WEFT_E2E_BIG_KEY WEFT_E2E_BIG_DIR="$RUN_DIR/big"
 
 # What the app opens goes through the desktop's real handlers, pointed at a recorder:
 # links via the opener plugin and xdg-open to this run's default x-scheme-handler (an
@@ -66,7 +68,6 @@ DESKTOP
 printf '[Default Applications]\nx-scheme-handler/http=weft-e2e-open.desktop\nx-scheme-handler/https=weft-e2e-open.desktop\nx-scheme-handler/mailto=weft-e2e-open.desktop\n' \
     > "$RUN_DIR/xdg-config/mimeapps.list"
 OPEN_ENV=(XDG_CONFIG_HOME="$RUN_DIR/xdg-config" XDG_DATA_HOME="$RUN_DIR/xdg-data" WEFT_OPEN_WITH="$RUN_DIR/record-open.sh file")
-export WEFT_E2E_OPENED="$OPENED"
 
 free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 free_display() {
@@ -133,8 +134,10 @@ done
 
 echo "e2e: app $APP_BIN, WEFT_HOME $RUN_DIR/home, display :$DISPLAY_NUM, tauri-driver :$PORT"
 status=0
+WEFT_E2E_BIG_KEY="$BIG_KEY" WEFT_E2E_BIG_DIR="$RUN_DIR/big" WEFT_E2E_OPENED="$OPENED" \
 WEFT_APP_BIN="$APP_BIN" WEFT_BIN="$WEFT_BIN" WEFT_HOME_DIR="$RUN_DIR/home" WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" \
-    SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ${WEFT_E2E_FILES:-ui/e2e/} || status=$?
+    SCREENSHOT_DIR="$SHOTS" node --test --test-concurrency=1 ${WEFT_E2E_NAME:+--test-name-pattern="$WEFT_E2E_NAME"} \
+    ${WEFT_E2E_FILES:-ui/e2e/} || status=$?
 # Every app the suite launched has been closed: no app, WebKit or agent process of this
 # run (they carry RUN_DIR in their environment) may be left behind.
 leftovers() {

@@ -128,10 +128,17 @@ pub fn open_path(
     }
 }
 
-/// Keeps the window's size (logical pixels) for the next window.
+/// Keeps the window's size for the next window: its inner size as the window system
+/// has it (the menu bar included, as `set_size` takes it), not the page's.
 #[tauri::command]
-pub fn save_window_size(config: State<'_, AppConfig>, width: f64, height: f64) -> Reply<()> {
-    crate::window_size::save(&config.state_dir, width, height)
+pub fn save_window_size(window: tauri::WebviewWindow, config: State<'_, AppConfig>) -> Reply<()> {
+    let internal = |e: tauri::Error| WireError::new(ErrorCode::Internal, e.to_string());
+    let scale = window.scale_factor().map_err(internal)?;
+    let size = window
+        .inner_size()
+        .map_err(internal)?
+        .to_logical::<f64>(scale);
+    crate::window_size::save(&config.state_dir, size.width, size.height)
         .map_err(|e| WireError::new(ErrorCode::BadRequest, e))
 }
 

@@ -81,7 +81,7 @@ export interface Transport {
    */
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   /** Keeps the window's size for the next window; absent where the page is not a window of its own. */
-  saveWindowSize?: (width: number, height: number) => Promise<void>;
+  saveWindowSize?: () => Promise<void>;
 
   /** Any verb by its wire request (the accounts view's); absent where the surface has none. */
   request?<T>(request: ClientRequest): Promise<T>;

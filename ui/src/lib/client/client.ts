@@ -56,7 +56,7 @@ export class WeftClient implements Transport, TerminalClient {
   readonly openLog?: () => Promise<void>;
   readonly openUrl?: (url: string) => Promise<void>;
   readonly openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
-  readonly saveWindowSize?: (width: number, height: number) => Promise<void>;
+  readonly saveWindowSize?: () => Promise<void>;
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -81,7 +81,7 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.openLog) this.openLog = () => shell.openLog!();
     if (shell.openUrl) this.openUrl = (url) => shell.openUrl!(url);
     if (shell.openPath) this.openPath = (path, workdir, reveal) => shell.openPath!(path, workdir, reveal);
-    if (shell.saveWindowSize) this.saveWindowSize = (w, h) => shell.saveWindowSize!(w, h);
+    if (shell.saveWindowSize) this.saveWindowSize = () => shell.saveWindowSize!();
   }
 
   connect(): Promise<void> {

@@ -49,5 +49,5 @@ export interface Shell {
   openLog?: () => Promise<void>;
   openUrl?: (url: string) => Promise<void>;
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
-  saveWindowSize?: (width: number, height: number) => Promise<void>;
+  saveWindowSize?: () => Promise<void>;
 }

@@ -76,6 +76,6 @@ export function tauriShell(): Shell {
       }
     },
     openPath: (path, workdir, reveal) => call("open_path", { path, workdir, reveal }),
-    saveWindowSize: (width, height) => call("save_window_size", { width, height }),
+    saveWindowSize: () => call("save_window_size"),
   };
 }
