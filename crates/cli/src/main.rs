@@ -19,6 +19,7 @@ mod ask;
 mod client;
 mod daemon;
 mod follow;
+mod library;
 mod list;
 mod run;
 mod serve;
@@ -113,16 +114,10 @@ enum Command {
         #[command(subcommand)]
         command: daemon::DaemonCommand,
     },
-    /// List sessions, newest first.
-    Sessions {
-        /// Only sessions in this folder.
-        #[arg(long)]
-        workdir: Option<PathBuf>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Show a session's past turns.
+    /// List sessions, managed and the agents' own, newest first (this folder's unless
+    /// `--all`); rename, archive, pin or delete one.
+    Sessions(library::SessionsArgs),
+    /// Show a session's past turns (a native session's from the agent's file).
     History {
         /// The session key (`agent:id`).
         key: String,
@@ -130,19 +125,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Find past turns whose prompt or reply contain every word (the last one as a
-    /// prefix), best match first.
-    Search {
-        /// The words.
-        #[arg(required = true)]
-        words: Vec<String>,
-        /// At most this many turns.
-        #[arg(long, default_value_t = 20)]
-        limit: usize,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Find sessions, managed and native, whose prompts, replies or tool calls contain
+    /// every word (as a substring), best match first.
+    Search(library::SearchArgs),
+    /// Fork a session at its end or after a turn (`--at N`): a new session with the
+    /// history up to there, which `weft run --session NEWKEY` continues.
+    Fork(library::ForkArgs),
+    /// Token usage and cost from every agent's sessions, each model call counted once.
+    Usage(library::UsageArgs),
     /// Open an agent's own terminal UI here (raw passthrough); the session is shared
     /// with the structured rail.
     Tui(tui::TuiArgs),
@@ -229,17 +219,11 @@ fn main() -> ExitCode {
                 cancel,
             } => verbs::answer(prompt_id, select, text, cancel).await,
             Command::Attach { key } => tui::attach(key).await,
-            Command::Sessions { workdir, json } => {
-                let workdir = match workdir.map(|d| absolute_workdir(Some(d))).transpose() {
-                    Ok(w) => w,
-                    Err(code) => return code,
-                };
-                list::sessions(workdir, json).await
-            }
-            Command::History { key, json } => list::history(&key, json).await,
-            Command::Search { words, limit, json } => {
-                list::search(&words.join(" "), limit, json).await
-            }
+            Command::Sessions(args) => library::sessions(args).await,
+            Command::History { key, json } => library::history(&key, json).await,
+            Command::Search(args) => library::search(args).await,
+            Command::Usage(args) => library::usage(args).await,
+            Command::Fork(args) => library::fork(args).await,
             Command::Agents { json } => list::agents(json).await,
             Command::Accounts { command } => accounts::run(command).await,
             Command::Serve(args) => serve::serve(args).await,

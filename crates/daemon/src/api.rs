@@ -77,7 +77,10 @@ pub async fn handle(
     let caller = conn.caller();
     match request {
         ClientRequest::Hello(_) => Err(forbidden("hello was already said")),
-        ClientRequest::Prompt(r) => to_value(loom.prompt_as(&caller, r).await.map_err(wire)?),
+        ClientRequest::Prompt(r) => {
+            crate::library::adopt(service, &r).await?;
+            to_value(loom.prompt_as(&caller, r).await.map_err(wire)?)
+        }
         ClientRequest::Stop { session_key } => {
             to_value(loom.stop(&session_key).await.map_err(wire)?)
         }
@@ -205,6 +208,13 @@ pub async fn handle(
             let listening = crate::ws::listen(service, conn, &addr).await?;
             to_value(listening)
         }
+        r @ (ClientRequest::ListLibrary(_)
+        | ClientRequest::SearchLibrary(_)
+        | ClientRequest::OpenTranscript { .. }
+        | ClientRequest::LibraryProgress {}
+        | ClientRequest::Usage { .. }
+        | ClientRequest::ManageSession { .. }
+        | ClientRequest::ForkSession { .. }) => crate::library::handle(service, r).await,
         r @ (ClientRequest::ListAccounts {}
         | ClientRequest::AddAccount(_)
         | ClientRequest::RenameAccount { .. }

@@ -11,6 +11,7 @@
 mod accounts;
 pub mod api;
 mod attach;
+mod library;
 pub mod conn;
 pub mod lock;
 mod notify;
@@ -158,6 +159,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         home = %options.home.dir().display(),
         "weft daemon started"
     );
+    library::install(&service, &store);
     tokio::spawn(socket::serve(service.clone(), listener));
     tokio::spawn(service.clone().watch());
     tokio::spawn(notify::watch(service.clone()));
@@ -186,6 +188,10 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     service.hang_up();
     service.connections_ended(Duration::from_secs(3)).await;
     drop(kept);
+    if let Some(library) = service.library.get() {
+        let library = library.clone();
+        let _ = tokio::task::spawn_blocking(move || library.stop()).await;
+    }
     loom.shutdown().await;
     let _ = std::fs::remove_file(options.home.socket());
     tracing::info!("weft daemon stopped");

@@ -39,6 +39,8 @@ pub struct Service {
     pub idle: Duration,
     /// Where the browser UI's files are, when found.
     pub ui_dir: Option<PathBuf>,
+    /// The session library, once opened beside the store.
+    pub library: std::sync::OnceLock<Arc<weft_library::Library>>,
     /// The accounts (also the kernel's ModelResolver).
     pub accounts: Arc<weft_accounts::Accounts>,
     started_at: i64,
@@ -74,6 +76,7 @@ impl Service {
             home,
             idle,
             ui_dir,
+            library: std::sync::OnceLock::new(),
             started_at: weft_kernel::now_ms(),
             next_conn: AtomicU64::new(1),
             clients: Mutex::default(),

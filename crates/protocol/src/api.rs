@@ -14,6 +14,7 @@ use ts_rs::TS;
 
 use crate::account::AddAccountRequest;
 use crate::error::WireError;
+use crate::library::{LibraryQuery, LibrarySearch, SessionAction, UsageBy};
 use crate::patch::PatchEvent;
 use crate::snapshot::{InteractionKind, Question};
 use crate::wire::{InteractRequest, InteractionResponse, OpenTerminalRequest, PromptRequest};
@@ -328,6 +329,48 @@ pub enum ClientRequest {
         /// `IP:PORT`; port 0 picks a free one.
         addr: String,
     },
+    /// The session library: managed and native sessions, pinned first, newest first.
+    /// Answered by `LibrarySession`s.
+    ListLibrary(LibraryQuery),
+    /// Search prompts, replies and tool calls of every session, managed and native.
+    /// Answered by `LibraryHit`s, best first, one per session.
+    SearchLibrary(LibrarySearch),
+    /// Some turns of a native session's transcript, read from the agent's file.
+    /// Answered by `TranscriptPage`.
+    OpenTranscript {
+        /// The session (`agent:<native id>`, or a managed session with a native file).
+        session_key: String,
+        /// The first turn (0-based); default: the last `limit`.
+        start: Option<u32>,
+        /// How many turns (default 50).
+        limit: Option<u32>,
+    },
+    /// How far the library's indexer is. Answered by `LibraryProgress`.
+    LibraryProgress {},
+    /// Usage and cost, grouped. Answered by `UsageRow`s.
+    Usage {
+        /// The grouping.
+        by: UsageBy,
+        /// Only usage from this time on (ms since the epoch).
+        #[ts(type = "number | null")]
+        since: Option<i64>,
+    },
+    /// Rename, archive, pin or delete a session's record. Answered by `null`.
+    ManageSession {
+        /// The session.
+        session_key: String,
+        /// What to do.
+        action: SessionAction,
+    },
+    /// Fork a session at its end or after a turn: a new session of the same agent with
+    /// the history up to there, recorded with its parent. Answered by its
+    /// `LibrarySession`.
+    ForkSession {
+        /// The session (native, or managed with a native file).
+        session_key: String,
+        /// Keep turns 1 to this one (default: all).
+        at: Option<u32>,
+    },
     /// Answered by `AccountInfo`s (never a secret).
     ListAccounts {},
     /// Add an account; a secret value is accepted over the Unix socket only. Answered
@@ -379,6 +422,11 @@ impl ClientRequest {
             | ClientRequest::ListTools {}
             | ClientRequest::ListSkills { .. }
             | ClientRequest::DaemonStatus {}
+            | ClientRequest::ListLibrary(_)
+            | ClientRequest::SearchLibrary(_)
+            | ClientRequest::OpenTranscript { .. }
+            | ClientRequest::LibraryProgress {}
+            | ClientRequest::Usage { .. }
             | ClientRequest::ListAccounts {}
             | ClientRequest::AccountUsage { .. } => Scope::Read,
             ClientRequest::Prompt(_)
@@ -395,6 +443,8 @@ impl ClientRequest {
             | ClientRequest::ResizeTerminal { .. }
             | ClientRequest::CloseTerminal { .. }
             | ClientRequest::DaemonStop {}
+            | ClientRequest::ManageSession { .. }
+            | ClientRequest::ForkSession { .. }
             | ClientRequest::Listen { .. }
             | ClientRequest::AddAccount(_)
             | ClientRequest::RenameAccount { .. }

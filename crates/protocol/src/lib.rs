@@ -16,6 +16,7 @@ mod api;
 mod error;
 mod event;
 mod key;
+mod library;
 mod patch;
 mod snapshot;
 mod wire;
@@ -33,6 +34,10 @@ pub use api::{
 pub use error::{ErrorCode, WireError};
 pub use event::DriverEvent;
 pub use key::{make_session_key, split_session_key};
+pub use library::{
+    LibraryHit, LibraryProgress, LibraryQuery, LibrarySearch, LibrarySession, ModelCost, Origin,
+    SessionAction, TranscriptPage, UsageBy, UsageRow,
+};
 pub use patch::{apply, apply_in_place, diff, PatchEvent, SnapshotPatch};
 pub use snapshot::{
     Artifact, ArtifactKind, Choice, Interaction, InteractionKind, Phase, Plan, PlanStep, Question,

@@ -36,6 +36,10 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   one row per account, its public record as `AccountInfo` JSON (never a secret: those
 ///   live in the OS secret store). `account_usage`: tokens and cost per account per UTC
 ///   day.
+/// - (library) `lib_files`, `lib_sessions`, `lib_turns`, `lib_docs`, `lib_fts`,
+///   `lib_usage`, `lib_marks`: the session library's index of every agent's own
+///   sessions (see the `weft-library` crate). `lib_fts` (trigram) also holds each
+///   managed turn under rowid `-turns.id`, kept by triggers, so one query searches both.
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -126,6 +130,113 @@ CREATE TABLE account_usage (
     turns              INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (account_id, day)
 ) WITHOUT ROWID;
+"#,
+    r#"
+CREATE TABLE lib_files (
+    id          INTEGER PRIMARY KEY,
+    agent       TEXT NOT NULL,
+    home        TEXT NOT NULL,
+    path        TEXT NOT NULL UNIQUE,
+    size        INTEGER NOT NULL,
+    mtime_ns    INTEGER NOT NULL,
+    inode       INTEGER NOT NULL,
+    head        INTEGER NOT NULL,
+    indexed_off INTEGER NOT NULL,
+    meta        TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    error       TEXT
+);
+
+CREATE TABLE lib_sessions (
+    id                 INTEGER PRIMARY KEY,
+    session_key        TEXT NOT NULL UNIQUE,
+    agent              TEXT NOT NULL,
+    native_id          TEXT NOT NULL,
+    file_id            INTEGER,
+    home               TEXT NOT NULL,
+    account            TEXT,
+    workdir            TEXT,
+    git_branch         TEXT,
+    title              TEXT NOT NULL,
+    title_src          TEXT NOT NULL,
+    index_title        TEXT,
+    model              TEXT,
+    parent_key         TEXT,
+    relation           TEXT,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL,
+    messages           INTEGER NOT NULL,
+    turns              INTEGER NOT NULL,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    source_gone        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX lib_sessions_by_update ON lib_sessions (updated_at);
+CREATE INDEX lib_sessions_by_workdir ON lib_sessions (workdir, updated_at);
+CREATE INDEX lib_sessions_by_file ON lib_sessions (file_id);
+CREATE INDEX lib_sessions_by_native ON lib_sessions (agent, native_id);
+CREATE INDEX sessions_by_native ON sessions (agent, session_id);
+
+CREATE TABLE lib_turns (
+    session_id INTEGER NOT NULL,
+    n          INTEGER NOT NULL,
+    off        INTEGER NOT NULL,
+    at         INTEGER NOT NULL,
+    PRIMARY KEY (session_id, n)
+) WITHOUT ROWID;
+
+CREATE TABLE lib_docs (
+    id         INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL,
+    turn       INTEGER NOT NULL,
+    off        INTEGER NOT NULL,
+    at         INTEGER NOT NULL,
+    kind       TEXT NOT NULL
+);
+CREATE INDEX lib_docs_by_session ON lib_docs (session_id);
+
+CREATE VIRTUAL TABLE lib_fts USING fts5 (text, tokenize = 'trigram');
+
+CREATE TABLE lib_usage (
+    key         TEXT PRIMARY KEY NOT NULL,
+    session_id  INTEGER NOT NULL,
+    at          INTEGER NOT NULL,
+    model       TEXT NOT NULL,
+    input       INTEGER NOT NULL,
+    output      INTEGER NOT NULL,
+    cache_read  INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    reasoning   INTEGER NOT NULL
+);
+CREATE INDEX lib_usage_by_session ON lib_usage (session_id);
+CREATE INDEX lib_usage_by_time ON lib_usage (at);
+
+CREATE TABLE lib_marks (
+    session_key TEXT PRIMARY KEY NOT NULL,
+    title       TEXT,
+    archived    INTEGER NOT NULL DEFAULT 0,
+    pinned      INTEGER NOT NULL DEFAULT 0,
+    hidden      INTEGER NOT NULL DEFAULT 0,
+    parent_key  TEXT
+);
+
+CREATE TRIGGER lib_turns_insert AFTER INSERT ON turns BEGIN
+    INSERT INTO lib_fts (rowid, text) VALUES (-new.id,
+        new.prompt || char(10) || substr(COALESCE(json_extract(new.snapshot, '$.text'), ''), 1, 65536));
+END;
+CREATE TRIGGER lib_turns_update AFTER UPDATE OF prompt, snapshot ON turns BEGIN
+    DELETE FROM lib_fts WHERE rowid = -old.id;
+    INSERT INTO lib_fts (rowid, text) VALUES (-new.id,
+        new.prompt || char(10) || substr(COALESCE(json_extract(new.snapshot, '$.text'), ''), 1, 65536));
+END;
+CREATE TRIGGER lib_turns_delete AFTER DELETE ON turns BEGIN
+    DELETE FROM lib_fts WHERE rowid = -old.id;
+END;
+INSERT INTO lib_fts (rowid, text)
+    SELECT -id, prompt || char(10) || substr(COALESCE(json_extract(snapshot, '$.text'), ''), 1, 65536)
+    FROM turns;
 "#,
 ];
 

@@ -3,8 +3,12 @@ import type { AddAccountRequest } from "./AddAccountRequest";
 import type { AnswerRequest } from "./AnswerRequest";
 import type { Hello } from "./Hello";
 import type { InteractRequest } from "./InteractRequest";
+import type { LibraryQuery } from "./LibraryQuery";
+import type { LibrarySearch } from "./LibrarySearch";
 import type { OpenTerminalRequest } from "./OpenTerminalRequest";
 import type { PromptRequest } from "./PromptRequest";
+import type { SessionAction } from "./SessionAction";
+import type { UsageBy } from "./UsageBy";
 
 /**
  * A verb, as a client sends it. Every surface speaks exactly these.
@@ -125,7 +129,43 @@ sessionKey: string, } | { "type": "daemonStatus", } | { "type": "daemonStop", } 
 /**
  * `IP:PORT`; port 0 picks a free one.
  */
-addr: string, } | { "type": "listAccounts", } | { "type": "addAccount" } & AddAccountRequest | { "type": "renameAccount", 
+addr: string, } | { "type": "listLibrary" } & LibraryQuery | { "type": "searchLibrary" } & LibrarySearch | { "type": "openTranscript", 
+/**
+ * The session (`agent:<native id>`, or a managed session with a native file).
+ */
+sessionKey: string, 
+/**
+ * The first turn (0-based); default: the last `limit`.
+ */
+start: number | null, 
+/**
+ * How many turns (default 50).
+ */
+limit: number | null, } | { "type": "libraryProgress", } | { "type": "usage", 
+/**
+ * The grouping.
+ */
+by: UsageBy, 
+/**
+ * Only usage from this time on (ms since the epoch).
+ */
+since: number | null, } | { "type": "manageSession", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * What to do.
+ */
+action: SessionAction, } | { "type": "forkSession", 
+/**
+ * The session (native, or managed with a native file).
+ */
+sessionKey: string, 
+/**
+ * Keep turns 1 to this one (default: all).
+ */
+at: number | null, } | { "type": "listAccounts", } | { "type": "addAccount" } & AddAccountRequest | { "type": "renameAccount", 
 /**
  * The account's id (a request's own `id` is the reply's).
  */

@@ -56,7 +56,7 @@ async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
 
     // While the terminal is open, the session has one writer: the list shows it...
     let list = Command::new(weft)
-        .args(["sessions", "--json"])
+        .args(["sessions", "--json", "--all", "--managed"])
         .env("WEFT_HOME", home.path())
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -196,7 +196,7 @@ async fn a_terminal_is_attached_from_another_client_and_detached_without_ending(
     wait_screen(&first, "first line", |s| s.contains("Echo: from the first"));
 
     let list = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["sessions", "--json"])
+        .args(["sessions", "--json", "--all", "--managed"])
         .env("WEFT_HOME", home.path())
         .output()
         .unwrap_or_else(|e| panic!("{e}"));

@@ -1,0 +1,489 @@
+//! `weft sessions`, `weft search`, `weft history`, `weft usage`: the session library,
+//! managed and native sessions alike.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use weft_kernel::now_ms;
+use weft_protocol::{
+    ClientRequest, LibraryHit, LibraryQuery, LibrarySearch, LibrarySession, Origin, SessionAction,
+    TranscriptPage, UniversalSnapshot, UsageBy, UsageRow,
+};
+
+use crate::client;
+use crate::list::print_json;
+
+/// `weft sessions`.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct SessionsArgs {
+    #[command(subcommand)]
+    command: Option<SessionsCommand>,
+    /// Sessions of every folder (default: the current folder's).
+    #[arg(long, conflicts_with = "workdir")]
+    all: bool,
+    /// Only sessions run in this folder.
+    #[arg(long)]
+    workdir: Option<PathBuf>,
+    /// Only this agent's sessions.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Only sessions found in the agents' own stores.
+    #[arg(long, conflicts_with = "managed")]
+    native: bool,
+    /// Only sessions Weft runs.
+    #[arg(long)]
+    managed: bool,
+    /// Archived sessions too.
+    #[arg(long)]
+    archived: bool,
+    /// At most this many.
+    #[arg(long, default_value_t = 200)]
+    limit: u32,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// Give a session a title of your own.
+    Rename {
+        /// The session key.
+        key: String,
+        /// The title.
+        #[arg(required = true)]
+        title: Vec<String>,
+    },
+    /// Hide a session from the list (`--undo` shows it again).
+    Archive {
+        /// The session key.
+        key: String,
+        /// Unarchive.
+        #[arg(long)]
+        undo: bool,
+    },
+    /// List a session first (`--undo` unpins).
+    Pin {
+        /// The session key.
+        key: String,
+        /// Unpin.
+        #[arg(long)]
+        undo: bool,
+    },
+    /// Forget Weft's record of a session; `--file` also deletes the agent's own file.
+    Delete {
+        /// The session key.
+        key: String,
+        /// Also delete the agent's session file (asks for `--yes`).
+        #[arg(long)]
+        file: bool,
+        /// Confirm deleting the agent's file.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+fn age(ms: i64) -> String {
+    let secs = (now_ms() - ms).max(0) / 1000;
+    match secs {
+        0..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+pub(crate) async fn sessions(args: SessionsArgs) -> ExitCode {
+    if let Some(command) = args.command {
+        return manage(command).await;
+    }
+    let workdir = if args.all {
+        None
+    } else {
+        match crate::absolute_workdir(args.workdir) {
+            Ok(w) => Some(w),
+            Err(code) => return code,
+        }
+    };
+    let origin = match (args.native, args.managed) {
+        (true, _) => Some(Origin::Native),
+        (_, true) => Some(Origin::Managed),
+        _ => None,
+    };
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = ClientRequest::ListLibrary(LibraryQuery {
+        workdir,
+        agent: args.agent,
+        origin,
+        archived: args.archived,
+        limit: Some(args.limit),
+        offset: None,
+    });
+    let list: Vec<LibrarySession> = match daemon.call(request).await {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if args.json {
+        return print_json(&list);
+    }
+    if list.is_empty() {
+        eprintln!("no sessions here yet (`weft sessions --all` lists every folder's)");
+    }
+    for s in &list {
+        let origin = match s.origin {
+            Origin::Native => "native",
+            Origin::Managed => "managed",
+        };
+        let gone = if s.source_gone { " [file gone]" } else { "" };
+        out!(
+            "{:<9} {:<50} {:<7} {:<7} {}{gone}  ({})",
+            age(s.updated_at),
+            s.session_key,
+            s.agent,
+            origin,
+            s.title,
+            s.workdir.as_deref().unwrap_or("?")
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+async fn manage(command: SessionsCommand) -> ExitCode {
+    let (key, action) = match command {
+        SessionsCommand::Rename { key, title } => (
+            key,
+            SessionAction::Rename {
+                title: title.join(" "),
+            },
+        ),
+        SessionsCommand::Archive { key, undo } => (
+            key,
+            if undo {
+                SessionAction::Unarchive
+            } else {
+                SessionAction::Archive
+            },
+        ),
+        SessionsCommand::Pin { key, undo } => (
+            key,
+            if undo {
+                SessionAction::Unpin
+            } else {
+                SessionAction::Pin
+            },
+        ),
+        SessionsCommand::Delete { key, file, yes } => {
+            if file && !yes {
+                eprintln!("weft: --file deletes the agent's own transcript of {key}; add --yes to confirm");
+                return ExitCode::from(crate::EXIT_USAGE);
+            }
+            (key, SessionAction::Delete { file })
+        }
+    };
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let done: Result<serde_json::Value, ExitCode> = daemon
+        .call(ClientRequest::ManageSession {
+            session_key: key,
+            action,
+        })
+        .await;
+    match done {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// `weft search`.
+#[derive(Args)]
+pub(crate) struct SearchArgs {
+    /// The words (each found as a substring; `"quoted words"` as a phrase).
+    #[arg(required = true)]
+    words: Vec<String>,
+    /// Only this agent's sessions.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Only sessions run in this folder.
+    #[arg(long)]
+    workdir: Option<PathBuf>,
+    /// Only text from this day on (YYYY-MM-DD, UTC).
+    #[arg(long)]
+    since: Option<String>,
+    /// At most this many sessions.
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Milliseconds at the start of a `YYYY-MM-DD` day (UTC).
+fn day_ms(day: &str) -> Option<i64> {
+    let mut parts = day.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    Some(days * 86_400_000)
+}
+
+fn since_ms(since: Option<String>) -> Result<Option<i64>, ExitCode> {
+    match since {
+        None => Ok(None),
+        Some(s) => day_ms(&s).map(Some).ok_or_else(|| {
+            eprintln!("weft: --since takes a day as YYYY-MM-DD, not `{s}`");
+            ExitCode::from(crate::EXIT_USAGE)
+        }),
+    }
+}
+
+pub(crate) async fn search(args: SearchArgs) -> ExitCode {
+    let since = match since_ms(args.since) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let workdir = match args
+        .workdir
+        .map(|d| crate::absolute_workdir(Some(d)))
+        .transpose()
+    {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    let query = args.words.join(" ");
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = ClientRequest::SearchLibrary(LibrarySearch {
+        query: query.clone(),
+        agent: args.agent,
+        workdir,
+        since,
+        until: None,
+        limit: Some(u32::try_from(args.limit).unwrap_or(u32::MAX)),
+    });
+    let hits: Vec<LibraryHit> = match daemon.call(request).await {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    if args.json {
+        return print_json(&hits);
+    }
+    if hits.is_empty() {
+        eprintln!("no session matches `{query}`");
+    }
+    for hit in &hits {
+        let turn = hit.turn.map(|t| format!(" turn {t}")).unwrap_or_default();
+        out!("{}{turn}  {}", hit.session_key, hit.snippet);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Every turn of a native transcript, a page at a time.
+async fn native_history(
+    daemon: &client::Daemon,
+    key: &str,
+) -> Result<Vec<UniversalSnapshot>, weft_protocol::WireError> {
+    let mut turns = Vec::new();
+    let mut start = 0u32;
+    loop {
+        let page: TranscriptPage = daemon
+            .client
+            .call(ClientRequest::OpenTranscript {
+                session_key: key.to_string(),
+                start: Some(start),
+                limit: Some(500),
+            })
+            .await?;
+        let n = page.turns.len() as u32;
+        turns.extend(page.turns);
+        start += n.max(1);
+        if n == 0 || start >= page.total {
+            return Ok(turns);
+        }
+    }
+}
+
+pub(crate) async fn history(key: &str, json: bool) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let managed: Result<Vec<UniversalSnapshot>, _> = daemon
+        .client
+        .call(ClientRequest::GetHistory {
+            session_key: key.to_string(),
+            limit: None,
+            before: None,
+        })
+        .await;
+    let native = native_history(&daemon, key).await;
+    // A session Weft adopted (Continue) has earlier turns only in the agent's file.
+    let turns = match (managed, native) {
+        (Ok(m), Ok(n)) if n.len() > m.len() => n,
+        (Ok(m), _) => m,
+        (Err(_), Ok(n)) => n,
+        (Err(e), Err(_)) => return client::fail(&e),
+    };
+    if json {
+        return print_json(&turns);
+    }
+    for (i, turn) in turns.iter().enumerate() {
+        let mark = match (&turn.error, turn.incomplete) {
+            (Some(e), _) => format!("  [failed: {e}]"),
+            (None, true) => "  [incomplete]".to_string(),
+            _ => String::new(),
+        };
+        out!(
+            "── turn {} ({}){mark}",
+            i + 1,
+            turn.started_at.map(age).unwrap_or_default()
+        );
+        out!("> {}", turn.prompt);
+        for call in &turn.tool_calls {
+            out!("  · {}", call.summary);
+        }
+        out!("{}\n", turn.text.trim_end());
+    }
+    ExitCode::SUCCESS
+}
+
+/// `weft usage`.
+#[derive(Args)]
+pub(crate) struct UsageArgs {
+    /// Group by.
+    #[arg(long, value_enum, default_value = "day")]
+    by: By,
+    /// Only usage from this day on (YYYY-MM-DD, UTC).
+    #[arg(long)]
+    since: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum By {
+    Day,
+    Week,
+    Month,
+    Model,
+    Agent,
+    Account,
+    Workspace,
+}
+
+pub(crate) async fn usage(args: UsageArgs) -> ExitCode {
+    let since = match since_ms(args.since) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let by = match args.by {
+        By::Day => UsageBy::Day,
+        By::Week => UsageBy::Week,
+        By::Month => UsageBy::Month,
+        By::Model => UsageBy::Model,
+        By::Agent => UsageBy::Agent,
+        By::Account => UsageBy::Account,
+        By::Workspace => UsageBy::Workspace,
+    };
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let rows: Vec<UsageRow> = match daemon.call(ClientRequest::Usage { by, since }).await {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if args.json {
+        return print_json(&rows);
+    }
+    if rows.is_empty() {
+        eprintln!("no usage recorded yet");
+    }
+    out!(
+        "{:<40} {:>7} {:>12} {:>10} {:>12} {:>11} {:>10}",
+        "",
+        "calls",
+        "input",
+        "output",
+        "cache read",
+        "cache write",
+        "cost"
+    );
+    for r in &rows {
+        let cost = match r.cost_usd {
+            Some(c) => format!("${c:.2}"),
+            None => "unknown".to_string(),
+        };
+        let unpriced = if r.unpriced_models.is_empty() {
+            String::new()
+        } else {
+            format!("  (no price for {})", r.unpriced_models.join(", "))
+        };
+        out!(
+            "{:<40} {:>7} {:>12} {:>10} {:>12} {:>11} {:>10}{unpriced}",
+            r.key,
+            r.calls,
+            r.input_tokens,
+            r.output_tokens,
+            r.cache_read_tokens,
+            r.cache_write_tokens,
+            cost
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// `weft fork`.
+#[derive(Args)]
+pub(crate) struct ForkArgs {
+    /// The session key.
+    key: String,
+    /// Keep turns 1 to this one (default: all).
+    #[arg(long)]
+    at: Option<u32>,
+    /// Print the new session as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn fork(args: ForkArgs) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let forked: LibrarySession = match daemon
+        .call(ClientRequest::ForkSession {
+            session_key: args.key,
+            at: args.at,
+        })
+        .await
+    {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if args.json {
+        return print_json(&forked);
+    }
+    out!(
+        "{}  ({} turns; continue it with `weft run --session {} PROMPT`)",
+        forked.session_key,
+        forked.turns,
+        forked.session_key
+    );
+    ExitCode::SUCCESS
+}

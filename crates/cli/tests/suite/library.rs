@@ -1,0 +1,362 @@
+//! The session library against files the real CLIs wrote: claude, codex and gemini run
+//! against the scripted servers in temporary homes; the daemon (started with those
+//! homes in its environment) indexes them; `weft sessions`, `weft search`, `weft
+//! history` and `weft run --session agent:<native id>` find, open and continue them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use weft_testkit::{anthropic, gemini, openai, AnthropicServer, GeminiServer, ResponsesServer};
+
+use super::support::{wait_for, Env};
+
+fn agent_bin(name: &str, var: &str) -> Option<PathBuf> {
+    let found = weft_agent_process::find_agent(name, &[var], &|n| std::env::var(n).ok()).ok();
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true and the real {name} CLI is missing (scripts/setup.sh installs it)"
+        );
+        eprintln!("SKIPPED: no {name} CLI found");
+    }
+    found
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The claude environment: an isolated HOME with onboarding done, the scripted server.
+fn claude_env(cmd: &mut Command, home: &Path, claude: &Path, server: &AnthropicServer) {
+    cmd.env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("WEFT_CLAUDE_BIN", claude)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("IS_SANDBOX", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0");
+}
+
+fn claude_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join(".claude.json"),
+        r#"{"hasCompletedOnboarding":true}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    home
+}
+
+fn find<'a>(list: &'a Value, key: &str) -> Option<&'a Value> {
+    list.as_array()?.iter().find(|s| s["sessionKey"] == key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_and_continued() {
+    let Some(claude) = agent_bin("claude", "WEFT_CLAUDE_BIN") else {
+        return;
+    };
+    let server = AnthropicServer::start(
+        anthropic::Script::new()
+            .rule(
+                anthropic::when::user_text_contains("third question"),
+                anthropic::Turn::text_reply("wombat-reply-three"),
+            )
+            .rule(
+                anthropic::when::user_text_contains("second question"),
+                anthropic::Turn::text_reply("quokka-reply-two"),
+            )
+            .rule(
+                anthropic::when::user_text_contains("first question"),
+                anthropic::Turn::text_reply("zephyr-reply-one about parse_config"),
+            )
+            .default_reply(anthropic::Turn::text_reply("ok")),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = claude_home();
+    let env = Env::new();
+    let workdir = env
+        .work
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // Claude Code run by the user, outside Weft.
+    let claude_run = |args: &[&str]| {
+        let mut cmd = Command::new(&claude);
+        cmd.args(args).current_dir(&workdir).stdin(Stdio::null());
+        claude_env(&mut cmd, home.path(), &claude, &server);
+        cmd.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let first = claude_run(&[
+        "-p",
+        "first question: what is this?",
+        "--output-format",
+        "json",
+    ]);
+    assert!(first.status.success(), "{first:?}");
+    let sid = stdout_json(&first)["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session id: {first:?}"))
+        .to_string();
+    let key = format!("claude:{sid}");
+
+    let weft = |args: &[&str]| {
+        let mut cmd = env.cmd(args);
+        claude_env(&mut cmd, home.path(), &claude, &server);
+        cmd.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+
+    // Listed (the first index runs in the background: poll), as native, in this folder.
+    let row = wait_for("the native session to be indexed", 30, || {
+        let list = stdout_json(&weft(&["sessions", "--native", "--json"]));
+        find(&list, &key).cloned()
+    });
+    assert_eq!(row["origin"], "native");
+    assert_eq!(row["agent"], "claude");
+    assert_eq!(row["title"], "first question: what is this?");
+    assert_eq!(
+        row["workdir"].as_str(),
+        Some(workdir.to_string_lossy().as_ref())
+    );
+    assert_eq!(row["turns"], 1);
+    assert!(row["outputTokens"].as_u64().is_some_and(|n| n > 0), "{row}");
+    let managed_only = stdout_json(&weft(&["sessions", "--managed", "--json"]));
+    assert!(find(&managed_only, &key).is_none());
+
+    // A word of the reply, and an identifier inside it, are found; the match is marked.
+    for word in ["zephyr-reply-one", "parse_conf"] {
+        let hits = stdout_json(&weft(&["search", "--json", word]));
+        let hit = find(&hits, &key).unwrap_or_else(|| panic!("{word}: {hits}"));
+        assert_eq!(hit["origin"], "native");
+        assert!(
+            hit["snippet"]
+                .as_str()
+                .is_some_and(|s| s.contains(&format!("«{word}»"))),
+            "{hit}"
+        );
+    }
+
+    // The transcript opens from the agent's file.
+    let history = stdout_json(&weft(&["history", &key, "--json"]));
+    assert_eq!(history[0]["prompt"], "first question: what is this?");
+    assert!(
+        history[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("zephyr-reply-one")),
+        "{history}"
+    );
+
+    // The user goes on in claude outside Weft: the new turn shows up without a restart.
+    let second = claude_run(&[
+        "-p",
+        "second question",
+        "--resume",
+        &sid,
+        "--output-format",
+        "json",
+    ]);
+    assert!(second.status.success(), "{second:?}");
+    wait_for("the appended turn to be searchable", 30, || {
+        let hits = stdout_json(&weft(&["search", "--json", "quokka-reply-two"]));
+        find(&hits, &key).map(|_| ())
+    });
+
+    // Continue: the same key, now run by Weft; claude resumes the whole conversation.
+    let out = weft(&["run", "--json", "--session", &key, "third question"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let run = stdout_json(&out);
+    assert_eq!(run["sessionKey"], key.as_str());
+    assert!(
+        run["snapshot"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("wombat-reply-three")),
+        "{run}"
+    );
+    let seen = server
+        .messages_requests()
+        .into_iter()
+        .find(|r| r.all_text().contains("third question"))
+        .map(|r| r.all_text())
+        .unwrap_or_default();
+    assert!(
+        seen.contains("first question") && seen.contains("quokka-reply-two"),
+        "the scripted server saw the earlier conversation: {seen}"
+    );
+    // Listed once, as managed, with the native file's figures.
+    let list = stdout_json(&weft(&["sessions", "--json"]));
+    let rows: Vec<&Value> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["sessionKey"] == key.as_str())
+        .collect();
+    assert_eq!(rows.len(), 1, "{list}");
+    assert_eq!(rows[0]["origin"], "managed");
+    let history = stdout_json(&weft(&["history", &key, "--json"]));
+    let prompts: Vec<&str> = history
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["prompt"].as_str())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "first question: what is this?",
+            "second question",
+            "third question"
+        ]
+    );
+}
+
+/// `weft run` in one Weft home has the real agent write its own files; a second Weft
+/// home (no managed record of them) sees them as native sessions.
+fn native_in_fresh_home(
+    agent_env: &dyn Fn(&mut Command),
+    workdir: &Path,
+    agent: &str,
+    prompt: &str,
+    reply_word: &str,
+) {
+    let writer = Env::new();
+    let mut cmd = writer.cmd(&[
+        "run",
+        "--json",
+        "--agent",
+        agent,
+        "--workdir",
+        &workdir.to_string_lossy(),
+        prompt,
+    ]);
+    agent_env(&mut cmd);
+    let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let run = stdout_json(&out);
+    let native_id = run["snapshot"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no agent session id: {run}"))
+        .to_string();
+    let key = format!("{agent}:{native_id}");
+    drop(writer);
+
+    let reader = Env::new();
+    let weft = |args: &[&str]| {
+        let mut cmd = reader.cmd(args);
+        agent_env(&mut cmd);
+        cmd.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let wd = workdir.to_string_lossy().into_owned();
+    let row = wait_for("the native session to be indexed", 30, || {
+        let list = stdout_json(&weft(&["sessions", "--native", "--workdir", &wd, "--json"]));
+        find(&list, &key).cloned()
+    });
+    assert_eq!(row["title"], prompt, "{row}");
+    assert_eq!(row["workdir"].as_str(), Some(wd.as_str()), "{row}");
+    assert!(row["outputTokens"].as_u64().is_some_and(|n| n > 0), "{row}");
+    assert!(row["model"].as_str().is_some(), "{row}");
+    let hits = stdout_json(&weft(&["search", "--json", "--agent", agent, reply_word]));
+    let hit = find(&hits, &key).unwrap_or_else(|| panic!("{hits}"));
+    assert!(
+        hit["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains(&format!("«{reply_word}»"))),
+        "{hit}"
+    );
+    let history = stdout_json(&weft(&["history", &key, "--json"]));
+    assert_eq!(history[0]["prompt"], prompt, "{history}");
+    assert!(
+        history[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(reply_word)),
+        "{history}"
+    );
+    let usage = stdout_json(&weft(&["usage", "--by", "agent", "--json"]));
+    let row = usage
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["key"] == agent)
+        .unwrap_or_else(|| panic!("{usage}"));
+    assert!(row["outputTokens"].as_u64().is_some_and(|n| n > 0), "{row}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_rollouts_are_indexed_with_title_folder_usage_and_open() {
+    let Some(codex) = agent_bin("codex", "WEFT_CODEX_BIN") else {
+        return;
+    };
+    let server = ResponsesServer::start(
+        openai::Script::new().default_reply(openai::Turn::text_reply("narwhal-codex-reply")),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let env = |cmd: &mut Command| {
+        cmd.env("CODEX_HOME", home.path())
+            .env("HOME", home.path())
+            .env("WEFT_CODEX_BIN", &codex)
+            .env("WEFT_CODEX_BASE_URL", server.v1_url())
+            .env("WEFT_CODEX_API_KEY_ENV", "WEFT_TEST_OPENAI_KEY")
+            .env("WEFT_TEST_OPENAI_KEY", "sk-test")
+            .env("WEFT_CODEX_MAX_RETRIES", "0")
+            .env("WEFT_CODEX_SANDBOX", "danger-full-access")
+            .env("WEFT_CODEX_APPROVAL_POLICY", "never")
+            .env("WEFT_CODEX_CONFIG", "model=\"mock-model\"");
+    };
+    native_in_fresh_home(
+        &env,
+        &workdir,
+        "codex",
+        "count the narwhals",
+        "narwhal-codex-reply",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_chats_are_indexed_with_title_folder_usage_and_open() {
+    let Some(bin) = agent_bin("gemini", "WEFT_GEMINI_BIN") else {
+        return;
+    };
+    let server = GeminiServer::start(
+        gemini::Script::new()
+            .default_reply(gemini::Turn::text_reply("axolotl-gemini-reply").usage(11, 7)),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let env = |cmd: &mut Command| {
+        cmd.env("HOME", home.path())
+            .env_remove("GEMINI_CLI_HOME")
+            .env("WEFT_GEMINI_BIN", &bin)
+            .env("GEMINI_API_KEY", "test-key")
+            .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
+            .env("GEMINI_CLI_NO_RELAUNCH", "true");
+    };
+    native_in_fresh_home(
+        &env,
+        &workdir,
+        "gemini",
+        "greet the axolotls",
+        "axolotl-gemini-reply",
+    );
+}

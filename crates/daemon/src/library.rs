@@ -1,0 +1,102 @@
+//! The session library's verbs, and its start beside the store. Every call may read
+//! files or wait on SQLite, so it runs on a blocking thread, never on the runtime's.
+
+use std::sync::Arc;
+
+use weft_library::{Library, LibraryError};
+use weft_protocol::{ClientRequest, ErrorCode, PromptRequest, WireError};
+use weft_store::SqliteStore;
+
+use crate::api::Reply;
+use crate::service::Service;
+
+fn wire(e: LibraryError) -> WireError {
+    let code = match e {
+        LibraryError::Unknown(_) => ErrorCode::UnknownSession,
+        LibraryError::Invalid(_) => ErrorCode::BadRequest,
+        _ => ErrorCode::Storage,
+    };
+    WireError::new(code, e.to_string())
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Result<Reply, WireError> {
+    serde_json::to_value(value)
+        .map(Reply::Value)
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
+}
+
+async fn blocking<T: Send + 'static>(
+    library: &Arc<Library>,
+    f: impl FnOnce(&Library) -> Result<T, LibraryError> + Send + 'static,
+) -> Result<T, WireError> {
+    let library = library.clone();
+    tokio::task::spawn_blocking(move || f(&library))
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(wire)
+}
+
+/// Opens the library over the store's database and the daemon's own agent homes, and
+/// starts indexing (unless `WEFT_LIBRARY=off`). A failure is logged: Weft runs without
+/// a library rather than not at all.
+pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
+    if std::env::var("WEFT_LIBRARY").is_ok_and(|v| v == "off") {
+        return;
+    }
+    let homes = weft_library::ambient_homes(&|n| std::env::var(n).ok());
+    let library = match Library::open(store.path(), homes, Some(store.clone())) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!("session library unavailable: {e}");
+            return;
+        }
+    };
+    if let Err(e) = library.start() {
+        tracing::warn!("session library: the indexer did not start: {e}");
+    }
+    let _ = service.library.set(library);
+}
+
+fn library(service: &Service) -> Result<&Arc<Library>, WireError> {
+    service.library.get().ok_or_else(|| {
+        WireError::new(
+            ErrorCode::Storage,
+            "the session library is not available (see the daemon's log)",
+        )
+    })
+}
+
+/// Continue: a prompt for a native session's key first makes it a managed session on
+/// the same agent session id, so the agent resumes that conversation.
+pub(crate) async fn adopt(service: &Service, request: &PromptRequest) -> Result<(), WireError> {
+    let (Some(key), Some(lib)) = (request.session_key.clone(), service.library.get()) else {
+        return Ok(());
+    };
+    blocking(lib, move |l| l.adopt(&key)).await.map(|_| ())
+}
+
+/// One library verb.
+pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<Reply, WireError> {
+    let lib = library(service)?;
+    match request {
+        ClientRequest::ListLibrary(q) => to_value(blocking(lib, move |l| l.list(&q)).await?),
+        ClientRequest::SearchLibrary(s) => to_value(blocking(lib, move |l| l.search(&s)).await?),
+        ClientRequest::OpenTranscript {
+            session_key,
+            start,
+            limit,
+        } => to_value(blocking(lib, move |l| l.open_transcript(&session_key, start, limit)).await?),
+        ClientRequest::LibraryProgress {} => to_value(lib.progress()),
+        ClientRequest::Usage { by, since } => {
+            to_value(blocking(lib, move |l| l.usage(by, since)).await?)
+        }
+        ClientRequest::ManageSession {
+            session_key,
+            action,
+        } => to_value(blocking(lib, move |l| l.manage(&session_key, &action)).await?),
+        ClientRequest::ForkSession { session_key, at } => {
+            to_value(blocking(lib, move |l| l.fork(&session_key, at)).await?)
+        }
+        _ => Err(WireError::new(ErrorCode::BadRequest, "not a library verb")),
+    }
+}

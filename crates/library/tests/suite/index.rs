@@ -1,0 +1,472 @@
+//! The indexer over recorded files of the three real formats: incremental reads, a
+//! rewritten or vanished file, bad input, the watcher, and one search over managed and
+//! native sessions.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use weft_library::{Agent, Home, Library};
+use weft_protocol::{
+    LibraryQuery, LibrarySearch, Origin, Phase, SessionAction, SessionRecord, UniversalSnapshot,
+    UsageBy,
+};
+use weft_store::SqliteStore;
+
+const CLAUDE_ID: &str = "2beba834-ea9e-4d74-9e9f-b4a9f23cf57b";
+const CODEX_ID: &str = "01a22a6b-1a33-73c2-8da3-697eac086135";
+const GEMINI_ID: &str = "6f1fd193-c4e2-4471-acd0-fc646b5f1f76";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    store: Arc<SqliteStore>,
+    library: Arc<Library>,
+}
+
+fn fixture_text(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().to_path_buf();
+        let claude = root.join(".claude/projects/-home-dev-probe-claude-work");
+        let codex = root.join(".codex/sessions/2026/11/30");
+        let gemini = root.join(".gemini/tmp/work/chats");
+        for d in [&claude, &codex, &gemini] {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(
+            claude.join(format!("{CLAUDE_ID}.jsonl")),
+            fixture_text("claude_session.jsonl"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            codex.join(format!("rollout-2026-11-30T03-06-31-{CODEX_ID}.jsonl")),
+            fixture_text("codex_rollout.jsonl"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            gemini.join("session-2026-11-30T03-08-6f1fd193.jsonl"),
+            fixture_text("gemini_chat.jsonl"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            root.join(".gemini/tmp/work/.project_root"),
+            "/home/dev/probe/gemini/work\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let store =
+            Arc::new(SqliteStore::open(&root.join("weft.db")).unwrap_or_else(|e| panic!("{e}")));
+        let homes = vec![
+            Home {
+                agent: Agent::Claude,
+                root: root.join(".claude"),
+                account: None,
+            },
+            Home {
+                agent: Agent::Codex,
+                root: root.join(".codex"),
+                account: None,
+            },
+            Home {
+                agent: Agent::Gemini,
+                root: root.join(".gemini"),
+                account: None,
+            },
+        ];
+        let library = Library::open(&root.join("weft.db"), homes, Some(store.clone()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        Self {
+            _dir: dir,
+            root,
+            store,
+            library,
+        }
+    }
+
+    fn claude_file(&self) -> PathBuf {
+        self.root
+            .join(".claude/projects/-home-dev-probe-claude-work")
+            .join(format!("{CLAUDE_ID}.jsonl"))
+    }
+
+    fn all(&self) -> Vec<weft_protocol::LibrarySession> {
+        self.library
+            .list(&LibraryQuery::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn search(&self, q: &str) -> Vec<weft_protocol::LibraryHit> {
+        self.library
+            .search(&LibrarySearch {
+                query: q.into(),
+                ..Default::default()
+            })
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.write_all(text.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn user_line(text: &str) -> String {
+    format!(
+        "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":{}}},\"uuid\":\"u-{}\",\"timestamp\":\"2026-11-30T04:00:00.000Z\",\"cwd\":\"/home/dev/probe/claude/work\",\"sessionId\":\"{CLAUDE_ID}\"}}\n",
+        serde_json::to_string(text).unwrap_or_default(),
+        text.len()
+    )
+}
+
+fn assistant_line(id: &str, req: &str, text: &str, output: u64) -> String {
+    format!(
+        "{{\"type\":\"assistant\",\"requestId\":\"{req}\",\"message\":{{\"id\":\"{id}\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"usage\":{{\"input_tokens\":100,\"output_tokens\":{output},\"cache_read_input_tokens\":0,\"cache_creation_input_tokens\":0}}}},\"timestamp\":\"2026-11-30T04:00:01.000Z\",\"sessionId\":\"{CLAUDE_ID}\"}}\n",
+        serde_json::to_string(text).unwrap_or_default()
+    )
+}
+
+#[test]
+fn the_three_formats_are_listed_with_titles_folders_models_and_usage() {
+    let f = Fixture::new();
+    let stats = f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.read, 3);
+    let all = f.all();
+    let by = |agent: &str| {
+        all.iter()
+            .find(|s| s.agent == agent)
+            .unwrap_or_else(|| panic!("no {agent} in {all:?}"))
+    };
+    let claude = by("claude");
+    assert_eq!(claude.session_key, format!("claude:{CLAUDE_ID}"));
+    assert_eq!(claude.origin, Origin::Native);
+    assert_eq!(claude.title, "hello turn one");
+    assert_eq!(
+        claude.workdir.as_deref(),
+        Some("/home/dev/probe/claude/work")
+    );
+    assert_eq!(claude.turns, 3);
+    assert_eq!(claude.model.as_deref(), Some("claude-opus-4-8"));
+    // msg_4's two lines carry one usage; msg_5 is repeated in a resumed turn: once each.
+    assert_eq!(claude.output_tokens, 5 * 3);
+    let codex = by("codex");
+    assert_eq!(codex.session_key, format!("codex:{CODEX_ID}"));
+    assert_eq!(codex.title, "USE_TOOL please");
+    assert_eq!(codex.output_tokens, 28);
+    let gemini = by("gemini");
+    assert_eq!(gemini.session_key, format!("gemini:{GEMINI_ID}"));
+    assert_eq!(
+        gemini.workdir.as_deref(),
+        Some("/home/dev/probe/gemini/work")
+    );
+    assert_eq!(gemini.turns, 3);
+
+    // An unchanged store is not read again.
+    let again = f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((again.files, again.read), (3, 0));
+
+    let page = f
+        .library
+        .open_transcript(&claude.session_key, None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page.total, 3);
+    assert_eq!(page.turns.len(), 3);
+    assert_eq!(page.turns[1].prompt, "USE_TOOL turn two");
+    let call = &page.turns[1].tool_calls[0];
+    assert_eq!(
+        (call.name.as_str(), call.result.as_deref()),
+        ("Bash", Some("hi-from-tool"))
+    );
+    assert!(page.turns[1].text.contains("tool said"));
+    // A page: just the middle turn, read from its own offset.
+    let middle = f
+        .library
+        .open_transcript(&claude.session_key, Some(1), Some(1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(middle.turns.len(), 1);
+    assert_eq!(middle.turns[0].prompt, "USE_TOOL turn two");
+    for key in [&codex.session_key, &gemini.session_key] {
+        let page = f
+            .library
+            .open_transcript(key, None, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(page.turns.len() as u32, page.total, "{key}");
+        assert!(
+            page.turns.iter().any(|t| t.text.contains("MOCK-REPLY")),
+            "{key}: {page:?}"
+        );
+    }
+}
+
+#[test]
+fn appended_lines_are_read_from_where_reading_stopped_and_rewrites_are_read_again() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let path = f.claude_file();
+    let added = format!(
+        "{}{}{}",
+        user_line("fourth prompt about 日本語のテキスト"),
+        assistant_line("msg_9", "req_9", "capybara answer", 40),
+        assistant_line("msg_9", "req_9", "capybara answer", 40)
+    );
+    append(&path, &added);
+    let stats = f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.read, 1);
+    assert_eq!(
+        stats.bytes,
+        added.len() as u64,
+        "only the appended bytes are read"
+    );
+    let claude = f
+        .all()
+        .into_iter()
+        .find(|s| s.agent == "claude")
+        .unwrap_or_else(|| panic!("gone"));
+    assert_eq!(claude.turns, 4);
+    assert_eq!(
+        claude.output_tokens,
+        15 + 40,
+        "a repeated message id + request id counts once"
+    );
+    let hits = f.search("本語のテ");
+    assert_eq!(hits.len(), 1, "CJK substring: {hits:?}");
+    assert!(hits[0].snippet.contains("«本語のテ»"), "{hits:?}");
+    assert_eq!(hits[0].turn, Some(4));
+
+    // Rewritten shorter (compaction, a tool rewriting it): read again from the start.
+    let text = fixture_text("claude_session.jsonl");
+    let first_turn: String = text.lines().take(7).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, first_turn).unwrap_or_else(|e| panic!("{e}"));
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let claude = f
+        .all()
+        .into_iter()
+        .find(|s| s.agent == "claude")
+        .unwrap_or_else(|| panic!("gone"));
+    assert_eq!(claude.turns, 1);
+    assert!(
+        f.search("capybara").is_empty(),
+        "the rewritten file's old text is gone"
+    );
+}
+
+#[test]
+fn a_vanished_file_keeps_its_session_marked_source_gone_and_searchable() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(f.claude_file()).unwrap_or_else(|e| panic!("{e}"));
+    let stats = f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.gone, 1);
+    let claude = f
+        .all()
+        .into_iter()
+        .find(|s| s.agent == "claude")
+        .unwrap_or_else(|| panic!("dropped"));
+    assert!(claude.source_gone);
+    assert_eq!(f.search("hi-from-tool").len(), 1);
+    let page = f
+        .library
+        .open_transcript(&claude.session_key, None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(page.source_gone);
+    assert_eq!(page.turns[0].prompt, "hello turn one");
+}
+
+#[test]
+fn bad_input_is_indexed_as_far_as_it_is_valid() {
+    let f = Fixture::new();
+    let dir = f.root.join(".claude/projects/-bad");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    // A truncated last line (the agent still writing, or a crash): left for later.
+    let cut = dir.join("cut.jsonl");
+    let half = user_line("gecko complete line");
+    let partial = user_line("gecko partial line");
+    std::fs::write(&cut, format!("{half}{}", &partial[..partial.len() / 2]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Invalid UTF-8 in one line, good lines around it.
+    let utf = dir.join("utf.jsonl");
+    let mut bytes = user_line("iguana before").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"user\",\"message\":{\"content\":\"\xff\xfe bad\"}}\n");
+    bytes.extend_from_slice(user_line("iguana after").as_bytes());
+    std::fs::write(&utf, bytes).unwrap_or_else(|e| panic!("{e}"));
+    // A 50 MB single line, then a good one.
+    let huge = dir.join("huge.jsonl");
+    let mut text = String::with_capacity(51 << 20);
+    text.push_str("{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"");
+    text.push_str(&"x".repeat(50 << 20));
+    text.push_str("\"}]}}\n");
+    text.push_str(&user_line("marmot after the huge line"));
+    std::fs::write(&huge, text).unwrap_or_else(|e| panic!("{e}"));
+    // Not a transcript at all.
+    std::fs::write(dir.join("notes.jsonl"), b"\x00\x01 not json\nplain text\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let stats = f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.read, 7);
+    assert_eq!(f.search("gecko complete").len(), 1);
+    assert!(
+        f.search("gecko partial").is_empty(),
+        "a partial line is not read"
+    );
+    assert_eq!(f.search("iguana").len(), 1, "utf.jsonl is found");
+    let utf_hits = f.search("iguana after");
+    assert_eq!(utf_hits.len(), 1, "the line after the bad one is indexed");
+    assert_eq!(
+        f.search("marmot").len(),
+        1,
+        "the line after the 50 MB one is indexed"
+    );
+    let listed: Vec<String> = f.all().into_iter().map(|s| s.session_key).collect();
+    assert!(!listed.contains(&"claude:notes".to_string()), "{listed:?}");
+
+    // The agent finishes the cut line: it is read from where reading stopped.
+    append(&cut, &partial[partial.len() / 2..]);
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f.search("gecko partial").len(), 1);
+    // A file removed between the walk and its read is marked gone, not a failure.
+    std::fs::remove_file(&utf).unwrap_or_else(|e| panic!("{e}"));
+    f.library
+        .index_paths(std::slice::from_ref(&utf))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let utf_session = f
+        .library
+        .list(&LibraryQuery {
+            archived: true,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|s| s.session_key == "claude:utf")
+        .unwrap_or_else(|| panic!("utf session dropped"));
+    assert!(utf_session.source_gone);
+}
+
+#[test]
+fn the_watcher_makes_an_appended_turn_searchable_without_a_sweep() {
+    let f = Fixture::new();
+    f.library.start().unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while f.all().len() < 3 {
+        assert!(std::time::Instant::now() < deadline, "first index");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    append(
+        &f.claude_file(),
+        &user_line("platypus appended while watched"),
+    );
+    while f.search("platypus").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the appended turn was not indexed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    f.library.stop();
+}
+
+#[test]
+fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let record = SessionRecord {
+        session_key: "echo:m1".into(),
+        agent: "echo".into(),
+        session_id: None,
+        workdir: "/tmp".into(),
+        title: "managed one".into(),
+        model: None,
+        effort: None,
+        created_at: 1,
+        updated_at: 2,
+        account: None,
+    };
+    f.store
+        .upsert_session(&record)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut snap = UniversalSnapshot {
+        prompt: "tell me about hi-from-tool".into(),
+        ..Default::default()
+    };
+    f.store
+        .begin_turn("echo:m1", "t1", &snap)
+        .unwrap_or_else(|e| panic!("{e}"));
+    snap.text = "managed reply mentions hi-from-tool too".into();
+    snap.phase = Phase::Done;
+    f.store
+        .finish_turn("t1", &snap)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let hits = f.search("hi-from-tool");
+    let keys: Vec<&str> = hits.iter().map(|h| h.session_key.as_str()).collect();
+    assert!(
+        keys.contains(&"echo:m1") && keys.contains(&format!("claude:{CLAUDE_ID}").as_str()),
+        "{hits:?}"
+    );
+    let managed = hits
+        .iter()
+        .find(|h| h.session_key == "echo:m1")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(managed.task_id.as_deref(), Some("t1"));
+    assert_eq!(managed.origin, Origin::Managed);
+    // Filters.
+    let only_codex = f
+        .library
+        .search(&LibrarySearch {
+            query: "MOCK-REPLY".into(),
+            agent: Some("codex".into()),
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(only_codex.iter().all(|h| h.agent == "codex") && !only_codex.is_empty());
+
+    let key = format!("claude:{CLAUDE_ID}");
+    f.library
+        .manage(
+            &key,
+            &SessionAction::Rename {
+                title: "my title".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.library
+        .manage("echo:m1", &SessionAction::Archive)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let all = f.all();
+    assert_eq!(
+        all.iter()
+            .find(|s| s.session_key == key)
+            .map(|s| s.title.as_str()),
+        Some("my title")
+    );
+    assert!(
+        all.iter().all(|s| s.session_key != "echo:m1"),
+        "archived is hidden"
+    );
+    f.library
+        .manage(&key, &SessionAction::Delete { file: true })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!f.claude_file().exists());
+    assert!(f.all().iter().all(|s| s.session_key != key));
+
+    // Usage: unknown prices are unknown, not $0.
+    let usage = f
+        .library
+        .usage(UsageBy::Model, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mock = usage
+        .iter()
+        .find(|r| r.key == "mock-model")
+        .unwrap_or_else(|| panic!("{usage:?}"));
+    assert_eq!(mock.cost_usd, None);
+    assert_eq!(mock.unpriced_models, ["mock-model"]);
+}
