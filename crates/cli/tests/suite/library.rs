@@ -67,6 +67,10 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     let server = AnthropicServer::start(
         anthropic::Script::new()
             .rule(
+                anthropic::when::user_text_contains("fourth question"),
+                anthropic::Turn::text_reply("ibis-reply-four"),
+            )
+            .rule(
                 anthropic::when::user_text_contains("third question"),
                 anthropic::Turn::text_reply("wombat-reply-three"),
             )
@@ -216,6 +220,39 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
             "second question",
             "third question"
         ]
+    );
+
+    // Fork after turn 1: a new session whose history stops there, continued by claude.
+    let out = weft(&["fork", &key, "--at", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let fork = stdout_json(&out);
+    let fork_key = fork["sessionKey"].as_str().unwrap_or_default().to_string();
+    assert!(fork_key.starts_with("claude:") && fork_key != key, "{fork}");
+    assert_eq!(fork["turns"], 1);
+    assert_eq!(fork["parentKey"], key.as_str());
+    assert_eq!(fork["relation"], "fork");
+    let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
+    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    let out = weft(&["run", "--json", "--session", &fork_key, "fourth question"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stdout_json(&out)["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("ibis-reply-four")));
+    let seen = server
+        .messages_requests()
+        .into_iter()
+        .find(|r| r.all_text().contains("fourth question"))
+        .map(|r| r.all_text())
+        .unwrap_or_default();
+    assert!(
+        seen.contains("zephyr-reply-one") && !seen.contains("quokka-reply-two"),
+        "the fork carries turn 1 only: {seen}"
+    );
+    // Both stay in the library.
+    let list = stdout_json(&weft(&["sessions", "--json"]));
+    assert!(
+        find(&list, &key).is_some() && find(&list, &fork_key).is_some(),
+        "{list}"
     );
 }
 
