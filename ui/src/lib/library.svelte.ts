@@ -1,0 +1,127 @@
+// The session library in the window: every session, Weft's and each agent's own
+// (found in ~/.claude, ~/.codex, ~/.gemini by the daemon's indexer), searched, opened
+// read-only page by page, continued or forked, and usage rolled up per day and model.
+// Every call is a wire verb through the transport's generic `request`.
+import type {
+  ClientRequest,
+  LibraryHit,
+  LibraryProgress,
+  LibrarySession,
+  Origin,
+  PromptAccepted,
+  TranscriptPage,
+  UsageBy,
+  UsageRow,
+} from "../generated";
+import type { Transport } from "./transport";
+
+type Requester = (request: ClientRequest) => Promise<unknown>;
+
+export class LibraryStore {
+  sessions = $state<LibrarySession[]>([]);
+  hits = $state<LibraryHit[] | null>(null);
+  progress = $state<LibraryProgress | null>(null);
+  page = $state<TranscriptPage | null>(null);
+  usage = $state<UsageRow[]>([]);
+  error = $state<string | null>(null);
+  origin = $state<Origin | null>(null);
+  private call: Requester | null;
+
+  constructor(transport: Transport) {
+    const request = transport.request?.bind(transport);
+    this.call = request ? (r) => request(r) : null;
+  }
+
+  /** False where the surface has no generic request (then the view is not offered). */
+  get available(): boolean {
+    return this.call !== null;
+  }
+
+  private async run<T>(request: ClientRequest): Promise<T | null> {
+    if (!this.call) return null;
+    try {
+      this.error = null;
+      return (await this.call(request)) as T;
+    } catch (e) {
+      this.error = e instanceof Error ? e.message : String(e);
+      return null;
+    }
+  }
+
+  async refresh(): Promise<void> {
+    const [list, progress] = await Promise.all([
+      this.run<LibrarySession[]>({
+        type: "listLibrary",
+        workdir: null,
+        agent: null,
+        origin: this.origin,
+        archived: false,
+        limit: 5000,
+        offset: null,
+      }),
+      this.run<LibraryProgress>({ type: "libraryProgress" }),
+    ]);
+    if (list) this.sessions = list;
+    if (progress) this.progress = progress;
+  }
+
+  async search(query: string): Promise<void> {
+    if (!query.trim()) {
+      this.hits = null;
+      return;
+    }
+    const hits = await this.run<LibraryHit[]>({
+      type: "searchLibrary",
+      query,
+      agent: null,
+      workdir: null,
+      since: null,
+      until: null,
+      limit: 50,
+    });
+    if (hits) this.hits = hits;
+  }
+
+  /** The last turns of a session's transcript (from the agent's own file). */
+  async open(sessionKey: string, start: number | null = null): Promise<void> {
+    const page = await this.run<TranscriptPage>({ type: "openTranscript", sessionKey, start, limit: 50 });
+    if (page) this.page = page;
+  }
+
+  /** Continue: the prompt goes to the same key; the daemon adopts the session and the agent resumes it. */
+  async continueWith(sessionKey: string, prompt: string): Promise<PromptAccepted | null> {
+    return this.run<PromptAccepted>({
+      type: "prompt",
+      prompt,
+      agent: null,
+      sessionKey,
+      workdir: null,
+      model: null,
+      effort: null,
+      attachments: [],
+      account: null,
+      pack: null,
+    } as ClientRequest);
+  }
+
+  async fork(sessionKey: string, at: number | null): Promise<LibrarySession | null> {
+    const forked = await this.run<LibrarySession>({ type: "forkSession", sessionKey, at });
+    if (forked) await this.refresh();
+    return forked;
+  }
+
+  async loadUsage(by: UsageBy = "day"): Promise<void> {
+    const rows = await this.run<UsageRow[]>({ type: "usage", by, since: null });
+    if (rows) this.usage = rows;
+  }
+}
+
+/** Tokens in a short form: 1234 → "1.2k". */
+export function tokens(n: number): string {
+  return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+/** A cost, or "unknown" when no model of the row has a price (never $0). */
+export function cost(row: UsageRow): string {
+  return row.costUsd === null ? "unknown" : `$${row.costUsd.toFixed(2)}`;
+}
