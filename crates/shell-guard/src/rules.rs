@@ -1,0 +1,1 @@
+//! Permission rules (next step).
