@@ -281,6 +281,14 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     if rec.is_sidechain || rec.is_meta || rec.is_compact_summary {
         return Ok(());
     }
+    // Tool results (most of a transcript's bytes) are not prompts: told from their
+    // first block's type without copying them out.
+    if let Some(raw) = msg.content {
+        let head = &raw.get().as_bytes()[..raw.get().len().min(200)];
+        if memchr::memmem::find(head, b"\"tool_result\"").is_some() {
+            return Ok(());
+        }
+    }
     if let Some(UserContent::Prompt(text)) = msg.content.map(user_content) {
         if is_wrapper(&text) {
             return Ok(());

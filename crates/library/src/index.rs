@@ -358,6 +358,9 @@ impl Indexer {
             return Ok(0);
         };
         let key = path.to_string_lossy().into_owned();
+        // The row is read under the write lock: another indexer (a fork's, a test's)
+        // that read the same file first has committed where it stopped.
+        self.begin()?;
         let row = self.file_row(&key)?;
         let head = head_hash(path);
         let agent = self.homes[home].agent;
@@ -368,7 +371,6 @@ impl Indexer {
                     && st.size >= r.indexed_off
                     && r.status != "gone"
             });
-        self.begin()?;
         let (file_id, mut meta, from) = match (&row, append) {
             (Some(r), true) => (r.id, r.meta.clone(), r.indexed_off as u64),
             _ => {
