@@ -163,7 +163,9 @@ impl Normalizer {
             self.log_unknown(&format!("notification {method}"));
             return;
         }
-        match serde_json::from_value::<SessionNotification>(params.clone()) {
+        let parsed = serde_json::from_value::<SessionNotification>(params.clone())
+            .or_else(|e| serde_json::from_value(quirks::without_nulls(params)).map_err(|_| e));
+        match parsed {
             Ok(n) => self.update(n.update, out),
             Err(e) => {
                 let kind = params["update"]["sessionUpdate"]

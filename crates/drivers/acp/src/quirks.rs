@@ -35,6 +35,10 @@
 //! - **Tool calls without `kind`** (Kimi CLI 1.51.0): its `tool_call` has a title
 //!   (`Shell`, `Shell: echo hi`, `ReadFile: a.txt`) and no kind. [`kind_from_title`]
 //!   maps the title's tool name.
+//! - **`null` for an absent field** (Qwen Code 0.24.4): its `available_commands_update`
+//!   gives commands without arguments `"input": null`, which the schema refuses (the
+//!   whole update would be lost). An update that does not parse is parsed again
+//!   [`without_nulls`].
 //! - **Extension requests** (Qwen Code's `craft/drainMidTurnQueue` after each tool):
 //!   a request no handler claims is answered `method_not_found` by the SDK, which the
 //!   agent takes in its stride; nothing to do.
@@ -96,6 +100,20 @@ pub fn raw_output_text(v: &Value) -> Option<String> {
             _ => Some(v.to_string()),
         },
         other => Some(other.to_string()),
+    }
+}
+
+/// `v` with every object field whose value is `null` left out, at any depth.
+pub fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
+        other => other.clone(),
     }
 }
 

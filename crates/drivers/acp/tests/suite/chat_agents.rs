@@ -306,7 +306,11 @@ pub const COPILOT: ChatAgent = ChatAgent {
 fn hermes_setup(home: &Path, base: &str, _ask: bool) -> Vec<(String, String)> {
     write(
         home.join(".hermes/config.yaml"),
-        &format!("model:\n  provider: custom\n  base_url: {base}\n  default: mock-model\n"),
+        // For a custom base_url Hermes sends `model.api_key` (else "no-key-required"),
+        // not OPENAI_API_KEY: seen in the requests' Authorization header.
+        &format!(
+            "model:\n  provider: custom\n  base_url: {base}\n  default: mock-model\n  api_key: sk-test\n"
+        ),
     );
     let mut env = home_env(home);
     env.push(("OPENAI_API_KEY".into(), "sk-test".into()));

@@ -1,4 +1,5 @@
 mod chat_agents;
+mod chat_real;
 mod codex_acp;
 mod conformance;
 mod environment;

@@ -156,6 +156,20 @@ fn qwen_usage_comes_from_chunk_meta() {
 }
 
 #[test]
+fn qwen_commands_with_null_input_are_read() {
+    let line = fixture("t_qwen_basic.jsonl")
+        .into_iter()
+        .find(|l| l["msg"]["params"]["update"]["sessionUpdate"] == "available_commands_update")
+        .unwrap();
+    assert!(line["msg"]["params"]["update"]["availableCommands"][1]["input"].is_null());
+    let mut norm = Normalizer::new();
+    norm.notification("session/update", &line["msg"]["params"], &mut Vec::new());
+    let names: Vec<&str> = norm.commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert!(names.contains(&"advisor"), "{names:?}");
+}
+
+#[test]
 fn qwen_rejected_tool_ends_the_turn() {
     let turns = replay("t_qwen_permission.jsonl");
     assert_eq!(turns[0].tool_calls[0].status, ToolStatus::Failed);
