@@ -26,8 +26,12 @@ use crate::model::{Batch, Meta};
 use crate::progress::Progress;
 use crate::{claude, codex, gemini, LibraryError};
 
-/// The longest a write transaction is held.
+/// The longest a write transaction is held for changes the watcher reports.
 pub const TX_BUDGET: Duration = Duration::from_millis(150);
+/// The longest one is held by a sweep reading many files (the first index): FTS5
+/// merges less with fewer, larger transactions. The store's writer waits at most this
+/// long; streaming never waits on it (the store queues writes).
+pub const SWEEP_TX_BUDGET: Duration = Duration::from_secs(1);
 /// Flush a huge file's excerpts part way once this much text is held.
 const BATCH_TEXT: usize = 8 << 20;
 const HEAD_BYTES: usize = 1024;
@@ -95,6 +99,7 @@ pub struct Indexer {
     progress: Arc<Progress>,
     in_tx: bool,
     tx_since: Instant,
+    budget: Duration,
     /// Files whose problem was logged already (logged once, not at every read).
     logged: HashSet<PathBuf>,
     /// Codex thread names, per home.
@@ -115,6 +120,7 @@ impl Indexer {
             progress,
             in_tx: false,
             tx_since: Instant::now(),
+            budget: TX_BUDGET,
             logged: HashSet::new(),
             names_seen: HashMap::new(),
         })
@@ -143,7 +149,7 @@ impl Indexer {
     }
 
     fn maybe_commit(&mut self) -> rusqlite::Result<()> {
-        if self.in_tx && self.tx_since.elapsed() >= TX_BUDGET {
+        if self.in_tx && self.tx_since.elapsed() >= self.budget {
             self.commit()?;
         }
         Ok(())
@@ -251,6 +257,7 @@ impl Indexer {
         );
         p.bytes_done.store(0, Ordering::Relaxed);
         p.running.store(true, Ordering::Relaxed);
+        self.budget = SWEEP_TX_BUDGET;
         let result = (|| -> Result<(), LibraryError> {
             for (home, path, st) in todo {
                 let read = self.index_file(home, &path, Some(st))?;
@@ -274,6 +281,7 @@ impl Indexer {
             self.in_tx = false;
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+        self.budget = TX_BUDGET;
         self.progress.running.store(false, Ordering::Relaxed);
         self.progress.sweeps.fetch_add(1, Ordering::Relaxed);
         result?;

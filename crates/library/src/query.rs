@@ -280,36 +280,46 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
         s.agent.is_some() || s.workdir.is_some() || s.since.is_some() || s.until.is_some();
     let long: Vec<&String> = terms.iter().filter(|t| t.chars().count() >= 3).collect();
     let short: Vec<&String> = terms.iter().filter(|t| t.chars().count() < 3).collect();
-    let inner = if filtered || !short.is_empty() {
+    // bm25 is computed for the newest PROBE matches only (FTS5 walks rowids in order
+    // and stops at the LIMIT): a word found in 200,000 excerpts costs 4,000 scorings,
+    // not 200,000. Native excerpts (positive rowids) and managed turns (negative) are
+    // probed apart so neither crowds out the other.
+    let probe: i64 = if filtered || !short.is_empty() {
         20_000
     } else {
-        2_000
+        4_000
     };
-    let mut candidates = Vec::new();
+    let mut scored: Vec<(i64, f64)> = Vec::new();
     if !long.is_empty() {
         let expr = long
             .iter()
             .map(|t| fts_phrase(t))
             .collect::<Vec<_>>()
             .join(" AND ");
-        let mut stmt = conn.prepare_cached(
-            "SELECT rowid FROM lib_fts WHERE lib_fts MATCH ?1 ORDER BY rank LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![expr, inner], |r| Ok(Candidate { rowid: r.get(0)? }))?;
-        for r in rows {
-            candidates.push(r?);
+        for sql in [
+            "SELECT rowid, bm25(lib_fts) FROM lib_fts WHERE lib_fts MATCH ?1 AND rowid > 0 ORDER BY rowid DESC LIMIT ?2",
+            "SELECT rowid, bm25(lib_fts) FROM lib_fts WHERE lib_fts MATCH ?1 AND rowid < 0 ORDER BY rowid ASC LIMIT ?2",
+        ] {
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            for r in rows {
+                scored.push(r?);
+            }
         }
+        scored.sort_by(|a, b| a.1.total_cmp(&b.1));
     } else {
         let pattern = format!("%{}%", short[0].replace(['%', '_'], ""));
         let mut stmt =
             conn.prepare_cached("SELECT rowid FROM lib_fts WHERE text LIKE ?1 LIMIT ?2")?;
-        let rows = stmt.query_map(params![pattern, inner], |r| {
-            Ok(Candidate { rowid: r.get(0)? })
-        })?;
+        let rows = stmt.query_map(params![pattern, probe], |r| Ok((r.get(0)?, 0.0)))?;
         for r in rows {
-            candidates.push(r?);
+            scored.push(r?);
         }
     }
+    let candidates: Vec<Candidate> = scored
+        .into_iter()
+        .map(|(rowid, _)| Candidate { rowid })
+        .collect();
     let (raw, canon) = workdir_forms(s.workdir.as_deref());
     let mut seen: HashSet<String> = HashSet::new();
     let mut out = Vec::new();
