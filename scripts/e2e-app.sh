@@ -121,9 +121,28 @@ else
     echo "e2e: no claude CLI at $CLAUDE_BIN; the real-claude turn is skipped"
 fi
 
+# Accounts keep their secrets in the Secret Service: the app (and the daemon it starts)
+# gets a D-Bus session of its own with an unlocked throwaway GNOME Keyring in this run's
+# folder: ui/e2e/accounts.e2e.test.mjs.
+KEYRING_ENV=()
+if command -v dbus-daemon >/dev/null 2>&1 && command -v gnome-keyring-daemon >/dev/null 2>&1; then
+    mkdir -m 700 -p "$RUN_DIR/keyring/keyrings"
+    { read -r BUS_ADDR; read -r BUS_PID; } < <(dbus-daemon --session --fork --print-address=1 --print-pid=1)
+    PIDS+=("$BUS_PID")
+    printf 'weft-e2e\n' | DBUS_SESSION_BUS_ADDRESS="$BUS_ADDR" XDG_DATA_HOME="$RUN_DIR/keyring" \
+        gnome-keyring-daemon --unlock --components=secrets >/dev/null
+    KEYRING_ENV=(DBUS_SESSION_BUS_ADDRESS="$BUS_ADDR")
+    export WEFT_E2E_KEYRING=1
+elif [ "${CI:-}" = "true" ]; then
+    echo "CI=true and no dbus-daemon or gnome-keyring-daemon (scripts/setup.sh setup_secret_service installs them)" >&2
+    exit 1
+else
+    echo "e2e: no GNOME Keyring; the accounts test is skipped"
+fi
+
 PORT="$(free_port)"
 NATIVE_PORT="$(free_port)"
-env "${CLAUDE_ENV[@]}" "${OPEN_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
+env "${CLAUDE_ENV[@]}" "${OPEN_ENV[@]}" "${KEYRING_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
     --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
 TD_PID=$!
 PIDS+=($TD_PID)
@@ -151,7 +170,7 @@ leftovers() {
         # daemons are desktop plumbing GTK autolaunches when there is no session bus
         # (headless runs). None is an app or agent process: stop them, don't count them.
         case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
-            WebKitWebDriver | dbus-launch | dbus-daemon | at-spi-bus-laun | at-spi2-registr)
+            WebKitWebDriver | dbus-launch | dbus-daemon | at-spi-bus-laun | at-spi2-registr | gnome-keyring-d)
                 kill "$pid" 2>/dev/null || true
                 continue ;;
         esac
