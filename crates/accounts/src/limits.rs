@@ -7,12 +7,20 @@
 use weft_protocol::{DriverEvent, LimitWindow, UniversalSnapshot};
 use weft_store::accounts::UsageDelta;
 
-/// Limit windows an event reports, if it reports any. No driver event carries an
-/// agent's limit signals yet (Claude's `rate_limit_event`, Codex's
-/// `account/rateLimits/updated`, Gemini's 429): this is where they will be folded in.
-pub fn from_event(event: &DriverEvent, _now: i64) -> Option<Vec<LimitWindow>> {
-    let _ = event;
-    None
+/// Limit windows an event reports, if it reports any (the claude driver turns Claude's
+/// `rate_limit_event` into [`DriverEvent::Limit`]; Codex's `account/rateLimits/updated`
+/// and Gemini's 429 are not surfaced by their drivers yet).
+pub fn from_event(event: &DriverEvent, now: i64) -> Option<Vec<LimitWindow>> {
+    match event {
+        DriverEvent::Limit { limit } => {
+            let mut limit = limit.clone();
+            if limit.seen_at == 0 {
+                limit.seen_at = now;
+            }
+            Some(vec![limit])
+        }
+        _ => None,
+    }
 }
 
 /// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.

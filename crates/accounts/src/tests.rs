@@ -226,3 +226,45 @@ async fn testing_a_key_account_says_its_endpoint_is_unreachable() {
     assert_eq!(t.status, "unreachable", "{t:?}");
     assert!(!t.ok);
 }
+
+#[test]
+fn a_limit_event_is_folded_into_its_account_and_usage_into_its_day() {
+    let f = fixture();
+    let a = f.accounts.add(key_request("claude", "setup-token", "t-1")).unwrap();
+    let limit = |status: &str, used: f64| weft_protocol::DriverEvent::Limit {
+        limit: weft_protocol::LimitWindow {
+            window: "five_hour".into(),
+            status: status.into(),
+            used_percent: Some(used),
+            resets_at: Some(2_000_000),
+            seen_at: 5,
+        },
+    };
+    f.accounts.observe(&a.id, &limit("allowed_warning", 80.0));
+    f.accounts.observe(&a.id, &limit("rejected", 100.0));
+    let got = f.accounts.get(&a.id).unwrap();
+    assert_eq!(got.limits.len(), 1, "one window, replaced: {:?}", got.limits);
+    assert_eq!(got.limits[0].status, "rejected");
+    let snap = weft_protocol::UniversalSnapshot {
+        updated_at: 1_796_083_200_000,
+        usage: Some(weft_protocol::Usage {
+            input_tokens: Some(10),
+            output_tokens: Some(3),
+            cost_usd: Some(0.25),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    f.accounts.turn_finished(&a.id, &snap);
+    f.accounts.turn_finished(
+        &a.id,
+        &weft_protocol::UniversalSnapshot {
+            usage: Some(weft_protocol::Usage::default()),
+            ..snap.clone()
+        },
+    );
+    let days = f.accounts.usage(Some(&a.id)).unwrap();
+    assert_eq!(days.len(), 1);
+    assert_eq!(days[0].day, "2026-12-01");
+    assert_eq!((days[0].turns, days[0].unpriced_turns, days[0].input_tokens), (2, 1, 10));
+}

@@ -235,4 +235,23 @@ mod tests {
         let shown = format!("{:?}", SecretText("sk-1".into()));
         assert_eq!(shown, "***");
     }
+
+    #[test]
+    fn a_used_up_limit_window_is_noted_in_the_snapshot() {
+        let mut acc = crate::Accumulator::new(crate::UniversalSnapshot::default());
+        let limit = |status: &str| crate::DriverEvent::Limit {
+            limit: LimitWindow {
+                window: "five_hour".into(),
+                status: status.into(),
+                ..Default::default()
+            },
+        };
+        acc.apply(&limit("allowed_warning"), 1);
+        assert!(acc.snapshot().notices.is_empty());
+        acc.apply(&limit("rejected"), 2);
+        assert_eq!(
+            acc.snapshot().notices,
+            ["this account's five_hour usage limit is reached: switch accounts to go on"]
+        );
+    }
 }

@@ -124,6 +124,15 @@ impl Accumulator {
                 snap.notices.push(text.clone());
                 patch.notices = Some(snap.notices.clone());
             }
+            DriverEvent::Limit { limit } => {
+                if limit.status == "rejected" {
+                    snap.notices.push(format!(
+                        "this account's {} usage limit is reached: switch accounts to go on",
+                        limit.window
+                    ));
+                    patch.notices = Some(snap.notices.clone());
+                }
+            }
         }
         self.snapshot.updated_at = now_ms;
         patch.updated_at = Some(now_ms);

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::account::LimitWindow;
 use crate::snapshot::{Artifact, Plan, SubAgent, ToolCall, Usage};
 
 /// One normalized piece of an agent's output. Drivers emit these; the kernel folds them
@@ -66,5 +67,12 @@ pub enum DriverEvent {
     Notice {
         /// The note.
         text: String,
+    },
+    /// A usage-limit window of the account the turn runs on, as the agent reported it
+    /// (Claude's `rate_limit_event`); folded into the account. A window that is used up
+    /// (`rejected`) is noted in the snapshot.
+    Limit {
+        /// The window.
+        limit: LimitWindow,
     },
 }

@@ -194,6 +194,7 @@ impl Normalizer {
             OutLine::ControlResponse(c) => signals.push(Signal::ControlResponse {
                 request_id: c.response.request_id,
             }),
+            OutLine::RateLimitEvent(r) => out.push(limit_event(r.rate_limit_info)),
             OutLine::Other => {}
         }
         signals
@@ -699,5 +700,53 @@ pub fn window_of(model: &str) -> u64 {
         1_000_000
     } else {
         200_000
+    }
+}
+
+/// A `rate_limit_event`'s window as Weft keeps it: used percent 0–100, reset in ms.
+fn limit_event(info: crate::wire::RateLimitInfo) -> DriverEvent {
+    let resets_at = info.resets_at.map(|t| {
+        // Seconds since the epoch (a value already in ms is kept).
+        if t < 1e12 {
+            (t * 1000.0) as i64
+        } else {
+            t as i64
+        }
+    });
+    DriverEvent::Limit {
+        limit: weft_protocol::LimitWindow {
+            window: info.rate_limit_type.unwrap_or_else(|| "unified".into()),
+            status: if info.status.is_empty() {
+                "allowed".into()
+            } else {
+                info.status
+            },
+            used_percent: info.utilization.map(|u| u * 100.0),
+            resets_at,
+            seen_at: weft_kernel::now_ms(),
+        },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_limit_event_becomes_the_accounts_limit_window() {
+        let line: OutLine = serde_json::from_str(
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1796090400,"rateLimitType":"five_hour","utilization":0.91,"isUsingOverage":false},"uuid":"u","session_id":"s"}"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        Normalizer::new(0.0).line(line, &mut out);
+        let [DriverEvent::Limit { limit }] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        assert_eq!(limit.window, "five_hour");
+        assert_eq!(limit.status, "allowed_warning");
+        assert_eq!(limit.resets_at, Some(1_796_090_400_000));
+        assert!((limit.used_percent.unwrap() - 91.0).abs() < 1e-9);
     }
 }

@@ -26,6 +26,8 @@ pub enum OutLine {
     ControlRequest(ControlRequestLine),
     /// The CLI answers one of our control requests.
     ControlResponse(ControlResponseLine),
+    /// The account's usage-limit window, from the API's rate-limit headers.
+    RateLimitEvent(RateLimitLine),
     /// Anything else.
     #[serde(other)]
     Other,
@@ -331,6 +333,28 @@ pub fn content_text(content: &Value) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// A `rate_limit_event` line.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RateLimitLine {
+    /// What the API said.
+    pub rate_limit_info: RateLimitInfo,
+}
+
+/// One limit window (`rate_limit_info`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RateLimitInfo {
+    /// `allowed`, `allowed_warning`, `rejected`.
+    pub status: String,
+    /// When the window resets (seconds since the epoch).
+    pub resets_at: Option<f64>,
+    /// `five_hour`, `seven_day`, `seven_day_opus`, `seven_day_sonnet`, `overage`.
+    pub rate_limit_type: Option<String>,
+    /// How much of it is used, 0–1.
+    pub utilization: Option<f64>,
 }
 
 /// A `result` line.
