@@ -19,6 +19,7 @@ mod ask;
 mod client;
 mod daemon;
 mod follow;
+mod guard;
 mod library;
 mod list;
 mod run;
@@ -143,6 +144,9 @@ enum Command {
         #[command(subcommand)]
         command: accounts::AccountsCommand,
     },
+    /// Judge a shell command line as the native agent's guard does: safe, unknown or
+    /// dangerous, with reasons and each simple command (exit 0).
+    CheckCommand(guard::CheckArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         /// Print JSON.
@@ -225,6 +229,7 @@ fn main() -> ExitCode {
             Command::Usage(args) => library::usage(args).await,
             Command::Fork(args) => library::fork(args).await,
             Command::Agents { json } => list::agents(json).await,
+            Command::CheckCommand(args) => guard::check(args),
             Command::Accounts { command } => accounts::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Tui(args) => tui::tui(args).await,

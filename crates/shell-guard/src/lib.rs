@@ -14,6 +14,7 @@
 
 mod judge;
 mod paths;
+pub mod policy;
 pub mod rules;
 mod walk;
 mod words;

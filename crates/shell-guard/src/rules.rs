@@ -1,1 +1,337 @@
-//! Permission rules (next step).
+//! Permission rules: `.weft/permissions.json` in a workspace and `permissions.json`
+//! in WEFT_HOME, each `{"deny": [...], "ask": [...], "allow": [...]}` of command
+//! prefixes (`"npm test"`, `"git push"`, `"cargo *"`). A rule is parsed like a
+//! command, so it matches the parsed argv of each simple command (after wrappers and
+//! git's global options), never the text. deny > ask > allow; a line is allowed only
+//! when every simple command in it is.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::{Context, Report, Simple};
+
+/// The file name of a rule file.
+pub const FILE: &str = "permissions.json";
+
+/// What a rule says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    Deny,
+    Ask,
+    Allow,
+}
+
+impl Effect {
+    fn key(self) -> &'static str {
+        match self {
+            Self::Deny => "deny",
+            Self::Ask => "ask",
+            Self::Allow => "allow",
+        }
+    }
+}
+
+/// One rule.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rule {
+    pub effect: Effect,
+    /// As written.
+    pub text: String,
+    /// Its words (`*` matches one word; a trailing `*` any rest).
+    words: Vec<String>,
+    /// Where it came from (`file:line`).
+    pub origin: String,
+}
+
+/// A rule file that cannot be used, named with where.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct RuleError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+/// The rules in force for a workspace.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    pub rules: Vec<Rule>,
+}
+
+/// What the rules say about a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// A deny rule matched (its text and origin).
+    Deny(String),
+    /// An ask rule matched.
+    Ask(String),
+    /// Every simple command matched an allow rule.
+    Allow(Vec<String>),
+    /// No rule decides.
+    None,
+}
+
+impl Rules {
+    /// The workspace's rules and the global ones (both optional).
+    pub fn load(workspace: &Path, weft_home: Option<&Path>) -> Result<Self, RuleError> {
+        let mut rules = Vec::new();
+        for file in Self::files(workspace, weft_home) {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => rules.extend(parse(&text, &file.to_string_lossy())?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(RuleError {
+                        file: file.to_string_lossy().into_owned(),
+                        line: 0,
+                        message: format!("cannot read: {e}"),
+                    })
+                }
+            }
+        }
+        Ok(Self { rules })
+    }
+
+    /// The files rules are read from, workspace first.
+    pub fn files(workspace: &Path, weft_home: Option<&Path>) -> Vec<PathBuf> {
+        let mut v = vec![workspace.join(".weft").join(FILE)];
+        if let Some(h) = weft_home {
+            v.push(h.join(FILE));
+        }
+        v
+    }
+
+    /// deny > ask > allow for `report`'s commands.
+    pub fn decide(&self, report: &Report) -> Decision {
+        let of = |effect: Effect| self.rules.iter().filter(move |r| r.effect == effect);
+        for r in of(Effect::Deny) {
+            if report
+                .simple
+                .iter()
+                .any(|s| s.keys.iter().any(|k| r.matches(k)))
+            {
+                return Decision::Deny(format!("`{}` ({})", r.text, r.origin));
+            }
+        }
+        for r in of(Effect::Ask) {
+            if report
+                .simple
+                .iter()
+                .any(|s| s.keys.iter().any(|k| r.matches(k)))
+            {
+                return Decision::Ask(format!("`{}` ({})", r.text, r.origin));
+            }
+        }
+        let needed: Vec<&Simple> = report.simple.iter().filter(|s| !s.wrapper).collect();
+        if needed.is_empty() || report.reasons.iter().any(|r| r.contains("does not parse")) {
+            return Decision::None;
+        }
+        let mut used = Vec::new();
+        for s in needed {
+            let Some(k) = s.keys.last() else {
+                return Decision::None;
+            };
+            match of(Effect::Allow).find(|r| r.matches(k)) {
+                Some(r) => {
+                    if !used.contains(&r.text) {
+                        used.push(r.text.clone());
+                    }
+                }
+                None => return Decision::None,
+            }
+        }
+        Decision::Allow(used)
+    }
+}
+
+impl Rule {
+    fn matches(&self, key: &[String]) -> bool {
+        for (i, w) in self.words.iter().enumerate() {
+            let last = i + 1 == self.words.len();
+            if w == "*" && last {
+                return true;
+            }
+            let Some(k) = key.get(i) else {
+                return false;
+            };
+            if w == "*" {
+                continue;
+            }
+            if k.starts_with('\0') || !glob(w, k) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// `*` inside a word matches any run of characters.
+fn glob(pat: &str, s: &str) -> bool {
+    if !pat.contains('*') {
+        return pat == s;
+    }
+    let parts: Vec<&str> = pat.split('*').collect();
+    let mut rest = s;
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(p) else {
+                return false;
+            };
+            rest = r;
+        } else if i + 1 == parts.len() {
+            return rest.ends_with(p);
+        } else {
+            match rest.find(p) {
+                Some(at) => rest = &rest[at + p.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Parses one rule file's text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, RuleError> {
+    let err = |line: usize, message: String| RuleError {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| err(e.line(), format!("not JSON: {e}")))?;
+    let serde_json::Value::Object(map) = value else {
+        return Err(err(
+            1,
+            "expected an object {\"deny\": [...], \"ask\": [...], \"allow\": [...]}".into(),
+        ));
+    };
+    let mut rules = Vec::new();
+    for (k, v) in &map {
+        let effect = match k.as_str() {
+            "deny" => Effect::Deny,
+            "ask" => Effect::Ask,
+            "allow" => Effect::Allow,
+            _ => {
+                return Err(err(
+                    line_of(text, &format!("\"{k}\""), 0),
+                    format!("unknown key {k:?}: expected deny, ask or allow"),
+                ))
+            }
+        };
+        let serde_json::Value::Array(items) = v else {
+            return Err(err(
+                line_of(text, &format!("\"{k}\""), 0),
+                format!("{k} must be a list of command prefixes"),
+            ));
+        };
+        let key_at = text.find(&format!("\"{}\"", effect.key())).unwrap_or(0);
+        for item in items {
+            let serde_json::Value::String(s) = item else {
+                return Err(err(
+                    line_of(text, &item.to_string(), key_at),
+                    format!("{item} is not a string"),
+                ));
+            };
+            let literal = serde_json::to_string(s).unwrap_or_default();
+            let at = text[key_at..].find(&literal).map_or(key_at, |i| i + key_at);
+            let line = text[..at].matches('\n').count() + 1;
+            let words = rule_words(s).map_err(|m| err(line, format!("rule {s:?}: {m}")))?;
+            rules.push(Rule {
+                effect,
+                text: s.clone(),
+                words,
+                origin: format!("{file}:{line}"),
+            });
+        }
+    }
+    Ok(rules)
+}
+
+fn line_of(text: &str, needle: &str, from: usize) -> usize {
+    let at = text
+        .get(from..)
+        .and_then(|t| t.find(needle))
+        .map_or(0, |i| i + from);
+    text[..at].matches('\n').count() + 1
+}
+
+/// A rule's words, read by the same parser as commands.
+fn rule_words(s: &str) -> Result<Vec<String>, String> {
+    if s.trim().is_empty() {
+        return Err("is empty".into());
+    }
+    let cx = Context {
+        workdir: PathBuf::from("/"),
+        home: None,
+    };
+    let r = crate::classify(s, &cx);
+    if r.reasons.iter().any(|x| x.contains("does not parse")) {
+        return Err("does not parse as a command".into());
+    }
+    if r.simple.len() != 1 {
+        return Err("names more than one command; write one rule per command".into());
+    }
+    let Some(key) = r.simple[0].keys.first() else {
+        return Err("its program is not a plain word".into());
+    };
+    if key.iter().any(|w| w.starts_with('\0')) {
+        return Err("has a word that is only known at run time ($…)".into());
+    }
+    Ok(key.clone())
+}
+
+/// Adds `prefix` as an allow rule to the workspace's rule file (created if missing);
+/// the rest of the file is kept.
+pub fn add_allow(workspace: &Path, prefix: &str) -> Result<PathBuf, String> {
+    rule_words(prefix)?;
+    let dir = workspace.join(".weft");
+    let file = dir.join(FILE);
+    let mut value = match std::fs::read_to_string(&file) {
+        Ok(t) => {
+            parse(&t, &file.to_string_lossy()).map_err(|e| e.to_string())?;
+            serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string())?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let Some(map) = value.as_object_mut() else {
+        return Err(format!("{} is not an object", file.display()));
+    };
+    let list = map
+        .entry("allow")
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let Some(items) = list.as_array_mut() {
+        if !items.iter().any(|i| i.as_str() == Some(prefix)) {
+            items.push(serde_json::Value::String(prefix.to_string()));
+        }
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+    let tmp = dir.join(format!(".{FILE}.tmp"));
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|()| std::fs::rename(&tmp, &file))
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(file)
+}
+
+/// The prefix "always allow" offers for a line: the first simple command's program
+/// and subcommand-like first word (`npm test`, `git push`, `cargo build`).
+pub fn suggest_prefix(report: &Report) -> Option<String> {
+    let s = report.simple.iter().find(|s| !s.wrapper)?;
+    let k = s.keys.last()?;
+    let prog = k.first()?;
+    let mut words = vec![prog.clone()];
+    if let Some(sub) = k.get(1) {
+        if !sub.starts_with('-')
+            && !sub.starts_with('\0')
+            && !sub.contains('/')
+            && sub
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        {
+            words.push(sub.clone());
+        }
+    }
+    Some(words.join(" "))
+}

@@ -2,6 +2,7 @@ mod accounts;
 mod commands;
 mod crash;
 mod daemon;
+mod guard;
 mod library;
 mod serve;
 mod support;
