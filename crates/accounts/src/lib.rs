@@ -21,6 +21,7 @@
 
 pub mod kinds;
 pub mod limits;
+pub mod pricing;
 mod probe;
 pub mod secret;
 

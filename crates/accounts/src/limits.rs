@@ -1,8 +1,8 @@
 //! An account's limit windows and its usage per day.
 //!
-//! Usage is folded in when a turn on the account ends: its tokens, and its cost when
-//! the agent reported one (Claude's `total_cost_usd`). A turn whose agent reported no
-//! cost counts as unpriced — shown as unknown, never as $0.
+//! Usage is folded in when a turn on the account ends: its tokens, and its cost — the
+//! agent's own figure (Claude's `total_cost_usd`), else the shipped pricing table's for
+//! its model. A turn with neither counts as unpriced: shown as unknown, never as $0.
 
 use weft_protocol::{DriverEvent, LimitWindow, UniversalSnapshot};
 use weft_store::accounts::UsageDelta;
@@ -40,17 +40,25 @@ pub fn day_of(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// What a finished turn adds to its account's day.
+/// What a finished turn adds to its account's day: its cost as the agent reported it,
+/// else from the pricing table for its model (see [`crate::pricing`]), else unknown.
 pub fn usage_of(snapshot: &UniversalSnapshot) -> Option<(String, UsageDelta)> {
     let usage = snapshot.usage.as_ref()?;
+    let input = usage.input_tokens.unwrap_or(0);
+    let cached = usage.cached_input_tokens.unwrap_or(0);
+    let output = usage.output_tokens.unwrap_or(0);
+    let cost = usage.cost_usd.or_else(|| {
+        let model = snapshot.model.as_deref()?;
+        crate::pricing::cost_of(model, input, cached, output)
+    });
     Some((
         day_of(snapshot.updated_at),
         UsageDelta {
-            input_tokens: usage.input_tokens.unwrap_or(0),
-            output_tokens: usage.output_tokens.unwrap_or(0),
-            cache_read_tokens: usage.cached_input_tokens.unwrap_or(0),
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: cached,
             cache_write_tokens: 0,
-            cost_usd: usage.cost_usd,
+            cost_usd: cost,
         },
     ))
 }

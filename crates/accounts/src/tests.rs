@@ -268,3 +268,24 @@ fn a_limit_event_is_folded_into_its_account_and_usage_into_its_day() {
     assert_eq!(days[0].day, "2026-12-01");
     assert_eq!((days[0].turns, days[0].unpriced_turns, days[0].input_tokens), (2, 1, 10));
 }
+
+#[test]
+fn a_turn_without_a_reported_cost_is_priced_by_its_model_or_counted_unknown() {
+    let f = fixture();
+    let a = f.accounts.add(key_request("codex", "api-key", "k")).unwrap();
+    let turn = |model: &str| weft_protocol::UniversalSnapshot {
+        model: Some(model.into()),
+        updated_at: 1_796_083_200_000,
+        usage: Some(weft_protocol::Usage {
+            input_tokens: Some(1_000_000),
+            output_tokens: Some(0),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    f.accounts.turn_finished(&a.id, &turn("gpt-5"));
+    f.accounts.turn_finished(&a.id, &turn("mock-model"));
+    let day = &f.accounts.usage(Some(&a.id)).unwrap()[0];
+    assert!((day.cost_usd - 1.25).abs() < 1e-9, "{day:?}");
+    assert_eq!((day.turns, day.unpriced_turns), (2, 1));
+}
