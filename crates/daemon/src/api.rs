@@ -124,7 +124,9 @@ pub async fn handle(
             to_value(())
         }
         ClientRequest::GetSnapshot { session_key } => {
-            to_value(loom.get_snapshot(&session_key).await.map_err(wire)?)
+            let at = loom.get_snapshot(&session_key).await.map_err(wire)?;
+            service.durable().await;
+            to_value(at)
         }
         ClientRequest::GetHistory {
             session_key,
@@ -302,9 +304,11 @@ async fn subscribe(
     let out = conn.out.clone();
     let result = serde_json::to_value(&sub.snapshot)
         .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
-    let mut patches = sub.patches;
+    let patches = sub.patches;
     let key = session_key.clone();
+    let service = service.clone();
     let task = tokio::spawn(async move {
+        service.durable().await;
         let reply = ServerMessage::Reply { id, result };
         if out
             .send(weft_client::frame::encode_json(&reply))
@@ -313,22 +317,7 @@ async fn subscribe(
         {
             return;
         }
-        loop {
-            let message = match patches.recv().await {
-                Ok(ev) => patch_message(&ev),
-                Err(RecvError::Lagged(_)) => ServerMessage::Resync {
-                    session_key: Some(key.clone()),
-                },
-                Err(RecvError::Closed) => break,
-            };
-            if out
-                .send(weft_client::frame::encode_json(&message))
-                .await
-                .is_err()
-            {
-                break;
-            }
-        }
+        forward(&service, patches, &out, Some(key)).await;
     });
     if let Some(old) = conn.subscriptions.lock().insert(session_key, task) {
         old.abort();
@@ -342,19 +331,56 @@ fn patch_message(event: &PatchEvent) -> ServerMessage {
 
 /// Every session's patches (a window); a lag becomes a resync of everything.
 async fn forward_all(service: Arc<Service>, out: tokio::sync::mpsc::Sender<bytes::Bytes>) {
-    let mut patches = service.loom.subscribe_all();
+    let patches = service.loom.subscribe_all();
+    forward(&service, patches, &out, None).await;
+}
+
+/// The most patches sent after one wait for the store.
+const FORWARD_BATCH: usize = 256;
+
+/// Sends `patches` to `out` in batches, each once the store has committed what it shows
+/// (a client never sees what a crash would take back); a lag becomes a resync of `key`
+/// (of everything when `None`).
+async fn forward(
+    service: &Service,
+    mut patches: tokio::sync::broadcast::Receiver<Arc<PatchEvent>>,
+    out: &tokio::sync::mpsc::Sender<bytes::Bytes>,
+    key: Option<String>,
+) {
+    use tokio::sync::broadcast::error::TryRecvError;
+    let resync = || ServerMessage::Resync {
+        session_key: key.clone(),
+    };
     loop {
-        let message = match patches.recv().await {
-            Ok(ev) => patch_message(&ev),
-            Err(RecvError::Lagged(_)) => ServerMessage::Resync { session_key: None },
-            Err(RecvError::Closed) => break,
+        let mut batch = match patches.recv().await {
+            Ok(ev) => vec![patch_message(&ev)],
+            Err(RecvError::Lagged(_)) => vec![resync()],
+            Err(RecvError::Closed) => return,
         };
-        if out
-            .send(weft_client::frame::encode_json(&message))
-            .await
-            .is_err()
-        {
-            break;
+        let mut closed = false;
+        while batch.len() < FORWARD_BATCH {
+            match patches.try_recv() {
+                Ok(ev) => batch.push(patch_message(&ev)),
+                Err(TryRecvError::Lagged(_)) => batch.push(resync()),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        service.durable().await;
+        for message in &batch {
+            if out
+                .send(weft_client::frame::encode_json(message))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        if closed {
+            return;
         }
     }
 }

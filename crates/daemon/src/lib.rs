@@ -145,6 +145,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         options.idle,
         ws::find_ui_dir(),
     );
+    let _ = service.store.set(store.clone());
     let mut kept = Vec::new();
     for addr in &options.listen {
         let (listener, listening) = ws::open(&service, addr)

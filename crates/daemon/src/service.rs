@@ -43,6 +43,8 @@ pub struct Service {
     pub library: std::sync::OnceLock<Arc<weft_library::Library>>,
     /// The accounts (also the kernel's ModelResolver).
     pub accounts: Arc<weft_accounts::Accounts>,
+    /// The store, whose commits patches wait for before they leave ([`Service::durable`]).
+    pub(crate) store: std::sync::OnceLock<Arc<weft_store::SqliteStore>>,
     started_at: i64,
     next_conn: AtomicU64,
     clients: Mutex<HashMap<u64, String>>,
@@ -77,6 +79,7 @@ impl Service {
             idle,
             ui_dir,
             library: std::sync::OnceLock::new(),
+            store: std::sync::OnceLock::new(),
             started_at: weft_kernel::now_ms(),
             next_conn: AtomicU64::new(1),
             clients: Mutex::default(),
@@ -90,6 +93,21 @@ impl Service {
             stop_reason: Mutex::default(),
             restart_for: Mutex::default(),
         })
+    }
+
+    /// Waits until the store has committed every write queued so far (none wired: at
+    /// once). Patches and snapshots pass this before they are sent, so what a client saw
+    /// is on disk even if the daemon is killed the next moment.
+    pub async fn durable(&self) {
+        let Some(store) = self.store.get().cloned() else {
+            return;
+        };
+        if let Err(e) = tokio::task::spawn_blocking(move || store.committed())
+            .await
+            .unwrap_or(Ok(()))
+        {
+            tracing::warn!("waiting for the store: {e}");
+        }
     }
 
     pub(crate) fn next_conn_id(&self) -> u64 {

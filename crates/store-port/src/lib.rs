@@ -51,7 +51,13 @@ impl SessionStore for SqlitePort {
     }
 
     fn finish_turn(&self, task_id: &str, snapshot: &UniversalSnapshot) -> Result<(), StoreError> {
-        port(self.0.finish_turn(task_id, snapshot))
+        // A turn's end waits for its writes: one that could not be kept (a full disk, a
+        // read-only home) is reported to the kernel instead of only logged.
+        port(
+            self.0
+                .finish_turn(task_id, snapshot)
+                .and_then(|()| self.0.flush()),
+        )
     }
 
     fn history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, StoreError> {

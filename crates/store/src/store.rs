@@ -96,6 +96,13 @@ impl SqliteStore {
         }
     }
 
+    /// Waits until everything queued before this call is committed, leaving write
+    /// failures for [`SqliteStore::flush`]: the barrier a transport waits on before it
+    /// shows a client what was queued, so a crash cannot take back what a client saw.
+    pub fn committed(&self) -> Result<(), StoreError> {
+        self.sync(false).map(|_| ())
+    }
+
     /// Waits for the writer; with `take_error`, returns (and clears) its first failure.
     fn sync(&self, take_error: bool) -> Result<Option<String>, StoreError> {
         let (done, answer) = mpsc::channel();

@@ -445,6 +445,20 @@ impl Shared {
         }
     }
 
+    /// The store could not keep what the turn that just ended wrote (a full disk, a
+    /// read-only home): its snapshot says so, rather than a success the history lacks.
+    fn unsaved(&self, st: &mut State, e: &crate::ports::StoreError) {
+        tracing::error!(session = %self.key, "store finish turn: {e}");
+        let unsaved =
+            format!("the session store could not save this turn ({e}); the history may lack it");
+        let error = match st.acc.snapshot().error.clone() {
+            Some(before) => format!("{before}; {unsaved}"),
+            None => unsaved,
+        };
+        let patch = st.acc.finish(Some(error), true, now_ms());
+        self.publish(st, patch);
+    }
+
     /// Takes the next task and makes it the running turn; `None` when the queue is empty
     /// (the worker then ends).
     fn start_next(self: &Arc<Self>) -> Option<(AgentTurnInput, CancellationToken, bool)> {
@@ -699,10 +713,9 @@ impl Shared {
         }
         st.running = None;
         st.record.updated_at = now;
-        self.persist(
-            "finish turn",
-            self.env.store.finish_turn(task_id, st.acc.snapshot()),
-        );
+        if let Err(e) = self.env.store.finish_turn(task_id, st.acc.snapshot()) {
+            self.unsaved(&mut st, &e);
+        }
         self.persist("session", self.env.store.upsert_session(&st.record));
     }
 }
@@ -730,11 +743,14 @@ impl TurnSink for RunnerSink {
             return;
         }
         let patch = st.acc.apply(&event, now_ms());
-        shared.publish(&mut st, patch);
+        // Queued for the store before any client can see it: a transport that waits for
+        // the store's commit before sending (the daemon's) then never shows a client
+        // what a crash would lose.
         shared.persist(
             "event",
             shared.env.store.append_event(&self.task_id, &event),
         );
+        shared.publish(&mut st, patch);
         if let Some(account) = st.running.as_ref().and_then(|r| r.account.as_deref()) {
             shared.env.resolver.observe(account, &event);
         }

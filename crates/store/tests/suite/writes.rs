@@ -201,3 +201,23 @@ fn a_failed_write_is_reported_by_the_next_flush_only() {
     store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
     assert!(store.get_session("echo:a").unwrap().is_some());
 }
+
+#[test]
+fn committed_is_a_barrier_other_readers_see_past_and_leaves_failures_to_flush() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    for i in 0..100 {
+        store.append_event("t1", &text(&format!("{i},"))).unwrap();
+    }
+    // What the daemon waits on before a client may see these events.
+    store.committed().unwrap();
+    assert_eq!(stored_events(&path, "t1").len(), 100);
+    // A write that fails (its table gone) is not committed's to report...
+    raw(&path).execute_batch("DROP TABLE events").unwrap();
+    store.append_event("t1", &text("lost")).unwrap();
+    store.committed().unwrap();
+    // ...but the next flush's.
+    assert!(matches!(store.flush(), Err(StoreError::Write(_))));
+    store.flush().unwrap();
+}
