@@ -91,3 +91,38 @@ impl SessionStore for SqlitePort {
         port(self.0.resolve_interaction(prompt_id, outcome, detail, by))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_turn_reports_a_write_of_the_turn_that_failed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("weft.db");
+        let store = std::sync::Arc::new(
+            weft_store::SqliteStore::open(&path).unwrap_or_else(|e| panic!("{e}")),
+        );
+        let port = SqlitePort(store);
+        let snap = UniversalSnapshot::default();
+        port.begin_turn("echo:a", "t1", &snap)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(port.finish_turn("t1", &snap).is_ok());
+        // The store can no longer keep events (as on a full disk).
+        rusqlite::Connection::open(&path)
+            .and_then(|c| c.execute_batch("DROP TABLE events"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        port.begin_turn("echo:a", "t2", &snap)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = DriverEvent::Text {
+            delta: "lost".into(),
+        };
+        port.append_event("t2", &text)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let err = port.finish_turn("t2", &snap).err().map(|e| e.to_string());
+        assert!(
+            err.as_deref().is_some_and(|e| e.contains("events")),
+            "{err:?}"
+        );
+    }
+}

@@ -128,30 +128,56 @@ impl Follower {
         mut pred: impl FnMut(&UniversalSnapshot) -> bool,
     ) -> Result<(), String> {
         while !pred(&self.snap) {
-            let ev = match tokio::time::timeout_at(deadline, self.conn.events.recv()).await {
-                Err(_) => return Err("timed out".into()),
-                Ok(None) => return Err("the client's events ended".into()),
-                Ok(Some(ev)) => ev,
-            };
-            match ev {
-                Event::Message(ServerMessage::Patch(p)) if p.session_key == self.key => {
-                    if p.seq == self.seq + 1 {
-                        apply_in_place(&mut self.snap, &p.patch);
-                        self.seq = p.seq;
-                        self.patches += 1;
-                    } else if p.seq > self.seq + 1 {
-                        self.reread().await?;
-                    }
-                }
-                Event::Message(ServerMessage::Resync { session_key })
-                    if session_key.as_deref().is_none_or(|k| k == self.key) =>
-                {
-                    self.reread().await?;
-                }
-                Event::Disconnected(why) => return Err(format!("disconnected: {why}")),
-                _ => {}
-            }
+            self.step(deadline).await?;
         }
         Ok(())
+    }
+
+    /// Folds `n` more patches of `task`, or until it ends.
+    pub async fn until_patches(
+        &mut self,
+        deadline: Instant,
+        n: u64,
+        task: &str,
+    ) -> Result<(), String> {
+        let start = self.patches;
+        while self.patches - start < n && !ended(&self.snap, task) {
+            self.step(deadline).await?;
+        }
+        Ok(())
+    }
+
+    /// Folds the next event.
+    async fn step(&mut self, deadline: Instant) -> Result<(), String> {
+        let ev = match tokio::time::timeout_at(deadline, self.conn.events.recv()).await {
+            Err(_) => return Err("timed out".into()),
+            Ok(None) => return Err("the client's events ended".into()),
+            Ok(Some(ev)) => ev,
+        };
+        match ev {
+            Event::Message(ServerMessage::Patch(p)) if p.session_key == self.key => {
+                if p.seq == self.seq + 1 {
+                    apply_in_place(&mut self.snap, &p.patch);
+                    self.seq = p.seq;
+                    self.patches += 1;
+                } else if p.seq > self.seq + 1 {
+                    self.reread().await?;
+                }
+            }
+            Event::Message(ServerMessage::Resync { session_key })
+                if session_key.as_deref().is_none_or(|k| k == self.key) =>
+            {
+                self.reread().await?;
+            }
+            Event::Disconnected(why) => return Err(format!("disconnected: {why}")),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// After the turn ended: folds what still comes (an amended end) until the follower
+    /// holds `daemon`'s snapshot, or `deadline`.
+    pub async fn settle(&mut self, deadline: Instant, daemon: &UniversalSnapshot) {
+        while self.snap != *daemon && self.step(deadline).await.is_ok() {}
     }
 }

@@ -226,6 +226,8 @@ struct Turn {
     home: PathBuf,
     daemon_pid: u32,
     mark: String,
+    /// The turn had already ended when the fault came (a short turn): done is honest.
+    ended_first: bool,
 }
 
 impl Ctx {
@@ -343,6 +345,7 @@ impl Ctx {
             home: self.dirs.home.clone(),
             daemon_pid: self.daemon.pid(),
             mark: mark.to_string(),
+            ended_first: false,
         };
         let reference = Reference::Logged(i.to_string());
         self.check(kind, &mut f, &turn, reference).await
@@ -379,6 +382,7 @@ impl Ctx {
             home: self.dirs.home.clone(),
             daemon_pid: self.daemon.pid(),
             mark: mark.to_string(),
+            ended_first: false,
         };
         self.check(kind, &mut f, &turn, Reference::Seen).await
     }
@@ -401,12 +405,11 @@ impl Ctx {
         };
         let acc = conn.prompt(agent, None, &self.dirs.work, &prompt).await?;
         let mut f = conn.follow(&acc.session_key).await?;
-        let words_before = 1 + (point / 3 % 12) as usize;
-        f.until(Instant::now() + TURN_DEADLINE, |s| {
-            s.text.matches(' ').count() >= words_before
-        })
-        .await?;
+        let patches_before = 1 + point / 3 % 40;
+        f.until_patches(Instant::now() + TURN_DEADLINE, patches_before, &acc.task_id)
+            .await?;
         let seen = f.snap.text.clone();
+        let ended_first = ended(&f.snap, &acc.task_id);
         drop(f);
         self.daemon.restart()?;
         let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
@@ -418,6 +421,7 @@ impl Ctx {
             home: self.dirs.home.clone(),
             daemon_pid: self.daemon.pid(),
             mark: mark.to_string(),
+            ended_first,
         };
         self.check(kind, &mut f, &turn, Reference::Text(seen)).await
     }
@@ -431,15 +435,13 @@ impl Ctx {
     ) -> Result<Outcome, String> {
         let env = self.env(mark, kind);
         let prompt = format!("please stream (fault {i})");
-        let words_before = 1 + (point % 12) as usize;
+        let patches_before = 1 + point % 40;
         let (key, task, seen) = if kind == Kind::ClientDrop {
             let conn = connect(&self.dirs.home, &env).await?;
             let acc = conn.prompt("echo", None, &self.dirs.work, &prompt).await?;
             let mut f = conn.follow(&acc.session_key).await?;
-            f.until(Instant::now() + TURN_DEADLINE, |s| {
-                s.text.matches(' ').count() >= words_before
-            })
-            .await?;
+            f.until_patches(Instant::now() + TURN_DEADLINE, patches_before, &acc.task_id)
+                .await?;
             let seen = f.snap.text.clone();
             drop(f);
             (acc.session_key, acc.task_id, seen)
@@ -462,8 +464,8 @@ impl Ctx {
                 .map_err(|e| format!("weft run: {e}"))?;
             let deadline = Instant::now() + TURN_DEADLINE;
             let mut key = None;
-            let mut text_patches = 0;
-            while text_patches < words_before {
+            let mut seen_patches = 0;
+            while seen_patches < patches_before {
                 let ev = tokio::time::timeout_at(deadline, watcher.events.recv())
                     .await
                     .map_err(|_| "no patch from weft run's turn".to_string())?
@@ -472,10 +474,11 @@ impl Ctx {
                     if key.is_none() {
                         key = Some(p.session_key.clone());
                     }
-                    if key.as_deref() == Some(p.session_key.as_str())
-                        && (p.patch.text_append.is_some() || p.patch.text.is_some())
-                    {
-                        text_patches += 1;
+                    if key.as_deref() == Some(p.session_key.as_str()) {
+                        seen_patches += 1;
+                        if p.patch.phase == Some(weft_protocol::Phase::Done) {
+                            break;
+                        }
                     }
                 }
             }
@@ -495,6 +498,7 @@ impl Ctx {
             home: self.dirs.home.clone(),
             daemon_pid: self.daemon.pid(),
             mark: mark.to_string(),
+            ended_first: false,
         };
         let _ = seen;
         self.check(kind, &mut f, &turn, Reference::Seen).await
@@ -556,11 +560,8 @@ impl Ctx {
             .prompt("echo", None, &work, &format!("please stream (fault {i})"))
             .await?;
         let mut f = conn.follow(&acc.session_key).await?;
-        let words_before = 1 + (point % 10) as usize;
-        f.until(Instant::now() + TURN_DEADLINE, |s| {
-            s.text.matches(' ').count() >= words_before
-        })
-        .await?;
+        f.until_patches(Instant::now() + TURN_DEADLINE, 1 + point % 40, &acc.task_id)
+            .await?;
         let seen = f.snap.text.clone();
         let filler = mount.join("filler");
         fill(&filler);
@@ -577,6 +578,7 @@ impl Ctx {
             home,
             daemon_pid: pid,
             mark: mark.to_string(),
+            ended_first: false,
         };
         self.check(kind, &mut f, &turn, Reference::Text(seen)).await
     }
@@ -657,6 +659,7 @@ impl Ctx {
             home,
             daemon_pid: pid,
             mark: mark.to_string(),
+            ended_first: false,
         };
         let mut after = self
             .check(kind, &mut f, &turn, Reference::Text(before))
@@ -713,6 +716,9 @@ impl Ctx {
 
         // The daemon's snapshot, the follower's, and the store's.
         let daemon = f.conn.snapshot(&turn.key).await?.snapshot;
+        f.settle(Instant::now() + Duration::from_secs(5), &daemon).await;
+        o.ending = ending_of(&f.snap);
+        o.reason = f.snap.error.clone();
         let mut stored = None;
         procs::poll(Duration::from_secs(10), || {
             stored = store::turn(&turn.home, &turn.task).ok().flatten();
@@ -723,7 +729,12 @@ impl Ctx {
             return Ok(o);
         };
         let daemon_json = serde_json::to_value(&daemon).unwrap_or_default();
-        o.snapshot_equal = daemon == f.snap && daemon_json == stored.snapshot;
+        // A store that could not save the turn says so; then only the clients can agree.
+        let unsaved = daemon
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("session store could not save"));
+        o.snapshot_equal = daemon == f.snap && (daemon_json == stored.snapshot || unsaved);
         if !o.snapshot_equal {
             let diff: Vec<String> = daemon_json
                 .as_object()
@@ -744,8 +755,14 @@ impl Ctx {
             Reference::Text(t) => words(t),
             Reference::Seen => words(&f.snap.text),
         };
-        o.lost = missing(stored_text, &pieces).max(missing(&stored.events_text, &pieces));
-        o.honest = kind.honest(o.ending, o.reason.as_deref());
+        // A turn the store could not finish stays `running` there, and the next daemon
+        // rebuilds it from its events: those are what a later process finds.
+        o.lost = missing(&stored.events_text, &pieces);
+        if stored.status != "running" {
+            o.lost = o.lost.max(missing(stored_text, &pieces));
+        }
+        o.honest = kind.honest(o.ending, o.reason.as_deref())
+            || (turn.ended_first && o.ending == Ending::Done);
         if matches!(kind, Kind::DiskFull | Kind::ReadonlyHome) {
             // Whatever the store could not keep after the fault must show as a failure.
             let kept_all = stored_text == f.snap.text && stored.status != "running";

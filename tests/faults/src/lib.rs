@@ -202,5 +202,8 @@ pub async fn run(config: &Config) -> Result<Report, String> {
         report.add(outcome);
     }
     report.left_behind = ctx.finish();
+    if std::env::var_os("WEFT_FAULTS_KEEP").is_some() {
+        eprintln!("kept {}", ctx.dirs.root.keep().display());
+    }
     Ok(report)
 }
