@@ -60,6 +60,12 @@ enum Command {
         /// The session key.
         key: String,
     },
+    /// Restore the files the last turn of a native session changed (as it was before
+    /// that turn); the undo is a turn of its own in the session's history.
+    Undo {
+        /// The session key (`native:…`).
+        key: String,
+    },
     /// Send a message into a session's running turn (or queue it).
     Steer {
         /// The session key.
@@ -212,6 +218,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run::run(args).await,
             Command::Wait { key, json } => verbs::wait(key, json).await,
             Command::Stop { key } => verbs::stop(key).await,
+            Command::Undo { key } => run::undo(key).await,
             Command::Steer { key, text } => verbs::steer(key, text).await,
             Command::Dequeue { key, task_id } => verbs::dequeue(key, task_id).await,
             Command::Requeue { key, task_id, to } => verbs::requeue(key, task_id, to).await,

@@ -355,8 +355,11 @@ export class AppStore {
     return true;
   }
 
-  /** Picks the agent for a new session; `prefer` names a model and effort to keep if offered. */
-  async chooseAgent(id: string, prefer: { model: string | null; effort: string | null } | null = null) {
+  /** Picks the agent for a new session; `prefer` names a model, effort and account to keep if offered. */
+  async chooseAgent(
+    id: string,
+    prefer: { model: string | null; effort: string | null; account?: string | null } | null = null,
+  ) {
     if (id !== this.agent) this.account = null;
     this.agent = id;
     const [models, efforts] = await Promise.all([
@@ -370,12 +373,27 @@ export class AppStore {
     this.model = model && this.models.some((m) => m.id === model) ? model : (this.models.find((m) => m.default)?.id ?? null);
     const effort = prefer?.effort;
     this.effort = effort && this.efforts.includes(effort) ? effort : null;
+    // The account last used there, if it is still this agent's.
+    const account = prefer?.account;
+    if (account && this.accounts.forAgent(id).some((a) => a.id === account)) this.account = account;
   }
 
   /**
    * Sends the composer's text: a new session, a new turn, or, while a turn runs, a
    * steer or a queued prompt as `sendMode` says. Returns false when nothing was sent.
    */
+  /** Whether the selected session is Weft's own agent's, whose turns can be undone. */
+  get canUndo(): boolean {
+    const view = this.selected;
+    return view !== null && view.key.startsWith(`${NATIVE_AGENT}:`) && !view.running;
+  }
+
+  /** Restores the files the selected native session's last turn changed (a turn of its own). */
+  async undo(): Promise<boolean> {
+    if (!this.canUndo) return false;
+    return this.send("/undo");
+  }
+
   async send(text: string): Promise<boolean> {
     const prompt = text.trim();
     if (!prompt) return false;
@@ -405,12 +423,12 @@ export class AppStore {
       }),
     );
     if (!accepted) return false;
+    if (!view) this.choices.set(this.workspace, { agent: this.agent, model: this.model, effort: this.effort, account: this.account });
     // The session records the account from now on; the picker shows it from there.
     if (this.account !== null) {
       this.account = null;
       void this.refreshSessions();
     }
-    if (!view) this.choices.set(this.workspace, { agent: this.agent, model: this.model, effort: this.effort });
     if (view && view.running) view.addNote(`Queued: “${prompt}”`, accepted.taskId);
     if (!view) {
       this.selectSession(accepted.sessionKey);

@@ -48,6 +48,22 @@ describe("AppStore", () => {
     expect(echo?.args[0]).toMatchObject({ agent: "echo", pack: null });
   });
 
+  it("undo sends /undo to the selected native session and to no other", async () => {
+    const { t, app } = await started();
+    expect(app.canUndo).toBe(false);
+    app.agent = "native";
+    expect(await app.send("make a file")).toBe(true);
+    expect(app.canUndo).toBe(true);
+    expect(await app.undo()).toBe(true);
+    const last = t.calls.filter((c) => c.verb === "prompt").pop();
+    expect(last?.args[0]).toMatchObject({ prompt: "/undo", sessionKey: app.selectedKey });
+    app.newSession();
+    app.agent = "echo";
+    await app.send("hello");
+    expect(app.canUndo).toBe(false);
+    expect(await app.undo()).toBe(false);
+  });
+
   it("a new session in a workspace starts with the agent, model and effort last used there", async () => {
     localStorage.removeItem("weft.choices");
     const { app } = await started();

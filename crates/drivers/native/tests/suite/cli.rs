@@ -152,3 +152,60 @@ async fn weft_run_agent_native_with_a_pack() {
     assert_eq!(code, 2);
     assert!(err.contains("--pack is for --agent native"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weft_undo_restores_the_last_turns_files() {
+    let bin = weft_bin();
+    let script = Script::new()
+        .turn_when(
+            weft_testkit::anthropic::when::user_text_contains("make a file"),
+            Turn::new().tool_use(
+                "w",
+                "write",
+                serde_json::json!({"path": "made.txt", "content": "x"}),
+            ),
+        )
+        .default_reply(Turn::text_reply("done"));
+    let server = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let dirs = Dirs::new();
+    let home = dirs.state.path().to_path_buf();
+    let _stop = StopDaemon(home.clone(), bin.clone());
+    let (code, out, err) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &["--agent", "native", "--json", "make a file"],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(dirs.work().join("made.txt").exists());
+    let key = serde_json::from_str::<Value>(out.trim()).unwrap()["sessionKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut cmd = tokio::process::Command::new(&bin);
+    cmd.args(["undo", &key])
+        .env("WEFT_HOME", &home)
+        .current_dir(dirs.work())
+        .stdin(Stdio::null());
+    for (k, v) in &env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("made.txt removed"), "{text}");
+    assert!(!dirs.work().join("made.txt").exists());
+    let out = std::process::Command::new(&bin)
+        .args(["undo", "echo:x"])
+        .env("WEFT_HOME", &home)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
