@@ -19,10 +19,12 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse,
     ElicitationCapabilities, ElicitationFormCapabilities, Implementation, InitializeRequest,
-    InitializeResponse, RequestPermissionRequest, RequestPermissionResponse,
+    InitializeResponse, RequestPermissionRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, ByteStreams, Client, UntypedMessage};
+use agent_client_protocol::{
+    Agent, ByteStreams, Client, JsonRpcMessage, JsonRpcRequest, UntypedMessage,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -42,10 +44,10 @@ pub enum Incoming {
     },
     /// `session/request_permission`, with the handle its answer goes through.
     /// Dropping the responder answers the agent with an error.
-    Permission(
-        Box<RequestPermissionRequest>,
-        Responder<RequestPermissionResponse>,
-    ),
+    /// Answered as raw JSON ([`crate::permission::reply`]): Qwen Code reads the
+    /// answers to its questions from an `answers` field beside `outcome`, which the
+    /// schema's typed reply cannot carry.
+    Permission(Box<RequestPermissionRequest>, Responder<Value>),
     /// `elicitation/create`: the agent asks the user something.
     Elicitation(
         Box<CreateElicitationRequest>,
@@ -53,6 +55,39 @@ pub enum Incoming {
     ),
     /// The connection ended (the agent exited or broke the protocol).
     Closed(Option<String>),
+}
+
+/// `session/request_permission`, parsed as the schema says, whose reply is raw JSON.
+#[derive(Debug, Clone)]
+pub struct PermissionAsk(pub RequestPermissionRequest);
+
+const REQUEST_PERMISSION: &str = "session/request_permission";
+
+impl JsonRpcMessage for PermissionAsk {
+    fn matches_method(method: &str) -> bool {
+        method == REQUEST_PERMISSION
+    }
+
+    fn method(&self) -> &str {
+        REQUEST_PERMISSION
+    }
+
+    fn to_untyped_message(&self) -> Result<UntypedMessage, agent_client_protocol::Error> {
+        UntypedMessage::new(REQUEST_PERMISSION, &self.0)
+    }
+
+    fn parse_message(method: &str, params: &Value) -> Result<Self, agent_client_protocol::Error> {
+        if method != REQUEST_PERMISSION {
+            return Err(agent_client_protocol::Error::method_not_found());
+        }
+        serde_json::from_value(params.clone())
+            .map(Self)
+            .map_err(|_| agent_client_protocol::Error::invalid_params())
+    }
+}
+
+impl JsonRpcRequest for PermissionAsk {
+    type Response = Value;
 }
 
 /// A live connection and its process.
@@ -134,10 +169,11 @@ impl AcpConnection {
                 .v1()
                 .name("weft")
                 .on_receive_request(
-                    async move |req: RequestPermissionRequest,
-                                responder: Responder<RequestPermissionResponse>,
+                    async move |req: PermissionAsk,
+                                responder: Responder<Value>,
                                 _cx: ConnectionTo<Agent>| {
-                        let _ = permission_tx.send(Incoming::Permission(Box::new(req), responder));
+                        let _ =
+                            permission_tx.send(Incoming::Permission(Box::new(req.0), responder));
                         Ok(())
                     },
                     agent_client_protocol::on_receive_request!(),

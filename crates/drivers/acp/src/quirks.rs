@@ -29,9 +29,15 @@
 //!   treats a `cancelled` nobody asked for as a turn that ended (with a notice), not as
 //!   a stopped one.
 //! - **No token counts** (codex-acp 0.16.0): only `usage_update` (the context window).
-//! - **No question or plan tool over ACP** (Copilot; Qwen Code's questions come as a
-//!   permission request whose answers it reads from a non-standard `answers` field of
-//!   the reply, which the SDK's typed reply cannot carry: shown as a permission).
+//! - **Questions as a permission request** (Qwen Code 0.24.4's ask_user_question): a
+//!   `session/request_permission` whose call's `rawInput.questions` holds them, options
+//!   Submit / Cancel, and the answers read from an `answers: {"0": label}` field beside
+//!   `outcome` in the reply, outside the schema. The connection answers permission
+//!   requests as raw JSON for this ([`crate::conn::PermissionAsk`]);
+//!   [`crate::permission`] turns such a request into a question and its answer into
+//!   that reply.
+//! - **No question or plan tool over ACP** (Copilot; Hermes has no question tool;
+//!   Kimi CLI answers its own AskUserQuestion empty over ACP).
 //! - **Tool calls without `kind`** (Kimi CLI 1.51.0): its `tool_call` has a title
 //!   (`Shell`, `Shell: echo hi`, `ReadFile: a.txt`) and no kind. [`kind_from_title`]
 //!   maps the title's tool name.

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, CreateElicitationResponse, ElicitationAction, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, RequestPermissionOutcome, RequestPermissionResponse,
-    ResourceLink, SetSessionModeRequest, TextContent,
+    NewSessionRequest, PromptRequest, RequestPermissionOutcome, ResourceLink,
+    SetSessionModeRequest, TextContent,
 };
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
@@ -283,8 +283,9 @@ impl LiveSession {
                     }
                     Some(Incoming::Permission(req, responder)) => {
                         if deadline.is_some() {
-                            let _ = responder.respond(RequestPermissionResponse::new(
+                            let _ = responder.respond(permission::reply(
                                 RequestPermissionOutcome::Cancelled,
+                                None,
                             ));
                             continue;
                         }
@@ -298,7 +299,8 @@ impl LiveSession {
                             .map(|t| t.name.clone())
                             .unwrap_or_else(|| "tool".into());
                         asked += 1;
-                        let inter = permission::interaction(&req, format!("perm-{asked}-{id}"), &name);
+                        let inter = permission::question_interaction(&req, format!("ask-{asked}-{id}"))
+                            .unwrap_or_else(|| permission::interaction(&req, format!("perm-{asked}-{id}"), &name));
                         let ctx = ctx.clone();
                         asks.push(async move {
                             let answer = ctx.ask_user(inter).await;
@@ -333,8 +335,8 @@ impl LiveSession {
                     let _ = responder.respond(form.response(&answer));
                 }
                 Some((req, responder, answer)) = asks.next(), if !asks.is_empty() => {
-                    let (outcome, allowed) = permission::outcome(&req, &answer);
-                    let _ = responder.respond(RequestPermissionResponse::new(outcome));
+                    let (reply, allowed) = permission::answer(&req, &answer);
+                    let _ = responder.respond(reply);
                     if !allowed {
                         let id = req.tool_call.tool_call_id.0.to_string();
                         if let Some(e) = self.norm.settle_tool(&id, ToolStatus::Failed, "denied by the user") {
@@ -443,9 +445,8 @@ impl LiveSession {
             match msg {
                 Incoming::Notification { method, params } => self.note(&method, &params, ctx),
                 Incoming::Permission(_, responder) => {
-                    let _ = responder.respond(RequestPermissionResponse::new(
-                        RequestPermissionOutcome::Cancelled,
-                    ));
+                    let _ = responder
+                        .respond(permission::reply(RequestPermissionOutcome::Cancelled, None));
                 }
                 Incoming::Elicitation(_, responder) => {
                     let _ = responder

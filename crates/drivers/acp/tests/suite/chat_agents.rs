@@ -229,16 +229,21 @@ fn qwen_setup(home: &Path, base: &str, ask: bool) -> Vec<(String, String)> {
 pub const QWEN: ChatAgent = ChatAgent {
     id: "qwen",
     setup: qwen_setup,
-    question: None,
+    // Asked as a permission request carrying the questions; answered with `answers`
+    // beside the outcome (see weft_acp::permission).
+    question: Some(|| {
+        let options: Vec<Value> = c::QUESTION_CHOICES
+            .iter()
+            .map(|l| json!({"label": l, "description": format!("the color {l}")}))
+            .collect();
+        (
+            "ask_user_question",
+            json!({"questions": [{"question": "Which color?", "header": "Color",
+                "options": options, "multiSelect": false}]}),
+        )
+    }),
     plan: None,
     unsupported: |b| match b {
-        // Seen in qwen_question: the question arrives as a permission request
-        // (Submit/Cancel) and the answers are read from a top-level `answers` field of
-        // the reply, outside the ACP schema the driver's SDK speaks.
-        Behaviour::Question => Some(
-            "Qwen Code 0.24.4 takes ask_user_question answers only in a non-standard \
-             `answers` field of the permission reply",
-        ),
         Behaviour::Plan => Some(
             "Qwen Code 0.24.4 offers its model no todo tool over ACP (its tools: \
              run_shell_command, edit, exit_plan_mode, …; no ACP plan update)",
