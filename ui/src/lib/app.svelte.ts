@@ -382,18 +382,6 @@ export class AppStore {
    * Sends the composer's text: a new session, a new turn, or, while a turn runs, a
    * steer or a queued prompt as `sendMode` says. Returns false when nothing was sent.
    */
-  /** Whether the selected session is Weft's own agent's, whose turns can be undone. */
-  get canUndo(): boolean {
-    const view = this.selected;
-    return view !== null && view.key.startsWith(`${NATIVE_AGENT}:`) && !view.running;
-  }
-
-  /** Restores the files the selected native session's last turn changed (a turn of its own). */
-  async undo(): Promise<boolean> {
-    if (!this.canUndo) return false;
-    return this.send("/undo");
-  }
-
   async send(text: string): Promise<boolean> {
     const prompt = text.trim();
     if (!prompt) return false;
