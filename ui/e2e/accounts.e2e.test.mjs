@@ -12,8 +12,12 @@ import { byTestId, lastTurnText, launch, phase, screenshot, send, until } from "
 
 const ready = process.env.WEFT_E2E_CLAUDE === "1" && process.env.WEFT_E2E_KEYRING === "1";
 
-/** A minimal Anthropic Messages endpoint: one streamed text reply; every request's key kept. */
-function anthropic(reply) {
+/**
+ * A minimal Anthropic Messages endpoint: one streamed text reply; every request's key
+ * kept. `headers` are added to each reply (the API's rate-limit headers, from which
+ * claude on a subscription token makes its `rate_limit_event`).
+ */
+function anthropic(reply, headers = {}) {
   const keys = [];
   const server = createServer((req, res) => {
     let body = "";
@@ -23,7 +27,7 @@ function anthropic(reply) {
         res.writeHead(404).end();
         return;
       }
-      keys.push(req.headers["x-api-key"] ?? null);
+      keys.push(req.headers["x-api-key"] ?? req.headers.authorization ?? null);
       let stream = false;
       try {
         stream = JSON.parse(body).stream === true;
@@ -36,7 +40,7 @@ function anthropic(reply) {
         res.end(JSON.stringify({ ...message, content: [{ type: "text", text: reply }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 4 } }));
         return;
       }
-      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.writeHead(200, { "content-type": "text/event-stream", ...headers });
       const ev = (name, data) => res.write(`event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`);
       ev("message_start", { message });
       ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
@@ -53,13 +57,24 @@ function anthropic(reply) {
 describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or no keyring" }, () => {
   let browser;
   let endpoint;
+  let limited;
   before(async () => {
     endpoint = await anthropic("Hello from the account's endpoint.");
+    const reset = String(Math.floor(Date.now() / 1000) + 2 * 3600);
+    limited = await anthropic("Hello from the subscription.", {
+      "anthropic-ratelimit-unified-status": "allowed_warning",
+      "anthropic-ratelimit-unified-reset": reset,
+      "anthropic-ratelimit-unified-representative-claim": "five_hour",
+      "anthropic-ratelimit-unified-5h-status": "allowed_warning",
+      "anthropic-ratelimit-unified-5h-utilization": "0.91",
+      "anthropic-ratelimit-unified-5h-reset": reset,
+    });
     browser = await launch();
   });
   after(async () => {
     if (browser) await browser.deleteSession().catch(() => {});
     endpoint?.server.close();
+    limited?.server.close();
   });
 
   it("adds an api-key account in the Accounts view, picks it for a session, and the endpoint sees its key", async () => {
@@ -104,5 +119,46 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     assert.ok(endpoint.keys.every((k) => k === secret), `every call carried the account's key: ${JSON.stringify(endpoint.keys.map((k) => k === secret))}`);
     await until(browser, async () => (await (await byTestId(browser, "session-account")).getText()) === "e2e key", "the session header to show the account");
     await screenshot(browser, "31-session-on-account-light");
+  });
+
+  it("shows a Claude account's limit window after its rate_limit_event", async () => {
+    const token = `sk-ant-oat01-e2e-${randomBytes(8).toString("hex")}`;
+    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
+    await (await byTestId(browser, "account-agent")).selectByAttribute("value", "claude");
+    await (await byTestId(browser, "account-kind")).selectByAttribute("value", "setup-token");
+    await (await byTestId(browser, "account-label-input")).setValue("e2e subscription");
+    await (await byTestId(browser, "account-base-url")).setValue(limited.url);
+    await (await byTestId(browser, "account-env")).setValue("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\nCLAUDE_CODE_MAX_RETRIES=0\nIS_SANDBOX=1");
+    await (await byTestId(browser, "account-secret")).setValue(token);
+    await (await byTestId(browser, "account-add-submit")).click();
+    await until(browser, async () => (await (await byTestId(browser, "account-added")).getText()).includes("e2e subscription"), "the subscription account added");
+    await (await byTestId(browser, "accounts-close")).click();
+
+    await (await byTestId(browser, "new-session")).click();
+    const picker = await byTestId(browser, "agent-picker");
+    await picker.selectByAttribute("data-agent", "claude");
+    const accountPicker = await byTestId(browser, "account-picker");
+    await accountPicker.waitForDisplayed({ timeout: 30000 });
+    const id = await browser.execute(
+      () => [...document.querySelectorAll('[data-testid="account-picker"] option')].find((o) => o.textContent?.startsWith("e2e subscription"))?.value ?? "",
+    );
+    await accountPicker.selectByAttribute("value", id);
+    await send(browser, "hello on my subscription");
+    await until(browser, async () => (await lastTurnText(browser)).includes("Hello from the subscription."), "the subscription's reply", 90000);
+    await until(browser, async () => (await phase(browser)) === "done", "the turn to finish", 90000);
+    assert.ok(limited.keys.length > 0 && limited.keys.every((k) => k === `Bearer ${token}`), "every call carried the token");
+
+    await (await byTestId(browser, "accounts-open")).click();
+    await until(
+      browser,
+      async () => {
+        const row = await browser.$(`[data-testid="account-row"][data-account="${id}"] [data-testid="account-limits"]`);
+        return (await row.isExisting()) && /five_hour 91% \(allowed_warning\) · resets in 2h/.test(await row.getText());
+      },
+      "the account's five_hour window in the Accounts view",
+    );
+    await screenshot(browser, "32-account-limits-light");
+    await (await byTestId(browser, "accounts-close")).click();
   });
 });
