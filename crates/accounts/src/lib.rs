@@ -19,6 +19,7 @@
 //! service that is missing or locked fails the operation that needed it with a message
 //! that says what to do; no record is lost or half-written.
 
+mod handover;
 pub mod kinds;
 pub mod limits;
 pub mod pricing;
@@ -376,6 +377,60 @@ impl Accounts {
     }
 }
 
+impl Accounts {
+    /// A session resuming under a config folder that lacks its transcript gets a copy
+    /// from the folder that has it (the ambient one, or another account's): see
+    /// `handover`. `env` is what the turn's account sets.
+    fn carry_transcript(&self, input: &AgentTurnInput, agent: &str, env: &[(String, String)]) {
+        let Some(session_id) = &input.session_id else {
+            return;
+        };
+        if !matches!(agent, "claude" | "codex") {
+            return;
+        }
+        let var = kinds::home_var(agent);
+        let default_dir = if agent == "codex" {
+            ".codex"
+        } else {
+            ".claude"
+        };
+        let home = input.base_env().get("HOME").cloned();
+        let default = home.map(|h| Path::new(&h).join(default_dir));
+        let set = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == var)
+            .map(|(_, v)| PathBuf::from(v));
+        let Some(target) = set
+            .or_else(|| ambient_home(input, agent).map(PathBuf::from))
+            .or(default.clone())
+        else {
+            return;
+        };
+        let mut known: Vec<PathBuf> = ambient_home(input, agent)
+            .map(PathBuf::from)
+            .into_iter()
+            .chain(default)
+            .collect();
+        if let Ok(all) = self.list() {
+            known.extend(
+                all.iter()
+                    .filter(|a| a.agent == agent)
+                    .filter_map(|a| a.home_dir.as_deref().map(PathBuf::from)),
+            );
+        }
+        match handover::carry(agent, session_id, &target, &known) {
+            Ok(Some(to)) => {
+                tracing::info!(session = %input.session_key, to = %to.display(), "carried the transcript into the account's home")
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(session = %input.session_key, "cannot carry the transcript into the account's home: {e}")
+            }
+        }
+    }
+}
+
 fn make_private_dir(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(path)?;
@@ -398,16 +453,18 @@ impl ModelResolver for Accounts {
     }
 
     fn resolve(&self, input: &AgentTurnInput) -> Result<SpawnAccount, String> {
-        let Some(id) = &input.account else {
-            return Ok(SpawnAccount::default());
-        };
         let agent = weft_protocol::split_session_key(&input.session_key)
             .map(|(a, _)| a.to_string())
             .unwrap_or_default();
+        let Some(id) = &input.account else {
+            self.carry_transcript(input, &agent, &[]);
+            return Ok(SpawnAccount::default());
+        };
         let account = self.usable(&agent, id)?;
         let secret = self.secret_of(&account)?;
         let (env, extra_args) =
             kinds::inject(&account, secret.as_ref(), ambient_home(input, &agent));
+        self.carry_transcript(input, &agent, &env);
         Ok(SpawnAccount {
             env,
             extra_args,

@@ -496,6 +496,93 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         ("x-api-key", "sk-ambient-claude-key"),
     );
 
+    // A switch to a login account, whose config folder is its own: the transcript is
+    // carried there (only the transcript), so claude resumes with the history.
+    let sub = AnthropicServer::start(reply("reply from the subscription"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sub_url = format!("ANTHROPIC_BASE_URL={}", sub.base_url());
+    let login2 = w.ok(&[
+        "accounts",
+        "add",
+        "--agent",
+        "claude",
+        "--kind",
+        "login",
+        "--label",
+        "subscription",
+        "--env",
+        &sub_url,
+        "--env",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+        "--env",
+        "CLAUDE_CODE_MAX_RETRIES=0",
+        "--env",
+        "IS_SANDBOX=1",
+    ]);
+    let listed = w.run_json(&["accounts", "list", "--json"]);
+    let login_home = listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["id"] == login2.as_str())
+        .and_then(|a| a["homeDir"].as_str())
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    // What `claude auth login` would leave there (the CLI's own file, in the account's
+    // home; Weft never writes or copies one).
+    let far = 4_102_444_800_000_i64;
+    std::fs::write(
+        login_home.join(".credentials.json"),
+        format!(
+            r#"{{"claudeAiOauth":{{"accessToken":"oauth-access-e2e","refreshToken":"oauth-refresh-e2e","expiresAt":{far},"scopes":["user:inference"],"subscriptionType":"max"}}}}"#
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        login_home.join(".claude.json"),
+        r#"{"hasCompletedOnboarding":true}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let v = w.run_json(&[
+        "run",
+        "--json",
+        "--session",
+        &keys[1],
+        "--account",
+        &login2,
+        "now on the subscription",
+    ]);
+    assert!(
+        v["snapshot"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("reply from the subscription")),
+        "{v}"
+    );
+    let carried = sub.messages_requests();
+    assert!(
+        carried
+            .iter()
+            .any(|r| r.all_text().contains("hello two") && r.all_text().contains("reply from two")),
+        "the turn on the login account did not carry the history"
+    );
+    assert!(sub
+        .recorder()
+        .requests()
+        .iter()
+        .filter(|r| r.route().contains("/v1/messages"))
+        .all(
+            |r| r.header("authorization") == Some("Bearer oauth-access-e2e")
+                && r.header("x-api-key").is_none()
+        ));
+    assert!(
+        !login_home
+            .join("projects")
+            .read_dir()
+            .map_or(true, |mut d| d.next().is_none()),
+        "no transcript was carried into the login account's home"
+    );
+
     codex_and_gemini(&mut w, &mut secrets).await;
 
     // `weft accounts test` takes the key to its endpoint.
