@@ -31,7 +31,7 @@ setup_desktop_app() {
     apt_install libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev \
         libayatana-appindicator3-dev librsvg2-dev build-essential pkg-config libssl-dev \
         file xvfb xauth webkit2gtk-driver xdotool imagemagick dbus-x11 at-spi2-core \
-        procps ca-certificates
+        procps ca-certificates bubblewrap
     (
         cd "$ROOT/ui"
         if [ -f package-lock.json ]; then

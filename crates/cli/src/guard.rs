@@ -48,3 +48,73 @@ pub fn check(args: CheckArgs) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+/// `weft sandbox`.
+#[derive(Args)]
+pub struct SandboxArgs {
+    /// Print which mechanism confines commands here, and stop.
+    #[arg(long)]
+    probe: bool,
+    /// With --probe: print `{mechanism, details}` as JSON.
+    #[arg(long, requires = "probe")]
+    json: bool,
+    /// The workspace (writable; its .git and .weft read-only); default: here.
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Let the command reach the network.
+    #[arg(long)]
+    allow_network: bool,
+    /// The command line, run with `bash -c` as the native agent's bash tool does.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+pub fn sandbox(args: SandboxArgs) -> ExitCode {
+    let probe = weft_sandbox::probe();
+    if args.probe {
+        if args.json {
+            out!(
+                "{}",
+                serde_json::to_string_pretty(probe).unwrap_or_default()
+            );
+        } else {
+            out!(
+                "{}: {}",
+                serde_json::to_value(probe.mechanism)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                probe.details
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+    if args.command.is_empty() {
+        eprintln!("weft sandbox: give a command after --, or --probe");
+        return ExitCode::from(crate::EXIT_USAGE);
+    }
+    let workdir = match crate::absolute_workdir(args.workdir) {
+        Ok(w) => PathBuf::from(w),
+        Err(code) => return code,
+    };
+    if !workdir.is_dir() {
+        eprintln!("weft sandbox: {} is not a folder", workdir.display());
+        return ExitCode::from(crate::EXIT_USAGE);
+    }
+    let mut policy = weft_sandbox::Policy::new(&workdir);
+    policy.allow_network = args.allow_network;
+    let Some(mut cmd) = weft_sandbox::shell(&policy, &args.command.join(" ")) else {
+        eprintln!("weft sandbox: {}", probe.details);
+        return ExitCode::from(125);
+    };
+    match cmd.status() {
+        Ok(s) => match s.code() {
+            Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+            None => ExitCode::from(128 + 9),
+        },
+        Err(e) => {
+            eprintln!("weft sandbox: cannot start: {e}");
+            ExitCode::from(125)
+        }
+    }
+}

@@ -153,6 +153,9 @@ enum Command {
     /// Judge a shell command line as the native agent's guard does: safe, unknown or
     /// dangerous, with reasons and each simple command (exit 0).
     CheckCommand(guard::CheckArgs),
+    /// Run a command line under the OS sandbox exactly as the native agent's bash tool
+    /// does (`--probe`: which mechanism works here).
+    Sandbox(guard::SandboxArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         /// Print JSON.
@@ -237,6 +240,7 @@ fn main() -> ExitCode {
             Command::Fork(args) => library::fork(args).await,
             Command::Agents { json } => list::agents(json).await,
             Command::CheckCommand(args) => guard::check(args),
+            Command::Sandbox(args) => guard::sandbox(args),
             Command::Accounts { command } => accounts::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Tui(args) => tui::tui(args).await,

@@ -46,3 +46,38 @@ fn check_command_prints_verdict_reasons_and_commands() {
         "{text}"
     );
 }
+
+#[test]
+fn sandbox_probe_and_run() {
+    let env = Env::new();
+    let (code, v, _) = env.json(&["sandbox", "--probe", "--json"]);
+    assert_eq!(code, 0);
+    let mech = v["mechanism"].as_str().unwrap_or_default().to_string();
+    assert!(
+        matches!(mech.as_str(), "bwrap" | "landlock" | "unavailable"),
+        "{v}"
+    );
+    if mech == "unavailable" {
+        eprintln!("SKIP weft sandbox run: {}", v["details"]);
+        return;
+    }
+    let w = env.workdir();
+    let out = env.weft(&[
+        "sandbox",
+        "--workdir",
+        &w,
+        "--",
+        "echo inside > made.txt && cat made.txt; exit 7",
+    ]);
+    assert_eq!(out.status.code(), Some(7), "the command's own exit code");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "inside\n");
+    let out = env.weft(&[
+        "sandbox",
+        "--workdir",
+        &w,
+        "--",
+        "echo x > /etc/weft-cli-sandbox-test",
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/etc/weft-cli-sandbox-test"));
+}
