@@ -155,6 +155,7 @@ async fn main() {
         plan_mode: false.into(),
         permission: PermissionMode::Auto,
         allowed: Mutex::new(Default::default()),
+        shell: Default::default(),
     };
     let sink = TestSink::new();
     let ctx = DriverContext::new(CancellationToken::new(), sink.clone());

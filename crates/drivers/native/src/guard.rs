@@ -49,6 +49,8 @@ pub struct SessionFlags {
     pub permission: PermissionMode,
     /// Tools the user allowed for the rest of the session.
     pub allowed: Mutex<HashSet<String>>,
+    /// How shell commands are judged and sandboxed.
+    pub shell: crate::shell::ShellFlags,
 }
 
 /// What a step may look at.
@@ -95,7 +97,7 @@ impl GuardChain {
         for step in &self.steps {
             if let Verdict::Deny(reason) = step.check(call, cx).await {
                 tracing::debug!(step = step.name(), tool = call.name, "refused");
-                return Verdict::Deny(reason);
+                return Verdict::Deny(format!("refused by {}: {reason}", step.name()));
             }
         }
         Verdict::Allow
@@ -154,6 +156,9 @@ impl GuardStep for Permission {
         "permission"
     }
     async fn check(&self, call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
+        if call.name == "bash" && call.tool.kind() == weft_protocol::ToolKind::Shell {
+            return crate::shell::permission(call, cx).await;
+        }
         if call.tool.read_only()
             || cx.flags.permission == PermissionMode::Auto
             || cx.flags.allowed.lock().contains(call.name)

@@ -25,6 +25,7 @@ pub mod model;
 pub mod pack;
 pub mod prompt;
 pub mod settings;
+pub mod shell;
 pub mod skills;
 pub mod store;
 pub mod subagent;
@@ -329,6 +330,7 @@ impl AgentDriver for NativeDriver {
             plan_mode: plan_mode.into(),
             permission,
             allowed: Mutex::new(live.allowed.lock().clone()),
+            shell: shell::ShellFlags::from_vars(&var, &input.state_dir, permission),
         };
         let mut system = prompt::system(
             pack.as_ref(),

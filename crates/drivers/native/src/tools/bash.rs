@@ -79,7 +79,8 @@ impl Tool for Bash {
                 .unwrap_or(DEFAULT_TIMEOUT)
                 .clamp(1, MAX_TIMEOUT),
         );
-        run_command(&a.command, cx.root(), cx.env, cx.cancel, timeout).await
+        let sandbox = crate::shell::sandbox_for(cx.env, cx.root());
+        run_in(&a.command, cx.root(), cx.env, cx.cancel, timeout, sandbox.as_ref()).await
     }
 }
 
@@ -92,10 +93,28 @@ pub async fn run_command(
     cancel: &tokio_util::sync::CancellationToken,
     timeout: Duration,
 ) -> ToolOutput {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(format!("exec 2>&1\n{}", command))
-        .current_dir(root)
+    run_in(command, root, env, cancel, timeout, None).await
+}
+
+/// [`run_command`], under `sandbox` when given (bash itself runs inside it).
+pub async fn run_in(
+    command: &str,
+    root: &std::path::Path,
+    env: &[(String, String)],
+    cancel: &tokio_util::sync::CancellationToken,
+    timeout: Duration,
+    sandbox: Option<&weft_sandbox::Policy>,
+) -> ToolOutput {
+    let line = format!("exec 2>&1\n{}", command);
+    let mut cmd = match sandbox.and_then(|p| weft_sandbox::shell(p, &line)) {
+        Some(c) => tokio::process::Command::from(c),
+        None => {
+            let mut c = tokio::process::Command::new("bash");
+            c.arg("-c").arg(&line);
+            c
+        }
+    };
+    cmd.current_dir(root)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::null())

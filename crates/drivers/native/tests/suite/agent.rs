@@ -389,3 +389,40 @@ async fn no_endpoint_is_a_clear_failure() {
     assert!(r.error.unwrap().contains("providers.json"));
     assert!(!driver().info().await.installed);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nearing_the_window_compacts_before_the_next_step() {
+    let script = Script::new()
+        .rule(when::no_tools(), Turn::text_reply("SUMMARY-OF-STEP-ONE"))
+        .turn(
+            Turn::new()
+                .tool_use("l", "ls", json!({"path": "."}))
+                .usage(9000, 100),
+        )
+        .default_reply(Turn::text_reply("finished"));
+    let (s, mut env) = server(script).await;
+    env.push(("WEFT_NATIVE_CONTEXT_WINDOW".into(), "10000".into()));
+    let dirs = Dirs::new();
+    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "go", None)).await;
+    assert!(r.ok, "{r:?}");
+    assert!(
+        snap.notices.iter().any(|n| n.contains("compacted")),
+        "{:?}",
+        snap.notices
+    );
+    let reqs = s.messages_requests();
+    assert_eq!(reqs.len(), 3, "step, summary, step");
+    assert!(reqs[1].tool_names().is_empty());
+    let last = reqs[2].body.to_string();
+    assert!(
+        last.contains("SUMMARY-OF-STEP-ONE") && last.contains("\"go\""),
+        "{last}"
+    );
+    assert!(
+        !last.contains("tool_use"),
+        "the summarized step is still sent: {last}"
+    );
+    // The user still sees the whole turn.
+    assert_eq!(snap.tool_calls.len(), 1);
+    assert!(snap.text.contains("finished"));
+}

@@ -14,6 +14,8 @@ use tokio_util::sync::CancellationToken;
 use weft_native::conversation::{Block, Message, Role};
 use weft_native::model::anthropic::{AnthropicClient, AnthropicDecoder, Auth};
 use weft_native::model::chat::{ChatClient, ChatDecoder};
+use weft_native::model::gemini::{GeminiClient, GeminiDecoder};
+use weft_native::model::responses::{ResponsesClient, ResponsesDecoder};
 use weft_native::model::sse::{pump, Decoder};
 use weft_native::model::{
     with_retries, ModelClient, ModelError, ModelReply, ModelRequest, RetryPolicy, StreamEvent,
@@ -491,4 +493,195 @@ async fn a_context_window_error_compacts_then_succeeds() {
         resumed.contains("SUMMARY") && !resumed.contains("first answer"),
         "{resumed}"
     );
+}
+
+const RESPONSES_STREAM: &str = concat!(
+    "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r1\"}}\n\n",
+    "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs\"}}\n\n",
+    "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"output_index\":0,\"delta\":\"denke… 考\"}\n\n",
+    "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"denke… 考\"}],\"encrypted_content\":\"ENC-1\"}}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":1,\"delta\":\"héllo wörld ✓ \"}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":1,\"delta\":\"日本語 🎉\"}\n\n",
+    "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"héllo wörld ✓ 日本語 🎉\"}]}}\n\n",
+    "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":2,\"item\":{\"type\":\"function_call\",\"call_id\":\"call_1\",\"name\":\"read\",\"arguments\":\"{\\\"path\\\": \\\"ä.txt\\\"}\"}}\n\n",
+    "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":15,\"output_tokens\":42,\"input_tokens_details\":{\"cached_tokens\":5}}}}\n\n",
+);
+
+const GEMINI_STREAM: &str = concat!(
+    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"denke… 考\",\"thought\":true}]}}]}\r\n\r\n",
+    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"héllo wörld ✓ \"}]}}]}\r\n\r\n",
+    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"日本語 🎉\"}]}}]}\r\n\r\n",
+    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"id\":\"call_1\",\"name\":\"read\",\"args\":{\"path\":\"ä.txt\"}},\"thoughtSignature\":\"TS-1\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":15,\"candidatesTokenCount\":40,\"thoughtsTokenCount\":2,\"cachedContentTokenCount\":5}}\r\n\r\n",
+);
+
+fn check_reply(r: &ModelReply, tool: Block) {
+    assert_eq!(r.usage.input, 15);
+    assert_eq!(r.usage.cache_read, 5);
+    assert_eq!(r.usage.output, 42);
+    assert!(
+        r.blocks.contains(&Block::Text {
+            text: "héllo wörld ✓ 日本語 🎉".into()
+        }),
+        "{:?}",
+        r.blocks
+    );
+    assert!(r.blocks.contains(&tool), "{:?}", r.blocks);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn responses_sse_split_anywhere_gives_the_same_reply(cuts in proptest::collection::vec(0usize..10_000, 0..40)) {
+        let chunks = split(RESPONSES_STREAM.as_bytes(), &cuts);
+        let (r, text) = rt().block_on(decode(chunks, &mut ResponsesDecoder::new("o")));
+        let r = r.unwrap();
+        prop_assert_eq!(text, "héllo wörld ✓ 日本語 🎉");
+        check_reply(&r, Block::ToolUse { id: "call_1".into(), name: "read".into(), input: json!({"path": "ä.txt"}), signature: None });
+        let encrypted = r.blocks.iter().any(|b| matches!(b, Block::Reasoning { signature: Some(s), .. } if s == "ENC-1"));
+        prop_assert!(encrypted, "the encrypted reasoning was lost");
+    }
+
+    #[test]
+    fn gemini_sse_split_anywhere_gives_the_same_reply(cuts in proptest::collection::vec(0usize..10_000, 0..40)) {
+        let chunks = split(GEMINI_STREAM.as_bytes(), &cuts);
+        let (r, text) = rt().block_on(decode(chunks, &mut GeminiDecoder::new("o")));
+        let r = r.unwrap();
+        prop_assert_eq!(text, "héllo wörld ✓ 日本語 🎉");
+        check_reply(&r, Block::ToolUse { id: "call_1".into(), name: "read".into(), input: json!({"path": "ä.txt"}), signature: Some(("o".into(), "TS-1".into())) });
+    }
+}
+
+#[test]
+fn gemini_and_responses_signatures_go_back_to_their_own_origin_only() {
+    let g = GeminiClient::new("http://g.example", None);
+    let other = GeminiClient::new("http://other.example", None);
+    let conv = vec![
+        Message::user("hi"),
+        Message {
+            role: Role::Assistant,
+            blocks: vec![Block::ToolUse {
+                id: "c".into(),
+                name: "read".into(),
+                input: json!({"path": "a"}),
+                signature: Some((g.origin().into(), "TS-1".into())),
+            }],
+            origin: Default::default(),
+        },
+        Message {
+            role: Role::User,
+            blocks: vec![Block::ToolResult {
+                id: "c".into(),
+                name: "read".into(),
+                content: "A".into(),
+                is_error: false,
+            }],
+            origin: Default::default(),
+        },
+    ];
+    assert!(g
+        .body(request(&conv))
+        .to_string()
+        .contains("\"thoughtSignature\":\"TS-1\""));
+    let to_other = other.body(request(&conv)).to_string();
+    assert!(
+        !to_other.contains("TS-1") && to_other.contains("functionResponse"),
+        "{to_other}"
+    );
+    let r = ResponsesClient::new("http://r.example/v1", None);
+    let conv = conversation_with_thinking(r.origin());
+    assert!(r
+        .body(request(&conv))
+        .to_string()
+        .contains("\"encrypted_content\":\"SIG-1\""));
+    let elsewhere = ResponsesClient::new("http://elsewhere.example/v1", None)
+        .body(request(&conv))
+        .to_string();
+    assert!(
+        !elsewhere.contains("SIG-1") && elsewhere.contains("function_call_output"),
+        "{elsewhere}"
+    );
+}
+
+fn sse_reply(body: &str) -> Reply {
+    Reply::sse(vec![weft_testkit::Step::Bytes(Bytes::from(
+        body.to_string(),
+    ))])
+}
+
+fn cut_reply(body: &str) -> Reply {
+    let mut half = body.len() / 2;
+    while !body.is_char_boundary(half) {
+        half += 1;
+    }
+    Reply::sse(vec![
+        weft_testkit::Step::Bytes(Bytes::from(body[..half].to_string())),
+        weft_testkit::Step::Drop,
+    ])
+}
+
+/// Each protocol's client over the same failures: a 429 with retry-after then success,
+/// a 500 then success, a stream cut mid-way (no second request), a context error.
+#[tokio::test]
+async fn every_client_retries_only_before_a_response_and_types_its_errors() {
+    type Make = fn(&str) -> Box<dyn ModelClient>;
+    let clients: [(&str, Make, &str); 4] = [
+        (
+            "anthropic",
+            |u| Box::new(AnthropicClient::new(u, Auth::None)),
+            ANTHROPIC_STREAM,
+        ),
+        (
+            "chat",
+            |u| Box::new(ChatClient::new(u, None, "x")),
+            CHAT_STREAM,
+        ),
+        (
+            "responses",
+            |u| Box::new(ResponsesClient::new(u, None)),
+            RESPONSES_STREAM,
+        ),
+        (
+            "gemini",
+            |u| Box::new(GeminiClient::new(u, None)),
+            GEMINI_STREAM,
+        ),
+    ];
+    for (name, make, stream) in clients {
+        let mut limited = Reply::json(429, &json!({"error": {"message": "slow down"}}));
+        limited.headers.push(("retry-after".into(), "0.05".into()));
+        let server = sequence(vec![limited, sse_reply(stream)]).await;
+        let (r, waits) = call(make(&server.base_url()).as_ref(), fast()).await;
+        assert!(r.is_ok(), "{name}: {r:?}");
+        assert_eq!(waits, vec![Duration::from_millis(50)], "{name}");
+
+        let server = sequence(vec![
+            Reply::json(503, &json!({"error": {"message": "busy"}})),
+            sse_reply(stream),
+        ])
+        .await;
+        let (r, waits) = call(make(&server.base_url()).as_ref(), fast()).await;
+        assert!(r.is_ok() && waits.len() == 1, "{name}: {r:?}");
+        assert_eq!(server.recorder().len(), 2, "{name}");
+
+        let server = sequence(vec![cut_reply(stream), sse_reply(stream)]).await;
+        let (r, waits) = call(make(&server.base_url()).as_ref(), fast()).await;
+        assert!(
+            matches!(r, Err(ModelError::Interrupted(_))),
+            "{name}: {r:?}"
+        );
+        assert!(waits.is_empty(), "{name}");
+        assert_eq!(
+            server.recorder().len(),
+            1,
+            "{name}: sent again after part of the response"
+        );
+
+        let server = sequence(vec![Reply::json(400, &json!({"error": {"code": "context_length_exceeded", "message": "the prompt is too long for the context window"}}))]).await;
+        let (r, _) = call(make(&server.base_url()).as_ref(), fast()).await;
+        assert!(
+            matches!(r, Err(ModelError::ContextWindow(_))),
+            "{name}: {r:?}"
+        );
+    }
 }

@@ -1,0 +1,225 @@
+//! The permission step for the `bash` tool: the workspace's and the global rules, the
+//! classifier's verdict, the sandbox, the mode, and a confirmation that shows the
+//! verdict with its reasons (weft-shell-guard's [`policy::decide`] in that order).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use weft_protocol::{
+    permission, Choice, InteractAction, Interaction, InteractionKind, Question, QuestionType,
+};
+use weft_shell_guard::policy::{self, Mode, Outcome};
+use weft_shell_guard::rules::{self, Rules};
+use weft_shell_guard::{classify, Context, Report, Verdict as Risk};
+
+use crate::guard::{Call, GuardCx, Verdict};
+use crate::pack::PermissionMode;
+
+/// The answer that writes an allow rule for the command's prefix.
+pub const ALLOW_PREFIX: &str = "allowPrefix";
+
+/// How shell commands are judged and run in a session.
+#[derive(Debug, Clone)]
+pub struct ShellFlags {
+    /// ask / auto-safe / trusted / plan.
+    pub mode: Mode,
+    /// Run commands under the OS sandbox (default on).
+    pub sandbox: bool,
+    /// Let sandboxed commands reach the network.
+    pub network: bool,
+    /// Where the global rules live.
+    pub weft_home: Option<PathBuf>,
+}
+
+impl Default for ShellFlags {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Ask,
+            sandbox: true,
+            network: false,
+            weft_home: None,
+        }
+    }
+}
+
+impl ShellFlags {
+    /// From `WEFT_NATIVE_PERMISSION` (ask, auto-safe, trusted, plan; the session's
+    /// `auto` is trusted), `WEFT_NATIVE_SANDBOX=off`, `WEFT_NATIVE_NETWORK=allow`.
+    pub fn from_vars(
+        var: &dyn Fn(&str) -> Option<String>,
+        weft_home: &Path,
+        permission: PermissionMode,
+    ) -> Self {
+        let mode = var("WEFT_NATIVE_PERMISSION")
+            .and_then(|m| Mode::parse(&m))
+            .unwrap_or(match permission {
+                PermissionMode::Auto => Mode::Trusted,
+                PermissionMode::Ask => Mode::Ask,
+            });
+        let off = |v: Option<String>| {
+            v.is_some_and(|v| matches!(v.trim(), "off" | "0" | "false" | "no"))
+        };
+        let on = |v: Option<String>| {
+            v.is_some_and(|v| matches!(v.trim(), "allow" | "on" | "1" | "true" | "yes"))
+        };
+        Self {
+            mode,
+            sandbox: !off(var("WEFT_NATIVE_SANDBOX")),
+            network: on(var("WEFT_NATIVE_NETWORK")),
+            weft_home: Some(weft_home.to_path_buf()),
+        }
+    }
+
+    /// The sandbox a command in `root` runs under; `None` when it is off or no
+    /// mechanism works here.
+    pub fn sandbox_policy(&self, root: &Path) -> Option<weft_sandbox::Policy> {
+        if !self.sandbox || weft_sandbox::probe().mechanism == weft_sandbox::Mechanism::Unavailable
+        {
+            return None;
+        }
+        let mut p = weft_sandbox::Policy::new(root);
+        p.allow_network = self.network;
+        Some(p)
+    }
+}
+
+/// The sandbox the bash tool runs a command under, from the environment it gives the
+/// command (the same settings [`ShellFlags::from_vars`] reads for the guard).
+pub fn sandbox_for(env: &[(String, String)], root: &Path) -> Option<weft_sandbox::Policy> {
+    let var = |n: &str| env.iter().rev().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    let flags = ShellFlags::from_vars(&var, Path::new("/"), PermissionMode::Ask);
+    flags.sandbox_policy(root)
+}
+
+fn session_key(line: &str) -> String {
+    format!("bash:{line}")
+}
+
+/// The detail a confirmation shows: the verdict first (`Dangerous: …` is what a
+/// headless `--yes` refuses and the desktop shows in red), then the reasons.
+pub fn detail(report: &Report, why: &str, sandboxed: bool) -> String {
+    let head = match report.verdict {
+        Risk::Dangerous => permission::DANGEROUS_PREFIX.to_string(),
+        Risk::Unknown => "Unknown: ".to_string(),
+        Risk::Safe => "Safe: ".to_string(),
+    };
+    let mut s = format!("{head}{why}");
+    for r in &report.reasons {
+        s.push_str("\n- ");
+        s.push_str(r);
+    }
+    s.push_str(if sandboxed {
+        "\nIt runs in the OS sandbox (workspace writable, .git read-only, no network unless allowed)."
+    } else {
+        "\nIt runs WITHOUT a sandbox."
+    });
+    s
+}
+
+/// The permission step for one `bash` call.
+pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
+    let line = call
+        .input
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let root = cx.workspace.root();
+    let shell = &cx.flags.shell;
+    let rules = match Rules::load(root, shell.weft_home.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            return Verdict::Deny(format!(
+                "the permission rules cannot be used, so no command runs until they are fixed: {e}"
+            ))
+        }
+    };
+    let report = classify(&line, &Context::new(root));
+    let sandboxed = shell.sandbox_policy(root).is_some();
+    let mode = if cx.flags.plan_mode.load(std::sync::atomic::Ordering::Relaxed) {
+        Mode::Plan
+    } else {
+        shell.mode
+    };
+    let why = match policy::decide(&report, &rules, mode, sandboxed) {
+        Outcome::Run(..) => return Verdict::Allow,
+        Outcome::Refuse(_, why) => return Verdict::Deny(why),
+        Outcome::Confirm(step, why) => {
+            if step != policy::Step::AskRule
+                && cx.flags.allowed.lock().contains(&session_key(&line))
+            {
+                return Verdict::Allow;
+            }
+            why
+        }
+    };
+    let prefix = rules::suggest_prefix(&report);
+    let mut choices = vec![
+        Choice {
+            label: "Allow once".into(),
+            value: permission::ALLOW.into(),
+        },
+        Choice {
+            label: "Allow this command for the session".into(),
+            value: permission::ALLOW_SESSION.into(),
+        },
+    ];
+    if let Some(p) = &prefix {
+        choices.push(Choice {
+            label: format!("Always allow `{p}` in this workspace"),
+            value: ALLOW_PREFIX.into(),
+        });
+    }
+    choices.push(Choice {
+        label: "Deny".into(),
+        value: permission::DENY.into(),
+    });
+    let answer = cx
+        .ctx
+        .ask_user(Interaction {
+            prompt_id: String::new(),
+            kind: InteractionKind::Permission,
+            title: format!("Run `{}`?", first_line(&line)),
+            detail: Some(detail(&report, &why, sandboxed)),
+            tool_name: Some(call.name.into()),
+            tool_input: Some(call.input.clone()),
+            questions: vec![Question {
+                id: "decision".into(),
+                text: format!("{} command: allow it?", report.verdict.as_str()),
+                kind: QuestionType::Select,
+                choices,
+            }],
+        })
+        .await;
+    let value = answer
+        .value
+        .clone()
+        .or_else(|| answer.answers.values().next().cloned());
+    match (answer.action, value.as_deref()) {
+        (InteractAction::Select, Some(permission::ALLOW)) => Verdict::Allow,
+        (InteractAction::Select, Some(permission::ALLOW_SESSION)) => {
+            cx.flags.allowed.lock().insert(session_key(&line));
+            Verdict::Allow
+        }
+        (InteractAction::Select, Some(ALLOW_PREFIX)) => match prefix {
+            Some(p) => match rules::add_allow(root, &p) {
+                Ok(_) => Verdict::Allow,
+                Err(e) => Verdict::Deny(format!("the rule `{p}` could not be saved ({e}); the command did not run")),
+            },
+            None => Verdict::Deny("no prefix to allow; the command did not run".into()),
+        },
+        (InteractAction::Cancel, _) => {
+            Verdict::Deny("the permission request was cancelled; the command did not run".into())
+        }
+        _ => Verdict::Deny("the user denied this command; it did not run".into()),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("");
+    if l.chars().count() > 100 || s.lines().nth(1).is_some() {
+        format!("{}…", l.chars().take(100).collect::<String>())
+    } else {
+        l.to_string()
+    }
+}
