@@ -69,6 +69,7 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     let dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 30000 });
     await until(browser, focusInDialog, "the dialog to take focus");
+    await until(browser, async () => (await dialog.getAttribute("data-keys")) === "ready", "the dialog to take keys");
     assert.match(await (await byTestId(browser, "allow-once")).getText(), /A/);
     assert.match(await (await byTestId(browser, "deny")).getText(), /D/);
     for (let i = 0; i < 7; i++) await browser.keys("Tab");
@@ -85,6 +86,7 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 30000 });
     await until(browser, focusInDialog, "the dialog to take focus");
+    await until(browser, async () => (await dialog.getAttribute("data-keys")) === "ready", "the dialog to take keys");
     await browser.keys("Enter");
     await dialog.waitForExist({ reverse: true, timeout: 30000 });
     await until(browser, async () => (await lastTurnText(browser)).includes("I wrote the note."), "the allowed write");
@@ -94,6 +96,7 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 30000 });
     await until(browser, focusInDialog, "the question to take focus");
+    await until(browser, async () => (await dialog.getAttribute("data-keys")) === "ready", "the question to take keys");
     await browser.keys("3");
     await dialog.waitForExist({ reverse: true, timeout: 30000 });
     await until(browser, async () => (await lastTurnText(browser)).includes("You picked blue."), "the third choice");

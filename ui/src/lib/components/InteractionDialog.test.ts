@@ -47,7 +47,7 @@ const question: Interaction = {
   ],
 };
 
-async function setup(interactions: Interaction[]) {
+async function setup(interactions: Interaction[], keyGraceMs = 0) {
   const t = new FakeTransport();
   const app = new AppStore(t);
   await app.start();
@@ -57,7 +57,7 @@ async function setup(interactions: Interaction[]) {
   const view = app.selected!;
   await view.load();
   t.emit(key, { phase: "streaming", taskId: "a", interactions });
-  render(InteractionDialog, { app, view });
+  render(InteractionDialog, { app, view, keyGraceMs });
   flushSync();
   return { t, app, view, key };
 }
@@ -198,5 +198,20 @@ describe("InteractionDialog from the keyboard", () => {
     expect(lastInteract(t)).toBeUndefined();
     await key("Enter", { ctrlKey: true });
     expect(lastInteract(t)).toMatchObject({ action: "text", value: "Ada 1" });
+  });
+
+  it("ignores answering keys for a moment after it opens (a word typed into the composer does not answer it), and held keys", async () => {
+    const { t } = await setup([permission], 200);
+    await tick();
+    expect(screen.getByRole("dialog").dataset.keys).toBe("wait");
+    await key("a");
+    await key("Enter");
+    expect(lastInteract(t)).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 250));
+    expect(screen.getByRole("dialog").dataset.keys).toBe("ready");
+    await key("d", { repeat: true });
+    expect(lastInteract(t)).toBeUndefined();
+    await key("d");
+    expect(lastInteract(t)).toMatchObject({ action: "select", value: "deny" });
   });
 });
