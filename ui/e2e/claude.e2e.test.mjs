@@ -49,6 +49,8 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
       () => browser.execute(() => Boolean(document.activeElement?.closest('[data-testid="interaction-dialog"]'))),
       "the dialog to take focus",
     );
+    // Answering keys count a moment after it opens (a word being typed does not answer it).
+    await until(browser, async () => (await dialog.getAttribute("data-keys")) === "ready", "the dialog to take keys");
     await browser.keys("a");
     await dialog.waitForExist({ reverse: true, timeout: 30000 });
     await until(browser, async () => (await lastTurnText(browser)).includes("Wrote app-e2e.txt for you."), "claude's reply", 90000);
@@ -87,8 +89,8 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     const alive = (p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z ");
     const [app] = ofRun((c) => c === "weft-app");
     assert.ok(app, "the app process");
-    // The agent is the kernel's (`weft daemon`), not the window's.
-    const agents = ofRun((c) => c !== "weft-app" && c !== "weft" && !/^(WebKit|dbus|at-spi|tauri-driver)/.test(c));
+    // The agent is the kernel's (`weft daemon`), not the window's (the keyring and bus are the run's desktop plumbing).
+    const agents = ofRun((c) => c !== "weft-app" && c !== "weft" && !/^(WebKit|dbus|at-spi|tauri-driver|gnome-keyring)/.test(c));
     assert.ok(agents.length > 0, "the claude CLI is running");
     process.kill(Number(app), "SIGTERM");
     await waitFor(() => !alive(app), "the app to exit");
