@@ -717,3 +717,80 @@ async fn codex_and_gemini(w: &mut World, secrets: &mut Vec<String>) {
         only_credential(&server.recorder().requests(), ("x-goog-api-key", &key));
     }
 }
+
+#[test]
+fn accounts_login_runs_the_agents_own_login_in_the_accounts_home_with_a_cleared_environment() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let seen = bin.path().join("seen.txt");
+    let script = bin.path().join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf 'args: %s\\n' \"$*\" > '{}'\nenv >> '{}'\n",
+            seen.display(),
+            seen.display()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = env
+        .cmd(&[
+            "accounts", "add", "--agent", "claude", "--kind", "login", "--label", "max",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = env
+        .cmd(&["accounts", "login", &id])
+        .env("WEFT_CLAUDE_BIN", &script)
+        .env("ANTHROPIC_API_KEY", "sk-ambient-must-not-reach-the-login")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = std::fs::read_to_string(&seen).unwrap_or_default();
+    assert!(seen.starts_with("args: auth login\n"), "{seen}");
+    let home = env.home.path().join("homes/claude").join(&id);
+    assert!(
+        seen.lines()
+            .any(|l| l == format!("CLAUDE_CONFIG_DIR={}", home.display())),
+        "{seen}"
+    );
+    assert!(!seen.contains("sk-ambient"), "{seen}");
+    // Only login accounts log in.
+    let out = env
+        .cmd(&[
+            "accounts",
+            "add",
+            "--agent",
+            "gemini",
+            "--kind",
+            "api-key",
+            "--label",
+            "k",
+            "--secret-env",
+            "WEFT_TEST_KEY",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let key_id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = env
+        .cmd(&["accounts", "login", &key_id])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only login accounts"));
+}

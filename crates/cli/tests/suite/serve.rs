@@ -323,3 +323,38 @@ fn a_public_address_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("only loopback"));
 }
+
+#[tokio::test]
+async fn a_secret_is_refused_over_the_websocket_and_lists_never_carry_one() {
+    let server = start();
+    let (mut ws, welcome) = greeted(&server, &server.token.clone()).await;
+    assert_eq!(welcome["type"], "reply", "{welcome}");
+    let mut patches = Vec::new();
+    send(
+        &mut ws,
+        json!({"id": 1, "type": "addAccount", "agent": "claude", "kind": "api-key", "label": "planted",
+               "secret": {"type": "value", "value": "sk-from-a-browser"}}),
+    )
+    .await;
+    let refused = reply(&mut ws, 1, &mut patches).await;
+    assert_eq!(refused["type"], "error", "{refused}");
+    assert_eq!(refused["error"]["code"], "forbidden", "{refused}");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("own socket")));
+    // A secret from the daemon's own environment needs no value on the wire.
+    send(
+        &mut ws,
+        json!({"id": 2, "type": "addAccount", "agent": "gemini", "kind": "api-key", "label": "env key",
+               "secret": {"type": "env", "name": "WEFT_TEST_GEMINI_KEY"}}),
+    )
+    .await;
+    let added = reply(&mut ws, 2, &mut patches).await;
+    assert_eq!(added["type"], "reply", "{added}");
+    send(&mut ws, json!({"id": 3, "type": "listAccounts"})).await;
+    let listed = reply(&mut ws, 3, &mut patches).await;
+    let accounts = listed["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(accounts.len(), 1, "{listed}");
+    assert_eq!(accounts[0]["label"], "env key");
+    assert!(!listed.to_string().contains("sk-from-a-browser"));
+}
