@@ -59,3 +59,21 @@ describe("Sidebar", () => {
     expect(app.selectedKey).toBeNull();
   });
 });
+
+describe("Sidebar selection", () => {
+  it("scrolls a session selected from elsewhere (Ctrl+Tab, a search hit) into view", async () => {
+    localStorage.clear();
+    const t = new FakeTransport();
+    for (let i = 0; i < 500; i++) t.addSession("echo", "/work/demo", `session ${i}`);
+    const app = new AppStore(t);
+    await app.start();
+    render(Sidebar, { app });
+    const list = screen.getByTestId("session-list");
+    expect(list.scrollTop).toBe(0);
+    app.cycleSession(1);
+    app.cycleSession(-1);
+    // The first, then (wrapping) the last of 500.
+    await waitFor(() => expect(list.scrollTop).toBeGreaterThan(10000));
+    await waitFor(() => expect(list.querySelector(`[data-session-key="${app.selectedKey}"]`)).not.toBeNull());
+  });
+});
