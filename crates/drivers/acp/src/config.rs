@@ -264,6 +264,8 @@ pub fn presets() -> Vec<AcpSpec> {
     // which drives `amp` and needs an Amp login. Untested here: see the README.
     let mut amp = AcpSpec::new("amp", "acp-amp", &[]);
     amp.name = "Amp (ACP)".into();
+    // acp-amp 0.1.3 answers `initialize` with loadSession: false.
+    amp.load_session = false;
     // The adapter drives `amp` (npm @sourcegraph/amp 0.0.1790142911-g7618fb), which
     // setup.sh installs beside it.
     amp.package = AgentPackage::pypi("acp-amp", "0.1.3", (3, 10));
