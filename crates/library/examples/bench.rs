@@ -445,17 +445,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("weft-library-bench"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    let t = Instant::now();
-    let (exp, largest) = generate(&dir, files, mb, huge)?;
-    println!(
-        "corpus: {} files, {:.1} MB ({:.1} s to generate), largest {:.1} MB",
-        exp.files,
-        exp.bytes as f64 / 1048576.0,
-        t.elapsed().as_secs_f64(),
-        std::fs::metadata(&largest)?.len() as f64 / 1048576.0
-    );
+    // --reuse: the corpus and index of an earlier run (searches and opens only).
+    let reuse = args.iter().any(|a| a == "--reuse");
+    let (exp, largest) = if reuse {
+        let largest =
+            dir.join(".claude/projects/-work-project0/00000000-0000-4000-8000-000000000000.jsonl");
+        (Expected::default(), largest)
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let t = Instant::now();
+        let (exp, largest) = generate(&dir, files, mb, huge)?;
+        println!(
+            "corpus: {} files, {:.1} MB ({:.1} s to generate), largest {:.1} MB",
+            exp.files,
+            exp.bytes as f64 / 1048576.0,
+            t.elapsed().as_secs_f64(),
+            std::fs::metadata(&largest)?.len() as f64 / 1048576.0
+        );
+        (exp, largest)
+    };
     let db = dir.join("weft.db");
     let store = Arc::new(weft_store::SqliteStore::open(&db)?);
     let homes = vec![
@@ -478,7 +487,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lib = Library::open(&db, homes, Some(store))?;
     let rss_before = peak_rss_mb();
     let t = Instant::now();
-    let stats = lib.index_now()?;
+    let stats = if reuse {
+        Default::default()
+    } else {
+        lib.index_now()?
+    };
     let cold = t.elapsed().as_secs_f64();
     let rss = peak_rss_mb();
     println!(
@@ -490,6 +503,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rss,
         rss_before
     );
+    if args.iter().any(|a| a == "--index-only") {
+        return Ok(());
+    }
     let t = Instant::now();
     let warm = lib.index_now()?;
     println!(
@@ -499,10 +515,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t.elapsed().as_secs_f64() * 1000.0
     );
     let index = dir_size(&db);
+    let conn = rusqlite::Connection::open(&db)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    drop(conn);
+    let checkpointed = dir_size(&db);
     println!(
-        "index size: {:.1} MB = {:.1}% of the corpus",
+        "index size: {:.1} MB with its WAL = {:.1}% of the corpus; {:.1} MB = {:.1}% after a checkpoint",
         index as f64 / 1048576.0,
-        index as f64 * 100.0 / exp.bytes as f64
+        index as f64 * 100.0 / exp.bytes as f64,
+        checkpointed as f64 / 1048576.0,
+        checkpointed as f64 * 100.0 / exp.bytes as f64
     );
 
     let (p50, p99) = time_n(200, || {
@@ -615,6 +637,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // Usage against the generator's own count.
+    if reuse {
+        return Ok(());
+    }
     let usage = lib.usage(UsageBy::Agent, None)?;
     for (agent, want) in [
         ("claude", exp.claude_output),
