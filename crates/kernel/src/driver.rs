@@ -58,6 +58,9 @@ pub struct AgentTurnInput {
     pub isolated: bool,
     /// The domain pack asked for (Weft's own agent; other drivers ignore it).
     pub pack: Option<String>,
+    /// MCP servers Weft's plugins give this spawn, for the driver to hand its agent
+    /// in the agent's own form (their `env` may hold secrets).
+    pub mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 /// Variables a spawn on a chosen account keeps from the client's environment.
@@ -151,6 +154,7 @@ impl std::fmt::Debug for AgentTurnInput {
             .field("account", &self.account)
             .field("isolated", &self.isolated)
             .field("pack", &self.pack)
+            .field("mcp_servers", &self.mcp_servers)
             .finish()
     }
 }

@@ -35,6 +35,7 @@ pub(crate) struct KernelEnv {
     pub prompt_builder: Arc<dyn SystemPromptBuilder>,
     pub catalog: Arc<dyn Catalog>,
     pub interactions: Arc<dyn InteractionHandler>,
+    pub plugins: crate::plugin::Plugins,
     pub state_dir: PathBuf,
     pub all_patches: broadcast::Sender<Arc<PatchEvent>>,
     /// Set by `shutdown`: no new turn starts.
@@ -79,6 +80,7 @@ pub struct LoomBuilder {
     prompt_builder: Arc<dyn SystemPromptBuilder>,
     catalog: Arc<dyn Catalog>,
     interactions: Arc<dyn InteractionHandler>,
+    plugins: Vec<Arc<dyn crate::plugin::Plugin>>,
     default_agent: Option<String>,
     idle_close: Option<std::time::Duration>,
     interaction_timeout: Option<std::time::Duration>,
@@ -145,6 +147,12 @@ impl LoomBuilder {
         self
     }
 
+    /// Registers a plugin; plugins compose in registration order.
+    pub fn plugin(mut self, plugin: Arc<dyn crate::plugin::Plugin>) -> Self {
+        self.plugins.push(plugin);
+        self
+    }
+
     /// How long a session may sit idle before its agent process is closed (default
     /// `WEFT_AGENT_IDLE_SECS`, else 10 minutes); `None` keeps them until shutdown.
     pub fn idle_close(mut self, after: Option<std::time::Duration>) -> Self {
@@ -186,6 +194,7 @@ impl LoomBuilder {
                 prompt_builder: self.prompt_builder,
                 catalog: self.catalog,
                 interactions: self.interactions,
+                plugins: crate::plugin::Plugins::new(self.plugins),
                 state_dir: self.state_dir,
                 all_patches,
                 closing: std::sync::atomic::AtomicBool::new(false),
@@ -224,6 +233,7 @@ impl Loom {
             prompt_builder: Arc::new(Passthrough),
             catalog: Arc::new(EmptyCatalog),
             interactions: Arc::new(DeferToSurface),
+            plugins: Vec::new(),
             default_agent: None,
             idle_close: idle_close_from_env(),
             interaction_timeout: interaction_timeout_from_env(),

@@ -16,6 +16,8 @@ pub mod driver;
 pub mod error;
 mod hub;
 pub mod io;
+pub mod mcp;
+pub mod plugin;
 pub mod ports;
 mod runner;
 pub mod state;
@@ -31,6 +33,7 @@ pub use driver::{
 pub use error::KernelError;
 pub use hub::{Loom, LoomBuilder};
 pub use io::{Caller, LoomIO, Subscription, TerminalOpened};
+pub use plugin::{Plugin, Plugins, SpawnContribution, SpawnCx};
 pub use time::now_ms;
 pub use turn::{run_turn, TurnCallbacks};
 pub use verbs::MAX_QUEUED;

@@ -87,6 +87,9 @@ struct State {
     pending: Vec<Pending>,
     /// Turns started so far: an idle close is due only if none started since.
     turns_started: u64,
+    /// What plugins gave an open terminal's spawn (a file its agent reads at start),
+    /// held until that terminal's turn ends.
+    held: Vec<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 struct Shared {
@@ -128,6 +131,7 @@ impl SessionRunner {
                     worker_active: false,
                     pending: Vec::new(),
                     turns_started: 0,
+                    held: Vec::new(),
                 }),
                 patches,
             }),
@@ -167,20 +171,30 @@ impl SessionRunner {
 
     pub fn snapshot_at(&self) -> SnapshotAt {
         let st = self.shared.state.lock();
+        let mut snapshot = st.acc.snapshot().clone();
+        self.shared
+            .env
+            .plugins
+            .decorate(&self.shared.key, &mut snapshot);
         SnapshotAt {
             session_key: self.shared.key.clone(),
             seq: st.seq,
-            snapshot: st.acc.snapshot().clone(),
+            snapshot,
         }
     }
 
     pub fn subscribe(&self) -> (SnapshotAt, broadcast::Receiver<Arc<PatchEvent>>) {
         let st = self.shared.state.lock();
         let rx = self.shared.patches.subscribe();
+        let mut snapshot = st.acc.snapshot().clone();
+        self.shared
+            .env
+            .plugins
+            .decorate(&self.shared.key, &mut snapshot);
         let at = SnapshotAt {
             session_key: self.shared.key.clone(),
             seq: st.seq,
-            snapshot: st.acc.snapshot().clone(),
+            snapshot,
         };
         (at, rx)
     }
@@ -275,7 +289,15 @@ impl SessionRunner {
         input.env = spawn.env;
         input.extra_args.extend(spawn.extra_args);
         input.isolated = spawn.isolated;
+        let is_first = input.session_id.is_none();
+        let held = self
+            .shared
+            .env
+            .plugins
+            .apply(self.shared.driver.id(), &mut input, is_first)
+            .map_err(KernelError::BadRequest)?;
         let spec = spec_for(&input)?;
+        st.held.extend(held);
         if task.account.is_some() {
             st.record.account = input.account.clone();
         }
@@ -588,12 +610,24 @@ impl Shared {
             let task_id = input.task_id.clone();
             // Resolved outside the state lock: it may ask the OS secret store or run
             // the account's secret command.
+            let mut held = Vec::new();
             let refused = match self.env.resolver.resolve(&input) {
                 Ok(spawn) => {
                     input.env = spawn.env;
                     input.extra_args.extend(spawn.extra_args);
                     input.isolated = spawn.isolated;
-                    None
+                    let is_first = input.session_id.is_none();
+                    match self
+                        .env
+                        .plugins
+                        .apply(self.driver.id(), &mut input, is_first)
+                    {
+                        Ok(h) => {
+                            held = h;
+                            None
+                        }
+                        Err(e) => Some(e),
+                    }
                 }
                 Err(e) => Some(e),
             };
@@ -618,6 +652,7 @@ impl Shared {
             };
             // Closing the terminal is how a terminal turn ends, not a stop.
             self.finish(&task_id, outcome, cancel.is_cancelled() && !terminal);
+            drop(held);
         }
         if let Some(idle) = self.env.idle_close {
             let started = self.state.lock().turns_started;
@@ -712,6 +747,7 @@ impl Shared {
             self.env.resolver.turn_finished(&account, st.acc.snapshot());
         }
         st.running = None;
+        st.held.clear();
         st.record.updated_at = now;
         if let Err(e) = self.env.store.finish_turn(task_id, st.acc.snapshot()) {
             self.unsaved(&mut st, &e);
