@@ -129,3 +129,21 @@ async fn every_preset_is_listed_with_its_version() {
     }
     assert_eq!(preset("amp").command, "acp-amp");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_without_login_or_provider_fails_with_its_own_words() {
+    // The GitHub login path, offline: no token, no provider of one's own.
+    let Some((spec, _)) = preset_binary("copilot") else {
+        return;
+    };
+    let h = Home::new();
+    let mut env = isolated(&h);
+    env.push(("COPILOT_AUTO_UPDATE".into(), "false".into()));
+    let d = driver(spec);
+    let sink = TestSink::new();
+    let (result, snap) = run(&d, h.input("copilot:a", "Say hello.", env), &sink).await;
+    assert!(!result.ok, "{result:?}");
+    let error = snap.error.clone().unwrap_or_default();
+    assert!(error.contains("Authentication required"), "{snap:#?}");
+    assert!(d.live_pids().is_empty());
+}
