@@ -144,7 +144,12 @@ pip_agent() {
     name="${name%%==*}"
     if [ "$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')" != "$want" ]; then
         rm -rf "$venv"
-        "$python" -m venv "$venv"
+        # Debian's own python3 makes venvs only with python3-venv installed.
+        "$python" -m venv "$venv" 2>/dev/null || {
+            rm -rf "$venv"
+            apt_install python3-venv
+            "$python" -m venv "$venv"
+        }
         retry "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$spec"
     fi
     mkdir -p "$ROOT/.tools/agents/node_modules/.bin"
@@ -176,8 +181,13 @@ setup_acp_agents() {
     for bin in qwen copilot codex-acp auggie amp; do
         test -x "$nm/.bin/$bin" || { echo "setup_acp_agents: $bin is missing" >&2; return 1; }
     done
-    local py311 py_kimi=""
-    py311="$(command -v python3.11 || command -v python3)"
+    local py311="" py_kimi=""
+    for c in "$HOME/.pyenv/versions/3.11"*/bin/python3 python3.11 python3; do
+        if [ -z "$py311" ] && "$c" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
+            py311="$c"
+        fi
+    done
+    [ -n "$py311" ] || { echo "setup_acp_agents: hermes-agent needs Python >= 3.11" >&2; return 1; }
     # A pyenv shim answers `command -v` for a version it will not run: try each.
     for v in 3.13 3.12; do
         for c in "$HOME/.pyenv/versions/$v"*/bin/python3 "python$v"; do
