@@ -15,6 +15,7 @@ macro_rules! out {
 }
 
 mod accounts;
+mod agents;
 mod ask;
 mod client;
 mod daemon;
@@ -158,6 +159,8 @@ enum Command {
     Sandbox(guard::SandboxArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
+        #[command(subcommand)]
+        command: Option<agents::AgentsCommand>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -238,7 +241,11 @@ fn main() -> ExitCode {
             Command::Search(args) => library::search(args).await,
             Command::Usage(args) => library::usage(args).await,
             Command::Fork(args) => library::fork(args).await,
-            Command::Agents { json } => list::agents(json).await,
+            Command::Agents {
+                command: Some(agents::AgentsCommand::Install { name, version }),
+                ..
+            } => agents::install(&name, version),
+            Command::Agents { command: None, json } => list::agents(json).await,
             Command::CheckCommand(args) => guard::check(args),
             Command::Sandbox(args) => guard::sandbox(args),
             Command::Accounts { command } => accounts::run(command).await,

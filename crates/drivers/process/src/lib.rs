@@ -26,6 +26,6 @@ pub use child::{probe_output, GroupChild, STDERR_TAIL};
 pub use env::EnvFingerprint;
 pub use lines::{preview, read_lines, FileTail, RawLine};
 pub use program::{
-    explicit_program, find_agent, find_program, local_install, local_install_above, search_path,
-    LOCAL_BIN_DIR,
+    explicit_program, find_agent, find_program, installed_agents_dir, local_install,
+    local_install_above, search_path, LOCAL_BIN_DIR,
 };

@@ -92,10 +92,19 @@ pub fn explicit_program(setting: &str, value: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// The folder `weft agents install` installs agents into: `$WEFT_HOME/agents` (else
+/// `~/.weft/agents`), as the turn's environment `var` names it.
+pub fn installed_agents_dir(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty()).map(PathBuf::from);
+    let home = set("WEFT_HOME").or_else(|| set("HOME").map(|h| h.join(".weft")))?;
+    home.is_absolute().then(|| home.join("agents"))
+}
+
 /// Finds an agent's executable for a turn: the first of `bin_vars` that `var` (the
-/// turn's environment, `AgentTurnInput::var`) sets ([`explicit_program`]), else
-/// [`find_program`] with the turn's `PATH`. The error says where it looked; callers
-/// add how to install it.
+/// turn's environment, `AgentTurnInput::var`) sets ([`explicit_program`]), else the
+/// one `weft agents install` put in [`installed_agents_dir`], else [`find_program`]
+/// with the turn's `PATH`. The error says where it looked; callers add how to install
+/// it.
 pub fn find_agent(
     command: &str,
     bin_vars: &[&str],
@@ -104,6 +113,14 @@ pub fn find_agent(
     for name in bin_vars {
         if let Some(value) = var(name).filter(|v| !v.trim().is_empty()) {
             return explicit_program(name, &value);
+        }
+    }
+    if bare(command) {
+        if let Some(dir) = installed_agents_dir(var) {
+            let p = dir.join("node_modules/.bin").join(command);
+            if executable(&p) {
+                return Ok(p);
+            }
         }
     }
     let path = var("PATH");
@@ -119,6 +136,12 @@ pub fn find_agent(
         ));
     }
     let mut looked: Vec<String> = bin_vars.iter().map(|v| format!("${v}")).collect();
+    if let Some(dir) = installed_agents_dir(var) {
+        looked.push(format!(
+            "{} (`weft agents install {command}`)",
+            dir.join("node_modules/.bin").join(command).display()
+        ));
+    }
     looked.push(format!("{LOCAL_BIN_DIR}/{command} above this program"));
     looked.push("the absolute folders on PATH".into());
     Err(format!(
