@@ -13,6 +13,7 @@ import {
   allByTestId,
   allTurnPrompts,
   byTestId,
+  chooseAgent,
   closeApp,
   lastTurnText,
   launch,
@@ -65,6 +66,8 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
 
   it("answers dialogs from the keyboard: focus on open, Tab kept inside, d denies, Enter allows, 3 picks the third choice", async () => {
     await newSession();
+    // Another suite of the run may have used another agent in this workspace last.
+    await chooseAgent(browser, "echo");
     await send(browser, "permission please");
     let dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 30000 });

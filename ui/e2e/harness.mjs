@@ -106,6 +106,17 @@ export async function texts(browser, id) {
   return out;
 }
 
+/**
+ * Picks `id` in the agent picker of a new session. A new session starts with the agent
+ * last used in its workspace, so a suite that needs one says so.
+ */
+export async function chooseAgent(browser, id) {
+  const picker = await byTestId(browser, "agent-picker");
+  await until(browser, async () => (await browser.$(`[data-testid="agent-picker"] option[data-agent="${id}"]`)).isEnabled(), `${id} to be listed as installed`);
+  if ((await picker.getValue()) !== id) await picker.selectByAttribute("data-agent", id);
+  await until(browser, async () => (await picker.getValue()) === id, `the ${id} agent to be chosen`);
+}
+
 /** Types into the composer and presses Enter. */
 export async function send(browser, text) {
   const input = await byTestId(browser, "composer-input");

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { allByTestId, byTestId, closeApp, launch, phase, screenshot, send, until } from "./harness.mjs";
+import { allByTestId, byTestId, chooseAgent, closeApp, launch, phase, screenshot, send, until } from "./harness.mjs";
 
 let browser;
 
@@ -76,6 +76,8 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
 
   it("opens the echo session's terminal, echoes a typed line, re-attaches, closes without orphans", async () => {
     await (await byTestId(browser, "new-session")).click();
+    // Another suite of the run may have used another agent in this workspace last.
+    await chooseAgent(browser, "echo");
     await send(browser, "before the terminal");
     await until(browser, async () => (await phase(browser)) === "done", "the first turn to finish");
     const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
