@@ -40,6 +40,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   `lib_usage`, `lib_marks`: the session library's index of every agent's own
 ///   sessions (see the `weft-library` crate). `lib_fts` (trigram) also holds each
 ///   managed turn under rowid `-turns.id`, kept by triggers, so one query searches both.
+/// - (library) the triggers again, reading a turn's text only from a snapshot that is
+///   valid JSON: a corrupt row must not make the store's writes fail.
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -235,8 +237,22 @@ CREATE TRIGGER lib_turns_delete AFTER DELETE ON turns BEGIN
     DELETE FROM lib_fts WHERE rowid = -old.id;
 END;
 INSERT INTO lib_fts (rowid, text)
-    SELECT -id, prompt || char(10) || substr(COALESCE(json_extract(snapshot, '$.text'), ''), 1, 65536)
+    SELECT -id, prompt || char(10) || substr(COALESCE(
+        CASE WHEN json_valid(snapshot) THEN json_extract(snapshot, '$.text') END, ''), 1, 65536)
     FROM turns;
+"#,
+    r#"
+DROP TRIGGER lib_turns_insert;
+DROP TRIGGER lib_turns_update;
+CREATE TRIGGER lib_turns_insert AFTER INSERT ON turns BEGIN
+    INSERT INTO lib_fts (rowid, text) VALUES (-new.id, new.prompt || char(10) || substr(COALESCE(
+        CASE WHEN json_valid(new.snapshot) THEN json_extract(new.snapshot, '$.text') END, ''), 1, 65536));
+END;
+CREATE TRIGGER lib_turns_update AFTER UPDATE OF prompt, snapshot ON turns BEGIN
+    DELETE FROM lib_fts WHERE rowid = -old.id;
+    INSERT INTO lib_fts (rowid, text) VALUES (-new.id, new.prompt || char(10) || substr(COALESCE(
+        CASE WHEN json_valid(new.snapshot) THEN json_extract(new.snapshot, '$.text') END, ''), 1, 65536));
+END;
 "#,
 ];
 
