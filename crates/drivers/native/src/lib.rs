@@ -319,6 +319,7 @@ impl AgentDriver for NativeDriver {
             &home,
             pack.mcp_servers().as_deref(),
             &input.spawn_env(),
+            &input.mcp_servers,
         )
         .await;
         for p in mcp_problems {

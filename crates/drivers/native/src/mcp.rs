@@ -1,7 +1,7 @@
 //! MCP servers' tools, through the official Rust SDK (rmcp): servers over stdio (a
 //! command) and streamable HTTP (a URL), configured in the workspace's
 //! `.weft/mcp.json` or the global `<WEFT_HOME>/mcp.json` (the workspace's wins on a
-//! name):
+//! name; `mcpServers` or `servers`), and those Weft's MCP plugin hands the turn:
 //!
 //! ```json
 //! { "servers": {
@@ -41,27 +41,30 @@ pub struct ServerEntry {
     pub url: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct McpFile {
-    servers: BTreeMap<String, ServerEntry>,
-}
-
-/// The configured servers: the workspace's over the global ones.
-pub fn servers(workdir: &Path, home: &Path) -> Result<BTreeMap<String, ServerEntry>, String> {
-    let mut all = BTreeMap::new();
-    for path in [
-        home.join("mcp.json"),
-        workdir.join(".weft").join("mcp.json"),
-    ] {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let file: McpFile =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        all.extend(file.servers);
+/// The configured servers (Weft's one parser, [`weft_kernel::mcp`]: the workspace's
+/// over the global ones), then those the turn's plugins add; and one line per file or
+/// server skipped.
+pub fn servers(
+    workdir: &Path,
+    home: &Path,
+    extra: &[weft_kernel::mcp::McpServer],
+) -> (BTreeMap<String, ServerEntry>, Vec<String>) {
+    let cfg = weft_kernel::mcp::load(home, Some(workdir));
+    let entry = |s: &weft_kernel::mcp::McpServer| ServerEntry {
+        command: s.command.clone(),
+        args: s.args.clone(),
+        env: s.env.clone(),
+        url: s.url.clone(),
+    };
+    let mut all: BTreeMap<String, ServerEntry> = cfg
+        .servers
+        .iter()
+        .map(|(k, s)| (k.clone(), entry(s)))
+        .collect();
+    for s in extra {
+        all.entry(s.name.clone()).or_insert_with(|| entry(s));
     }
-    Ok(all)
+    (all, cfg.problems)
 }
 
 type Client = RunningService<RoleClient, ()>;
@@ -118,14 +121,11 @@ pub async fn tools(
     home: &Path,
     only: Option<&[String]>,
     env: &[(String, String)],
+    extra: &[weft_kernel::mcp::McpServer],
 ) -> (Connections, Vec<ToolRef>, Vec<String>) {
     let mut conns = Connections::default();
     let mut tools: Vec<ToolRef> = Vec::new();
-    let mut problems = Vec::new();
-    let all = match servers(workdir, home) {
-        Ok(s) => s,
-        Err(e) => return (conns, tools, vec![e]),
-    };
+    let (all, mut problems) = servers(workdir, home, extra);
     for (name, entry) in all {
         if only.is_some_and(|o| !o.contains(&name)) {
             continue;

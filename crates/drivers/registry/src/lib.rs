@@ -4,6 +4,9 @@
 
 use std::sync::Arc;
 
+mod mcp;
+pub use mcp::McpPlugin;
+
 use weft_kernel::AgentDriver;
 
 /// All drivers, the default (echo) first. The ACP agents are the presets (hermes,

@@ -1,0 +1,179 @@
+//! One MCP server configured once in Weft (`$WEFT_HOME/mcp.json`) is used by the real
+//! Claude, Codex and Gemini CLIs and by Weft's own agent, each against its scripted
+//! model server: the model calls the server's `record` tool and the server (a small
+//! stdio one, tests/fixtures/record_mcp.py) writes down the call.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverResult, Plugins, TurnCallbacks};
+use weft_protocol::{permission, InteractionResponse, UniversalSnapshot};
+
+type Res<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+fn agents_bin() -> Option<PathBuf> {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../.tools/agents/node_modules/.bin");
+    let dir = dir.canonicalize().ok()?;
+    if dir.join("claude").exists() {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("CI=true and the agent CLIs are not installed in .tools/agents");
+    }
+    eprintln!("SKIPPED: the agent CLIs are not installed in .tools/agents");
+    None
+}
+
+/// A Weft home with the one mcp.json, a workspace, and the file the server records to.
+struct Setup {
+    home: tempfile::TempDir,
+    weft: PathBuf,
+    work: tempfile::TempDir,
+    record: PathBuf,
+    path: String,
+}
+
+impl Setup {
+    fn new(bin: &Path) -> Res<Self> {
+        let home = tempfile::tempdir()?;
+        let weft = home.path().join(".weft");
+        std::fs::create_dir_all(&weft)?;
+        let work = tempfile::tempdir()?;
+        let record = home.path().join("calls.jsonl");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/record_mcp.py");
+        std::fs::write(
+            weft.join("mcp.json"),
+            json!({"mcpServers": {"rec": {
+                "command": "python3",
+                "args": [fixture, record],
+                "env": {"WEFT_MCP_WHO": "configured-in-weft"}
+            }}})
+            .to_string(),
+        )?;
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Ok(Self {
+            home,
+            weft,
+            work,
+            record,
+            path,
+        })
+    }
+
+    fn input(&self, agent: &str, env: Vec<(String, String)>) -> Res<AgentTurnInput> {
+        let mut all = vec![
+            ("PATH".to_string(), self.path.clone()),
+            ("HOME".to_string(), self.home.path().display().to_string()),
+        ];
+        all.extend(env);
+        Ok(AgentTurnInput {
+            session_key: format!("{agent}:mcp-e2e"),
+            task_id: format!("{agent}-t1"),
+            prompt: "record it".into(),
+            workdir: self.work.path().canonicalize()?,
+            env: all,
+            state_dir: self.weft.clone(),
+            ..Default::default()
+        })
+    }
+
+    fn calls(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.record)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+/// Runs one turn with the MCP plugin applied as the kernel applies it; every
+/// permission is allowed.
+async fn run(
+    driver: Arc<dyn AgentDriver>,
+    mut input: AgentTurnInput,
+) -> Res<(DriverResult, UniversalSnapshot)> {
+    let plugins = Plugins::new(vec![Arc::new(weft_drivers::McpPlugin)]);
+    let held = plugins.apply(driver.id(), &mut input, true)?;
+    let callbacks = TurnCallbacks {
+        on_interaction: Box::new(|_| InteractionResponse::select(permission::ALLOW)),
+        ..Default::default()
+    };
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        weft_kernel::run_turn(driver.clone(), input, callbacks),
+    )
+    .await?;
+    drop(held);
+    driver.shutdown().await;
+    Ok(out)
+}
+
+fn driver(id: &str) -> Res<Arc<dyn AgentDriver>> {
+    weft_drivers::all()
+        .into_iter()
+        .find(|d| d.id() == id)
+        .ok_or_else(|| format!("no driver {id}").into())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_mcp_server_configured_once_is_called_by_every_agent() -> Res {
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+
+    // Claude: --mcp-config, a private file that is gone after the turn.
+    {
+        use weft_testkit::anthropic::when;
+        use weft_testkit::{AnthropicServer, Script, Turn};
+        std::fs::write(
+            s.home.path().join(".claude.json"),
+            r#"{"hasCompletedOnboarding":true}"#,
+        )?;
+        let script = Script::new()
+            .turn(Turn::new().tool_use(
+                "toolu_m1",
+                "mcp__rec__record",
+                json!({"text": "from claude"}),
+            ))
+            .turn_when(
+                when::tool_result_for("toolu_m1"),
+                Turn::text_reply("Recorded."),
+            );
+        let server = AnthropicServer::start(script).await?;
+        let input = s.input(
+            "claude",
+            vec![
+                ("IS_SANDBOX".into(), "1".into()),
+                ("ANTHROPIC_BASE_URL".into(), server.base_url()),
+                ("ANTHROPIC_API_KEY".into(), "sk-test".into()),
+                (
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                    "1".into(),
+                ),
+                ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+            ],
+        )?;
+        let (r, snap) = run(driver("claude")?, input).await?;
+        assert!(r.ok, "{r:?} {snap:#?}");
+        let calls = s.calls();
+        assert_eq!(
+            calls.last().map(|c| c["text"].clone()),
+            Some(json!("from claude")),
+            "{calls:?} {snap:#?}"
+        );
+        assert_eq!(calls[0]["who"], "configured-in-weft");
+        let left: Vec<_> = std::fs::read_dir(s.weft.join("run/mcp"))?.collect();
+        assert!(
+            left.is_empty(),
+            "the --mcp-config file is removed: {left:?}"
+        );
+    }
+    Ok(())
+}
