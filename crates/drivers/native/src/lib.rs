@@ -124,9 +124,10 @@ impl NativeDriver {
         )
     }
 
-    fn live(&self, session_id: &str, workdir: &std::path::Path) -> Arc<Live> {
+    /// What session `key` (the kernel's session key) keeps between its turns.
+    fn live(&self, key: &str, workdir: &std::path::Path) -> Arc<Live> {
         let mut live = self.live.lock();
-        let entry = live.entry(session_id.to_string()).or_insert_with(|| {
+        let entry = live.entry(key.to_string()).or_insert_with(|| {
             Arc::new(Live {
                 workspace: Arc::new(Workspace::new(workdir)),
                 allowed: Mutex::new(HashSet::new()),
@@ -196,6 +197,10 @@ impl AgentDriver for NativeDriver {
                 default: *id == e.model,
             })
             .collect()
+    }
+
+    async fn close_session(&self, session_key: &str) {
+        self.live.lock().remove(session_key);
     }
 
     fn efforts(&self) -> Vec<String> {
@@ -326,7 +331,7 @@ impl AgentDriver for NativeDriver {
             ctx.emit(DriverEvent::Notice { text: p });
         }
         tools.extend(mcp_tools);
-        let live = self.live(&session_id, &input.workdir);
+        let live = self.live(&input.session_key, &input.workdir);
         let flags = SessionFlags {
             plan_mode: plan_mode.into(),
             permission,
