@@ -129,6 +129,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())
         .drivers(options.extra_drivers.iter().cloned())
+        .plugin(Arc::new(weft_drivers::McpPlugin))
         .default_agent(DEFAULT_AGENT)
         .open()
         .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;
