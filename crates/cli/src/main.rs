@@ -153,7 +153,8 @@ enum Command {
     },
     /// Judge a shell command line as the native agent's guard does: safe, unknown or
     /// dangerous, with reasons and each simple command (exit 0).
-    CheckCommand(guard::CheckArgs),
+    #[command(name = "check-command")]
+    Check(guard::CheckArgs),
     /// Run a command line under the OS sandbox exactly as the native agent's bash tool
     /// does (`--probe`: which mechanism works here).
     Sandbox(guard::SandboxArgs),
@@ -246,7 +247,7 @@ fn main() -> ExitCode {
                 ..
             } => agents::install(&name, version),
             Command::Agents { command: None, json } => list::agents(json).await,
-            Command::CheckCommand(args) => guard::check(args),
+            Command::Check(args) => guard::check(args),
             Command::Sandbox(args) => guard::sandbox(args),
             Command::Accounts { command } => accounts::run(command).await,
             Command::Serve(args) => serve::serve(args).await,

@@ -128,6 +128,9 @@ pub mod permission {
     pub const ALLOW_SESSION: &str = "allowSession";
     /// Refuse.
     pub const DENY: &str = "deny";
+    /// How a permission's `detail` starts when Weft judged the command dangerous: the
+    /// desktop shows it in red, and a headless `--yes` does not allow it.
+    pub const DANGEROUS_PREFIX: &str = "Dangerous: ";
 }
 
 /// Answer an interaction.

@@ -322,7 +322,37 @@ pub fn suggest_prefix(report: &Report) -> Option<String> {
     let k = s.keys.last()?;
     let prog = k.first()?;
     let mut words = vec![prog.clone()];
-    if let Some(sub) = k.get(1) {
+    let subcommands = matches!(
+        prog.as_str(),
+        "git"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "bun"
+            | "deno"
+            | "cargo"
+            | "go"
+            | "docker"
+            | "podman"
+            | "kubectl"
+            | "make"
+            | "just"
+            | "pip"
+            | "pip3"
+            | "uv"
+            | "poetry"
+            | "gh"
+            | "systemctl"
+            | "apt"
+            | "apt-get"
+            | "brew"
+            | "dotnet"
+            | "mvn"
+            | "gradle"
+            | "rustup"
+            | "terraform"
+    );
+    if let Some(sub) = k.get(1).filter(|_| subcommands) {
         if !sub.starts_with('-')
             && !sub.starts_with('\0')
             && !sub.contains('/')

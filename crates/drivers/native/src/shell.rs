@@ -56,9 +56,8 @@ impl ShellFlags {
                 PermissionMode::Auto => Mode::Trusted,
                 PermissionMode::Ask => Mode::Ask,
             });
-        let off = |v: Option<String>| {
-            v.is_some_and(|v| matches!(v.trim(), "off" | "0" | "false" | "no"))
-        };
+        let off =
+            |v: Option<String>| v.is_some_and(|v| matches!(v.trim(), "off" | "0" | "false" | "no"));
         let on = |v: Option<String>| {
             v.is_some_and(|v| matches!(v.trim(), "allow" | "on" | "1" | "true" | "yes"))
         };
@@ -86,7 +85,12 @@ impl ShellFlags {
 /// The sandbox the bash tool runs a command under, from the environment it gives the
 /// command (the same settings [`ShellFlags::from_vars`] reads for the guard).
 pub fn sandbox_for(env: &[(String, String)], root: &Path) -> Option<weft_sandbox::Policy> {
-    let var = |n: &str| env.iter().rev().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    let var = |n: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
     let flags = ShellFlags::from_vars(&var, Path::new("/"), PermissionMode::Ask);
     flags.sandbox_policy(root)
 }
@@ -135,8 +139,14 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
         }
     };
     let report = classify(&line, &Context::new(root));
-    let sandboxed = shell.sandbox_policy(root).is_some();
-    let mode = if cx.flags.plan_mode.load(std::sync::atomic::Ordering::Relaxed) {
+    // Turned off by the user is a choice they made; only a sandbox that is wanted but
+    // missing makes every unproven command ask (fail closed).
+    let sandboxed = shell.sandbox_policy(root).is_some() || !shell.sandbox;
+    let mode = if cx
+        .flags
+        .plan_mode
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
         Mode::Plan
     } else {
         shell.mode
@@ -204,7 +214,9 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
         (InteractAction::Select, Some(ALLOW_PREFIX)) => match prefix {
             Some(p) => match rules::add_allow(root, &p) {
                 Ok(_) => Verdict::Allow,
-                Err(e) => Verdict::Deny(format!("the rule `{p}` could not be saved ({e}); the command did not run")),
+                Err(e) => Verdict::Deny(format!(
+                    "the rule `{p}` could not be saved ({e}); the command did not run"
+                )),
             },
             None => Verdict::Deny("no prefix to allow; the command did not run".into()),
         },

@@ -80,7 +80,15 @@ impl Tool for Bash {
                 .clamp(1, MAX_TIMEOUT),
         );
         let sandbox = crate::shell::sandbox_for(cx.env, cx.root());
-        run_in(&a.command, cx.root(), cx.env, cx.cancel, timeout, sandbox.as_ref()).await
+        run_in(
+            &a.command,
+            cx.root(),
+            cx.env,
+            cx.cancel,
+            timeout,
+            sandbox.as_ref(),
+        )
+        .await
     }
 }
 

@@ -148,7 +148,10 @@ async fn a_failing_pre_tool_use_hook_blocks_the_call_with_its_stderr() {
         "precious"
     );
     let req = &s.messages_requests()[1];
-    assert_eq!(req.last_tool_result("bad").unwrap(), "no deleting today");
+    assert_eq!(
+        req.last_tool_result("bad").unwrap(),
+        "refused by PreToolUse hooks: no deleting today"
+    );
     assert!(req.last_tool_result("fine").unwrap().contains("hooked-ok"));
     let got = std::fs::read_to_string(dirs.work().join("hook-input.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(got.lines().next().unwrap()).unwrap();

@@ -8,5 +8,6 @@ mod extras;
 mod mcp;
 mod packs;
 mod protocol;
+mod shell;
 mod support;
 mod tools;

@@ -1,0 +1,286 @@
+//! The bash tool through the permission step (rules, classifier, sandbox, mode,
+//! confirmation) and the chain's order when two steps would refuse.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use weft_protocol::{permission, InteractionResponse};
+use weft_testkit::sink::{self, TestSink};
+use weft_testkit::{AnthropicServer, Script, Turn};
+
+use super::support::{driver, endpoint_env, write, Dirs};
+
+async fn one_bash(command: &str, mode: &str) -> (AnthropicServer, Vec<(String, String)>) {
+    let script = Script::new()
+        .turn(Turn::new().tool_use("t1", "bash", json!({ "command": command })))
+        .default_reply(Turn::text_reply("done"));
+    let s = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &s.base_url(), mode);
+    (s, env)
+}
+
+fn answer(sink: &TestSink, value: &'static str) {
+    sink.answer_with(move |_| Some(InteractionResponse::select(value)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dangerous_command_asks_with_its_verdict_and_reasons() {
+    let (s, env) = one_bash("rm -rf ~", "trusted").await;
+    let dirs = Dirs::new();
+    let sink = TestSink::new();
+    answer(&sink, permission::DENY);
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    assert!(r.ok);
+    let asked = sink.asked.lock().clone();
+    assert_eq!(
+        asked.len(),
+        1,
+        "trusted mode still asks for a dangerous command"
+    );
+    let detail = asked[0].detail.clone().unwrap_or_default();
+    assert!(detail.starts_with(permission::DANGEROUS_PREFIX), "{detail}");
+    assert!(detail.contains("home folder"), "{detail}");
+    let choices: Vec<String> = asked[0].questions[0]
+        .choices
+        .iter()
+        .map(|c| c.value.clone())
+        .collect();
+    assert_eq!(choices, ["allow", "allowSession", "allowPrefix", "deny"]);
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(
+        result.contains("refused by permission") && result.contains("denied"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_asking() {
+    let (s, env) = one_bash("git -C . push --force origin main", "trusted").await;
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        r#"{"deny": ["git push"]}"#,
+    );
+    let sink = TestSink::new();
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    assert!(r.ok);
+    assert!(sink.asked.lock().is_empty());
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(
+        result.contains("denied by the rule `git push`") && result.contains("permissions.json:1"),
+        "{result}"
+    );
+
+    let (s, env) = one_bash("echo allowed > out.txt", "ask").await;
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        r#"{"allow": ["echo"]}"#,
+    );
+    let sink = TestSink::new();
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    assert!(r.ok);
+    assert!(sink.asked.lock().is_empty(), "an allow rule answers");
+    assert_eq!(
+        std::fs::read_to_string(dirs.work().join("out.txt")).unwrap(),
+        "allowed\n"
+    );
+    let _ = s;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_rule_file_refuses_every_command_naming_the_line() {
+    let (s, env) = one_bash("ls", "trusted").await;
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        "{\n  \"allow\": [\"ls | wc\"]\n}",
+    );
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    assert!(r.ok);
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(
+        result.contains("permissions.json:2") && result.contains("more than one command"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_writes_the_workspace_rule_and_the_next_call_runs() {
+    let script = Script::new()
+        .turn(Turn::new().tool_use("t1", "bash", json!({"command": "touch a.txt"})))
+        .turn(Turn::new().tool_use("t2", "bash", json!({"command": "touch b.txt"})))
+        .default_reply(Turn::text_reply("done"));
+    let s = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &s.base_url(), "ask");
+    let dirs = Dirs::new();
+    let sink = TestSink::new();
+    answer(&sink, weft_native::shell::ALLOW_PREFIX);
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    assert!(r.ok);
+    assert_eq!(
+        sink.asked.lock().len(),
+        1,
+        "the second touch ran on the saved rule"
+    );
+    let rules = std::fs::read_to_string(dirs.work().join(".weft/permissions.json")).unwrap();
+    assert!(rules.contains("\"touch\""), "{rules}");
+    assert!(dirs.work().join("a.txt").exists() && dirs.work().join("b.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_refusing_steps_the_earlier_one_answers() {
+    // PreToolUse hook (step 4) and a deny rule (step 5): the hook answers.
+    let (s, env) = one_bash("rm -rf build", "trusted").await;
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        r#"{"deny": ["rm"]}"#,
+    );
+    write(
+        &dirs.work(),
+        ".weft/hooks.json",
+        r#"{"PreToolUse": [{"matcher": "bash", "command": "echo hook says no >&2; exit 2"}]}"#,
+    );
+    let (r, snap) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    assert!(r.ok);
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert_eq!(result, "refused by PreToolUse hooks: hook says no");
+    assert!(snap.tool_calls[0]
+        .result
+        .clone()
+        .unwrap_or_default()
+        .contains("refused by PreToolUse hooks"));
+    // Without the hook, the deny rule answers.
+    std::fs::remove_file(dirs.work().join(".weft/hooks.json")).unwrap();
+    let (s, env) = one_bash("rm -rf build", "trusted").await;
+    let (_, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(
+        result.starts_with("refused by permission: denied by the rule `rm`"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_answers_before_the_hook_and_the_rules() {
+    let (s, env) = one_bash("touch x", "trusted").await;
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        r#"{"deny": ["touch"]}"#,
+    );
+    write(
+        &dirs.work(),
+        ".weft/hooks.json",
+        r#"{"PreToolUse": [{"matcher": "bash", "command": "exit 2"}]}"#,
+    );
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::cancel()));
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "/plan go", None), &sink).await;
+    assert!(r.ok);
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(result.starts_with("refused by plan mode:"), "{result}");
+}
+
+fn sandbox_works() -> bool {
+    let p = weft_sandbox::probe();
+    if p.mechanism == weft_sandbox::Mechanism::Unavailable {
+        eprintln!("SKIP: no sandbox here: {}", p.details);
+        return false;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_runs_in_the_sandbox() {
+    if !sandbox_works() {
+        return;
+    }
+    // Not under the temp folder, which the sandbox leaves writable.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("escaped.txt");
+    let cmd = format!(
+        "echo in > inside.txt; echo out > '{}'; echo x > .git/HEAD",
+        target.display()
+    );
+    let (s, env) = one_bash(&cmd, "trusted").await;
+    let dirs = Dirs::new();
+    write(&dirs.work(), ".git/HEAD", "ref: refs/heads/main\n");
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    assert!(r.ok);
+    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(dirs.work().join("inside.txt").exists(), "{result}");
+    assert!(
+        !target.exists(),
+        "a write outside the workspace got through: {result}"
+    );
+    if weft_sandbox::probe().mechanism == weft_sandbox::Mechanism::Bwrap {
+        assert_eq!(
+            std::fs::read_to_string(dirs.work().join(".git/HEAD")).unwrap(),
+            "ref: refs/heads/main\n"
+        );
+    }
+}
+
+fn marked_alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(marker)
+                })
+                .unwrap_or(false)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_kills_what_a_sandboxed_command_started() {
+    if !sandbox_works() {
+        return;
+    }
+    let marker = format!("{}.{}", 300 + std::process::id() % 100, std::process::id());
+    let (_s, env) = one_bash(
+        &format!("sleep {marker} & echo started > started; wait"),
+        "trusted",
+    )
+    .await;
+    let dirs = Dirs::new();
+    let input = dirs.input(&env, "go", None);
+    let sink = TestSink::new();
+    let cancel = CancellationToken::new();
+    let run = {
+        let (sink, cancel) = (sink.clone(), cancel.clone());
+        tokio::spawn(async move { sink::run_with(&driver(), input, &sink, cancel).await })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !dirs.work().join("started").exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(marked_alive(&format!("sleep {marker}")));
+    cancel.cancel();
+    let _ = run.await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while marked_alive(&format!("sleep {marker}")) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sandboxed sleep survived the stop"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
