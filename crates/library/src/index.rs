@@ -27,11 +27,11 @@ use crate::progress::Progress;
 use crate::{claude, codex, gemini, LibraryError};
 
 /// The longest a write transaction is held for changes the watcher reports.
-pub const TX_BUDGET: Duration = Duration::from_millis(150);
-/// The longest one is held by a sweep reading many files (the first index): FTS5
-/// merges less with fewer, larger transactions. The store's writer waits at most this
-/// long; streaming never waits on it (the store queues writes).
-pub const SWEEP_TX_BUDGET: Duration = Duration::from_secs(1);
+pub const TX_BUDGET: Duration = Duration::from_millis(20);
+/// The longest one is held by a sweep (FTS5 merges less with larger transactions,
+/// but the store's writer, which makes managed turns durable, waits this long at most:
+/// before each transaction the indexer flushes the store, so its writes go first).
+pub const SWEEP_TX_BUDGET: Duration = Duration::from_millis(50);
 /// Flush a huge file's excerpts part way once this much text is held.
 const BATCH_TEXT: usize = 8 << 20;
 const HEAD_BYTES: usize = 1024;
@@ -101,6 +101,7 @@ pub struct Indexer {
     in_tx: bool,
     tx_since: Instant,
     budget: Duration,
+    store: Option<Arc<weft_store::SqliteStore>>,
     /// Files whose problem was logged already (logged once, not at every read).
     logged: HashSet<PathBuf>,
     /// Codex thread names, per home.
@@ -130,6 +131,7 @@ impl Indexer {
             in_tx: false,
             tx_since: Instant::now(),
             budget: TX_BUDGET,
+            store: None,
             logged: HashSet::new(),
             names_seen: HashMap::new(),
         })
@@ -140,8 +142,17 @@ impl Indexer {
         &self.homes
     }
 
+    /// Lets the store's writer commit what it has queued before this indexer takes
+    /// the write lock: managed turns are never held behind a sweep.
+    pub fn yield_to(&mut self, store: Option<Arc<weft_store::SqliteStore>>) {
+        self.store = store;
+    }
+
     fn begin(&mut self) -> rusqlite::Result<()> {
         if !self.in_tx {
+            if let Some(store) = &self.store {
+                let _ = store.flush();
+            }
             self.conn.execute_batch("BEGIN IMMEDIATE")?;
             self.in_tx = true;
             self.tx_since = Instant::now();

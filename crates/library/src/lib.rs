@@ -24,8 +24,9 @@
 //!   have positive rowids (`lib_docs.id`), managed turns negative ones (`-turns.id`),
 //!   kept current by triggers on the store's `turns` table.
 //! - **Off the request path.** Indexing runs on its own thread and connection, in
-//!   transactions of at most [`index::TX_BUDGET`] so the store's writer never waits
-//!   long; reads use another connection.
+//!   transactions of at most [`index::SWEEP_TX_BUDGET`], each after flushing the
+//!   store (its queued writes go first), so the store's writer never waits long;
+//!   reads use another connection.
 //!
 //! # Hazards
 //!
@@ -153,6 +154,7 @@ impl Library {
             return Ok(());
         }
         let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
+        indexer.yield_to(self.store.clone());
         let (tx, rx) = mpsc::channel();
         let events = tx.clone();
         let homes = self.homes.clone();
@@ -244,13 +246,17 @@ impl Library {
 
     /// One sweep now, on this thread (tests and benchmarks; not while started).
     pub fn index_now(&self) -> Result<SweepStats, LibraryError> {
-        Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?.sweep()
+        let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
+        indexer.yield_to(self.store.clone());
+        indexer.sweep()
     }
 
     /// Reads these paths now, on this thread, as the watcher does (tests; not while
     /// started).
     pub fn index_paths(&self, paths: &[PathBuf]) -> Result<(), LibraryError> {
-        Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?.index_paths(paths)
+        let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
+        indexer.yield_to(self.store.clone());
+        indexer.index_paths(paths)
     }
 
     /// How far indexing is.
