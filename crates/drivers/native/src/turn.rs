@@ -587,11 +587,18 @@ pub async fn run(
                     None => return turn.result(true, None),
                 }
             }
-            if turn.mutated && verify_rounds < VERIFY_ROUNDS {
+            if turn.mutated {
                 if let Some(feedback) = turn.verify().await {
-                    verify_rounds += 1;
-                    turn.push(Message::user(feedback).with_origin(Origin::Verify));
-                    continue;
+                    if verify_rounds < VERIFY_ROUNDS {
+                        verify_rounds += 1;
+                        turn.push(Message::user(feedback).with_origin(Origin::Verify));
+                        continue;
+                    }
+                    ctx.emit(DriverEvent::Notice {
+                        text: format!(
+                            "the pack's check still fails after {VERIFY_ROUNDS} rounds of fixes; the turn ends with it failing"
+                        ),
+                    });
                 }
             }
             return turn.result(true, None);

@@ -11,3 +11,4 @@ mod protocol;
 mod shell;
 mod support;
 mod tools;
+mod verify;
