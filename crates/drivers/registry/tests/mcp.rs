@@ -37,7 +37,8 @@ struct Setup {
 
 impl Setup {
     fn new(bin: &Path) -> Res<Self> {
-        let home = tempfile::tempdir()?;
+        // Gemini skips a settings file under a folder others may write (/tmp).
+        let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
         let weft = home.path().join(".weft");
         std::fs::create_dir_all(&weft)?;
         let work = tempfile::tempdir()?;
@@ -175,5 +176,148 @@ async fn one_mcp_server_configured_once_is_called_by_every_agent() -> Res {
             "the --mcp-config file is removed: {left:?}"
         );
     }
+
+    // Codex: -c mcp_servers.rec.… (its env named by env_vars, in the spawn's env).
+    {
+        use weft_testkit::openai::{when, Script, Turn};
+        use weft_testkit::ResponsesServer;
+        let script = Script::new()
+            .turn_when(
+                when::user_text_contains("record it"),
+                Turn::new().namespaced_call(
+                    "call_m1",
+                    "mcp__rec",
+                    "record",
+                    json!({"text": "from codex"}),
+                ),
+            )
+            .turn_when(
+                when::tool_output_for("call_m1"),
+                Turn::text_reply("Recorded."),
+            );
+        let server = ResponsesServer::start(script).await?;
+        let codex_home = s.home.path().join("codex");
+        std::fs::create_dir_all(&codex_home)?;
+        let input = s.input(
+            "codex",
+            vec![
+                ("CODEX_HOME".into(), codex_home.display().to_string()),
+                ("WEFT_CODEX_BASE_URL".into(), server.v1_url()),
+                (
+                    "WEFT_CODEX_API_KEY_ENV".into(),
+                    "WEFT_TEST_OPENAI_KEY".into(),
+                ),
+                ("WEFT_TEST_OPENAI_KEY".into(), "sk-test".into()),
+                ("WEFT_CODEX_MAX_RETRIES".into(), "0".into()),
+                ("WEFT_CODEX_SANDBOX".into(), "danger-full-access".into()),
+                ("WEFT_CODEX_APPROVAL_POLICY".into(), "never".into()),
+                ("WEFT_CODEX_CONFIG".into(), "model=\"mock-model\"".into()),
+            ],
+        )?;
+        let (r, snap) = run(driver("codex")?, input).await?;
+        let tools: Vec<Value> = server
+            .responses_requests()
+            .iter()
+            .map(|q| q.body["tools"].clone())
+            .filter(|t| t.to_string().contains("mcp__rec"))
+            .take(1)
+            .collect();
+        assert!(r.ok, "{r:?} {snap:#?} {tools:?}");
+        let calls = s.calls();
+        assert_eq!(
+            calls.last().map(|c| c["text"].clone()),
+            Some(json!("from codex")),
+            "{calls:?} {tools:?} {snap:#?}"
+        );
+        assert_eq!(
+            calls.last().map(|c| c["who"].clone()),
+            Some(json!("configured-in-weft"))
+        );
+    }
+
+    // Gemini: a system-defaults settings file; the user's own settings untouched.
+    {
+        use weft_testkit::gemini::{when, Script, Turn};
+        use weft_testkit::GeminiServer;
+        let gdir = s.home.path().join(".gemini");
+        std::fs::create_dir_all(&gdir)?;
+        let user_settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false}
+        })
+        .to_string();
+        std::fs::write(gdir.join("settings.json"), &user_settings)?;
+        let script = Script::new()
+            .rule(
+                when::function_response_for(GEMINI_TOOL),
+                Turn::text_reply("Recorded."),
+            )
+            .turn(Turn::new().function_call(GEMINI_TOOL, json!({"text": "from gemini"})));
+        let server = GeminiServer::start(script).await?;
+        let input = s.input(
+            "gemini",
+            vec![
+                ("GEMINI_API_KEY".into(), "test-key".into()),
+                ("GOOGLE_GEMINI_BASE_URL".into(), server.base_url()),
+                ("GEMINI_CLI_NO_RELAUNCH".into(), "true".into()),
+            ],
+        )?;
+        let (r, snap) = run(driver("gemini")?, input).await?;
+        let tools: Vec<Vec<String>> = server
+            .generate_requests()
+            .iter()
+            .map(|q| q.tool_names())
+            .collect();
+        assert!(r.ok, "{r:?} {snap:#?} {tools:?}");
+        let calls = s.calls();
+        assert_eq!(
+            calls.last().map(|c| c["text"].clone()),
+            Some(json!("from gemini")),
+            "{calls:?} {tools:?} {snap:#?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(gdir.join("settings.json"))?,
+            user_settings
+        );
+    }
+
+    // Weft's own agent: rmcp, from AgentTurnInput::mcp_servers.
+    {
+        use weft_testkit::anthropic::when;
+        use weft_testkit::{AnthropicServer, Script, Turn};
+        let script = Script::new()
+            .turn(Turn::new().tool_use(
+                "toolu_n1",
+                "mcp__rec__record",
+                json!({"text": "from native"}),
+            ))
+            .turn_when(
+                when::tool_result_for("toolu_n1"),
+                Turn::text_reply("Recorded."),
+            );
+        let server = AnthropicServer::start(script).await?;
+        let input = s.input(
+            "native",
+            vec![
+                ("WEFT_NATIVE_PROTOCOL".into(), "anthropic-messages".into()),
+                ("WEFT_NATIVE_BASE_URL".into(), server.base_url()),
+                ("WEFT_NATIVE_API_KEY".into(), "sk-test".into()),
+                ("WEFT_NATIVE_MODEL".into(), "scripted-model".into()),
+                ("WEFT_NATIVE_PERMISSION".into(), "trusted".into()),
+            ],
+        )?;
+        let (r, snap) = run(driver("native")?, input).await?;
+        assert!(r.ok, "{r:?} {snap:#?}");
+        let calls = s.calls();
+        assert_eq!(
+            calls.last().map(|c| c["text"].clone()),
+            Some(json!("from native")),
+            "{calls:?} {snap:#?}"
+        );
+    }
+    assert_eq!(s.calls().len(), 4, "{:?}", s.calls());
     Ok(())
 }
+
+/// How Gemini names it.
+const GEMINI_TOOL: &str = "mcp_rec_record";

@@ -107,6 +107,9 @@ enum Item {
         call_id: String,
         name: String,
         arguments: String,
+        /// The namespace tool it belongs to (Codex offers an MCP server's tools as
+        /// one `namespace` tool, `mcp__<server>`).
+        namespace: Option<String>,
     },
     Custom {
         call_id: String,
@@ -250,6 +253,25 @@ impl Turn {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.to_string(),
+            namespace: None,
+        }));
+        self
+    }
+
+    /// Appends a call of tool `name` inside namespace tool `namespace` (how Codex
+    /// offers an MCP server's tools: namespace `mcp__<server>`).
+    pub fn namespaced_call(
+        mut self,
+        call_id: &str,
+        namespace: &str,
+        name: &str,
+        arguments: Value,
+    ) -> Self {
+        self.parts.push(Part::Item(Item::Function {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+            namespace: Some(namespace.into()),
         }));
         self
     }
@@ -261,6 +283,7 @@ impl Turn {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.into(),
+            namespace: None,
         }));
         self
     }
@@ -497,6 +520,7 @@ fn resolve(item: &Item, req: &ResponsesRequest) -> Item {
                 call_id: call_id.clone(),
                 name: name.into(),
                 arguments: arguments.to_string(),
+                namespace: None,
             }
         }
         Item::Patch { call_id, patch } => match req.tool_type("apply_patch").as_deref() {
@@ -509,6 +533,7 @@ fn resolve(item: &Item, req: &ResponsesRequest) -> Item {
                 call_id: call_id.clone(),
                 name: "apply_patch".into(),
                 arguments: json!({"input": patch}).to_string(),
+                namespace: None,
             },
             None => resolve(
                 &Item::Shell {
@@ -538,8 +563,15 @@ fn done_item(item: &Item, n: usize, index: usize) -> Value {
             call_id,
             name,
             arguments,
-        } => json!({"type": "function_call", "id": format!("fc_{n}_{index}"),
-            "call_id": call_id, "name": name, "arguments": arguments, "status": "completed"}),
+            namespace,
+        } => {
+            let mut v = json!({"type": "function_call", "id": format!("fc_{n}_{index}"),
+                "call_id": call_id, "name": name, "arguments": arguments, "status": "completed"});
+            if let Some(ns) = namespace {
+                v["namespace"] = json!(ns);
+            }
+            v
+        }
         Item::Custom {
             call_id,
             name,
