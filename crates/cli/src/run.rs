@@ -295,7 +295,19 @@ async fn answer_new_interactions(
                 interaction.kind,
                 InteractionKind::Permission | InteractionKind::Confirmation
             );
-            if allowable && yes {
+            // A command Weft judged dangerous runs headless only when a rule names it
+            // (the rule answers before this): --yes is not enough.
+            let dangerous = interaction
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with(weft_protocol::permission::DANGEROUS_PREFIX));
+            if allowable && yes && dangerous {
+                eprintln!(
+                    "weft: refused \"{}\" (Weft judges it dangerous; --yes does not allow that, a rule in .weft/permissions.json can)",
+                    interaction.title
+                );
+                InteractionResponse::select(weft_protocol::permission::DENY)
+            } else if allowable && yes {
                 eprintln!("weft: allowed \"{}\" (--yes)", interaction.title);
                 ask::allow(interaction)
             } else {

@@ -11,10 +11,11 @@
 mod accounts;
 pub mod api;
 mod attach;
-mod library;
 pub mod conn;
+mod library;
 pub mod lock;
 mod notify;
+pub mod policy;
 pub mod service;
 mod socket;
 pub mod tokens;
@@ -130,6 +131,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .drivers(weft_drivers::all())
         .drivers(options.extra_drivers.iter().cloned())
         .plugin(Arc::new(weft_drivers::McpPlugin))
+        .interaction_handler(Arc::new(policy::ShellPolicy::new(options.home.dir())))
         .default_agent(DEFAULT_AGENT)
         .open()
         .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;

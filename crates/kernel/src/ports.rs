@@ -319,6 +319,18 @@ pub trait InteractionHandler: Send + Sync {
         session_key: &str,
         interaction: &Interaction,
     ) -> Option<InteractionResponse>;
+
+    /// [`Self::on_interaction`] knowing the session's workspace; it may also add to the
+    /// interaction (a verdict in its detail) before a surface sees it.
+    fn on_interaction_in(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        interaction: &mut Interaction,
+    ) -> Option<InteractionResponse> {
+        let _ = workdir;
+        self.on_interaction(session_key, interaction)
+    }
 }
 
 /// Leave every interaction to the surface (the desktop app, a TTY prompt).

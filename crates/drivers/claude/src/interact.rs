@@ -192,7 +192,13 @@ pub fn response(
             (body, None)
         }
         _ => (
-            deny("The user denied this tool call."),
+            // A Weft rule's refusal says which rule, so the agent knows why.
+            deny(
+                answer
+                    .answers
+                    .get("reason")
+                    .map_or("The user denied this tool call.", String::as_str),
+            ),
             Some(format!(
                 "denied: {}",
                 tools::summary(&req.tool_name, &req.input)

@@ -178,15 +178,22 @@ impl RunnerSink {
         if !self.is_current(&st) {
             return rx; // `tx` dropped: cancelled.
         }
-        if let Some(answer) = shared
-            .env
-            .interactions
-            .on_interaction(&shared.key, &interaction)
+        let workdir = std::path::PathBuf::from(&st.record.workdir);
+        if let Some(answer) =
+            shared
+                .env
+                .interactions
+                .on_interaction_in(&shared.key, &workdir, &mut interaction)
         {
+            let why = answer
+                .answers
+                .get("reason")
+                .cloned()
+                .unwrap_or_else(|| "nobody is there to answer".into());
             shared.notice(
                 &mut st,
                 format!(
-                    "\"{}\" was answered automatically: {:?} (nobody is there to answer)",
+                    "\"{}\" was answered automatically: {:?} ({why})",
                     interaction.title, answer.action
                 ),
             );

@@ -11,7 +11,7 @@ use weft_testkit::{AnthropicServer, Script, Turn};
 use super::support::{endpoint_env, Dirs};
 
 /// The `weft` binary beside this test's target dir, built first (a no-op when fresh).
-fn weft_bin() -> PathBuf {
+pub(super) fn weft_bin() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let debug = exe.parent().unwrap().parent().unwrap().to_path_buf();
     let target = debug.parent().unwrap().to_path_buf();
@@ -27,7 +27,7 @@ fn weft_bin() -> PathBuf {
 }
 
 /// Stops the daemon of `home` whatever the test's outcome.
-struct StopDaemon(PathBuf, PathBuf);
+pub(super) struct StopDaemon(pub PathBuf, pub PathBuf);
 
 impl Drop for StopDaemon {
     fn drop(&mut self) {
@@ -41,7 +41,7 @@ impl Drop for StopDaemon {
     }
 }
 
-async fn weft_run(
+pub(super) async fn weft_run(
     bin: &Path,
     home: &Path,
     work: &Path,

@@ -284,3 +284,74 @@ async fn stop_kills_what_a_sandboxed_command_started() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Headless `weft run --yes`: an unknown command runs, a dangerous one is refused
+/// unless a rule names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_yes_never_allows_a_dangerous_command_a_rule_can() {
+    use super::cli::{weft_bin, weft_run, StopDaemon};
+    let bin = weft_bin();
+    let script = Script::new()
+        .turn(Turn::new().tool_use("t1", "bash", json!({"command": "touch made.txt"})))
+        .turn(Turn::new().tool_use(
+            "t2",
+            "bash",
+            json!({"command": "git push --force origin main"}),
+        ))
+        .default_reply(Turn::text_reply("done"));
+    let server = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
+    let dirs = Dirs::new();
+    let home = dirs.state.path().to_path_buf();
+    let _stop = StopDaemon(home.clone(), bin.clone());
+    let (code, out, err) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &["--agent", "native", "--yes", "go"],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        dirs.work().join("made.txt").exists(),
+        "--yes allows an unknown command: {err}"
+    );
+    let pushed = server.messages_requests()[2]
+        .last_tool_result("t2")
+        .unwrap();
+    assert!(pushed.contains("denied"), "{pushed}");
+    assert!(err.contains("judges it dangerous"), "{err}");
+
+    // A rule naming it lets it run (here git then fails: no repository).
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "t3",
+            "bash",
+            json!({"command": "git push --force origin main"}),
+        ))
+        .default_reply(Turn::text_reply("done"));
+    let server = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        r#"{"allow": ["git push"]}"#,
+    );
+    let (code, out, err) = weft_run(
+        &bin,
+        &home,
+        &dirs.work(),
+        &env,
+        &["--agent", "native", "go"],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let ran = server.messages_requests()[1]
+        .last_tool_result("t3")
+        .unwrap();
+    assert!(
+        !ran.contains("denied") && ran.contains("exit code"),
+        "{ran}"
+    );
+}
