@@ -60,6 +60,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A Claude Code session of the user's own (a recorded transcript) for the library to find.
+mkdir -p "$RUN_DIR/claude/projects/-work"
+cp "$ROOT/crates/library/tests/fixtures/claude_session.jsonl" \
+    "$RUN_DIR/claude/projects/-work/2beba834-ea9e-4d74-9e9f-b4a9f23cf57b.jsonl"
+export CLAUDE_CONFIG_DIR="$RUN_DIR/claude"
+
 "$WEFT_BIN" serve --listen 127.0.0.1:0 >"$RUN_DIR/serve.out" 2>"$RUN_DIR/serve.log" &
 SERVE_PID=$!
 UI_URL=""

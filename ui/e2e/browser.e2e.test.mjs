@@ -160,6 +160,24 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
     assert.equal(await byTestId("error-banner").count(), 0, "no error banner");
   });
 
+  it("lists the user's own Claude session in the Library, finds it by a word of a reply, opens its turns, draws usage", async () => {
+    await byTestId("library-open").click();
+    const row = page.locator('[data-testid="library-row"][data-session="claude:2beba834-ea9e-4d74-9e9f-b4a9f23cf57b"]');
+    await until(async () => (await row.count()) === 1, "the native session in the library");
+    assert.equal(await row.getAttribute("data-origin"), "native");
+    await byTestId("library-search").fill("hi-from-tool");
+    await until(async () => (await byTestId("library-hit").count()) >= 1, "a search hit");
+    assert.match(await byTestId("library-hits").textContent(), /«hi-from-tool»/);
+    await page.locator('[data-testid="library-hit"][data-session="claude:2beba834-ea9e-4d74-9e9f-b4a9f23cf57b"]').click();
+    await until(async () => (await byTestId("library-turn").count()) === 3, "the transcript's three turns");
+    assert.match(await byTestId("library-transcript").textContent(), /USE_TOOL turn two/);
+    await byTestId("library-tab-usage").click();
+    await until(async () => (await byTestId("usage-chart").getAttribute("data-drawn")) === "true", "the usage chart");
+    await until(async () => (await byTestId("usage-row").count()) >= 1, "a usage row");
+    await screenshot("library");
+    await byTestId("library-close").click();
+  });
+
   it("says so when the daemon stops, with the reason the daemon gave", async () => {
     const bin = process.env.WEFT_BIN;
     assert.ok(bin, "WEFT_BIN is set");
