@@ -26,12 +26,14 @@
 
 pub mod follow;
 pub mod inject;
+pub mod kinds;
+pub mod load;
 pub mod procs;
 pub mod report;
 pub mod standin;
 pub mod store;
 
-pub use inject::Kind;
+pub use kinds::Kind;
 pub use report::{Outcome, Report};
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh [RUNS] [TARGET...]: coverage-guided fuzzing of every parser Weft feeds
+# untrusted bytes to (tests/fuzz: claude_lines codex_lines gemini_lines acp_lines
+# line_reader patch frames), RUNS executions each (default 100000), with cargo-fuzz on
+# the stable toolchain (--sanitizer none: libFuzzer's coverage guidance without ASan,
+# which needs nightly). Each target starts from its corpus (tests/fuzz/corpus/<target>:
+# the drivers' recorded fixtures); new coverage goes to a scratch folder, and a crash is
+# copied into the corpus, where `cargo test -p weft-fuzz-targets` replays it from then on.
+# Prints executions and crashes per target; exits 1 if any target crashed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUNS="${1:-100000}"
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(claude_lines codex_lines gemini_lines acp_lines line_reader patch frames)
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/fuzz"
+cd "$ROOT/tests/fuzz"
+cargo +stable fuzz build --fuzz-dir fuzz --sanitizer none -O >/dev/null
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+failed=0
+printf '| target | executions | crashes | corpus seeds | seconds |\n|---|---:|---:|---:|---:|\n'
+for t in "${TARGETS[@]}"; do
+    mkdir -p "$scratch/$t"
+    log="$scratch/$t.log"
+    start=$(date +%s)
+    crashes=0
+    if ! cargo +stable fuzz run --fuzz-dir fuzz --sanitizer none -O "$t" "$scratch/$t" "corpus/$t" -- \
+        -runs="$RUNS" -max_len=65536 -rss_limit_mb=2048 -artifact_prefix="$scratch/$t-" >"$log" 2>&1; then
+        crashes=1
+        failed=1
+        for a in "$scratch/$t"-crash-* "$scratch/$t"-oom-* "$scratch/$t"-timeout-*; do
+            [ -e "$a" ] && cp "$a" "corpus/$t/$(basename "$a" | sed "s/^$t-//")" && echo "kept $a as a regression in corpus/$t" >&2
+        done
+        tail -20 "$log" >&2
+    fi
+    execs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -1)
+    [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tr -d '#' | tail -1)
+    printf '| %s | %s | %s | %s | %s |\n' "$t" "${execs:-0}" "$crashes" "$(ls "corpus/$t" | wc -l)" "$(( $(date +%s) - start ))"
+done
+exit "$failed"
