@@ -29,7 +29,7 @@ fn weft_bin() -> PathBuf {
 
 /// Stops the daemon the test's `weft run`s started for `state` (they each get their
 /// own WEFT_HOME, so their own daemon), whatever the test's outcome.
-struct StopDaemon(std::path::PathBuf);
+pub(super) struct StopDaemon(pub std::path::PathBuf);
 
 impl Drop for StopDaemon {
     fn drop(&mut self) {
@@ -43,10 +43,10 @@ impl Drop for StopDaemon {
     }
 }
 
-struct Run {
-    code: i32,
-    json: Value,
-    stderr: String,
+pub(super) struct Run {
+    pub code: i32,
+    pub json: Value,
+    pub stderr: String,
 }
 
 fn command(env: &ClaudeEnv, state: &std::path::Path, args: &[&str]) -> tokio::process::Command {
@@ -68,7 +68,7 @@ fn command(env: &ClaudeEnv, state: &std::path::Path, args: &[&str]) -> tokio::pr
     cmd
 }
 
-async fn weft_run(env: &ClaudeEnv, state: &std::path::Path, args: &[&str]) -> Run {
+pub(super) async fn weft_run(env: &ClaudeEnv, state: &std::path::Path, args: &[&str]) -> Run {
     let out = tokio::time::timeout(Duration::from_secs(120), command(env, state, args).output())
         .await
         .expect("weft run did not finish in 120 s")

@@ -4,6 +4,7 @@ mod e2e;
 mod environment;
 mod failures;
 mod lifecycle;
+mod policy;
 mod replay;
 mod support;
 mod tui;
