@@ -342,7 +342,6 @@ impl Loom {
         }
         let unknown = || KernelError::UnknownSession(session_key.to_string());
         let (agent, _) = split_session_key(session_key).ok_or_else(unknown)?;
-        let driver = self.driver(agent)?;
         let key = session_key.to_string();
         let (record, last) = self
             .blocking(move |store| {
@@ -354,6 +353,8 @@ impl Loom {
             })
             .await?
             .ok_or_else(unknown)?;
+        // The agent it runs on now: a session that changed agent keeps its first key.
+        let driver = self.driver(&record.agent)?;
         let last = last.unwrap_or_else(|| UniversalSnapshot {
             agent: agent.to_string(),
             ..Default::default()

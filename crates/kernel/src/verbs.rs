@@ -35,8 +35,19 @@ impl Loom {
             Some(key) => {
                 let runner = self.runner(key).await?;
                 checked_workdir(Path::new(&runner.record().workdir))?;
+                let agent = request
+                    .agent
+                    .clone()
+                    .unwrap_or_else(|| runner.record().agent);
                 if let Some(account) = &request.account {
-                    self.check_account(&runner.record().agent, account)?;
+                    self.check_account(&agent, account)?;
+                }
+                if agent != runner.record().agent {
+                    // A change of agent: the new one starts from the session's history.
+                    let driver = self.driver(&agent)?;
+                    let k = key.clone();
+                    let history = self.blocking(move |store| store.history(&k)).await?;
+                    runner.switch_agent(driver, &history)?;
                 }
                 runner
             }

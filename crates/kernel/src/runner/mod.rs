@@ -6,6 +6,7 @@
 //! under it sees every later patch exactly once and in order.
 
 mod ask;
+mod handover;
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -90,11 +91,27 @@ struct State {
     /// What plugins gave an open terminal's spawn (a file its agent reads at start),
     /// held until that terminal's turn ends.
     held: Vec<Box<dyn std::any::Any + Send + Sync>>,
+    /// A change of agent not yet confirmed by the new agent's first turn.
+    switch: Option<Switch>,
+    /// What the new agent's first turn starts from after a change of agent.
+    handover: Option<String>,
+}
+
+/// What the session ran on before a change of agent, to go back to if the new agent
+/// does not start.
+struct Switch {
+    driver: Arc<dyn AgentDriver>,
+    agent: String,
+    session_id: Option<String>,
+    model: Option<String>,
+    effort: Option<String>,
+    account: Option<String>,
 }
 
 struct Shared {
     key: String,
-    driver: Arc<dyn AgentDriver>,
+    /// The agent the session runs on now (it changes only between turns).
+    driver: Mutex<Arc<dyn AgentDriver>>,
     env: Arc<KernelEnv>,
     state: Mutex<State>,
     patches: broadcast::Sender<Arc<PatchEvent>>,
@@ -120,7 +137,7 @@ impl SessionRunner {
         Self {
             shared: Arc::new(Shared {
                 key: record.session_key.clone(),
-                driver,
+                driver: Mutex::new(driver),
                 env,
                 state: Mutex::new(State {
                     acc: Accumulator::new(snapshot),
@@ -132,6 +149,8 @@ impl SessionRunner {
                     pending: Vec::new(),
                     turns_started: 0,
                     held: Vec::new(),
+                    switch: None,
+                    handover: None,
                 }),
                 patches,
             }),
@@ -197,6 +216,44 @@ impl SessionRunner {
             snapshot,
         };
         (at, rx)
+    }
+
+    /// Moves the idle session to `driver`'s agent: the key, history and transcript stay;
+    /// the next turn starts a new session of the new agent with a handover made from
+    /// `history` (oldest first). Refused while a turn runs or waits. If the new agent
+    /// fails to start, that turn's end puts the session back on the old one.
+    pub fn switch_agent(
+        &self,
+        driver: Arc<dyn AgentDriver>,
+        history: &[UniversalSnapshot],
+    ) -> Result<(), KernelError> {
+        let mut st = self.shared.state.lock();
+        if driver.id() == st.record.agent {
+            return Ok(());
+        }
+        if st.running.is_some() || !st.queue.is_empty() {
+            return Err(KernelError::Busy(format!(
+                "a turn is running or queued in this session: it can move from {} to {} only between turns (nothing was interrupted)",
+                st.record.agent,
+                driver.id()
+            )));
+        }
+        let from = st.record.agent.clone();
+        let text = handover::text(&from, driver.id(), &st.record.workdir, history);
+        let old = std::mem::replace(&mut *self.shared.driver.lock(), driver.clone());
+        st.switch = Some(Switch {
+            driver: old,
+            agent: from,
+            session_id: st.record.session_id.take(),
+            model: st.record.model.take(),
+            effort: st.record.effort.take(),
+            account: st.record.account.take(),
+        });
+        st.record.agent = driver.id().to_string();
+        st.handover = Some(text);
+        self.shared
+            .persist("session", self.shared.env.store.upsert_session(&st.record));
+        Ok(())
     }
 
     /// Queues `task`; starts the worker when the session is idle.
@@ -294,7 +351,7 @@ impl SessionRunner {
             .shared
             .env
             .plugins
-            .apply(self.shared.driver.id(), &mut input, is_first)
+            .apply(self.shared.driver().id(), &mut input, is_first)
             .map_err(KernelError::BadRequest)?;
         let spec = spec_for(&input)?;
         st.held.extend(held);
@@ -602,12 +659,25 @@ impl Shared {
             ..Default::default()
         };
         input.system_prompt = self.env.prompt_builder.build(&input);
+        if input.session_id.is_none() {
+            if let Some(h) = &st.handover {
+                let mut all = vec![h.clone()];
+                all.extend(input.system_prompt.take());
+                input.system_prompt = Some(all.join("\n\n"));
+            }
+        }
         input
+    }
+
+    /// The agent the session runs on now.
+    fn driver(&self) -> Arc<dyn AgentDriver> {
+        self.driver.lock().clone()
     }
 
     async fn work(self: Arc<Self>) {
         while let Some((mut input, cancel, terminal)) = self.start_next() {
             let task_id = input.task_id.clone();
+            let driver = self.driver();
             // Resolved outside the state lock: it may ask the OS secret store or run
             // the account's secret command.
             let mut held = Vec::new();
@@ -617,11 +687,7 @@ impl Shared {
                     input.extra_args.extend(spawn.extra_args);
                     input.isolated = spawn.isolated;
                     let is_first = input.session_id.is_none();
-                    match self
-                        .env
-                        .plugins
-                        .apply(self.driver.id(), &mut input, is_first)
-                    {
+                    match self.env.plugins.apply(driver.id(), &mut input, is_first) {
                         Ok(h) => {
                             held = h;
                             None
@@ -641,9 +707,9 @@ impl Shared {
             });
             let ctx = DriverContext::new(cancel.clone(), sink);
             let run = if terminal {
-                self.driver.follow_tui(input, ctx)
+                driver.follow_tui(input, ctx)
             } else {
-                self.driver.run(input, ctx)
+                driver.run(input, ctx)
             };
             let run = AssertUnwindSafe(run).catch_unwind();
             let outcome = tokio::select! {
@@ -680,7 +746,7 @@ impl Shared {
                 st.worker_active = true;
             }
             tracing::debug!(session = %self.key, "closing the idle agent process");
-            self.driver.close_session(&self.key).await;
+            self.driver().close_session(&self.key).await;
             let queued = {
                 let mut st = self.state.lock();
                 if st.queue.is_empty() {
@@ -741,6 +807,25 @@ impl Shared {
             self.publish(&mut st, patch);
         }
         self.cancel_pending(&mut st, "the turn ended");
+        if let Some(sw) = st.switch.take() {
+            if st.record.session_id.is_some() {
+                st.handover = None;
+            } else {
+                let text = format!(
+                    "{} did not start, so the session stays on {}; its next turn runs there",
+                    st.record.agent, sw.agent
+                );
+                let patch = st.acc.apply(&DriverEvent::Notice { text }, now);
+                self.publish(&mut st, patch);
+                st.record.agent = sw.agent;
+                st.record.session_id = sw.session_id;
+                st.record.model = sw.model;
+                st.record.effort = sw.effort;
+                st.record.account = sw.account;
+                st.handover = None;
+                *self.driver.lock() = sw.driver;
+            }
+        }
         let patch = st.acc.finish(error, incomplete, now);
         self.publish(&mut st, patch);
         if let Some(account) = st.running.as_ref().and_then(|r| r.account.clone()) {

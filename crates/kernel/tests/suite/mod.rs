@@ -5,3 +5,4 @@ mod lifecycle;
 mod persistence;
 mod ports;
 mod support;
+mod switch;

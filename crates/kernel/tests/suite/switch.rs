@@ -1,0 +1,148 @@
+//! A session changes agent between turns: key and history stay, the new agent starts
+//! from a handover, a switch during a turn is refused, a new agent that fails to start
+//! leaves the session on its old one.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, PromptRequest};
+
+use super::support::*;
+
+/// Records each turn's system prompt; `nostart` fails before any session exists.
+#[derive(Default)]
+struct Other {
+    seen: Mutex<Vec<(Option<String>, Option<String>)>>,
+}
+
+#[async_trait]
+impl AgentDriver for Other {
+    fn id(&self) -> &str {
+        "other"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    async fn info(&self) -> AgentInfo {
+        AgentInfo {
+            id: "other".into(),
+            name: "other".into(),
+            installed: true,
+            version: None,
+            capabilities: Capabilities::default(),
+            problem: None,
+        }
+    }
+    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        self.seen
+            .lock()
+            .push((input.session_id.clone(), input.system_prompt.clone()));
+        if input.prompt == "nostart" {
+            return DriverResult::failed("other: cannot start");
+        }
+        let id = input.session_id.unwrap_or_else(|| "other-1".into());
+        ctx.emit(DriverEvent::Session {
+            session_id: id.clone(),
+            model: None,
+        });
+        ctx.emit(DriverEvent::Text {
+            delta: format!("other says {}", input.prompt),
+        });
+        DriverResult {
+            ok: true,
+            session_id: Some(id),
+            ..Default::default()
+        }
+    }
+}
+
+fn open(script: Arc<ScriptDriver>, other: Arc<Other>) -> Arc<Loom> {
+    Loom::builder(std::env::temp_dir())
+        .driver(script)
+        .driver(other)
+        .default_agent("script")
+        .in_memory()
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn to(agent: &str, text: &str, key: &str) -> PromptRequest {
+    PromptRequest {
+        agent: Some(agent.into()),
+        ..prompt(text, Some(key))
+    }
+}
+
+#[tokio::test]
+async fn an_idle_session_moves_to_another_agent_with_a_handover() {
+    let script = Arc::new(ScriptDriver::default());
+    let other = Arc::new(Other::default());
+    let loom = open(script.clone(), other.clone());
+    let a = loom
+        .prompt(prompt("name the colour teal", None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let key = a.session_key.clone();
+    wait_for(&loom, &key, "first done", done_with(&a.task_id)).await;
+
+    // Refused while a turn runs; the running turn goes on.
+    let h = loom
+        .prompt(prompt("hold:x", Some(&key)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_for(&loom, &key, "hold running", running(&h.task_id)).await;
+    let refused = loom.prompt(to("other", "now you", &key)).await;
+    let why = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(why.contains("only between turns"), "{why}");
+    script.release("x");
+    wait_for(&loom, &key, "hold done", done_with(&h.task_id)).await;
+
+    // A new agent that does not start leaves the session where it was.
+    let n = loom
+        .prompt(to("other", "nostart", &key))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = wait_for(&loom, &key, "nostart done", done_with(&n.task_id)).await;
+    assert_eq!(at.snapshot.agent, "other");
+    assert!(
+        at.snapshot
+            .notices
+            .iter()
+            .any(|t| t.contains("stays on script")),
+        "{:?}",
+        at.snapshot.notices
+    );
+    let sessions = loom.list_sessions(None).await.unwrap_or_default();
+    assert_eq!(sessions[0].agent, "script");
+    assert_eq!(sessions[0].session_key, key);
+
+    // Now it moves: the same key, the new agent's first turn starts from the handover.
+    let b = loom
+        .prompt(to("other", "go on", &key))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = wait_for(&loom, &key, "other done", done_with(&b.task_id)).await;
+    assert_eq!(at.snapshot.agent, "other");
+    assert_eq!(at.snapshot.text, "other says go on");
+    let (sid, system) = other.seen.lock().last().cloned().unwrap_or_default();
+    assert_eq!(sid, None, "a new session of the new agent");
+    let system = system.unwrap_or_default();
+    assert!(system.contains("name the colour teal"), "{system}");
+    assert!(system.contains("reply to name the colour teal"), "{system}");
+    assert_eq!(b.session_key, key);
+
+    // Its next turn resumes its own session, with no handover.
+    let c = loom
+        .prompt(prompt("and again", Some(&key)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_for(&loom, &key, "again done", done_with(&c.task_id)).await;
+    let (sid, system) = other.seen.lock().last().cloned().unwrap_or_default();
+    assert_eq!(sid.as_deref(), Some("other-1"));
+    assert_eq!(system, None);
+    let history = loom.get_history(&key).await.unwrap_or_default();
+    let agents: Vec<&str> = history.iter().map(|s| s.agent.as_str()).collect();
+    assert_eq!(agents, ["script", "script", "other", "other", "other"]);
+}
