@@ -80,6 +80,7 @@ free_display() {
 PIDS=()
 stop_daemon() { WEFT_HOME="$RUN_DIR/home" "$WEFT_BIN" daemon stop >/dev/null 2>&1 || true; }
 cleanup() {
+    local status=$?
     stop_daemon
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -88,6 +89,8 @@ cleanup() {
     if declare -F leftovers >/dev/null; then
         for pid in $(leftovers); do kill "$pid" 2>/dev/null || true; done
     fi
+    # A passing run leaves nothing behind; a failing one keeps its logs to read.
+    if [ "$status" = 0 ]; then rm -rf "$RUN_DIR"; else echo "the run's files are kept in $RUN_DIR" >&2; fi
 }
 trap cleanup EXIT
 

@@ -52,11 +52,14 @@ is_daemon() { grep -qs "$RUN_DIR" "/proc/$1/environ" || tr '\0' ' ' 2>/dev/null 
 SERVE_PID=""
 DAEMON_PID=""
 cleanup() {
+    local status=$?
     [ -n "$SERVE_PID" ] && kill -INT "$SERVE_PID" 2>/dev/null || true
     "$WEFT_BIN" daemon stop >/dev/null 2>&1 || true
     [ -n "$SERVE_PID" ] && wait "$SERVE_PID" 2>/dev/null || true
     for pid in $(leftovers); do kill "$pid" 2>/dev/null || true; done
     if [ -n "${DAEMON_PID:-}" ] && is_daemon "$DAEMON_PID"; then kill "$DAEMON_PID" 2>/dev/null || true; fi
+    # A passing run leaves nothing behind; a failing one keeps its logs to read.
+    if [ "$status" = 0 ]; then rm -rf "$RUN_DIR"; else echo "the run's files are kept in $RUN_DIR" >&2; fi
 }
 trap cleanup EXIT
 

@@ -12,6 +12,11 @@ export CARGO_TERM_COLOR=never
 if [ "${CI:-}" = "true" ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
     export CARGO_TARGET_DIR="$HOME/.cache/weft/target"
 fi
+# A one-shot build gains nothing from incremental caches, which grow the shared target
+# dir by gigabytes a run.
+if [ "${CI:-}" = "true" ]; then
+    export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 # The agent CLIs setup.sh installs into this checkout: binaries are found above the
 # running executable or on PATH, never from the current folder, and CI keeps the
