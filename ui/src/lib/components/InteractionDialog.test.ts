@@ -78,6 +78,31 @@ describe("InteractionDialog", () => {
     expect(screen.queryByRole("dialog")).toBeNull();
   });
 
+  it("shows Weft's dangerous verdict in red with its reasons, and the always-allow choice", async () => {
+    await setup([
+      {
+        ...permission,
+        promptId: "p-danger",
+        detail: "Dangerous: dangerous command\n- deletes the home folder /home/u",
+        questions: [
+          {
+            ...permission.questions[0],
+            choices: [...permission.questions[0].choices, { label: "Always allow `rm` in this workspace", value: "allowPrefix" }],
+          },
+        ],
+      },
+    ]);
+    const detail = screen.getByTestId("interaction-detail");
+    expect(detail.classList.contains("dangerous")).toBe(true);
+    expect(detail.textContent).toContain("deletes the home folder");
+    expect(screen.getByTestId("choice-allowPrefix").textContent).toContain("Always allow `rm`");
+  });
+
+  it("does not colour an ordinary detail", async () => {
+    await setup([permission]);
+    expect(screen.getByTestId("interaction-detail").classList.contains("dangerous")).toBe(false);
+  });
+
   it("denies", async () => {
     const { t } = await setup([permission]);
     await fireEvent.click(screen.getByRole("button", { name: "Deny" }));
