@@ -19,6 +19,8 @@ type Requester = (request: ClientRequest) => Promise<unknown>;
 
 export class LibraryStore {
   sessions = $state<LibrarySession[]>([]);
+  /** The agents' own sessions, whatever the view's filter: the sidebar lists them. */
+  natives = $state<LibrarySession[]>([]);
   hits = $state<LibraryHit[] | null>(null);
   progress = $state<LibraryProgress | null>(null);
   page = $state<TranscriptPage | null>(null);
@@ -62,6 +64,23 @@ export class LibraryStore {
       this.run<LibraryProgress>({ type: "libraryProgress" }),
     ]);
     if (list) this.sessions = list;
+    if (progress) this.progress = progress;
+  }
+
+  async refreshNatives(): Promise<void> {
+    const [list, progress] = await Promise.all([
+      this.run<LibrarySession[]>({
+        type: "listLibrary",
+        workdir: null,
+        agent: null,
+        origin: "native",
+        archived: false,
+        limit: 5000,
+        offset: null,
+      }),
+      this.run<LibraryProgress>({ type: "libraryProgress" }),
+    ]);
+    if (list) this.natives = list;
     if (progress) this.progress = progress;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SearchHit, SessionInfo } from "../generated";
+import type { LibrarySession, SearchHit, SessionInfo } from "../generated";
 import { sidebarRows } from "./sidebar-rows";
 
 const session = (key: string, workdir: string) =>
@@ -26,5 +26,34 @@ describe("sidebarRows", () => {
   it("draws thousands of sessions as that many rows (the list virtualizes them)", () => {
     const many = Array.from({ length: 5000 }, (_, i) => session(`echo:${i}`, "/w/a"));
     expect(sidebarRows([{ workdir: "/w/a", sessions: many }], [], "").length).toBe(5001);
+  });
+});
+
+const native = (key: string, workdir: string | null, title = key) =>
+  ({ sessionKey: key, origin: "native", agent: "claude", sessionId: key.split(":")[1], title, workdir }) as unknown as LibrarySession;
+
+describe("sidebarRows with the agents' own sessions", () => {
+  it("puts each native session under its workspace after Weft's, a folder only they know under a head of its own", () => {
+    const rows = sidebarRows(
+      [{ workdir: "/w/a", sessions: [session("echo:1", "/w/a")] }],
+      [],
+      "",
+      [native("claude:n1", "/w/a"), native("codex:n2", "/w/other"), native("gemini:n3", null)],
+    );
+    expect(rows.map((r) => r.key)).toEqual(["ws:/w/a", "s:echo:1", "n:claude:n1", "ws:/w/other", "n:codex:n2", "natives:unknown", "n:gemini:n3"]);
+    expect(rows[2]).toMatchObject({ kind: "native", session: { origin: "native" } });
+  });
+
+  it("does not repeat a native session Weft already runs, and filters them by the search", () => {
+    const groups = [{ workdir: "/w/a", sessions: [session("claude:n1", "/w/a")] }];
+    const natives = [native("claude:n1", "/w/a"), native("claude:n2", "/w/a", "refactor the parser")];
+    expect(sidebarRows(groups, [], "", natives).map((r) => r.key)).toEqual(["ws:/w/a", "s:claude:n1", "n:claude:n2"]);
+    expect(sidebarRows([], [], "PARSER", natives).map((r) => r.key)).toEqual(["ws:/w/a", "n:claude:n2"]);
+    expect(sidebarRows([], [], "nothing-like-it", natives).map((r) => r.kind)).toEqual(["empty"]);
+  });
+
+  it("draws thousands of native sessions as rows of the virtualized list", () => {
+    const many = Array.from({ length: 5000 }, (_, i) => native(`claude:${i}`, "/w/a"));
+    expect(sidebarRows([{ workdir: "/w/a", sessions: [] }], [], "", many).length).toBe(5001);
   });
 });

@@ -1,26 +1,61 @@
 // The sidebar as one flat list of rows (workspace heads, their sessions, transcript hits)
 // so it can be virtualized: thousands of sessions draw only the rows near the viewport.
-import type { SearchHit, SessionInfo } from "../generated";
+import type { LibrarySession, SearchHit, SessionInfo } from "../generated";
 
 export type SidebarRow =
   | { key: string; kind: "workspace"; workdir: string }
   | { key: string; kind: "session"; session: SessionInfo }
+  | { key: string; kind: "native"; session: LibrarySession }
+  | { key: string; kind: "label"; text: string }
   | { key: string; kind: "hits" }
   | { key: string; kind: "hit"; hit: SearchHit }
   | { key: string; kind: "empty"; text: string };
 
+/**
+ * The rows, in order. `natives` are the agents' own sessions (the library's `origin:
+ * native`): each under its workspace after Weft's sessions there, a workspace that only
+ * they know getting a head of its own after the others; while searching only those
+ * whose title, agent or folder matches show. One already a Weft session is not repeated.
+ */
 export function sidebarRows(
   groups: { workdir: string; sessions: SessionInfo[] }[],
   hits: SearchHit[],
   search: string,
+  natives: LibrarySession[] = [],
 ): SidebarRow[] {
+  const q = search.trim().toLowerCase();
+  const searching = q !== "";
+  const managed = new Set(groups.flatMap((g) => g.sessions.map((s) => s.sessionKey)));
+  const byWorkdir = new Map<string | null, LibrarySession[]>();
+  for (const n of natives) {
+    if (managed.has(n.sessionKey)) continue;
+    if (searching && ![n.title, n.agent, n.workdir ?? ""].some((f) => f.toLowerCase().includes(q))) continue;
+    const list = byWorkdir.get(n.workdir) ?? [];
+    list.push(n);
+    byWorkdir.set(n.workdir, list);
+  }
+  const nativeRows = (list: LibrarySession[] | undefined): SidebarRow[] =>
+    (list ?? []).map((session) => ({ key: `n:${session.sessionKey}`, kind: "native", session }));
+
   const rows: SidebarRow[] = [];
   for (const group of groups) {
     rows.push({ key: `ws:${group.workdir}`, kind: "workspace", workdir: group.workdir });
     for (const session of group.sessions) rows.push({ key: `s:${session.sessionKey}`, kind: "session", session });
+    rows.push(...nativeRows(byWorkdir.get(group.workdir)));
+    byWorkdir.delete(group.workdir);
   }
-  const searching = search.trim() !== "";
-  if (groups.length === 0 && !(searching && hits.length)) {
+  for (const [workdir, list] of byWorkdir) {
+    if (workdir === null) continue;
+    rows.push({ key: `ws:${workdir}`, kind: "workspace", workdir });
+    rows.push(...nativeRows(list));
+  }
+  const unknown = byWorkdir.get(null);
+  if (unknown?.length) {
+    rows.push({ key: "natives:unknown", kind: "label", text: "Folder unknown" });
+    rows.push(...nativeRows(unknown));
+  }
+  const listed = rows.length > 0;
+  if (!listed && !(searching && hits.length)) {
     rows.push({ key: "empty", kind: "empty", text: searching ? "No session matches." : "Open a workspace folder to start." });
   }
   if (searching && hits.length) {

@@ -70,6 +70,14 @@ describe("LibraryView", () => {
     expect(sent.find((r) => r.type === "prompt")).toMatchObject({ sessionKey: "claude:n1", prompt: "and now?" });
   });
 
+  it("opens on the session it is given (a native row clicked in the sidebar)", async () => {
+    const { sent, transport } = fake();
+    const library = new LibraryStore(transport);
+    render(LibraryView, { library, onclose: () => {}, oncontinued: () => {}, initial: "claude:n1" });
+    await waitFor(() => expect(screen.getAllByTestId("library-turn").length).toBe(2));
+    expect(sent.some((r) => r.type === "openTranscript" && r.sessionKey === "claude:n1")).toBe(true);
+  });
+
   it("shows usage per day with an unknown cost, never $0", async () => {
     const { transport } = fake();
     const library = new LibraryStore(transport);

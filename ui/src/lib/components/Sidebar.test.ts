@@ -2,6 +2,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import { AppStore } from "../app.svelte";
 import { FakeTransport } from "../fake-transport";
+import { LibraryStore } from "../library.svelte";
+import type { Transport } from "../transport";
+import type { ClientRequest } from "../../generated";
 import Sidebar from "./Sidebar.svelte";
 
 async function started(t: FakeTransport) {
@@ -75,5 +78,32 @@ describe("Sidebar selection", () => {
     // The first, then (wrapping) the last of 500.
     await waitFor(() => expect(list.scrollTop).toBeGreaterThan(10000));
     await waitFor(() => expect(list.querySelector(`[data-session-key="${app.selectedKey}"]`)).not.toBeNull());
+  });
+
+  it("lists the agents' own sessions under their workspace, marked, and opens one read-only", async () => {
+    const t = new FakeTransport();
+    t.addSession("echo", "/work/demo", "weft's own");
+    const app = new AppStore(t);
+    await app.start();
+    const native = { sessionKey: "claude:n1", origin: "native", agent: "claude", sessionId: "n1", title: "fix the parser", workdir: "/work/demo", updatedAt: 0 };
+    const asked: ClientRequest[] = [];
+    const request = async (r: ClientRequest): Promise<unknown> => {
+      asked.push(r);
+      if (r.type === "listLibrary") return r.origin === "native" ? [native] : [];
+      return { running: false, filesTotal: 1, filesDone: 1, bytesTotal: 1, bytesDone: 1, sweeps: 1 };
+    };
+    const library = new LibraryStore({ request } as unknown as Transport);
+    const opened: string[] = [];
+    render(Sidebar, { app, library, onopennative: (k: string) => opened.push(k) });
+    const row = await screen.findByTestId("native-session-item");
+    expect(row.dataset.sessionKey).toBe("claude:n1");
+    expect(row.querySelector('[data-testid="native-mark"]')?.textContent).toBe("claude's own");
+    // After Weft's session in the same workspace.
+    const keys = [...document.querySelectorAll("[data-session-key]")].map((e) => e.getAttribute("data-session-key"));
+    expect(keys.at(-1)).toBe("claude:n1");
+    expect(keys.length).toBe(2);
+    expect(asked.some((r) => r.type === "listLibrary" && r.origin === "native")).toBe(true);
+    await fireEvent.click(row.querySelector("button")!);
+    expect(opened).toEqual(["claude:n1"]);
   });
 });
