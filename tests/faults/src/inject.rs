@@ -99,7 +99,11 @@ impl Ctx {
             ("WEFT_FAULTS_LOG", s(&d.log)),
             ("WEFT_ECHO_DELAY_MS", "10".into()),
             ("WEFT_CLAUDE_BIN", s(&claude)),
-            ("WEFT_CLAUDE_STALL_SECS", "2".into()),
+            // The real claude (node) can take seconds to start on a loaded machine.
+            (
+                "WEFT_CLAUDE_STALL_SECS",
+                if kind.real_claude() { "8" } else { "2" }.into(),
+            ),
             ("WEFT_CODEX_BIN", s(&d.bin.join("codex"))),
             ("WEFT_CODEX_STALL_SECS", "2".into()),
             ("WEFT_CODEX_RPC_TIMEOUT_SECS", "3".into()),
@@ -172,7 +176,8 @@ impl Ctx {
             .into(),
             deltas: if kind == Kind::AgentKill { 400 } else { deltas },
             delay_ms: if kind == Kind::AgentKill { 5 } else { 1 },
-            at: 1 + (point / 7 % deltas as u64) as usize,
+            // Before the last delta, so the fault always comes mid-turn.
+            at: 1 + (point / 7 % (deltas as u64 - 1)) as usize,
             id: i.to_string(),
         };
         let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
@@ -614,8 +619,11 @@ impl Ctx {
         if stored.status != "running" {
             o.lost = o.lost.max(missing(stored_text, &pieces));
         }
+        // A daemon killed just after it committed the turn's end leaves it done: a
+        // crash cannot write `done`, so that end is the store's own.
+        let finished_first = kind == Kind::DaemonKill && stored.status == "done";
         o.honest = kind.honest(o.ending, o.reason.as_deref())
-            || (turn.ended_first && o.ending == Ending::Done);
+            || ((turn.ended_first || finished_first) && o.ending == Ending::Done);
         if matches!(kind, Kind::DiskFull | Kind::ReadonlyHome) {
             // Whatever the store could not keep after the fault must show as a failure.
             let kept_all = stored_text == f.snap.text && stored.status != "running";

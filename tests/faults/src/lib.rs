@@ -202,6 +202,9 @@ pub async fn run(config: &Config) -> Result<Report, String> {
             eprintln!("fault {i} {kind:?}: {}", outcome.violations().join("; "));
         }
         report.add(outcome);
+        if (i + 1) % 100 == 0 && i + 1 < config.faults {
+            eprintln!("after {} faults:\n{}", i + 1, report.table());
+        }
     }
     report.left_behind = ctx.finish();
     if std::env::var_os("WEFT_FAULTS_KEEP").is_some() {

@@ -51,7 +51,7 @@ impl Directive {
                 _ => {}
             }
         }
-        d.at = d.at.min(d.deltas);
+        d.at = d.at.min(d.deltas.saturating_sub(1));
         d
     }
 
