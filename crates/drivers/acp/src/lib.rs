@@ -190,6 +190,7 @@ impl AcpDriver {
             &input.workdir,
             resume.as_deref(),
             self.spec.load_session,
+            &input.mcp_servers,
             ctx,
         )
         .await

@@ -149,6 +149,41 @@ pub enum TurnEnd {
     Failed(String),
 }
 
+/// Weft's MCP servers (the turn's `mcp_servers`) as ACP's `mcpServers`: stdio ones
+/// always, HTTP ones when the agent says it takes them.
+pub fn acp_servers(
+    servers: &[weft_kernel::mcp::McpServer],
+    http: bool,
+) -> Vec<agent_client_protocol::v1::schema::McpServer> {
+    use agent_client_protocol::v1::schema::{
+        EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerStdio,
+    };
+    servers
+        .iter()
+        .filter_map(|s| match (&s.command, &s.url) {
+            (Some(cmd), _) => Some(McpServer::Stdio(
+                McpServerStdio::new(s.name.clone(), cmd.clone())
+                    .args(s.args.clone())
+                    .env(
+                        s.env
+                            .iter()
+                            .map(|(k, v)| EnvVariable::new(k.clone(), v.clone()))
+                            .collect(),
+                    ),
+            )),
+            (None, Some(url)) if http => Some(McpServer::Http(
+                McpServerHttp::new(s.name.clone(), url.clone()).headers(
+                    s.headers
+                        .iter()
+                        .map(|(k, v)| HttpHeader::new(k.clone(), v.clone()))
+                        .collect(),
+                ),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Opens a session: `session/load` of `resume` when allowed and advertised, else
 /// `session/new` (with a notice when a resume was asked for and not possible).
 pub async fn open(
@@ -156,13 +191,16 @@ pub async fn open(
     workdir: &Path,
     resume: Option<&str>,
     allow_load: bool,
+    mcp: &[weft_kernel::mcp::McpServer],
     ctx: &DriverContext,
 ) -> Result<LiveSession, (AcpConnection, String)> {
     let mut conn = conn;
     let can_load = allow_load && conn.init.agent_capabilities.load_session;
+    let servers = acp_servers(mcp, conn.init.agent_capabilities.mcp_capabilities.http);
     if let Some(id) = resume {
         if can_load {
-            let req = LoadSessionRequest::new(id.to_string(), workdir.to_path_buf());
+            let req = LoadSessionRequest::new(id.to_string(), workdir.to_path_buf())
+                .mcp_servers(servers.clone());
             match request(&conn.cx, "session/load", &req).await {
                 Ok(reply) => {
                     // The history replay arrived before the reply: keep only what
@@ -197,7 +235,7 @@ pub async fn open(
             });
         }
     }
-    let req = NewSessionRequest::new(workdir.to_path_buf());
+    let req = NewSessionRequest::new(workdir.to_path_buf()).mcp_servers(servers);
     match request(&conn.cx, "session/new", &req).await {
         Ok(reply) => {
             let Some(session_id) = reply["sessionId"].as_str().map(String::from) else {

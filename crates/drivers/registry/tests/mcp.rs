@@ -321,3 +321,52 @@ async fn one_mcp_server_configured_once_is_called_by_every_agent() -> Res {
 
 /// How Gemini names it.
 const GEMINI_TOOL: &str = "mcp_rec_record";
+
+/// ACP: the same server through `session/new.mcpServers` (claude-agent-acp).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acp_agent_gets_the_server_in_session_new() -> Res {
+    use weft_testkit::anthropic::when;
+    use weft_testkit::{AnthropicServer, Script, Turn};
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+    std::fs::write(
+        s.home.path().join(".claude.json"),
+        r#"{"hasCompletedOnboarding":true}"#,
+    )?;
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "toolu_a1",
+            "mcp__rec__record",
+            json!({"text": "from claude-acp"}),
+        ))
+        .turn_when(
+            when::tool_result_for("toolu_a1"),
+            Turn::text_reply("Recorded."),
+        )
+        .default_reply(Turn::text_reply("ok"));
+    let server = AnthropicServer::start(script).await?;
+    let input = s.input(
+        "claude-acp",
+        vec![
+            ("IS_SANDBOX".into(), "1".into()),
+            ("ANTHROPIC_BASE_URL".into(), server.base_url()),
+            ("ANTHROPIC_API_KEY".into(), "sk-test".into()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
+            ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+        ],
+    )?;
+    let (r, snap) = run(driver("claude-acp")?, input).await?;
+    let calls = s.calls();
+    assert!(r.ok, "{r:?} {snap:#?}");
+    assert_eq!(
+        calls.last().map(|c| c["text"].clone()),
+        Some(json!("from claude-acp")),
+        "{calls:?} {snap:#?}"
+    );
+    Ok(())
+}
