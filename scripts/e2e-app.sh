@@ -114,6 +114,18 @@ if [ -x "$CLAUDE_BIN" ]; then
     CLAUDE_ENV=(HOME="$RUN_DIR/claude-home" WEFT_CLAUDE_BIN="$CLAUDE_BIN" ANTHROPIC_BASE_URL="$ANTHROPIC_URL"
         ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
         CLAUDE_CODE_MAX_RETRIES=0)
+    # A Claude Code session of the user's own (a recorded transcript, moved to this run's
+    # workspace so claude can resume it there) for the library and the sidebar to list:
+    # ui/e2e/library.e2e.test.mjs. CLAUDE_CONFIG_DIR names claude's default folder under
+    # that HOME, so the daemon's indexer and claude read the same one.
+    NATIVE_DIR="$RUN_DIR/claude-home/.claude"
+    NATIVE_PROJECT="$NATIVE_DIR/projects/$(printf %s "$RUN_DIR/workspace" | sed 's/[^A-Za-z0-9]/-/g')"
+    mkdir -p "$NATIVE_PROJECT"
+    sed "s|/home/dev/probe/claude/work|$RUN_DIR/workspace|g" "$ROOT/crates/library/tests/fixtures/claude_session.jsonl" \
+        > "$NATIVE_PROJECT/2beba834-ea9e-4d74-9e9f-b4a9f23cf57b.jsonl"
+    cp "$RUN_DIR/claude-home/.claude.json" "$NATIVE_DIR/.claude.json"
+    CLAUDE_ENV+=(CLAUDE_CONFIG_DIR="$NATIVE_DIR")
+    export WEFT_E2E_NATIVE_SEEDED=1
     # For the test runner: the real-claude suite runs only when these are set.
     export WEFT_E2E_CLAUDE=1 WEFT_E2E_ANTHROPIC_URL="$ANTHROPIC_URL"
     echo "e2e: real claude at $CLAUDE_BIN, scripted server $ANTHROPIC_URL"

@@ -22,6 +22,12 @@ async fn main() -> anyhow::Result<()> {
             when::tool_result_for("toolu_app1"),
             Turn::text_reply("Wrote app-e2e.txt for you."),
         )
+        // Continue on the user's own Claude session, from the sidebar (ui/e2e/library.e2e.test.mjs):
+        // a rule, answered whichever queued turns the other suites left.
+        .rule(
+            when::user_text_contains("carry on from the native session"),
+            Turn::text_reply("Carried on from your own session."),
+        )
         // The app is killed while this permission is pending.
         .turn_when(
             when::user_text_contains("ask and wait"),
