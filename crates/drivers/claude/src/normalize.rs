@@ -225,6 +225,13 @@ impl Normalizer {
                 if self.permission_mode.is_none() {
                     self.permission_mode = s.permission_mode;
                 }
+                // A server that did not connect is worth a lasting note; a connected
+                // one is not (every spawn would repeat it).
+                for m in s.mcp_servers.iter().filter(|m| m.status != "connected") {
+                    out.push(DriverEvent::Notice {
+                        text: format!("MCP server {}: {}", m.name, m.status),
+                    });
+                }
                 signals.push(Signal::Init { session_id: id });
             }
             "status" => {

@@ -69,6 +69,18 @@ pub struct SystemLine {
     pub retry_delay_ms: Option<u64>,
     /// api_retry: the HTTP status, when there was one.
     pub error_status: Option<u64>,
+    /// init: each MCP server and how its connection went.
+    pub mcp_servers: Vec<McpServerLine>,
+}
+
+/// One MCP server of an `init` line.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct McpServerLine {
+    /// Its name.
+    pub name: String,
+    /// `connected`, `failed`, `pending`, `needs-auth`, …
+    pub status: String,
 }
 
 /// A `stream_event` line.

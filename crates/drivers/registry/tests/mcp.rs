@@ -370,3 +370,46 @@ async fn an_acp_agent_gets_the_server_in_session_new() -> Res {
     );
     Ok(())
 }
+
+/// A server that fails to start is named in the turn, and the turn still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_fails_to_start_is_noted_and_the_turn_runs() -> Res {
+    use weft_testkit::{AnthropicServer, Script, Turn};
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/record_mcp.py");
+    std::fs::write(
+        s.weft.join("mcp.json"),
+        json!({"mcpServers": {"bad": {"command": "python3", "args": [fixture, "--fail"]}}})
+            .to_string(),
+    )?;
+    std::fs::write(
+        s.home.path().join(".claude.json"),
+        r#"{"hasCompletedOnboarding":true}"#,
+    )?;
+    let server = AnthropicServer::start(Script::new().turn(Turn::text_reply("Fine."))).await?;
+    let input = s.input(
+        "claude",
+        vec![
+            ("IS_SANDBOX".into(), "1".into()),
+            ("ANTHROPIC_BASE_URL".into(), server.base_url()),
+            ("ANTHROPIC_API_KEY".into(), "sk-test".into()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
+            ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+        ],
+    )?;
+    let (r, snap) = run(driver("claude")?, input).await?;
+    assert!(r.ok, "{r:?} {snap:#?}");
+    assert_eq!(snap.text, "Fine.");
+    assert!(
+        snap.notices.iter().any(|n| n == "MCP server bad: failed"),
+        "{:?}",
+        snap.notices
+    );
+    Ok(())
+}
