@@ -21,6 +21,9 @@ export class LibraryStore {
   sessions = $state<LibrarySession[]>([]);
   /** The agents' own sessions, whatever the view's filter: the sidebar lists them. */
   natives = $state<LibrarySession[]>([]);
+  /** The agents' own sessions whose transcript matches the sidebar's search. */
+  nativeHits = $state<LibraryHit[]>([]);
+  private nativeSearchGen = 0;
   hits = $state<LibraryHit[] | null>(null);
   progress = $state<LibraryProgress | null>(null);
   page = $state<TranscriptPage | null>(null);
@@ -82,6 +85,25 @@ export class LibraryStore {
     ]);
     if (list) this.natives = list;
     if (progress) this.progress = progress;
+  }
+
+  /** The sidebar's search over the agents' own transcripts (Weft's are searched by the app). */
+  async searchNatives(query: string): Promise<void> {
+    const gen = ++this.nativeSearchGen;
+    if (query.trim().length < 2) {
+      this.nativeHits = [];
+      return;
+    }
+    const hits = await this.run<LibraryHit[]>({
+      type: "searchLibrary",
+      query: query.trim(),
+      agent: null,
+      workdir: null,
+      since: null,
+      until: null,
+      limit: 30,
+    });
+    if (hits && gen === this.nativeSearchGen) this.nativeHits = hits.filter((h) => h.origin === "native");
   }
 
   async search(query: string): Promise<void> {

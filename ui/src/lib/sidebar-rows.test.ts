@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { LibrarySession, SearchHit, SessionInfo } from "../generated";
+import type { LibraryHit, LibrarySession, SearchHit, SessionInfo } from "../generated";
 import { sidebarRows } from "./sidebar-rows";
 
 const session = (key: string, workdir: string) =>
@@ -50,6 +50,16 @@ describe("sidebarRows with the agents' own sessions", () => {
     expect(sidebarRows(groups, [], "", natives).map((r) => r.key)).toEqual(["ws:/w/a", "s:claude:n1", "n:claude:n2"]);
     expect(sidebarRows([], [], "PARSER", natives).map((r) => r.key)).toEqual(["ws:/w/a", "n:claude:n2"]);
     expect(sidebarRows([], [], "nothing-like-it", natives).map((r) => r.kind)).toEqual(["empty"]);
+  });
+
+  it("lists their transcripts' matches after Weft's while searching, never one Weft runs", () => {
+    const nh = (key: string) => ({ sessionKey: key, origin: "native", snippet: "«x»" }) as unknown as LibraryHit;
+    const groups = [{ workdir: "/w/a", sessions: [session("claude:n1", "/w/a")] }];
+    expect(sidebarRows(groups, [hit("t1")], "x", [], [nh("claude:n2"), nh("claude:n1")]).map((r) => r.key)).toEqual([
+      "ws:/w/a", "s:claude:n1", "hits", "h:t1", "nh:claude:n2:0",
+    ]);
+    expect(sidebarRows([], [], "x", [], [nh("codex:n3")]).map((r) => r.kind)).toEqual(["hits", "native-hit"]);
+    expect(sidebarRows([], [], "", [], [nh("codex:n3")]).map((r) => r.kind)).toEqual(["empty"]);
   });
 
   it("draws thousands of native sessions as rows of the virtualized list", () => {

@@ -1,6 +1,6 @@
 // The sidebar as one flat list of rows (workspace heads, their sessions, transcript hits)
 // so it can be virtualized: thousands of sessions draw only the rows near the viewport.
-import type { LibrarySession, SearchHit, SessionInfo } from "../generated";
+import type { LibraryHit, LibrarySession, SearchHit, SessionInfo } from "../generated";
 
 export type SidebarRow =
   | { key: string; kind: "workspace"; workdir: string }
@@ -9,6 +9,7 @@ export type SidebarRow =
   | { key: string; kind: "label"; text: string }
   | { key: string; kind: "hits" }
   | { key: string; kind: "hit"; hit: SearchHit }
+  | { key: string; kind: "native-hit"; hit: LibraryHit }
   | { key: string; kind: "empty"; text: string };
 
 /**
@@ -16,12 +17,14 @@ export type SidebarRow =
  * native`): each under its workspace after Weft's sessions there, a workspace that only
  * they know getting a head of its own after the others; while searching only those
  * whose title, agent or folder matches show. One already a Weft session is not repeated.
+ * `nativeHits` (their transcripts' matches) follow Weft's transcript hits.
  */
 export function sidebarRows(
   groups: { workdir: string; sessions: SessionInfo[] }[],
   hits: SearchHit[],
   search: string,
   natives: LibrarySession[] = [],
+  nativeHits: LibraryHit[] = [],
 ): SidebarRow[] {
   const q = search.trim().toLowerCase();
   const searching = q !== "";
@@ -54,13 +57,15 @@ export function sidebarRows(
     rows.push({ key: "natives:unknown", kind: "label", text: "Folder unknown" });
     rows.push(...nativeRows(unknown));
   }
-  const listed = rows.length > 0;
-  if (!listed && !(searching && hits.length)) {
+  const theirs = searching ? nativeHits.filter((h) => !managed.has(h.sessionKey)) : [];
+  const anyHits = searching && (hits.length > 0 || theirs.length > 0);
+  if (rows.length === 0 && !anyHits) {
     rows.push({ key: "empty", kind: "empty", text: searching ? "No session matches." : "Open a workspace folder to start." });
   }
-  if (searching && hits.length) {
+  if (anyHits) {
     rows.push({ key: "hits", kind: "hits" });
     for (const hit of hits) rows.push({ key: `h:${hit.taskId}`, kind: "hit", hit });
+    theirs.forEach((hit, i) => rows.push({ key: `nh:${hit.sessionKey}:${i}`, kind: "native-hit", hit }));
   }
   return rows;
 }

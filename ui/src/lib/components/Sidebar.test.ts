@@ -90,6 +90,8 @@ describe("Sidebar selection", () => {
     const request = async (r: ClientRequest): Promise<unknown> => {
       asked.push(r);
       if (r.type === "listLibrary") return r.origin === "native" ? [native] : [];
+      if (r.type === "searchLibrary")
+        return [{ ...native, taskId: null, turn: 1, offset: 0, kind: "tool", snippet: "ran «parse_config»", at: 0 }];
       return { running: false, filesTotal: 1, filesDone: 1, bytesTotal: 1, bytesDone: 1, sweeps: 1 };
     };
     const library = new LibraryStore({ request } as unknown as Transport);
@@ -105,5 +107,12 @@ describe("Sidebar selection", () => {
     expect(asked.some((r) => r.type === "listLibrary" && r.origin === "native")).toBe(true);
     await fireEvent.click(row.querySelector("button")!);
     expect(opened).toEqual(["claude:n1"]);
+    // The sidebar's search finds it by a word of its transcript.
+    app.search = "parse_config";
+    const hit = await screen.findByTestId("native-search-hit");
+    expect(hit.querySelector("mark")?.textContent).toBe("parse_config");
+    expect(asked.some((r) => r.type === "searchLibrary" && r.query === "parse_config")).toBe(true);
+    await fireEvent.click(hit.querySelector("button")!);
+    expect(opened).toEqual(["claude:n1", "claude:n1"]);
   });
 });
