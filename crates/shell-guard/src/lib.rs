@@ -12,12 +12,14 @@
 //! [`classify`] gives a [`Report`]; [`rules`] holds the permission rules matched on
 //! the same parsed commands.
 
+mod git;
 mod judge;
 mod paths;
 pub mod policy;
 pub mod rules;
 mod walk;
 mod words;
+mod wrap;
 
 use std::path::{Path, PathBuf};
 

@@ -414,7 +414,7 @@ impl<'a> Walker<'a> {
             out.mark(v, r);
         }
         for (name, _) in &assigns {
-            if judge::risky_env(name) {
+            if crate::wrap::risky_env(name) {
                 out.mark(
                     Verdict::Unknown,
                     format!("sets {name}, which changes what a program runs"),
@@ -494,9 +494,9 @@ impl<'a> Walker<'a> {
         let args = &argv[1..];
         let arg_downloads = downloads.get(1..).unwrap_or(&[]);
 
-        if let Some(unwrapped) = judge::unwrap(&b, args) {
+        if let Some(unwrapped) = crate::wrap::unwrap(&b, args) {
             match unwrapped {
-                judge::Unwrap::Inner {
+                crate::wrap::Unwrap::Inner {
                     at,
                     note,
                     from_stdin,
@@ -516,7 +516,7 @@ impl<'a> Walker<'a> {
                     self.judge(&inner, &inner_dl, &inner_feed, depth, out, keys, wrapper);
                     return;
                 }
-                judge::Unwrap::Script { text, note } => {
+                crate::wrap::Unwrap::Script { text, note } => {
                     if let Some((v, r)) = note {
                         out.mark(v, r);
                     }
@@ -524,19 +524,19 @@ impl<'a> Walker<'a> {
                     self.line(&text, depth + 1);
                     return;
                 }
-                judge::Unwrap::Alone(v, r) => {
+                crate::wrap::Unwrap::Alone(v, r) => {
                     out.mark(v, r);
                     return;
                 }
             }
         }
 
-        if judge::is_shell(&b) || b == "eval" || b == "su" {
+        if crate::wrap::is_shell(&b) || b == "eval" || b == "su" {
             self.shell(&b, args, arg_downloads, feed, depth, out, wrapper);
             return;
         }
-        if judge::is_interpreter(&b) || b == "source" || b == "." {
-            judge::interpreter(&b, args, arg_downloads, feed.download, feed.decoded, out);
+        if crate::wrap::is_interpreter(&b) || b == "source" || b == "." {
+            crate::wrap::interpreter(&b, args, arg_downloads, feed.download, feed.decoded, out);
             return;
         }
         let jcx = self.jcx();
@@ -735,7 +735,7 @@ fn key(argv: &[Word]) -> Vec<String> {
         })
         .collect();
     if words.first().map(|p| base(p)) == Some("git") {
-        let rest = judge::git_subcommand_at(&argv[1..]);
+        let rest = crate::git::git_subcommand_at(&argv[1..]);
         let mut k = vec!["git".to_string()];
         k.extend(words[1 + rest..].iter().cloned());
         return k;
