@@ -1,7 +1,7 @@
 // The session library in the desktop app's sidebar: a Claude Code session of the user's
 // own (a recorded transcript scripts/e2e-app.sh seeds under the run's CLAUDE_CONFIG_DIR,
 // its folder the run's workspace) is listed under that workspace, marked as Claude's own;
-// the search finds it by a word of a tool result; its row opens the read-only
+// the sidebar's search finds it by its title and by a word of a tool result; its row opens the read-only
 // transcript; Continue sends a prompt on its key through the real `claude` (which resumes
 // it against the scripted Anthropic server); the usage dashboard draws.
 import assert from "node:assert/strict";
@@ -46,6 +46,16 @@ describe("Weft desktop app: the agents' own sessions", { skip: ready ? false : "
       input.dispatchEvent(new Event("input", { bubbles: true }));
     });
     await until(browser, async () => (await row()).isExisting(), "the native session back");
+    // ... and its transcript by a word of a tool result.
+    await search.setValue("hi-from-tool");
+    const hit = () => browser.$(`[data-testid="native-search-hit"][data-session-key="${KEY}"]`);
+    await until(browser, async () => (await hit()).isExisting(), "a sidebar search hit in the native session's transcript");
+    assert.match(await (await hit()).getText(), /hi-from-tool/);
+    await browser.execute(() => {
+      const input = document.querySelector('[data-testid="session-search"]');
+      input.value = "";
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
 
     // Its row opens the read-only transcript (the Library view's) on it.
     await (await (await row()).$("button")).click();
