@@ -99,7 +99,10 @@ mod tests {
         assert!(price_of("mock-model").is_none());
         assert!(price_of("gpt-50").is_none());
         let c = cost_of("gpt-5", 1_000_000, 200_000, 100_000).unwrap();
-        assert!((c - (0.8 * 1.25 + 0.2 * 0.125 + 0.1 * 10.0)).abs() < 1e-9, "{c}");
+        assert!(
+            (c - (0.8 * 1.25 + 0.2 * 0.125 + 0.1 * 10.0)).abs() < 1e-9,
+            "{c}"
+        );
         assert_eq!(cost_of("mock-model", 1, 0, 1), None);
     }
 }

@@ -230,7 +230,10 @@ async fn testing_a_key_account_says_its_endpoint_is_unreachable() {
 #[test]
 fn a_limit_event_is_folded_into_its_account_and_usage_into_its_day() {
     let f = fixture();
-    let a = f.accounts.add(key_request("claude", "setup-token", "t-1")).unwrap();
+    let a = f
+        .accounts
+        .add(key_request("claude", "setup-token", "t-1"))
+        .unwrap();
     let limit = |status: &str, used: f64| weft_protocol::DriverEvent::Limit {
         limit: weft_protocol::LimitWindow {
             window: "five_hour".into(),
@@ -243,7 +246,12 @@ fn a_limit_event_is_folded_into_its_account_and_usage_into_its_day() {
     f.accounts.observe(&a.id, &limit("allowed_warning", 80.0));
     f.accounts.observe(&a.id, &limit("rejected", 100.0));
     let got = f.accounts.get(&a.id).unwrap();
-    assert_eq!(got.limits.len(), 1, "one window, replaced: {:?}", got.limits);
+    assert_eq!(
+        got.limits.len(),
+        1,
+        "one window, replaced: {:?}",
+        got.limits
+    );
     assert_eq!(got.limits[0].status, "rejected");
     let snap = weft_protocol::UniversalSnapshot {
         updated_at: 1_796_083_200_000,
@@ -266,13 +274,19 @@ fn a_limit_event_is_folded_into_its_account_and_usage_into_its_day() {
     let days = f.accounts.usage(Some(&a.id)).unwrap();
     assert_eq!(days.len(), 1);
     assert_eq!(days[0].day, "2026-12-01");
-    assert_eq!((days[0].turns, days[0].unpriced_turns, days[0].input_tokens), (2, 1, 10));
+    assert_eq!(
+        (days[0].turns, days[0].unpriced_turns, days[0].input_tokens),
+        (2, 1, 10)
+    );
 }
 
 #[test]
 fn a_turn_without_a_reported_cost_is_priced_by_its_model_or_counted_unknown() {
     let f = fixture();
-    let a = f.accounts.add(key_request("codex", "api-key", "k")).unwrap();
+    let a = f
+        .accounts
+        .add(key_request("codex", "api-key", "k"))
+        .unwrap();
     let turn = |model: &str| weft_protocol::UniversalSnapshot {
         model: Some(model.into()),
         updated_at: 1_796_083_200_000,
