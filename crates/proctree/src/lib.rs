@@ -21,7 +21,7 @@ pub mod parent_death;
 pub use parent_death::die_with_parent;
 
 use nix::sys::signal::{kill, killpg, Signal};
-use nix::unistd::Pid;
+use nix::unistd::{getpgid, Pid};
 
 /// Every live descendant of `root` (children, their children, …), from `/proc`.
 pub fn descendants(root: u32) -> Vec<u32> {
@@ -71,12 +71,35 @@ pub fn kill_tree(leader: u32) {
         return;
     };
     let _ = killpg(group, Signal::SIGSTOP);
-    let stragglers = descendants(leader);
-    for p in stragglers.iter().filter_map(|p| pid(*p)) {
-        let _ = kill(p, Signal::SIGSTOP);
+    // Walk again until nothing new turns up: `/proc` is not read atomically, and a fork
+    // in flight when its parent was frozen still completes — its child, missed by the
+    // first walk, would outlive the kill (seen under load: a tool's `sleep` left behind).
+    let mut stopped: Vec<u32> = Vec::new();
+    for _ in 0..8 {
+        let fresh: Vec<u32> = descendants(leader)
+            .into_iter()
+            .filter(|p| !stopped.contains(p))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for p in fresh.iter().filter_map(|p| pid(*p)) {
+            let _ = kill(p, Signal::SIGSTOP);
+        }
+        stopped.extend(fresh);
     }
+    // A descendant that leads a group of its own (a tool started in a new session) takes
+    // its group with it, so a child that got into that group after the walk goes too.
+    let led: Vec<Pid> = stopped
+        .iter()
+        .filter_map(|p| pid(*p))
+        .filter(|p| getpgid(Some(*p)).is_ok_and(|g| g == *p))
+        .collect();
     let _ = killpg(group, Signal::SIGKILL);
-    for p in stragglers.iter().filter_map(|p| pid(*p)) {
+    for g in &led {
+        let _ = killpg(*g, Signal::SIGKILL);
+    }
+    for p in stopped.iter().filter_map(|p| pid(*p)) {
         let _ = kill(p, Signal::SIGKILL);
     }
 }
