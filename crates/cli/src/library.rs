@@ -331,9 +331,22 @@ pub(crate) async fn history(key: &str, json: bool) -> ExitCode {
         })
         .await;
     let native = native_history(&daemon, key).await;
-    // A session Weft adopted (Continue) has earlier turns only in the agent's file.
     let turns = match (managed, native) {
-        (Ok(m), Ok(n)) if n.len() > m.len() => n,
+        // A session Weft adopted (Continue) has its earlier turns only in the agent's
+        // file, and Weft's own turns in the store at once (the file is indexed again a
+        // moment later): the file's turns from before Weft's first, then Weft's.
+        (Ok(m), Ok(n)) if !n.is_empty() => match m.first().and_then(|t| t.started_at) {
+            Some(first) => {
+                let mut all: Vec<UniversalSnapshot> = n
+                    .into_iter()
+                    .filter(|t| t.started_at.is_none_or(|at| at < first))
+                    .collect();
+                all.extend(m);
+                all
+            }
+            None if m.is_empty() => n,
+            None => m,
+        },
         (Ok(m), _) => m,
         (Err(_), Ok(n)) => n,
         (Err(e), Err(_)) => return client::fail(&e),

@@ -246,7 +246,10 @@ fn main() -> ExitCode {
                 command: Some(agents::AgentsCommand::Install { name, version }),
                 ..
             } => agents::install(&name, version),
-            Command::Agents { command: None, json } => list::agents(json).await,
+            Command::Agents {
+                command: None,
+                json,
+            } => list::agents(json).await,
             Command::Check(args) => guard::check(args),
             Command::Sandbox(args) => guard::sandbox(args),
             Command::Accounts { command } => accounts::run(command).await,
