@@ -378,6 +378,18 @@ export class AppStore {
     if (account && this.accounts.forAgent(id).some((a) => a.id === account)) this.account = account;
   }
 
+  /** Whether the selected session is Weft's own agent's, whose turns can be undone. */
+  get canUndo(): boolean {
+    const view = this.selected;
+    return view !== null && view.key.startsWith(`${NATIVE_AGENT}:`) && !view.running;
+  }
+
+  /** Restores the files the selected native session's last turn changed (a turn of its own). */
+  async undo(): Promise<boolean> {
+    if (!this.canUndo) return false;
+    return this.send("/undo");
+  }
+
   /**
    * Sends the composer's text: a new session, a new turn, or, while a turn runs, a
    * steer or a queued prompt as `sendMode` says. Returns false when nothing was sent.
