@@ -6,7 +6,9 @@
 # which needs nightly). Each target starts from its corpus (tests/fuzz/corpus/<target>:
 # the drivers' recorded fixtures); new coverage goes to a scratch folder, and a crash is
 # copied into the corpus, where `cargo test -p weft-fuzz-targets` replays it from then on.
-# Prints executions and crashes per target; exits 1 if any target crashed.
+# FUZZ_SECONDS=N caps each target's run at N seconds as well (the executions reached are
+# what the table reports). Prints executions and crashes per target; exits 1 if any
+# target crashed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-100000}"
@@ -27,7 +29,7 @@ for t in "${TARGETS[@]}"; do
     start=$(date +%s)
     crashes=0
     if ! cargo +stable fuzz run --fuzz-dir fuzz --sanitizer none -O "$t" "$scratch/$t" "corpus/$t" -- \
-        -runs="$RUNS" -max_len=65536 -rss_limit_mb=2048 -artifact_prefix="$scratch/$t-" >"$log" 2>&1; then
+        -runs="$RUNS" ${FUZZ_SECONDS:+-max_total_time="$FUZZ_SECONDS"} -max_len=65536 -rss_limit_mb=2048 -artifact_prefix="$scratch/$t-" >"$log" 2>&1; then
         crashes=1
         failed=1
         for a in "$scratch/$t"-crash-* "$scratch/$t"-oom-* "$scratch/$t"-timeout-*; do
