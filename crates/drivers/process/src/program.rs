@@ -95,7 +95,11 @@ pub fn explicit_program(setting: &str, value: &str) -> Result<PathBuf, String> {
 /// The folder `weft agents install` installs agents into: `$WEFT_HOME/agents` (else
 /// `~/.weft/agents`), as the turn's environment `var` names it.
 pub fn installed_agents_dir(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty()).map(PathBuf::from);
+    let set = |name: &str| {
+        var(name)
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from)
+    };
     let home = set("WEFT_HOME").or_else(|| set("HOME").map(|h| h.join(".weft")))?;
     home.is_absolute().then(|| home.join("agents"))
 }
