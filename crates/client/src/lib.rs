@@ -68,6 +68,13 @@ pub enum ClientError {
     /// The daemon refused the hello.
     #[error("the Weft daemon refused this client: {0}")]
     Refused(WireError),
+    /// The socket took the connection but closed it before answering the hello: a
+    /// daemon on its way out (killed, its last threads still exiting).
+    #[error("the Weft daemon of {home} closed the connection before answering")]
+    Closing {
+        /// The home.
+        home: String,
+    },
     /// Starting a daemon failed.
     #[error("{0}")]
     Start(String),
@@ -103,11 +110,10 @@ pub fn hello_with_env(surface: &str) -> Hello {
     }
 }
 
+const GONE: &str = "the connection to the Weft daemon closed";
+
 fn gone() -> WireError {
-    WireError::new(
-        ErrorCode::Internal,
-        "the connection to the Weft daemon closed",
-    )
+    WireError::new(ErrorCode::Internal, GONE)
 }
 
 impl Client {
@@ -193,7 +199,15 @@ impl Client {
         client.welcome = client
             .call(ClientRequest::Hello(hello))
             .await
-            .map_err(ClientError::Refused)?;
+            .map_err(|e| {
+                if e.code == ErrorCode::Internal && e.message == GONE {
+                    ClientError::Closing {
+                        home: home.dir().display().to_string(),
+                    }
+                } else {
+                    ClientError::Refused(e)
+                }
+            })?;
         Ok((client, events))
     }
 

@@ -104,7 +104,7 @@ pub async fn connect_or_start(
 ) -> Result<Connected, ClientError> {
     let mut restarted = None;
     for attempt in 0..2 {
-        let (client, events) = match Client::connect(home, hello.clone()).await {
+        let (client, events) = match connect_settled(home, hello.clone()).await {
             Ok(c) => c,
             Err(ClientError::NotRunning { .. }) => {
                 let program = program.map(Path::to_path_buf).or_else(weft_binary).ok_or_else(|| {
@@ -152,6 +152,27 @@ pub async fn connect_or_start(
     Err(ClientError::Start(format!(
         "the Weft daemon did not restart for version {VERSION}"
     )))
+}
+
+/// How long a daemon on its way out may take to be gone.
+const SETTLE: Duration = Duration::from_secs(10);
+
+/// Connects, waiting out a daemon that is dying (it took the connection but closed it
+/// unanswered: killed, its last threads not yet exited): once it is gone, nothing runs
+/// and one is started, rather than the client failing on a daemon that no longer is.
+async fn connect_settled(
+    home: &Home,
+    hello: Hello,
+) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        match Client::connect(home, hello.clone()).await {
+            Err(ClientError::Closing { .. }) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// A connection, and whether a daemon of another version was restarted for it.
