@@ -213,7 +213,11 @@ async fn bash_runs_in_the_sandbox() {
     let (s, env) = one_bash(&cmd, "trusted").await;
     let dirs = Dirs::new();
     write(&dirs.work(), ".git/HEAD", "ref: refs/heads/main\n");
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    // The sandbox is under test, not the verdict: a target dir under the home (CI keeps
+    // it in ~/.cache) makes the write outside dangerous, which asks even when trusted.
+    let sink = TestSink::new();
+    answer(&sink, permission::ALLOW);
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
     assert!(r.ok);
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
     assert!(dirs.work().join("inside.txt").exists(), "{result}");
