@@ -79,6 +79,8 @@ pub const RESUME_PROMPT: &str = "Remember the word weft-conformance-otter.";
 pub const RESUME_FIRST: &str = "Noted.";
 /// [`Behaviour::Resume`]: every later request's reply.
 pub const RESUME_SECOND: &str = "The word was otter.";
+/// What the resumed session is asked.
+pub const RESUMED_PROMPT: &str = "What was the word?";
 /// [`Behaviour::Plan`]: the plan's steps, in order.
 pub const PLAN_STEPS: [&str; 2] = ["Read the code", "Write the fix"];
 /// [`Behaviour::Plan`]: the reply once the plan is made.
@@ -415,7 +417,7 @@ pub async fn resume_in_new_process(h: &dyn Harness) {
     let second_loom = open_loom(w.state.path(), h.driver(), &w.env);
     let accepted = second_loom
         .prompt(PromptRequest {
-            prompt: "What was the word?".into(),
+            prompt: RESUMED_PROMPT.into(),
             session_key: Some(key.clone()),
             ..Default::default()
         })
@@ -448,10 +450,13 @@ pub async fn resume_in_new_process(h: &dyn Harness) {
         "text: {:?}",
         second.text
     );
-    let last = w.model.requests().pop().unwrap_or_default();
+    // The request that carried the new prompt, not merely the last one: an agent may
+    // make its own calls after the turn (Hermes, now and then).
+    let requests = w.model.requests();
+    let resumed = requests.iter().rev().find(|r| r.contains(RESUMED_PROMPT));
     assert!(
-        last.contains("weft-conformance-otter"),
-        "the resumed request lacks the first turn"
+        resumed.is_some_and(|r| r.contains("weft-conformance-otter")),
+        "the resumed request lacks the first turn: {resumed:?}"
     );
     w.close().await;
 }

@@ -346,6 +346,13 @@ pub const HERMES: ChatAgent = ChatAgent {
             "Hermes 0.19.0 runs ordinary shell commands without asking over ACP (its \
              modes govern file edits only)",
         ),
+        // Seen in 2 of about 8 runs on this machine: the session loaded in a new process
+        // answered, but its request to the model carried none of the earlier turn. Not
+        // proven either way until the cause is known, so not claimed.
+        Behaviour::Resume => Some(
+            "Hermes 0.19.0 resumed in a new process sometimes sends the model none of the \
+             earlier turns (2 of ~8 runs); not proven",
+        ),
         _ => None,
     },
     deny_ends_turn: None,
