@@ -68,6 +68,11 @@ mkdir -p "$RUN_DIR/claude/projects/-work"
 cp "$ROOT/crates/library/tests/fixtures/claude_session.jsonl" \
     "$RUN_DIR/claude/projects/-work/2beba834-ea9e-4d74-9e9f-b4a9f23cf57b.jsonl"
 export CLAUDE_CONFIG_DIR="$RUN_DIR/claude"
+# The other agents' homes are the run's own too: the library would otherwise index the
+# machine's (thousands of codex rollouts on a build box push the test's session out of
+# the list).
+mkdir -p "$RUN_DIR/codex" "$RUN_DIR/gemini"
+export CODEX_HOME="$RUN_DIR/codex" GEMINI_CLI_HOME="$RUN_DIR/gemini"
 
 "$WEFT_BIN" serve --listen 127.0.0.1:0 >"$RUN_DIR/serve.out" 2>"$RUN_DIR/serve.log" &
 SERVE_PID=$!

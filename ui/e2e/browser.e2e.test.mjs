@@ -163,8 +163,12 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
   it("lists the user's own Claude session in the Library, finds it by a word of a reply, opens its turns, draws usage", async () => {
     await byTestId("library-open").click();
     const row = page.locator('[data-testid="library-row"][data-session="claude:2beba834-ea9e-4d74-9e9f-b4a9f23cf57b"]');
-    await until(async () => (await row.count()) === 1, "the native session in the library");
-    assert.equal(await row.getAttribute("data-origin"), "native");
+    // The list is drawn again as the first index reports progress: read the row in the
+    // same check that finds it, not after (it may have been replaced in between).
+    await until(
+      async () => (await row.count()) === 1 && (await row.getAttribute("data-origin", { timeout: 1000 })) === "native",
+      "the native session in the library",
+    );
     await byTestId("library-search").fill("hi-from-tool");
     await until(async () => (await byTestId("library-hit").count()) >= 1, "a search hit");
     assert.match(await byTestId("library-hits").textContent(), /«hi-from-tool»/);
