@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Wall time of the same scripted Claude turn through `weft run --agent claude` and
 # through `claude -p` directly, both against the testkit's scripted Anthropic server on
-# loopback (a 200-delta streamed reply). Prints the medians and their ratio.
-#   scripts/bench-claude.sh [RUNS]      (default 10; release builds of weft and the server)
+# loopback (a streamed reply of DELTAS deltas of 16 characters, default 200), the two
+# alternating, each run a fresh process. Prints the medians and their ratio.
+#   scripts/bench-claude.sh [RUNS] [DELTAS]   (default 10 and 200; release builds)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-10}"
+DELTAS="${2:-200}"
 # shellcheck source=lib/scripted-claude.sh
 source "$ROOT/scripts/lib/scripted-claude.sh"
-scripted_claude 200
+scripted_claude "$DELTAS"
 
 now() { date +%s%N; }
 direct() { "$CLAUDE" -p --output-format stream-json --verbose --include-partial-messages \
@@ -23,7 +25,7 @@ for _ in $(seq "$RUNS"); do
 done
 median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
 md=$(median "$TMP/direct"); mw=$(median "$TMP/weft")
-echo "runs: $RUNS (each a fresh process, one 200-delta streamed turn)"
+echo "runs: $RUNS (each a fresh process, one $DELTAS-delta streamed turn)"
 echo "claude -p direct:        median ${md} ms  (all: $(sort -n "$TMP/direct" | tr '\n' ' '))"
 echo "weft run --agent claude: median ${mw} ms  (all: $(sort -n "$TMP/weft" | tr '\n' ' '))"
 awk -v w="$mw" -v d="$md" 'BEGIN { printf "ratio weft/direct: %.3f\n", w / d }'

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Wall time of the same scripted Codex turn through `weft run --agent codex` (codex
-# app-server over JSON-RPC, driven by the kernel) and through `codex exec --json`
-# directly, both against the testkit's scripted Responses server on loopback (a
-# 200-delta streamed reply), each run a fresh process. Prints the medians and their
-# ratio.
-#   scripts/bench-codex.sh [RUNS]      (default 10; release builds of weft and the server)
+# app-server over JSON-RPC, driven by the kernel), through `codex exec --json` directly,
+# and through `codex app-server` alone (scripts/lib/codex-app-server-turn.py: the same
+# handshake and overrides as Weft's driver, every line read and dropped), all against
+# the testkit's scripted Responses server on loopback (a streamed reply of DELTAS deltas
+# of 16 characters, default 200), alternating, each run a fresh process. Prints the
+# medians and the ratios. `codex exec --json` prints no deltas at all (only the finished
+# message), so the app-server alone — which writes a JSON-RPC notification per delta —
+# is the agent-alone figure for what Weft drives.
+#   scripts/bench-codex.sh [RUNS] [DELTAS]   (default 10 and 200; release builds)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-10}"
+DELTAS="${2:-200}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 cd "$ROOT"
 cargo build -q --release -p weft-cli --bin weft
@@ -25,7 +30,7 @@ cleanup() {
     rm -rf "$TMP"
 }
 trap cleanup EXIT
-"$SERVER" 200 >"$TMP/srv.out" &
+"$SERVER" "$DELTAS" >"$TMP/srv.out" &
 SRV_PID=$!
 for _ in $(seq 100); do [ -s "$TMP/srv.out" ] && break; sleep 0.05; done
 URL="$(head -1 "$TMP/srv.out")"
@@ -43,16 +48,21 @@ direct() { "$CODEX" exec --json --skip-git-repo-check -s danger-full-access \
     -c model_providers.weft.base_url="\"$URL\"" -c model_providers.weft.wire_api='"responses"' \
     -c model_providers.weft.env_key='"BENCH_KEY"' "say the words" </dev/null >/dev/null 2>&1; }
 weft() { "$WEFT" run --agent codex "say the words" </dev/null >/dev/null 2>&1; }
+app() { python3 "$ROOT/scripts/lib/codex-app-server-turn.py" "$CODEX" "$URL" BENCH_KEY \
+    "say the words" </dev/null >/dev/null 2>&1; }
 
-direct; weft   # warm caches
-: >"$TMP/direct"; : >"$TMP/weft"
+direct; app; weft   # warm caches
+: >"$TMP/direct"; : >"$TMP/app"; : >"$TMP/weft"
 for _ in $(seq "$RUNS"); do
     t=$(now); direct; echo $(( ($(now) - t) / 1000000 )) >>"$TMP/direct"
+    t=$(now); app; echo $(( ($(now) - t) / 1000000 )) >>"$TMP/app"
     t=$(now); weft; echo $(( ($(now) - t) / 1000000 )) >>"$TMP/weft"
 done
 median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
-md=$(median "$TMP/direct"); mw=$(median "$TMP/weft")
-echo "runs: $RUNS (each a fresh process, one 200-delta streamed turn)"
+md=$(median "$TMP/direct"); ma=$(median "$TMP/app"); mw=$(median "$TMP/weft")
+echo "runs: $RUNS (each a fresh process, one $DELTAS-delta streamed turn)"
 echo "codex exec --json direct: median ${md} ms  (all: $(sort -n "$TMP/direct" | tr '\n' ' '))"
+echo "codex app-server alone:   median ${ma} ms  (all: $(sort -n "$TMP/app" | tr '\n' ' '))"
 echo "weft run --agent codex:   median ${mw} ms  (all: $(sort -n "$TMP/weft" | tr '\n' ' '))"
+awk -v w="$mw" -v a="$ma" 'BEGIN { printf "ratio weft/app-server: %.3f\n", w / a }'
 awk -v w="$mw" -v d="$md" 'BEGIN { printf "ratio weft/direct: %.3f\n", w / d }'

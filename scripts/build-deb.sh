@@ -19,6 +19,8 @@ npm --prefix ui run build --silent
 rm -rf "$ROOT/target/deb-stage"
 mkdir -p "$ROOT/target/deb-stage"
 cp "$TARGET/release/weft" "$ROOT/target/deb-stage/weft"
+# The Landlock sandbox's helper, where `weft` looks for it: beside it (/usr/bin).
+cp "$TARGET/release/weft-sandbox-exec" "$ROOT/target/deb-stage/weft-sandbox-exec"
 cp -r "$ROOT/ui/dist" "$ROOT/target/deb-stage/ui"
 # The Tauri CLI finds src-tauri/ from the repository root and runs beforeBuildCommand
 # (`npm run build`) in ui/, where it found its own npm package.

@@ -69,6 +69,34 @@ printf '[Default Applications]\nx-scheme-handler/http=weft-e2e-open.desktop\nx-s
     > "$RUN_DIR/xdg-config/mimeapps.list"
 OPEN_ENV=(XDG_CONFIG_HOME="$RUN_DIR/xdg-config" XDG_DATA_HOME="$RUN_DIR/xdg-data" WEFT_OPEN_WITH="$RUN_DIR/record-open.sh file")
 
+# An npm stand-in for the Agents view's Install (no registry here): it lays out what
+# `npm install --prefix DIR PACKAGE@VERSION` would, a package whose bin prints its
+# version: ui/e2e/agents.e2e.test.mjs.
+mkdir -p "$RUN_DIR/npm"
+cat > "$RUN_DIR/npm/npm" <<'NPM'
+#!/bin/sh
+prefix=""; spec=""
+while [ $# -gt 0 ]; do
+    case "$1" in --prefix) prefix="$2"; shift ;; -*) ;; *) spec="$1" ;; esac
+    shift
+done
+pkg="${spec%@*}"; version="${spec##*@}"
+case "$pkg" in
+    @google/gemini-cli) bin=gemini ;; @openai/codex) bin=codex ;;
+    @anthropic-ai/claude-code) bin=claude ;; *) bin=claude-agent-acp ;;
+esac
+echo "npm stand-in: installing $spec into $prefix"
+mkdir -p "$prefix/node_modules/$pkg/dist" "$prefix/node_modules/.bin"
+printf '{"name":"%s","version":"%s"}\n' "$pkg" "$version" > "$prefix/node_modules/$pkg/package.json"
+printf '#!/bin/sh\necho %s\n' "$version" > "$prefix/node_modules/$pkg/dist/index.js"
+chmod +x "$prefix/node_modules/$pkg/dist/index.js"
+ln -sf "../$pkg/dist/index.js" "$prefix/node_modules/.bin/$bin"
+echo "added 1 package in 0.1s"
+NPM
+chmod +x "$RUN_DIR/npm/npm"
+OPEN_ENV+=(WEFT_NPM_BIN="$RUN_DIR/npm/npm")
+export WEFT_E2E_NPM=1
+
 free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 free_display() {
     for n in $(seq 90 140); do

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh [RUNS] [TARGET...]: coverage-guided fuzzing of every parser Weft feeds
 # untrusted bytes to (tests/fuzz: claude_lines codex_lines gemini_lines acp_lines
-# line_reader patch frames), RUNS executions each (default 100000), with cargo-fuzz on
+# line_reader patch frames library_files shell patch_ts), RUNS executions each (default
+# 100000), with cargo-fuzz on
 # the stable toolchain (--sanitizer none: libFuzzer's coverage guidance without ASan,
 # which needs nightly). Each target starts from its corpus (tests/fuzz/corpus/<target>:
-# the drivers' recorded fixtures); new coverage goes to a scratch folder, and a crash is
+# the recorded fixtures); new coverage goes to a scratch folder, and a crash is
 # copied into the corpus, where `cargo test -p weft-fuzz-targets` replays it from then on.
 # FUZZ_SECONDS=N caps each target's run at N seconds as well (the executions reached are
 # what the table reports). Prints executions and crashes per target; exits 1 if any
-# target crashed.
+# target crashed. patch_ts runs the UI's TypeScript applier under node (one process
+# per fuzzer, fed JSON lines): it needs `npm ci` in ui/ first.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-100000}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(claude_lines codex_lines gemini_lines acp_lines line_reader patch frames)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(claude_lines codex_lines gemini_lines acp_lines line_reader patch frames library_files shell patch_ts)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/fuzz"
 cd "$ROOT/tests/fuzz"
@@ -37,8 +39,9 @@ for t in "${TARGETS[@]}"; do
         done
         tail -20 "$log" >&2
     fi
-    execs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -1)
-    [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tr -d '#' | tail -1)
+    # A crashed run has no "Done" line (and grep's no-match must not end the script).
+    execs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -1 || true)
+    [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tr -d '#' | tail -1 || true)
     printf '| %s | %s | %s | %s | %s |\n' "$t" "${execs:-0}" "$crashes" "$(ls "corpus/$t" | wc -l)" "$(( $(date +%s) - start ))"
 done
 exit "$failed"

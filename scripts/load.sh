@@ -10,5 +10,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export PATH="$ROOT/.tools/agents/node_modules/.bin:$PATH"
-cargo build --quiet -p weft-cli --bin weft -p weft-faults
+# Two builds: `--bin weft` would also restrict weft-faults to a bin named weft (it has
+# none), leaving a stale weft-load in place.
+cargo build --quiet -p weft-cli --bin weft
+cargo build --quiet -p weft-faults --bins
 exec "$CARGO_TARGET_DIR/debug/weft-load" "$@"

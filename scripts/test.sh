@@ -31,6 +31,14 @@ step setup
 step "cargo fmt"
 cargo fmt --all -- --check
 
+step "cargo deny (licences, bans, sources)"
+# Offline: advisories need the RustSec database, which this network does not reach.
+# `--offline` reads the crates from cargo's own cache, which a fresh machine has not
+# filled yet: fetch them first (a no-op once they are there).
+cargo fetch --locked
+command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --locked
+cargo deny --offline check licenses bans sources
+
 step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

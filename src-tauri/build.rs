@@ -13,6 +13,7 @@ fn main() {
         "open_log",
         "open_path",
         "save_window_size",
+        "export_session",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -41,5 +41,7 @@ export default defineConfig({
     globals: true,
     include: ["src/**/*.test.ts"],
     setupFiles: ["src/test-setup.ts"],
+    // Beside waitFor's longer bound (src/test-setup.ts): a loaded machine, not a slow test.
+    testTimeout: 30000,
   },
 });

@@ -74,6 +74,7 @@ impl AgentDriver for ManyTools {
                 status: ToolStatus::Running,
                 kind,
                 parent_id: None,
+                changes: Vec::new(),
             };
             ctx.emit(DriverEvent::Tool { call: call.clone() });
             call.status = if i % 50 == 49 {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
-use weft_protocol::{ClientRequest, ErrorCode, Welcome, WireError};
+use weft_protocol::{ClientRequest, ErrorCode, ExportFormat, Welcome, WireError};
 
 use crate::link::Link;
 use crate::{workspaces, AppConfig};
@@ -36,6 +36,62 @@ pub async fn weft_request(
     request: ClientRequest,
 ) -> Reply<Value> {
     link.request(&app, request).await
+}
+
+/// The Library's Export: the daemon renders the session (`exportSession`), the user
+/// picks where it goes in the dialog plugin's save dialog, and the shell writes it
+/// there (0644). Answers the path written, or none when the user cancelled.
+///
+/// Why here and not the dialog's `save()` in the window plus a write: the path never
+/// comes from the window, so the window (whatever script runs in it) can have a
+/// session written only where the user chose in a dialog; it gets no file-writing
+/// command, no `dialog:allow-save`, and the daemon's verb takes no path (over the
+/// socket the window's requests reach, a path would be trusted as the owner's).
+#[tauri::command]
+pub async fn export_session(
+    app: AppHandle,
+    link: State<'_, Arc<Link>>,
+    session_key: String,
+    format: ExportFormat,
+) -> Reply<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    let request = ClientRequest::ExportSession {
+        session_key: session_key.clone(),
+        format,
+    };
+    let text = match link.request(&app, request).await? {
+        Value::String(t) => t,
+        other => {
+            return Err(WireError::new(
+                ErrorCode::Internal,
+                format!("the daemon's export is not text: {other}"),
+            ))
+        }
+    };
+    let (name, ext, kind) = crate::export::file_name(&session_key, format);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title("Export the session")
+        .set_file_name(name)
+        .add_filter(kind, &[ext])
+        .save_file(move |picked| {
+            let _ = tx.send(picked);
+        });
+    let Some(picked) = rx.await.ok().flatten() else {
+        return Ok(None);
+    };
+    let path = picked
+        .into_path()
+        .map_err(|e| WireError::new(ErrorCode::BadRequest, format!("that path: {e}")))?;
+    crate::export::write(&path, &text).map_err(|e| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("writing {}: {e}", path.display()),
+        )
+    })?;
+    tracing::info!(path = %path.display(), "exported a session");
+    Ok(Some(path.display().to_string()))
 }
 
 /// Quit from the menu: stop the daemon (every turn and terminal ends), then exit.

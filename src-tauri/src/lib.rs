@@ -15,6 +15,7 @@
 //! listed in build.rs and granted in capabilities/main.json.
 
 pub mod commands;
+pub mod export;
 pub mod forward;
 pub mod link;
 pub mod logging;
@@ -156,6 +157,7 @@ pub fn run() -> anyhow::Result<()> {
             commands::open_log,
             commands::open_path,
             commands::save_window_size,
+            commands::export_session,
         ])
         .setup(move |app| {
             if let (Some((w, h)), Some(window)) = (

@@ -17,8 +17,9 @@ const ready = process.env.WEFT_E2E_CLAUDE === "1" && process.env.WEFT_E2E_KEYRIN
  * kept. `headers` are added to each reply (the API's rate-limit headers, from which
  * claude on a subscription token makes its `rate_limit_event`).
  */
-function anthropic(reply, headers = {}) {
+function anthropic(reply, headers = {}, status = 200) {
   const keys = [];
+  const prompts = [];
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
@@ -28,6 +29,12 @@ function anthropic(reply, headers = {}) {
         return;
       }
       keys.push(req.headers["x-api-key"] ?? req.headers.authorization ?? null);
+      prompts.push(body);
+      if (status !== 200) {
+        res.writeHead(status, { "content-type": "application/json", ...headers });
+        res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "rate limited" } }));
+        return;
+      }
       let stream = false;
       try {
         stream = JSON.parse(body).stream === true;
@@ -51,13 +58,16 @@ function anthropic(reply, headers = {}) {
       res.end();
     });
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, keys, url: `http://127.0.0.1:${server.address().port}` })));
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, keys, prompts, url: `http://127.0.0.1:${server.address().port}` })));
 }
 
 describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or no keyring" }, () => {
   let browser;
   let endpoint;
   let limited;
+  let spent;
+  /** The api-key account the first test adds (on `endpoint`). */
+  let keyAccount;
   before(async () => {
     endpoint = await anthropic("Hello from the account's endpoint.");
     const reset = String(Math.floor(Date.now() / 1000) + 2 * 3600);
@@ -69,12 +79,24 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
       "anthropic-ratelimit-unified-5h-utilization": "0.91",
       "anthropic-ratelimit-unified-5h-reset": reset,
     });
+    // A subscription whose five-hour window is used up: every call is refused (429) with
+    // the API's headers saying so, from which the real claude makes a rejected
+    // rate_limit_event.
+    spent = await anthropic("never", {
+      "anthropic-ratelimit-unified-status": "rejected",
+      "anthropic-ratelimit-unified-reset": reset,
+      "anthropic-ratelimit-unified-representative-claim": "five_hour",
+      "anthropic-ratelimit-unified-5h-status": "rejected",
+      "anthropic-ratelimit-unified-5h-utilization": "1.0",
+      "anthropic-ratelimit-unified-5h-reset": reset,
+    }, 429);
     browser = await launch();
   });
   after(async () => {
     if (browser) await browser.deleteSession().catch(() => {});
     endpoint?.server.close();
     limited?.server.close();
+    spent?.server.close();
   });
 
   it("adds an api-key account in the Accounts view, picks it for a session, and the endpoint sees its key", async () => {
@@ -111,6 +133,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
       () => [...document.querySelectorAll('[data-testid="account-picker"] option')].find((o) => o.textContent?.startsWith("e2e key"))?.value ?? "",
     );
     assert.match(id, /^acct-/);
+    keyAccount = id;
     await accountPicker.selectByAttribute("value", id);
     await send(browser, "hello on my account");
     await until(browser, async () => (await lastTurnText(browser)).includes("Hello from the account's endpoint."), "the reply from the account's endpoint", 90000);
@@ -119,6 +142,20 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     assert.ok(endpoint.keys.every((k) => k === secret), `every call carried the account's key: ${JSON.stringify(endpoint.keys.map((k) => k === secret))}`);
     await until(browser, async () => (await (await byTestId(browser, "session-account")).getText()) === "e2e key", "the session header to show the account");
     await screenshot(browser, "31-session-on-account-light");
+
+    // The turn's usage, rolled up for the account and the day, in the Accounts view.
+    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
+    const today = new Date().toISOString().slice(0, 10);
+    await until(
+      browser,
+      async () => {
+        const day = await browser.$(`[data-testid="account-row"][data-account="${id}"] [data-testid="account-usage-day"]`);
+        return (await day.isExisting()) && new RegExp(`^${today} · 1 turn · [\\d,]+ in · [\\d,]+ out`).test(await browser.execute((el) => el.textContent ?? "", day));
+      },
+      "the account's usage of today",
+    );
+    await (await byTestId(browser, "accounts-close")).click();
   });
 
   it("shows a Claude account's limit window after its rate_limit_event", async () => {
@@ -160,5 +197,43 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     );
     await screenshot(browser, "32-account-limits-light");
     await (await byTestId(browser, "accounts-close")).click();
+  });
+
+  it("offers to switch accounts and continue when a session's account hit its limit", async () => {
+    assert.ok(keyAccount, "the first test's api-key account");
+    const token = `sk-ant-oat01-e2e-${randomBytes(8).toString("hex")}`;
+    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
+    await (await byTestId(browser, "account-agent")).selectByAttribute("value", "claude");
+    await (await byTestId(browser, "account-kind")).selectByAttribute("value", "setup-token");
+    await (await byTestId(browser, "account-label-input")).setValue("e2e spent");
+    await (await byTestId(browser, "account-base-url")).setValue(spent.url);
+    await (await byTestId(browser, "account-env")).setValue("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\nCLAUDE_CODE_MAX_RETRIES=0\nIS_SANDBOX=1");
+    await (await byTestId(browser, "account-secret")).setValue(token);
+    await (await byTestId(browser, "account-add-submit")).click();
+    await until(browser, async () => (await (await byTestId(browser, "account-added")).getText()).includes("e2e spent"), "the spent account added");
+    const spentId = (await (await byTestId(browser, "account-added")).getText()).match(/\((acct-[^)]+)\)/)?.[1];
+    await (await byTestId(browser, "accounts-close")).click();
+
+    await (await byTestId(browser, "new-session")).click();
+    await (await byTestId(browser, "agent-picker")).selectByAttribute("data-agent", "claude");
+    const accountPicker = await byTestId(browser, "account-picker");
+    await accountPicker.waitForDisplayed({ timeout: 30000 });
+    await accountPicker.selectByAttribute("value", spentId);
+    await send(browser, "continue-me-elsewhere");
+    const notice = await byTestId(browser, "limit-notice");
+    await until(browser, async () => notice.isExisting(), "the limit notice", 90000);
+    assert.match(await (await byTestId(browser, "limit-notice-window")).getText(), /^five_hour (\d+% )?\(rejected\) · resets in 2h$/);
+    assert.ok(spent.keys.length > 0 && spent.keys.every((k) => k === `Bearer ${token}`), "the spent account's calls carried its token");
+    await screenshot(browser, "35-limit-notice-light");
+
+    await (await byTestId(browser, "limit-switch-account")).selectByAttribute("value", keyAccount);
+    const before = endpoint.prompts.length;
+    await (await byTestId(browser, "limit-switch")).click();
+    // The cut-short prompt runs again on the other account, in the same Weft session.
+    await until(browser, async () => (await lastTurnText(browser)).includes("Hello from the account's endpoint."), "the reply on the other account", 90000);
+    assert.ok(endpoint.prompts.slice(before).some((b) => b.includes("continue-me-elsewhere")), "the other account's endpoint got the prompt again");
+    await until(browser, async () => (await (await byTestId(browser, "session-account")).getText()) === "e2e key", "the header to show the new account");
+    await until(browser, async () => !(await notice.isExisting()), "the notice to go with the new turn");
   });
 });

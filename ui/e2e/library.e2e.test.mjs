@@ -3,7 +3,8 @@
 // its folder the run's workspace) is listed under that workspace, marked as Claude's own;
 // the sidebar's search finds it by its title and by a word of a tool result; its row opens the read-only
 // transcript; Continue sends a prompt on its key through the real `claude` (which resumes
-// it against the scripted Anthropic server); the usage dashboard draws.
+// it against the scripted Anthropic server); Fork here on its first turn gives a session
+// whose first request carries that turn only; the usage dashboard draws.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { allByTestId, byTestId, lastTurnText, launch, screenshot, until } from "./harness.mjs";
@@ -66,6 +67,27 @@ describe("Weft desktop app: the agents' own sessions", { skip: ready ? false : "
     await until(browser, async () => (await browser.$(`[data-testid="library-hit"][data-session="${KEY}"]`)).isExisting(), "a search hit on it");
     await screenshot(browser, "library-native-transcript");
 
+    // Fork here, on turn one: the fork opens in the library (only what it keeps), and its
+    // first prompt has claude fork the conversation itself (--resume … --fork-session
+    // --resume-session-at): the scripted server sees turn one and nothing after it.
+    await (await allByTestId(browser, "library-fork-at"))[0].click();
+    await until(
+      browser,
+      async () =>
+        (await allByTestId(browser, "library-turn")).length <= 1 && (await (await byTestId(browser, "library-continue-input")).isExisting()),
+      "the fork open in the library",
+    );
+    const forkInput = await byTestId(browser, "library-continue-input");
+    await forkInput.setValue("continue the fork: what came before?");
+    await (await byTestId(browser, "library-continue")).click();
+    await until(browser, async () => !(await (await byTestId(browser, "library-view")).isExisting()), "the library to close");
+    await until(browser, async () => (await lastTurnText(browser)).includes("Forked after turn one."), "claude's reply in the fork", 120000);
+    // The parent stays the user's own session, in the sidebar beside its fork.
+    assert.equal(await (await row()).isExisting(), true, "the forked session still listed");
+    await screenshot(browser, "library-fork");
+    await (await (await row()).$("button")).click();
+    await until(browser, async () => (await allByTestId(browser, "library-turn")).length === 3, "the parent's three turns again");
+
     // Continue: a prompt on the native key; claude resumes the conversation.
     const input = await byTestId(browser, "library-continue-input");
     await input.setValue("carry on from the native session");
@@ -85,6 +107,8 @@ describe("Weft desktop app: the agents' own sessions", { skip: ready ? false : "
     await (await byTestId(browser, "library-tab-usage")).click();
     await until(browser, async () => (await (await byTestId(browser, "usage-chart")).getAttribute("data-drawn")) === "true", "the usage chart");
     await until(browser, async () => (await allByTestId(browser, "usage-row")).length >= 1, "a usage row");
+    // The Claude session was just continued: its 5-hour billing block is the active one.
+    await until(browser, async () => (await allByTestId(browser, "usage-block-active")).length === 1, "the active billing block");
     await screenshot(browser, "library-usage");
     await (await byTestId(browser, "library-close")).click();
   });

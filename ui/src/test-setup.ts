@@ -18,3 +18,9 @@ if (!window.matchMedia) {
   })) as unknown as typeof window.matchMedia;
 }
 Element.prototype.scrollTo ??= function () {};
+
+// waitFor's default 1 s is shorter than a lazily imported pane (xterm) takes to load
+// while the machine also builds: App.test.ts's terminal test failed that way at a load
+// average of 20. A longer bound costs nothing when the condition holds sooner.
+import { configure } from "@testing-library/svelte";
+configure({ asyncUtilTimeout: 10000 });

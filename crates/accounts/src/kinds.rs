@@ -17,6 +17,8 @@
 //! | gemini | `login`       | `GEMINI_CLI_HOME=<WEFT_HOME>/homes/gemini/<id>` |
 //! | gemini | `api-key`, `endpoint` | `GEMINI_API_KEY` (+ `GOOGLE_GEMINI_BASE_URL`) |
 //! | gemini | `vertex`      | `GOOGLE_GENAI_USE_VERTEXAI=true` (+ `GOOGLE_API_KEY`) |
+//! | native | `endpoint`    | `WEFT_NATIVE_PROTOCOL`, `WEFT_NATIVE_BASE_URL`, `WEFT_NATIVE_MODEL` (the first model), `WEFT_NATIVE_API_KEY`, `WEFT_NATIVE_ACCOUNT` |
+//! | any ACP agent | `env`  | its public `env`, and the secret in the variable `secret_var` names |
 //!
 //! Claude always gets `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1`, so the Bash tool, hooks and
 //! MCP servers it starts do not inherit the credential. Key kinds keep the config
@@ -93,10 +95,47 @@ pub const AGENTS: &[(&str, &[&str])] = &[
     ),
     ("codex", &["login", "api-key", "endpoint"]),
     ("gemini", &["login", "api-key", "endpoint", "vertex"]),
+    ("native", &["endpoint"]),
 ];
+
+/// Agents whose turns run in-process or are Weft's own: no `env` account for them.
+const NOT_ACP: &[&str] = &["claude", "codex", "gemini", "native", "echo"];
+
+/// The kind every ACP agent (Hermes, Kimi, Qwen, one from `acp.json`, …) takes: named
+/// variables, public ones in `env` and at most one secret in `secret_var`.
+const ENV: KindRules = KindRules {
+    login: false,
+    secret: Need::Optional,
+    base_url: Need::No,
+};
+
+/// The native agent's `endpoint`: a base URL and protocol, a key when the server wants
+/// one (a local server may not).
+const NATIVE_ENDPOINT: KindRules = KindRules {
+    login: false,
+    secret: Need::Optional,
+    base_url: Need::Required,
+};
+
+/// A name an ACP agent goes by (its id in Weft).
+fn agent_id(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
 
 /// The rules of `agent`'s `kind`, or why there are none.
 pub fn rules(agent: &str, kind: &str) -> Result<KindRules, String> {
+    if !NOT_ACP.contains(&agent) && agent_id(agent) {
+        return match kind {
+            "env" => Ok(ENV),
+            _ => Err(format!(
+                "`{kind}` is not a kind of `{agent}` account; an ACP agent's account is `env` \
+                 (named variables: --env NAME=VALUE, and --secret-var NAME for its secret)"
+            )),
+        };
+    }
     let Some((_, kinds)) = AGENTS.iter().find(|(a, _)| *a == agent) else {
         let known: Vec<&str> = AGENTS.iter().map(|(a, _)| *a).collect();
         return Err(format!(
@@ -111,6 +150,7 @@ pub fn rules(agent: &str, kind: &str) -> Result<KindRules, String> {
         ));
     }
     Ok(match (agent, kind) {
+        ("native", _) => NATIVE_ENDPOINT,
         (_, "login") => LOGIN,
         ("claude", "gateway") | (_, "endpoint") => ENDPOINT,
         ("claude", "bedrock") | (_, "vertex") => CLOUD,
@@ -238,6 +278,31 @@ pub fn inject(
                 _ => {}
             }
         }
+        ("native", _) => {
+            // The native driver reads its endpoint from these (crates/drivers/native
+            // config.rs); WEFT_NATIVE_ACCOUNT makes them win over providers.json.
+            set("WEFT_NATIVE_ACCOUNT", &account.id);
+            if let Some(p) = &account.protocol {
+                set("WEFT_NATIVE_PROTOCOL", p);
+            }
+            if let Some(b) = base {
+                set("WEFT_NATIVE_BASE_URL", b);
+            }
+            if let Some(m) = account.models.first() {
+                set("WEFT_NATIVE_MODEL", m);
+            }
+            if !account.models.is_empty() {
+                set("WEFT_NATIVE_MODELS", &account.models.join(","));
+            }
+            if let Some(k) = key {
+                set("WEFT_NATIVE_API_KEY", k);
+            }
+        }
+        (_, "env") => {
+            if let (Some(var), Some(k)) = (&account.secret_var, key) {
+                set(var, k);
+            }
+        }
         _ => {}
     }
     if account.agent == "claude" {
@@ -311,6 +376,25 @@ mod tests {
         let v = vars(&env);
         assert_eq!(v["GEMINI_API_KEY"], "sek");
         assert_eq!(v["GOOGLE_GEMINI_BASE_URL"], "http://g");
+
+        let mut native = account("native", "endpoint", Some("http://n/v1"));
+        native.protocol = Some("openai-chat".into());
+        native.models = vec!["m1".into(), "m2".into()];
+        let (env, _) = inject(&native, Some(&k), None);
+        let v = vars(&env);
+        assert_eq!(v["WEFT_NATIVE_PROTOCOL"], "openai-chat");
+        assert_eq!(v["WEFT_NATIVE_BASE_URL"], "http://n/v1");
+        assert_eq!(v["WEFT_NATIVE_API_KEY"], "sek");
+        assert_eq!(v["WEFT_NATIVE_MODEL"], "m1");
+        assert_eq!(v["WEFT_NATIVE_ACCOUNT"], "acct-1");
+
+        let mut acp = account("kimi", "env", None);
+        acp.secret_var = Some("KIMI_API_KEY".into());
+        acp.env.insert("KIMI_BASE_URL".into(), "http://k".into());
+        let (env, _) = inject(&acp, Some(&k), None);
+        let v = vars(&env);
+        assert_eq!(v["KIMI_API_KEY"], "sek");
+        assert_eq!(v["KIMI_BASE_URL"], "http://k");
     }
 
     #[test]
@@ -320,6 +404,13 @@ mod tests {
             .unwrap_err()
             .contains("login, api-key, endpoint"));
         assert!(rules("vim", "login").unwrap_err().contains("`vim`"));
+        assert_eq!(rules("kimi", "env").unwrap().secret, Need::Optional);
+        assert!(rules("kimi", "api-key").unwrap_err().contains("`env`"));
+        assert_eq!(
+            rules("native", "endpoint").unwrap().base_url,
+            Need::Required
+        );
+        assert!(rules("echo", "env").is_err());
         assert_eq!(rules("codex", "endpoint").unwrap().base_url, Need::Required);
         assert_eq!(
             check_base_url("http://127.0.0.1:9/v1/").unwrap(),

@@ -19,12 +19,14 @@
 //! service that is missing or locked fails the operation that needed it with a message
 //! that says what to do; no record is lost or half-written.
 
+pub mod agents;
 mod handover;
 pub mod kinds;
 pub mod limits;
 pub mod pricing;
 mod probe;
 pub mod secret;
+pub mod switch;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -156,6 +158,39 @@ impl Accounts {
                 return Err(bad(format!("`{name}` is not a variable name")));
             }
         }
+        if agent == "native" && request.protocol.is_none() {
+            return Err(bad(
+                "a native `endpoint` account needs its protocol (--protocol anthropic-messages, \
+                 openai-responses, openai-chat or gemini)"
+                    .into(),
+            ));
+        }
+        let secret_var = request.secret_var.as_deref().map(str::trim);
+        match (kind.as_str(), secret_var, &request.secret) {
+            ("env", Some(name), _) if !valid_var_name(name) => {
+                return Err(bad(format!("`{name}` is not a variable name")))
+            }
+            ("env", None, Some(_)) => {
+                return Err(bad(format!(
+                    "a {agent} `env` account gives its secret in a variable: name it with \
+                     --secret-var NAME"
+                )))
+            }
+            ("env", Some(_), None) => {
+                return Err(bad(
+                    "--secret-var names the variable of a secret; give the secret with \
+                     --secret-stdin, --secret-env NAME or --secret-command CMD"
+                        .into(),
+                ))
+            }
+            ("env", _, _) | (_, None, _) => {}
+            (_, Some(_), _) => {
+                return Err(bad(format!(
+                    "a {agent} `{kind}` account takes no --secret-var (its kind says where \
+                     the secret goes)"
+                )))
+            }
+        }
         let id = format!("acct-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let secret_source = match (&request.secret, rules.secret) {
             (Some(_), kinds::Need::No) => {
@@ -213,6 +248,7 @@ impl Accounts {
             models: request.models,
             env: request.env,
             secret: secret_source,
+            secret_var: secret_var.map(str::to_string),
             limits: Vec::new(),
             created_at: now,
             updated_at: now,
@@ -382,7 +418,13 @@ impl Accounts {
     /// from the folder that has it (the ambient one, or another account's): see
     /// `handover`. `env` is what the turn's account sets.
     fn carry_transcript(&self, input: &AgentTurnInput, agent: &str, env: &[(String, String)]) {
-        let Some(session_id) = &input.session_id else {
+        // A fork that has not run yet resumes its parent's transcript (`--resume PARENT
+        // --fork-session`, `thread/fork`), so that is the one the account's home needs.
+        let Some(session_id) = input
+            .session_id
+            .as_ref()
+            .or(input.fork.as_ref().map(|f| &f.parent_id))
+        else {
             return;
         };
         if !matches!(agent, "claude" | "codex") {
@@ -431,6 +473,64 @@ impl Accounts {
     }
 }
 
+impl Accounts {
+    /// A Gemini key account's spawn must use its key even where the user's own
+    /// settings select a Google login: Gemini reads `security.auth.selectedType` from
+    /// its settings before its environment, and system settings
+    /// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, checked with gemini 0.61.0) override the
+    /// user's. The file Weft writes for the account carries over what the system's own
+    /// settings file says and sets only the auth type (no secret is in it). Weft's MCP
+    /// servers travel in the system-defaults file, which this leaves alone.
+    fn gemini_auth_settings(
+        &self,
+        input: &AgentTurnInput,
+        account: &AccountInfo,
+    ) -> Result<Option<String>, String> {
+        let auth = match (account.agent.as_str(), account.kind.as_str()) {
+            ("gemini", "api-key" | "endpoint") => "gemini-api-key",
+            ("gemini", "vertex") => "vertex-ai",
+            _ => return Ok(None),
+        };
+        let system = match &input.client_env {
+            Some(env) => env.0.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH").cloned(),
+            None => std::env::var("GEMINI_CLI_SYSTEM_SETTINGS_PATH").ok(),
+        }
+        .unwrap_or_else(|| "/etc/gemini-cli/settings.json".into());
+        let mut settings = std::fs::read_to_string(&system)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .filter(serde_json::Value::is_object)
+            .unwrap_or_else(|| serde_json::json!({}));
+        settings["security"] = match settings["security"].take() {
+            serde_json::Value::Object(m) => serde_json::Value::Object(m),
+            _ => serde_json::json!({}),
+        };
+        settings["security"]["auth"] = serde_json::json!({"selectedType": auth});
+        let dir = self.state_dir.join("accounts").join("gemini");
+        let path = dir.join(format!("{}-settings.json", account.id));
+        let who = format!("account `{}` ({})", account.id, account.label);
+        make_private_dir(&dir).map_err(|e| format!("{who}: {}: {e}", dir.display()))?;
+        write_private(&path, settings.to_string().as_bytes())
+            .map_err(|e| format!("{who}: {}: {e}", path.display()))?;
+        Ok(Some(path.to_string_lossy().into_owned()))
+    }
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Two spawns of one account may write it at once: each through its own file.
+    let tmp = path.with_extension(format!("{}.tmp", uuid::Uuid::new_v4().simple()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    std::fs::rename(tmp, path)
+}
+
 fn make_private_dir(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(path)?;
@@ -462,8 +562,11 @@ impl ModelResolver for Accounts {
         };
         let account = self.usable(&agent, id)?;
         let secret = self.secret_of(&account)?;
-        let (env, extra_args) =
+        let (mut env, extra_args) =
             kinds::inject(&account, secret.as_ref(), ambient_home(input, &agent));
+        if let Some(path) = self.gemini_auth_settings(input, &account)? {
+            env.push(("GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(), path));
+        }
         self.carry_transcript(input, &agent, &env);
         Ok(SpawnAccount {
             env,
@@ -476,6 +579,24 @@ impl ModelResolver for Accounts {
         if let Some(windows) = limits::from_event(event, now_ms()) {
             self.record_limits(account, windows);
         }
+    }
+
+    fn switch_warning(
+        &self,
+        agent: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+        client_env: Option<&weft_protocol::ClientEnv>,
+    ) -> Option<String> {
+        Accounts::switch_warning(self, agent, from, to, client_env)
+    }
+
+    fn auto_switch_to(&self, session_key: &str, agent: &str, from: &str) -> Option<String> {
+        Accounts::auto_switch_to(self, session_key, agent, from)
+    }
+
+    fn describe(&self, account: Option<&str>) -> String {
+        Accounts::describe(self, account)
     }
 
     fn turn_finished(&self, account: &str, snapshot: &UniversalSnapshot) {

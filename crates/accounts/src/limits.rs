@@ -7,9 +7,9 @@
 use weft_protocol::{DriverEvent, LimitWindow, UniversalSnapshot};
 use weft_store::accounts::UsageDelta;
 
-/// Limit windows an event reports, if it reports any (the claude driver turns Claude's
-/// `rate_limit_event` into [`DriverEvent::Limit`]; Codex's `account/rateLimits/updated`
-/// and Gemini's 429 are not surfaced by their drivers yet).
+/// Limit windows an event reports, if it reports any: each driver turns its agent's
+/// signal into [`DriverEvent::Limit`] (Claude's `rate_limit_event`, Codex's
+/// `account/rateLimits/updated` and usage-limit error, Gemini's 429 RESOURCE_EXHAUSTED).
 pub fn from_event(event: &DriverEvent, now: i64) -> Option<Vec<LimitWindow>> {
     match event {
         DriverEvent::Limit { limit } => {

@@ -303,3 +303,33 @@ fn a_turn_without_a_reported_cost_is_priced_by_its_model_or_counted_unknown() {
     assert!((day.cost_usd - 1.25).abs() < 1e-9, "{day:?}");
     assert_eq!((day.turns, day.unpriced_turns), (2, 1));
 }
+
+#[test]
+fn a_fork_not_yet_run_finds_its_parents_transcript_in_a_new_accounts_home() {
+    let f = fixture();
+    let ambient = tempfile::tempdir().unwrap();
+    let day = ambient.path().join("sessions/2026/12/01");
+    std::fs::create_dir_all(&day).unwrap();
+    let rollout = "rollout-2026-12-01T10-00-00-t-parent.jsonl";
+    std::fs::write(day.join(rollout), "{\"type\":\"session_meta\"}\n").unwrap();
+    let mut r = key_request("codex", "login", "");
+    r.secret = None;
+    let login = f.accounts.add(r).unwrap();
+    let home = std::path::PathBuf::from(login.home_dir.clone().unwrap());
+    std::fs::write(home.join("auth.json"), "{}").unwrap();
+
+    let codex_home = ambient.path().to_str().unwrap();
+    let mut fork = input("codex", Some(&login.id), &[("CODEX_HOME", codex_home)]);
+    fork.fork = Some(weft_protocol::ForkOrigin {
+        parent_key: "codex:t-parent".into(),
+        parent_id: "t-parent".into(),
+        ..Default::default()
+    });
+    f.accounts.resolve(&fork).unwrap();
+    // codex resumes the parent from the account's own home to fork it: it is there now.
+    let carried = home.join("sessions/2026/12/01").join(rollout);
+    assert_eq!(
+        std::fs::read_to_string(carried).unwrap(),
+        "{\"type\":\"session_meta\"}\n"
+    );
+}

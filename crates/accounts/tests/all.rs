@@ -166,3 +166,134 @@ fn a_missing_secret_service_is_a_clear_error_and_loses_no_record() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, kept.id);
 }
+
+/// Locks the keyring's collections over D-Bus (`org.freedesktop.Secret.Service.Lock`,
+/// through `gdbus`). Unlocking asks for the password through a prompt, which a headless
+/// keyring cannot show (it answers "dismissed"): the throwaway keyring stays locked.
+fn lock_collections() -> Result<(), String> {
+    let out = std::process::Command::new("gdbus")
+        .args([
+            "call",
+            "--session",
+            "--dest",
+            "org.freedesktop.secrets",
+            "--object-path",
+            "/org/freedesktop/secrets",
+            "--method",
+            "org.freedesktop.Secret.Service.Lock",
+            "['/org/freedesktop/secrets/collection/login', '/org/freedesktop/secrets/aliases/default']",
+        ])
+        .output()
+        .map_err(|e| format!("gdbus: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(())
+}
+
+/// The real GNOME Keyring, locked after an account was added: using the account, adding
+/// another and removing it each fail with a message saying to unlock the store (or to
+/// take the secret from a variable or command), and no record is lost or half-written.
+///
+/// It runs in a child under a keyring session of its own (`scripts/lib/with-keyring.sh`),
+/// so locking it leaves the keyring the other tests use alone.
+#[test]
+fn a_locked_keyring_is_a_clear_error_and_loses_nothing() {
+    if std::env::var_os("WEFT_TEST_LOCK_CHILD").is_none() {
+        let have = |p: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {p}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !(have("gnome-keyring-daemon") && have("dbus-run-session") && have("gdbus")) {
+            assert!(
+                std::env::var("WEFT_IN_KEYRING_SESSION").map_or(true, |v| v != "1"),
+                "gnome-keyring-daemon, dbus-run-session and gdbus are needed here"
+            );
+            eprintln!("SKIPPED: no gnome-keyring-daemon / dbus-run-session / gdbus here");
+            return;
+        }
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scripts/lib/with-keyring.sh");
+        let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+        let out = std::process::Command::new(script)
+            .arg(exe)
+            .args([
+                "--exact",
+                "a_locked_keyring_is_a_clear_error_and_loses_nothing",
+                "--nocapture",
+            ])
+            .env("WEFT_TEST_LOCK_CHILD", "1")
+            .env_remove("WEFT_IN_KEYRING_SESSION")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{said}");
+        assert!(said.contains("1 passed"), "{said}");
+        return;
+    }
+    if !bus_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let accounts = Accounts::open(
+        dir.path(),
+        &dir.path().join("weft.db"),
+        Arc::new(SecretServiceStore),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let value = unique("locked-value");
+    let before = accounts
+        .add(AddAccountRequest {
+            agent: "claude".into(),
+            kind: "api-key".into(),
+            label: "kept before the lock".into(),
+            secret: Some(SecretInput::Value {
+                value: SecretText(value.clone()),
+            }),
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    lock_collections().unwrap_or_else(|e| panic!("cannot lock the keyring: {e}"));
+    {
+        let used = accounts.usable("claude", &before.id);
+        let e = match used {
+            Ok(_) => panic!("a locked keyring gave the secret"),
+            Err(e) => e,
+        };
+        assert!(e.contains(&before.id), "{e}");
+        assert!(e.contains("unlock"), "{e}");
+        let added = accounts.add(AddAccountRequest {
+            agent: "claude".into(),
+            kind: "api-key".into(),
+            label: "added while locked".into(),
+            secret: Some(SecretInput::Value {
+                value: SecretText(unique("never-kept")),
+            }),
+            ..Default::default()
+        });
+        let e = match added {
+            Ok(_) => panic!("added while locked"),
+            Err(e) => e,
+        }
+        .to_string();
+        assert!(e.contains("secret store is not available"), "{e}");
+        assert!(e.contains("unlock") && e.contains("--secret-env"), "{e}");
+        let removed = accounts.remove(&before.id, false);
+        let e = match removed {
+            Ok(_) => panic!("removed while locked"),
+            Err(e) => e,
+        }
+        .to_string();
+        assert!(e.contains("was kept"), "{e}");
+        let listed = accounts.list().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].id, before.id);
+        assert_eq!(listed[0].secret, weft_protocol::SecretSource::Store);
+    }
+}

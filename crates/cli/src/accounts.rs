@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use weft_protocol::{
-    AccountInfo, AccountTest, AccountUsageDay, AddAccountRequest, ClientRequest, SecretInput,
-    SecretSource, SecretText,
+    AccountInfo, AccountSwitch, AccountTest, AccountUsageDay, AddAccountRequest, AutoSwitch,
+    ClientRequest, SecretInput, SecretSource, SecretText,
 };
 
 use crate::client;
@@ -56,6 +56,38 @@ pub(crate) enum AccountsCommand {
         #[arg(long)]
         delete_home: bool,
     },
+    /// Move a session to another account from its next turn (`ambient`: the agent's
+    /// own login); with --continue, run its last prompt again there (the one a used-up
+    /// limit cut short). A switch the agent's own session cannot follow is explained
+    /// first and needs a yes (asked here, or --yes): the session then goes on in a new
+    /// agent session that starts from a handover of the transcript.
+    Switch {
+        /// The account to move to.
+        id: String,
+        /// The session (`agent:id`).
+        #[arg(long, value_name = "KEY")]
+        session: String,
+        /// Run the session's last prompt again on the new account.
+        #[arg(long = "continue")]
+        resume: bool,
+        /// Switch without asking, even where the agent's own session cannot follow.
+        #[arg(long)]
+        yes: bool,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether a session moves to the next account of its agent with capacity by
+    /// itself when its account's limit is used up (and runs the cut-short prompt again
+    /// there). Off unless turned on; without on/off, shows the setting.
+    AutoSwitch {
+        /// The session (`agent:id`).
+        #[arg(long, value_name = "KEY")]
+        session: String,
+        /// `on` or `off`.
+        #[arg(value_parser = ["on", "off"])]
+        state: Option<String>,
+    },
     /// Tokens and cost per account per day.
     Usage {
         /// Only this account.
@@ -68,10 +100,11 @@ pub(crate) enum AccountsCommand {
 
 #[derive(Args)]
 pub(crate) struct AddArgs {
-    /// The agent: claude, codex, gemini.
+    /// The agent: claude, codex, gemini, native, or an ACP agent (hermes, kimi, …).
     #[arg(long)]
     agent: String,
-    /// The kind: login, api-key, setup-token, gateway, endpoint, bedrock, vertex.
+    /// The kind: login, api-key, setup-token, gateway, endpoint, bedrock, vertex; env
+    /// for an ACP agent; endpoint for native (with --base-url, --protocol, --model).
     #[arg(long)]
     kind: String,
     /// Its name.
@@ -98,6 +131,10 @@ pub(crate) struct AddArgs {
     /// Take the secret from this command's output at each spawn.
     #[arg(long, value_name = "CMD")]
     secret_command: Option<String>,
+    /// The variable an ACP agent's `env` account gives its secret in (e.g.
+    /// KIMI_API_KEY).
+    #[arg(long, value_name = "NAME")]
+    secret_var: Option<String>,
 }
 
 pub(crate) async fn run(command: AccountsCommand) -> ExitCode {
@@ -117,6 +154,14 @@ pub(crate) async fn run(command: AccountsCommand) -> ExitCode {
             .await
         }
         AccountsCommand::Usage { id, json } => usage(id, json).await,
+        AccountsCommand::Switch {
+            id,
+            session,
+            resume,
+            yes,
+            json,
+        } => switch(id, session, resume, yes, json).await,
+        AccountsCommand::AutoSwitch { session, state } => auto_switch(session, state).await,
     }
 }
 
@@ -238,6 +283,7 @@ async fn add(args: AddArgs) -> ExitCode {
         models: args.models,
         env,
         secret,
+        secret_var: args.secret_var,
     };
     let daemon = match client::connect().await {
         Ok(d) => d,
@@ -384,5 +430,152 @@ async fn login(id: String) -> ExitCode {
             eprintln!("weft: cannot run the agent's login: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Asks on the terminal; anything but `y`/`yes` is a no.
+fn confirmed(question: &str) -> bool {
+    use std::io::{BufRead, Write};
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// Before a prompt that moves `session` to `account`: a switch the agent's own session
+/// cannot follow is explained, then made once the user says yes (asked on a terminal,
+/// or `--yes`). Nothing changes when they do not.
+pub(crate) async fn confirm_switch(
+    daemon: &client::Daemon,
+    session: &str,
+    account: &str,
+    yes: bool,
+    interactive: bool,
+) -> Result<(), ExitCode> {
+    let plan: AccountSwitch = daemon
+        .call(ClientRequest::CheckAccountSwitch {
+            session_key: session.to_string(),
+            account: account.to_string(),
+        })
+        .await?;
+    let Some(warning) = &plan.warning else {
+        return Ok(());
+    };
+    eprintln!("weft: {warning}");
+    if !yes {
+        if !interactive {
+            eprintln!("weft: nothing was changed; pass --yes to switch anyway");
+            return Err(ExitCode::from(crate::EXIT_USAGE));
+        }
+        if !confirmed("Switch and continue from a handover?") {
+            eprintln!("weft: nothing was changed");
+            return Err(ExitCode::FAILURE);
+        }
+    }
+    daemon
+        .call::<AccountSwitch>(ClientRequest::SwitchAccount {
+            session_key: session.to_string(),
+            account: account.to_string(),
+            resume: false,
+            confirm: true,
+        })
+        .await?;
+    Ok(())
+}
+
+async fn switch(id: String, session: String, resume: bool, yes: bool, json: bool) -> ExitCode {
+    use std::io::IsTerminal;
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let ask = |confirm| ClientRequest::SwitchAccount {
+        session_key: session.clone(),
+        account: id.clone(),
+        resume,
+        confirm,
+    };
+    let mut outcome: AccountSwitch = match daemon.call(ask(yes)).await {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    if !outcome.switched {
+        if let Some(w) = &outcome.warning {
+            eprintln!("weft: {w}");
+        }
+        if !std::io::stdin().is_terminal() {
+            eprintln!("weft: nothing was changed; pass --yes to switch anyway");
+            return ExitCode::from(crate::EXIT_USAGE);
+        }
+        if !confirmed("Switch and continue from a handover?") {
+            eprintln!("weft: nothing was changed");
+            return ExitCode::FAILURE;
+        }
+        outcome = match daemon.call(ask(true)).await {
+            Ok(o) => o,
+            Err(code) => return code,
+        };
+    }
+    if json {
+        return print_json(&outcome);
+    }
+    let to = outcome.to.as_deref().unwrap_or("ambient");
+    match (&outcome.task_id, outcome.handover) {
+        (Some(task), true) => out!(
+            "{session} is on {to}; its last prompt runs again as {task} in a new agent session started from a handover (`weft wait {session}` follows it)"
+        ),
+        (Some(task), false) => out!(
+            "{session} is on {to}; its last prompt runs again as {task} (`weft wait {session}` follows it)"
+        ),
+        (None, true) => out!(
+            "{session} is on {to} from its next turn, in a new agent session started from a handover"
+        ),
+        (None, false) => out!("{session} is on {to} from its next turn"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Turns a session's auto-switch on or off (`None`: shows it).
+pub(crate) async fn set_auto_switch(
+    daemon: &client::Daemon,
+    session: &str,
+    enabled: bool,
+) -> Result<AutoSwitch, ExitCode> {
+    daemon
+        .call(ClientRequest::SetAutoSwitch {
+            session_key: session.to_string(),
+            enabled,
+        })
+        .await
+}
+
+async fn auto_switch(session: String, state: Option<String>) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let result = match state.as_deref() {
+        Some(s) => set_auto_switch(&daemon, &session, s == "on").await,
+        None => {
+            daemon
+                .call(ClientRequest::GetAutoSwitch {
+                    session_key: session.clone(),
+                })
+                .await
+        }
+    };
+    match result {
+        Ok(a) => {
+            out!(
+                "auto-switch for {}: {}",
+                a.session_key,
+                if a.enabled { "on" } else { "off" }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
     }
 }

@@ -6,22 +6,14 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-/// The agents Weft installs: name, npm package, the version Weft is tested with (the
-/// same pins as `scripts/setup.sh`).
-pub(crate) const INSTALLABLE: &[(&str, &str, &str)] = &[
-    ("claude", "@anthropic-ai/claude-code", "2.1.197"),
-    ("codex", "@openai/codex", "0.171.0"),
-    ("gemini", "@google/gemini-cli", "0.61.0"),
-    (
-        "claude-agent-acp",
-        "@agentclientprotocol/claude-agent-acp",
-        "0.49.0",
-    ),
-];
+use weft_agent_process::install::{installable, Installable, INSTALLABLE};
 
 pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
-    let Some((_, package, tested)) = INSTALLABLE.iter().find(|(n, _, _)| *n == name) else {
-        let known: Vec<&str> = INSTALLABLE.iter().map(|(n, _, _)| *n).collect();
+    let Some(&Installable {
+        package, tested, ..
+    }) = installable(name)
+    else {
+        let known: Vec<&str> = INSTALLABLE.iter().map(|i| i.name).collect();
         eprintln!(
             "weft: `{name}` is not an agent Weft installs; it installs {}",
             known.join(", ")

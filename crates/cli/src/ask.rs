@@ -37,6 +37,12 @@ fn read_line() -> Option<String> {
 fn ask_blocking(interaction: &Interaction) -> InteractionResponse {
     let mut err = std::io::stderr();
     let _ = writeln!(err, "\n? {}", interaction.title);
+    if let Some(v) = &interaction.verdict {
+        let _ = writeln!(err, "  Weft judges it {}", v.verdict.as_str());
+        for reason in &v.reasons {
+            let _ = writeln!(err, "  - {reason}");
+        }
+    }
     if let Some(detail) = &interaction.detail {
         let _ = writeln!(err, "  {detail}");
     }

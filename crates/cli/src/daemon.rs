@@ -139,6 +139,10 @@ pub(crate) async fn status(json: bool) -> ExitCode {
         status.pending
     );
     out!("idle exit  after {} s with nothing to do", status.idle_secs);
+    match &status.sandbox {
+        Some(s) => out!("sandbox    {}: {}", s.mechanism, s.details),
+        None => out!("sandbox    (being probed)"),
+    }
     ExitCode::SUCCESS
 }
 

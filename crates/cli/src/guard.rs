@@ -101,7 +101,15 @@ pub fn sandbox(args: SandboxArgs) -> ExitCode {
         eprintln!("weft sandbox: {} is not a folder", workdir.display());
         return ExitCode::from(crate::EXIT_USAGE);
     }
-    let mut policy = weft_sandbox::Policy::new(&workdir);
+    // A private /tmp for this run, removed after it.
+    let scratch = match weft_sandbox::scratch() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("weft sandbox: no private temp folder: {e}");
+            return ExitCode::from(125);
+        }
+    };
+    let mut policy = weft_sandbox::Policy::new(&workdir, scratch.path());
     policy.allow_network = args.allow_network;
     let Some(mut cmd) = weft_sandbox::shell(&policy, &args.command.join(" ")) else {
         eprintln!("weft sandbox: {}", probe.details);

@@ -72,6 +72,17 @@ enum SessionsCommand {
         #[arg(long)]
         undo: bool,
     },
+    /// Write a session's transcript as Markdown or JSON (to stdout, or `--output`).
+    Export {
+        /// The session key.
+        key: String,
+        /// The document's format.
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: crate::export::Format,
+        /// Write it to this file instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Forget Weft's record of a session; `--file` also deletes the agent's own file.
     Delete {
         /// The session key.
@@ -177,6 +188,11 @@ async fn manage(command: SessionsCommand) -> ExitCode {
                 SessionAction::Pin
             },
         ),
+        SessionsCommand::Export {
+            key,
+            format,
+            output,
+        } => return crate::export::export(key, format, output).await,
         SessionsCommand::Delete { key, file, yes } => {
             if file && !yes {
                 eprintln!("weft: --file deletes the agent's own transcript of {key}; add --yes to confirm");
@@ -397,6 +413,8 @@ enum By {
     Agent,
     Account,
     Workspace,
+    /// Claude's 5-hour billing blocks, with the active block's burn rate.
+    Block,
 }
 
 pub(crate) async fn usage(args: UsageArgs) -> ExitCode {
@@ -412,6 +430,7 @@ pub(crate) async fn usage(args: UsageArgs) -> ExitCode {
         By::Agent => UsageBy::Agent,
         By::Account => UsageBy::Account,
         By::Workspace => UsageBy::Workspace,
+        By::Block => UsageBy::Block,
     };
     let daemon = match client::connect().await {
         Ok(d) => d,
@@ -426,6 +445,10 @@ pub(crate) async fn usage(args: UsageArgs) -> ExitCode {
     }
     if rows.is_empty() {
         eprintln!("no usage recorded yet");
+    }
+    if matches!(by, UsageBy::Block) {
+        print_blocks(&rows);
+        return ExitCode::SUCCESS;
     }
     out!(
         "{:<40} {:>7} {:>12} {:>10} {:>12} {:>11} {:>10}",
@@ -459,6 +482,50 @@ pub(crate) async fn usage(args: UsageArgs) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+fn print_blocks(rows: &[UsageRow]) {
+    fn cost(c: Option<f64>) -> String {
+        c.map_or_else(|| "unknown".to_string(), |c| format!("${c:.2}"))
+    }
+    out!(
+        "{:<18} {:>7} {:>14} {:>10}  status",
+        "block (UTC)",
+        "calls",
+        "tokens",
+        "cost"
+    );
+    for r in rows {
+        let Some(b) = &r.block else { continue };
+        let tokens = r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens;
+        let status = if b.active {
+            let rate = match (b.tokens_per_minute, b.cost_per_hour) {
+                (Some(t), Some(c)) => format!("{t:.0} tokens/min, ${c:.2}/h"),
+                (Some(t), None) => format!("{t:.0} tokens/min"),
+                _ => "one call so far".to_string(),
+            };
+            let left = (b.end - now_ms()).max(0) / 60_000;
+            let projected = match (b.projected_tokens, b.projected_cost_usd) {
+                (Some(t), Some(c)) => format!("; projected {t} tokens, ${c:.2}"),
+                (Some(t), None) => format!("; projected {t} tokens"),
+                _ => String::new(),
+            };
+            format!(
+                "ACTIVE, {}h{:02}m left: {rate}{projected}",
+                left / 60,
+                left % 60
+            )
+        } else {
+            String::new()
+        };
+        out!(
+            "{:<18} {:>7} {:>14} {:>10}  {status}",
+            r.key,
+            r.calls,
+            tokens,
+            cost(r.cost_usd)
+        );
+    }
 }
 
 /// `weft fork`.

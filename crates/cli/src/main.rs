@@ -19,12 +19,15 @@ mod agents;
 mod ask;
 mod client;
 mod daemon;
+mod export;
 mod follow;
 mod guard;
 mod library;
 mod list;
+mod mcp;
 mod run;
 mod serve;
+mod skills;
 mod tui;
 mod verbs;
 
@@ -146,6 +149,17 @@ enum Command {
     Tui(tui::TuiArgs),
     /// Make the daemon accept WebSocket clients and serve the browser UI, until interrupted.
     Serve(serve::ServeArgs),
+    /// MCP servers configured once in Weft for every agent: list them, turn them on or
+    /// off for a session, keep the secrets they name.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
+    },
+    /// Skills placed once in Weft for every agent: list, add, remove, turn on or off.
+    Skills {
+        #[command(subcommand)]
+        command: skills::SkillsCommand,
+    },
     /// Accounts: several identities per agent, one per session.
     Accounts {
         #[command(subcommand)]
@@ -253,6 +267,8 @@ fn main() -> ExitCode {
             Command::Check(args) => guard::check(args),
             Command::Sandbox(args) => guard::sandbox(args),
             Command::Accounts { command } => accounts::run(command).await,
+            Command::Skills { command } => skills::run(command).await,
+            Command::Mcp { command } => mcp::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Tui(args) => tui::tui(args).await,
             Command::Daemon { command } => match command {

@@ -41,7 +41,17 @@ pub(crate) struct RunArgs {
     /// data, or one from .weft/packs/ or ~/.weft/packs/. The session keeps it.
     #[arg(long, value_name = "P")]
     pack: Option<String>,
-    /// Allow permission requests when nobody is at a terminal to answer them.
+    /// Move to the next account of the agent with capacity by itself when this
+    /// session's account's limit is used up, and run the cut-short prompt again there
+    /// (`weft accounts auto-switch` turns it off).
+    #[arg(long)]
+    auto_switch: bool,
+    /// Turn an MCP server on or off for this session from this turn on (`weft mcp
+    /// list`); repeatable.
+    #[arg(long = "mcp", value_name = "NAME=on|off", value_parser = crate::mcp::parse_choice)]
+    mcp: Vec<(String, bool)>,
+    /// Allow permission requests when nobody is at a terminal to answer them (and a
+    /// --session --account switch the agent's own session cannot follow).
     #[arg(long)]
     yes: bool,
     /// Print one JSON object {sessionKey, taskId, snapshot} when the turn ends.
@@ -54,6 +64,10 @@ pub(crate) struct RunArgs {
     /// (`weft wait KEY` follows it; a question it asks waits in `weft inbox`).
     #[arg(long, conflicts_with_all = ["json", "stream"])]
     detach: bool,
+    /// Attach a file or image to the prompt (repeatable): images go to the agent as
+    /// images, other files by path.
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<PathBuf>,
     /// What to ask.
     #[arg(required = true)]
     prompt: Vec<String>,
@@ -73,13 +87,30 @@ pub(crate) async fn undo(key: String) -> ExitCode {
         session: Some(key),
         account: None,
         pack: None,
+        mcp: Vec::new(),
+        auto_switch: false,
         yes: false,
         json: false,
         stream: false,
         detach: false,
+        attach: Vec::new(),
         prompt: vec!["/undo".into()],
     })
     .await
+}
+
+/// The attachments as absolute paths (the daemon's folder is not this one).
+fn absolute_attachments(paths: &[PathBuf]) -> Result<Vec<String>, ExitCode> {
+    paths
+        .iter()
+        .map(|p| match std::path::absolute(p) {
+            Ok(a) => Ok(a.display().to_string()),
+            Err(e) => {
+                eprintln!("weft run: --attach {}: {e}", p.display());
+                Err(ExitCode::from(2))
+            }
+        })
+        .collect()
 }
 
 enum Output {
@@ -122,6 +153,18 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
+    if let (Some(key), Some(account)) = (&args.session, &args.account) {
+        if let Err(code) =
+            crate::accounts::confirm_switch(&daemon, key, account, args.yes, interactive).await
+        {
+            return code;
+        }
+    }
+    if let (Some(key), true) = (&args.session, args.auto_switch) {
+        if let Err(code) = crate::accounts::set_auto_switch(&daemon, key, true).await {
+            return code;
+        }
+    }
     let request = PromptRequest {
         prompt: args.prompt.join(" "),
         agent: args.agent,
@@ -129,14 +172,25 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         workdir: Some(workdir),
         model: args.model,
         effort: args.effort,
-        attachments: Vec::new(),
+        attachments: match absolute_attachments(&args.attach) {
+            Ok(a) => a,
+            Err(code) => return code,
+        },
         account: args.account,
         pack: args.pack,
+        mcp: (!args.mcp.is_empty()).then(|| Box::new(args.mcp.into_iter().collect())),
     };
     let accepted: PromptAccepted = match daemon.call(ClientRequest::Prompt(request)).await {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if args.auto_switch && args.session.is_none() {
+        if let Err(code) =
+            crate::accounts::set_auto_switch(&daemon, &accepted.session_key, true).await
+        {
+            return code;
+        }
+    }
     if args.detach {
         print_line(&json!({"sessionKey": accepted.session_key, "taskId": accepted.task_id}));
         return ExitCode::SUCCESS;
@@ -154,6 +208,11 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         print_line(&json!({"sessionKey": key, "seq": followed.seq, "patch": first}));
     }
     let mut shown = Shown::default();
+    // Text and stream lines are written as patches arrive but flushed only once no
+    // further patch is waiting: a write per token was a syscall per token, most of
+    // what printing cost on a long turn. What is shown is never older than the last
+    // patch received.
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let mut stopping = false;
@@ -163,7 +222,11 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         let snap = &followed.snap;
         if snap.task_id.as_deref() == Some(mine.as_str()) {
             if let Output::Human = output {
-                show_progress(snap, &mut shown);
+                show_progress(snap, &mut shown, &mut out);
+            }
+            if !snap.interactions.is_empty() {
+                // A question is asked below the text that led to it.
+                let _ = out.flush();
             }
             answer_new_interactions(&daemon, &key, snap, &mut shown, interactive, args.yes).await;
             if snap.phase == Phase::Done {
@@ -180,7 +243,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
                 if let Some(done) = finished_turn(&daemon, &key, &mine).await {
                     followed.snap = done;
                     if let Output::Human = output {
-                        show_progress(&followed.snap, &mut shown);
+                        show_progress(&followed.snap, &mut shown, &mut out);
                     }
                     break;
                 }
@@ -192,10 +255,14 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
                 }
             }
         }
+        if daemon.events.is_empty() {
+            let _ = out.flush();
+        }
         let change = tokio::select! {
             change = followed.next(&daemon.client, &mut daemon.events) => change,
             _ = &mut ctrl_c, if !stopping => {
                 stopping = true;
+                let _ = out.flush();
                 eprintln!("\nweft: stopping the turn…");
                 let _ = daemon.client.request(ClientRequest::Stop { session_key: key.clone() }).await;
                 continue;
@@ -204,9 +271,9 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         match change {
             Ok(Change::Patched(ev)) => {
                 if let Output::Stream = output {
-                    print_line(
-                        &json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch}),
-                    );
+                    let line =
+                        json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch});
+                    let _ = writeln!(out, "{line}");
                 }
             }
             Ok(Change::Reread) => {}
@@ -227,6 +294,8 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             }
         }
     }
+    let _ = out.flush();
+    drop(out);
     finish(
         &accepted.session_key,
         &accepted.task_id,
@@ -258,19 +327,21 @@ fn print_line(value: &serde_json::Value) {
     let _ = writeln!(out, "{value}").and_then(|_| out.flush());
 }
 
-fn show_progress(snap: &UniversalSnapshot, shown: &mut Shown) {
-    let mut out = std::io::stdout();
+/// Writes what `snap` adds to what was shown: its new text to `out` (flushed by the
+/// caller, or here before anything goes to stderr, so the two keep their order).
+fn show_progress(snap: &UniversalSnapshot, shown: &mut Shown, out: &mut impl Write) {
     if snap.text.len() > shown.text_len {
         let _ = out.write_all(&snap.text.as_bytes()[shown.text_len..]);
-        let _ = out.flush();
         shown.text_len = snap.text.len();
     }
     for line in snap.activity.lines() {
         if shown.activity.insert(line.to_string()) {
+            let _ = out.flush();
             eprintln!("  · {}", line.trim_start());
         }
     }
     for notice in snap.notices.iter().skip(shown.notices) {
+        let _ = out.flush();
         eprintln!("  ! {notice}");
     }
     shown.notices = snap.notices.len();
@@ -298,9 +369,9 @@ async fn answer_new_interactions(
             // A command Weft judged dangerous runs headless only when a rule names it
             // (the rule answers before this): --yes is not enough.
             let dangerous = interaction
-                .detail
-                .as_deref()
-                .is_some_and(|d| d.starts_with(weft_protocol::permission::DANGEROUS_PREFIX));
+                .verdict
+                .as_ref()
+                .is_some_and(|v| v.verdict == weft_protocol::CommandRisk::Dangerous);
             if allowable && yes && dangerous {
                 eprintln!(
                     "weft: refused \"{}\" (Weft judges it dangerous; --yes does not allow that, a rule in .weft/permissions.json can)",

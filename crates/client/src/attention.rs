@@ -69,6 +69,7 @@ mod tests {
     fn a_new_interaction_or_a_finished_turn_wants_attention() {
         let asks = event(SnapshotPatch {
             interactions: Some(vec![Interaction {
+                verdict: None,
                 title: "Run it?".into(),
                 ..Default::default()
             }]),

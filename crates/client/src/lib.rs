@@ -10,6 +10,7 @@
 pub mod attention;
 pub mod frame;
 pub mod paths;
+mod reader;
 pub mod start;
 
 use std::collections::HashMap;
@@ -31,13 +32,12 @@ use weft_protocol::{
 
 pub use paths::Home;
 
-use frame::ServerFrame;
-
 /// This build's version, sent in every hello.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// How many pushed events wait for the surface before the socket stops being read
-/// (and the daemon, seeing this client fall behind, resyncs it instead of queueing).
+/// How many pushed events wait for the surface; past that they are dropped and the
+/// surface is resynced once it reads again (see [`reader`]), so its replies never wait
+/// behind them.
 const EVENTS: usize = 4096;
 /// How many outgoing frames wait to be written.
 const OUTGOING: usize = 1024;
@@ -80,14 +80,15 @@ pub enum ClientError {
     Start(String),
 }
 
-type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, WireError>>>>>;
+pub(crate) type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, WireError>>>>>;
 
 /// One connection to the kernel service. Cheap to share behind an `Arc`; requests may
 /// be sent from many tasks at once.
 pub struct Client {
     out: mpsc::Sender<Bytes>,
     waiters: Waiters,
-    next_id: AtomicU64,
+    catchup: Arc<Mutex<reader::Catchup>>,
+    next_id: Arc<AtomicU64>,
     welcome: Welcome,
 }
 
@@ -137,7 +138,7 @@ impl Client {
             }
             Err(e) => return Err(ClientError::Io(e)),
         };
-        let (mut sink, mut stream) = Framed::new(stream, frame::codec()).split();
+        let (mut sink, stream) = Framed::new(stream, frame::codec()).split();
         let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
         let (events_tx, events) = mpsc::channel(EVENTS);
         let waiters: Waiters = Arc::default();
@@ -148,47 +149,23 @@ impl Client {
                 }
             }
         });
-        let reader_waiters = waiters.clone();
-        tokio::spawn(async move {
-            let why = loop {
-                let bytes = match stream.next().await {
-                    Some(Ok(b)) => b,
-                    Some(Err(e)) => break format!("the connection failed: {e}"),
-                    None => break "the daemon closed the connection".to_string(),
-                };
-                let event = match frame::decode_server(&bytes) {
-                    Ok(ServerFrame::Message(ServerMessage::Reply { id, result })) => {
-                        if let Some(w) = reader_waiters.lock().remove(&id) {
-                            let _ = w.send(Ok(result));
-                        }
-                        continue;
-                    }
-                    Ok(ServerFrame::Message(ServerMessage::Error { id, error })) => {
-                        if let Some(w) = reader_waiters.lock().remove(&id) {
-                            let _ = w.send(Err(error));
-                        }
-                        continue;
-                    }
-                    Ok(ServerFrame::Message(m)) => Event::Message(m),
-                    Ok(ServerFrame::Terminal(t)) => Event::Terminal(t),
-                    Err(e) => {
-                        tracing::warn!("ignoring a frame from the daemon: {e}");
-                        continue;
-                    }
-                };
-                if events_tx.send(event).await.is_err() {
-                    // Nobody listens for pushed events; replies still matter.
-                    continue;
-                }
-            };
-            // Whoever still waits for a reply gets an error, not a hang.
-            reader_waiters.lock().clear();
-            let _ = events_tx.send(Event::Disconnected(why)).await;
-        });
+        let catchup: Arc<Mutex<reader::Catchup>> = Arc::default();
+        let next_id = Arc::new(AtomicU64::new(1));
+        tokio::spawn(reader::read(
+            stream,
+            reader::Shared {
+                waiters: waiters.clone(),
+                catchup: catchup.clone(),
+                next_id: next_id.clone(),
+                out: out.downgrade(),
+            },
+            events_tx,
+        ));
         let mut client = Client {
             out,
             waiters,
-            next_id: AtomicU64::new(1),
+            catchup,
+            next_id,
             welcome: Welcome {
                 version: String::new(),
                 pid: 0,
@@ -218,6 +195,9 @@ impl Client {
 
     /// Sends a request and waits for its reply.
     pub async fn request(&self, request: ClientRequest) -> Result<Value, WireError> {
+        if let ClientRequest::DetachTerminal { session_key } = &request {
+            self.catchup.lock().detached(session_key);
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.waiters.lock().insert(id, tx);
@@ -250,5 +230,75 @@ impl Client {
             .send(Bytes::from(frame.encode()))
             .await
             .map_err(|_| gone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::UnixListener;
+
+    /// A stand-in daemon that greets, then answers the next request with an error it
+    /// cannot attribute (id 0), as the daemon does for a frame whose id it cannot read.
+    async fn unattributable_daemon(listener: UnixListener) {
+        let Ok((socket, _)) = listener.accept().await else {
+            return;
+        };
+        let mut framed = Framed::new(socket, frame::codec());
+        let mut answered_hello = false;
+        while let Some(Ok(bytes)) = framed.next().await {
+            let Ok(frame::ClientFrame::Message(msg)) = frame::decode_client(&bytes) else {
+                continue;
+            };
+            let reply = if answered_hello {
+                ServerMessage::Error {
+                    id: 0,
+                    error: WireError::new(ErrorCode::BadRequest, "bad message: no id"),
+                }
+            } else {
+                answered_hello = true;
+                let welcome = Welcome {
+                    version: VERSION.into(),
+                    pid: 1,
+                    scopes: Vec::new(),
+                    restarting: false,
+                };
+                ServerMessage::Reply {
+                    id: msg.id,
+                    result: serde_json::to_value(welcome).unwrap_or_default(),
+                }
+            };
+            if framed.send(frame::encode_json(&reply)).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_error_the_daemon_cannot_attribute_fails_the_request_instead_of_hanging() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path());
+        let listener = UnixListener::bind(home.socket()).unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(unattributable_daemon(listener));
+        let hello = Hello {
+            version: VERSION.into(),
+            surface: "test".into(),
+            env: None,
+            token: None,
+        };
+        let (client, _events) = Client::connect(&home, hello)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let reply = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            client.request(ClientRequest::ListAgentInfo {}),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("the request still waits for a reply that never comes"));
+        let error = reply
+            .err()
+            .unwrap_or_else(|| panic!("an error was expected"));
+        assert_eq!(error.code, ErrorCode::BadRequest);
+        assert_eq!(error.message, "bad message: no id");
     }
 }

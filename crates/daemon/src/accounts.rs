@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use weft_accounts::{AccountError, Accounts};
-use weft_protocol::{ClientRequest, ErrorCode, SecretInput, WireError};
+use weft_protocol::{AutoSwitch, ClientRequest, ErrorCode, SecretInput, WireError};
 
 use crate::api::Reply;
 use crate::conn::{Conn, Transport};
@@ -70,6 +70,25 @@ pub async fn handle(
         }
         ClientRequest::AccountUsage { account } => {
             to_value(blocking(accounts, move |a| a.usage(account.as_deref())).await?)
+        }
+        ClientRequest::SetAutoSwitch {
+            session_key,
+            enabled,
+        } => {
+            let key = session_key.clone();
+            blocking(accounts, move |a| a.set_auto_switch(&key, enabled)).await?;
+            to_value(AutoSwitch {
+                session_key,
+                enabled,
+            })
+        }
+        ClientRequest::GetAutoSwitch { session_key } => {
+            let key = session_key.clone();
+            let enabled = blocking(accounts, move |a| a.auto_switch(&key)).await?;
+            to_value(AutoSwitch {
+                session_key,
+                enabled,
+            })
         }
         _ => Err(WireError::new(ErrorCode::Internal, "not an account verb")),
     }

@@ -48,7 +48,30 @@ pub async fn respond(service: &Arc<Service>, conn: &Arc<Conn>, msg: ClientMessag
         Ok(Reply::Value(result)) => ServerMessage::Reply { id, result },
         Err(error) => ServerMessage::Error { id, error },
     };
-    conn.send(&message).await;
+    let frame = within_frame(
+        id,
+        weft_client::frame::encode_json(&message),
+        weft_client::frame::MAX_FRAME,
+    );
+    let _ = conn.out.send(frame).await;
+}
+
+/// A reply goes out as one frame, which the transports refuse past `limit`: writing it
+/// would fail the connection, so the request gets an error naming the reply's size.
+fn within_frame(id: u64, frame: bytes::Bytes, limit: usize) -> bytes::Bytes {
+    if frame.len() <= limit {
+        return frame;
+    }
+    let mib = |n: usize| n as f64 / f64::from(1u32 << 20);
+    let error = WireError::new(
+        ErrorCode::BadRequest,
+        format!(
+            "the reply to this request is {:.1} MiB, more than one reply can carry ({:.1} MiB); nothing was sent",
+            mib(frame.len()),
+            mib(limit)
+        ),
+    );
+    weft_client::frame::encode_json(&ServerMessage::Error { id, error })
 }
 
 /// Every verb, for one connection.
@@ -152,6 +175,16 @@ pub async fn handle(
             to_value(loom.list_effort(&agent).await.map_err(wire)?)
         }
         ClientRequest::ListTools {} => to_value(loom.list_tools().await),
+        ClientRequest::SaveAttachment { name, data } => {
+            to_value(crate::attachments::save(service.home.dir(), &name, &data)?)
+        }
+        ClientRequest::ListWorkspaceFiles(q) => {
+            // A walk of a big tree blocks for a while: off the runtime's threads.
+            let found = tokio::task::spawn_blocking(move || crate::files::list(&q))
+                .await
+                .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))??;
+            to_value(found)
+        }
         ClientRequest::ListSkills { workdir } => {
             to_value(loom.list_skills(workdir.as_deref()).await)
         }
@@ -213,18 +246,89 @@ pub async fn handle(
         r @ (ClientRequest::ListLibrary(_)
         | ClientRequest::SearchLibrary(_)
         | ClientRequest::OpenTranscript { .. }
+        | ClientRequest::ExportSession { .. }
         | ClientRequest::LibraryProgress {}
         | ClientRequest::Usage { .. }
         | ClientRequest::ManageSession { .. }
         | ClientRequest::ForkSession { .. }) => crate::library::handle(service, r).await,
+        r @ (ClientRequest::ListMcp { .. }
+        | ClientRequest::SetMcpEnabled { .. }
+        | ClientRequest::SetMcpSecret { .. }
+        | ClientRequest::RemoveMcpSecret { .. }) => {
+            crate::mcp::handle(service.home.dir(), conn, r).await
+        }
+        ClientRequest::AddSkill { path } => {
+            let skill = weft_kernel::skills::add(service.home.dir(), std::path::Path::new(&path))
+                .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let listed = weft_kernel::skills::list(service.home.dir(), None, home.as_deref());
+            to_value(listed.into_iter().find(|s| s.name == skill.name))
+        }
+        ClientRequest::RemoveSkill { name } => {
+            weft_kernel::skills::remove(service.home.dir(), &name)
+                .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
+            to_value(())
+        }
+        ClientRequest::SetSkillEnabled { name, enabled } => {
+            weft_kernel::skills::set_enabled(service.home.dir(), &name, enabled)
+                .map_err(|e| WireError::new(ErrorCode::Storage, e))?;
+            to_value(())
+        }
+        ClientRequest::LoginAccount {
+            account,
+            cols,
+            rows,
+        } => {
+            let (key, bridge) = crate::agents::login(service, &caller, account, cols, rows).await?;
+            attach(conn, id, key, bridge)
+        }
+        ClientRequest::InstallAgent {
+            name,
+            version,
+            cols,
+            rows,
+        } => {
+            let (key, bridge) =
+                crate::agents::install(service, &caller, name, version, cols, rows)?;
+            attach(conn, id, key, bridge)
+        }
+        ClientRequest::ListAgentInstalls {} => {
+            to_value(weft_accounts::agents::list(&|n| std::env::var(n).ok()))
+        }
         r @ (ClientRequest::ListAccounts {}
         | ClientRequest::AddAccount(_)
         | ClientRequest::RenameAccount { .. }
         | ClientRequest::RemoveAccount { .. }
         | ClientRequest::TestAccount { .. }
-        | ClientRequest::AccountUsage { .. }) => {
+        | ClientRequest::AccountUsage { .. }
+        | ClientRequest::SetAutoSwitch { .. }
+        | ClientRequest::GetAutoSwitch { .. }) => {
             crate::accounts::handle(&service.accounts, conn, r).await
         }
+        ClientRequest::SwitchAccount {
+            session_key,
+            account,
+            resume,
+            confirm,
+        } => to_value(
+            loom.switch_account_as(&caller, &session_key, &account, resume, confirm)
+                .await
+                .map_err(wire)?,
+        ),
+        ClientRequest::SwitchAgent { session_key, agent } => {
+            loom.switch_agent_as(&caller, &session_key, &agent)
+                .await
+                .map_err(wire)?;
+            to_value(())
+        }
+        ClientRequest::CheckAccountSwitch {
+            session_key,
+            account,
+        } => to_value(
+            loom.check_account_switch_as(&caller, &session_key, &account)
+                .await
+                .map_err(wire)?,
+        ),
     }
 }
 
@@ -418,6 +522,34 @@ pub fn initial_scopes(transport: Transport) -> Vec<Scope> {
 
 #[cfg(test)]
 mod tests {
+    use weft_protocol::{ServerMessage, WireError};
+
+    #[test]
+    fn a_reply_too_big_for_one_frame_is_an_error_naming_its_size() {
+        // 14 bytes a line, 3 of them escaped: 4.2 MB of text, 5.1 MB as a JSON string.
+        let doc = "line \"quoted\"\n".repeat(300_000);
+        let reply = ServerMessage::Reply {
+            id: 7,
+            result: serde_json::Value::String(doc),
+        };
+        let frame = weft_client::frame::encode_json(&reply);
+        assert_eq!(super::within_frame(7, frame.clone(), 64 << 20), frame);
+        assert_eq!(super::within_frame(7, frame.clone(), 5_200_000), frame);
+        let refused = super::within_frame(7, frame, 5_000_000);
+        let message: serde_json::Value = serde_json::from_slice(&refused).unwrap_or_default();
+        let error: WireError = serde_json::from_value(message["error"].clone())
+            .unwrap_or_else(|e| panic!("{e}: {message}"));
+        assert_eq!(message["id"], 7);
+        assert_eq!(error.code, weft_protocol::ErrorCode::BadRequest);
+        assert!(
+            error
+                .message
+                .contains("is 4.9 MiB, more than one reply can carry (4.8 MiB); nothing was sent"),
+            "{}",
+            error.message
+        );
+    }
+
     #[test]
     fn only_a_newer_version_is_newer() {
         assert!(super::newer("0.2.0", "0.1.0"));

@@ -9,11 +9,15 @@
 //! client is told why, every turn and terminal is ended, and no agent process remains.
 
 mod accounts;
+mod agents;
 pub mod api;
 mod attach;
+mod attachments;
 pub mod conn;
+mod files;
 mod library;
 pub mod lock;
+mod mcp;
 mod notify;
 pub mod policy;
 pub mod service;
@@ -130,7 +134,10 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())
         .drivers(options.extra_drivers.iter().cloned())
-        .plugin(Arc::new(weft_drivers::McpPlugin))
+        .plugin(Arc::new(weft_drivers::McpPlugin::with_secrets(
+            mcp::secret_lookup(),
+        )))
+        .plugin(Arc::new(weft_drivers::SkillsPlugin))
         .interaction_handler(Arc::new(policy::ShellPolicy::new(options.home.dir())))
         .default_agent(DEFAULT_AGENT)
         .open()
@@ -164,6 +171,12 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         "weft daemon started"
     );
     library::install(&service, &store);
+    // Probed once, off the request path: the first native turn and `daemon status`
+    // then read the cached answer.
+    tokio::task::spawn_blocking(|| {
+        let probe = weft_sandbox::probe();
+        tracing::info!(mechanism = ?probe.mechanism, details = %probe.details, "sandbox probed");
+    });
     tokio::spawn(socket::serve(service.clone(), listener));
     tokio::spawn(service.clone().watch());
     tokio::spawn(notify::watch(service.clone()));

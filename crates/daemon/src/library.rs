@@ -36,7 +36,8 @@ async fn blocking<T: Send + 'static>(
         .map_err(wire)
 }
 
-/// Opens the library over the store's database and the daemon's own agent homes, and
+/// Opens the library over the store's database, the daemon's own agent homes and the
+/// accounts' homes, and
 /// starts indexing (unless `WEFT_LIBRARY=off`). A failure is logged: Weft runs without
 /// a library rather than not at all.
 pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
@@ -51,6 +52,8 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
             return;
         }
     };
+    // Every login account's own agent home, beside the ambient ones.
+    library.index_accounts(&service.home.dir().join("homes"));
     if let Err(e) = library.start() {
         tracing::warn!("session library: the indexer did not start: {e}");
     }
@@ -94,6 +97,10 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
             session_key,
             action,
         } => to_value(blocking(lib, move |l| l.manage(&session_key, &action)).await?),
+        ClientRequest::ExportSession {
+            session_key,
+            format,
+        } => to_value(blocking(lib, move |l| l.export(&session_key, format)).await?),
         ClientRequest::ForkSession { session_key, at } => {
             to_value(blocking(lib, move |l| l.fork(&session_key, at)).await?)
         }

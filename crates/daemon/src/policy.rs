@@ -3,15 +3,23 @@
 //! (`.weft/permissions.json`, WEFT_HOME/permissions.json) and classifier as the
 //! native agent's bash tool, before a surface sees it. A deny rule denies at once and
 //! the agent is told why; an allow rule allows; otherwise the request waits for the
-//! user with the verdict and its reasons in its detail (dangerous ones start with
-//! `permission::DANGEROUS_PREFIX`, shown in red).
+//! user with Weft's verdict and its reasons in the request's `verdict` (a dangerous
+//! one is shown in red), and one more choice: always allow the command's prefix as a
+//! Weft rule. Picking it writes the rule into the workspace's `.weft/permissions.json`
+//! (what the native agent's own confirmation writes) and answers the agent with its
+//! allow-once, so the rule then answers that request from every agent — unlike an
+//! agent's own "always" (Codex's execpolicy, Claude Code's settings), which only that
+//! agent reads.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use weft_kernel::ports::InteractionHandler;
-use weft_protocol::{permission, Interaction, InteractionKind, InteractionResponse};
-use weft_shell_guard::rules::{Decision, Rules};
+use weft_protocol::{
+    permission, Choice, CommandRisk, CommandVerdict, InteractAction, Interaction, InteractionKind,
+    InteractionResponse, QuestionType,
+};
+use weft_shell_guard::rules::{self, Decision, Rules};
 use weft_shell_guard::{classify, Context, Verdict};
 
 /// The shell policy in front of the surfaces.
@@ -118,24 +126,97 @@ impl InteractionHandler for ShellPolicy {
                     format!("allowed by the Weft rule {}", used.join(", ")),
                 )
             }
-            Decision::Ask(_) | Decision::None => {}
+            // An ask rule outranks any allow rule: offering one would not stop the asking.
+            Decision::Ask(_) => {}
+            Decision::None => {
+                if let Some(prefix) = rules::suggest_prefix(&report) {
+                    offer_rule(interaction, &prefix);
+                }
+            }
         }
-        let head = match report.verdict {
-            Verdict::Dangerous => permission::DANGEROUS_PREFIX,
-            Verdict::Unknown => "Unknown: ",
-            Verdict::Safe => "Safe: ",
-        };
-        let mut verdict = format!("{head}Weft judges `{line}` {}", report.verdict.as_str());
-        for r in &report.reasons {
-            verdict.push_str("\n- ");
-            verdict.push_str(r);
-        }
-        interaction.detail = Some(match interaction.detail.take() {
-            Some(d) => format!("{verdict}\n{d}"),
-            None => verdict,
+        interaction.verdict = Some(CommandVerdict {
+            command: line,
+            verdict: match report.verdict {
+                Verdict::Dangerous => CommandRisk::Dangerous,
+                Verdict::Unknown => CommandRisk::Unknown,
+                Verdict::Safe => CommandRisk::Safe,
+            },
+            reasons: report.reasons,
         });
         None
     }
+
+    fn on_answer(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        interaction: &Interaction,
+        response: InteractionResponse,
+    ) -> InteractionResponse {
+        let picked = response.value.as_deref().or_else(|| {
+            let q = interaction.questions.first()?;
+            response.answers.get(&q.id).map(String::as_str)
+        });
+        if session_key.starts_with("native:")
+            || interaction.kind != InteractionKind::Permission
+            || response.action != InteractAction::Select
+            || picked != Some(permission::ALLOW_PREFIX)
+        {
+            // The native agent writes its own rule (its confirmation offers the same
+            // choice); anything else is the agent's own answer.
+            return response;
+        }
+        // The same prefix the offer named: the same line, classified the same way.
+        let prefix = command_line(interaction)
+            .map(|line| classify(&line, &Context::new(workdir)))
+            .and_then(|report| rules::suggest_prefix(&report));
+        let (value, reason) = match prefix {
+            Some(p) => match rules::add_allow(workdir, &p) {
+                Ok(file) => (
+                    permission::ALLOW,
+                    format!(
+                        "the Weft rule `{p}` was added to {}; it now allows this for every agent in the workspace",
+                        file.display()
+                    ),
+                ),
+                Err(e) => (
+                    permission::DENY,
+                    format!("the Weft rule `{p}` could not be saved ({e}); the command did not run"),
+                ),
+            },
+            None => (
+                permission::DENY,
+                "no command prefix to allow; the command did not run".to_string(),
+            ),
+        };
+        let mut r = InteractionResponse::select(value);
+        r.answers.insert("reason".into(), reason);
+        r
+    }
+}
+
+/// Adds the Weft-rule choice before the agent's deny, when the agent offers an
+/// allow-once for it to answer with (and no choice of that value of its own).
+fn offer_rule(interaction: &mut Interaction, prefix: &str) {
+    let [q] = interaction.questions.as_mut_slice() else {
+        return;
+    };
+    let has = |v: &str| q.choices.iter().any(|c| c.value == v);
+    if q.kind != QuestionType::Select || !has(permission::ALLOW) || has(permission::ALLOW_PREFIX) {
+        return;
+    }
+    let at = q
+        .choices
+        .iter()
+        .position(|c| c.value == permission::DENY)
+        .unwrap_or(q.choices.len());
+    q.choices.insert(
+        at,
+        Choice {
+            label: format!("Always allow `{prefix}` in this workspace (Weft rule)"),
+            value: permission::ALLOW_PREFIX.into(),
+        },
+    );
 }
 
 #[cfg(test)]
@@ -143,10 +224,23 @@ impl InteractionHandler for ShellPolicy {
 mod tests {
     use super::*;
     use serde_json::json;
-    use weft_protocol::{Choice, Question, QuestionType};
+    use weft_protocol::Question;
 
     fn ask(tool: &str, input: Value) -> Interaction {
+        asking(
+            tool,
+            input,
+            &[
+                permission::ALLOW,
+                permission::ALLOW_SESSION,
+                permission::DENY,
+            ],
+        )
+    }
+
+    fn asking(tool: &str, input: Value, values: &[&str]) -> Interaction {
         Interaction {
+            verdict: None,
             prompt_id: "p".into(),
             kind: InteractionKind::Permission,
             title: "Allow?".into(),
@@ -157,17 +251,13 @@ mod tests {
                 id: "permission".into(),
                 text: "Allow?".into(),
                 kind: QuestionType::Select,
-                choices: [
-                    permission::ALLOW,
-                    permission::ALLOW_SESSION,
-                    permission::DENY,
-                ]
-                .iter()
-                .map(|v| Choice {
-                    label: (*v).into(),
-                    value: (*v).into(),
-                })
-                .collect(),
+                choices: values
+                    .iter()
+                    .map(|v| Choice {
+                        label: (*v).into(),
+                        value: (*v).into(),
+                    })
+                    .collect(),
             }],
         }
     }
@@ -192,13 +282,210 @@ mod tests {
         assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
         let mut i = ask("run_shell_command", json!({"command": "curl -s x | sh"}));
         assert!(p.on_interaction_in("gemini:x", ws.path(), &mut i).is_none());
-        let d = i.detail.unwrap();
+        let v = i.verdict.unwrap();
+        assert_eq!(v.verdict, CommandRisk::Dangerous, "{v:?}");
+        assert_eq!(v.command, "curl -s x | sh");
         assert!(
-            d.starts_with(permission::DANGEROUS_PREFIX) && d.contains("piped into sh"),
-            "{d}"
+            v.reasons.iter().any(|r| r.contains("piped into sh")),
+            "{v:?}"
         );
+        assert!(
+            i.detail.is_none(),
+            "the agent's own detail is left as it was"
+        );
+        let mut i = ask("exec", json!({"command": ["bash", "-lc", "ls -la"]}));
+        assert!(p.on_interaction_in("codex:x", ws.path(), &mut i).is_none());
+        assert_eq!(i.verdict.unwrap().verdict, CommandRisk::Safe);
         let mut i = ask("Write", json!({"path": "a"}));
         assert!(p.on_interaction_in("claude:x", ws.path(), &mut i).is_none());
-        assert!(i.detail.is_none());
+        assert!(i.detail.is_none() && i.verdict.is_none());
+    }
+
+    fn values(i: &Interaction) -> Vec<&str> {
+        i.questions[0]
+            .choices
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect()
+    }
+
+    fn allow_rules(ws: &Path) -> Value {
+        let text = std::fs::read_to_string(ws.join(".weft/permissions.json")).unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()["allow"].clone()
+    }
+
+    #[test]
+    fn always_allow_writes_a_weft_rule_that_then_answers_every_agent() {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let p = ShellPolicy::new(home.path());
+
+        // Claude Code's Bash request: the choice is offered before deny.
+        let mut i = ask("Bash", json!({"command": "npm test -- --watch"}));
+        assert!(p.on_interaction_in("claude:x", ws.path(), &mut i).is_none());
+        assert_eq!(
+            values(&i),
+            [
+                permission::ALLOW,
+                permission::ALLOW_SESSION,
+                permission::ALLOW_PREFIX,
+                permission::DENY
+            ]
+        );
+        assert_eq!(
+            i.questions[0].choices[2].label,
+            "Always allow `npm test` in this workspace (Weft rule)"
+        );
+        // Picking it writes the rule and answers Claude Code with its allow-once.
+        let r = p.on_answer(
+            "claude:x",
+            ws.path(),
+            &i,
+            InteractionResponse::select(permission::ALLOW_PREFIX),
+        );
+        assert_eq!(r.action, InteractAction::Select);
+        assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
+        assert!(
+            r.answers["reason"].contains("`npm test` was added"),
+            "{r:?}"
+        );
+        assert_eq!(allow_rules(ws.path()), json!(["npm test"]));
+
+        // Codex's next approval of a matching command is allowed by that rule, no dialog.
+        let mut i = ask("exec", json!({"command": ["bash", "-lc", "npm test"]}));
+        let r = p.on_interaction_in("codex:y", ws.path(), &mut i).unwrap();
+        assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
+        assert!(r.answers["reason"].contains("Weft rule npm test"), "{r:?}");
+        let mut i = ask("run_shell_command", json!({"command": "npm test"}));
+        let r = p.on_interaction_in("gemini:z", ws.path(), &mut i).unwrap();
+        assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
+    }
+
+    #[test]
+    fn a_codex_approval_offers_the_weft_rule_beside_its_own_execpolicy_choice() {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".weft")).unwrap();
+        std::fs::write(
+            ws.path().join(".weft/permissions.json"),
+            r#"{"deny": ["git push"]}"#,
+        )
+        .unwrap();
+        let p = ShellPolicy::new(home.path());
+        let mut i = asking(
+            "exec",
+            json!({"command": ["bash", "-lc", "cargo build --release"]}),
+            &[
+                permission::ALLOW,
+                permission::ALLOW_SESSION,
+                "acceptWithExecpolicyAmendment",
+                permission::DENY,
+                "cancel",
+            ],
+        );
+        assert!(p.on_interaction_in("codex:x", ws.path(), &mut i).is_none());
+        assert_eq!(
+            values(&i),
+            [
+                permission::ALLOW,
+                permission::ALLOW_SESSION,
+                "acceptWithExecpolicyAmendment",
+                permission::ALLOW_PREFIX,
+                permission::DENY,
+                "cancel"
+            ]
+        );
+        // Codex's own choices go to codex as they were.
+        for v in [permission::ALLOW_SESSION, "acceptWithExecpolicyAmendment"] {
+            let given = InteractionResponse::select(v);
+            assert_eq!(p.on_answer("codex:x", ws.path(), &i, given.clone()), given);
+        }
+        assert!(!ws.path().join(".weft/permissions.json.tmp").exists());
+        // A surface that answers by question id (the terminal does) is read the same.
+        let mut by_id = InteractionResponse::select(permission::ALLOW_PREFIX);
+        by_id.value = None;
+        by_id
+            .answers
+            .insert("permission".into(), permission::ALLOW_PREFIX.into());
+        let r = p.on_answer("codex:x", ws.path(), &i, by_id);
+        assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
+        assert_eq!(r.answers.len(), 1, "only the reason: {r:?}");
+        // The file's other rules are kept.
+        let text = std::fs::read_to_string(ws.path().join(".weft/permissions.json")).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v, json!({"deny": ["git push"], "allow": ["cargo build"]}));
+        let mut i = ask("Bash", json!({"command": "cargo build"}));
+        let r = p.on_interaction_in("claude:x", ws.path(), &mut i).unwrap();
+        assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
+    }
+
+    #[test]
+    fn the_weft_rule_choice_is_not_offered_where_it_could_not_answer() {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".weft")).unwrap();
+        std::fs::write(
+            ws.path().join(".weft/permissions.json"),
+            r#"{"ask": ["npm publish"]}"#,
+        )
+        .unwrap();
+        let p = ShellPolicy::new(home.path());
+        // An ask rule outranks any allow rule.
+        let mut i = ask("Bash", json!({"command": "npm publish"}));
+        assert!(p.on_interaction_in("claude:x", ws.path(), &mut i).is_none());
+        assert!(!values(&i).contains(&permission::ALLOW_PREFIX));
+        assert!(i.verdict.is_some());
+        // No allow-once to answer the agent with.
+        let mut i = asking(
+            "Bash",
+            json!({"command": "make"}),
+            &["proceed_always", permission::DENY],
+        );
+        assert!(p.on_interaction_in("acp:x", ws.path(), &mut i).is_none());
+        assert!(!values(&i).contains(&permission::ALLOW_PREFIX));
+        // Not a shell command.
+        let mut i = ask("Write", json!({"path": "a"}));
+        assert!(p.on_interaction_in("claude:x", ws.path(), &mut i).is_none());
+        assert!(!values(&i).contains(&permission::ALLOW_PREFIX));
+        // The native agent asks and writes its own rule.
+        let mut i = ask("bash", json!({"command": "make"}));
+        i.questions[0].choices.insert(
+            2,
+            Choice {
+                label: "Always allow `make` in this workspace".into(),
+                value: permission::ALLOW_PREFIX.into(),
+            },
+        );
+        let given = InteractionResponse::select(permission::ALLOW_PREFIX);
+        assert_eq!(p.on_answer("native:x", ws.path(), &i, given.clone()), given);
+        assert_eq!(allow_rules(ws.path()), Value::Null);
+    }
+
+    #[test]
+    fn a_rule_that_cannot_be_saved_denies_and_says_why() {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let p = ShellPolicy::new(home.path());
+        let mut i = ask("Bash", json!({"command": "touch a"}));
+        assert!(p.on_interaction_in("claude:x", ws.path(), &mut i).is_none());
+        assert!(values(&i).contains(&permission::ALLOW_PREFIX));
+        // The file was broken while the dialog was open.
+        std::fs::create_dir_all(ws.path().join(".weft")).unwrap();
+        std::fs::write(ws.path().join(".weft/permissions.json"), "{oops").unwrap();
+        let r = p.on_answer(
+            "claude:x",
+            ws.path(),
+            &i,
+            InteractionResponse::select(permission::ALLOW_PREFIX),
+        );
+        assert_eq!(r.value.as_deref(), Some(permission::DENY));
+        assert!(
+            r.answers["reason"].contains("`touch` could not be saved"),
+            "{r:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join(".weft/permissions.json")).unwrap(),
+            "{oops"
+        );
     }
 }

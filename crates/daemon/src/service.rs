@@ -97,16 +97,18 @@ impl Service {
 
     /// Waits until the store has committed every write queued so far (none wired: at
     /// once). Patches and snapshots pass this before they are sent, so what a client saw
-    /// is on disk even if the daemon is killed the next moment.
+    /// is on disk even if the daemon is killed the next moment. The writer answers
+    /// through a oneshot: no thread is held (or handed the wait) per batch of patches.
     pub async fn durable(&self) {
-        let Some(store) = self.store.get().cloned() else {
+        let Some(store) = self.store.get() else {
             return;
         };
-        if let Err(e) = tokio::task::spawn_blocking(move || store.committed())
-            .await
-            .unwrap_or(Ok(()))
-        {
-            tracing::warn!("waiting for the store: {e}");
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        store.when_committed(move || {
+            let _ = tx.send(());
+        });
+        if rx.await.is_err() {
+            tracing::warn!("waiting for the store: its writer is gone");
         }
     }
 
@@ -285,6 +287,10 @@ impl Service {
             terminals: u32::try_from(self.loom.terminal_count()).unwrap_or(u32::MAX),
             pending: u32::try_from(self.loom.pending_interactions()).unwrap_or(u32::MAX),
             idle_secs: self.idle.as_secs(),
+            sandbox: weft_sandbox::probed().map(|p| weft_protocol::SandboxStatus {
+                mechanism: p.mechanism.as_str().to_string(),
+                details: p.details.clone(),
+            }),
         }
     }
 }

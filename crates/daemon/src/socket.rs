@@ -64,8 +64,19 @@ async fn connection(service: Arc<Service>, stream: UnixStream) {
     let (mut sink, mut frames) = Framed::new(stream, weft_client::frame::codec()).split();
     let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
     let writer = tokio::spawn(async move {
-        while let Some(bytes) = outgoing.recv().await {
-            if sink.send(bytes).await.is_err() {
+        // Frames already queued go out in one write: a streamed turn is a patch per
+        // token, and a write (and a wake-up of the client) per frame was a syscall per
+        // token on both sides. Nothing waits: the flush comes once the queue is empty.
+        'write: while let Some(bytes) = outgoing.recv().await {
+            if sink.feed(bytes).await.is_err() {
+                break;
+            }
+            while let Ok(bytes) = outgoing.try_recv() {
+                if sink.feed(bytes).await.is_err() {
+                    break 'write;
+                }
+            }
+            if sink.flush().await.is_err() {
                 break;
             }
         }

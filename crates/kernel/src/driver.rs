@@ -61,6 +61,15 @@ pub struct AgentTurnInput {
     /// MCP servers Weft's plugins give this spawn, for the driver to hand its agent
     /// in the agent's own form (their `env` may hold secrets).
     pub mcp_servers: Vec<crate::mcp::McpServer>,
+    /// Start a new agent session: the first turn after a handover (a change of agent,
+    /// or of account the agent's own session cannot follow). A driver must not resume
+    /// a session it remembers for this Weft session, nor reuse its process.
+    pub fresh: bool,
+    /// The session was forked from another of the same agent: while the agent has no
+    /// session of its own for it (`session_id` is none, or its file was never written),
+    /// the driver starts one with the agent's own fork from this point. Ignored on a
+    /// `fresh` turn.
+    pub fork: Option<weft_protocol::ForkOrigin>,
 }
 
 /// Variables a spawn on a chosen account keeps from the client's environment.
@@ -155,6 +164,8 @@ impl std::fmt::Debug for AgentTurnInput {
             .field("isolated", &self.isolated)
             .field("pack", &self.pack)
             .field("mcp_servers", &self.mcp_servers)
+            .field("fresh", &self.fresh)
+            .field("fork", &self.fork)
             .finish()
     }
 }

@@ -41,6 +41,10 @@ pub enum KernelError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[from] StoreError),
+    /// The user must confirm first (an account switch the agent's session cannot
+    /// follow); the message says what.
+    #[error("{0}")]
+    NeedsConfirmation(String),
 }
 
 impl KernelError {
@@ -54,6 +58,7 @@ impl KernelError {
             KernelError::BadRequest(_) | KernelError::NoTui(_) => ErrorCode::BadRequest,
             KernelError::Busy(_) => ErrorCode::Busy,
             KernelError::Store(_) => ErrorCode::Storage,
+            KernelError::NeedsConfirmation(_) => ErrorCode::NeedsConfirmation,
         }
     }
 

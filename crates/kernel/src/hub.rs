@@ -421,6 +421,7 @@ impl Loom {
             created_at: now,
             updated_at: now,
             account: request.account.as_deref().and_then(crate::runner::chosen),
+            fork: None,
         };
         self.env.store.upsert_session(&record)?;
         let empty = UniversalSnapshot {

@@ -12,6 +12,9 @@
 //! ignores stop is abandoned after a grace period (its future dropped, which must kill
 //! its process); events from an abandoned turn are dropped, not folded into the next.
 
+mod account_verbs;
+mod agent_switch;
+pub mod changes;
 pub mod driver;
 pub mod error;
 mod hub;
@@ -20,6 +23,7 @@ pub mod mcp;
 pub mod plugin;
 pub mod ports;
 mod runner;
+pub mod skills;
 pub mod state;
 mod terminals;
 mod time;

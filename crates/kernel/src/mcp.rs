@@ -11,6 +11,13 @@
 //! A file that does not parse is named in a problem line and skipped; the other file
 //! and every well-formed server still load. Each driver hands the list to its agent in
 //! the agent's own form.
+//!
+//! A value of `env` or `headers` may name a secret kept in the OS secret store
+//! (`weft mcp secret set NAME`): `"TOKEN": "${secret:NAME}"` (also inside a longer
+//! value: `"Bearer ${secret:NAME}"`). The file holds only the name; the value is put
+//! into the one spawn that needs it. `"disabled": true` turns a server off; a session
+//! can turn one on or off for itself (`weft run --mcp NAME=off`), kept in
+//! `$WEFT_HOME/mcp-sessions.json`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +46,9 @@ pub struct McpServer {
     /// HTTP headers for it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// Off unless a session turns it on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
     /// Where it was configured.
     #[serde(skip)]
     pub source: PathBuf,
@@ -53,6 +63,7 @@ impl std::fmt::Debug for McpServer {
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("disabled", &self.disabled)
             .field("source", &self.source)
             .finish()
     }
@@ -124,12 +135,229 @@ pub fn load(state_dir: &Path, workdir: Option<&Path>) -> McpConfig {
     out
 }
 
-fn check(name: &str, s: &McpServer) -> Result<(), &'static str> {
-    let good_name = !name.is_empty()
+const SECRET_OPEN: &str = "${secret:";
+
+impl McpServer {
+    /// The secrets its `env` and `headers` name, in order, each once.
+    pub fn secret_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for v in self.env.values().chain(self.headers.values()) {
+            let mut rest = v.as_str();
+            while let Some(i) = rest.find(SECRET_OPEN) {
+                let after = &rest[i + SECRET_OPEN.len()..];
+                let Some(end) = after.find('}') else { break };
+                let name = after[..end].to_string();
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+                rest = &after[end + 1..];
+            }
+        }
+        out
+    }
+
+    /// Replaces every `${secret:NAME}` in `env` and `headers` with the secret `get`
+    /// gives; a secret that is not kept fails with a message naming it (never a value).
+    pub fn resolve_secrets(
+        &mut self,
+        get: &dyn Fn(&str) -> Result<Option<String>, String>,
+    ) -> Result<(), String> {
+        if self.secret_names().is_empty() {
+            return Ok(());
+        }
+        let mut values = BTreeMap::new();
+        for name in self.secret_names() {
+            match get(&name) {
+                Ok(Some(v)) => {
+                    values.insert(name, v);
+                }
+                Ok(None) => {
+                    return Err(format!(
+                        "MCP server `{}` needs the secret `{name}`, which is not kept; \
+                         set it with `weft mcp secret set {name}`",
+                        self.name
+                    ))
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "MCP server `{}`: cannot read the secret `{name}`: {e}",
+                        self.name
+                    ))
+                }
+            }
+        }
+        for v in self.env.values_mut().chain(self.headers.values_mut()) {
+            for (name, value) in &values {
+                *v = v.replace(&format!("{SECRET_OPEN}{name}}}"), value);
+            }
+        }
+        Ok(())
+    }
+
+    /// True when it runs for a session with these overrides (`name → on`).
+    pub fn enabled_with(&self, overrides: &BTreeMap<String, bool>) -> bool {
+        overrides.get(&self.name).copied().unwrap_or(!self.disabled)
+    }
+}
+
+/// The file keeping each session's own choices: `{ "<session key>": { "<server>": bool } }`.
+fn sessions_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("mcp-sessions.json")
+}
+
+type SessionChoices = BTreeMap<String, BTreeMap<String, bool>>;
+
+fn read_sessions(state_dir: &Path) -> SessionChoices {
+    std::fs::read_to_string(sessions_file(state_dir))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// What a session turned on (`true`) or off (`false`) for itself.
+pub fn session_overrides(state_dir: &Path, session_key: &str) -> BTreeMap<String, bool> {
+    read_sessions(state_dir)
+        .remove(session_key)
+        .unwrap_or_default()
+}
+
+/// Records that `session_key` turns these servers on or off from its next spawn on.
+pub fn set_session_overrides(
+    state_dir: &Path,
+    session_key: &str,
+    choices: &BTreeMap<String, bool>,
+) -> Result<(), String> {
+    if choices.is_empty() {
+        return Ok(());
+    }
+    for name in choices.keys() {
+        if !good_name(name) {
+            return Err(format!(
+                "`{name}` is not an MCP server name (letters, digits, - and _)"
+            ));
+        }
+    }
+    let mut all = read_sessions(state_dir);
+    all.entry(session_key.to_string())
+        .or_default()
+        .extend(choices.iter().map(|(k, v)| (k.clone(), *v)));
+    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
+    let path = sessions_file(state_dir);
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The servers as `weft mcp list` shows them: `session_key` given, its own choices
+/// count for `enabled`.
+pub fn list(
+    state_dir: &Path,
+    workdir: Option<&Path>,
+    session_key: Option<&str>,
+) -> weft_protocol::McpList {
+    let cfg = load(state_dir, workdir);
+    let overrides = session_key
+        .map(|k| session_overrides(state_dir, k))
+        .unwrap_or_default();
+    let global = state_dir.join("mcp.json");
+    let servers = cfg
+        .servers
+        .values()
+        .map(|s| weft_protocol::McpServerInfo {
+            name: s.name.clone(),
+            scope: if s.source == global {
+                "global"
+            } else {
+                "workspace"
+            }
+            .into(),
+            source: s.source.display().to_string(),
+            command: s.command.clone(),
+            args: s.args.clone(),
+            url: s.url.clone(),
+            env_names: s.env.keys().chain(s.headers.keys()).cloned().collect(),
+            secrets: s.secret_names(),
+            enabled: s.enabled_with(&overrides),
+        })
+        .collect();
+    weft_protocol::McpList {
+        servers,
+        problems: cfg.problems,
+    }
+}
+
+/// Where the stderr of a stdio server Weft configured for `session_key` is captured
+/// (the agent starts it through a small `sh` that sends its stderr there).
+pub fn stderr_path(state_dir: &Path, session_key: &str, server: &str) -> PathBuf {
+    let key: String = session_key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    state_dir
+        .join("run")
+        .join("mcp")
+        .join("stderr")
+        .join(key)
+        .join(format!("{server}.log"))
+}
+
+/// How much of a failed server's stderr its status keeps (the end, where the reason is).
+pub const STDERR_TAIL: usize = 2000;
+
+/// What the server last wrote to stderr (its end), when Weft captured any.
+pub fn captured_stderr(state_dir: &Path, session_key: &str, server: &str) -> Option<String> {
+    let bytes = std::fs::read(stderr_path(state_dir, session_key, server)).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let start = text
+        .char_indices()
+        .rev()
+        .nth(STDERR_TAIL)
+        .map_or(0, |(i, _)| i);
+    Some(text[start..].to_string())
+}
+
+/// A driver passes its events through this: a failed server Weft configured gets the
+/// stderr Weft captured appended to its error.
+pub fn with_captured_stderr(
+    event: weft_protocol::DriverEvent,
+    state_dir: &Path,
+    session_key: &str,
+) -> weft_protocol::DriverEvent {
+    use weft_protocol::{DriverEvent, McpState};
+    match event {
+        DriverEvent::Mcp { mut server } if server.status == McpState::Failed => {
+            if let Some(err) = captured_stderr(state_dir, session_key, &server.name) {
+                server.error = Some(match server.error.take() {
+                    Some(reason) if !reason.is_empty() => format!("{reason}\nstderr:\n{err}"),
+                    _ => format!("stderr:\n{err}"),
+                });
+            }
+            DriverEvent::Mcp { server }
+        }
+        other => other,
+    }
+}
+
+fn good_name(name: &str) -> bool {
+    !name.is_empty()
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !good_name {
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+fn check(name: &str, s: &McpServer) -> Result<(), &'static str> {
+    if !good_name(name) {
         return Err("has a name other than letters, digits, - and _");
     }
     match (&s.command, &s.url) {
@@ -173,6 +401,74 @@ mod tests {
                 .any(|p| p.contains(".weft/mcp.json") && p.contains("not a valid mcp.json")),
             "{:?}",
             cfg.problems
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn secrets_are_named_in_the_file_and_resolved_for_the_spawn() -> Result<(), String> {
+        let mut s = McpServer {
+            name: "gh".into(),
+            command: Some("gh-mcp".into()),
+            env: [("TOKEN".to_string(), "${secret:gh-token}".to_string())].into(),
+            headers: [(
+                "A".to_string(),
+                "Bearer ${secret:gh-token} ${secret:x}".to_string(),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        assert_eq!(s.secret_names(), ["gh-token", "x"]);
+        let get = |n: &str| -> Result<Option<String>, String> {
+            Ok((n != "missing").then(|| format!("v-{n}")))
+        };
+        s.resolve_secrets(&get)?;
+        assert_eq!(s.env["TOKEN"], "v-gh-token");
+        assert_eq!(s.headers["A"], "Bearer v-gh-token v-x");
+        let mut m = McpServer {
+            name: "m".into(),
+            env: [("T".to_string(), "${secret:missing}".to_string())].into(),
+            ..Default::default()
+        };
+        let err = m.resolve_secrets(&get).err().unwrap_or_default();
+        assert!(
+            err.contains("`missing`") && err.contains("weft mcp secret set"),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_session_turns_a_server_on_or_off_for_itself() -> Result<(), Box<dyn std::error::Error>> {
+        let home = tempfile::tempdir()?;
+        std::fs::write(
+            home.path().join("mcp.json"),
+            r#"{"mcpServers": {"a": {"command": "a"}, "b": {"command": "b", "disabled": true}}}"#,
+        )?;
+        let on = |key: Option<&str>| -> Vec<(String, bool)> {
+            list(home.path(), None, key)
+                .servers
+                .into_iter()
+                .map(|s| (s.name, s.enabled))
+                .collect()
+        };
+        assert_eq!(on(None), [("a".into(), true), ("b".into(), false)]);
+        set_session_overrides(
+            home.path(),
+            "claude:1",
+            &[("a".to_string(), false), ("b".to_string(), true)].into(),
+        )?;
+        assert_eq!(
+            on(Some("claude:1")),
+            [("a".into(), false), ("b".into(), true)]
+        );
+        assert_eq!(
+            on(Some("claude:2")),
+            [("a".into(), true), ("b".into(), false)]
+        );
+        assert!(
+            set_session_overrides(home.path(), "k", &[("bad name".to_string(), true)].into())
+                .is_err()
         );
         Ok(())
     }

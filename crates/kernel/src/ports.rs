@@ -252,6 +252,33 @@ pub trait ModelResolver: Send + Sync {
     fn turn_finished(&self, account: &str, snapshot: &UniversalSnapshot) {
         let _ = (account, snapshot);
     }
+
+    /// Why `agent`'s own session cannot follow a move from account `from` to `to`
+    /// (none: ambient), with `client_env` the environment of the client asking (what
+    /// the ambient account runs with); `None` when it can (it resumes).
+    fn switch_warning(
+        &self,
+        agent: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+        client_env: Option<&weft_protocol::ClientEnv>,
+    ) -> Option<String> {
+        let _ = (agent, from, to, client_env);
+        None
+    }
+
+    /// When session `session_key` has opted in to switching accounts by itself: the
+    /// account of `agent` to move to now that `from`'s limit is used up (the next one
+    /// with capacity), if any.
+    fn auto_switch_to(&self, session_key: &str, agent: &str, from: &str) -> Option<String> {
+        let _ = (session_key, agent, from);
+        None
+    }
+
+    /// How an account is named in a notice or a handover (none: ambient).
+    fn describe(&self, account: Option<&str>) -> String {
+        account.unwrap_or(AMBIENT).to_string()
+    }
 }
 
 /// The agent's own login.
@@ -330,6 +357,22 @@ pub trait InteractionHandler: Send + Sync {
     ) -> Option<InteractionResponse> {
         let _ = workdir;
         self.on_interaction(session_key, interaction)
+    }
+
+    /// A surface's answer to `interaction` (as pending, with what
+    /// [`Self::on_interaction_in`] added), before the agent gets it: a choice the
+    /// handler added is carried out here and answered to the agent with one the agent
+    /// offered. When the result differs from `response`, its `answers["reason"]` is
+    /// noted in the session.
+    fn on_answer(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        interaction: &Interaction,
+        response: InteractionResponse,
+    ) -> InteractionResponse {
+        let _ = (session_key, workdir, interaction);
+        response
     }
 }
 

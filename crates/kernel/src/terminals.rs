@@ -7,7 +7,7 @@
 //! also ends the session's terminal turn, so queued prompts then run on the structured
 //! rail.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -23,6 +23,9 @@ use crate::runner::SessionRunner;
 #[derive(Default, Clone)]
 pub(crate) struct Registry {
     open: Arc<Mutex<HashMap<String, Arc<PtyBridge>>>>,
+    /// Keys of the open terminals that belong to no session (see
+    /// [`Loom::side_terminal_open`]).
+    side: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Registry {
@@ -139,7 +142,54 @@ impl Loom {
         };
         kill(bridge).await;
         tracing::info!(session = %session_key, "terminal closed");
+        if self.terminals.side.lock().remove(session_key) {
+            return Ok(());
+        }
         self.runner(session_key).await?.close_terminal()
+    }
+
+    /// A terminal that belongs to no session — an account's login, an agent's install —
+    /// under `key` (which names no session: `login:ID`, `install:NAME`), attached,
+    /// written, resized and closed like a session's. The one open under `key` is
+    /// returned as it is. `on_exit` runs once its program has ended, however it ended.
+    /// An ended one stays (its last screen and exit code, for a pane that attaches
+    /// late) until a client closes it or the key is opened again.
+    pub fn side_terminal_open(
+        &self,
+        key: &str,
+        spec: &PtySpec,
+        cols: Option<u16>,
+        rows: Option<u16>,
+        on_exit: impl FnOnce() + Send + 'static,
+    ) -> Result<Arc<PtyBridge>, KernelError> {
+        if let Some(bridge) = self.terminals.open.lock().get(key) {
+            if bridge.exit_info().is_none() {
+                return Ok(bridge.clone());
+            }
+        }
+        let bridge = PtyBridge::spawn(spec, size(cols, rows))
+            .map(Arc::new)
+            .map_err(|e| KernelError::BadRequest(format!("cannot start the terminal: {e}")))?;
+        tracing::info!(terminal = %key, pid = ?bridge.pid(), "terminal opened");
+        if let Some(pid) = bridge.pid() {
+            weft_proctree::ledger::record_started(pid);
+        }
+        self.terminals.side.lock().insert(key.to_string());
+        self.terminals
+            .open
+            .lock()
+            .insert(key.to_string(), bridge.clone());
+        let key = key.to_string();
+        let watched = bridge.clone();
+        tokio::spawn(async move {
+            let info = watched.wait().await;
+            if let Some(pid) = watched.pid() {
+                weft_proctree::ledger::record_ended(pid);
+            }
+            tracing::info!(terminal = %key, code = info.code, "terminal ended");
+            on_exit();
+        });
+        Ok(bridge)
     }
 
     /// How many terminals are open.

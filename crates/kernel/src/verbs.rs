@@ -22,6 +22,12 @@ use crate::runner::Task;
 pub const MAX_QUEUED: usize = 1000;
 
 impl Loom {
+    /// Drops the agents' probed infos, so the next `list_agent_info` probes again (an
+    /// agent was just installed or updated).
+    pub fn forget_agent_info(&self) {
+        *self.agent_info.lock() = None;
+    }
+
     /// Starts (or queues) a turn for `caller`.
     pub async fn prompt_as(
         &self,
@@ -30,6 +36,11 @@ impl Loom {
     ) -> Result<PromptAccepted, KernelError> {
         if request.prompt.trim().is_empty() {
             return Err(KernelError::BadRequest("the prompt is empty".into()));
+        }
+        // Before any session is made: a bad attachment changes nothing.
+        for path in &request.attachments {
+            weft_attach::check(Path::new(path))
+                .map_err(|e| KernelError::BadRequest(e.to_string()))?;
         }
         let runner = match &request.session_key {
             Some(key) => {
@@ -41,6 +52,9 @@ impl Loom {
                     .unwrap_or_else(|| runner.record().agent);
                 if let Some(account) = &request.account {
                     self.check_account(&agent, account)?;
+                    if agent == runner.record().agent {
+                        self.refuse_unconfirmed_switch(caller, &runner, account)?;
+                    }
                 }
                 if agent != runner.record().agent {
                     // A change of agent: the new one starts from the session's history.
@@ -65,6 +79,10 @@ impl Loom {
             )));
         }
         let session_key = runner.record().session_key;
+        if let Some(choices) = &request.mcp {
+            crate::mcp::set_session_overrides(&self.env.state_dir, &session_key, choices)
+                .map_err(KernelError::BadRequest)?;
+        }
         let task_id = new_task_id();
         runner.enqueue(Task {
             task_id: task_id.clone(),
@@ -346,6 +364,15 @@ impl LoomIO for Loom {
     }
 
     async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo> {
-        self.env.catalog.skills(workdir.map(Path::new))
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let workdir = workdir.map(Path::new);
+        let mut out = crate::skills::list(&self.env.state_dir, workdir, home.as_deref());
+        let more: Vec<SkillInfo> = self.env.catalog.skills(workdir);
+        for s in more {
+            if !out.iter().any(|o| o.name == s.name) {
+                out.push(s);
+            }
+        }
+        out
     }
 }

@@ -3,7 +3,8 @@
 //! searchable, index size, peak RSS, the largest session's first page) and a check of
 //! the usage totals against the generator's own count.
 //!
-//! `cargo run --release -p weft-library --example bench -- [--files N] [--mb M] [--huge MB] [--dir D]`
+//! `cargo run --release -p weft-library --example bench -- [--files N] [--mb M] [--huge MB] [--dir D]
+//! [--index-only] [--reuse | --reindex]`
 //!
 //! File sizes follow a real store's spread (ccusage's profile of 3,142 files: p50
 //! 105 KB, p75 234 KB, p90 654 KB, p95 1.5 MB, p99 5.4 MB) scaled to `--mb`, plus one
@@ -447,7 +448,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| std::env::temp_dir().join("weft-library-bench"));
     // --reuse: the corpus and index of an earlier run (searches and opens only).
     let reuse = args.iter().any(|a| a == "--reuse");
-    let (exp, largest) = if reuse {
+    // --reindex: the corpus of an earlier run, indexed again from nothing (profiling
+    // the cold index without the generator).
+    let reindex = args.iter().any(|a| a == "--reindex");
+    if reindex {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", dir.join("weft.db").display()));
+        }
+    }
+    let (exp, largest) = if reuse || reindex {
         let largest =
             dir.join(".claude/projects/-work-project0/00000000-0000-4000-8000-000000000000.jsonl");
         (Expected::default(), largest)
@@ -573,6 +582,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("search {what} `{q}`: {hits} hits, p50 {p50:.2} ms, p99 {p99:.2} ms");
     }
 
+    // A dashboard's reads: usage per day and Claude's billing blocks, over every event.
+    for (what, by) in [
+        ("per day", UsageBy::Day),
+        ("billing blocks", UsageBy::Block),
+    ] {
+        let mut rows = 0;
+        let (p50, p99) = time_n(10, || {
+            rows = lib.usage(by, None).map(|r| r.len()).unwrap_or(0);
+        });
+        println!("usage {what}: {rows} rows, p50 {p50:.1} ms, p99 {p99:.1} ms");
+    }
+
     // The largest session's first screen (its last 50 turns).
     let key = {
         let stem = largest
@@ -637,7 +658,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // Usage against the generator's own count.
-    if reuse {
+    if reuse || reindex {
         return Ok(());
     }
     let usage = lib.usage(UsageBy::Agent, None)?;

@@ -1,9 +1,17 @@
-//! Forking a native session, at its end or at a turn: a new session file in the same
-//! home with the history up to that turn, under a new id, which the agent's own
-//! resume then continues.
+//! Forking a native session, at its end or at a turn.
 //!
-//! This is what Claude Code's `--resume <id> --fork-session` (with
-//! `--resume-session-at`) writes, done without running the agent: every record is
+//! Claude Code and Codex fork a session themselves, so for them (with a store to keep
+//! the record in) a fork is a managed session recorded as forked from a point of the
+//! parent: [`fork_point`] names that point in the agent's own terms (Claude: the
+//! `uuid` of the turn's last assistant record, for `--resume-session-at`; Codex: the
+//! turn's id, for `thread/fork`'s `lastTurnId`), and the driver's first turn asks the
+//! agent for the fork. The agent writes the new session's file; the parent's is left
+//! as it is.
+//!
+//! For the others (Gemini), and without a store, [`fork_file`] writes the fork
+//! itself: a new session file in the same home with the history up to that turn,
+//! under a new id, which the agent's own resume then continues. It writes what Claude
+//! Code's `--resume <id> --fork-session` (with `--resume-session-at`) would: every record is
 //! copied as it is (uuids, times, message ids and usage kept, so usage totals count
 //! the copied calls once) with its `sessionId` changed. Codex's copy gets a new
 //! `session_meta.id` and `forked_from_id` (what app-server `thread/fork` records);
@@ -12,10 +20,12 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
+use weft_protocol::{ForkOrigin, LibrarySession, SessionRecord};
 
 use crate::lines::{Line, LineReader};
-use crate::LibraryError;
+use crate::{query, Library, LibraryError};
 
 /// A fork written to disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +36,8 @@ pub struct Forked {
     pub path: PathBuf,
 }
 
-fn new_id() -> String {
+/// A new v4 UUID (a session id the agent accepts).
+pub fn new_id() -> String {
     // A v4 UUID from the OS's randomness.
     let mut b = [0u8; 16];
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
@@ -44,6 +55,49 @@ fn new_id() -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+/// The agent's own name for the end of the turn in bytes `[from, until)` of `source`
+/// (`None`: to the end of the file): Claude's last main-chain assistant record's
+/// `uuid`, Codex's turn id. `None` when the turn has none (a turn that never got a
+/// reply).
+pub fn fork_point(
+    agent: &str,
+    source: &Path,
+    from: u64,
+    until: Option<u64>,
+) -> Result<Option<String>, LibraryError> {
+    let mut reader = LineReader::open(source, from)?;
+    if let Some(end) = until {
+        reader = reader.until(end);
+    }
+    let mut found = None;
+    while let Some(line) = reader.next_line()? {
+        let Line::Text { bytes, .. } = line else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+            continue;
+        };
+        match agent {
+            "claude" => {
+                if v["type"] == "assistant" && v["isSidechain"] != true {
+                    if let Some(u) = v["uuid"].as_str() {
+                        found = Some(u.to_string());
+                    }
+                }
+            }
+            "codex" => {
+                // Everything from the turn's user message on carries its id; the next
+                // turn's `task_started` comes later in the range.
+                if let Some(t) = v["payload"]["turn_id"].as_str() {
+                    return Ok(Some(t.to_string()));
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(found)
 }
 
 /// Copies `source` up to byte `until` (a turn's start; `None`: the whole file) into a
@@ -126,4 +180,193 @@ pub fn fork_file(
         native_id: id,
         path,
     })
+}
+
+/// Codex's paginated history: a forked rollout's `session_meta.history_base` (the
+/// parent thread's id and the byte offset of its rollout the fork's history ends at).
+pub fn codex_history_base(path: &Path) -> Option<(String, u64)> {
+    let mut reader = LineReader::open(path, 0).ok()?;
+    let Line::Text { bytes, .. } = reader.next_line().ok()?? else {
+        return None;
+    };
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    if v["type"] != "session_meta" {
+        return None;
+    }
+    let base = &v["payload"]["history_base"];
+    Some((
+        base["thread_id"].as_str()?.to_string(),
+        base["end_byte_offset"].as_u64()?,
+    ))
+}
+
+impl Library {
+    /// Where managed session `key` was forked from, if it was.
+    pub(crate) fn fork_origin(&self, key: &str) -> Result<Option<ForkOrigin>, LibraryError> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        Ok(store.get_session(key)?.and_then(|r| r.fork))
+    }
+
+    /// Forks a native session (or a managed one's native file) at its end, or after
+    /// turn `at` (1-based): a new session of the same agent in the same home holding
+    /// the history up to there, recorded with its parent. Returns the new session.
+    ///
+    /// Claude and Codex sessions (with a store) fork by the agent's own mechanism: the
+    /// new session is a managed one recorded as forked from that point, and its first
+    /// prompt has the agent write the fork (see [`fork`]). Others get a file written
+    /// here.
+    pub fn fork(&self, key: &str, at: Option<u32>) -> Result<LibrarySession, LibraryError> {
+        let Some(session) = self.native(key)? else {
+            // A fork not started yet is its parent up to the fork point.
+            let origin = self
+                .fork_origin(key)?
+                .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
+            let n = at.unwrap_or(origin.turns);
+            if n == 0 || n > origin.turns {
+                return Err(LibraryError::Invalid(format!(
+                    "{key} has turns 1 to {}; there is no turn {n}",
+                    origin.turns
+                )));
+            }
+            return self.fork(&origin.parent_key, Some(n));
+        };
+        let (sid, path, gone) = self
+            .file_of(&session.session_key)?
+            .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
+        if gone || !path.is_file() {
+            return Err(LibraryError::Invalid(format!(
+                "the agent's file of {key} is gone: it cannot be forked"
+            )));
+        }
+        // Turns numbered as the transcript shows them: a Codex fork's first ones are
+        // its parent's (see `open`); forking at one of those forks the parent.
+        let base = self.codex_base(&session)?;
+        let inherited = base.as_ref().map_or(0, |(_, n)| *n);
+        let all = inherited + session.turns;
+        if let (Some(n), Some((parent, _))) = (at, &base) {
+            if n > 0 && n <= inherited {
+                return self.fork(&parent.session_key, Some(n));
+            }
+        }
+        let at = match at {
+            Some(n) if n == 0 || n > all => {
+                return Err(LibraryError::Invalid(format!(
+                    "{key} has turns 1 to {all}; there is no turn {n}"
+                )))
+            }
+            Some(n) if n == all => None,
+            other => other,
+        };
+        if self.store.is_some() && matches!(session.agent.as_str(), "claude" | "codex") {
+            let own = at.map(|n| n - inherited);
+            return self.fork_by_agent(key, &session, sid, &path, own, at.unwrap_or(all));
+        }
+        let until = match at {
+            None => None,
+            Some(_) if session.agent == "gemini" => {
+                return Err(LibraryError::Invalid(
+                    "a Gemini chat is forked at its end only".into(),
+                ))
+            }
+            Some(n) => {
+                let off: i64 = self
+                    .read
+                    .lock()
+                    .prepare_cached("SELECT off FROM lib_turns WHERE session_id = ?1 AND n = ?2")?
+                    .query_row(params![sid, n + 1], |r| r.get(0))?;
+                Some(off as u64)
+            }
+        };
+        let old = session.session_id.clone().unwrap_or_default();
+        let forked = fork_file(&session.agent, &path, &old, until)?;
+        self.index_paths(std::slice::from_ref(&forked.path))?;
+        let new_key = format!("{}:{}", session.agent, forked.native_id);
+        self.read.lock().execute(
+            "INSERT INTO lib_marks (session_key, parent_key) VALUES (?1, ?2)
+             ON CONFLICT (session_key) DO UPDATE SET parent_key = excluded.parent_key",
+            params![new_key, session.session_key],
+        )?;
+        self.native(&new_key)?
+            .ok_or_else(|| LibraryError::Invalid("the fork was written but not indexed".into()))
+    }
+
+    /// A fork the agent makes at its first prompt: the managed record of a new session
+    /// of the same agent, folder and account, forked from `session` after turn `at` of
+    /// its own file (none: its end) and keeping `kept` turns, and its parent mark.
+    fn fork_by_agent(
+        &self,
+        key: &str,
+        session: &LibrarySession,
+        sid: i64,
+        path: &Path,
+        at: Option<u32>,
+        kept: u32,
+    ) -> Result<LibrarySession, LibraryError> {
+        let Some(store) = &self.store else {
+            return Err(LibraryError::Invalid("no store to keep the fork in".into()));
+        };
+        let parent_id = session
+            .session_id
+            .clone()
+            .ok_or_else(|| LibraryError::Invalid(format!("{key} has no agent session id")))?;
+        let workdir = session.workdir.clone().ok_or_else(|| {
+            LibraryError::Invalid(format!("the folder `{key}` ran in is not known"))
+        })?;
+        let point = match at {
+            None => None,
+            Some(n) => {
+                let conn = self.read.lock();
+                let mut stmt = conn
+                    .prepare_cached("SELECT off FROM lib_turns WHERE session_id = ?1 AND n = ?2")?;
+                let from: i64 = stmt.query_row(params![sid, n], |r| r.get(0))?;
+                let until: Option<i64> = stmt
+                    .query_row(params![sid, n + 1], |r| r.get(0))
+                    .optional()?;
+                drop(stmt);
+                drop(conn);
+                let point = fork_point(&session.agent, path, from as u64, until.map(|u| u as u64))?;
+                Some(point.ok_or_else(|| {
+                    LibraryError::Invalid(format!(
+                        "turn {n} of {key} has no reply of the agent's to fork after"
+                    ))
+                })?)
+            }
+        };
+        let id = new_id();
+        let new_key = format!("{}:{id}", session.agent);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        store.upsert_session(&SessionRecord {
+            session_key: new_key.clone(),
+            agent: session.agent.clone(),
+            session_id: None,
+            workdir,
+            title: session.title.clone(),
+            model: None,
+            effort: None,
+            created_at: now,
+            updated_at: now,
+            account: session.account.clone(),
+            fork: Some(ForkOrigin {
+                parent_key: key.to_string(),
+                parent_id,
+                at: point,
+                turns: kept,
+                // Claude takes the new session's id from outside: the fork's key and
+                // its native id are then the same.
+                session_id: (session.agent == "claude").then(|| id.clone()),
+            }),
+        })?;
+        store.flush()?;
+        self.read.lock().execute(
+            "INSERT INTO lib_marks (session_key, parent_key) VALUES (?1, ?2)
+             ON CONFLICT (session_key) DO UPDATE SET parent_key = excluded.parent_key",
+            params![new_key, key],
+        )?;
+        query::managed_session(&self.read.lock(), &new_key)?
+            .ok_or_else(|| LibraryError::Invalid("the fork was recorded but not found".into()))
+    }
 }

@@ -1,7 +1,8 @@
 //! Where each agent keeps its sessions: the homes the library indexes.
 //!
-//! Today the ambient ones (the daemon's own environment); the accounts work adds one
-//! per account home through [`Home`] values passed to the library.
+//! The ambient ones (the daemon's own environment) and every login account's own home
+//! (`<WEFT_HOME>/homes/<agent>/<account id>`, see the accounts crate), found again at
+//! each sweep so an account added later is indexed without a restart.
 
 use std::path::{Path, PathBuf};
 
@@ -54,7 +55,10 @@ impl Home {
     pub fn session_roots(&self) -> Vec<PathBuf> {
         match self.agent {
             Agent::Claude => vec![self.root.join("projects")],
-            Agent::Codex => vec![self.root.join("sessions")],
+            Agent::Codex => vec![
+                self.root.join("sessions"),
+                self.root.join("archived_sessions"),
+            ],
             Agent::Gemini => vec![self.root.join("tmp")],
         }
     }
@@ -80,7 +84,9 @@ impl Home {
                     && !rel.components().any(|c| c.as_os_str() == "tool-results")
             }
             Agent::Codex => {
-                first == "sessions" && name.starts_with("rollout-") && name.ends_with(".jsonl")
+                (first == "sessions" || first == "archived_sessions")
+                    && name.starts_with("rollout-")
+                    && name.ends_with(".jsonl")
             }
             Agent::Gemini => {
                 first == "tmp"
@@ -124,6 +130,34 @@ pub fn ambient_homes(var: &dyn Fn(&str) -> Option<String>) -> Vec<Home> {
     out
 }
 
+/// The login accounts' homes under `accounts` (`<WEFT_HOME>/homes`): one folder per
+/// account id per agent; Gemini's is that folder's `.gemini` (it is `GEMINI_CLI_HOME`).
+pub fn account_homes(accounts: &Path) -> Vec<Home> {
+    let mut out = Vec::new();
+    for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+        let Ok(dir) = std::fs::read_dir(accounts.join(agent.id())) else {
+            continue;
+        };
+        let mut found: Vec<(String, PathBuf)> = dir
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        found.sort();
+        for (id, path) in found {
+            out.push(Home {
+                agent,
+                root: match agent {
+                    Agent::Gemini => path.join(".gemini"),
+                    _ => path,
+                },
+                account: Some(id),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +183,36 @@ mod tests {
         assert!(claude.owns(Path::new("/h/.claude/projects/-w/abc.jsonl")));
         assert!(!claude.owns(Path::new("/h/.claude/projects/-w/abc/tool-results/x.jsonl")));
         assert!(!claude.owns(Path::new("/h/.claude/todos/abc.json")));
+        let codex = &homes[1];
+        assert!(codex.owns(Path::new("/c/archived_sessions/rollout-2026-x.jsonl")));
+        assert!(codex
+            .session_roots()
+            .contains(&PathBuf::from("/c/archived_sessions")));
+    }
+
+    #[test]
+    fn each_login_account_has_its_home() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for d in ["claude/acc1", "codex/acc2", "gemini/acc3"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let homes = account_homes(dir.path());
+        let got: Vec<(Agent, PathBuf, Option<&str>)> = homes
+            .iter()
+            .map(|h| (h.agent, h.root.clone(), h.account.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Agent::Claude, dir.path().join("claude/acc1"), Some("acc1")),
+                (Agent::Codex, dir.path().join("codex/acc2"), Some("acc2")),
+                (
+                    Agent::Gemini,
+                    dir.path().join("gemini/acc3/.gemini"),
+                    Some("acc3")
+                ),
+            ]
+        );
+        assert!(account_homes(&dir.path().join("none")).is_empty());
     }
 }

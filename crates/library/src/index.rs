@@ -11,8 +11,6 @@
 //! own writer, which shares the database, never waits long for the lock.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -24,7 +22,9 @@ use crate::homes::{Agent, Home};
 use crate::lines::{Line, LineReader};
 use crate::model::{Batch, Meta};
 use crate::progress::Progress;
-use crate::{claude, codex, gemini, LibraryError};
+use crate::read::{self, stat, Chunk, FileRow, Plan, Stat};
+use crate::words::Vocabulary;
+use crate::LibraryError;
 
 /// The longest a write transaction is held for changes the watcher reports.
 pub const TX_BUDGET: Duration = Duration::from_millis(20);
@@ -32,53 +32,7 @@ pub const TX_BUDGET: Duration = Duration::from_millis(20);
 /// but the store's writer, which makes managed turns durable, waits this long at most:
 /// before each transaction the indexer flushes the store, so its writes go first).
 pub const SWEEP_TX_BUDGET: Duration = Duration::from_millis(50);
-/// Flush a huge file's excerpts part way once this much text is held.
-const BATCH_TEXT: usize = 8 << 20;
-const HEAD_BYTES: usize = 1024;
 const AUTOMERGE: i64 = 16;
-
-/// A file's row.
-#[derive(Debug, Clone)]
-struct FileRow {
-    id: i64,
-    size: i64,
-    mtime_ns: i64,
-    inode: i64,
-    head: i64,
-    indexed_off: i64,
-    meta: Meta,
-    status: String,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Stat {
-    size: i64,
-    mtime_ns: i64,
-    inode: i64,
-}
-
-fn stat(path: &Path) -> Option<Stat> {
-    let m = std::fs::metadata(path).ok()?;
-    m.is_file().then(|| Stat {
-        size: m.len() as i64,
-        mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
-        inode: m.ino() as i64,
-    })
-}
-
-fn head_hash(path: &Path) -> i64 {
-    let mut buf = [0u8; HEAD_BYTES];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut buf))
-        .unwrap_or(0);
-    // FNV-1a: stable across builds (std's hasher is not).
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in &buf[..n] {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h as i64
-}
 
 /// What a sweep did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -96,16 +50,22 @@ pub struct SweepStats {
 /// The indexer's own connection and state.
 pub struct Indexer {
     conn: Connection,
-    homes: Vec<Home>,
-    progress: Arc<Progress>,
+    pub(crate) homes: Vec<Home>,
+    pub(crate) progress: Arc<Progress>,
     in_tx: bool,
     tx_since: Instant,
-    budget: Duration,
+    pub(crate) budget: Duration,
     store: Option<Arc<weft_store::SqliteStore>>,
     /// Files whose problem was logged already (logged once, not at every read).
     logged: HashSet<PathBuf>,
     /// Codex thread names, per home.
     names_seen: HashMap<PathBuf, i64>,
+    /// Words written to the vocabulary.
+    vocabulary: Vocabulary,
+    /// The homes given, before account homes are added.
+    base: Vec<Home>,
+    /// Where login accounts' homes are (`<WEFT_HOME>/homes`).
+    accounts: Option<PathBuf>,
 }
 
 impl Indexer {
@@ -121,12 +81,15 @@ impl Indexer {
         // their budget (BENCHMARKS.md). The setting lives in the table; writing it again
         // is a no-op.
         conn.execute(
-            "INSERT INTO lib_fts (lib_fts, rank) VALUES ('automerge', ?1)",
+            "INSERT INTO lib_words (lib_words, rank) VALUES ('automerge', ?1)",
             [AUTOMERGE],
         )?;
+        // The indexer's own page cache (the store's connections keep theirs): index
+        // B-trees stay in memory across a sweep's transactions.
+        conn.pragma_update(None, "cache_size", -32_768)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         Ok(Self {
             conn,
-            homes,
             progress,
             in_tx: false,
             tx_since: Instant::now(),
@@ -134,6 +97,10 @@ impl Indexer {
             store: None,
             logged: HashSet::new(),
             names_seen: HashMap::new(),
+            vocabulary: Vocabulary::default(),
+            base: homes.clone(),
+            accounts: None,
+            homes,
         })
     }
 
@@ -142,13 +109,31 @@ impl Indexer {
         &self.homes
     }
 
+    /// Also index the login accounts' homes under `root`.
+    pub fn accounts_under(&mut self, root: Option<PathBuf>) {
+        self.accounts = root;
+    }
+
+    /// The homes given plus every account home that exists now.
+    pub fn refresh_homes(&mut self) {
+        let mut homes = self.base.clone();
+        if let Some(root) = &self.accounts {
+            for h in crate::homes::account_homes(root) {
+                if !homes.iter().any(|b| b.root == h.root) {
+                    homes.push(h);
+                }
+            }
+        }
+        self.homes = homes;
+    }
+
     /// Lets the store's writer commit what it has queued before this indexer takes
     /// the write lock: managed turns are never held behind a sweep.
     pub fn yield_to(&mut self, store: Option<Arc<weft_store::SqliteStore>>) {
         self.store = store;
     }
 
-    fn begin(&mut self) -> rusqlite::Result<()> {
+    pub(crate) fn begin(&mut self) -> rusqlite::Result<()> {
         if !self.in_tx {
             if let Some(store) = &self.store {
                 let _ = store.flush();
@@ -160,44 +145,31 @@ impl Indexer {
         Ok(())
     }
 
-    fn commit(&mut self) -> rusqlite::Result<()> {
+    pub(crate) fn commit(&mut self) -> rusqlite::Result<()> {
         if self.in_tx {
+            self.vocabulary.flush(&self.conn)?;
             self.in_tx = false;
             self.conn.execute_batch("COMMIT")?;
         }
         Ok(())
     }
 
-    fn maybe_commit(&mut self) -> rusqlite::Result<()> {
+    pub(crate) fn rollback(&mut self) {
+        if self.in_tx {
+            self.in_tx = false;
+            self.vocabulary.reset();
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+
+    pub(crate) fn maybe_commit(&mut self) -> rusqlite::Result<()> {
         if self.in_tx && self.tx_since.elapsed() >= self.budget {
             self.commit()?;
         }
         Ok(())
     }
 
-    /// Every session file of every home, with its home's index.
-    fn walk(&self) -> Vec<(usize, PathBuf)> {
-        let mut out = Vec::new();
-        for (i, home) in self.homes.iter().enumerate() {
-            for root in home.session_roots() {
-                if !root.is_dir() {
-                    continue;
-                }
-                for entry in walkdir::WalkDir::new(&root)
-                    .max_depth(6)
-                    .into_iter()
-                    .filter_map(Result::ok)
-                {
-                    if entry.file_type().is_file() && home.owns(entry.path()) {
-                        out.push((i, entry.into_path()));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    fn file_rows(&self) -> Result<HashMap<String, FileRow>, LibraryError> {
+    pub(crate) fn file_rows(&self) -> Result<HashMap<String, FileRow>, LibraryError> {
         let mut stmt = self.conn.prepare(
             "SELECT path, id, size, mtime_ns, inode, head, indexed_off, meta, status FROM lib_files",
         )?;
@@ -220,7 +192,7 @@ impl Indexer {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn file_row(&self, path: &str) -> Result<Option<FileRow>, LibraryError> {
+    pub(crate) fn file_row(&self, path: &str) -> Result<Option<FileRow>, LibraryError> {
         Ok(self
             .conn
             .prepare_cached(
@@ -240,77 +212,6 @@ impl Indexer {
                 })
             })
             .optional()?)
-    }
-
-    /// Stats every file of every home and reads what changed; marks what is gone.
-    pub fn sweep(&mut self) -> Result<SweepStats, LibraryError> {
-        let started = Instant::now();
-        let files = self.walk();
-        let rows = self.file_rows()?;
-        let mut todo = Vec::new();
-        let mut seen = HashSet::new();
-        for (home, path) in files {
-            let key = path.to_string_lossy().into_owned();
-            let Some(st) = stat(&path) else { continue };
-            seen.insert(key.clone());
-            let row = rows.get(&key);
-            let unchanged = row.is_some_and(|r| {
-                r.size == st.size
-                    && r.mtime_ns == st.mtime_ns
-                    && r.inode == st.inode
-                    && r.status != "gone"
-            });
-            if !unchanged {
-                todo.push((home, path, st));
-            }
-        }
-        let mut stats = SweepStats {
-            files: seen.len() as u64,
-            ..Default::default()
-        };
-        let p = &self.progress;
-        p.files_total.store(todo.len() as u64, Ordering::Relaxed);
-        p.files_done.store(0, Ordering::Relaxed);
-        p.bytes_total.store(
-            todo.iter().map(|t| t.2.size as u64).sum(),
-            Ordering::Relaxed,
-        );
-        p.bytes_done.store(0, Ordering::Relaxed);
-        p.running.store(true, Ordering::Relaxed);
-        self.budget = SWEEP_TX_BUDGET;
-        let result = (|| -> Result<(), LibraryError> {
-            for (home, path, st) in todo {
-                let read = self.index_file(home, &path, Some(st))?;
-                stats.read += 1;
-                stats.bytes += read;
-                self.progress.files_done.fetch_add(1, Ordering::Relaxed);
-                self.maybe_commit()?;
-            }
-            for (path, row) in &rows {
-                if !seen.contains(path) && row.status != "gone" {
-                    self.begin()?;
-                    self.mark_gone(row.id)?;
-                    stats.gone += 1;
-                }
-            }
-            self.load_codex_names()?;
-            self.commit()?;
-            Ok(())
-        })();
-        if result.is_err() && self.in_tx {
-            self.in_tx = false;
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
-        self.budget = TX_BUDGET;
-        self.progress.running.store(false, Ordering::Relaxed);
-        self.progress.sweeps.fetch_add(1, Ordering::Relaxed);
-        result?;
-        tracing::debug!(
-            ?stats,
-            ms = started.elapsed().as_millis() as u64,
-            "library sweep"
-        );
-        Ok(stats)
     }
 
     /// Reads the files named (a watcher's events) if they belong to a home and changed.
@@ -352,14 +253,13 @@ impl Indexer {
             self.commit()?;
             Ok(())
         })();
-        if result.is_err() && self.in_tx {
-            self.in_tx = false;
-            let _ = self.conn.execute_batch("ROLLBACK");
+        if result.is_err() {
+            self.rollback();
         }
         result
     }
 
-    fn mark_gone(&mut self, file_id: i64) -> rusqlite::Result<()> {
+    pub(crate) fn mark_gone(&mut self, file_id: i64) -> rusqlite::Result<()> {
         self.conn
             .prepare_cached("UPDATE lib_files SET status = 'gone' WHERE id = ?1")?
             .execute([file_id])?;
@@ -376,7 +276,7 @@ impl Indexer {
     }
 
     /// Reads one file (from where it stopped when it only grew). Returns bytes read.
-    fn index_file(
+    pub(crate) fn index_file(
         &mut self,
         home: usize,
         path: &Path,
@@ -390,131 +290,86 @@ impl Indexer {
         // that read the same file first has committed where it stopped.
         self.begin()?;
         let row = self.file_row(&key)?;
-        let head = head_hash(path);
-        let agent = self.homes[home].agent;
-        let append = agent != Agent::Gemini
-            && row.as_ref().is_some_and(|r| {
-                r.inode == st.inode
-                    && r.head == head
-                    && st.size >= r.indexed_off
-                    && r.status != "gone"
-            });
-        let (file_id, mut meta, from) = match (&row, append) {
-            (Some(r), true) => (r.id, r.meta.clone(), r.indexed_off as u64),
-            _ => {
-                let id = match &row {
-                    Some(r) => {
+        let plan = read::plan(&self.homes, home, path, st, row);
+        let mut file_id = None;
+        read::parse(&plan, &mut |chunk| self.apply(&plan, &mut file_id, chunk))?;
+        Ok(if file_id.is_some() {
+            (st.size as u64).saturating_sub(plan.from)
+        } else {
+            0
+        })
+    }
+
+    /// Writes one chunk of a planned read, inside a transaction (begun when needed).
+    /// `file_id` is set by the first chunk, which also drops what a file read from the
+    /// start contributed before.
+    pub(crate) fn apply(
+        &mut self,
+        plan: &Plan,
+        file_id: &mut Option<i64>,
+        chunk: Chunk,
+    ) -> Result<(), LibraryError> {
+        if let Chunk::Unreadable(why) = &chunk {
+            self.log_once(&plan.path, why);
+            return Ok(());
+        }
+        self.begin()?;
+        let id = match *file_id {
+            Some(id) => id,
+            None => {
+                let id = match (&plan.basis, plan.append) {
+                    (Some(r), true) => r.id,
+                    (Some(r), false) => {
                         self.forget_file_rows(r.id)?;
                         r.id
                     }
-                    None => self.new_file(home, &key)?,
+                    (None, _) => self.new_file(plan.home, &plan.path.to_string_lossy())?,
                 };
-                (id, self.seed_meta(home, path), 0)
+                *file_id = Some(id);
+                id
             }
         };
-        let mut batch = Batch::default();
-        let mut bad = 0u32;
-        let mut first_error: Option<String> = None;
-        let consumed;
-        if agent == Agent::Gemini {
-            let mut chat = match gemini::read_chat(path) {
-                Ok(c) => c,
-                Err(e) => {
-                    self.log_once(path, &format!("cannot be read: {e}"));
-                    return Ok(0);
-                }
-            };
-            chat.meta.workdir = meta.workdir.take().or(chat.meta.workdir);
-            if chat.meta.native_id.is_none() {
-                chat.meta.native_id = meta.native_id.take();
+        match chunk {
+            Chunk::Part {
+                mut batch,
+                meta,
+                done,
+            } => {
+                let session_id = self.ensure_session(id, plan.home, &meta)?;
+                self.write(
+                    id, session_id, plan.home, &meta, &mut batch, done, plan.st, plan.head, None,
+                )?;
+                self.progress
+                    .bytes_done
+                    .fetch_add(done.saturating_sub(plan.from), Ordering::Relaxed);
+                self.commit()?;
+                self.begin()?;
             }
-            chat.meta.parent = meta.parent.take().or(chat.meta.parent);
-            if meta.relation.is_some() {
-                chat.meta.relation = meta.relation.take();
+            Chunk::End {
+                mut batch,
+                meta,
+                consumed,
+                bad,
+                error,
+            } => {
+                if let Some(e) = &error {
+                    self.log_once(
+                        &plan.path,
+                        &format!("indexed as far as it is valid ({bad} bad lines); first: {e}"),
+                    );
+                }
+                let session_id = self.ensure_session(id, plan.home, &meta)?;
+                self.write(
+                    id, session_id, plan.home, &meta, &mut batch, consumed, plan.st, plan.head,
+                    error,
+                )?;
+                self.progress
+                    .bytes_done
+                    .fetch_add(plan.st.size as u64, Ordering::Relaxed);
             }
-            gemini::index_chat(&mut chat, &mut batch);
-            bad = chat.bad_lines;
-            first_error = chat.first_error.take();
-            meta = chat.meta;
-            consumed = st.size as u64;
-        } else {
-            let read_line = match agent {
-                Agent::Claude => claude::read_line,
-                _ => codex::read_line,
-            };
-            let mut reader = match LineReader::open(path, from) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.log_once(path, &format!("cannot be read: {e}"));
-                    self.commit()?;
-                    return Ok(0);
-                }
-            };
-            loop {
-                let line = match reader.next_line() {
-                    Ok(Some(l)) => l,
-                    Ok(None) => break,
-                    Err(e) => {
-                        first_error.get_or_insert(format!("read failed part way: {e}"));
-                        break;
-                    }
-                };
-                match line {
-                    Line::Text { off, bytes } => {
-                        if bytes.iter().all(u8::is_ascii_whitespace) {
-                            continue;
-                        }
-                        if let Err(e) = read_line(&mut meta, off, bytes, &mut batch) {
-                            bad += 1;
-                            first_error.get_or_insert_with(|| {
-                                format!("a line at byte {off} is not a record: {e}")
-                            });
-                        }
-                    }
-                    Line::TooLong { off, len } => {
-                        bad += 1;
-                        first_error.get_or_insert_with(|| {
-                            format!("a {len}-byte line at byte {off} was skipped")
-                        });
-                    }
-                }
-                if batch.text_bytes >= BATCH_TEXT {
-                    let done = reader.consumed();
-                    let session_id = self.ensure_session(file_id, home, &meta)?;
-                    self.write(
-                        file_id, session_id, home, &meta, &mut batch, done, st, head, None,
-                    )?;
-                    self.progress
-                        .bytes_done
-                        .fetch_add(done - from, Ordering::Relaxed);
-                    self.commit()?;
-                    self.begin()?;
-                }
-            }
-            consumed = reader.consumed();
+            Chunk::Unreadable(_) => {}
         }
-        if let Some(e) = &first_error {
-            self.log_once(
-                path,
-                &format!("indexed as far as it is valid ({bad} bad lines); first: {e}"),
-            );
-        }
-        let session_id = self.ensure_session(file_id, home, &meta)?;
-        self.write(
-            file_id,
-            session_id,
-            home,
-            &meta,
-            &mut batch,
-            consumed,
-            st,
-            head,
-            first_error,
-        )?;
-        self.progress
-            .bytes_done
-            .fetch_add(st.size as u64, Ordering::Relaxed);
-        Ok(consumed.saturating_sub(from))
+        Ok(())
     }
 
     fn new_file(&mut self, home: usize, path: &str) -> rusqlite::Result<i64> {
@@ -538,7 +393,7 @@ impl Indexer {
         let Some(sid) = sid else { return Ok(()) };
         self.conn
             .prepare_cached(
-                "DELETE FROM lib_fts WHERE rowid IN (SELECT id FROM lib_docs WHERE session_id = ?1)",
+                "DELETE FROM lib_words WHERE rowid IN (SELECT id FROM lib_docs WHERE session_id = ?1)",
             )?
             .execute([sid])?;
         for sql in [
@@ -549,55 +404,6 @@ impl Indexer {
             self.conn.prepare_cached(sql)?.execute([sid])?;
         }
         Ok(())
-    }
-
-    /// What is known of a file's session before reading it: its id from the file name,
-    /// a subagent's parent, a Gemini chat's folder.
-    fn seed_meta(&self, home: usize, path: &Path) -> Meta {
-        let mut meta = Meta::default();
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let parent_dir = |n: usize| {
-            let mut p = path.parent();
-            for _ in 0..n {
-                p = p.and_then(Path::parent);
-            }
-            p.and_then(Path::file_name)
-                .map(|s| s.to_string_lossy().into_owned())
-        };
-        match self.homes[home].agent {
-            Agent::Claude => {
-                meta.native_id = Some(stem);
-                if parent_dir(0).as_deref() == Some("subagents") {
-                    meta.parent = parent_dir(1);
-                    meta.relation = Some("subagent".into());
-                }
-            }
-            Agent::Codex => {}
-            Agent::Gemini => {
-                // tmp/<project>/chats/[<parent>/]session-….jsonl
-                let mut dir = path.parent();
-                if dir.and_then(Path::file_name).is_some_and(|n| n != "chats") {
-                    meta.parent = parent_dir(0);
-                    meta.relation = Some("subagent".into());
-                    dir = dir.and_then(Path::parent);
-                }
-                let project = dir.and_then(Path::parent);
-                if let Some(project) = project {
-                    meta.workdir = std::fs::read_to_string(project.join(".project_root"))
-                        .ok()
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .or_else(|| {
-                            let name = project.file_name()?.to_string_lossy().into_owned();
-                            gemini_projects(&self.homes[home].root).remove(&name)
-                        });
-                }
-            }
-        }
-        meta
     }
 
     /// The session row of a file (made when missing), keyed `agent:native id`.
@@ -658,18 +464,21 @@ impl Indexer {
         let c = &self.conn;
         {
             let mut doc = c.prepare_cached(
-                "INSERT INTO lib_docs (session_id, turn, off, at, kind) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO lib_docs (session_id, turn, off, at, kind, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
-            let mut fts = c.prepare_cached("INSERT INTO lib_fts (rowid, text) VALUES (?1, ?2)")?;
+            let mut fts =
+                c.prepare_cached("INSERT INTO lib_words (rowid, text) VALUES (?1, ?2)")?;
             for d in batch.docs.drain(..) {
                 doc.execute(params![
                     session_id,
                     d.turn,
                     d.off as i64,
                     d.at,
-                    d.kind.as_str()
+                    d.kind.as_str(),
+                    d.text
                 ])?;
                 fts.execute(params![c.last_insert_rowid(), d.text])?;
+                self.vocabulary.add(&d.text);
             }
             let mut turn = c.prepare_cached(
                 "INSERT OR REPLACE INTO lib_turns (session_id, n, off, at) VALUES (?1, ?2, ?3, ?4)",
@@ -751,7 +560,7 @@ impl Indexer {
     }
 
     /// Codex thread names (`session_index.jsonl`, newest line wins) onto their sessions.
-    fn load_codex_names(&mut self) -> Result<(), LibraryError> {
+    pub(crate) fn load_codex_names(&mut self) -> Result<(), LibraryError> {
         let homes: Vec<Home> = self
             .homes
             .iter()
@@ -794,20 +603,4 @@ impl Indexer {
         }
         Ok(())
     }
-}
-
-/// Gemini's project name → folder map (`projects.json`).
-fn gemini_projects(root: &Path) -> HashMap<String, String> {
-    let v: serde_json::Value = std::fs::read_to_string(root.join("projects.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    v["projects"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(dir, name)| Some((name.as_str()?.to_string(), dir.clone())))
-                .collect()
-        })
-        .unwrap_or_default()
 }

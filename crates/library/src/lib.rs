@@ -19,10 +19,11 @@
 //!   skipped, a huge file's excerpts are written part way. Parsers deserialize into
 //!   borrowed structs naming only the fields used, so tool outputs and file snapshots
 //!   are skipped without being allocated.
-//! - **One search over both kinds.** `lib_fts` is an FTS5 table with the `trigram`
-//!   tokenizer (substrings, identifiers such as `parse_config`, CJK); native excerpts
-//!   have positive rowids (`lib_docs.id`), managed turns negative ones (`-turns.id`),
-//!   kept current by triggers on the store's `turns` table.
+//! - **One search over both kinds.** Native excerpts are in `lib_words`, a word-level
+//!   FTS5 index, with a trigram index over their distinct words for substrings,
+//!   identifiers such as `parse_config` and CJK ([`words`]); managed turns are in
+//!   `lib_fts` (trigram) under rowid `-turns.id`, kept current by triggers on the
+//!   store's `turns` table.
 //! - **Off the request path.** Indexing runs on its own thread and connection, in
 //!   transactions of at most [`index::SWEEP_TX_BUDGET`], each after flushing the
 //!   store (its queued writes go first), so the store's writer never waits long;
@@ -39,37 +40,44 @@
 
 mod claude;
 mod codex;
+mod export;
 pub mod fork;
 mod gemini;
 pub mod homes;
 pub mod index;
 pub mod lines;
 pub mod model;
+mod open;
 pub mod price;
 mod progress;
 pub mod query;
+mod read;
+mod sweep;
 pub mod transcript;
+pub mod usage;
+mod watcher;
+pub mod words;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use notify::{RecursiveMode, Watcher};
 use parking_lot::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 use weft_protocol::{
     LibraryHit, LibraryProgress, LibraryQuery, LibrarySearch, LibrarySession, SessionAction,
-    SessionRecord, TranscriptPage, UniversalSnapshot, UsageBy, UsageRow,
+    SessionRecord, UsageBy, UsageRow,
 };
 use weft_store::SqliteStore;
 
-pub use homes::{ambient_homes, Agent, Home};
+pub use homes::{account_homes, ambient_homes, Agent, Home};
 pub use index::{Indexer, SweepStats};
 pub use progress::Progress;
+pub use read::{read_file, FileRead};
 
-/// How often the whole store is stat-swept besides the watcher.
-pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
+use watcher::Msg;
+pub use watcher::SWEEP_EVERY;
 
 /// Why the library failed.
 #[derive(Debug, thiserror::Error)]
@@ -102,11 +110,6 @@ pub(crate) fn connect(db: &Path) -> Result<Connection, LibraryError> {
     Ok(conn)
 }
 
-enum Msg {
-    Paths(Vec<PathBuf>),
-    Stop,
-}
-
 struct Worker {
     tx: mpsc::Sender<Msg>,
     thread: std::thread::JoinHandle<()>,
@@ -118,6 +121,7 @@ pub struct Library {
     read: Mutex<Connection>,
     progress: Arc<Progress>,
     homes: Vec<Home>,
+    accounts: Mutex<Option<PathBuf>>,
     store: Option<Arc<SqliteStore>>,
     worker: Mutex<Option<Worker>>,
 }
@@ -136,12 +140,14 @@ impl Library {
             read: Mutex::new(connect(db)?),
             progress: Arc::new(Progress::default()),
             homes,
+            accounts: Mutex::new(None),
             store,
             worker: Mutex::new(None),
         }))
     }
 
-    /// The homes indexed.
+    /// The ambient homes indexed (account homes come on top, see
+    /// [`Library::index_accounts`]).
     pub fn homes(&self) -> &[Home] {
         &self.homes
     }
@@ -153,85 +159,12 @@ impl Library {
         if worker.is_some() {
             return Ok(());
         }
-        let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
-        indexer.yield_to(self.store.clone());
+        let indexer = self.indexer()?;
         let (tx, rx) = mpsc::channel();
         let events = tx.clone();
-        let homes = self.homes.clone();
         let thread = std::thread::Builder::new()
             .name("weft-library".into())
-            .spawn(move || {
-                let watcher =
-                    notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-                        if let Ok(ev) = res {
-                            if !ev.kind.is_access() {
-                                let _ = events.send(Msg::Paths(ev.paths));
-                            }
-                        }
-                    });
-                let mut watcher = match watcher {
-                    Ok(w) => Some(w),
-                    Err(e) => {
-                        tracing::warn!("session library: no file watcher ({e}); sweeping only");
-                        None
-                    }
-                };
-                let mut watched: Vec<PathBuf> = Vec::new();
-                let mut watch_new = |watched: &mut Vec<PathBuf>| {
-                    let Some(w) = watcher.as_mut() else { return };
-                    for h in &homes {
-                        for (dir, mode) in h
-                            .session_roots()
-                            .into_iter()
-                            .map(|d| (d, RecursiveMode::Recursive))
-                            .chain([(h.root.clone(), RecursiveMode::NonRecursive)])
-                        {
-                            if !watched.contains(&dir)
-                                && dir.is_dir()
-                                && w.watch(&dir, mode).is_ok()
-                            {
-                                watched.push(dir);
-                            }
-                        }
-                    }
-                };
-                watch_new(&mut watched);
-                if let Err(e) = indexer.sweep() {
-                    tracing::warn!("session library: first index failed: {e}");
-                }
-                loop {
-                    match rx.recv_timeout(SWEEP_EVERY) {
-                        Ok(Msg::Paths(mut paths)) => {
-                            // Take everything queued: one pass for a burst of writes.
-                            let mut stop = false;
-                            while let Ok(m) = rx.try_recv() {
-                                match m {
-                                    Msg::Paths(p) => paths.extend(p),
-                                    Msg::Stop => stop = true,
-                                }
-                            }
-                            paths.sort();
-                            paths.dedup();
-                            if paths.iter().any(|p| p.is_dir()) {
-                                watch_new(&mut watched);
-                            }
-                            if let Err(e) = indexer.index_paths(&paths) {
-                                tracing::warn!("session library: indexing changes failed: {e}");
-                            }
-                            if stop {
-                                break;
-                            }
-                        }
-                        Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
-                        Err(RecvTimeoutError::Timeout) => {
-                            watch_new(&mut watched);
-                            if let Err(e) = indexer.sweep() {
-                                tracing::warn!("session library: sweep failed: {e}");
-                            }
-                        }
-                    }
-                }
-            })?;
+            .spawn(move || watcher::run(indexer, events, rx))?;
         *worker = Some(Worker { tx, thread });
         Ok(())
     }
@@ -244,19 +177,29 @@ impl Library {
         }
     }
 
-    /// One sweep now, on this thread (tests and benchmarks; not while started).
-    pub fn index_now(&self) -> Result<SweepStats, LibraryError> {
+    /// Also indexes every login account's home under `root` (`<WEFT_HOME>/homes`),
+    /// looked for again at each sweep. Set before [`Library::start`].
+    pub fn index_accounts(&self, root: &Path) {
+        *self.accounts.lock() = Some(root.to_path_buf());
+    }
+
+    fn indexer(&self) -> Result<Indexer, LibraryError> {
         let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
         indexer.yield_to(self.store.clone());
-        indexer.sweep()
+        indexer.accounts_under(self.accounts.lock().clone());
+        indexer.refresh_homes();
+        Ok(indexer)
+    }
+
+    /// One sweep now, on this thread (tests and benchmarks; not while started).
+    pub fn index_now(&self) -> Result<SweepStats, LibraryError> {
+        self.indexer()?.sweep()
     }
 
     /// Reads these paths now, on this thread, as the watcher does (tests; not while
     /// started).
     pub fn index_paths(&self, paths: &[PathBuf]) -> Result<(), LibraryError> {
-        let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
-        indexer.yield_to(self.store.clone());
-        indexer.index_paths(paths)
+        self.indexer()?.index_paths(paths)
     }
 
     /// How far indexing is.
@@ -275,7 +218,23 @@ impl Library {
     /// Managed and native sessions, pinned first, newest first.
     pub fn list(&self, q: &LibraryQuery) -> Result<Vec<LibrarySession>, LibraryError> {
         self.flush_store();
-        query::list(&self.read.lock(), q)
+        let mut rows = query::list(&self.read.lock(), q)?;
+        // A Codex fork's first turns are in its parent's rollout (see `open`): counted
+        // as its transcript shows them. Forks are few; each costs its first line.
+        for s in rows.iter_mut().filter(|s| {
+            s.agent == "codex" && s.relation.as_deref() == Some("fork") && s.session_id.is_some()
+        }) {
+            let own = match s.origin {
+                weft_protocol::Origin::Native => Some(s.clone()),
+                weft_protocol::Origin::Managed => self.native(&s.session_key)?,
+            };
+            if let Some(own) = own {
+                if let Some((_, inherited)) = self.codex_base(&own)? {
+                    s.turns = s.turns.max(own.turns + inherited);
+                }
+            }
+        }
+        Ok(rows)
     }
 
     /// Sessions matching a search, best first.
@@ -286,7 +245,7 @@ impl Library {
 
     /// Usage grouped by `by`, since `since` (ms).
     pub fn usage(&self, by: UsageBy, since: Option<i64>) -> Result<Vec<UsageRow>, LibraryError> {
-        query::usage(&self.read.lock(), by, since)
+        usage::usage(&self.read.lock(), by, since)
     }
 
     /// A native session by key (a managed key finds its native twin).
@@ -308,7 +267,7 @@ impl Library {
         }
     }
 
-    fn file_of(&self, key: &str) -> Result<Option<(i64, PathBuf, bool)>, LibraryError> {
+    pub(crate) fn file_of(&self, key: &str) -> Result<Option<(i64, PathBuf, bool)>, LibraryError> {
         Ok(self
             .read
             .lock()
@@ -318,123 +277,6 @@ impl Library {
             )?
             .query_row([key], |r| Ok((r.get(0)?, PathBuf::from(r.get::<_, String>(1)?), r.get(2)?)))
             .optional()?)
-    }
-
-    /// Turns `[start, start + limit)` of a native session's transcript (by default the
-    /// last `limit`, 50 unless given).
-    pub fn open_transcript(
-        &self,
-        key: &str,
-        start: Option<u32>,
-        limit: Option<u32>,
-    ) -> Result<TranscriptPage, LibraryError> {
-        let session = self
-            .native(key)?
-            .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
-        let native_key = session.session_key.clone();
-        let (sid, path, gone) = self
-            .file_of(&native_key)?
-            .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
-        let total = session.turns;
-        let limit = limit.unwrap_or(50).clamp(1, 1000);
-        let start = start.unwrap_or(total.saturating_sub(limit)).min(total);
-        let end = (start + limit).min(total);
-        let offsets: Vec<(u32, i64)> = {
-            let conn = self.read.lock();
-            let mut stmt = conn.prepare_cached(
-                "SELECT n, off FROM lib_turns WHERE session_id = ?1 AND n BETWEEN ?2 AND ?3 ORDER BY n",
-            )?;
-            let rows = stmt.query_map(params![sid, start + 1, end + 1], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        let native_id = session.session_id.clone().unwrap_or_default();
-        let turns = if gone || !path.is_file() {
-            self.excerpt_turns(sid, start, end, &session)?
-        } else if session.agent == "gemini" {
-            let all = transcript::read_page("gemini", &native_id, &path, 0, None)?;
-            all.into_iter()
-                .skip(start as usize)
-                .take((end - start) as usize)
-                .collect()
-        } else {
-            let from = offsets
-                .iter()
-                .find(|(n, _)| *n == start + 1)
-                .map(|o| o.1 as u64);
-            let until = offsets
-                .iter()
-                .find(|(n, _)| *n == end + 1)
-                .map(|o| o.1 as u64);
-            match from {
-                Some(from) => {
-                    transcript::read_page(&session.agent, &native_id, &path, from, until)?
-                }
-                None => Vec::new(),
-            }
-        };
-        Ok(TranscriptPage {
-            session_key: key.to_string(),
-            total,
-            start,
-            turns,
-            source_gone: gone,
-        })
-    }
-
-    /// What the index kept of turns whose file is gone: the excerpts.
-    fn excerpt_turns(
-        &self,
-        sid: i64,
-        start: u32,
-        end: u32,
-        session: &LibrarySession,
-    ) -> Result<Vec<UniversalSnapshot>, LibraryError> {
-        let conn = self.read.lock();
-        let mut stmt = conn.prepare_cached(
-            "SELECT d.turn, d.kind, d.at, f.text FROM lib_docs d JOIN lib_fts f ON f.rowid = d.id
-             WHERE d.session_id = ?1 AND d.turn BETWEEN ?2 AND ?3 ORDER BY d.id",
-        )?;
-        let rows = stmt.query_map(params![sid, start + 1, end], |r| {
-            Ok((
-                r.get::<_, u32>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })?;
-        let mut out: Vec<UniversalSnapshot> = Vec::new();
-        for row in rows {
-            let (turn, kind, at, text) = row?;
-            if kind == "prompt" || out.is_empty() {
-                out.push(UniversalSnapshot {
-                    phase: weft_protocol::Phase::Done,
-                    agent: session.agent.clone(),
-                    session_id: session.session_id.clone(),
-                    started_at: Some(at),
-                    updated_at: at,
-                    incomplete: true,
-                    notices: vec![format!(
-                        "turn {turn}: the agent's file is gone; these are the excerpts Weft kept"
-                    )],
-                    ..Default::default()
-                });
-            }
-            if let Some(t) = out.last_mut() {
-                match kind.as_str() {
-                    "prompt" => t.prompt = text,
-                    _ => {
-                        if !t.text.is_empty() {
-                            t.text.push_str("\n\n");
-                        }
-                        t.text.push_str(&text);
-                    }
-                }
-                t.updated_at = at;
-            }
-        }
-        Ok(out)
     }
 
     /// Renames, archives, pins or deletes a session's record.
@@ -507,57 +349,6 @@ impl Library {
         Ok(())
     }
 
-    /// Forks a native session (or a managed one's native file) at its end, or after
-    /// turn `at` (1-based): a new session of the same agent in the same home holding
-    /// the history up to there, recorded with its parent. Returns the new session.
-    pub fn fork(&self, key: &str, at: Option<u32>) -> Result<LibrarySession, LibraryError> {
-        let session = self
-            .native(key)?
-            .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
-        let (sid, path, gone) = self
-            .file_of(&session.session_key)?
-            .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
-        if gone || !path.is_file() {
-            return Err(LibraryError::Invalid(format!(
-                "the agent's file of {key} is gone: it cannot be forked"
-            )));
-        }
-        let until = match at {
-            None => None,
-            Some(n) if n == 0 || n > session.turns => {
-                return Err(LibraryError::Invalid(format!(
-                    "{key} has turns 1 to {}; there is no turn {n}",
-                    session.turns
-                )))
-            }
-            Some(n) if n == session.turns => None,
-            Some(_) if session.agent == "gemini" => {
-                return Err(LibraryError::Invalid(
-                    "a Gemini chat is forked at its end only".into(),
-                ))
-            }
-            Some(n) => {
-                let off: i64 = self
-                    .read
-                    .lock()
-                    .prepare_cached("SELECT off FROM lib_turns WHERE session_id = ?1 AND n = ?2")?
-                    .query_row(params![sid, n + 1], |r| r.get(0))?;
-                Some(off as u64)
-            }
-        };
-        let old = session.session_id.clone().unwrap_or_default();
-        let forked = fork::fork_file(&session.agent, &path, &old, until)?;
-        self.index_paths(std::slice::from_ref(&forked.path))?;
-        let new_key = format!("{}:{}", session.agent, forked.native_id);
-        self.read.lock().execute(
-            "INSERT INTO lib_marks (session_key, parent_key) VALUES (?1, ?2)
-             ON CONFLICT (session_key) DO UPDATE SET parent_key = excluded.parent_key",
-            params![new_key, session.session_key],
-        )?;
-        self.native(&new_key)?
-            .ok_or_else(|| LibraryError::Invalid("the fork was written but not indexed".into()))
-    }
-
     /// The record that makes native session `key` a managed one under the same key and
     /// agent session id (what Continue does), written to the store. `Ok(false)` when
     /// `key` is not a native session, or is already managed.
@@ -590,6 +381,7 @@ impl Library {
             created_at: n.created_at,
             updated_at: now,
             account: n.account.clone(),
+            fork: None,
         })?;
         store.flush()?;
         Ok(true)

@@ -1,23 +1,21 @@
-//! The library's reads: the merged list, search, and usage rollups.
+//! The library's reads: the merged list and search (usage is in [`crate::usage`]).
 //!
 //! Managed sessions come from the store's `sessions` and `turns` tables, native ones
 //! from `lib_sessions`; a native session Weft also manages (same agent and agent
 //! session id) is listed once, as the managed one, with the native file's figures.
 //!
-//! Search asks FTS5 for the best-ranked excerpts first (its own LIMIT, so bm25 never
-//! scores the whole hit set under a join), then filters and groups them by session.
-//! The trigram tokenizer finds substrings, identifiers and CJK runs; words shorter
+//! Search asks FTS5 for the newest matching excerpts (its own LIMIT, so bm25 never
+//! scores the whole hit set under a join), ranks those, then filters and groups them
+//! by session. Native excerpts are found through the word index and its vocabulary
+//! ([`crate::words`]); managed turns through their trigram index, where words shorter
 //! than three characters cannot use it and are checked on the candidates' text.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 use rusqlite::{params, Connection, OptionalExtension};
-use weft_protocol::{
-    LibraryHit, LibraryQuery, LibrarySearch, LibrarySession, ModelCost, Origin, Phase, UsageBy,
-    UsageRow,
-};
+use weft_protocol::{LibraryHit, LibraryQuery, LibrarySearch, LibrarySession, Origin, Phase};
 
-use crate::price;
+use crate::words;
 use crate::LibraryError;
 
 /// Marks where a match starts in a snippet.
@@ -89,6 +87,80 @@ pub fn native_session(
         .optional()?)
 }
 
+// A managed session's turns: Weft's own, or the native file's when it has more (a
+// session Weft adopted or forked has its earlier turns there), or, for a fork whose
+// agent has not written its file yet, the turns it keeps of its parent's.
+const MANAGED_COLUMNS: &str =
+    "m.session_key, m.agent, m.session_id, COALESCE(k.title, m.title), m.workdir,
+    COALESCE(m.model, n.model), m.created_at, m.updated_at,
+    (SELECT COUNT(*) FROM turns t WHERE t.session_key = m.session_key),
+    (SELECT t.status FROM turns t WHERE t.session_key = m.session_key ORDER BY t.n DESC LIMIT 1),
+    n.git_branch, COALESCE(n.messages, 0), COALESCE(n.input_tokens, 0),
+    COALESCE(n.output_tokens, 0), COALESCE(n.cache_read_tokens, 0),
+    COALESCE(n.cache_write_tokens, 0), COALESCE(n.source_gone, 0),
+    COALESCE(k.archived, 0), COALESCE(k.pinned, 0), COALESCE(k.parent_key, n.parent_key),
+    CASE WHEN k.parent_key IS NOT NULL THEN 'fork' ELSE n.relation END, n.home, m.account,
+    COALESCE(n.turns, CASE WHEN json_valid(m.fork) THEN json_extract(m.fork, '$.turns') END, 0)";
+
+const MANAGED_FROM: &str = "FROM sessions m
+    LEFT JOIN lib_sessions n ON n.agent = m.agent AND n.native_id = m.session_id
+    LEFT JOIN lib_marks k ON k.session_key = m.session_key";
+
+fn managed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LibrarySession> {
+    let status: Option<String> = r.get(9)?;
+    let phase = match status.as_deref() {
+        None => Phase::Idle,
+        Some("running") => Phase::Streaming,
+        Some(_) => Phase::Done,
+    };
+    let own: u32 = r.get(8)?;
+    let native: i64 = r.get(23)?;
+    let native = u32::try_from(native).unwrap_or(0);
+    let pending = r.get::<_, Option<String>>(2)?.is_none();
+    Ok(LibrarySession {
+        session_key: r.get(0)?,
+        origin: Origin::Managed,
+        agent: r.get(1)?,
+        session_id: r.get(2)?,
+        title: r.get(3)?,
+        workdir: r.get(4)?,
+        model: r.get(5)?,
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+        turns: if pending {
+            own + native
+        } else {
+            own.max(native)
+        },
+        phase: Some(phase),
+        git_branch: r.get(10)?,
+        messages: r.get(11)?,
+        input_tokens: r.get::<_, i64>(12)? as u64,
+        output_tokens: r.get::<_, i64>(13)? as u64,
+        cache_read_tokens: r.get::<_, i64>(14)? as u64,
+        cache_write_tokens: r.get::<_, i64>(15)? as u64,
+        source_gone: r.get(16)?,
+        archived: r.get(17)?,
+        pinned: r.get(18)?,
+        parent_key: r.get(19)?,
+        relation: r.get(20)?,
+        home: r.get(21)?,
+        account: r.get(22)?,
+    })
+}
+
+/// One managed session by key, as listed.
+pub fn managed_session(
+    conn: &Connection,
+    key: &str,
+) -> Result<Option<LibrarySession>, LibraryError> {
+    let sql = format!("SELECT {MANAGED_COLUMNS} {MANAGED_FROM} WHERE m.session_key = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([key], managed_row)
+        .optional()?)
+}
+
 /// Sessions, pinned first then newest first.
 pub fn list(conn: &Connection, q: &LibraryQuery) -> Result<Vec<LibrarySession>, LibraryError> {
     let limit = q.limit.unwrap_or(200).clamp(1, 10_000) as usize;
@@ -115,57 +187,16 @@ pub fn list(conn: &Connection, q: &LibraryQuery) -> Result<Vec<LibrarySession>, 
         }
     }
     if q.origin != Some(Origin::Native) {
-        let sql = "SELECT m.session_key, m.agent, m.session_id, COALESCE(k.title, m.title), m.workdir,
-                 COALESCE(m.model, n.model), m.created_at, m.updated_at,
-                 (SELECT COUNT(*) FROM turns t WHERE t.session_key = m.session_key),
-                 (SELECT t.status FROM turns t WHERE t.session_key = m.session_key ORDER BY t.n DESC LIMIT 1),
-                 n.git_branch, COALESCE(n.messages, 0), COALESCE(n.input_tokens, 0),
-                 COALESCE(n.output_tokens, 0), COALESCE(n.cache_read_tokens, 0),
-                 COALESCE(n.cache_write_tokens, 0), COALESCE(n.source_gone, 0),
-                 COALESCE(k.archived, 0), COALESCE(k.pinned, 0), n.parent_key, n.relation, n.home, m.account
-             FROM sessions m
-             LEFT JOIN lib_sessions n ON n.agent = m.agent AND n.native_id = m.session_id
-             LEFT JOIN lib_marks k ON k.session_key = m.session_key
+        let sql = format!(
+            "SELECT {MANAGED_COLUMNS} {MANAGED_FROM}
              WHERE (?1 IS NULL OR m.workdir = ?1 OR m.workdir = ?2)
                AND (?3 IS NULL OR m.agent = ?3)
                AND (?4 OR COALESCE(k.archived, 0) = 0)
                AND COALESCE(k.hidden, 0) = 0
-             ORDER BY COALESCE(k.pinned, 0) DESC, m.updated_at DESC, m.session_key LIMIT ?5";
-        let mut stmt = conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![raw, canon, q.agent, q.archived, want], |r| {
-            let status: Option<String> = r.get(9)?;
-            let phase = match status.as_deref() {
-                None => Phase::Idle,
-                Some("running") => Phase::Streaming,
-                Some(_) => Phase::Done,
-            };
-            Ok(LibrarySession {
-                session_key: r.get(0)?,
-                origin: Origin::Managed,
-                agent: r.get(1)?,
-                session_id: r.get(2)?,
-                title: r.get(3)?,
-                workdir: r.get(4)?,
-                model: r.get(5)?,
-                created_at: r.get(6)?,
-                updated_at: r.get(7)?,
-                turns: r.get(8)?,
-                phase: Some(phase),
-                git_branch: r.get(10)?,
-                messages: r.get(11)?,
-                input_tokens: r.get::<_, i64>(12)? as u64,
-                output_tokens: r.get::<_, i64>(13)? as u64,
-                cache_read_tokens: r.get::<_, i64>(14)? as u64,
-                cache_write_tokens: r.get::<_, i64>(15)? as u64,
-                source_gone: r.get(16)?,
-                archived: r.get(17)?,
-                pinned: r.get(18)?,
-                parent_key: r.get(19)?,
-                relation: r.get(20)?,
-                home: r.get(21)?,
-                account: r.get(22)?,
-            })
-        })?;
+             ORDER BY COALESCE(k.pinned, 0) DESC, m.updated_at DESC, m.session_key LIMIT ?5"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![raw, canon, q.agent, q.archived, want], managed_row)?;
         for r in rows {
             out.push(r?);
         }
@@ -264,6 +295,42 @@ pub fn snippet(text: &str, terms: &[String]) -> String {
     out.replace('\n', " ")
 }
 
+/// The word-index query for `terms` (all must match), `None` when no term has a word.
+/// A one-word term matches any word of the vocabulary holding it (`config` finds
+/// `parse_config`, `本語` finds `日本語のテキスト`); a term of several words is a phrase
+/// whose first word may end a longer word and whose last may begin one.
+fn word_expr(conn: &Connection, terms: &[String]) -> Result<Option<String>, LibraryError> {
+    const WIDEN: usize = 64;
+    let mut parts = Vec::new();
+    for term in terms {
+        let toks: Vec<String> = words::words(term).map(str::to_lowercase).collect();
+        let Some(first) = toks.first() else { continue };
+        let mut alts = vec![first.clone()];
+        if toks.len() == 1 {
+            for w in words::containing(conn, first, WIDEN)? {
+                if !alts.contains(&w) {
+                    alts.push(w);
+                }
+            }
+            let any: Vec<String> = alts.iter().map(|a| fts_phrase(a)).collect();
+            parts.push(format!("({})", any.join(" OR ")));
+        } else {
+            for w in words::containing(conn, first, WIDEN * 4)? {
+                if w.ends_with(first.as_str()) && !alts.contains(&w) && alts.len() < 16 {
+                    alts.push(w);
+                }
+            }
+            let rest = toks[1..].join(" ");
+            let any: Vec<String> = alts
+                .iter()
+                .map(|a| format!("{} *", fts_phrase(&format!("{a} {rest}"))))
+                .collect();
+            parts.push(format!("({})", any.join(" OR ")));
+        }
+    }
+    Ok((!parts.is_empty()).then(|| parts.join(" AND ")))
+}
+
 /// A candidate excerpt, before grouping.
 struct Candidate {
     rowid: i64,
@@ -290,32 +357,41 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
         4_000
     };
     let mut scored: Vec<(i64, f64)> = Vec::new();
+    // Native excerpts: the word index, each term widened to the words that hold it.
+    if let Some(expr) = word_expr(conn, &terms)? {
+        let mut stmt = conn.prepare_cached(
+            "SELECT rowid, bm25(lib_words) FROM lib_words WHERE lib_words MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        for r in rows {
+            scored.push(r?);
+        }
+    }
+    // Managed turns: the trigram index they keep.
     if !long.is_empty() {
         let expr = long
             .iter()
             .map(|t| fts_phrase(t))
             .collect::<Vec<_>>()
             .join(" AND ");
-        for sql in [
-            "SELECT rowid, bm25(lib_fts) FROM lib_fts WHERE lib_fts MATCH ?1 AND rowid > 0 ORDER BY rowid DESC LIMIT ?2",
+        let mut stmt = conn.prepare_cached(
             "SELECT rowid, bm25(lib_fts) FROM lib_fts WHERE lib_fts MATCH ?1 AND rowid < 0 ORDER BY rowid ASC LIMIT ?2",
-        ] {
-            let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            for r in rows {
-                scored.push(r?);
-            }
+        )?;
+        let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        for r in rows {
+            scored.push(r?);
         }
-        scored.sort_by(|a, b| a.1.total_cmp(&b.1));
     } else {
         let pattern = format!("%{}%", short[0].replace(['%', '_'], ""));
-        let mut stmt =
-            conn.prepare_cached("SELECT rowid FROM lib_fts WHERE text LIKE ?1 LIMIT ?2")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT rowid FROM lib_fts WHERE text LIKE ?1 AND rowid < 0 LIMIT ?2",
+        )?;
         let rows = stmt.query_map(params![pattern, probe], |r| Ok((r.get(0)?, 0.0)))?;
         for r in rows {
             scored.push(r?);
         }
     }
+    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
     let candidates: Vec<Candidate> = scored
         .into_iter()
         .map(|(rowid, _)| Candidate { rowid })
@@ -323,7 +399,14 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
     let (raw, canon) = workdir_forms(s.workdir.as_deref());
     let mut seen: HashSet<String> = HashSet::new();
     let mut out = Vec::new();
-    let mut text_of = conn.prepare_cached("SELECT text FROM lib_fts WHERE rowid = ?1")?;
+    let mut native_text = conn.prepare_cached("SELECT text FROM lib_docs WHERE id = ?1")?;
+    let mut managed_text = conn.prepare_cached("SELECT text FROM lib_fts WHERE rowid = ?1")?;
+    // A term of several words must appear as written (the word index matched its
+    // words in order, whatever stood between them).
+    let phrases: Vec<&String> = terms
+        .iter()
+        .filter(|t| words::words(t).nth(1).is_some())
+        .collect();
     let mut native = conn.prepare_cached(
         "SELECT s.session_key, s.agent, COALESCE(k.title, s.index_title, s.title), s.workdir, d.turn, d.off, d.kind, d.at,
                 (SELECT m.session_key FROM sessions m WHERE m.agent = s.agent AND m.session_id = s.native_id)
@@ -394,8 +477,13 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
         if raw.is_some() && hit.workdir != raw && hit.workdir != canon {
             continue;
         }
-        let text: String = text_of.query_row([c.rowid], |r| r.get(0))?;
-        if !short.iter().all(|t| contains_ci(&text, t)) {
+        let text: String = if c.rowid > 0 {
+            native_text.query_row([c.rowid], |r| r.get(0))?
+        } else {
+            managed_text.query_row([c.rowid], |r| r.get(0))?
+        };
+        let must: &[&String] = if c.rowid > 0 { &phrases } else { &short };
+        if !must.iter().all(|t| contains_ci(&text, t)) {
             continue;
         }
         hit.snippet = snippet(&text, &terms);
@@ -404,104 +492,6 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
         if out.len() >= limit {
             break;
         }
-    }
-    Ok(out)
-}
-
-/// Usage grouped by `by` since `since` (ms), each model call once.
-pub fn usage(
-    conn: &Connection,
-    by: UsageBy,
-    since: Option<i64>,
-) -> Result<Vec<UsageRow>, LibraryError> {
-    let group = match by {
-        UsageBy::Day => "strftime('%Y-%m-%d', u.at / 1000, 'unixepoch')",
-        UsageBy::Week => "strftime('%Y-W%W', u.at / 1000, 'unixepoch')",
-        UsageBy::Month => "strftime('%Y-%m', u.at / 1000, 'unixepoch')",
-        UsageBy::Model => "u.model",
-        UsageBy::Agent => "s.agent",
-        UsageBy::Account => "COALESCE(s.account, s.home)",
-        UsageBy::Workspace => "COALESCE(s.workdir, '')",
-    };
-    let sql = format!(
-        "SELECT {group} AS g, u.model, COUNT(*), SUM(u.input), SUM(u.output), SUM(u.cache_read), SUM(u.cache_write)
-         FROM lib_usage u JOIN lib_sessions s ON s.id = u.session_id
-         WHERE u.at >= ?1
-         GROUP BY g, u.model"
-    );
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map([since.unwrap_or(i64::MIN)], |r| {
-        Ok((
-            r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)? as u64,
-            r.get::<_, i64>(3)? as u64,
-            r.get::<_, i64>(4)? as u64,
-            r.get::<_, i64>(5)? as u64,
-            r.get::<_, i64>(6)? as u64,
-        ))
-    })?;
-    let mut groups: BTreeMap<String, UsageRow> = BTreeMap::new();
-    let mut costs: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
-    for row in rows {
-        let (g, model, calls, input, output, read, write) = row?;
-        let e = groups.entry(g.clone()).or_insert_with(|| UsageRow {
-            key: g.clone(),
-            calls: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cache_read_tokens: 0,
-            cache_write_tokens: 0,
-            cost_usd: None,
-            unpriced_models: Vec::new(),
-            cost_by_model: Vec::new(),
-            cache_hit_rate: None,
-        });
-        e.calls += calls;
-        e.input_tokens += input;
-        e.output_tokens += output;
-        e.cache_read_tokens += read;
-        e.cache_write_tokens += write;
-        let name = if model.is_empty() {
-            "(unknown)".to_string()
-        } else {
-            model.clone()
-        };
-        match price::price_of(&model) {
-            Some(p) => {
-                let c = price::cost(p, input, output, read, write);
-                e.cost_usd = Some(e.cost_usd.unwrap_or(0.0) + c);
-                *costs.entry(g).or_default().entry(name).or_default() += c;
-            }
-            None => {
-                if !e.unpriced_models.contains(&name) {
-                    e.unpriced_models.push(name);
-                }
-            }
-        }
-    }
-    let mut out: Vec<UsageRow> = groups.into_values().collect();
-    for r in &mut out {
-        let all = r.input_tokens + r.cache_read_tokens + r.cache_write_tokens;
-        r.cache_hit_rate = (all > 0).then(|| r.cache_read_tokens as f64 / all as f64);
-        r.unpriced_models.sort();
-        if let Some(c) = costs.remove(&r.key) {
-            r.cost_by_model = c
-                .into_iter()
-                .map(|(model, cost_usd)| ModelCost { model, cost_usd })
-                .collect();
-        }
-    }
-    if matches!(
-        by,
-        UsageBy::Model | UsageBy::Agent | UsageBy::Account | UsageBy::Workspace
-    ) {
-        out.sort_by(|a, b| {
-            b.cost_usd
-                .unwrap_or(-1.0)
-                .total_cmp(&a.cost_usd.unwrap_or(-1.0))
-                .then((b.input_tokens + b.output_tokens).cmp(&(a.input_tokens + a.output_tokens)))
-        });
     }
     Ok(out)
 }

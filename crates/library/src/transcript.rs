@@ -126,6 +126,7 @@ impl Turns {
                 result: None,
                 status: ToolStatus::Running,
                 parent_id: None,
+                changes: Vec::new(),
             });
         }
     }

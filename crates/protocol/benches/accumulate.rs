@@ -38,6 +38,7 @@ fn tool(i: u64, status: ToolStatus) -> DriverEvent {
             status,
             kind: ToolKind::Shell,
             parent_id: None,
+            changes: Vec::new(),
         },
     }
 }

@@ -98,7 +98,9 @@ pub struct AccountInfo {
     pub id: String,
     /// The agent it belongs to.
     pub agent: String,
-    /// `login`, `api-key`, `setup-token`, `gateway`, `endpoint`, `bedrock`, `vertex`.
+    /// `login`, `api-key`, `setup-token`, `gateway`, `endpoint`, `bedrock`, `vertex`;
+    /// `env` for ACP agents (named variables); `endpoint` for the native agent (base URL,
+    /// `protocol`, `models` and a key).
     pub kind: String,
     /// The user's name for it.
     pub label: String,
@@ -115,6 +117,9 @@ pub struct AccountInfo {
     pub env: BTreeMap<String, String>,
     /// Where its secret comes from.
     pub secret: SecretSource,
+    /// The variable a spawn gets the secret in (ACP agents' `env` kind; others use the
+    /// kind's own variable).
+    pub secret_var: Option<String>,
     /// Its limit windows, as last seen.
     pub limits: Vec<LimitWindow>,
     /// Created (ms since the epoch).
@@ -145,6 +150,56 @@ pub struct AddAccountRequest {
     pub env: BTreeMap<String, String>,
     /// Its secret, for key kinds.
     pub secret: Option<SecretInput>,
+    /// The variable the secret is given in (ACP agents' `env` kind: e.g.
+    /// `KIMI_API_KEY`).
+    pub secret_var: Option<String>,
+}
+
+/// What switching a session to another account does (or would do). Answered to
+/// [`crate::ClientRequest::SwitchAccount`] and [`crate::ClientRequest::CheckAccountSwitch`].
+///
+/// A switch the agent can follow (same provider, or a transcript Weft can carry into
+/// the new account's home) resumes the agent's own session. One it cannot follow — a
+/// Claude session moving to another provider (its thinking signatures are bound to the
+/// provider), a Codex session moving to another account (its reasoning is bound to
+/// the organisation), a Gemini session moving to another home — carries a `warning`:
+/// nothing changes until the switch is asked again with `confirm`, and then the next
+/// turn starts a new agent session seeded with a handover of the transcript (the Weft
+/// session and its history stay one).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccountSwitch {
+    /// The session.
+    pub session_key: String,
+    /// The account it was on (none: the agent's own login, ambient).
+    pub from: Option<String>,
+    /// The account asked for (none: ambient).
+    pub to: Option<String>,
+    /// Why the agent's own session cannot follow (none: it resumes). The app shows it
+    /// before the switch; the CLI prints it and asks (or takes `--yes`).
+    pub warning: Option<String>,
+    /// True when the session is now on `to`.
+    pub switched: bool,
+    /// The next turn starts a new agent session seeded with a handover.
+    pub handover: bool,
+    /// The task id of the prompt run again on the new account (`resume`).
+    pub task_id: Option<String>,
+}
+
+/// A session's opt-in to switching accounts by itself. Answered to
+/// [`crate::ClientRequest::SetAutoSwitch`] and [`crate::ClientRequest::GetAutoSwitch`].
+///
+/// When on and a turn ends with its account's limit window used up (the snapshot's
+/// `limitHit`), the session moves to the next account of the same agent that has
+/// capacity (no window `rejected` that has not reset yet, and usable now) and runs
+/// the cut-short prompt again there; a notice in the new turn says so. Off by default.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AutoSwitch {
+    /// The session.
+    pub session_key: String,
+    /// On or off.
+    pub enabled: bool,
 }
 
 /// What testing an account found. Answered to [`crate::ClientRequest::TestAccount`].
@@ -225,6 +280,23 @@ mod tests {
             ClientRequest::AccountUsage {
                 account: Some("acct-1".into()),
             },
+            ClientRequest::SwitchAccount {
+                session_key: "claude:s".into(),
+                account: "acct-2".into(),
+                resume: true,
+                confirm: false,
+            },
+            ClientRequest::CheckAccountSwitch {
+                session_key: "claude:s".into(),
+                account: "ambient".into(),
+            },
+            ClientRequest::SetAutoSwitch {
+                session_key: "claude:s".into(),
+                enabled: true,
+            },
+            ClientRequest::GetAutoSwitch {
+                session_key: "claude:s".into(),
+            },
         ];
         for request in requests {
             let message = ClientMessage { id: 7, request };
@@ -252,6 +324,15 @@ mod tests {
         assert_eq!(
             acc.snapshot().notices,
             ["this account's five_hour usage limit is reached: switch accounts to go on"]
+        );
+        let hit = acc.snapshot().limit_hit.clone();
+        assert_eq!(hit.map(|l| l.window), Some("five_hour".to_string()));
+        let patch = crate::patch::diff(&crate::UniversalSnapshot::default(), acc.snapshot());
+        let back = crate::patch::apply(&crate::UniversalSnapshot::default(), &patch);
+        assert_eq!(
+            back.limit_hit,
+            acc.snapshot().limit_hit,
+            "limitHit travels in a patch"
         );
     }
 }

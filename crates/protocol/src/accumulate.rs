@@ -124,6 +124,21 @@ impl Accumulator {
                 snap.notices.push(text.clone());
                 patch.notices = Some(snap.notices.clone());
             }
+            DriverEvent::Commands { commands } => {
+                if snap.commands != *commands {
+                    snap.commands = commands.clone();
+                    patch.commands = Some(commands.clone());
+                }
+            }
+            DriverEvent::Mcp { server } => {
+                let list = &mut snap.mcp_servers;
+                match list.iter().position(|s| s.name == server.name) {
+                    Some(i) if list[i] == *server => return patch,
+                    Some(i) => list[i] = server.clone(),
+                    None => list.push(server.clone()),
+                }
+                patch.mcp_servers = Some(list.clone());
+            }
             DriverEvent::Limit { limit } => {
                 if limit.status == "rejected" {
                     snap.notices.push(format!(
@@ -131,6 +146,8 @@ impl Accumulator {
                         limit.window
                     ));
                     patch.notices = Some(snap.notices.clone());
+                    snap.limit_hit = Some(limit.clone());
+                    patch.limit_hit = Some(snap.limit_hit.clone());
                 }
             }
         }
@@ -164,6 +181,22 @@ impl Accumulator {
         self.stamp(
             SnapshotPatch {
                 queued: Some(queued),
+                ..Default::default()
+            },
+            now_ms,
+        )
+    }
+
+    /// Sets the agent the session's record names when it differs from the turn's
+    /// (see `UniversalSnapshot::recorded_agent`); empty when none.
+    pub fn set_recorded_agent(&mut self, agent: Option<String>, now_ms: i64) -> SnapshotPatch {
+        if self.snapshot.recorded_agent == agent {
+            return SnapshotPatch::default();
+        }
+        self.snapshot.recorded_agent = agent.clone();
+        self.stamp(
+            SnapshotPatch {
+                recorded_agent: Some(agent),
                 ..Default::default()
             },
             now_ms,

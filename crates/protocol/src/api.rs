@@ -1,8 +1,9 @@
 //! The messages every client and the kernel service exchange: one request enum that
-//! names every verb, one server message enum, and the binary frames terminals use.
+//! names every verb and one server message enum.
 //!
 //! A connection carries JSON messages ([`ClientMessage`] up, [`ServerMessage`] down)
-//! and binary terminal frames ([`TerminalFrame`] down, [`TerminalInput`] up). The first
+//! and binary terminal frames ([`crate::TerminalFrame`] down, [`crate::TerminalInput`]
+//! up, in `terminal_frame.rs`). The first
 //! request on a connection is [`ClientRequest::Hello`]; on a WebSocket it also carries
 //! the token (never in a URL).
 
@@ -14,7 +15,7 @@ use ts_rs::TS;
 
 use crate::account::AddAccountRequest;
 use crate::error::WireError;
-use crate::library::{LibraryQuery, LibrarySearch, SessionAction, UsageBy};
+use crate::library::{ExportFormat, LibraryQuery, LibrarySearch, SessionAction, UsageBy};
 use crate::patch::PatchEvent;
 use crate::snapshot::{InteractionKind, Question};
 use crate::wire::{InteractRequest, InteractionResponse, OpenTerminalRequest, PromptRequest};
@@ -127,36 +128,6 @@ pub struct InboxItem {
     /// When it expires unanswered (ms since the epoch); none: it waits.
     #[ts(type = "number | null")]
     pub expires_at: Option<i64>,
-}
-
-/// The daemon as `weft daemon status` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct DaemonStatus {
-    /// Its process id.
-    pub pid: u32,
-    /// Its version.
-    pub version: String,
-    /// Its `WEFT_HOME`.
-    pub home: String,
-    /// Its Unix socket.
-    pub socket: String,
-    /// Started (ms since the epoch).
-    #[ts(type = "number")]
-    pub started_at: i64,
-    /// WebSocket addresses it listens on.
-    pub listening: Vec<String>,
-    /// Connected clients, by surface.
-    pub clients: BTreeMap<String, u32>,
-    /// Sessions with a turn running or queued.
-    pub busy_sessions: u32,
-    /// Agent terminals open.
-    pub terminals: u32,
-    /// Interactions waiting for an answer.
-    pub pending: u32,
-    /// Seconds it stays up once nothing needs it.
-    #[ts(type = "number")]
-    pub idle_secs: u64,
 }
 
 /// Reply to [`ClientRequest::Listen`].
@@ -278,10 +249,22 @@ pub enum ClientRequest {
     },
     /// Answered by `ToolInfo`s.
     ListTools {},
+    /// A workspace's files matching what was typed after `@` (the composer's
+    /// completion). Answered by `WorkspaceEntry`s, best first.
+    ListWorkspaceFiles(crate::files::WorkspaceFilesQuery),
     /// Answered by `SkillInfo`s.
     ListSkills {
         /// Skills visible from this folder.
         workdir: Option<String>,
+    },
+    /// Keep a file pasted or dropped into a composer: `data` (base64) is written 0600
+    /// under `$WEFT_HOME/attachments/<id>/<name>` and checked like every attachment.
+    /// Answered by the file's absolute path, for [`PromptRequest::attachments`].
+    SaveAttachment {
+        /// The file's name (its folders are dropped).
+        name: String,
+        /// Its bytes, base64.
+        data: String,
     },
     /// Open the agent's own terminal UI for a session (or attach to the one open), and
     /// attach this connection. Answered by [`TerminalAttached`]; frames follow.
@@ -319,7 +302,7 @@ pub enum ClientRequest {
         /// The session.
         session_key: String,
     },
-    /// Answered by [`DaemonStatus`].
+    /// Answered by [`DaemonStatus`](crate::DaemonStatus).
     DaemonStatus {},
     /// Stop every turn and terminal, then exit. Answered by `null` first.
     DaemonStop {},
@@ -364,12 +347,22 @@ pub enum ClientRequest {
     },
     /// Fork a session at its end or after a turn: a new session of the same agent with
     /// the history up to there, recorded with its parent. Answered by its
-    /// `LibrarySession`.
+    /// `LibrarySession`. A Claude or Codex fork is a managed session whose first prompt
+    /// has the agent fork itself (`--fork-session`, `thread/fork`); until then its
+    /// transcript is the parent's up to the fork point. Others get a new session file.
     ForkSession {
         /// The session (native, or managed with a native file).
         session_key: String,
         /// Keep turns 1 to this one (default: all).
         at: Option<u32>,
+    },
+    /// A session's whole transcript (managed or native, an adopted one's earlier
+    /// turns from the agent's file first) as one document. Answered by its text.
+    ExportSession {
+        /// The session.
+        session_key: String,
+        /// Markdown or JSON (`{session, turns}`).
+        format: ExportFormat,
     },
     /// Answered by `AccountInfo`s (never a secret).
     ListAccounts {},
@@ -401,6 +394,131 @@ pub enum ClientRequest {
         /// Only this account's.
         account: Option<String>,
     },
+    /// Move an idle session to another account from its next turn (the app's one-click
+    /// "switch account and continue" after a used-up limit: `resume` runs the last
+    /// turn's prompt again there). A switch the agent's own session cannot follow
+    /// changes nothing without `confirm` and answers with the `warning` to show; with
+    /// it, the next turn starts a new agent session seeded with a handover. Refused
+    /// (`busy`) while a turn runs or waits. Answered by `AccountSwitch`.
+    ///
+    /// A `Prompt` naming another account than the session's runs the same check: one the
+    /// agent cannot follow is refused with the code `needsConfirmation` (the message is
+    /// the warning); confirm it with this verb, then send the prompt again.
+    SwitchAccount {
+        /// The session.
+        session_key: String,
+        /// The account's id (`ambient`: the agent's own login).
+        account: String,
+        /// Run the last turn's prompt again on the new account.
+        resume: bool,
+        /// Go ahead although the agent's own session cannot follow (a handover).
+        confirm: bool,
+    },
+    /// Move an idle session to another agent (the app's switch control): its key,
+    /// history and transcript stay; the next prompt runs on `agent`, which starts a new
+    /// session of its own from a handover of the conversation. Until then the
+    /// snapshot's `recordedAgent` names it. Refused (`busy`) while a turn runs or
+    /// waits, with the reason; nothing is interrupted. Answered by null.
+    SwitchAgent {
+        /// The session.
+        session_key: String,
+        /// The agent id to move to (`codex`, `claude`, …).
+        agent: String,
+    },
+    /// What [`ClientRequest::SwitchAccount`] would do; nothing changes. Answered by
+    /// `AccountSwitch` (`switched` false).
+    CheckAccountSwitch {
+        /// The session.
+        session_key: String,
+        /// The account's id (`ambient`: the agent's own login).
+        account: String,
+    },
+    /// Opt a session in to (or out of) switching accounts by itself when its account's
+    /// limit is used up (see `AutoSwitch`). Answered by `AutoSwitch`.
+    SetAutoSwitch {
+        /// The session.
+        session_key: String,
+        /// On or off.
+        enabled: bool,
+    },
+    /// Whether a session switches accounts by itself. Answered by `AutoSwitch`.
+    GetAutoSwitch {
+        /// The session.
+        session_key: String,
+    },
+    /// The MCP servers configured in Weft (`$WEFT_HOME/mcp.json`, the workspace's
+    /// `.weft/mcp.json`), each with its file and whether it is on. Answered by `McpList`.
+    ListMcp {
+        /// The workspace whose `.weft/mcp.json` counts too.
+        workdir: Option<String>,
+        /// Whether each is on for this session (its own choices count).
+        session_key: Option<String>,
+    },
+    /// Turn MCP servers on (`true`) or off for one session, from its next spawn.
+    /// Answered by the session's `McpList`.
+    SetMcpEnabled {
+        /// The session.
+        session_key: String,
+        /// Server name → on.
+        servers: std::collections::BTreeMap<String, bool>,
+    },
+    /// Keep a secret an MCP server's `${secret:NAME}` names, in the OS secret store;
+    /// accepted over the Unix socket only. Answered by `null`.
+    SetMcpSecret {
+        /// Its name.
+        name: String,
+        /// Its value.
+        value: crate::SecretText,
+    },
+    /// Forget an MCP secret. Answered by `null`.
+    RemoveMcpSecret {
+        /// Its name.
+        name: String,
+    },
+    /// Place a skill once for every agent: copy the folder at `path` (with its
+    /// SKILL.md) into `$WEFT_HOME/skills`. Answered by its `SkillInfo`.
+    AddSkill {
+        /// The skill's folder (or its SKILL.md), absolute.
+        path: String,
+    },
+    /// Delete a global skill. Answered by `null`.
+    RemoveSkill {
+        /// Its name.
+        name: String,
+    },
+    /// Turn a skill on or off for every agent, from their next spawn. Answered by `null`.
+    SetSkillEnabled {
+        /// Its name.
+        name: String,
+        /// On or off.
+        enabled: bool,
+    },
+    /// Log a login account in: `weft accounts login ID` (the agent's own login, inside
+    /// the account's home) in a terminal of the daemon's, keyed `login:ID`, this
+    /// connection attached. Answered by [`TerminalAttached`]; frames follow.
+    LoginAccount {
+        /// The account's id.
+        account: String,
+        /// The terminal's width in columns (default 80).
+        cols: Option<u16>,
+        /// The terminal's height in rows (default 24).
+        rows: Option<u16>,
+    },
+    /// The agent CLIs Weft installs, where each was found. Answered by `AgentInstall`s.
+    ListAgentInstalls {},
+    /// Install (or update) an agent CLI: `weft agents install NAME` in a terminal of the
+    /// daemon's, keyed `install:NAME`, showing npm's progress. Answered by
+    /// [`TerminalAttached`]; frames follow.
+    InstallAgent {
+        /// `claude`, `codex`, `gemini` or `claude-agent-acp`.
+        name: String,
+        /// Another version than the tested one.
+        version: Option<String>,
+        /// The terminal's width in columns (default 80).
+        cols: Option<u16>,
+        /// The terminal's height in rows (default 24).
+        rows: Option<u16>,
+    },
 }
 
 impl ClientRequest {
@@ -425,11 +543,18 @@ impl ClientRequest {
             | ClientRequest::ListLibrary(_)
             | ClientRequest::SearchLibrary(_)
             | ClientRequest::OpenTranscript { .. }
+            | ClientRequest::ExportSession { .. }
             | ClientRequest::LibraryProgress {}
             | ClientRequest::Usage { .. }
             | ClientRequest::ListAccounts {}
-            | ClientRequest::AccountUsage { .. } => Scope::Read,
+            | ClientRequest::AccountUsage { .. }
+            | ClientRequest::CheckAccountSwitch { .. }
+            | ClientRequest::GetAutoSwitch { .. }
+            | ClientRequest::ListMcp { .. }
+            | ClientRequest::ListAgentInstalls {} => Scope::Read,
             ClientRequest::Prompt(_)
+            | ClientRequest::SaveAttachment { .. }
+            | ClientRequest::ListWorkspaceFiles(_)
             | ClientRequest::Stop { .. }
             | ClientRequest::Steer { .. }
             | ClientRequest::Dequeue { .. }
@@ -449,7 +574,18 @@ impl ClientRequest {
             | ClientRequest::AddAccount(_)
             | ClientRequest::RenameAccount { .. }
             | ClientRequest::RemoveAccount { .. }
-            | ClientRequest::TestAccount { .. } => Scope::Control,
+            | ClientRequest::TestAccount { .. }
+            | ClientRequest::SwitchAccount { .. }
+            | ClientRequest::SwitchAgent { .. }
+            | ClientRequest::SetAutoSwitch { .. }
+            | ClientRequest::SetMcpEnabled { .. }
+            | ClientRequest::SetMcpSecret { .. }
+            | ClientRequest::RemoveMcpSecret { .. }
+            | ClientRequest::AddSkill { .. }
+            | ClientRequest::RemoveSkill { .. }
+            | ClientRequest::SetSkillEnabled { .. }
+            | ClientRequest::LoginAccount { .. }
+            | ClientRequest::InstallAgent { .. } => Scope::Control,
         }
     }
 }
@@ -505,129 +641,9 @@ pub enum ServerMessage {
     },
 }
 
-/// Kinds of [`TerminalFrame`].
-pub mod frame_kind {
-    /// The whole screen, redrawn (`offset`: the output offset it is current at).
-    pub const SCREEN: u8 = 0;
-    /// Output starting at `offset`.
-    pub const DATA: u8 = 1;
-    /// The program exited; the payload is JSON `{code, signal, screen}`.
-    pub const EXIT: u8 = 2;
-}
-
-const TAG_TERMINAL: u8 = 1;
-const TAG_INPUT: u8 = 2;
-
-/// Terminal output for one attached connection, as a binary frame:
-/// `[1][kind u8][offset u64 LE][key length u16 LE][key][payload]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TerminalFrame {
-    /// The session.
-    pub session_key: String,
-    /// [`frame_kind`].
-    pub kind: u8,
-    /// Output offset.
-    pub offset: u64,
-    /// Bytes.
-    pub payload: Vec<u8>,
-}
-
-/// Raw keystrokes for a terminal, as a binary frame:
-/// `[2][key length u16 LE][key][payload]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TerminalInput {
-    /// The session.
-    pub session_key: String,
-    /// Bytes.
-    pub data: Vec<u8>,
-}
-
-fn put_key(out: &mut Vec<u8>, key: &str) {
-    let len = u16::try_from(key.len()).unwrap_or(u16::MAX);
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&key.as_bytes()[..usize::from(len)]);
-}
-
-fn take_key(bytes: &[u8]) -> Option<(String, &[u8])> {
-    let len = usize::from(u16::from_le_bytes([*bytes.first()?, *bytes.get(1)?]));
-    let key = bytes.get(2..2 + len)?;
-    Some((String::from_utf8(key.to_vec()).ok()?, &bytes[2 + len..]))
-}
-
-impl TerminalFrame {
-    /// Its bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(12 + self.session_key.len() + self.payload.len());
-        out.push(TAG_TERMINAL);
-        out.push(self.kind);
-        out.extend_from_slice(&self.offset.to_le_bytes());
-        put_key(&mut out, &self.session_key);
-        out.extend_from_slice(&self.payload);
-        out
-    }
-
-    /// Reads one; `None` when the bytes are not a terminal frame.
-    pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.first() != Some(&TAG_TERMINAL) {
-            return None;
-        }
-        let kind = *bytes.get(1)?;
-        let offset = u64::from_le_bytes(bytes.get(2..10)?.try_into().ok()?);
-        let (session_key, payload) = take_key(bytes.get(10..)?)?;
-        Some(Self {
-            session_key,
-            kind,
-            offset,
-            payload: payload.to_vec(),
-        })
-    }
-}
-
-impl TerminalInput {
-    /// Its bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(3 + self.session_key.len() + self.data.len());
-        out.push(TAG_INPUT);
-        put_key(&mut out, &self.session_key);
-        out.extend_from_slice(&self.data);
-        out
-    }
-
-    /// Reads one; `None` when the bytes are not terminal input.
-    pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.first() != Some(&TAG_INPUT) {
-            return None;
-        }
-        let (session_key, data) = take_key(bytes.get(1..)?)?;
-        Some(Self {
-            session_key,
-            data: data.to_vec(),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn frames_round_trip_and_refuse_each_other() {
-        let f = TerminalFrame {
-            session_key: "echo:1".into(),
-            kind: frame_kind::DATA,
-            offset: 0x0102_0304,
-            payload: b"hi\x1b[0m".to_vec(),
-        };
-        assert_eq!(TerminalFrame::decode(&f.encode()), Some(f.clone()));
-        assert_eq!(TerminalInput::decode(&f.encode()), None);
-        let i = TerminalInput {
-            session_key: "claude:x".into(),
-            data: vec![0xff, 0, 3],
-        };
-        assert_eq!(TerminalInput::decode(&i.encode()), Some(i.clone()));
-        assert_eq!(TerminalFrame::decode(&i.encode()), None);
-        assert_eq!(TerminalFrame::decode(&[1, 0, 0]), None, "cut short");
-    }
 
     #[test]
     fn env_debug_names_no_value() {

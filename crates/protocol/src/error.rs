@@ -25,6 +25,10 @@ pub enum ErrorCode {
     Busy,
     /// The persistent store failed.
     Storage,
+    /// The verb would do something the user must confirm first (an account switch the
+    /// agent's own session cannot follow): the message says what; see
+    /// `ClientRequest::SwitchAccount`.
+    NeedsConfirmation,
     /// The connection may not do this (no token, or a token without the scope).
     Forbidden,
     /// Anything else; a bug.

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::account::LimitWindow;
+use crate::command::SlashCommand;
 use crate::snapshot::{Artifact, Plan, SubAgent, ToolCall, Usage};
 
 /// One normalized piece of an agent's output. Drivers emit these; the kernel folds them
@@ -68,11 +69,21 @@ pub enum DriverEvent {
         /// The note.
         text: String,
     },
+    /// How one MCP server of the agent is doing; upserted by `server.name`.
+    Mcp {
+        /// The server's whole current state.
+        server: crate::McpServerStatus,
+    },
     /// A usage-limit window of the account the turn runs on, as the agent reported it
     /// (Claude's `rate_limit_event`); folded into the account. A window that is used up
     /// (`rejected`) is noted in the snapshot.
     Limit {
         /// The window.
         limit: LimitWindow,
+    },
+    /// The slash commands the agent accepts in this session, replaced as a whole.
+    Commands {
+        /// Every command, in the agent's order.
+        commands: Vec<SlashCommand>,
     },
 }

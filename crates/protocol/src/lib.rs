@@ -13,40 +13,51 @@
 mod account;
 mod accumulate;
 mod api;
+mod command;
 mod error;
 mod event;
+mod files;
+mod install;
 mod key;
 mod library;
+mod mcp;
 mod patch;
 mod snapshot;
+mod status;
+mod terminal_frame;
 mod wire;
 
 pub use account::{
-    AccountInfo, AccountTest, AccountUsageDay, AddAccountRequest, LimitWindow, SecretInput,
-    SecretSource, SecretText,
+    AccountInfo, AccountSwitch, AccountTest, AccountUsageDay, AddAccountRequest, AutoSwitch,
+    LimitWindow, SecretInput, SecretSource, SecretText,
 };
 pub use accumulate::{Accumulator, ACTIVITY_LINES};
 pub use api::{
-    frame_kind, AnswerRequest, ClientEnv, ClientMessage, ClientRequest, DaemonStatus, Hello,
-    InboxItem, Listening, Scope, ServerMessage, TerminalAttached, TerminalFrame, TerminalInput,
-    Welcome,
+    AnswerRequest, ClientEnv, ClientMessage, ClientRequest, Hello, InboxItem, Listening, Scope,
+    ServerMessage, TerminalAttached, Welcome,
 };
+pub use command::{CommandSource, SlashCommand};
 pub use error::{ErrorCode, WireError};
 pub use event::DriverEvent;
+pub use files::{WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery};
+pub use install::AgentInstall;
 pub use key::{make_session_key, split_session_key};
 pub use library::{
-    LibraryHit, LibraryProgress, LibraryQuery, LibrarySearch, LibrarySession, ModelCost, Origin,
-    SessionAction, TranscriptPage, UsageBy, UsageRow,
+    ExportFormat, LibraryHit, LibraryProgress, LibraryQuery, LibrarySearch, LibrarySession,
+    ModelCost, Origin, SessionAction, TranscriptPage, UsageBlock, UsageBy, UsageRow,
 };
+pub use mcp::{McpList, McpServerInfo, McpServerStatus, McpState};
 pub use patch::{apply, apply_in_place, diff, PatchEvent, SnapshotPatch};
 pub use snapshot::{
-    Artifact, ArtifactKind, Choice, Interaction, InteractionKind, Phase, Plan, PlanStep, Question,
-    QuestionType, QueuedPrompt, StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus,
-    UniversalSnapshot, Usage,
+    Artifact, ArtifactKind, ChangeKind, Choice, CommandRisk, CommandVerdict, FileChange,
+    Interaction, InteractionKind, Phase, Plan, PlanStep, Question, QuestionType, QueuedPrompt,
+    StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus, UniversalSnapshot, Usage,
 };
+pub use status::{DaemonStatus, SandboxStatus};
+pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use wire::{
-    permission, AgentInfo, AskedInteraction, Capabilities, InteractAction, InteractRequest,
-    InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest, PromptAccepted,
-    PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt, SteerOutcome,
-    ToolInfo,
+    permission, AgentInfo, AskedInteraction, Capabilities, ForkOrigin, InteractAction,
+    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,
+    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
+    SteerOutcome, ToolInfo,
 };

@@ -202,6 +202,9 @@ pub enum UsageBy {
     Account,
     /// Workspace folder.
     Workspace,
+    /// Claude's 5-hour billing blocks: activity grouped into windows of five hours
+    /// from the hour of a block's first message (each row carries `block`).
+    Block,
 }
 
 /// Usage of one group.
@@ -234,6 +237,40 @@ pub struct UsageRow {
     pub cost_by_model: Vec<ModelCost>,
     /// Cache reads over all input; none when there was no input.
     pub cache_hit_rate: Option<f64>,
+    /// The billing block this row is (grouped `by: block` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub block: Option<UsageBlock>,
+}
+
+/// One of Claude's 5-hour billing blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageBlock {
+    /// When it starts (ms; the hour of its first message).
+    #[ts(type = "number")]
+    pub start: i64,
+    /// When it ends (ms; `start` + 5 hours).
+    #[ts(type = "number")]
+    pub end: i64,
+    /// Its first and last model call (ms).
+    #[ts(type = "number")]
+    pub first_at: i64,
+    /// See `firstAt`.
+    #[ts(type = "number")]
+    pub last_at: i64,
+    /// It has not ended yet.
+    pub active: bool,
+    /// Tokens (input, output, cache reads and writes) per minute between its first and
+    /// last call; none with a single call.
+    pub tokens_per_minute: Option<f64>,
+    /// Cost per hour over the same span (priced models only).
+    pub cost_per_hour: Option<f64>,
+    /// The active block's tokens at its end if the burn rate holds.
+    #[ts(type = "number | null")]
+    pub projected_tokens: Option<u64>,
+    /// The active block's cost at its end if the burn rate holds.
+    pub projected_cost_usd: Option<f64>,
 }
 
 /// One model's share of a group's cost.
@@ -244,6 +281,17 @@ pub struct ModelCost {
     pub model: String,
     /// Its cost in US dollars.
     pub cost_usd: f64,
+}
+
+/// What `exportSession` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ExportFormat {
+    /// A readable document: a heading, then each turn's prompt, reply and tool calls.
+    #[default]
+    Markdown,
+    /// `{"session": LibrarySession, "turns": [UniversalSnapshot, …]}`, pretty-printed.
+    Json,
 }
 
 /// Something done to a session's record.

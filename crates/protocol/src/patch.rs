@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::command::SlashCommand;
 use crate::snapshot::{
     Artifact, Interaction, Phase, Plan, QueuedPrompt, SubAgent, ToolCall, UniversalSnapshot, Usage,
 };
@@ -67,6 +68,13 @@ pub struct SnapshotPatch {
         with = "double_option"
     )]
     #[ts(optional, as = "Option<Option<String>>")]
+    pub recorded_agent: Option<Option<String>>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    #[ts(optional, as = "Option<Option<String>>")]
     pub model: Option<Option<String>>,
     #[serde(
         default,
@@ -78,6 +86,9 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub attachments: Option<Vec<String>>,
     /// Replaces `text` (sent when the new text does not extend the old).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -137,6 +148,12 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub notices: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mcp_servers: Option<Vec<crate::McpServerStatus>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub commands: Option<Vec<SlashCommand>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -144,6 +161,13 @@ pub struct SnapshotPatch {
     )]
     #[ts(optional, as = "Option<Option<String>>")]
     pub error: Option<Option<String>>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    #[ts(optional, as = "Option<Option<crate::LimitWindow>>")]
+    pub limit_hit: Option<Option<crate::LimitWindow>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub incomplete: Option<bool>,
@@ -252,9 +276,11 @@ pub fn diff(prev: &UniversalSnapshot, next: &UniversalSnapshot) -> SnapshotPatch
         task_id: replace(&prev.task_id, &next.task_id),
         session_id: replace(&prev.session_id, &next.session_id),
         agent: replace(&prev.agent, &next.agent),
+        recorded_agent: replace(&prev.recorded_agent, &next.recorded_agent),
         model: replace(&prev.model, &next.model),
         effort: replace(&prev.effort, &next.effort),
         prompt: replace(&prev.prompt, &next.prompt),
+        attachments: replace(&prev.attachments, &next.attachments),
         text,
         text_append,
         reasoning,
@@ -270,7 +296,10 @@ pub fn diff(prev: &UniversalSnapshot, next: &UniversalSnapshot) -> SnapshotPatch
         interactions: replace(&prev.interactions, &next.interactions),
         queued: replace(&prev.queued, &next.queued),
         notices: replace(&prev.notices, &next.notices),
+        mcp_servers: replace(&prev.mcp_servers, &next.mcp_servers),
+        commands: replace(&prev.commands, &next.commands),
         error: replace(&prev.error, &next.error),
+        limit_hit: replace(&prev.limit_hit, &next.limit_hit),
         incomplete: replace(&prev.incomplete, &next.incomplete),
         terminal: replace(&prev.terminal, &next.terminal),
         started_at: replace(&prev.started_at, &next.started_at),
@@ -297,9 +326,11 @@ pub fn apply_in_place(snap: &mut UniversalSnapshot, patch: &SnapshotPatch) {
     set(&mut snap.task_id, &patch.task_id);
     set(&mut snap.session_id, &patch.session_id);
     set(&mut snap.agent, &patch.agent);
+    set(&mut snap.recorded_agent, &patch.recorded_agent);
     set(&mut snap.model, &patch.model);
     set(&mut snap.effort, &patch.effort);
     set(&mut snap.prompt, &patch.prompt);
+    set(&mut snap.attachments, &patch.attachments);
     set(&mut snap.text, &patch.text);
     if let Some(s) = &patch.text_append {
         snap.text.push_str(s);
@@ -325,7 +356,10 @@ pub fn apply_in_place(snap: &mut UniversalSnapshot, patch: &SnapshotPatch) {
     set(&mut snap.interactions, &patch.interactions);
     set(&mut snap.queued, &patch.queued);
     set(&mut snap.notices, &patch.notices);
+    set(&mut snap.mcp_servers, &patch.mcp_servers);
+    set(&mut snap.commands, &patch.commands);
     set(&mut snap.error, &patch.error);
+    set(&mut snap.limit_hit, &patch.limit_hit);
     set(&mut snap.incomplete, &patch.incomplete);
     set(&mut snap.terminal, &patch.terminal);
     set(&mut snap.started_at, &patch.started_at);

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use crate::command::SlashCommand;
+
 /// Where a session's current turn stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -113,6 +115,38 @@ pub struct ToolCall {
     pub kind: ToolKind,
     /// The subagent (a `task` call's id) this call ran under, if any.
     pub parent_id: Option<String>,
+    /// The files the call changes (or asks to change), each as a unified diff, computed
+    /// by the driver from the agent's own edit format; empty for a call that changes
+    /// none. A surface draws diffs from this only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<FileChange>>")]
+    pub changes: Vec<FileChange>,
+}
+
+/// How a tool call changes a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangeKind {
+    /// Creates it.
+    Add,
+    /// Changes it in place.
+    #[default]
+    Modify,
+    /// Removes it.
+    Delete,
+}
+
+/// One file a tool call changes.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// The file, as the agent named it (absolute, or relative to the workspace).
+    pub path: String,
+    /// Added, modified or deleted.
+    pub kind: ChangeKind,
+    /// The change as a unified diff (`--- a/…`, `+++ b/…`, `@@` hunks); an added file
+    /// is all `+` lines, a deleted one all `-`.
+    pub diff: String,
 }
 
 /// A subagent the agent delegated to.
@@ -251,6 +285,48 @@ pub struct Interaction {
     pub tool_input: Option<Value>,
     /// The questions; a permission or confirmation has one select question.
     pub questions: Vec<Question>,
+    /// For a shell command's permission: Weft's verdict on the command, whichever
+    /// agent asked (a surface shows a dangerous one in red with its reasons; a
+    /// headless `--yes` does not allow a dangerous one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub verdict: Option<CommandVerdict>,
+}
+
+/// How risky Weft's shell classifier judges a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandRisk {
+    /// Provably read-only.
+    Safe,
+    /// Not proven either way.
+    #[default]
+    Unknown,
+    /// Destructive, hidden or reaching past the workspace (see the reasons).
+    Dangerous,
+}
+
+impl CommandRisk {
+    /// Its lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Safe => "safe",
+            Self::Unknown => "unknown",
+            Self::Dangerous => "dangerous",
+        }
+    }
+}
+
+/// Weft's judgement of the shell command a permission would run.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandVerdict {
+    /// The command line judged.
+    pub command: String,
+    /// Safe, unknown or dangerous.
+    pub verdict: CommandRisk,
+    /// Why, one reason a line (what makes it dangerous or not provably safe).
+    pub reasons: Vec<String>,
 }
 
 /// A prompt waiting for the running turn to end.
@@ -278,14 +354,24 @@ pub struct UniversalSnapshot {
     pub task_id: Option<String>,
     /// The agent's own session id (what resume uses).
     pub session_id: Option<String>,
-    /// The agent id (`echo`, `claude`, …).
+    /// The agent id (`echo`, `claude`, …): the one that runs (or ran) this turn, the one
+    /// a surface shows as the session's.
     pub agent: String,
+    /// The agent the session's record names, only when it is not `agent`: a change of
+    /// agent is in flight (asked for, its first turn not yet run) or failed (the new
+    /// agent did not start and the record is back on the old one, while this turn
+    /// shows the agent that failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub recorded_agent: Option<String>,
     /// The model asked for or reported.
     pub model: Option<String>,
     /// The reasoning effort asked for.
     pub effort: Option<String>,
     /// The prompt that started the turn.
     pub prompt: String,
+    /// The files attached to the prompt (absolute paths).
+    pub attachments: Vec<String>,
     /// The reply so far.
     pub text: String,
     /// The agent's visible reasoning so far.
@@ -308,8 +394,16 @@ pub struct UniversalSnapshot {
     pub queued: Vec<QueuedPrompt>,
     /// Notes about how the turn went (a steer injected or queued, a stop, a recovery).
     pub notices: Vec<String>,
+    /// The MCP servers the agent has for this session and how each is doing (Weft's
+    /// and the agent's own), as the agent reported them.
+    pub mcp_servers: Vec<crate::McpServerStatus>,
+    /// The slash commands the agent accepts, as it last reported them.
+    pub commands: Vec<SlashCommand>,
     /// Why the turn failed.
     pub error: Option<String>,
+    /// The account's limit window this turn found used up (`rejected`), when one was:
+    /// the app offers "switch account and continue" (`switchAccount` with `resume`).
+    pub limit_hit: Option<crate::LimitWindow>,
     /// True when the turn did not run to its natural end (stopped, crashed, cut off).
     pub incomplete: bool,
     /// True while this turn is the agent's own terminal, open in the kernel: a client

@@ -33,6 +33,10 @@ pub struct PromptRequest {
     /// `data` or a declarative pack from `.weft/packs/`; the session keeps it.
     #[ts(optional = nullable)]
     pub pack: Option<String>,
+    /// MCP servers this session turns on (`true`) or off, from this turn on (see
+    /// `weft mcp list`).
+    #[ts(optional = nullable)]
+    pub mcp: Option<Box<BTreeMap<String, bool>>>,
 }
 
 /// Reply to [`PromptRequest`].
@@ -111,6 +115,14 @@ impl InteractionResponse {
         }
     }
 
+    /// What was picked or typed: the single `value`, else the first of `answers` (an
+    /// interaction of one question answered by its id).
+    pub fn picked(&self) -> Option<&str> {
+        self.value
+            .as_deref()
+            .or_else(|| self.answers.values().next().map(String::as_str))
+    }
+
     /// The answer to question `id`: from `answers`, else the single `value`.
     pub fn answer_for(&self, id: &str) -> Option<&str> {
         self.answers
@@ -128,9 +140,10 @@ pub mod permission {
     pub const ALLOW_SESSION: &str = "allowSession";
     /// Refuse.
     pub const DENY: &str = "deny";
-    /// How a permission's `detail` starts when Weft judged the command dangerous: the
-    /// desktop shows it in red, and a headless `--yes` does not allow it.
-    pub const DANGEROUS_PREFIX: &str = "Dangerous: ";
+    /// Let the tool run, and write an allow rule for the command's prefix into the
+    /// workspace's `.weft/permissions.json`: a Weft rule, so it then answers the same
+    /// request from every agent.
+    pub const ALLOW_PREFIX: &str = "allowPrefix";
 }
 
 /// Answer an interaction.
@@ -210,6 +223,21 @@ pub struct SkillInfo {
     pub description: String,
     /// Where it lives, when on disk.
     pub path: Option<String>,
+    /// `global` (`~/.weft/skills`) or `workspace` (`.weft/skills`), for a skill placed
+    /// in Weft.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// False when turned off (no agent is given it).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// The user's own skills of the same name in an agent's folder: they keep the
+    /// name there, and this one is not linked in.
+    #[serde(default)]
+    pub conflicts: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A past turn whose prompt or reply matched a transcript search.
@@ -322,6 +350,33 @@ pub struct SessionRecord {
     /// The account its turns run on (none: the agent's own login).
     #[serde(default)]
     pub account: Option<String>,
+    /// Where it was forked from: until the agent has a session of its own, its first
+    /// turn starts one from there with the agent's own fork.
+    #[serde(default)]
+    pub fork: Option<ForkOrigin>,
+}
+
+/// The point a session was forked from, in the agent's own terms, so its first turn
+/// asks the agent for the fork (Claude: `--resume PARENT --fork-session
+/// [--resume-session-at UUID]`; Codex: app-server `thread/fork`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkOrigin {
+    /// The session key it was forked from.
+    pub parent_key: String,
+    /// The parent's agent session id.
+    pub parent_id: String,
+    /// The last point of the parent's history kept (Claude: the uuid of the last
+    /// assistant record; Codex: the last turn's id); none: all of it.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// How many of the parent's turns the fork keeps.
+    #[serde(default)]
+    pub turns: u32,
+    /// The agent session id the fork is to get, where the agent takes one from outside
+    /// (Claude's `--session-id`); none: the agent picks it.
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 impl SessionRecord {

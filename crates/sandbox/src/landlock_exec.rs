@@ -42,7 +42,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     Ok(Args {
         workdir: workdir.ok_or("--workdir is required")?,
-        temp: temp.unwrap_or_else(std::env::temp_dir),
+        temp: temp.ok_or("--temp is required (the run's private scratch folder)")?,
         allow_network,
         report,
         argv,
@@ -110,7 +110,12 @@ fn seccomp() -> Result<(), String> {
 /// The helper's `main`: exit 125 when it cannot confine, else the command's own
 /// process (exec).
 pub fn exec_main() -> std::process::ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
+    exec_with(std::env::args().skip(1))
+}
+
+/// [`exec_main`] with its arguments given (`--workdir DIR … -- COMMAND…`).
+pub fn exec_with(args: impl Iterator<Item = String>) -> std::process::ExitCode {
+    let args = match parse(args) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("weft-sandbox-exec: {e}");
@@ -136,6 +141,7 @@ pub fn exec_main() -> std::process::ExitCode {
     let err = std::process::Command::new(&args.argv[0])
         .args(&args.argv[1..])
         .current_dir(&args.workdir)
+        .env("TMPDIR", &args.temp)
         .exec();
     eprintln!("weft-sandbox-exec: cannot run {}: {err}", args.argv[0]);
     std::process::ExitCode::from(127)

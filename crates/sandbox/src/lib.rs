@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 #[cfg(target_os = "linux")]
-pub use landlock_exec::exec_main;
+pub use landlock_exec::{exec_main, exec_with};
 
 /// Which mechanism confines commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,6 +29,17 @@ pub enum Mechanism {
     Bwrap,
     Landlock,
     Unavailable,
+}
+
+impl Mechanism {
+    /// Its name as `weft sandbox --probe --json` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mechanism::Bwrap => "bwrap",
+            Mechanism::Landlock => "landlock",
+            Mechanism::Unavailable => "unavailable",
+        }
+    }
 }
 
 /// What the probe found.
@@ -47,21 +58,48 @@ pub struct Probe {
 pub struct Policy {
     /// The workspace: writable, except its `.git` and `.weft`.
     pub workdir: PathBuf,
-    /// Writable scratch space (default: the system temp folder).
+    /// The run's private scratch folder, the only writable temp space: bubblewrap
+    /// mounts it at `/tmp`, the Landlock helper grants it; `TMPDIR` names it either
+    /// way. The system `/tmp` (other sessions' files) stays read-only.
     pub temp: PathBuf,
     /// Whether the network is reachable.
     pub allow_network: bool,
 }
 
 impl Policy {
-    /// The workspace `workdir`, the system temp folder, no network.
-    pub fn new(workdir: &Path) -> Self {
+    /// The workspace `workdir`, the private scratch folder `temp`, no network.
+    pub fn new(workdir: &Path, temp: &Path) -> Self {
         Self {
             workdir: workdir.to_path_buf(),
-            temp: std::env::temp_dir(),
+            temp: temp.to_path_buf(),
             allow_network: false,
         }
     }
+}
+
+/// Makes `dir` (and its parents) a private folder: created with mode 0700, or, when
+/// it exists, checked to be a real folder (not a link) and made 0700.
+pub fn private_temp(dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder",
+            dir.display()
+        )));
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(dir.to_path_buf())
+}
+
+/// A fresh private scratch folder under the system temp folder, removed when dropped
+/// (for a one-off run such as `weft sandbox`).
+pub fn scratch() -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix("weft-sandbox-").tempdir()
 }
 
 static PROBE: OnceLock<Probe> = OnceLock::new();
@@ -70,6 +108,12 @@ static PROBE: OnceLock<Probe> = OnceLock::new();
 /// (a forced one that does not work is reported unavailable).
 pub fn probe() -> &'static Probe {
     PROBE.get_or_init(|| probe_now(std::env::var("WEFT_SANDBOX").ok().as_deref()))
+}
+
+/// The probe's answer if it has run, without running it (for a status that must not
+/// wait on it).
+pub fn probed() -> Option<&'static Probe> {
+    PROBE.get()
 }
 
 /// Probes without caching (`force` as `WEFT_SANDBOX`).
@@ -114,12 +158,8 @@ fn on_path(name: &str) -> Option<PathBuf> {
 
 fn probe_bwrap() -> Result<Probe, String> {
     let bwrap = on_path("bwrap").ok_or("bwrap is not installed")?;
-    let tmp = std::env::temp_dir();
-    let policy = Policy {
-        workdir: tmp.clone(),
-        temp: tmp,
-        allow_network: false,
-    };
+    let tmp = scratch().map_err(|e| format!("no scratch folder: {e}"))?;
+    let policy = Policy::new(tmp.path(), tmp.path());
     let out = bwrap_command(&bwrap, &policy, &["true".to_string()])
         .stdin(std::process::Stdio::null())
         .output()
@@ -142,7 +182,7 @@ fn probe_bwrap() -> Result<Probe, String> {
     Ok(Probe {
         mechanism: Mechanism::Bwrap,
         details: format!(
-            "{} ({version}){}: mount, PID and network namespaces; workspace and temp writable, .git and .weft read-only",
+            "{} ({version}){}: mount, PID and network namespaces; the workspace and a private /tmp writable, .git and .weft read-only",
             bwrap.display(),
             if root {
                 ", run as root (namespaces without a user namespace; the command keeps uid 0 but no capabilities)"
@@ -154,30 +194,45 @@ fn probe_bwrap() -> Result<Probe, String> {
     })
 }
 
-/// The helper: `WEFT_SANDBOX_HELPER`, else `weft-sandbox-exec` beside this program
-/// (or one folder up, for test binaries in `deps/`).
+/// The helper's file name; it is installed beside `weft` (the `weft-cli` package
+/// builds it, and the deb and `cargo install` put it next to `weft`).
+pub const HELPER_NAME: &str = "weft-sandbox-exec";
+
+/// The helper: `WEFT_SANDBOX_HELPER` (an absolute path), else `weft-sandbox-exec`
+/// beside this program.
 pub fn helper() -> Option<PathBuf> {
     if let Some(h) = std::env::var_os("WEFT_SANDBOX_HELPER").map(PathBuf::from) {
         return h.is_absolute().then_some(h);
     }
-    let exe = std::env::current_exe().ok()?;
+    helper_beside(&std::env::current_exe().ok()?)
+}
+
+/// `weft-sandbox-exec` in the folder of the program `exe` (made absolute), or, for a
+/// test binary in cargo's `deps/`, one folder up. Never the current folder nor a
+/// relative PATH entry: a helper that confines nothing could sit there.
+pub fn helper_beside(exe: &Path) -> Option<PathBuf> {
+    if !exe.is_absolute() {
+        return None;
+    }
     let dir = exe.parent()?;
-    [
-        dir.join("weft-sandbox-exec"),
-        dir.parent()?.join("weft-sandbox-exec"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
+    let mut candidates = vec![dir.join(HELPER_NAME)];
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        candidates.push(dir.parent()?.join(HELPER_NAME));
+    }
+    candidates.into_iter().find(|p| p.is_file())
 }
 
 fn probe_landlock() -> Result<Probe, String> {
-    let helper = helper().ok_or("the weft-sandbox-exec helper is not installed beside weft")?;
-    let tmp = std::env::temp_dir();
-    let policy = Policy {
-        workdir: tmp.clone(),
-        temp: tmp,
-        allow_network: false,
-    };
+    let helper = helper().ok_or_else(|| {
+        format!(
+            "the {HELPER_NAME} helper is not installed beside {}",
+            std::env::current_exe()
+                .map(|e| e.display().to_string())
+                .unwrap_or_else(|_| "weft".into())
+        )
+    })?;
+    let tmp = scratch().map_err(|e| format!("no scratch folder: {e}"))?;
+    let policy = Policy::new(tmp.path(), tmp.path());
     let out = helper_command(&helper, &policy, &["true".to_string()], true)
         .stdin(std::process::Stdio::null())
         .output()
@@ -189,7 +244,7 @@ fn probe_landlock() -> Result<Probe, String> {
     Ok(Probe {
         mechanism: Mechanism::Landlock,
         details: format!(
-            "Landlock through {} ({status}); seccomp refuses non-Unix sockets; .git and .weft are not protected by Landlock (it cannot take back a write it granted)",
+            "Landlock through {} ({status}); the workspace and a private TMPDIR writable; seccomp refuses non-Unix sockets; .git and .weft are not protected by Landlock (it cannot take back a write it granted), so a command writing there asks first",
             helper.display()
         ),
         program: Some(helper),
@@ -203,8 +258,10 @@ fn bwrap_command(bwrap: &Path, policy: &Policy, argv: &[String]) -> Command {
     if !policy.allow_network {
         c.arg("--unshare-net");
     }
-    // Temp first: a workspace inside it is bound over it afterwards.
-    c.arg("--bind").arg(&policy.temp).arg(&policy.temp);
+    // The private scratch folder is the sandbox's /tmp; a workspace under the host's
+    // /tmp is bound afterwards, on top of it.
+    c.arg("--bind").arg(&policy.temp).arg("/tmp");
+    c.args(["--setenv", "TMPDIR", "/tmp"]);
     c.arg("--bind").arg(&policy.workdir).arg(&policy.workdir);
     for inner in [".git", ".weft"] {
         let p = policy.workdir.join(inner);
@@ -242,6 +299,41 @@ pub fn shell(policy: &Policy, line: &str) -> Option<Command> {
     command(policy, &["bash".into(), "-c".into(), line.into()])
 }
 
+/// What a sandbox started ahead runs: it waits for its command line on stdin (up to
+/// EOF), then runs it with `bash -c`, stdin from /dev/null. Writing the line is all a
+/// call then costs: the namespace and mount set-up already happened.
+pub const WAITING_SHELL: &str = "IFS= read -r -d '' line; exec bash -c \"$line\" </dev/null";
+
+/// `bash` under the sandbox, waiting for its command line on stdin ([`WAITING_SHELL`]);
+/// `None` without a sandbox. Only worth it for bubblewrap, whose start-up is the cost.
+pub fn waiting_shell(policy: &Policy) -> Option<Command> {
+    let p = probe();
+    if p.mechanism != Mechanism::Bwrap {
+        return None;
+    }
+    command_with(
+        p,
+        policy,
+        &["bash".into(), "-c".into(), WAITING_SHELL.into()],
+    )
+}
+
+/// What a sandbox started ahead for `policy` was made for: the policy, and which of
+/// the workspace's `.git` and `.weft` existed (by inode) — one made before a
+/// `git init` would lack the read-only mount, so it must not be used after.
+pub fn spare_key(policy: &Policy) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let inner: Vec<Option<(u64, u64)>> = [".git", ".weft"]
+        .iter()
+        .map(|d| {
+            std::fs::symlink_metadata(policy.workdir.join(d))
+                .ok()
+                .map(|m| (m.dev(), m.ino()))
+        })
+        .collect();
+    format!("{policy:?} {inner:?}")
+}
+
 /// [`command`] with a given probe.
 pub fn command_with(p: &Probe, policy: &Policy, argv: &[String]) -> Option<Command> {
     let program = p.program.as_ref()?;
@@ -250,4 +342,42 @@ pub fn command_with(p: &Probe, policy: &Policy, argv: &[String]) -> Option<Comma
         Mechanism::Landlock => helper_command(program, policy, argv, false),
         Mechanism::Unavailable => return None,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_helper_is_found_beside_the_program_and_nowhere_else() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let weft = bin.join("weft");
+        std::fs::write(&weft, "").unwrap();
+        // Not there yet: not found, even with one in the current folder and one a
+        // relative PATH entry would name.
+        let cwd = root.path().join("cwd");
+        std::fs::create_dir_all(cwd.join("bin")).unwrap();
+        std::fs::write(cwd.join(HELPER_NAME), "").unwrap();
+        std::fs::write(cwd.join("bin").join(HELPER_NAME), "").unwrap();
+        std::fs::write(root.path().join(HELPER_NAME), "").unwrap();
+        assert_eq!(helper_beside(&weft), None, "one folder up is not beside");
+        assert_eq!(
+            helper_beside(Path::new("bin/weft")),
+            None,
+            "a relative program"
+        );
+        std::fs::write(bin.join(HELPER_NAME), "").unwrap();
+        assert_eq!(helper_beside(&weft), Some(bin.join(HELPER_NAME)));
+        // A test binary in cargo's deps/ finds the one its package built one folder up.
+        let deps = root.path().join("target/debug/deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::write(root.path().join("target/debug").join(HELPER_NAME), "").unwrap();
+        assert_eq!(
+            helper_beside(&deps.join("t-123")),
+            Some(root.path().join("target/debug").join(HELPER_NAME))
+        );
+    }
 }

@@ -5,7 +5,8 @@ use crate::judge::{Jcx, Out};
 use crate::words::Word;
 use crate::Verdict;
 
-/// Index (into the args after `git`) of the subcommand, past global options.
+/// Index (into the args after `git`) of the subcommand, past global options; at most
+/// `args.len()` (an option missing its value, `git -c`, ends the args).
 pub fn git_subcommand_at(args: &[Word]) -> usize {
     let mut i = 0;
     while i < args.len() {
@@ -27,7 +28,7 @@ pub fn git_subcommand_at(args: &[Word]) -> usize {
             break;
         }
     }
-    i
+    i.min(args.len())
 }
 
 const GIT_READ_ONLY: &[&str] = &[

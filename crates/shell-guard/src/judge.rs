@@ -13,6 +13,24 @@ pub struct Jcx<'a> {
     pub cwd: Option<&'a Path>,
     pub workdir: &'a Path,
     pub home: Option<&'a Path>,
+    /// Paths inside the workspace's `.git` or `.weft` the line writes or deletes.
+    pub protected: &'a std::cell::RefCell<Vec<std::path::PathBuf>>,
+}
+
+impl Jcx<'_> {
+    /// Notes `p` when it is inside the workspace's `.git` or `.weft` (only bubblewrap
+    /// keeps those read-only; under Landlock the permission step asks instead).
+    fn note(&self, p: &Path) {
+        if [".git", ".weft"]
+            .iter()
+            .any(|d| p.starts_with(self.workdir.join(d)))
+        {
+            let mut v = self.protected.borrow_mut();
+            if !v.iter().any(|q| q == p) {
+                v.push(p.to_path_buf());
+            }
+        }
+    }
 }
 
 /// A judgement being built.
@@ -77,7 +95,11 @@ fn locate(w: &Word, cx: &Jcx<'_>) -> Option<(PathBuf, Place)> {
 
 /// A write to `w`: dangerous at system places and devices.
 pub fn write_target(w: &Word, cx: &Jcx<'_>, verb: &str) -> (Verdict, String) {
-    match locate(w, cx) {
+    let found = locate(w, cx);
+    if let Some((p, _)) = &found {
+        cx.note(p);
+    }
+    match found {
         None => (
             Verdict::Unknown,
             format!("{verb} a file named at run time ({})", w.raw),
@@ -113,7 +135,11 @@ fn is_dotfile_of_home(p: &Path, home: Option<&Path>) -> bool {
 
 /// A delete (or recursive change) of `w`.
 fn delete_target(w: &Word, recursive: bool, cx: &Jcx<'_>, verb: &str, out: &mut Out) {
-    match locate(w, cx) {
+    let found = locate(w, cx);
+    if let Some((p, _)) = &found {
+        cx.note(p);
+    }
+    match found {
         None => {
             if recursive {
                 out.mark(

@@ -75,6 +75,10 @@ pub struct Report {
     /// The same commands with what rules match on (not printed).
     #[serde(skip)]
     pub simple: Vec<Simple>,
+    /// Paths inside the workspace's `.git` or `.weft` the line names as a write or
+    /// delete target (a sandbox that cannot keep those read-only asks first).
+    #[serde(skip)]
+    pub protected_writes: Vec<PathBuf>,
 }
 
 /// Where the command runs.

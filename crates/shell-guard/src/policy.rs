@@ -60,16 +60,58 @@ pub enum Outcome {
     Refuse(Step, String),
 }
 
+/// What the sandbox a command runs under enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The command runs under an OS sandbox (or the user turned it off on purpose).
+    pub on: bool,
+    /// The workspace's `.git` and `.weft` are read-only in it (bubblewrap; Landlock
+    /// can only grant access, so under it they are writable).
+    pub protects_git: bool,
+}
+
 /// Decides for `report` under `rules` and `mode`; `sandboxed` is whether the command
 /// will run under the OS sandbox (with none, nothing but a safe command or an explicit
-/// rule runs without asking: fail closed).
+/// rule runs without asking: fail closed). The sandbox is taken to keep `.git` read-only.
 pub fn decide(report: &Report, rules: &Rules, mode: Mode, sandboxed: bool) -> Outcome {
+    decide_under(
+        report,
+        rules,
+        mode,
+        Sandbox {
+            on: sandboxed,
+            protects_git: true,
+        },
+    )
+}
+
+/// [`decide`] with what the sandbox enforces: under one that leaves `.git` and `.weft`
+/// writable, a command naming a path in them as a write or delete target asks (after
+/// the deny and ask rules, before the allow rules and the mode; refused in plan mode).
+pub fn decide_under(report: &Report, rules: &Rules, mode: Mode, sandbox: Sandbox) -> Outcome {
+    let sandboxed = sandbox.on;
     let decision = rules.decide(report);
     if let Decision::Deny(rule) = &decision {
         return Outcome::Refuse(Step::DenyRule, format!("denied by the rule {rule}"));
     }
     if let Decision::Ask(rule) = &decision {
         return Outcome::Confirm(Step::AskRule, format!("the rule {rule} says to ask"));
+    }
+    if !sandbox.protects_git && !report.protected_writes.is_empty() {
+        let paths: Vec<String> = report
+            .protected_writes
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let why = format!(
+            "it writes inside the workspace's .git or .weft ({}), which this sandbox (Landlock) cannot keep read-only",
+            paths.join(", ")
+        );
+        return if mode == Mode::Plan {
+            Outcome::Refuse(Step::Sandbox, format!("plan mode: {why}"))
+        } else {
+            Outcome::Confirm(Step::Sandbox, why)
+        };
     }
     let verdict = report.verdict;
     if let Decision::Allow(used) = &decision {

@@ -47,6 +47,7 @@ pub struct Walker<'a> {
     cwd: Option<PathBuf>,
     out: Vec<Simple>,
     line_reasons: Vec<(Verdict, String)>,
+    protected: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl<'a> Walker<'a> {
@@ -56,6 +57,7 @@ impl<'a> Walker<'a> {
             cwd: Some(cx.workdir.clone()),
             out: Vec::new(),
             line_reasons: Vec::new(),
+            protected: Default::default(),
         }
     }
 
@@ -98,6 +100,7 @@ impl<'a> Walker<'a> {
             reasons,
             commands,
             simple: self.out,
+            protected_writes: self.protected.into_inner(),
         }
     }
 
@@ -332,6 +335,7 @@ impl<'a> Walker<'a> {
             cwd: self.cwd.as_deref(),
             workdir: &self.cx.workdir,
             home: self.cx.home.as_deref(),
+            protected: &self.protected,
         }
     }
 

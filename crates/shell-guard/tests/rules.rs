@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use weft_shell_guard::policy::{decide, Mode, Outcome, Step};
+use weft_shell_guard::policy::{decide, decide_under, Mode, Outcome, Sandbox, Step};
 use weft_shell_guard::rules::{self, Decision, Rules};
 use weft_shell_guard::{classify, Context};
 
@@ -203,5 +203,75 @@ fn the_permission_step_runs_in_its_order() {
     assert!(matches!(
         p("ls", &none, Mode::Trusted, false),
         Outcome::Run(..)
+    ));
+}
+
+#[test]
+fn under_a_sandbox_that_leaves_git_writable_a_write_into_it_asks() {
+    let landlock = Sandbox {
+        on: true,
+        protects_git: false,
+    };
+    let bwrap = Sandbox {
+        on: true,
+        protects_git: true,
+    };
+    let allow_echo = rules(r#"{"allow": ["echo", "rm", "cp", "git *"]}"#);
+    let p = |line: &str, s: Sandbox, mode: Mode| {
+        decide_under(&classify(line, &cx()), &allow_echo, mode, s)
+    };
+    for line in [
+        "echo x > .git/HEAD",
+        "rm -f .weft/permissions.json",
+        "cp evil /work/project/.git/hooks/pre-commit",
+        "echo y >> ./src/../.git/info/exclude",
+    ] {
+        let r = classify(line, &cx());
+        assert!(!r.protected_writes.is_empty(), "{line}: {r:?}");
+        assert!(
+            matches!(p(line, landlock, Mode::Trusted), Outcome::Confirm(Step::Sandbox, ref w) if w.contains(".git") || w.contains(".weft")),
+            "{line}: {:?}",
+            p(line, landlock, Mode::Trusted)
+        );
+        assert!(
+            matches!(
+                p(line, landlock, Mode::Plan),
+                Outcome::Refuse(Step::Sandbox, _)
+            ),
+            "{line}"
+        );
+        // bubblewrap keeps them read-only: the allow rule answers as before.
+        assert!(
+            matches!(
+                p(line, bwrap, Mode::Trusted),
+                Outcome::Run(Step::AllowRule, _)
+            ),
+            "{line}"
+        );
+    }
+    // Look-alikes that write elsewhere, or only read .git, are not held up.
+    for line in [
+        "echo x > git-notes.txt",
+        "cat .git/HEAD",
+        "echo .git/HEAD > out.txt",
+        "git log",
+    ] {
+        assert!(classify(line, &cx()).protected_writes.is_empty(), "{line}");
+        assert!(
+            matches!(p(line, landlock, Mode::Trusted), Outcome::Run(..)),
+            "{line}: {:?}",
+            p(line, landlock, Mode::Trusted)
+        );
+    }
+    // A deny rule still answers first.
+    let deny = rules(r#"{"deny": ["echo"]}"#);
+    assert!(matches!(
+        decide_under(
+            &classify("echo x > .git/HEAD", &cx()),
+            &deny,
+            Mode::Trusted,
+            landlock
+        ),
+        Outcome::Refuse(Step::DenyRule, _)
     ));
 }

@@ -53,9 +53,42 @@ impl AccountTable {
         let mut conn = Connection::open(path).map_err(open_err)?;
         schema::configure(&conn).map_err(open_err)?;
         schema::migrate(&mut conn, path)?;
+        // A table of this module's own, made here rather than by a shared migration:
+        // it holds one flag per session and nothing else reads it.
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS account_auto_switch (
+                 session_key TEXT PRIMARY KEY NOT NULL,
+                 enabled INTEGER NOT NULL
+             )",
+        )
+        .map_err(open_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
+    }
+
+    /// Whether session `session_key` switches accounts by itself on a used-up limit.
+    pub fn auto_switch(&self, session_key: &str) -> Result<bool, StoreError> {
+        let enabled: Option<i64> = self
+            .conn
+            .lock()
+            .query_row(
+                "SELECT enabled FROM account_auto_switch WHERE session_key = ?1",
+                [session_key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(enabled.unwrap_or(0) != 0)
+    }
+
+    /// Turns a session's auto-switch on or off.
+    pub fn set_auto_switch(&self, session_key: &str, enabled: bool) -> Result<(), StoreError> {
+        self.conn.lock().execute(
+            "INSERT INTO account_auto_switch (session_key, enabled) VALUES (?1, ?2)
+             ON CONFLICT (session_key) DO UPDATE SET enabled = excluded.enabled",
+            params![session_key, i64::from(enabled)],
+        )?;
+        Ok(())
     }
 
     /// Creates or replaces an account's record.
@@ -220,6 +253,11 @@ mod tests {
         assert_eq!(days[0].unpriced_turns, 1);
         assert!((days[0].cost_usd - 0.5).abs() < 1e-9);
         assert!(table.delete("acct-1").unwrap());
+        assert!(!table.auto_switch("claude:s").unwrap(), "off by default");
+        table.set_auto_switch("claude:s", true).unwrap();
+        assert!(table.auto_switch("claude:s").unwrap());
+        table.set_auto_switch("claude:s", false).unwrap();
+        assert!(!table.auto_switch("claude:s").unwrap());
         assert!(table.get("acct-1").unwrap().is_none());
     }
 }

@@ -134,6 +134,26 @@ pub struct InteractionOutcome {
 /// service started again.
 pub const AGENT_GONE: &str = "the agent process ended";
 
+/// The events one `events` row holds, in order: a row is one event (a JSON object) or,
+/// since the writer joins a turn's consecutive events within a transaction, a JSON array
+/// of them numbered from the row's `n` on. An event that does not parse is its error.
+pub fn row_events(json: &str) -> Vec<Result<weft_protocol::DriverEvent, String>> {
+    if !json.trim_start().starts_with('[') {
+        return vec![serde_json::from_str(json).map_err(|e| e.to_string())];
+    }
+    match serde_json::from_str::<Vec<serde_json::Value>>(json) {
+        Ok(items) => items
+            .into_iter()
+            .map(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+            .collect(),
+        Err(e) => vec![Err(e.to_string())],
+    }
+}
+
+/// SQL for how many events the `events` rows selected hold (see [`row_events`]).
+pub const EVENT_COUNT_SQL: &str =
+    "COALESCE(SUM(CASE WHEN substr(event, 1, 1) = '[' THEN json_array_length(event) ELSE 1 END), 0)";
+
 /// Milliseconds since the epoch (0 if the clock is before it).
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()

@@ -8,7 +8,7 @@
 //! them). Its events are kept.
 
 use rusqlite::{params, Connection, TransactionBehavior};
-use weft_protocol::{Accumulator, DriverEvent, UniversalSnapshot};
+use weft_protocol::{Accumulator, UniversalSnapshot};
 
 use crate::{fts, now_ms, owner, AGENT_GONE, INTERRUPTED_ERROR, INTERRUPTED_NOTICE};
 
@@ -125,16 +125,18 @@ fn rebuild(conn: &Connection, turn: &Stranded) -> rusqlite::Result<UniversalSnap
         let n: i64 = row.get(0)?;
         let at: i64 = row.get(1)?;
         let json: String = row.get(2)?;
-        match serde_json::from_str::<DriverEvent>(&json) {
-            Ok(event) => {
-                last = last.max(at);
-                acc.apply(&event, at);
+        last = last.max(at);
+        for (i, event) in crate::row_events(&json).into_iter().enumerate() {
+            match event {
+                Ok(event) => {
+                    acc.apply(&event, at);
+                }
+                Err(e) => tracing::warn!(
+                    task_id = turn.task_id,
+                    n = n + i as i64,
+                    "session store: skipped an event that does not parse: {e}"
+                ),
             }
-            Err(e) => tracing::warn!(
-                task_id = turn.task_id,
-                n,
-                "session store: skipped an event that does not parse: {e}"
-            ),
         }
     }
     acc.finish(Some(INTERRUPTED_ERROR.to_string()), true, last);

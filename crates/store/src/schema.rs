@@ -23,7 +23,9 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   unique key callers use. `n` numbers the turns of a session from 1. `snapshot` is the
 ///   `UniversalSnapshot` JSON: the start snapshot while `running`, the final one after.
 /// - `events`: every `DriverEvent` of a turn, JSON, numbered from 0 in arrival order,
-///   with the time it was appended (so a rebuilt turn gets a true `updatedAt`).
+///   with the time it was appended (so a rebuilt turn gets a true `updatedAt`). A row
+///   may hold a run of consecutive events as a JSON array, numbered from its `n` on
+///   (`crate::row_events`); `at` is then its last event's.
 /// - `turns_fts`: FTS5 over each turn's prompt and final text, rowid = `turns.id`.
 /// - (2) `turns.owner`: the process (`pid:start`) running a turn, so another process
 ///   opening the store leaves a live turn alone (see `owner.rs`).
@@ -42,6 +44,16 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   managed turn under rowid `-turns.id`, kept by triggers, so one query searches both.
 /// - (library) the triggers again, reading a turn's text only from a snapshot that is
 ///   valid JSON: a corrupt row must not make the store's writes fail.
+/// - (library) native excerpts move out of the trigram index: their text into
+///   `lib_docs.text`, their words into `lib_words` (FTS5 `unicode61`, contentless, `_`
+///   a word character), each distinct word once into `lib_terms` with a trigram index
+///   over the words (`lib_terms_fts`) so a substring finds the words holding it.
+///   `lib_fts` (trigram) keeps managed turns only.
+/// - (library) `lib_usage_hourly`: the usage events rolled up per session, UTC hour and
+///   model (calls, tokens, first and last call), kept by triggers on `lib_usage`, so a
+///   dashboard sums hours, not every model call.
+/// - (fork) `sessions.fork`: where a forked session forks from (`ForkOrigin` JSON), which
+///   its agent's first turn asks the agent for.
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -253,6 +265,79 @@ CREATE TRIGGER lib_turns_update AFTER UPDATE OF prompt, snapshot ON turns BEGIN
     INSERT INTO lib_fts (rowid, text) VALUES (-new.id, new.prompt || char(10) || substr(COALESCE(
         CASE WHEN json_valid(new.snapshot) THEN json_extract(new.snapshot, '$.text') END, ''), 1, 65536));
 END;
+"#,
+    r#"
+ALTER TABLE lib_docs ADD COLUMN text TEXT NOT NULL DEFAULT '';
+UPDATE lib_docs SET text = COALESCE((SELECT f.text FROM lib_fts f WHERE f.rowid = lib_docs.id), '');
+CREATE VIRTUAL TABLE lib_words USING fts5 (text, content = '', contentless_delete = 1,
+    tokenize = "unicode61 tokenchars '_'");
+INSERT INTO lib_words (rowid, text) SELECT id, text FROM lib_docs;
+CREATE TABLE lib_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+CREATE VIRTUAL TABLE lib_terms_fts USING fts5 (term, content = 'lib_terms', content_rowid = 'id',
+    tokenize = 'trigram');
+CREATE VIRTUAL TABLE temp.lib_words_vocab USING fts5vocab (main, lib_words, row);
+INSERT OR IGNORE INTO lib_terms (term) SELECT term FROM temp.lib_words_vocab WHERE length(term) <= 48;
+DROP TABLE temp.lib_words_vocab;
+INSERT INTO lib_terms_fts (lib_terms_fts) VALUES ('rebuild');
+DROP TABLE lib_fts;
+CREATE VIRTUAL TABLE lib_fts USING fts5 (text, tokenize = 'trigram');
+INSERT INTO lib_fts (rowid, text)
+    SELECT -id, prompt || char(10) || substr(COALESCE(
+        CASE WHEN json_valid(snapshot) THEN json_extract(snapshot, '$.text') END, ''), 1, 65536)
+    FROM turns;
+"#,
+    r#"
+CREATE TABLE lib_usage_hourly (
+    session_id  INTEGER NOT NULL,
+    hour        INTEGER NOT NULL,
+    model       TEXT NOT NULL,
+    calls       INTEGER NOT NULL,
+    input       INTEGER NOT NULL,
+    output      INTEGER NOT NULL,
+    cache_read  INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    first_at    INTEGER NOT NULL,
+    last_at     INTEGER NOT NULL,
+    PRIMARY KEY (session_id, hour, model)
+) WITHOUT ROWID;
+CREATE INDEX lib_usage_hourly_by_hour ON lib_usage_hourly (hour);
+INSERT INTO lib_usage_hourly
+    SELECT session_id, at / 3600000, model, COUNT(*), SUM(input), SUM(output), SUM(cache_read),
+           SUM(cache_write), MIN(at), MAX(at)
+    FROM lib_usage GROUP BY session_id, at / 3600000, model;
+CREATE TRIGGER lib_usage_hourly_insert AFTER INSERT ON lib_usage BEGIN
+    INSERT INTO lib_usage_hourly VALUES (new.session_id, new.at / 3600000, new.model, 1, new.input,
+        new.output, new.cache_read, new.cache_write, new.at, new.at)
+    ON CONFLICT (session_id, hour, model) DO UPDATE SET calls = calls + 1,
+        input = input + excluded.input, output = output + excluded.output,
+        cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+        first_at = min(first_at, excluded.first_at), last_at = max(last_at, excluded.last_at);
+END;
+CREATE TRIGGER lib_usage_hourly_delete AFTER DELETE ON lib_usage BEGIN
+    UPDATE lib_usage_hourly SET calls = calls - 1, input = input - old.input,
+        output = output - old.output, cache_read = cache_read - old.cache_read,
+        cache_write = cache_write - old.cache_write
+    WHERE session_id = old.session_id AND hour = old.at / 3600000 AND model = old.model;
+    DELETE FROM lib_usage_hourly WHERE session_id = old.session_id AND hour = old.at / 3600000
+        AND model = old.model AND calls <= 0;
+END;
+CREATE TRIGGER lib_usage_hourly_update AFTER UPDATE ON lib_usage BEGIN
+    UPDATE lib_usage_hourly SET calls = calls - 1, input = input - old.input,
+        output = output - old.output, cache_read = cache_read - old.cache_read,
+        cache_write = cache_write - old.cache_write
+    WHERE session_id = old.session_id AND hour = old.at / 3600000 AND model = old.model;
+    DELETE FROM lib_usage_hourly WHERE session_id = old.session_id AND hour = old.at / 3600000
+        AND model = old.model AND calls <= 0;
+    INSERT INTO lib_usage_hourly VALUES (new.session_id, new.at / 3600000, new.model, 1, new.input,
+        new.output, new.cache_read, new.cache_write, new.at, new.at)
+    ON CONFLICT (session_id, hour, model) DO UPDATE SET calls = calls + 1,
+        input = input + excluded.input, output = output + excluded.output,
+        cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+        first_at = min(first_at, excluded.first_at), last_at = max(last_at, excluded.last_at);
+END;
+"#,
+    r#"
+ALTER TABLE sessions ADD COLUMN fork TEXT;
 "#,
 ];
 

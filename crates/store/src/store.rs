@@ -103,6 +103,19 @@ impl SqliteStore {
         self.sync(false).map(|_| ())
     }
 
+    /// Calls `then` (on the writer's thread: it must be quick) once everything queued
+    /// before this call is committed, leaving write failures for
+    /// [`SqliteStore::flush`]; at once when the writer is gone. [`SqliteStore::committed`]
+    /// for a caller that must not block a thread on it: a transport waits on this
+    /// before each batch of patches it sends.
+    pub fn when_committed(&self, then: impl FnOnce() + Send + 'static) {
+        if let Err(mpsc::SendError(Op::Committed(then))) =
+            self.ops.send(Op::Committed(Box::new(then)))
+        {
+            then();
+        }
+    }
+
     /// Waits for the writer; with `take_error`, returns (and clears) its first failure.
     fn sync(&self, take_error: bool) -> Result<Option<String>, StoreError> {
         let (done, answer) = mpsc::channel();

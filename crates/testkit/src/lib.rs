@@ -26,6 +26,7 @@ pub mod anthropic;
 pub mod chat;
 pub mod conformance;
 pub mod gemini;
+pub mod leaks;
 pub mod openai;
 mod playbook;
 pub mod server;

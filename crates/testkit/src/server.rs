@@ -6,6 +6,7 @@
 //! injected (any future) and also happens on drop; it aborts open connections at once,
 //! like a crashed server, rather than waiting for long-lived streams to finish.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -56,27 +57,66 @@ impl RecordedRequest {
     }
 }
 
-/// Every request a server received, shared with the test.
+/// Every request a server received, shared with the test — or, for a long run, only
+/// the newest few ([`Recorder::keeping_last`]): a recorded request holds its whole body
+/// twice (as received and parsed), and an agent resuming a session sends its whole
+/// conversation each time, so keeping all of a long run grows without bound (the
+/// 10-minute load run's harness reached 1.4 GiB this way).
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
-    inner: Arc<(Mutex<Vec<RecordedRequest>>, Notify)>,
+    inner: Arc<(Mutex<Kept>, Notify)>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    requests: VecDeque<RecordedRequest>,
+    /// Requests ever recorded, kept or not.
+    total: usize,
+    /// At most this many are kept (the newest); `None`: all.
+    limit: Option<usize>,
 }
 
 impl Recorder {
+    /// A recorder that keeps only the newest `n` requests (it still counts all).
+    pub fn keeping_last(n: usize) -> Self {
+        let kept = Kept {
+            limit: Some(n),
+            ..Kept::default()
+        };
+        Self {
+            inner: Arc::new((Mutex::new(kept), Notify::new())),
+        }
+    }
+
     /// Adds a request.
     pub fn record(&self, request: RecordedRequest) {
-        self.inner.0.lock().push(request);
+        {
+            let mut kept = self.inner.0.lock();
+            kept.total += 1;
+            kept.requests.push_back(request);
+            if let Some(limit) = kept.limit {
+                while kept.requests.len() > limit {
+                    kept.requests.pop_front();
+                }
+            }
+        }
         self.inner.1.notify_waiters();
     }
 
-    /// All requests so far, in arrival order.
+    /// The requests kept (all of them unless [`Recorder::keeping_last`]), in arrival
+    /// order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.inner.0.lock().clone()
+        self.inner.0.lock().requests.iter().cloned().collect()
     }
 
-    /// How many requests arrived.
+    /// How many requests arrived (kept or not).
     pub fn len(&self) -> usize {
-        self.inner.0.lock().len()
+        self.inner.0.lock().total
+    }
+
+    /// How many requests are kept.
+    pub fn kept(&self) -> usize {
+        self.inner.0.lock().requests.len()
     }
 
     /// True before any request.
@@ -84,8 +124,8 @@ impl Recorder {
         self.len() == 0
     }
 
-    /// Waits until `pred` holds for the requests so far, or `timeout` passes. Returns
-    /// whether it held.
+    /// Waits until `pred` holds for the requests kept so far, or `timeout` passes.
+    /// Returns whether it held.
     pub async fn wait_until(
         &self,
         timeout: Duration,
@@ -94,11 +134,11 @@ impl Recorder {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.inner.1.notified();
-            if pred(&self.inner.0.lock()) {
+            if pred(self.inner.0.lock().requests.make_contiguous()) {
                 return true;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return pred(&self.inner.0.lock());
+                return pred(self.inner.0.lock().requests.make_contiguous());
             }
         }
     }
@@ -187,9 +227,18 @@ impl ScriptedServer {
         responder: Arc<dyn Responder>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
+        Self::start_recording(responder, shutdown, Recorder::default()).await
+    }
+
+    /// Like [`ScriptedServer::start_with_shutdown`], recording into `recorder` (e.g.
+    /// one [`Recorder::keeping_last`] a few, for a long run).
+    pub async fn start_recording(
+        responder: Arc<dyn Responder>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+        recorder: Recorder,
+    ) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
-        let recorder = Recorder::default();
         let (stop, stopped) = oneshot::channel::<()>();
         let rec = recorder.clone();
         let task = tokio::spawn(async move {

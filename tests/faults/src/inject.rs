@@ -99,10 +99,11 @@ impl Ctx {
             ("WEFT_FAULTS_LOG", s(&d.log)),
             ("WEFT_ECHO_DELAY_MS", "10".into()),
             ("WEFT_CLAUDE_BIN", s(&claude)),
-            // The real claude (node) can take seconds to start on a loaded machine.
+            // The real claude (node) can take seconds to start on a loaded machine: at a
+            // load average of 27 its next prompt after a fault gave no output for 8 s.
             (
                 "WEFT_CLAUDE_STALL_SECS",
-                if kind.real_claude() { "8" } else { "2" }.into(),
+                if kind.real_claude() { "20" } else { "2" }.into(),
             ),
             ("WEFT_CODEX_BIN", s(&d.bin.join("codex"))),
             ("WEFT_CODEX_STALL_SECS", "2".into()),

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use weft_client::Event;
 use weft_protocol::{apply_in_place, ClientRequest, ServerMessage, UniversalSnapshot};
-use weft_testkit::{AnthropicServer, Script, Turn};
+use weft_testkit::{AnthropicServer, Recorder, Script, Turn};
 
 use crate::follow::{connect, ended, Conn};
 use crate::procs::Daemon;
@@ -28,6 +28,10 @@ pub struct LoadConfig {
     pub claude: usize,
     /// How long sessions keep prompting.
     pub duration: Duration,
+    /// Patches a reading client must have folded before prompting stops, however long
+    /// that takes past `duration` (up to 3 minutes more): enough that the idle client's
+    /// bounded queues overflow on a machine too loaded to reach it in `duration`.
+    pub min_patches: u64,
     /// The `weft` executable.
     pub weft: std::path::PathBuf,
 }
@@ -49,6 +53,10 @@ pub struct LoadReport {
     pub rereads: Vec<u64>,
     /// Resyncs the idle client was sent once it read.
     pub idle_resyncs: u64,
+    /// Requests the idle client made on its own (unread, subscribed) connection during
+    /// the run, one a second, every one answered (a reply stuck behind its unread
+    /// events fails the run).
+    pub idle_replies: u64,
     /// Daemon RSS samples (KiB), one a second.
     pub daemon_rss: Vec<u64>,
     /// This process's RSS samples (KiB): the clients.
@@ -94,10 +102,9 @@ pub fn slope(samples: &[u64], skip: usize) -> f64 {
 
 /// A client subscribed to every session, folding each.
 struct Watcher {
+    /// Re-reads go over this connection too: its replies never wait behind pushed
+    /// events it has not read.
     conn: Conn,
-    /// Re-reads go over a connection of their own: a reply on `conn` would queue behind
-    /// the pushed events this watcher has not read yet.
-    ask: Conn,
     snaps: HashMap<String, (UniversalSnapshot, u64)>,
     patches: u64,
     rereads: u64,
@@ -113,7 +120,6 @@ impl Watcher {
             .map_err(|e| e.to_string())?;
         Ok(Watcher {
             conn,
-            ask: connect(home, env).await?,
             snaps: HashMap::new(),
             patches: 0,
             rereads: 0,
@@ -122,7 +128,7 @@ impl Watcher {
     }
 
     async fn reread(&mut self, key: &str) -> Result<(), String> {
-        let at = self.ask.snapshot(key).await?;
+        let at = self.conn.snapshot(key).await?;
         self.snaps.insert(key.to_string(), (at.snapshot, at.seq));
         self.rereads += 1;
         Ok(())
@@ -206,9 +212,16 @@ pub async fn run(config: &LoadConfig) -> Result<LoadReport, String> {
         r#"{"hasCompletedOnboarding":true}"#,
     )
     .map_err(|e| e.to_string())?;
-    let server = AnthropicServer::start(Script::new().default_reply(long_reply()))
-        .await
-        .map_err(|e| e.to_string())?;
+    // No request is kept (the run reads none): each resumed claude turn sends its whole
+    // conversation, so keeping them all was this process's growth (1.4 GiB in 10 min),
+    // and even the newest 16 grew with the conversations (~90 KiB/s).
+    let server = AnthropicServer::start_recording(
+        Script::new().default_reply(long_reply()),
+        std::future::pending(),
+        Recorder::keeping_last(0),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let claude =
         weft_agent_process::find_agent("claude", &["WEFT_CLAUDE_BIN"], &|n| std::env::var(n).ok())
             .ok();
@@ -262,8 +275,21 @@ pub async fn run(config: &LoadConfig) -> Result<LoadReport, String> {
             report.daemon_rss.push(rss_kib(daemon.pid()));
             report.client_rss.push(rss_kib(std::process::id()));
             next_sample += Duration::from_secs(1);
+            if prompting {
+                let key = &sessions[report.daemon_rss.len() % sessions.len()].0;
+                tokio::time::timeout(Duration::from_secs(20), idle.conn.snapshot(key))
+                    .await
+                    .map_err(|_| {
+                        "the idle client's request waited 20 s behind its unread events".to_string()
+                    })??;
+                report.idle_replies += 1;
+            }
         }
-        if prompting && started.elapsed() >= config.duration {
+        if prompting
+            && started.elapsed() >= config.duration
+            && (watchers[0].patches >= config.min_patches
+                || started.elapsed() > config.duration + Duration::from_secs(180))
+        {
             prompting = false;
         }
         for w in &mut watchers {
@@ -297,7 +323,7 @@ pub async fn run(config: &LoadConfig) -> Result<LoadReport, String> {
         if !prompting && busy == 0 {
             break;
         }
-        if started.elapsed() > config.duration + Duration::from_secs(180) {
+        if started.elapsed() > config.duration + Duration::from_secs(360) {
             return Err("sessions still busy 3 minutes after the run".into());
         }
     }

@@ -50,17 +50,26 @@ pub fn turn(home: &Path, task_id: &str) -> Result<Option<StoredTurn>, String> {
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     let mut events_text = String::new();
+    let mut count = 0;
     for e in &events {
+        // A row is one event, or a run of a turn's consecutive events as an array.
         let v: Value = serde_json::from_str(e).unwrap_or_default();
-        if v["type"] == "text" {
-            events_text.push_str(v["delta"].as_str().unwrap_or_default());
+        let run = match v {
+            Value::Array(items) => items,
+            one => vec![one],
+        };
+        for v in run {
+            count += 1;
+            if v["type"] == "text" {
+                events_text.push_str(v["delta"].as_str().unwrap_or_default());
+            }
         }
     }
     Ok(Some(StoredTurn {
         status,
         snapshot: serde_json::from_str(&snapshot).unwrap_or_default(),
         events_text,
-        events: events.len(),
+        events: count,
     }))
 }
 

@@ -1,7 +1,9 @@
 //! Fuzz targets: each takes arbitrary bytes and feeds them to one parser Weft exposes
 //! to bytes it does not control — an agent's stdout (each driver's line parser and
 //! normalizer, the shared capped line reader), a client's or the daemon's frames, and
-//! the snapshot patch algebra. A target panics only when the code under it does, or
+//! the snapshot patch algebra (and the UI's TypeScript applier against it), the session
+//! library's readers of the agents' own session files, and the shell classifier. A
+//! target panics only when the code under it does, or
 //! when an invariant it states breaks.
 //!
 //! The coverage-guided fuzzer (`fuzz/`, cargo-fuzz with `--sanitizer none`, stable
@@ -10,6 +12,14 @@
 //! kept as a regression).
 
 use weft_protocol::{apply, diff, DriverEvent, SnapshotPatch, UniversalSnapshot};
+
+mod library;
+mod patch_ts;
+mod shell;
+
+pub use library::library_files;
+pub use patch_ts::{patch_ts, unavailable as patch_ts_unavailable};
+pub use shell::shell;
 
 /// A fuzz target: bytes in, a panic only on a bug.
 pub type Target = fn(&[u8]);
@@ -23,6 +33,9 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("line_reader", line_reader),
     ("patch", patch),
     ("frames", frames),
+    ("library_files", library_files),
+    ("shell", shell),
+    ("patch_ts", patch_ts),
 ];
 
 fn lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {

@@ -15,7 +15,9 @@ id: string,
  */
 agent: string, 
 /**
- * `login`, `api-key`, `setup-token`, `gateway`, `endpoint`, `bedrock`, `vertex`.
+ * `login`, `api-key`, `setup-token`, `gateway`, `endpoint`, `bedrock`, `vertex`;
+ * `env` for ACP agents (named variables); `endpoint` for the native agent (base URL,
+ * `protocol`, `models` and a key).
  */
 kind: string, 
 /**
@@ -47,6 +49,11 @@ env: { [key in string]: string },
  * Where its secret comes from.
  */
 secret: SecretSource, 
+/**
+ * The variable a spawn gets the secret in (ACP agents' `env` kind; others use the
+ * kind's own variable).
+ */
+secretVar: string | null, 
 /**
  * Its limit windows, as last seen.
  */

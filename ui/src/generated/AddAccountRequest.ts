@@ -36,4 +36,9 @@ env: { [key in string]: string },
 /**
  * Its secret, for key kinds.
  */
-secret: SecretInput | null, };
+secret: SecretInput | null, 
+/**
+ * The variable the secret is given in (ACP agents' `env` kind: e.g.
+ * `KIMI_API_KEY`).
+ */
+secretVar: string | null, };

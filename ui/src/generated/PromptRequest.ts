@@ -41,4 +41,9 @@ account?: string | null,
  * The domain pack of Weft's own agent (`native`): `coding` (default), `notes`,
  * `data` or a declarative pack from `.weft/packs/`; the session keeps it.
  */
-pack?: string | null, };
+pack?: string | null, 
+/**
+ * MCP servers this session turns on (`true`) or off, from this turn on (see
+ * `weft mcp list`).
+ */
+mcp?: { [key in string]: boolean } | null, };

@@ -15,4 +15,18 @@ description: string,
 /**
  * Where it lives, when on disk.
  */
-path: string | null, };
+path: string | null, 
+/**
+ * `global` (`~/.weft/skills`) or `workspace` (`.weft/skills`), for a skill placed
+ * in Weft.
+ */
+source: string | null, 
+/**
+ * False when turned off (no agent is given it).
+ */
+enabled: boolean, 
+/**
+ * The user's own skills of the same name in an agent's folder: they keep the
+ * name there, and this one is not linked in.
+ */
+conflicts: Array<string>, };

@@ -3,4 +3,4 @@
 /**
  * What usage is grouped by.
  */
-export type UsageBy = "day" | "week" | "month" | "model" | "agent" | "account" | "workspace";
+export type UsageBy = "day" | "week" | "month" | "model" | "agent" | "account" | "workspace" | "block";

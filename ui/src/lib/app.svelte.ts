@@ -104,7 +104,7 @@ export class AppStore {
   constructor(transport: Transport, terminals: TerminalClient | null = null) {
     this.transport = transport;
     this.terminals = terminals;
-    this.accounts = new AccountsStore(transport);
+    this.accounts = new AccountsStore(transport, terminals);
   }
 
   get selected(): SessionView | null {
@@ -394,7 +394,7 @@ export class AppStore {
    * Sends the composer's text: a new session, a new turn, or, while a turn runs, a
    * steer or a queued prompt as `sendMode` says. Returns false when nothing was sent.
    */
-  async send(text: string): Promise<boolean> {
+  async send(text: string, attachments: string[] = []): Promise<boolean> {
     const prompt = text.trim();
     if (!prompt) return false;
     this.error = null;
@@ -417,7 +417,7 @@ export class AppStore {
         workdir: view ? null : this.workspace,
         model: this.model,
         effort: this.effort,
-        attachments: [],
+        attachments,
         account: this.account,
         pack: !view && this.agent === NATIVE_AGENT ? this.pack : null,
       }),

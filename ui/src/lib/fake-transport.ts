@@ -7,6 +7,7 @@ import type {
   SessionInfo,
   SnapshotPatch,
   UniversalSnapshot,
+  WorkspaceEntry,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
 import type { AppInfo, LinkState, Transport } from "./transport";
@@ -24,6 +25,8 @@ export class FakeTransport implements Transport {
   recents: string[] = [];
   initialWorkspace: string | null = "/work/demo";
   steerOutcome: "injected" | "queued" = "injected";
+  /** The workspace's files `listWorkspaceFiles` matches (by substring, shortest first). */
+  files: WorkspaceEntry[] = [];
   private patchHandlers: ((e: PatchEvent) => void)[] = [];
   private resyncHandlers: ((sessionKey: string | null) => void)[] = [];
   private linkHandlers: ((state: LinkState) => void)[] = [];
@@ -190,6 +193,14 @@ export class FakeTransport implements Transport {
   }
   async listSkills() {
     return [];
+  }
+  async listWorkspaceFiles(workspace: string, query: string, limit = 50) {
+    this.record("listWorkspaceFiles", workspace, query);
+    const q = query.toLowerCase();
+    return this.files
+      .filter((f) => f.path.toLowerCase().includes(q))
+      .sort((a, b) => a.path.length - b.path.length)
+      .slice(0, limit);
   }
   async appInfo(): Promise<AppInfo> {
     return { version: "0.0.0", stateDir: "/tmp/weft", logPath: "/tmp/weft/logs/weft.log", initialWorkspace: this.initialWorkspace };

@@ -26,6 +26,8 @@ export function rowText(item: Item, turns: UniversalSnapshot[], queued: { prompt
     }
     case "text":
       return turn.text;
+    case "files":
+      return turn.toolCalls.flatMap((c) => (c.changes ?? []).map((f) => f.path)).join("\n");
     case "artifacts":
       return turn.artifacts.map((a) => `${a.fileName} ${a.caption ?? ""}`).join("\n");
     case "footer":

@@ -4,6 +4,7 @@
 // Every call is a wire verb through the transport's generic `request`.
 import type {
   ClientRequest,
+  ExportFormat,
   LibraryHit,
   LibraryProgress,
   LibrarySession,
@@ -28,13 +29,19 @@ export class LibraryStore {
   progress = $state<LibraryProgress | null>(null);
   page = $state<TranscriptPage | null>(null);
   usage = $state<UsageRow[]>([]);
+  /** Claude's 5-hour billing blocks, oldest first. */
+  blocks = $state<UsageRow[]>([]);
   error = $state<string | null>(null);
   origin = $state<Origin | null>(null);
+  /** Where the last export went (a path, or the downloaded file's name). */
+  exported = $state<string | null>(null);
   private call: Requester | null;
+  private saveExport: Transport["saveExport"];
 
   constructor(transport: Transport) {
     const request = transport.request?.bind(transport);
     this.call = request ? (r) => request(r) : null;
+    this.saveExport = transport.saveExport?.bind(transport);
   }
 
   /** False where the surface has no generic request (then the view is not offered). */
@@ -151,9 +158,42 @@ export class LibraryStore {
     return forked;
   }
 
+  /**
+   * Export: in the desktop app the shell saves it where the user picks; in a browser
+   * the daemon's document becomes a download.
+   */
+  async exportSession(sessionKey: string, format: ExportFormat): Promise<void> {
+    this.exported = null;
+    if (this.saveExport) {
+      try {
+        this.error = null;
+        this.exported = await this.saveExport(sessionKey, format);
+      } catch (e) {
+        this.error = e instanceof Error ? e.message : String(e);
+      }
+      return;
+    }
+    const text = await this.run<string>({ type: "exportSession", sessionKey, format });
+    if (text === null) return;
+    const name = `${sessionKey.slice(0, 48).replace(/[^A-Za-z0-9_-]/g, "-") || "session"}.${format === "json" ? "json" : "md"}`;
+    const url = URL.createObjectURL(new Blob([text], { type: format === "json" ? "application/json" : "text/markdown" }));
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = name;
+    a.click();
+    URL.revokeObjectURL(url);
+    this.exported = name;
+  }
+
   async loadUsage(by: UsageBy = "day"): Promise<void> {
     const rows = await this.run<UsageRow[]>({ type: "usage", by, since: null });
     if (rows) this.usage = rows;
+  }
+
+  /** The billing blocks of the last week. */
+  async loadBlocks(now = Date.now()): Promise<void> {
+    const rows = await this.run<UsageRow[]>({ type: "usage", by: "block", since: now - 7 * 86_400_000 });
+    if (rows) this.blocks = rows;
   }
 }
 

@@ -50,4 +50,13 @@ describe("LiveSnapshot", () => {
     expect(frozen.text).toBe("");
     expect(Object.keys(frozen)[0]).toBe("phase");
   });
+
+  it("carries a pending change of agent in and out (recordedAgent)", () => {
+    const live = new LiveSnapshot({ ...new LiveSnapshot().plain(), agent: "claude", recordedAgent: "codex" });
+    expect(live.recordedAgent).toBe("codex");
+    expect(live.plain().recordedAgent).toBe("codex");
+    live.apply({ recordedAgent: null });
+    expect(live.recordedAgent ?? null).toBeNull();
+    expect("recordedAgent" in live.plain()).toBe(false);
+  });
 });

@@ -13,9 +13,12 @@ export class LiveSnapshot implements Fields {
   taskId = $state.raw<Fields["taskId"]>(null);
   sessionId = $state.raw<Fields["sessionId"]>(null);
   agent = $state.raw<Fields["agent"]>("");
+  /** Absent from a snapshot unless a change of agent is pending (not in emptySnapshot). */
+  recordedAgent = $state.raw<Fields["recordedAgent"]>(undefined);
   model = $state.raw<Fields["model"]>(null);
   effort = $state.raw<Fields["effort"]>(null);
   prompt = $state.raw<Fields["prompt"]>("");
+  attachments = $state.raw<Fields["attachments"]>([]);
   text = $state.raw<Fields["text"]>("");
   reasoning = $state.raw<Fields["reasoning"]>("");
   activity = $state.raw<Fields["activity"]>("");
@@ -27,7 +30,10 @@ export class LiveSnapshot implements Fields {
   interactions = $state.raw<Fields["interactions"]>([]);
   queued = $state.raw<Fields["queued"]>([]);
   notices = $state.raw<Fields["notices"]>([]);
+  mcpServers = $state.raw<Fields["mcpServers"]>([]);
+  commands = $state.raw<Fields["commands"]>([]);
   error = $state.raw<Fields["error"]>(null);
+  limitHit = $state.raw<Fields["limitHit"]>(null);
   incomplete = $state.raw<Fields["incomplete"]>(false);
   terminal = $state.raw<Fields["terminal"]>(false);
   startedAt = $state.raw<Fields["startedAt"]>(null);
@@ -42,6 +48,7 @@ export class LiveSnapshot implements Fields {
     for (const key of Object.keys(emptySnapshot()) as (keyof Fields)[]) {
       (this as Record<string, unknown>)[key] = from[key];
     }
+    this.recordedAgent = from.recordedAgent;
     // Lists grown in place by apply are this snapshot's own.
     this.toolCalls = [...from.toolCalls];
     this.artifacts = [...from.artifacts];
@@ -60,6 +67,7 @@ export class LiveSnapshot implements Fields {
     for (const key of Object.keys(out) as (keyof Fields)[]) {
       (out as unknown as Record<string, unknown>)[key] = this[key];
     }
+    if (this.recordedAgent) out.recordedAgent = this.recordedAgent;
     out.toolCalls = [...this.toolCalls];
     out.artifacts = [...this.artifacts];
     return out;

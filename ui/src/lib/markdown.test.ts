@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./markdown";
-import { lineDiff, editView } from "./diff";
 import { transcriptItems } from "./transcript-items";
 import { emptySnapshot } from "./patch";
 
@@ -19,30 +18,6 @@ describe("renderMarkdown", () => {
     expect(html).toContain('class="hljs language-rust"');
     expect(html).toContain("hljs-keyword");
     expect(renderMarkdown("```py\nprint(")).toContain("<pre>");
-  });
-});
-
-describe("diffs", () => {
-  it("diffs lines", () => {
-    expect(lineDiff("a\nb\nc", "a\nB\nc")).toEqual([
-      { op: " ", text: "a" },
-      { op: "-", text: "b" },
-      { op: "+", text: "B" },
-      { op: " ", text: "c" },
-    ]);
-  });
-  it("recognizes edit inputs", () => {
-    const v = editView("Edit", "edit", { file_path: "/x.rs", old_string: "a", new_string: "b" });
-    expect(v?.path).toBe("/x.rs");
-    expect(v?.lines.map((l) => l.op).join("")).toBe("-+");
-    expect(editView("Write", "write", { file_path: "/y", content: "1\n2" })?.lines.length).toBe(2);
-    expect(editView("Bash", "shell", { command: "ls" })).toBeNull();
-  });
-  it("recognizes the native agent's edit and write", () => {
-    const v = editView("edit", "edit", { path: "src/a.rs", old_text: "a\nb", new_text: "a\nB" });
-    expect(v?.path).toBe("src/a.rs");
-    expect(v?.lines.map((l) => l.op).join("")).toBe(" -+");
-    expect(editView("write", "write", { path: "n.md", content: "x" })?.path).toBe("n.md");
   });
 });
 

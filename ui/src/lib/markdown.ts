@@ -27,6 +27,9 @@ hljs.registerAliases(["py"], { languageName: "python" });
 hljs.registerAliases(["rs"], { languageName: "rust" });
 hljs.registerAliases(["yml"], { languageName: "yaml" });
 
+/** The highlighter with Weft's languages registered (diffs highlight with it too). */
+export { hljs };
+
 export function highlight(code: string, lang?: string): string {
   const language = lang && hljs.getLanguage(lang) ? lang : null;
   if (!language) return escapeHtml(code);

@@ -53,6 +53,28 @@ describe("apply", () => {
     expect(s.toolCalls.map((c) => `${c.id}${c.summary}`)).toEqual(["a2", "b1", "c1"]);
   });
 
+  it("leaves the patch alone when it replaces a list and grows it too", () => {
+    // Found by the patch_ts fuzz target: the replaced list was the patch's own array,
+    // which the upsert (and a later patch's) then pushed into.
+    const call = (id: string) => ({
+      id,
+      name: "Bash",
+      summary: id,
+      input: null,
+      result: null,
+      status: "running" as const,
+      kind: "shell" as const,
+      parentId: null,
+    });
+    const patch: SnapshotPatch = { toolCalls: [call("a")], toolCallsUpsert: [call("b")] };
+    const text = JSON.stringify(patch);
+    const s = emptySnapshot("echo");
+    applyInPlace(s, patch);
+    applyInPlace(s, { toolCallsUpsert: [call("c")] });
+    expect(s.toolCalls.map((c) => c.id)).toEqual(["a", "b", "c"]);
+    expect(JSON.stringify(patch)).toBe(text);
+  });
+
   it("null clears and absent keeps", () => {
     const s = emptySnapshot("echo");
     s.error = "boom";

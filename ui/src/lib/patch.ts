@@ -3,7 +3,8 @@
 // clears; `textAppend`/`reasoningAppend` append after any replacement;
 // `toolCallsUpsert` replaces by id (searching from the end, where live calls are) or
 // appends; `artifactsAppend` appends. patch.test.ts checks it byte for byte against
-// fixtures the Rust side writes (crates/protocol/tests/suite/ts_patch_fixtures.rs).
+// fixtures the Rust side writes (crates/protocol/tests/suite/ts_patch_fixtures.rs), and
+// the patch_ts fuzz target (tests/fuzz) against the Rust `apply` on generated pairs.
 import type { SnapshotPatch, ToolCall, UniversalSnapshot } from "../generated";
 
 type Replaced = Exclude<
@@ -17,9 +18,11 @@ const REPLACED: Replaced[] = [
   "taskId",
   "sessionId",
   "agent",
+  "recordedAgent",
   "model",
   "effort",
   "prompt",
+  "attachments",
   "text",
   "reasoning",
   "activity",
@@ -31,12 +34,17 @@ const REPLACED: Replaced[] = [
   "interactions",
   "queued",
   "notices",
+  "mcpServers",
+  "commands",
   "error",
+  "limitHit",
   "incomplete",
   "terminal",
   "startedAt",
   "updatedAt",
 ];
+
+const GROWN = new Set<Replaced>(["toolCalls", "artifacts"]);
 
 /** Upserts `call` by id, searching from the end. */
 export function upsertToolCall(calls: ToolCall[], call: ToolCall): void {
@@ -57,7 +65,11 @@ export function applyInPlace(snap: UniversalSnapshot, patch: SnapshotPatch): voi
   const target = snap as Record<string, unknown>;
   for (const key of REPLACED) {
     const value = patch[key];
-    if (value !== undefined) target[key] = value;
+    if (value !== undefined) {
+      // The two lists apply grows in place are copied: otherwise an upsert or append
+      // (of this patch or a later one) would push into the patch's own array.
+      target[key] = GROWN.has(key) ? [...(value as unknown[])] : value;
+    }
     if (key === "text" && patch.textAppend !== undefined) snap.text += patch.textAppend;
     if (key === "reasoning" && patch.reasoningAppend !== undefined) {
       snap.reasoning += patch.reasoningAppend;
@@ -88,6 +100,7 @@ export function emptySnapshot(agent = ""): UniversalSnapshot {
     model: null,
     effort: null,
     prompt: "",
+    attachments: [],
     text: "",
     reasoning: "",
     activity: "",
@@ -99,7 +112,10 @@ export function emptySnapshot(agent = ""): UniversalSnapshot {
     interactions: [],
     queued: [],
     notices: [],
+    mcpServers: [],
+    commands: [],
     error: null,
+    limitHit: null,
     incomplete: false,
     terminal: false,
     startedAt: null,

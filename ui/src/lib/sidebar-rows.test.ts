@@ -62,6 +62,13 @@ describe("sidebarRows with the agents' own sessions", () => {
     expect(sidebarRows([], [], "", [], [nh("codex:n3")]).map((r) => r.kind)).toEqual(["empty"]);
   });
 
+  it("keeps a removed workspace off the list though an agent's own session ran there, until a search", () => {
+    const natives = [native("claude:n1", "/w/gone", "parser work"), native("claude:n2", "/w/kept")];
+    expect(sidebarRows([], [], "", natives, [], ["/w/gone"]).map((r) => r.key)).toEqual(["ws:/w/kept", "n:claude:n2"]);
+    expect(sidebarRows([], [], "parser", natives, [], ["/w/gone"]).map((r) => r.key)).toEqual(["ws:/w/gone", "n:claude:n1"]);
+    expect(sidebarRows([], [], "", natives).map((r) => r.key)).toContain("ws:/w/gone");
+  });
+
   it("draws thousands of native sessions as rows of the virtualized list", () => {
     const many = Array.from({ length: 5000 }, (_, i) => native(`claude:${i}`, "/w/a"));
     expect(sidebarRows([{ workdir: "/w/a", sessions: [] }], [], "", many).length).toBe(5001);

@@ -17,7 +17,9 @@ export type SidebarRow =
  * native`): each under its workspace after Weft's sessions there, a workspace that only
  * they know getting a head of its own after the others; while searching only those
  * whose title, agent or folder matches show. One already a Weft session is not repeated.
- * `nativeHits` (their transcripts' matches) follow Weft's transcript hits.
+ * `nativeHits` (their transcripts' matches) follow Weft's transcript hits. A workspace
+ * the user removed (`hidden`) stays off the list though agents' sessions ran there,
+ * as Weft's own do; while searching they show again.
  */
 export function sidebarRows(
   groups: { workdir: string; sessions: SessionInfo[] }[],
@@ -25,13 +27,16 @@ export function sidebarRows(
   search: string,
   natives: LibrarySession[] = [],
   nativeHits: LibraryHit[] = [],
+  hidden: readonly string[] = [],
 ): SidebarRow[] {
   const q = search.trim().toLowerCase();
   const searching = q !== "";
   const managed = new Set(groups.flatMap((g) => g.sessions.map((s) => s.sessionKey)));
+  const removed = new Set(hidden);
   const byWorkdir = new Map<string | null, LibrarySession[]>();
   for (const n of natives) {
     if (managed.has(n.sessionKey)) continue;
+    if (!searching && n.workdir !== null && removed.has(n.workdir)) continue;
     if (searching && ![n.title, n.agent, n.workdir ?? ""].some((f) => f.toLowerCase().includes(q))) continue;
     const list = byWorkdir.get(n.workdir) ?? [];
     list.push(n);

@@ -2,6 +2,7 @@
 // (one 10,000-call turn is 10,000 rows, of which only the visible few are drawn).
 // Rows name their turn and index rather than copy data, so a text delta changes no row.
 import type { UniversalSnapshot } from "../generated";
+import { hasChanges } from "./changes";
 
 export type Item =
   | { key: string; kind: "prompt"; turn: number }
@@ -10,6 +11,7 @@ export type Item =
   | { key: string; kind: "subagent"; turn: number; agent: number; depth: number }
   | { key: string; kind: "tool"; turn: number; call: number; depth: number }
   | { key: string; kind: "text"; turn: number }
+  | { key: string; kind: "files"; turn: number }
   | { key: string; kind: "artifacts"; turn: number }
   | { key: string; kind: "footer"; turn: number }
   | { key: string; kind: "queued" };
@@ -64,7 +66,7 @@ let lastLive: { taskId: string | null; t: number; shape: string; rows: Item[] } 
 /** What decides a turn's rows besides its calls' order. */
 function shape(turn: UniversalSnapshot): string {
   const last = turn.toolCalls.at(-1);
-  return `${turn.toolCalls.length}|${last?.id}|${turn.plan !== null}|${turn.artifacts.length > 0}|${turn.subAgents.length}`;
+  return `${turn.toolCalls.length}|${last?.id}|${turn.plan !== null}|${turn.artifacts.length > 0}|${turn.subAgents.length}|${hasChanges(turn)}`;
 }
 
 function turnRows(turn: UniversalSnapshot, t: number): Item[] {
@@ -76,6 +78,7 @@ function turnRows(turn: UniversalSnapshot, t: number): Item[] {
   if (turn.plan) rows.push({ key: `${tk}:plan`, kind: "plan", turn: t });
   for (const row of toolRows(turn, t, tk)) rows.push(row);
   rows.push({ key: `${tk}:text`, kind: "text", turn: t });
+  if (hasChanges(turn)) rows.push({ key: `${tk}:files`, kind: "files", turn: t });
   if (turn.artifacts.length) rows.push({ key: `${tk}:artifacts`, kind: "artifacts", turn: t });
   rows.push({ key: `${tk}:footer`, kind: "footer", turn: t });
   return rows;

@@ -5,6 +5,7 @@
 import type {
   AgentInfo,
   ClientRequest,
+  ExportFormat,
   InboxItem,
   InteractRequest,
   ModelInfo,
@@ -19,6 +20,7 @@ import type {
   ToolInfo,
   UniversalSnapshot,
   WireError,
+  WorkspaceEntry,
 } from "../generated";
 
 /** What the surface tells the UI about itself. */
@@ -61,6 +63,8 @@ export interface Transport {
   listEffort(agent: string): Promise<string[]>;
   listTools(): Promise<ToolInfo[]>;
   listSkills(workdir: string | null): Promise<SkillInfo[]>;
+  /** The workspace's files matching `query` (what follows `@`), best first. */
+  listWorkspaceFiles(workspace: string, query: string, limit?: number): Promise<WorkspaceEntry[]>;
 
   appInfo(): Promise<AppInfo>;
   recentWorkspaces(): Promise<string[]>;
@@ -82,6 +86,11 @@ export interface Transport {
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   /** Keeps the window's size for the next window; absent where the page is not a window of its own. */
   saveWindowSize?: () => Promise<void>;
+  /**
+   * Saves a session's export where the user picks in a save dialog; resolves to the path
+   * written (null when cancelled). Absent where there is no dialog (a browser downloads).
+   */
+  saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 
   /** Any verb by its wire request (the accounts view's); absent where the surface has none. */
   request?<T>(request: ClientRequest): Promise<T>;

@@ -11,6 +11,7 @@ use weft_protocol::{apply_in_place, ClientRequest, ServerMessage, SnapshotAt};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
 use super::support::Env;
+use weft_testkit::leaks::AMBIENT_ANTHROPIC_KEY;
 
 /// The real claude, found as the drivers find it (`WEFT_CLAUDE_BIN`, the project-local
 /// install above this test binary, or an absolute PATH entry: CI keeps its target dir
@@ -72,7 +73,7 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
             .env("HOME", claude_home.path())
             .env("WEFT_CLAUDE_BIN", &claude)
             .env("ANTHROPIC_BASE_URL", server.base_url())
-            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_API_KEY", AMBIENT_ANTHROPIC_KEY)
             .env("IS_SANDBOX", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("CLAUDE_CODE_MAX_RETRIES", "0")

@@ -301,11 +301,21 @@ fn a_binary_planted_in_the_current_folder_is_never_run() {
                 .unwrap_or_else(|e| panic!("{e}"));
         }
     }
+    // The real agents may start (found beside the build): they get homes of their own,
+    // not the machine user's, which would collect their sessions.
+    let agent_home = env.home.path().join("agent-home");
+    for dir in [".codex", ".claude"] {
+        std::fs::create_dir_all(agent_home.join(dir)).unwrap_or_else(|e| panic!("{e}"));
+    }
     for agent in ["claude", "codex", "gemini"] {
         let _ = env
             .cmd(&["run", "--detach", "--agent", agent, "hi"])
             // A relative PATH entry must not count either.
             .env("PATH", ".:bin:/usr/bin:/bin")
+            .env("HOME", &agent_home)
+            .env("CODEX_HOME", agent_home.join(".codex"))
+            .env("CLAUDE_CONFIG_DIR", agent_home.join(".claude"))
+            .env("GEMINI_CLI_HOME", &agent_home)
             .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
             .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
             .env("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9")

@@ -10,6 +10,7 @@ use serde_json::Value;
 use weft_testkit::{anthropic, gemini, openai, AnthropicServer, GeminiServer, ResponsesServer};
 
 use super::support::{wait_for, Env};
+use weft_testkit::leaks::{AMBIENT_ANTHROPIC_KEY, AMBIENT_OPENAI_KEY};
 
 fn agent_bin(name: &str, var: &str) -> Option<PathBuf> {
     let found = weft_agent_process::find_agent(name, &[var], &|n| std::env::var(n).ok()).ok();
@@ -39,7 +40,7 @@ fn claude_env(cmd: &mut Command, home: &Path, claude: &Path, server: &AnthropicS
         .env_remove("CLAUDE_CONFIG_DIR")
         .env("WEFT_CLAUDE_BIN", claude)
         .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", AMBIENT_ANTHROPIC_KEY)
         .env("IS_SANDBOX", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("CLAUDE_CODE_MAX_RETRIES", "0");
@@ -150,6 +151,24 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
         );
     }
 
+    // Its usage is in Claude's current 5-hour billing block, which is active.
+    let blocks = stdout_json(&weft(&["usage", "--by", "block", "--json"]));
+    let block = blocks
+        .as_array()
+        .and_then(|b| b.last())
+        .unwrap_or_else(|| panic!("no block: {blocks}"));
+    assert!(block["calls"].as_u64().is_some_and(|n| n >= 1), "{block}");
+    assert_eq!(block["block"]["active"], true, "{block}");
+    assert!(
+        block["block"]["end"].as_i64() > block["block"]["start"].as_i64(),
+        "{block}"
+    );
+    let table = weft(&["usage", "--by", "block"]);
+    assert!(
+        String::from_utf8_lossy(&table.stdout).contains("ACTIVE"),
+        "{table:?}"
+    );
+
     // The transcript opens from the agent's file.
     let history = stdout_json(&weft(&["history", &key, "--json"]));
     assert_eq!(history[0]["prompt"], "first question: what is this?");
@@ -222,7 +241,23 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
         ]
     );
 
-    // Fork after turn 1: a new session whose history stops there, continued by claude.
+    // Fork after turn 1: a new session whose history stops there, continued by claude
+    // (its own `--resume … --fork-session --resume-session-at`); the parent's file is
+    // left as it is.
+    let parent_file = std::fs::read_dir(home.path().join(".claude/projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|d| d.path().join(format!("{sid}.jsonl")))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no session file of {sid}"));
+    // The parent's claude (idle in the daemon) may still be writing its last turn.
+    let parent_bytes = wait_for("the parent's last reply in its file", 30, || {
+        let bytes = std::fs::read(&parent_file).unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8_lossy(&bytes)
+            .contains("wombat-reply-three")
+            .then_some(bytes)
+    });
     let out = weft(&["fork", &key, "--at", "1", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let fork = stdout_json(&out);
@@ -248,12 +283,73 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
         seen.contains("zephyr-reply-one") && !seen.contains("quokka-reply-two"),
         "the fork carries turn 1 only: {seen}"
     );
-    // Both stay in the library.
-    let list = stdout_json(&weft(&["sessions", "--json"]));
-    assert!(
-        find(&list, &key).is_some() && find(&list, &fork_key).is_some(),
-        "{list}"
+    // The fork's agent session is its own, under the id its key names.
+    let run = stdout_json(&out);
+    assert_eq!(
+        run["snapshot"]["sessionId"]
+            .as_str()
+            .map(|id| format!("claude:{id}")),
+        Some(fork_key.clone()),
+        "{run}"
     );
+
+    // Fork at the end: every turn of the parent, none of the other fork's.
+    let out = weft(&["fork", &key, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let end = stdout_json(&out);
+    let end_key = end["sessionKey"].as_str().unwrap_or_default().to_string();
+    assert_eq!(end["turns"], 3, "{end}");
+    let out = weft(&["run", "--json", "--session", &end_key, "fifth question"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let seen = server
+        .messages_requests()
+        .into_iter()
+        .find(|r| r.last_user_text().contains("fifth question"))
+        .map(|r| r.all_text())
+        .unwrap_or_default();
+    assert!(
+        seen.contains("zephyr-reply-one")
+            && seen.contains("quokka-reply-two")
+            && seen.contains("wombat-reply-three")
+            && !seen.contains("ibis-reply-four"),
+        "the fork at the end carries the parent's three turns: {seen}"
+    );
+    // Nothing of the forks in the parent's file, nothing of it rewritten (its own idle
+    // process may add a bookkeeping line of its own).
+    let now = std::fs::read(&parent_file).unwrap_or_else(|e| panic!("{e}"));
+    let added = String::from_utf8_lossy(now.get(parent_bytes.len()..).unwrap_or_default());
+    assert!(
+        now.starts_with(&parent_bytes)
+            && ![
+                "fourth question",
+                "fifth question",
+                "ibis-reply-four",
+                &fork_key[7..]
+            ]
+            .iter()
+            .any(|w| added.contains(w)),
+        "the forks left the parent's file as it was; added: {added}"
+    );
+
+    // All three stay in the library, the forks with their parent; the fork's own file
+    // is indexed (its history: turn 1 of the parent, then its own).
+    let list = stdout_json(&weft(&["sessions", "--json"]));
+    assert!(find(&list, &key).is_some(), "{list}");
+    for k in [&fork_key, &end_key] {
+        let row = find(&list, k).unwrap_or_else(|| panic!("{k} not listed: {list}"));
+        assert_eq!(row["parentKey"], key.as_str(), "{row}");
+        assert_eq!(row["relation"], "fork", "{row}");
+    }
+    wait_for("the fork's own file to be indexed", 30, || {
+        let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
+        let prompts: Vec<String> = history
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["prompt"].as_str().map(String::from))
+            .collect();
+        (prompts == ["first question: what is this?", "fourth question"]).then_some(())
+    });
 }
 
 /// `weft run` in one Weft home has the real agent write its own files; a second Weft
@@ -346,7 +442,7 @@ async fn codex_rollouts_are_indexed_with_title_folder_usage_and_open() {
             .env("WEFT_CODEX_BIN", &codex)
             .env("WEFT_CODEX_BASE_URL", server.v1_url())
             .env("WEFT_CODEX_API_KEY_ENV", "WEFT_TEST_OPENAI_KEY")
-            .env("WEFT_TEST_OPENAI_KEY", "sk-test")
+            .env("WEFT_TEST_OPENAI_KEY", AMBIENT_OPENAI_KEY)
             .env("WEFT_CODEX_MAX_RETRIES", "0")
             .env("WEFT_CODEX_SANDBOX", "danger-full-access")
             .env("WEFT_CODEX_APPROVAL_POLICY", "never")

@@ -1,9 +1,15 @@
 mod accounts;
+mod attachments;
 mod commands;
 mod crash;
 mod daemon;
+mod export;
+mod files;
+mod fork;
 mod guard;
+mod leaks;
 mod library;
 mod serve;
+mod setup_once;
 mod support;
 mod tui;

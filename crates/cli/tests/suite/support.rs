@@ -1,6 +1,10 @@
 //! Every test gets its own WEFT_HOME, so its own daemon, and stops that daemon when it
-//! is done (the guard's `Drop`): no test leaves a process behind.
+//! is done (the guard's `Drop`): no test leaves a process behind. Then the home, the
+//! workspace and what the test's commands printed are searched for the suite's
+//! secrets and the ones the test made (`weft_testkit::leaks`: files, every database
+//! row, output): a test that passed fails if Weft wrote a secret anywhere.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -30,11 +34,25 @@ pub fn stop_daemon(home: &Path) {
 pub struct Env {
     pub home: tempfile::TempDir,
     pub work: tempfile::TempDir,
+    /// What the test's commands printed (those run through [`Env::weft`], or handed
+    /// to [`Env::keep_output`]).
+    printed: RefCell<Vec<u8>>,
+    /// Secrets the test made, searched for at the end with the suite's own.
+    secrets: RefCell<Vec<String>>,
 }
 
 impl Drop for Env {
     fn drop(&mut self) {
         stop_daemon(self.home.path());
+        if !std::thread::panicking() {
+            let secrets = self.secrets.borrow();
+            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+            weft_testkit::leaks::assert_none(
+                &[self.home.path(), self.work.path()],
+                &self.printed.borrow(),
+                &secrets,
+            );
+        }
     }
 }
 
@@ -43,7 +61,24 @@ impl Env {
         let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(work.path().join("README.md"), "hello").unwrap_or_else(|e| panic!("{e}"));
-        Self { home, work }
+        Self {
+            home,
+            work,
+            printed: RefCell::default(),
+            secrets: RefCell::default(),
+        }
+    }
+
+    /// Searches for `secret` too when the test ends.
+    pub fn watch_secret(&self, secret: &str) {
+        self.secrets.borrow_mut().push(secret.to_string());
+    }
+
+    /// Keeps what a command printed, to search at the end.
+    pub fn keep_output(&self, out: &Output) {
+        let mut p = self.printed.borrow_mut();
+        p.extend_from_slice(&out.stdout);
+        p.extend_from_slice(&out.stderr);
     }
 
     /// `weft ARGS` in the workspace, with this home, no stdin.
@@ -60,9 +95,12 @@ impl Env {
     }
 
     pub fn weft(&self, args: &[&str]) -> Output {
-        self.cmd(args)
+        let out = self
+            .cmd(args)
             .output()
-            .unwrap_or_else(|e| panic!("run weft: {e}"))
+            .unwrap_or_else(|e| panic!("run weft: {e}"));
+        self.keep_output(&out);
+        out
     }
 
     pub fn json(&self, args: &[&str]) -> (i32, Value, String) {

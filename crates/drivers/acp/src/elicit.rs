@@ -136,6 +136,7 @@ pub fn form(req: &CreateElicitationRequest, prompt_id: String) -> Option<Form> {
     }
     Some(Form {
         interaction: Interaction {
+            verdict: None,
             prompt_id,
             kind: InteractionKind::UserInput,
             title: req.message.clone(),

@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use weft_agent_process::probe_output;
+use weft_agent_process::{npm_package_version, probe_output};
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
@@ -249,18 +249,6 @@ fn version_word(stdout: &str) -> Option<String> {
     })
 }
 
-/// The version of the npm package a binary comes from (its link resolved, the nearest
-/// `package.json` with a `bin` above it), for agents without `--version`.
-fn npm_package_version(program: &Path) -> Option<String> {
-    let real = program.canonicalize().ok()?;
-    real.ancestors().skip(1).take(4).find_map(|dir| {
-        let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        v.get("bin")?;
-        v["version"].as_str().map(String::from)
-    })
-}
-
 #[async_trait]
 impl AgentDriver for AcpDriver {
     fn id(&self) -> &str {
@@ -298,15 +286,15 @@ impl AgentDriver for AcpDriver {
                 }
             }
         };
-        let mut version = base.version.clone();
+        let mut version = base
+            .version
+            .clone()
+            .or_else(|| npm_package_version(&program));
         if let (None, Some(args)) = (&version, &self.spec.version_args) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             if let Ok(stdout) = probe_output(&program, &args).await {
                 version = version_word(&stdout);
             }
-        }
-        if version.is_none() {
-            version = npm_package_version(&program);
         }
         AgentInfo {
             installed: true,

@@ -15,9 +15,9 @@
 use std::collections::{BTreeSet, HashMap};
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, ContentBlock, Plan as AcpPlan, PlanEntryStatus, SessionNotification,
-    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
-    ToolKind as AcpKind,
+    AvailableCommand, AvailableCommandInput, ContentBlock, Plan as AcpPlan, PlanEntryStatus,
+    SessionNotification, SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolKind as AcpKind,
 };
 use serde_json::Value;
 use weft_protocol::{
@@ -90,6 +90,23 @@ pub fn content_text(content: &[ToolCallContent]) -> String {
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The files a call's `diff` content changes. ACP gives the text before (none: a new
+/// file) and after; an agent that sends only the edited fragment (claude-agent-acp) gets
+/// hunks numbered from the fragment.
+pub fn content_changes(content: &[ToolCallContent]) -> Vec<weft_protocol::FileChange> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ToolCallContent::Diff(d) => Some(weft_kernel::changes::file_change(
+                &d.path.display().to_string(),
+                d.old_text.as_deref(),
+                Some(&d.new_text),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 use quirks::raw_output_text;
@@ -218,7 +235,12 @@ impl Normalizer {
             SessionUpdate::ToolCall(call) => self.tool_call(call, out),
             SessionUpdate::ToolCallUpdate(u) => self.tool_update(u, out),
             SessionUpdate::Plan(p) => out.push(DriverEvent::Plan { plan: plan(&p) }),
-            SessionUpdate::AvailableCommandsUpdate(c) => self.commands = c.available_commands,
+            SessionUpdate::AvailableCommandsUpdate(c) => {
+                self.commands = c.available_commands;
+                out.push(DriverEvent::Commands {
+                    commands: self.commands.iter().map(slash_command).collect(),
+                });
+            }
             SessionUpdate::CurrentModeUpdate(m) => {
                 let mode = m.current_mode_id.0.to_string();
                 if self.mode.as_deref() != Some(mode.as_str()) {
@@ -277,6 +299,7 @@ impl Normalizer {
             status,
             kind: map_kind(&kind),
             parent_id: None,
+            changes: content_changes(&call.content),
         };
         self.tools.insert(id, t.clone());
         out.push(DriverEvent::Tool { call: t });
@@ -317,6 +340,11 @@ impl Normalizer {
             if t.status == ToolStatus::Done && quirks::failed_exit(f.raw_output.as_ref()).is_some()
             {
                 t.status = ToolStatus::Failed;
+            }
+        }
+        if let Some(changes) = f.content.as_deref().map(content_changes) {
+            if !changes.is_empty() {
+                t.changes = changes;
             }
         }
         if let Some(r) = f.raw_output.as_ref().and_then(raw_output_text) {
@@ -410,5 +438,41 @@ fn plan(p: &AcpPlan) -> Plan {
                 },
             })
             .collect(),
+    }
+}
+
+/// An ACP command as Weft lists it (ACP says nothing of where a command comes from).
+fn slash_command(c: &AvailableCommand) -> weft_protocol::SlashCommand {
+    let hint = match &c.input {
+        Some(AvailableCommandInput::Unstructured(u)) => Some(u.hint.clone()),
+        _ => None,
+    };
+    weft_protocol::SlashCommand {
+        name: c.name.trim_start_matches('/').to_string(),
+        description: c.description.clone(),
+        argument_hint: hint.filter(|h| !h.is_empty()),
+        source: weft_protocol::CommandSource::Builtin,
+    }
+}
+
+#[cfg(test)]
+mod change_tests {
+    use super::*;
+
+    #[test]
+    fn diff_content_becomes_the_normalized_change() {
+        let content: Vec<ToolCallContent> = serde_json::from_value(serde_json::json!([
+            {"type": "diff", "path": "/w/notes.txt", "oldText": "one\ntwo\nthree\n", "newText": "one\n2\nthree\n"},
+            {"type": "diff", "path": "/w/new.txt", "oldText": null, "newText": "hi\n"},
+            {"type": "content", "content": {"type": "text", "text": "not a change"}}
+        ]))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let c = content_changes(&content);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[0].diff,
+            "--- a/w/notes.txt\n+++ b/w/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+        );
+        assert_eq!(c[1].kind, weft_protocol::ChangeKind::Add);
     }
 }

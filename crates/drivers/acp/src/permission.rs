@@ -81,6 +81,7 @@ pub fn interaction(
         })
         .collect();
     Interaction {
+        verdict: None,
         prompt_id,
         kind: InteractionKind::Permission,
         title: format!("Allow {tool_name}: {title}?"),
@@ -193,6 +194,7 @@ pub fn question_interaction(
         .unwrap_or("A question")
         .to_string();
     Some(Interaction {
+        verdict: None,
         prompt_id,
         kind: InteractionKind::UserInput,
         title,

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, CreateElicitationResponse, ElicitationAction, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, RequestPermissionOutcome, ResourceLink,
+    ContentBlock, CreateElicitationResponse, ElicitationAction, ImageContent, LoadSessionRequest,
+    NewSessionRequest, PromptCapabilities, PromptRequest, RequestPermissionOutcome, ResourceLink,
     SetSessionModeRequest, TextContent,
 };
 use futures::stream::FuturesUnordered;
@@ -302,7 +302,8 @@ impl LiveSession {
     ) -> TurnEnd {
         let mut early = self.between_turns(ctx);
         self.norm.begin_turn();
-        let blocks = prompt_blocks(input, self.fresh);
+        let caps = &self.conn.init.agent_capabilities.prompt_capabilities;
+        let blocks = prompt_blocks(input, self.fresh, caps);
         self.fresh = false;
         let cx = self.conn.cx.clone();
         let req = PromptRequest::new(self.session_id.clone(), blocks);
@@ -453,8 +454,12 @@ impl LiveSession {
                     let mut out = Vec::new();
                     self.norm.notification(&method, &params, &mut out);
                     for e in out {
-                        if let DriverEvent::Text { delta } = e {
-                            late.push_str(&delta);
+                        match e {
+                            DriverEvent::Text { delta } => late.push_str(&delta),
+                            // Commands announced after the last turn ended (Gemini's
+                            // come a moment after session/new) belong to this one.
+                            c @ DriverEvent::Commands { .. } => ctx.emit(c),
+                            _ => {}
                         }
                     }
                 }
@@ -514,8 +519,14 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 }
 
 /// The prompt as content blocks: the system prompt first on a new session, the text,
-/// then each attachment as a resource link (every ACP agent takes those).
-pub fn prompt_blocks(input: &AgentTurnInput, fresh: bool) -> Vec<ContentBlock> {
+/// then each attachment: an image as image content fitted to the vendor's limits when
+/// the agent's `promptCapabilities.image` says it takes images, anything else as a
+/// resource link (every ACP agent takes those).
+pub fn prompt_blocks(
+    input: &AgentTurnInput,
+    fresh: bool,
+    caps: &PromptCapabilities,
+) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
     if fresh {
         if let Some(sp) = input
@@ -527,7 +538,19 @@ pub fn prompt_blocks(input: &AgentTurnInput, fresh: bool) -> Vec<ContentBlock> {
         }
     }
     blocks.push(ContentBlock::Text(TextContent::new(input.prompt.clone())));
+    let limits = match input.session_key.split(':').next() {
+        Some("gemini") => weft_attach::GEMINI,
+        _ => weft_attach::CLAUDE,
+    };
     for path in &input.attachments {
+        if caps.image && weft_attach::looks_like_image(path) {
+            if let Ok(img) = weft_attach::prepare_image(path, limits) {
+                let mut content = ImageContent::new(img.base64(), img.mime);
+                content.uri = Some(format!("file://{}", path.display()));
+                blocks.push(ContentBlock::Image(content));
+                continue;
+            }
+        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -14,7 +14,8 @@ async fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(200);
-    let text: Vec<String> = (0..words).map(|i| format!("word{i} ")).collect();
+    // 16 characters a delta, about what a model streams per event.
+    let text: Vec<String> = (0..words).map(|i| format!("word{i:011} ")).collect();
     let chunks: Vec<&str> = text.iter().map(String::as_str).collect();
     let reply = Turn::new().text_chunks(&chunks).usage(1000, words as u64);
     let server = AnthropicServer::start(Script::new().default_reply(reply))

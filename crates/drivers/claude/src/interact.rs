@@ -30,6 +30,7 @@ pub fn interaction(request_id: &str, req: &CanUseTool) -> Interaction {
     match req.tool_name.as_str() {
         "AskUserQuestion" => ask_user_question(request_id, req),
         "ExitPlanMode" => Interaction {
+            verdict: None,
             prompt_id: request_id.into(),
             kind: InteractionKind::Confirmation,
             title: "Approve the plan and leave plan mode?".into(),
@@ -61,6 +62,7 @@ pub fn interaction(request_id: &str, req: &CanUseTool) -> Interaction {
                 });
             }
             Interaction {
+                verdict: None,
                 prompt_id: request_id.into(),
                 kind: InteractionKind::Permission,
                 title: format!("Allow {summary}?"),
@@ -124,6 +126,7 @@ fn ask_user_question(request_id: &str, req: &CanUseTool) -> Interaction {
         _ => format!("Claude asks {} questions", questions.len()),
     };
     Interaction {
+        verdict: None,
         prompt_id: request_id.into(),
         kind: InteractionKind::UserInput,
         title,

@@ -18,6 +18,7 @@
 //! for a session, and [`follow`] tails its session file while that terminal is open so
 //! the structured view follows what is typed there.
 
+pub mod commands;
 pub mod config;
 pub mod follow;
 pub mod interact;
@@ -100,12 +101,14 @@ impl ClaudeDriver {
     ) -> Result<ClaudeProcess, String> {
         let shape = ProcessShape::of(input);
         let existing = self.procs.lock().remove(&input.session_key);
+        // A fresh turn (after a handover) must not fall back on the remembered session.
         let mut resume = input
             .session_id
             .clone()
-            .or_else(|| self.known.lock().get(&input.session_key).cloned());
+            .or_else(|| self.known.lock().get(&input.session_key).cloned())
+            .filter(|_| !input.fresh);
         if let Some(mut p) = existing {
-            let usable = p.shape == shape && !p.eof && !p.exited();
+            let usable = p.shape == shape && !p.eof && !p.exited() && !input.fresh;
             if usable && !p.stale {
                 drain_between_turns(&mut p, ctx);
                 return Ok(p);
@@ -114,7 +117,9 @@ impl ClaudeDriver {
                 drain_between_turns(&mut p, ctx);
                 return Ok(p);
             }
-            resume = resume.or_else(|| Some(p.session_id.clone()));
+            if !input.fresh {
+                resume = resume.or_else(|| Some(p.session_id.clone()));
+            }
             if !usable && p.shape != shape {
                 ctx.emit(DriverEvent::Notice {
                     text: "Claude Code restarted for the new model, effort, settings or \
@@ -125,21 +130,20 @@ impl ClaudeDriver {
             p.close(CLOSE_GRACE).await;
         }
         let program = spawn::find_binary(cfg, &|n| input.var(n))?;
-        let session = match resume {
-            // Killed before it saved anything (a crash early in a session's first
-            // turn): `--resume` would fail with "No conversation found", so the session
-            // starts afresh under the same id.
-            Some(id) if tui::never_saved(input, &id) => {
-                ctx.emit(DriverEvent::Notice {
-                    text: "Claude Code had not saved this conversation before it stopped; \
-                           it starts afresh"
-                        .into(),
-                });
-                SessionArg::New(id)
-            }
-            Some(id) => SessionArg::Resume(id),
-            None => SessionArg::New(uuid::Uuid::new_v4().to_string()),
-        };
+        // Killed before it saved anything (a crash early in a session's first turn):
+        // `--resume` would fail with "No conversation found", so the session starts
+        // afresh under the same id (a fork forks again).
+        let never_saved = resume
+            .as_deref()
+            .is_some_and(|id| tui::never_saved(input, id));
+        let session = SessionArg::choose(input, resume, never_saved);
+        if never_saved && matches!(session, SessionArg::New(_)) {
+            ctx.emit(DriverEvent::Notice {
+                text: "Claude Code had not saved this conversation before it stopped; \
+                       it starts afresh"
+                    .into(),
+            });
+        }
         let spec = spawn::spec(&program, input, &session, cfg);
         ClaudeProcess::spawn(&spec, shape, session.id().to_string(), cfg.max_line)
             .map_err(|e| format!("could not start Claude Code ({}): {e}", program.display()))
@@ -243,6 +247,13 @@ impl AgentDriver for ClaudeDriver {
                 }
             }
         };
+        if let Some(version) = weft_agent_process::npm_package_version(&program) {
+            return AgentInfo {
+                installed: true,
+                version: Some(version),
+                ..base
+            };
+        }
         match probe_output(&program, &["--version"]).await {
             Ok(stdout) => AgentInfo {
                 installed: true,

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use weft_protocol::{DriverEvent, Plan, PlanStep, SubAgent, ToolCall, ToolStatus, Usage};
 
+use crate::commands::{self, Commands};
 use crate::tools::{self, TaskList};
 use crate::wire::{
     content_text, ApiUsage, AssistantLine, Block, ControlRequest, Delta, OutLine, ResultLine,
@@ -131,6 +132,8 @@ pub struct Normalizer {
     cost: Option<f64>,
     compacting: bool,
     permission_mode: Option<String>,
+    /// The session's slash commands, as far as this turn knows them.
+    pub commands: Commands,
 }
 
 fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -191,13 +194,27 @@ impl Normalizer {
                 request_id: c.request_id,
                 request: c.request,
             }),
-            OutLine::ControlResponse(c) => signals.push(Signal::ControlResponse {
-                request_id: c.response.request_id,
-            }),
+            OutLine::ControlResponse(c) => {
+                if c.response.request_id == commands::INIT_REQUEST_ID {
+                    if let Some(r) = &c.response.response {
+                        self.commands.described = commands::from_initialize(r);
+                        self.emit_commands(out);
+                    }
+                }
+                signals.push(Signal::ControlResponse {
+                    request_id: c.response.request_id,
+                })
+            }
             OutLine::RateLimitEvent(r) => out.push(limit_event(r.rate_limit_info)),
             OutLine::Other => {}
         }
         signals
+    }
+
+    fn emit_commands(&mut self, out: &mut Vec<DriverEvent>) {
+        if let Some(commands) = self.commands.changed() {
+            out.push(DriverEvent::Commands { commands });
+        }
     }
 
     /// Emits reply text directly (text recovered from the session file).
@@ -225,12 +242,21 @@ impl Normalizer {
                 if self.permission_mode.is_none() {
                     self.permission_mode = s.permission_mode;
                 }
-                // A server that did not connect is worth a lasting note; a connected
-                // one is not (every spawn would repeat it).
-                for m in s.mcp_servers.iter().filter(|m| m.status != "connected") {
-                    out.push(DriverEvent::Notice {
-                        text: format!("MCP server {}: {}", m.name, m.status),
+                // A server that did not connect is also worth a lasting note; a
+                // connected one is not (every spawn would repeat it).
+                for m in &s.mcp_servers {
+                    out.push(DriverEvent::Mcp {
+                        server: mcp_status(m),
                     });
+                    if m.status != "connected" {
+                        out.push(DriverEvent::Notice {
+                            text: format!("MCP server {}: {}", m.name, m.status),
+                        });
+                    }
+                }
+                if !s.slash_commands.is_empty() {
+                    self.commands.recognized = Some(s.slash_commands);
+                    self.emit_commands(out);
                 }
                 signals.push(Signal::Init { session_id: id });
             }
@@ -461,6 +487,7 @@ impl Normalizer {
             result: None,
             status: ToolStatus::Running,
             parent_id: parent,
+            changes: tools::file_changes(&name, &input, None),
         };
         out.push(DriverEvent::Tool { call: call.clone() });
         self.tools.insert(id.clone(), call);
@@ -542,6 +569,11 @@ impl Normalizer {
         };
         let failed = is_error.unwrap_or(false);
         call.result = Some(content_text(content));
+        if !failed {
+            if let Some(original) = tools::original_file(structured) {
+                call.changes = tools::file_changes(&call.name, &call.input, Some(original));
+            }
+        }
         call.status = if failed {
             ToolStatus::Failed
         } else {
@@ -735,25 +767,23 @@ fn limit_event(info: crate::wire::RateLimitInfo) -> DriverEvent {
     }
 }
 
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod limit_tests {
-    use super::*;
-
-    #[test]
-    fn a_rate_limit_event_becomes_the_accounts_limit_window() {
-        let line: OutLine = serde_json::from_str(
-            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1796090400,"rateLimitType":"five_hour","utilization":0.91,"isUsingOverage":false},"uuid":"u","session_id":"s"}"#,
-        )
-        .unwrap();
-        let mut out = Vec::new();
-        Normalizer::new(0.0).line(line, &mut out);
-        let [DriverEvent::Limit { limit }] = out.as_slice() else {
-            panic!("{out:?}");
-        };
-        assert_eq!(limit.window, "five_hour");
-        assert_eq!(limit.status, "allowed_warning");
-        assert_eq!(limit.resets_at, Some(1_796_090_400_000));
-        assert!((limit.used_percent.unwrap() - 91.0).abs() < 1e-9);
+/// A server of an `init` line as Weft's status: `needs-auth` and the like are failures
+/// whose reason is the CLI's word for them.
+fn mcp_status(m: &crate::wire::McpServerLine) -> weft_protocol::McpServerStatus {
+    use weft_protocol::McpState;
+    let (status, error) = match m.status.as_str() {
+        "connected" => (McpState::Connected, None),
+        "pending" => (McpState::Pending, None),
+        "failed" => (McpState::Failed, None),
+        other => (McpState::Failed, Some(other.to_string())),
+    };
+    weft_protocol::McpServerStatus {
+        name: m.name.clone(),
+        status,
+        error,
     }
 }
+
+#[cfg(test)]
+#[path = "normalize_limit_tests.rs"]
+mod limit_tests;

@@ -39,6 +39,10 @@ pub struct ClaudeProcess {
     /// A turn was settled before its `result` (stalled): the next turn first drains
     /// that `result`.
     pub stale: bool,
+    /// The `initialize` request (which lists the commands) was sent.
+    pub initialized: bool,
+    /// The commands its `initialize` reply described.
+    pub commands: Vec<weft_protocol::SlashCommand>,
 }
 
 impl ClaudeProcess {
@@ -67,6 +71,8 @@ impl ClaudeProcess {
             cost_total: 0.0,
             eof: false,
             stale: false,
+            initialized: false,
+            commands: Vec::new(),
         })
     }
 

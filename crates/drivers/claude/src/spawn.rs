@@ -8,10 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{json, Value};
 use weft_agent_process::{explicit_program, find_agent, EnvFingerprint};
 use weft_kernel::driver::AgentTurnInput;
 
 use crate::config::Config;
+use crate::wire;
 
 /// Finds the executable for a turn whose settings are `cfg` (already overlaid with the
 /// turn's variables) and whose environment is `var`, or says where it looked.
@@ -74,20 +76,85 @@ impl ProcessShape {
 }
 
 /// The session to open: resume one, or start one with a known id (so its session file
-/// is known even if the CLI dies before saying).
+/// is known even if the CLI dies before saying), or fork one into a new id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionArg {
     /// `--resume <id>`.
     Resume(String),
     /// `--session-id <id>`.
     New(String),
+    /// `--resume <parent> --fork-session --session-id <id>` and, to stop at a turn,
+    /// `--resume-session-at <uuid>`. Observed with Claude Code 2.1.197: the new file
+    /// holds the parent's records up to and including the assistant record whose
+    /// `uuid` is given (not its `message.id`: "No message found with message.uuid"),
+    /// under the new `sessionId`; the parent's file is not touched. The flag is
+    /// hidden from `--help`, documented as "use with --resume in print mode".
+    Fork {
+        /// The new session's id.
+        id: String,
+        /// The session forked.
+        parent: String,
+        /// The last assistant record kept (none: all).
+        at: Option<String>,
+    },
 }
 
 impl SessionArg {
-    /// The session id either way.
+    /// The session id the process runs.
     pub fn id(&self) -> &str {
         match self {
-            SessionArg::Resume(id) | SessionArg::New(id) => id,
+            SessionArg::Resume(id) | SessionArg::New(id) | SessionArg::Fork { id, .. } => id,
+        }
+    }
+
+    /// The arguments that open it.
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            SessionArg::Resume(id) => vec!["--resume".into(), id.clone()],
+            SessionArg::New(id) => vec!["--session-id".into(), id.clone()],
+            SessionArg::Fork { id, parent, at } => {
+                let mut args = vec![
+                    "--resume".into(),
+                    parent.clone(),
+                    "--fork-session".into(),
+                    "--session-id".into(),
+                    id.clone(),
+                ];
+                if let Some(at) = at {
+                    args.extend(["--resume-session-at".into(), at.clone()]);
+                }
+                args
+            }
+        }
+    }
+
+    /// How a turn of `input` opens its session, given the id to resume (`resume`: the
+    /// turn's or the one the driver remembers) and whether that session's file was
+    /// never written: a fork while the fork has no file of its own yet, else a resume,
+    /// else a new session.
+    pub fn choose(input: &AgentTurnInput, resume: Option<String>, never_saved: bool) -> Self {
+        let fork = input.fork.as_ref().filter(|_| !input.fresh);
+        if let Some(f) = fork {
+            let own = f.session_id.clone();
+            let pending = match &resume {
+                None => true,
+                // The fork's own id, not written yet (its first turn died early).
+                Some(id) => never_saved && own.as_deref().is_none_or(|o| o == id),
+            };
+            if pending {
+                return SessionArg::Fork {
+                    id: resume
+                        .or(own)
+                        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                    parent: f.parent_id.clone(),
+                    at: f.at.clone(),
+                };
+            }
+        }
+        match resume {
+            Some(id) if never_saved => SessionArg::New(id),
+            Some(id) => SessionArg::Resume(id),
+            None => SessionArg::New(uuid::Uuid::new_v4().to_string()),
         }
     }
 }
@@ -123,10 +190,7 @@ pub fn spec(
     if let Some(effort) = &input.effort {
         args.extend(["--effort".into(), effort.clone()]);
     }
-    match session {
-        SessionArg::Resume(id) => args.extend(["--resume".into(), id.clone()]),
-        SessionArg::New(id) => args.extend(["--session-id".into(), id.clone()]),
-    }
+    args.extend(session.args());
     let extra = &input.extra_args;
     if !has_flag(extra, "--permission-mode") && !has_flag(extra, "--dangerously-skip-permissions") {
         args.extend(["--permission-mode".into(), cfg.permission_mode.clone()]);
@@ -146,17 +210,41 @@ pub fn spec(
     }
 }
 
-/// The first user message: the prompt, with attachments named so the agent reads them.
+/// The first user message's text: the prompt, with the attached files that are not
+/// images named so the agent reads them (images travel as image blocks).
 pub fn prompt_text(input: &AgentTurnInput) -> String {
-    if input.attachments.is_empty() {
-        return input.prompt.clone();
-    }
     let files: Vec<String> = input
         .attachments
         .iter()
+        .filter(|p| !weft_attach::looks_like_image(p))
         .map(|p| format!("- {}", p.display()))
         .collect();
+    if files.is_empty() {
+        return input.prompt.clone();
+    }
     format!("{}\n\nAttached files:\n{}", input.prompt, files.join("\n"))
+}
+
+/// The user message for stdin: `text`, then each attached image as a base64 image
+/// block fitted to Anthropic's limits. A bare prompt stays a plain string, so a
+/// `/command` line reaches the CLI exactly as typed.
+pub fn prompt_message(input: &AgentTurnInput, text: &str) -> Result<Value, String> {
+    let images: Vec<&PathBuf> = input
+        .attachments
+        .iter()
+        .filter(|p| weft_attach::looks_like_image(p))
+        .collect();
+    if images.is_empty() {
+        return Ok(wire::user_message(text));
+    }
+    let mut content = vec![json!({"type": "text", "text": text})];
+    for path in images {
+        let img =
+            weft_attach::prepare_image(path, weft_attach::CLAUDE).map_err(|e| e.to_string())?;
+        content.push(json!({"type": "image", "source": {
+            "type": "base64", "media_type": img.mime, "data": img.base64()}}));
+    }
+    Ok(wire::user_message_blocks(content))
 }
 
 #[cfg(test)]
@@ -188,12 +276,66 @@ mod tests {
     }
 
     #[test]
+    fn a_fork_forks_until_its_own_file_exists() {
+        let fork = weft_protocol::ForkOrigin {
+            parent_key: "claude:p".into(),
+            parent_id: "p".into(),
+            at: Some("u1".into()),
+            turns: 1,
+            session_id: Some("n".into()),
+        };
+        let input = AgentTurnInput {
+            fork: Some(fork),
+            ..Default::default()
+        };
+        let forked = SessionArg::Fork {
+            id: "n".into(),
+            parent: "p".into(),
+            at: Some("u1".into()),
+        };
+        assert_eq!(SessionArg::choose(&input, None, false), forked);
+        assert_eq!(
+            forked.args().join(" "),
+            "--resume p --fork-session --session-id n --resume-session-at u1"
+        );
+        // Its first turn died before the CLI wrote the fork: fork again.
+        assert_eq!(SessionArg::choose(&input, Some("n".into()), true), forked);
+        assert_eq!(
+            SessionArg::choose(&input, Some("n".into()), false),
+            SessionArg::Resume("n".into())
+        );
+        // After a handover the fork point is not this agent's to use.
+        let fresh = AgentTurnInput {
+            fresh: true,
+            ..input
+        };
+        assert!(matches!(
+            SessionArg::choose(&fresh, None, false),
+            SessionArg::New(_)
+        ));
+    }
+
+    #[test]
     fn attachments_are_listed() {
         let input = AgentTurnInput {
             prompt: "look".into(),
             attachments: vec!["/a/b.png".into()],
             ..Default::default()
         };
-        assert_eq!(prompt_text(&input), "look\n\nAttached files:\n- /a/b.png");
+        // An image travels as an image block, not as a path.
+        assert_eq!(prompt_text(&input), "look");
+        let input = AgentTurnInput {
+            prompt: "look".into(),
+            attachments: vec!["/a/notes.md".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            prompt_text(&input),
+            "look\n\nAttached files:\n- /a/notes.md"
+        );
+        assert_eq!(
+            prompt_message(&input, "/compact").unwrap(),
+            wire::user_message("/compact")
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! a one-line summary, the plan a tool call implies, the artifacts it produced.
 
 use serde_json::Value;
-use weft_protocol::{Artifact, ArtifactKind, PlanStep, StepStatus, ToolKind};
+use weft_kernel::changes;
+use weft_protocol::{Artifact, ArtifactKind, FileChange, PlanStep, StepStatus, ToolKind};
 
 /// The tools that start a subagent (`Task` before 2.1, `Agent` in 2.1.x requests).
 pub fn is_subagent_tool(name: &str) -> bool {
@@ -201,6 +202,91 @@ pub fn written_path(name: &str, input: &Value, result: Option<&Value>) -> Option
         .map(String::from)
 }
 
+/// The string replacements of an Edit (`old_string`, `new_string`, `replace_all`) or a
+/// MultiEdit (`edits: [...]`).
+fn replacements(name: &str, input: &Value) -> Vec<(String, String, bool)> {
+    let one = |e: &Value| {
+        (
+            str_field(e, "old_string").unwrap_or_default().to_string(),
+            e.get("new_string")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            e.get("replace_all")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        )
+    };
+    match name {
+        "Edit" => vec![one(input)],
+        "MultiEdit" => input
+            .get("edits")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(one).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The file a Write, Edit or MultiEdit changes, as a unified diff. `original` is the
+/// file before the call: the `originalFile` of its `tool_use_result` once it ran (null
+/// for a file Write created), or what is on disk when the call is announced (none: not
+/// there). An Edit whose text is not in `original` is shown as its own fragment.
+pub fn file_changes(name: &str, input: &Value, original: Option<Option<&str>>) -> Vec<FileChange> {
+    let Some(path) = str_field(input, "file_path") else {
+        return Vec::new();
+    };
+    let disk;
+    let before: Option<&str> = match original {
+        Some(o) => o,
+        None => {
+            disk = std::path::Path::new(path)
+                .is_absolute()
+                .then(|| std::fs::read_to_string(path).ok())
+                .flatten();
+            disk.as_deref()
+        }
+    };
+    match name {
+        "Write" => {
+            let content = input
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            vec![changes::file_change(path, before, Some(content))]
+        }
+        "Edit" | "MultiEdit" => {
+            let edits = replacements(name, input);
+            let refs: Vec<(&str, &str, bool)> = edits
+                .iter()
+                .map(|(o, n, a)| (o.as_str(), n.as_str(), *a))
+                .collect();
+            if let Some(after) = before.and_then(|b| changes::replaced(b, &refs)) {
+                return vec![changes::file_change(path, before, Some(&after))];
+            }
+            let old: Vec<&str> = refs.iter().map(|e| e.0).collect();
+            let new: Vec<&str> = refs.iter().map(|e| e.1).collect();
+            vec![changes::fragment_change(
+                path,
+                &old.join("\n"),
+                &new.join("\n"),
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The file as it was before a finished call, from its `tool_use_result`: `Some(None)`
+/// for one a Write created.
+pub fn original_file(result: Option<&Value>) -> Option<Option<&str>> {
+    let r = result?.as_object()?;
+    match r.get("originalFile") {
+        Some(Value::String(s)) => Some(Some(s.as_str())),
+        Some(Value::Null) if r.get("type").and_then(Value::as_str) == Some("create") => Some(None),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -248,5 +334,36 @@ mod tests {
             file_artifact("/x/notes.md", None).kind,
             ArtifactKind::Document
         );
+    }
+
+    #[test]
+    fn edits_and_writes_become_unified_diffs() {
+        let edit = json!({"file_path": "/w/a.txt", "old_string": "two", "new_string": "2"});
+        let c = file_changes("Edit", &edit, Some(Some("one\ntwo\nthree\n")));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].path, "/w/a.txt");
+        assert_eq!(c[0].kind, weft_protocol::ChangeKind::Modify);
+        assert_eq!(
+            c[0].diff,
+            "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+        );
+        let multi = json!({"file_path": "/w/a.txt", "edits": [
+            {"old_string": "one", "new_string": "1"},
+            {"old_string": "three", "new_string": "3"}]});
+        let c = file_changes("MultiEdit", &multi, Some(Some("one\ntwo\nthree\n")));
+        assert!(
+            c[0].diff.contains("-one\n+1\n two\n-three\n+3\n"),
+            "{}",
+            c[0].diff
+        );
+        let write = json!({"file_path": "/w/new.txt", "content": "hi\n"});
+        let result = json!({"type": "create", "filePath": "/w/new.txt", "originalFile": null});
+        let c = file_changes("Write", &write, original_file(Some(&result)));
+        assert_eq!(c[0].kind, weft_protocol::ChangeKind::Add);
+        assert!(c[0].diff.ends_with("@@ -0,0 +1 @@\n+hi\n"), "{}", c[0].diff);
+        // The text is not in the file (it changed meanwhile): the fragment alone.
+        let c = file_changes("Edit", &edit, Some(Some("other\n")));
+        assert!(c[0].diff.contains("-two\n+2"), "{}", c[0].diff);
+        assert!(file_changes("Read", &edit, None).is_empty());
     }
 }

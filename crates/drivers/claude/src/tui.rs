@@ -16,6 +16,7 @@ use weft_kernel::driver::{AgentTurnInput, TuiSpec};
 
 use crate::config::Config;
 use crate::recover;
+use crate::spawn::SessionArg;
 
 /// Flags that only mean something with `-p` (a plugin may contribute them for the
 /// structured rail); the interactive UI rejects or ignores them.
@@ -60,24 +61,18 @@ fn interactive_args(extra: &[String]) -> Vec<String> {
 
 /// The interactive UI for `input`'s session, run from `program`.
 pub fn spec(program: &Path, input: &AgentTurnInput, cfg: &Config) -> TuiSpec {
-    let mut args = Vec::new();
-    let session_id = match &input.session_id {
-        // Known to the kernel but never saved by the CLI (killed early, or a terminal
-        // closed before its first prompt): `--resume` would fail with "No conversation
-        // found", so it starts under the same id.
-        Some(id) if never_saved(input, id) => {
-            args.extend(["--session-id".to_string(), id.clone()]);
-            Some(id.clone())
-        }
-        Some(id) => {
-            args.extend(["--resume".to_string(), id.clone()]);
-            None
-        }
-        None => {
-            let id = uuid::Uuid::new_v4().to_string();
-            args.extend(["--session-id".to_string(), id.clone()]);
-            Some(id)
-        }
+    // Known to the kernel but never saved by the CLI (killed early, or a terminal
+    // closed before its first prompt): `--resume` would fail with "No conversation
+    // found", so it starts under the same id (a fork forks again).
+    let never = input
+        .session_id
+        .as_deref()
+        .is_some_and(|id| never_saved(input, id));
+    let session = SessionArg::choose(input, input.session_id.clone(), never);
+    let mut args = session.args();
+    let session_id = match session {
+        SessionArg::Resume(_) => None,
+        other => Some(other.id().to_string()),
     };
     if let Some(m) = input.model.as_ref().filter(|m| *m != "default") {
         args.extend(["--model".to_string(), m.clone()]);
@@ -155,6 +150,32 @@ mod tests {
         let s = spec(Path::new("/bin/claude"), &i, &Config::default());
         assert_eq!(s.args, ["--resume", "abc"]);
         assert_eq!(s.session_id, None);
+    }
+
+    #[test]
+    fn a_fork_opens_in_the_terminal_as_claudes_own_fork_until_its_file_exists() {
+        let home = tempfile::tempdir().unwrap();
+        let mut i = input(home.path());
+        i.fork = Some(weft_protocol::ForkOrigin {
+            parent_key: "claude:p".into(),
+            parent_id: "p".into(),
+            at: Some("u1".into()),
+            turns: 1,
+            session_id: Some("n".into()),
+        });
+        let s = spec(Path::new("/bin/claude"), &i, &Config::default());
+        assert_eq!(
+            s.args.join(" "),
+            "--resume p --fork-session --session-id n --resume-session-at u1"
+        );
+        assert_eq!(s.session_id.as_deref(), Some("n"));
+        // Once claude wrote the fork's own file, the terminal resumes that.
+        i.session_id = Some("n".into());
+        let dir = home.path().join(".claude/projects/-w");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("n.jsonl"), "{}\n").unwrap();
+        let s = spec(Path::new("/bin/claude"), &i, &Config::default());
+        assert_eq!(s.args, ["--resume", "n"]);
     }
 
     #[test]

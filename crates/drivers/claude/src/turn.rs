@@ -27,13 +27,14 @@ use tokio::time::Instant;
 use weft_kernel::driver::{AgentTurnInput, DriverContext, DriverResult};
 use weft_protocol::{DriverEvent, Interaction, InteractionResponse, ToolStatus};
 
+use crate::commands::{self, Commands};
 use crate::config::Config;
 use crate::interact;
 use crate::lines::{parse, preview, Parsed, RawLine};
 use crate::normalize::{Normalizer, Signal, TurnEnd};
 use crate::process::ClaudeProcess;
 use crate::recover;
-use crate::spawn::prompt_text;
+use crate::spawn::{self, prompt_text};
 use crate::wire::{self, CanUseTool, ControlRequest};
 
 /// How a turn ended, for the driver.
@@ -123,7 +124,22 @@ pub async fn run(
         pending: HashMap::new(),
         write_failed: None,
     };
-    let message = wire::user_message(&t.prompt);
+    let message = match spawn::prompt_message(input, &t.prompt) {
+        Ok(m) => m,
+        Err(e) => {
+            return Outcome {
+                result: DriverResult::failed(e),
+                keep: true,
+            }
+        }
+    };
+    t.norm.commands = Commands::new(commands::scan(input));
+    t.norm.commands.described = t.proc.commands.clone();
+    if !t.proc.initialized {
+        // Its reply describes the commands; a CLI that refuses it still runs the turn.
+        t.proc.initialized = true;
+        let _ = t.proc.write(&commands::initialize_request()).await;
+    }
     if let Err(e) = t.proc.write(&message).await {
         // Most likely the CLI already died: its stdout's end (read next) reports the
         // exit status and stderr, which say more than the broken pipe.
@@ -190,6 +206,11 @@ impl TurnState<'_> {
             if let DriverEvent::Text { delta } = &ev {
                 self.text.push_str(delta);
             }
+            let ev = weft_kernel::mcp::with_captured_stderr(
+                ev,
+                &self.input.state_dir,
+                &self.input.session_key,
+            );
             self.ctx.emit(ev);
         }
     }
@@ -296,7 +317,9 @@ impl TurnState<'_> {
                     self.write(&reply).await;
                 }
             },
-            Signal::ControlResponse { .. } => {}
+            Signal::ControlResponse { .. } => {
+                self.proc.commands = self.norm.commands.described.clone();
+            }
             Signal::TaskStarted { task_id, agent } => {
                 self.tasks.insert(task_id, (agent, Instant::now()));
             }

@@ -71,6 +71,8 @@ pub struct SystemLine {
     pub error_status: Option<u64>,
     /// init: each MCP server and how its connection went.
     pub mcp_servers: Vec<McpServerLine>,
+    /// init: the slash commands the CLI recognizes in this mode.
+    pub slash_commands: Vec<String>,
 }
 
 /// One MCP server of an `init` line.
@@ -462,6 +464,14 @@ pub struct ControlResponseBody {
     pub request_id: String,
     /// Why it failed.
     pub error: Option<String>,
+    /// What it answers (`initialize`: commands, agents, models, …).
+    pub response: Option<Value>,
+}
+
+/// A user message for stdin whose content is Messages API blocks (text, image).
+pub fn user_message_blocks(content: Vec<Value>) -> Value {
+    json!({"type": "user", "message": {"role": "user", "content": content},
+           "parent_tool_use_id": null, "session_id": ""})
 }
 
 /// A user message for stdin.

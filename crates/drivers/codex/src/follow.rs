@@ -189,6 +189,7 @@ impl RolloutRecords {
                         },
                         kind: ToolKind::Shell,
                         parent_id: None,
+                        changes: Vec::new(),
                     },
                 });
             }
@@ -255,6 +256,7 @@ fn newest_day(sessions: &Path) -> Option<PathBuf> {
 fn new_rollout(
     home: &Path,
     workdir: &Path,
+    fork_of: Option<&str>,
     since: SystemTime,
     skip: &mut Vec<PathBuf>,
 ) -> Option<PathBuf> {
@@ -283,7 +285,20 @@ fn new_rollout(
         let cwd = meta["payload"]["cwd"].as_str().map(Path::new);
         let created = e.metadata().and_then(|m| m.created()).ok();
         let old = created.is_some_and(|c| c + CREATED_SLACK < since);
-        if meta["type"] == "session_meta" && cwd == Some(workdir) && !old {
+        // Only the terminal's own thread: the TUI's rollouts say `source: "cli"` (the
+        // structured rail's app-server threads another), and a fork's names its parent
+        // (`forked_from_id`) — the parent's own rollout, in the same folder and perhaps
+        // written a moment ago, would otherwise be taken for the fork's.
+        let payload = &meta["payload"];
+        let from_terminal = payload["source"].as_str().is_none_or(|s| s == "cli");
+        let forked_from = payload["forked_from_id"].as_str();
+        let same_origin = fork_of.is_none_or(|parent| forked_from == Some(parent));
+        if meta["type"] == "session_meta"
+            && cwd == Some(workdir)
+            && !old
+            && from_terminal
+            && same_origin
+        {
             return Some(p);
         }
         skip.push(p);
@@ -311,7 +326,13 @@ pub async fn follow(input: &AgentTurnInput, ctx: &DriverContext) -> DriverResult
         if tail.is_none() {
             tail = match &input.session_id {
                 Some(id) => rollout_of(&home, id),
-                None => new_rollout(&home, &input.workdir, opened, &mut skip),
+                None => new_rollout(
+                    &home,
+                    &input.workdir,
+                    crate::tui::forks_from(input),
+                    opened,
+                    &mut skip,
+                ),
             }
             .map(FileTail::from_start);
         }
@@ -415,22 +436,70 @@ mod tests {
         };
         let since = SystemTime::now() - Duration::from_secs(1);
         let mut skip = Vec::new();
-        assert_eq!(new_rollout(home, Path::new("/w"), since, &mut skip), None);
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), None, since, &mut skip),
+            None
+        );
         std::fs::write(
             day.join("rollout-a-other.jsonl"),
             meta("/elsewhere", "other"),
         )
         .unwrap();
         std::fs::write(day.join("rollout-b-half.jsonl"), "{\"type\":\"session_me").unwrap();
-        assert_eq!(new_rollout(home, Path::new("/w"), since, &mut skip), None);
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), None, since, &mut skip),
+            None
+        );
         std::fs::write(day.join("rollout-c-mine.jsonl"), meta("/w", "mine")).unwrap();
         assert_eq!(
-            new_rollout(home, Path::new("/w"), since, &mut skip),
+            new_rollout(home, Path::new("/w"), None, since, &mut skip),
             Some(day.join("rollout-c-mine.jsonl"))
         );
         assert_eq!(
             rollout_of(home, "mine"),
             Some(day.join("rollout-c-mine.jsonl"))
+        );
+    }
+
+    #[test]
+    fn a_forks_terminal_takes_the_rollout_forked_from_its_parent_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path();
+        let day = home.join("sessions/2026/12/01");
+        std::fs::create_dir_all(&day).unwrap();
+        let since = SystemTime::now() - Duration::from_secs(1);
+        let write = |name: &str, payload: Value| {
+            let line = json!({"type": "session_meta", "payload": payload});
+            std::fs::write(day.join(name), format!("{line}\n")).unwrap();
+        };
+        // The parent, just run by the structured rail in the same folder.
+        write(
+            "rollout-a-parent.jsonl",
+            json!({"id": "parent", "cwd": "/w", "source": "vscode"}),
+        );
+        let mut skip = Vec::new();
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), Some("parent"), since, &mut skip),
+            None
+        );
+        let mut skip = Vec::new();
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), None, since, &mut skip),
+            None
+        );
+        write(
+            "rollout-b-fork.jsonl",
+            json!({"id": "fork", "cwd": "/w", "source": "cli", "forked_from_id": "parent"}),
+        );
+        let mut skip = Vec::new();
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), Some("parent"), since, &mut skip),
+            Some(day.join("rollout-b-fork.jsonl"))
+        );
+        let mut skip = Vec::new();
+        assert_eq!(
+            new_rollout(home, Path::new("/w"), Some("another"), since, &mut skip),
+            None
         );
     }
 }

@@ -58,9 +58,7 @@ impl Pending {
                 };
                 let decision = match response.action {
                     InteractAction::Select | InteractAction::Text => response
-                        .value
-                        .as_deref()
-                        .or_else(|| response.answers.values().next().map(String::as_str))
+                        .picked()
                         .and_then(find)
                         .unwrap_or_else(|| json!("decline")),
                     InteractAction::Skip => json!("decline"),
@@ -157,6 +155,7 @@ fn approval(
     };
     Pending {
         interaction: Interaction {
+            verdict: None,
             prompt_id,
             kind: InteractionKind::Permission,
             title,
@@ -276,6 +275,7 @@ pub fn user_input(prompt_id: String, req: &UserInputRequest) -> Pending {
     };
     Pending {
         interaction: Interaction {
+            verdict: None,
             prompt_id,
             kind: InteractionKind::UserInput,
             title,

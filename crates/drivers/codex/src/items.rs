@@ -2,7 +2,7 @@
 //! changes as inputs and summaries, plan mode's markdown as a plan, bounded results.
 
 use serde_json::{json, Value};
-use weft_protocol::{Plan, PlanStep, StepStatus};
+use weft_protocol::{ChangeKind, FileChange, Plan, PlanStep, StepStatus};
 
 use crate::normalize::RESULT_CAP;
 use crate::wire::FileUpdateChange;
@@ -92,6 +92,27 @@ pub fn changes_input(changes: &[FileUpdateChange]) -> Value {
     json!({"changes": changes.iter().map(|c| json!({
         "path": c.path, "kind": c.kind_name(), "diff": c.diff
     })).collect::<Vec<_>>()})
+}
+
+/// A `fileChange` item's changes in the normalized shape. Codex gives an added file's
+/// (and a deleted one's) content rather than a diff, and an update's diff from its
+/// first `@@`; each becomes a full unified diff. A moved file is named by its new path.
+pub fn file_changes(changes: &[FileUpdateChange]) -> Vec<FileChange> {
+    changes
+        .iter()
+        .map(|c| match c.kind_name() {
+            "add" => weft_kernel::changes::file_change(&c.path, None, Some(&c.diff)),
+            "delete" => weft_kernel::changes::file_change(&c.path, Some(&c.diff), None),
+            _ => {
+                let path = c.kind["move_path"].as_str().unwrap_or(&c.path);
+                FileChange {
+                    path: path.to_string(),
+                    kind: ChangeKind::Modify,
+                    diff: weft_kernel::changes::with_header(path, ChangeKind::Modify, &c.diff),
+                }
+            }
+        })
+        .collect()
 }
 
 pub fn changes_summary(changes: &[FileUpdateChange]) -> String {

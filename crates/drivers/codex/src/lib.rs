@@ -25,6 +25,7 @@ pub mod config;
 pub mod follow;
 pub mod interact;
 pub mod items;
+pub mod limits;
 pub mod native;
 pub mod normalize;
 pub mod process;
@@ -122,11 +123,14 @@ impl CodexDriver {
                 .session_id
                 .as_ref()
                 .is_none_or(|id| *id == s.thread_id);
-            let usable = !s.eof && !s.proc.exited();
+            let usable = !s.eof && !s.proc.exited() && !input.fresh;
             if usable && same_thread && s.shape == shape && s.knobs == knobs {
                 return Ok(s);
             }
-            resume = resume.or_else(|| Some(s.thread_id.clone()));
+            // A fresh turn (after a handover) starts a new thread.
+            if !input.fresh {
+                resume = resume.or_else(|| Some(s.thread_id.clone()));
+            }
             if usable && (s.shape != shape || s.knobs != knobs) {
                 ctx.emit(DriverEvent::Notice {
                     text: "codex restarted for the new folder, settings, account or \
@@ -239,6 +243,13 @@ impl AgentDriver for CodexDriver {
                 }
             }
         };
+        if let Some(version) = weft_agent_process::npm_package_version(&program) {
+            return AgentInfo {
+                installed: true,
+                version: Some(version),
+                ..base
+            };
+        }
         match probe_output(&program, &["--version"]).await {
             Ok(stdout) => AgentInfo {
                 installed: true,

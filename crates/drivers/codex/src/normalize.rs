@@ -17,6 +17,8 @@
 //! - `thread/tokenUsage/updated` → usage: the sum of the turn's model responses
 //!   (`last`), since `total` is the thread's running total;
 //! - `warning`, `configWarning`, `model/rerouted`, `thread/compacted` → notices;
+//! - `account/rateLimits/updated` (and a `usageLimitExceeded` error) → limits
+//!   ([`crate::limits`]);
 //! - `turn/completed` ends the turn ([`TurnEnd`]).
 
 use std::collections::{HashMap, HashSet};
@@ -67,7 +69,6 @@ const IGNORED: &[&str] = &[
     "item/autoApprovalReview/started",
     "item/autoApprovalReview/completed",
     "serverRequest/resolved",
-    "account/rateLimits/updated",
     "account/updated",
     "remoteControl/status/changed",
     "mcpServer/startupStatus/updated",
@@ -97,6 +98,8 @@ struct TurnState {
     saw_usage: bool,
     notices: HashSet<String>,
     error: Option<String>,
+    /// A used-up limit window was reported this turn.
+    limit_hit: bool,
 }
 
 /// Folds one process's notifications into driver events.
@@ -105,6 +108,9 @@ pub struct Normalizer {
     provider: Option<String>,
     unknown: HashSet<String>,
     turn: TurnState,
+    /// The process's MCP servers, as its startup notifications left them: codex
+    /// reports them once per process, every turn's snapshot shows them.
+    mcp: Vec<weft_protocol::McpServerStatus>,
 }
 
 fn parse<T: DeserializeOwned>(method: &str, params: Value) -> Option<T> {
@@ -122,6 +128,51 @@ impl Normalizer {
     pub fn new(provider: Option<String>) -> Self {
         Self {
             provider,
+            ..Default::default()
+        }
+    }
+
+    /// Keeps what `mcpServer/startupStatus/updated` says; the status, when it parses.
+    pub fn mcp_startup(&mut self, params: Value) -> Option<weft_protocol::McpServerStatus> {
+        use weft_protocol::{McpServerStatus, McpState};
+        #[derive(serde::Deserialize)]
+        struct Updated {
+            name: String,
+            status: String,
+            error: Option<String>,
+        }
+        let u: Updated = parse("mcpServer/startupStatus/updated", params)?;
+        let status = match u.status.as_str() {
+            "ready" => McpState::Connected,
+            "starting" => McpState::Pending,
+            _ => McpState::Failed,
+        };
+        let error = match (status, u.error) {
+            (McpState::Failed, None) => Some(u.status),
+            (_, e) => e,
+        };
+        let st = McpServerStatus {
+            name: u.name,
+            status,
+            error,
+        };
+        match self.mcp.iter().position(|m| m.name == st.name) {
+            Some(i) => self.mcp[i] = st.clone(),
+            None => self.mcp.push(st.clone()),
+        }
+        Some(st)
+    }
+
+    /// The MCP servers as last reported.
+    pub fn mcp_servers(&self) -> &[weft_protocol::McpServerStatus] {
+        &self.mcp
+    }
+
+    /// A normalizer for a new thread of the same process, keeping its MCP servers.
+    pub fn renewed(&mut self, provider: Option<String>) -> Self {
+        Self {
+            provider,
+            mcp: std::mem::take(&mut self.mcp),
             ..Default::default()
         }
     }
@@ -185,6 +236,11 @@ impl Normalizer {
         out: &mut Vec<DriverEvent>,
     ) -> Option<TurnEnd> {
         match method {
+            "mcpServer/startupStatus/updated" => {
+                if let Some(server) = self.mcp_startup(params) {
+                    out.push(DriverEvent::Mcp { server });
+                }
+            }
             "item/agentMessage/delta" => {
                 let d: Delta = parse(method, params)?;
                 self.text(&d.item_id, &d.delta, out);
@@ -218,6 +274,7 @@ impl Normalizer {
                 let p: PatchUpdated = parse(method, params)?;
                 if let Some(call) = self.turn.calls.get_mut(&p.item_id) {
                     call.input = changes_input(&p.changes);
+                    call.changes = crate::items::file_changes(&p.changes);
                     call.summary = changes_summary(&p.changes);
                     out.push(DriverEvent::Tool { call: call.clone() });
                 }
@@ -262,7 +319,18 @@ impl Normalizer {
                 }
                 self.usage(&u, out);
             }
+            "account/rateLimits/updated" => {
+                let limits = crate::limits::from_update(&params);
+                self.turn.limit_hit |= crate::limits::any_rejected(&limits);
+                out.extend(limits);
+            }
             "error" => {
+                if let Some(hit) =
+                    crate::limits::from_error(&params).filter(|_| !self.turn.limit_hit)
+                {
+                    self.turn.limit_hit = true;
+                    out.push(hit);
+                }
                 let e: ErrorNotification = parse(method, params)?;
                 if e.will_retry {
                     out.push(DriverEvent::Activity {
@@ -473,6 +541,7 @@ impl Normalizer {
                     name: "apply_patch".into(),
                     summary: changes_summary(&changes),
                     input: changes_input(&changes),
+                    changes: crate::items::file_changes(&changes),
                     kind: if all_new {
                         ToolKind::Write
                     } else {

@@ -3,7 +3,10 @@
 //!
 //! Opening is `initialize` → `initialized` → `thread/start` (a new session) or
 //! `thread/resume` (a session with an id: after a restart, in a new process, or
-//! when the process had to change). Each handshake request is bounded by the
+//! when the process had to change), or `thread/fork` (a session forked from another
+//! that has no thread of its own yet: `lastTurnId` keeps the parent's turns through
+//! that one, and codex writes the new thread's rollout with `forked_from_id`, leaving
+//! the parent's alone). Each handshake request is bounded by the
 //! configured timeout and races the child's exit, so a binary that dies on start
 //! becomes an error carrying its own last words, not a hang.
 
@@ -118,6 +121,22 @@ impl CodexSession {
             }
             None => Err(String::new()),
         };
+        // No thread of its own yet (or it was lost before it was saved): a fork's
+        // first turn forks the parent's thread.
+        let fork = input.fork.as_ref().filter(|_| !input.fresh);
+        if let Some(fork) = fork.filter(|_| opened.is_err()) {
+            let mut fork_params = params.clone();
+            fork_params["threadId"] = json!(fork.parent_id);
+            fork_params["excludeTurns"] = json!(true);
+            if let Some(turn) = &fork.at {
+                fork_params["lastTurnId"] = json!(turn);
+            }
+            s.lost_thread = None;
+            opened = Ok(s
+                .call("thread/fork", fork_params, cfg.rpc_timeout)
+                .await
+                .map_err(|e| format!("could not fork codex thread {}: {e}", fork.parent_id))?);
+        }
         if opened.is_err() {
             opened = s
                 .call("thread/start", params, cfg.rpc_timeout)
@@ -131,7 +150,7 @@ impl CodexSession {
         s.thread_id = opened.thread.id;
         s.rollout = opened.thread.path;
         s.model = opened.model;
-        s.norm = Normalizer::new(opened.model_provider);
+        s.norm = s.norm.renewed(opened.model_provider);
         Ok(s)
     }
 
@@ -256,7 +275,11 @@ impl CodexSession {
                     self.respond_error(&id, rpc::METHOD_NOT_FOUND, &why).await?;
                 }
                 Next::Message(Incoming::Notification { method: m, params }) => {
-                    tracing::debug!("codex, before the turn: `{m}` {}", params);
+                    if m == "mcpServer/startupStatus/updated" {
+                        self.norm.mcp_startup(params);
+                    } else {
+                        tracing::debug!("codex, before the turn: `{m}` {}", params);
+                    }
                 }
                 Next::Malformed(why) => tracing::warn!("codex wrote a bad line: {why}"),
                 Next::Eof => {

@@ -20,11 +20,27 @@ fn explicit(input: &AgentTurnInput, name: &str) -> Option<String> {
     input.var(name).filter(|v| !v.trim().is_empty())
 }
 
+/// The thread a terminal opened on `input` forks (`codex fork PARENT`): a fork of a
+/// whole thread that has no thread of its own yet. `codex fork` takes no turn to stop
+/// at, so a fork at a turn starts in the structured rail first.
+pub fn forks_from(input: &AgentTurnInput) -> Option<&str> {
+    if input.session_id.is_some() || input.fresh {
+        return None;
+    }
+    input
+        .fork
+        .as_ref()
+        .filter(|f| f.at.is_none())
+        .map(|f| f.parent_id.as_str())
+}
+
 /// The interactive UI for `input`'s session, run from `program`.
 pub fn spec(program: &Path, input: &AgentTurnInput) -> TuiSpec {
     let mut args = Vec::new();
     if let Some(id) = &input.session_id {
         args.extend(["resume".to_string(), id.clone()]);
+    } else if let Some(parent) = forks_from(input) {
+        args.extend(["fork".to_string(), parent.to_string()]);
     }
     let mut overrides = config_overrides(&TurnKnobs::of(input));
     if let Some(p) = explicit(input, "WEFT_CODEX_APPROVAL_POLICY") {

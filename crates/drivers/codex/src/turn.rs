@@ -39,16 +39,15 @@ pub struct Outcome {
     pub keep: bool,
 }
 
-const IMAGE_EXTS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp", "bmp"];
-
-/// The `input` of `turn/start`: the prompt, images as local images, other files
-/// named in the text.
+/// The `input` of `turn/start`: the prompt, images as local images (a copy fitted to
+/// OpenAI's limits under the turn's attachment folder when the original is larger or
+/// in a format the API does not take), other files named in the text.
 pub fn user_input(input: &AgentTurnInput) -> Value {
-    let (images, files): (Vec<_>, Vec<_>) = input.attachments.iter().partition(|p| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| IMAGE_EXTS.contains(&e.to_ascii_lowercase().as_str()))
-    });
+    let (images, files): (Vec<_>, Vec<_>) = input
+        .attachments
+        .iter()
+        .partition(|p| weft_attach::looks_like_image(p));
+    let images: Vec<std::path::PathBuf> = images.into_iter().map(|p| fitted(input, p)).collect();
     let mut text = input.prompt.clone();
     if !files.is_empty() {
         let list: Vec<String> = files.iter().map(|p| format!("- {}", p.display())).collect();
@@ -61,6 +60,11 @@ pub fn user_input(input: &AgentTurnInput) -> Value {
             .map(|p| json!({"type": "localImage", "path": p})),
     );
     Value::Array(items)
+}
+
+/// `path`, or a copy fitted to OpenAI's limits.
+fn fitted(input: &AgentTurnInput, path: &std::path::Path) -> std::path::PathBuf {
+    weft_attach::fitted_path(path, weft_attach::OPENAI, &input.state_dir, &input.task_id)
 }
 
 fn steer_input(text: &str) -> Value {
@@ -140,6 +144,14 @@ pub async fn run(
         session_id: s.thread_id.clone(),
         model: input.model.clone().or_else(|| s.model.clone()),
     });
+    for server in s.norm.mcp_servers().to_vec() {
+        let e = DriverEvent::Mcp { server };
+        ctx.emit(weft_kernel::mcp::with_captured_stderr(
+            e,
+            &input.state_dir,
+            &input.session_key,
+        ));
+    }
     let mut steer_rx = ctx.register_steer();
     let params = start_params(s, input, user_input(input));
     let start_id = match s.request("turn/start", params).await {
@@ -219,8 +231,9 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 impl Loop<'_> {
-    fn emit_all(&self, events: Vec<DriverEvent>) {
+    fn emit_all(&self, events: Vec<DriverEvent>, input: &AgentTurnInput) {
         for e in events {
+            let e = weft_kernel::mcp::with_captured_stderr(e, &input.state_dir, &input.session_key);
             self.ctx.emit(e);
         }
     }
@@ -274,7 +287,7 @@ impl Loop<'_> {
             Next::Message(Incoming::Notification { method, params }) => {
                 let mut events = Vec::new();
                 let end = self.s.norm.notification(&method, params, &mut events);
-                self.emit_all(events);
+                self.emit_all(events, input);
                 match end {
                     Some(end) => self.turn_ended(end, input).await,
                     None => Step::Go,

@@ -381,7 +381,7 @@ pub struct ErrorNotification {
     pub will_retry: bool,
 }
 
-/// The thread of a `thread/start` / `thread/resume` result.
+/// The thread of a `thread/start` / `thread/resume` / `thread/fork` result.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Thread {
     /// Its id: Weft's session id for it.
@@ -391,7 +391,7 @@ pub struct Thread {
     pub path: Option<String>,
 }
 
-/// `thread/start` and `thread/resume` results.
+/// `thread/start`, `thread/resume` and `thread/fork` results.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadOpened {

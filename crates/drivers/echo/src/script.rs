@@ -85,6 +85,7 @@ impl Turn<'_> {
             status: ToolStatus::Running,
             kind,
             parent_id: None,
+            changes: Vec::new(),
         };
         self.ctx.emit(DriverEvent::Tool { call: call.clone() });
         call
@@ -116,6 +117,7 @@ fn words(text: &str) -> u64 {
 
 fn permission_interaction(path: &Path) -> Interaction {
     Interaction {
+        verdict: None,
         prompt_id: String::new(),
         kind: InteractionKind::Permission,
         title: "Echo wants to write a note into the workspace".into(),
@@ -146,6 +148,7 @@ fn permission_interaction(path: &Path) -> Interaction {
 
 fn question_interaction() -> Interaction {
     Interaction {
+        verdict: None,
         prompt_id: String::new(),
         kind: InteractionKind::UserInput,
         title: "Echo has a question".into(),

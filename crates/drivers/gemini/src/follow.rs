@@ -43,6 +43,24 @@ pub struct ChatRecords {
     tokens: Vec<(String, Value)>,
 }
 
+/// An edit's or a write's change from its session record: its `resultDisplay` is then
+/// `{fileDiff, fileName, originalContent, newContent}` (original null for a new file),
+/// the before and after the call saw.
+fn display_changes(args: &Value, display: &Value) -> Vec<weft_protocol::FileChange> {
+    let Some(new) = display["newContent"].as_str() else {
+        return Vec::new();
+    };
+    let Some(path) = args["file_path"]
+        .as_str()
+        .or_else(|| display["filePath"].as_str())
+        .or_else(|| display["fileName"].as_str())
+    else {
+        return Vec::new();
+    };
+    let original = display["originalContent"].as_str();
+    vec![weft_kernel::changes::file_change(path, original, Some(new))]
+}
+
 fn kind_of(name: &str) -> ToolKind {
     match name {
         "run_shell_command" => ToolKind::Shell,
@@ -164,6 +182,7 @@ impl ChatRecords {
             result,
             status,
             parent_id: None,
+            changes: display_changes(&call["args"], &call["resultDisplay"]),
         };
         match self.calls.iter_mut().find(|c| c.id == tc.id) {
             Some(seen) if *seen == tc => return,

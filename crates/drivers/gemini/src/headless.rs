@@ -7,7 +7,7 @@
 //! under the approval mode the driver is configured with (default: `default`, in
 //! which the CLI does not offer them at all).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
@@ -22,12 +22,9 @@ use crate::stream::{Outcome, StreamNormalizer};
 /// The command line of a headless resumed turn.
 pub fn args(input: &AgentTurnInput, session_id: &str, approval_mode: &str) -> Vec<String> {
     let mut prompt = input.prompt.clone();
-    if !input.attachments.is_empty() {
-        let files: Vec<String> = input
-            .attachments
-            .iter()
-            .map(|p| format!("@{}", p.display()))
-            .collect();
+    let (files, include) = mentioned(input);
+    if !files.is_empty() {
+        let files: Vec<String> = files.iter().map(|p| format!("@{}", p.display())).collect();
         prompt = format!("{prompt}\n\n{}", files.join(" "));
     }
     let mut args: Vec<String> = vec![
@@ -41,6 +38,9 @@ pub fn args(input: &AgentTurnInput, session_id: &str, approval_mode: &str) -> Ve
         "--approval-mode".into(),
         approval_mode.into(),
     ];
+    if let Some(dir) = include {
+        args.extend(["--include-directories".into(), dir.display().to_string()]);
+    }
     if let Some(m) = input
         .model
         .as_deref()
@@ -50,6 +50,64 @@ pub fn args(input: &AgentTurnInput, session_id: &str, approval_mode: &str) -> Ve
     }
     args.extend(input.extra_args.iter().cloned());
     args
+}
+
+/// The attachments as this turn's `@path`s, and the folder Gemini must be let read.
+/// The CLI expands an `@path` itself, but skips one outside its workspace folders
+/// ("unauthorized", silently in headless mode): an attachment outside the workdir is
+/// copied into the turn's own folder (an image fitted to Gemini's limits on the way),
+/// and that one folder — never the user's own folder the file came from — is added
+/// with `--include-directories`.
+fn mentioned(input: &AgentTurnInput) -> (Vec<PathBuf>, Option<PathBuf>) {
+    let dir = weft_attach::turn_dir(&input.state_dir, &input.task_id);
+    let mut include = None;
+    let files = input
+        .attachments
+        .iter()
+        .map(|path| {
+            let inside = path.is_absolute() && path.starts_with(&input.workdir);
+            let fitted = if weft_attach::looks_like_image(path) {
+                weft_attach::fitted_path(
+                    path,
+                    weft_attach::GEMINI,
+                    &input.state_dir,
+                    &input.task_id,
+                )
+            } else {
+                path.clone()
+            };
+            if (inside && fitted == *path) || !input.state_dir.is_absolute() {
+                return fitted;
+            }
+            let copied = if fitted.starts_with(&dir) {
+                Some(fitted.clone())
+            } else {
+                copy_into(&fitted, &dir)
+            };
+            match copied {
+                Some(c) => {
+                    include = Some(dir.clone());
+                    c
+                }
+                None => fitted,
+            }
+        })
+        .collect();
+    (files, include)
+}
+
+fn copy_into(path: &Path, dir: &Path) -> Option<PathBuf> {
+    std::fs::create_dir_all(dir).ok()?;
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    // Two attachments of one name (from two folders) stay two files.
+    let out = (0..)
+        .map(|i| match i {
+            0 => dir.join(&name),
+            i => dir.join(format!("{i}-{name}")),
+        })
+        .find(|p| !p.exists())?;
+    std::fs::copy(path, &out).ok()?;
+    Some(out)
 }
 
 /// Runs one resumed turn to its end.

@@ -23,6 +23,7 @@
 
 pub mod follow;
 pub mod headless;
+pub mod limits;
 pub mod sessions;
 pub mod stream;
 pub mod tui;
@@ -183,7 +184,13 @@ impl AgentDriver for GeminiDriver {
                 return self.run_headless(&input, &id, &ctx).await;
             }
         }
-        self.acp.run(input, ctx).await
+        let sink = ctx.clone();
+        let result = self.acp.run(input, ctx).await;
+        // Over ACP a used-up quota comes back as the prompt's error only.
+        if let Some(hit) = result.error.as_deref().and_then(limits::from_failure) {
+            sink.emit(hit);
+        }
+        result
     }
 
     fn tui(&self, input: &AgentTurnInput) -> Option<weft_kernel::TuiSpec> {

@@ -14,6 +14,33 @@ use serde_json::Value;
 use weft_protocol::{DriverEvent, ToolCall, ToolKind, ToolStatus, Usage};
 
 /// The normalized kind of a Gemini CLI tool, where the projection is lossless.
+/// The file a `write_file` or `replace` call changes, as a unified diff against the file
+/// on disk when the call is announced (Gemini's stream gives no before-image).
+pub fn file_changes(name: &str, params: &Value) -> Vec<weft_protocol::FileChange> {
+    let Some(path) = params["file_path"].as_str().filter(|p| !p.is_empty()) else {
+        return Vec::new();
+    };
+    let text = |k: &str| params[k].as_str().unwrap_or_default();
+    match name {
+        "write_file" => vec![weft_kernel::changes::write_on_disk(
+            None,
+            path,
+            text("content"),
+        )],
+        "replace" => {
+            let all = params["expected_replacements"]
+                .as_u64()
+                .is_some_and(|n| n > 1);
+            vec![weft_kernel::changes::replace_on_disk(
+                None,
+                path,
+                &[(text("old_string"), text("new_string"), all)],
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
 pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "run_shell_command" => ToolKind::Shell,
@@ -121,6 +148,7 @@ impl StreamNormalizer {
                 let id = v["tool_id"].as_str().unwrap_or_default().to_string();
                 let name = v["tool_name"].as_str().unwrap_or("tool").to_string();
                 let params = v["parameters"].clone();
+                let changes = file_changes(&name, &params);
                 let call = ToolCall {
                     id: id.clone(),
                     summary: tool_summary(&name, &params),
@@ -134,6 +162,7 @@ impl StreamNormalizer {
                     result: None,
                     status: ToolStatus::Running,
                     parent_id: None,
+                    changes,
                 };
                 self.tools.insert(id, call.clone());
                 out.push(DriverEvent::Tool { call });
@@ -196,6 +225,7 @@ impl StreamNormalizer {
                         .unwrap_or_else(|| {
                             format!("the Gemini CLI reported status {}", v["status"])
                         });
+                    out.extend(crate::limits::from_failure(&msg));
                     Outcome::Failed(msg)
                 });
             }
@@ -219,5 +249,39 @@ impl StreamNormalizer {
         if self.logged.insert(what.to_string()) {
             tracing::info!("gemini stream-json: skipping {what}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replace_and_a_write_carry_their_changes_against_the_file_on_disk() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("notes.txt");
+        let _ = std::fs::write(&file, "one\ntwo\nthree\n");
+        let path = file.display().to_string();
+        let mut n = StreamNormalizer::new();
+        let mut out = Vec::new();
+        let line = serde_json::json!({"type": "tool_use", "tool_id": "r1", "tool_name": "replace",
+            "parameters": {"file_path": path, "old_string": "two", "new_string": "2"}});
+        n.line(&line.to_string(), &mut out);
+        let line = serde_json::json!({"type": "tool_use", "tool_id": "w1", "tool_name": "write_file",
+            "parameters": {"file_path": dir.path().join("new.txt").display().to_string(), "content": "hi\n"}});
+        n.line(&line.to_string(), &mut out);
+        let calls: Vec<ToolCall> = out
+            .into_iter()
+            .filter_map(|e| match e {
+                DriverEvent::Tool { call } => Some(call),
+                _ => None,
+            })
+            .collect();
+        let shown = path.trim_start_matches('/');
+        assert_eq!(
+            calls[0].changes[0].diff,
+            format!("--- a/{shown}\n+++ b/{shown}\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n")
+        );
+        assert_eq!(calls[1].changes[0].kind, weft_protocol::ChangeKind::Add);
     }
 }

@@ -165,6 +165,7 @@ pub(crate) async fn leave_plan_mode(turn: &Turn<'_>, ctx: &DriverContext) -> Opt
     }
     let answer = ctx
         .ask_user(Interaction {
+            verdict: None,
             prompt_id: String::new(),
             kind: InteractionKind::Confirmation,
             title: "Leave plan mode and carry out the plan?".into(),
@@ -188,11 +189,8 @@ pub(crate) async fn leave_plan_mode(turn: &Turn<'_>, ctx: &DriverContext) -> Opt
             }],
         })
         .await;
-    let value = answer
-        .value
-        .clone()
-        .or_else(|| answer.answers.values().next().cloned());
-    if answer.action != InteractAction::Select || value.as_deref() != Some("leave") {
+    let value = answer.picked();
+    if answer.action != InteractAction::Select || value != Some("leave") {
         ctx.emit(DriverEvent::Notice {
             text: "plan mode stays on".into(),
         });

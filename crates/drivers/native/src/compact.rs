@@ -2,6 +2,8 @@
 //! provider reported) or the provider says it is over, the older messages are
 //! summarized by the model into one message and the recent user turn is kept. Only
 //! the model's view shrinks; the user's transcript (the kernel's turns) is whole.
+//! Attached images in the summarized part become `[image: name]` in the summary
+//! request; an image in the kept user turn stays an image.
 
 use tokio_util::sync::CancellationToken;
 
@@ -50,7 +52,10 @@ pub async fn compact(
     } else {
         (messages[..cut].to_vec(), messages[cut..].to_vec())
     };
-    let mut ask = older;
+    // Images go as their placeholders: the summary is text, the model already said
+    // what it saw in them, and a request over the window because of them must not fail
+    // its own compaction the same way.
+    let mut ask: Vec<Message> = older.iter().map(Message::images_as_text).collect();
     crate::store::repair(&mut ask);
     ask.push(Message::user(SUMMARY_PROMPT));
     let reply = client

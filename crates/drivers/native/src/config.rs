@@ -14,7 +14,9 @@
 //!
 //! The file names the variable holding a key (`apiKeyEnv`), never the key: secrets stay
 //! out of files. Without the file, `WEFT_NATIVE_PROTOCOL` / `WEFT_NATIVE_BASE_URL` /
-//! `WEFT_NATIVE_API_KEY` / `WEFT_NATIVE_MODEL` configure one endpoint, and
+//! `WEFT_NATIVE_API_KEY` / `WEFT_NATIVE_MODEL` (`WEFT_NATIVE_MODELS`, a comma list)
+//! configure one endpoint — and a session's Weft account sets them with
+//! `WEFT_NATIVE_ACCOUNT`, which then wins over the file — and
 //! `ANTHROPIC_API_KEY` (with `ANTHROPIC_BASE_URL`), `OPENAI_API_KEY` (with
 //! `OPENAI_BASE_URL`; Responses) or `GEMINI_API_KEY` (with `GOOGLE_GEMINI_BASE_URL`)
 //! are used as they are.
@@ -171,7 +173,13 @@ pub fn resolve(
 ) -> Result<Endpoint, String> {
     let nonempty = |name: &str| var(name).filter(|v| !v.trim().is_empty());
     let file = providers_file(home)?;
-    let wanted = nonempty("WEFT_NATIVE_PROVIDER").or_else(|| file.default.clone());
+    // A Weft account's endpoint (WEFT_NATIVE_ACCOUNT, set with the account's
+    // WEFT_NATIVE_* by the accounts crate) is what the user picked for this session: it
+    // wins over the file.
+    let wanted = match nonempty("WEFT_NATIVE_ACCOUNT") {
+        Some(_) => None,
+        None => nonempty("WEFT_NATIVE_PROVIDER").or_else(|| file.default.clone()),
+    };
     if let Some(name) = wanted.filter(|n| file.providers.contains_key(n)) {
         let e = &file.providers[&name];
         let protocol = Protocol::parse(&e.protocol)?;
@@ -208,7 +216,9 @@ pub fn resolve(
                 .map(String::from)
                 .or_else(|| nonempty("WEFT_NATIVE_MODEL"))
                 .unwrap_or_else(|| default_model(protocol).into()),
-            models: Vec::new(),
+            models: nonempty("WEFT_NATIVE_MODELS")
+                .map(|m| m.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_default(),
             context_window: nonempty("WEFT_NATIVE_CONTEXT_WINDOW")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(200_000),

@@ -9,6 +9,21 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The key the stream parsers keep a call's arguments under when they were not a JSON
+/// object. A model can send the key itself, so its presence alone proves nothing: see
+/// [`raw_arguments`] for the marker and [`crate::tools::unusable_args`] for the guard.
+pub const RAW_KEY: &str = "_raw";
+
+/// The text of arguments that were not a JSON object, when `input` is the parsers'
+/// marker (exactly `{"_raw": text}`); None for every other input, even one that
+/// carries a `_raw` key of its own.
+pub fn raw_arguments(input: &Value) -> Option<&str> {
+    match input.as_object() {
+        Some(m) if m.len() == 1 => m.get(RAW_KEY)?.as_str(),
+        _ => None,
+    }
+}
+
 /// Who said it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -47,12 +62,30 @@ pub enum Block {
         id: String,
         /// The tool's name.
         name: String,
-        /// Its arguments (a JSON object; `{"_raw": "…"}` when the model sent text
-        /// that is not JSON, so the error can be reported and the call still replayed).
+        /// Its arguments (a JSON object; `{"_raw": "…"}` ([`RAW_KEY`]) when the model
+        /// sent text that is not JSON, so the error can be reported and the call still
+        /// replayed).
         input: Value,
         /// Gemini's thought signature on this call, with its origin.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<(String, String)>,
+    },
+    /// An image the user attached, kept as the model is sent it (already fitted to
+    /// every protocol's limits, so a stored conversation replays to any provider).
+    Image {
+        /// Its MIME type (`image/png`, `image/jpeg`, …).
+        media_type: String,
+        /// The encoded image, base64.
+        data: String,
+        /// The attached file's name, for text-only renderings (`[image: shot.png]`).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        name: String,
+        /// Width in pixels (0: unknown), for token estimates.
+        #[serde(default)]
+        width: u32,
+        /// Height in pixels (0: unknown).
+        #[serde(default)]
+        height: u32,
     },
     /// What a tool call returned.
     ToolResult {
@@ -67,6 +100,44 @@ pub enum Block {
         is_error: bool,
     },
 }
+
+impl Block {
+    /// How an image reads where only text goes: `[image: shot.png]`.
+    pub fn image_placeholder(name: &str) -> String {
+        if name.is_empty() {
+            "[image]".into()
+        } else {
+            format!("[image: {name}]")
+        }
+    }
+
+    /// A rough size in tokens. An image costs what the vendors charge for one fitted
+    /// to their limits (Anthropic: width × height / 750, which OpenAI's and Gemini's
+    /// tiling come close to), at least a small tile's worth; unknown sizes count as a
+    /// full-size image.
+    pub fn approx_tokens(&self) -> u64 {
+        let bytes = match self {
+            Block::Text { text } => text.len(),
+            Block::Reasoning { text, .. } => text.len(),
+            Block::ToolUse { input, .. } => input.to_string().len(),
+            Block::ToolResult { content, .. } => content.len(),
+            Block::Image { width, height, .. } => {
+                let pixels = u64::from(*width) * u64::from(*height);
+                return if pixels == 0 {
+                    IMAGE_TOKENS_MAX
+                } else {
+                    (pixels / 750).clamp(IMAGE_TOKENS_MIN, IMAGE_TOKENS_MAX)
+                };
+            }
+        };
+        (bytes / 4) as u64
+    }
+}
+
+/// Token estimate bounds for one image (Anthropic's ~1.15 megapixel cap; OpenAI's
+/// low-detail price).
+const IMAGE_TOKENS_MAX: u64 = 1600;
+const IMAGE_TOKENS_MIN: u64 = 85;
 
 /// Why a message is in the conversation, when not simply said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -137,18 +208,29 @@ impl Message {
         })
     }
 
-    /// A rough size in tokens (4 bytes a token), for when no provider figure exists.
-    pub fn approx_tokens(&self) -> u64 {
-        let bytes: usize = self
+    /// The same message with each image replaced by its text placeholder, for
+    /// requests that must stay small and text-only (a compaction's summary request).
+    pub fn images_as_text(&self) -> Self {
+        let blocks = self
             .blocks
             .iter()
             .map(|b| match b {
-                Block::Text { text } => text.len(),
-                Block::Reasoning { text, .. } => text.len(),
-                Block::ToolUse { input, .. } => input.to_string().len(),
-                Block::ToolResult { content, .. } => content.len(),
+                Block::Image { name, .. } => Block::Text {
+                    text: Block::image_placeholder(name),
+                },
+                other => other.clone(),
             })
-            .sum();
-        (bytes / 4) as u64 + 4
+            .collect();
+        Self {
+            role: self.role,
+            blocks,
+            origin: self.origin,
+        }
+    }
+
+    /// A rough size in tokens (4 bytes a token of text, images by their pixels), for
+    /// when no provider figure exists.
+    pub fn approx_tokens(&self) -> u64 {
+        self.blocks.iter().map(Block::approx_tokens).sum::<u64>() + 4
     }
 }

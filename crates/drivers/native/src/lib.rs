@@ -14,6 +14,7 @@
 //! The loop knows no domain word: every tool name it runs comes from the session's pack
 //! or from its own domain-free tools (`update_plan`, `ask_user`).
 
+pub mod attachments;
 pub mod commands;
 pub mod compact;
 pub mod config;
@@ -41,7 +42,6 @@ use parking_lot::Mutex;
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
-use crate::conversation::Message;
 use crate::guard::SessionFlags;
 use crate::model::RetryPolicy;
 use crate::pack::PermissionMode;
@@ -201,6 +201,12 @@ impl AgentDriver for NativeDriver {
 
     async fn close_session(&self, session_key: &str) {
         self.live.lock().remove(session_key);
+        tools::warm::clear();
+    }
+
+    async fn shutdown(&self) {
+        // Sandboxes started ahead for the next bash call end with the host.
+        tools::warm::clear();
     }
 
     fn efforts(&self) -> Vec<String> {
@@ -314,7 +320,9 @@ impl AgentDriver for NativeDriver {
         tools.push(Arc::new(subagent::Task));
         tools.push(Arc::new(skills::MemorySave));
         tools.push(Arc::new(skills::MemoryList));
-        let found_skills = skills::find(&input.workdir, &home);
+        let mut found_skills = skills::find(&input.workdir, &home);
+        let off = weft_kernel::skills::disabled(&home);
+        found_skills.retain(|s| !off.contains(&s.name));
         let skills_prompt = skills::prompt(&found_skills);
         if !found_skills.is_empty() {
             tools.push(Arc::new(skills::SkillTool(found_skills)));
@@ -329,6 +337,9 @@ impl AgentDriver for NativeDriver {
         .await;
         for p in mcp_problems {
             ctx.emit(DriverEvent::Notice { text: p });
+        }
+        for server in mcp.statuses.clone() {
+            ctx.emit(DriverEvent::Mcp { server });
         }
         tools.extend(mcp_tools);
         let live = self.live(&input.session_key, &input.workdir);
@@ -363,20 +374,23 @@ impl AgentDriver for NativeDriver {
             tools,
             max_steps,
             retry: self.config.retry,
-            env: input.spawn_env(),
+            env: {
+                let mut env = input.spawn_env();
+                // The session's private scratch folder for sandboxed commands.
+                let tmp = home.join("sandbox-tmp").join(&session_id);
+                env.push((shell::SESSION_TMP_VAR.into(), tmp.display().to_string()));
+                env
+            },
             home: home.clone(),
             session_id: session_id.clone(),
             task_id: input.task_id.clone(),
             effort: input.effort.clone(),
         };
         let mut messages = loaded.messages;
-        if !input.attachments.is_empty() {
-            prompt.push_str("\n\nAttached files:");
-            for a in &input.attachments {
-                prompt.push_str(&format!("\n- {}", a.display()));
-            }
-        }
-        let first = Message::user(prompt);
+        let first = match attachments::user_message(&prompt, &input.attachments) {
+            Ok(m) => m,
+            Err(e) => return failed(e),
+        };
         if let Err(e) = store::append(&home, &session_id, &[Record::Msg { m: first.clone() }]) {
             return failed(format!("cannot save the session: {e}"));
         }

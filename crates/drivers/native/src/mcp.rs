@@ -73,6 +73,8 @@ type Client = RunningService<RoleClient, ()>;
 #[derive(Default)]
 pub struct Connections {
     clients: Vec<Arc<Client>>,
+    /// How each server's connection went, for the snapshot's `mcpServers`.
+    pub statuses: Vec<weft_protocol::McpServerStatus>,
 }
 
 impl Connections {
@@ -134,9 +136,19 @@ pub async fn tools(
             Ok(c) => Arc::new(c),
             Err(e) => {
                 problems.push(format!("MCP server {name} is not available: {e}"));
+                conns.statuses.push(weft_protocol::McpServerStatus {
+                    name: name.clone(),
+                    status: weft_protocol::McpState::Failed,
+                    error: Some(e.to_string()),
+                });
                 continue;
             }
         };
+        conns.statuses.push(weft_protocol::McpServerStatus {
+            name: name.clone(),
+            status: weft_protocol::McpState::Connected,
+            error: None,
+        });
         match client.list_all_tools().await {
             Ok(list) => {
                 for t in list {
@@ -145,8 +157,6 @@ pub async fn tools(
                         tool: t.name.to_string(),
                         description: t.description.as_deref().unwrap_or_default().to_string(),
                         schema: Value::Object((*t.input_schema).clone()),
-                        read_only: t.annotations.as_ref().and_then(|a| a.read_only_hint)
-                            == Some(true),
                         client: client.clone(),
                     }));
                 }
@@ -163,7 +173,6 @@ struct McpTool {
     tool: String,
     description: String,
     schema: Value,
-    read_only: bool,
     client: Arc<Client>,
 }
 
@@ -179,13 +188,19 @@ impl Tool for McpTool {
         self.schema.clone()
     }
     fn read_only(&self) -> bool {
-        self.read_only
+        // A server's `readOnlyHint` is its own claim about itself: only Weft marks a
+        // tool read-only, so every MCP tool passes plan mode and the permission step as
+        // one that changes things.
+        false
     }
     fn kind(&self) -> ToolKind {
         ToolKind::Mcp
     }
     async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let Some(args) = input.as_object().filter(|_| input.get("_raw").is_none()) else {
+        if let Some(refusal) = crate::tools::unusable_args(&self.full, input) {
+            return refusal;
+        }
+        let Some(args) = input.as_object() else {
             return ToolOutput::error(format!(
                 "the arguments of {} are not a JSON object",
                 self.full

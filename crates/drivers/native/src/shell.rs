@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use weft_protocol::{
-    permission, Choice, InteractAction, Interaction, InteractionKind, Question, QuestionType,
+    permission, Choice, CommandRisk, CommandVerdict, InteractAction, Interaction, InteractionKind,
+    Question, QuestionType,
 };
 use weft_shell_guard::policy::{self, Mode, Outcome};
 use weft_shell_guard::rules::{self, Rules};
@@ -16,7 +17,7 @@ use crate::guard::{Call, GuardCx, Verdict};
 use crate::pack::PermissionMode;
 
 /// The answer that writes an allow rule for the command's prefix.
-pub const ALLOW_PREFIX: &str = "allowPrefix";
+pub use weft_protocol::permission::ALLOW_PREFIX;
 
 /// How shell commands are judged and run in a session.
 #[derive(Debug, Clone)]
@@ -69,22 +70,36 @@ impl ShellFlags {
         }
     }
 
-    /// The sandbox a command in `root` runs under; `None` when it is off or no
-    /// mechanism works here.
-    pub fn sandbox_policy(&self, root: &Path) -> Option<weft_sandbox::Policy> {
-        if !self.sandbox || weft_sandbox::probe().mechanism == weft_sandbox::Mechanism::Unavailable
-        {
+    /// Whether commands run under the OS sandbox: it is on and a mechanism works here.
+    pub fn sandboxed(&self) -> bool {
+        self.sandbox && weft_sandbox::probe().mechanism != weft_sandbox::Mechanism::Unavailable
+    }
+
+    /// The sandbox a command in `root` runs under, `temp` its private scratch folder;
+    /// `None` when it is off or no mechanism works here.
+    pub fn sandbox_policy(&self, root: &Path, temp: &Path) -> Option<weft_sandbox::Policy> {
+        if !self.sandboxed() {
             return None;
         }
-        let mut p = weft_sandbox::Policy::new(root);
+        let mut p = weft_sandbox::Policy::new(root, temp);
         p.allow_network = self.network;
         Some(p)
     }
 }
 
+/// Where the session's private scratch folder is named for the bash tool (the driver
+/// sets it to `<state dir>/sandbox-tmp/<session id>`).
+pub const SESSION_TMP_VAR: &str = "WEFT_SANDBOX_TMP";
+
 /// The sandbox the bash tool runs a command under, from the environment it gives the
-/// command (the same settings [`ShellFlags::from_vars`] reads for the guard).
-pub fn sandbox_for(env: &[(String, String)], root: &Path) -> Option<weft_sandbox::Policy> {
+/// command (the same settings [`ShellFlags::from_vars`] reads for the guard); `None`
+/// when it is off or none works here. Its scratch folder is the session's own
+/// (`WEFT_SANDBOX_TMP`), made private here, else one made for this process: never the
+/// system `/tmp`. An error when that folder cannot be made (the command must not run).
+pub fn sandbox_for(
+    env: &[(String, String)],
+    root: &Path,
+) -> Result<Option<weft_sandbox::Policy>, String> {
     let var = |n: &str| {
         env.iter()
             .rev()
@@ -92,26 +107,48 @@ pub fn sandbox_for(env: &[(String, String)], root: &Path) -> Option<weft_sandbox
             .map(|(_, v)| v.clone())
     };
     let flags = ShellFlags::from_vars(&var, Path::new("/"), PermissionMode::Ask);
-    flags.sandbox_policy(root)
+    if !flags.sandboxed() {
+        return Ok(None);
+    }
+    let temp = match var(SESSION_TMP_VAR).map(PathBuf::from) {
+        Some(p) if p.is_absolute() => weft_sandbox::private_temp(&p),
+        _ => process_scratch(),
+    }
+    .map_err(|e| format!("the sandbox's private temp folder cannot be made: {e}"))?;
+    Ok(flags.sandbox_policy(root, &temp))
+}
+
+fn process_scratch() -> std::io::Result<PathBuf> {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(d) = DIR.get() {
+        return Ok(d.clone());
+    }
+    let made = weft_sandbox::scratch()?.keep();
+    Ok(DIR.get_or_init(|| made).clone())
 }
 
 fn session_key(line: &str) -> String {
     format!("bash:{line}")
 }
 
-/// The detail a confirmation shows: the verdict first (`Dangerous: …` is what a
-/// headless `--yes` refuses and the desktop shows in red), then the reasons.
-pub fn detail(report: &Report, why: &str, sandboxed: bool) -> String {
-    let head = match report.verdict {
-        Risk::Dangerous => permission::DANGEROUS_PREFIX.to_string(),
-        Risk::Unknown => "Unknown: ".to_string(),
-        Risk::Safe => "Safe: ".to_string(),
-    };
-    let mut s = format!("{head}{why}");
-    for r in &report.reasons {
-        s.push_str("\n- ");
-        s.push_str(r);
+/// Weft's verdict on `line`, as a permission request carries it (the desktop shows a
+/// dangerous one in red with its reasons; a headless `--yes` refuses it).
+pub fn verdict(line: &str, report: &Report) -> CommandVerdict {
+    CommandVerdict {
+        command: line.to_string(),
+        verdict: match report.verdict {
+            Risk::Safe => CommandRisk::Safe,
+            Risk::Unknown => CommandRisk::Unknown,
+            Risk::Dangerous => CommandRisk::Dangerous,
+        },
+        reasons: report.reasons.clone(),
     }
+}
+
+/// The detail a confirmation shows besides the verdict: why it asks, and whether the
+/// command runs sandboxed.
+pub fn detail(why: &str, sandboxed: bool) -> String {
+    let mut s = why.to_string();
     s.push_str(if sandboxed {
         "\nIt runs in the OS sandbox (workspace writable, .git read-only, no network unless allowed)."
     } else {
@@ -141,7 +178,7 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
     let report = classify(&line, &Context::new(root));
     // Turned off by the user is a choice they made; only a sandbox that is wanted but
     // missing makes every unproven command ask (fail closed).
-    let sandboxed = shell.sandbox_policy(root).is_some() || !shell.sandbox;
+    let sandboxed = shell.sandboxed() || !shell.sandbox;
     let mode = if cx
         .flags
         .plan_mode
@@ -151,7 +188,16 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
     } else {
         shell.mode
     };
-    let why = match policy::decide(&report, &rules, mode, sandboxed) {
+    // Only bubblewrap keeps .git and .weft read-only; under Landlock a command that
+    // names a path in them as a write target asks (a sandbox turned off on purpose is
+    // the user's choice).
+    let protects_git =
+        !shell.sandbox || weft_sandbox::probe().mechanism != weft_sandbox::Mechanism::Landlock;
+    let sandbox = policy::Sandbox {
+        on: sandboxed,
+        protects_git,
+    };
+    let why = match policy::decide_under(&report, &rules, mode, sandbox) {
         Outcome::Run(..) => return Verdict::Allow,
         Outcome::Refuse(_, why) => return Verdict::Deny(why),
         Outcome::Confirm(step, why) => {
@@ -187,10 +233,11 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
     let answer = cx
         .ctx
         .ask_user(Interaction {
+            verdict: Some(verdict(&line, &report)),
             prompt_id: String::new(),
             kind: InteractionKind::Permission,
             title: format!("Run `{}`?", first_line(&line)),
-            detail: Some(detail(&report, &why, sandboxed)),
+            detail: Some(detail(&why, sandboxed)),
             tool_name: Some(call.name.into()),
             tool_input: Some(call.input.clone()),
             questions: vec![Question {
@@ -201,11 +248,8 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
             }],
         })
         .await;
-    let value = answer
-        .value
-        .clone()
-        .or_else(|| answer.answers.values().next().cloned());
-    match (answer.action, value.as_deref()) {
+    let value = answer.picked();
+    match (answer.action, value) {
         (InteractAction::Select, Some(permission::ALLOW)) => Verdict::Allow,
         (InteractAction::Select, Some(permission::ALLOW_SESSION)) => {
             cx.flags.allowed.lock().insert(session_key(&line));

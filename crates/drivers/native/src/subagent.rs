@@ -94,7 +94,7 @@ pub(crate) fn run<'a>(
         let result =
             crate::turn::run(&setup, ctx, turn.workspace(), turn.flags(), &mut messages).await;
         let text = result.text.clone().unwrap_or_default();
-        let out = if result.ok {
+        let mut out = if result.ok {
             ToolOutput::ok(if text.is_empty() {
                 "(the subagent said nothing)".into()
             } else {
@@ -111,6 +111,9 @@ pub(crate) fn run<'a>(
         } else {
             ToolStatus::Done
         };
+        // Capped here as well as by the loop (to no further effect): the answer is also
+        // the subagent's result in the snapshot.
+        out.content = turn.chain().output(out.content);
         agent.result = Some(out.content.clone());
         ctx.emit(DriverEvent::Subagent { agent });
         out

@@ -24,7 +24,7 @@ use crate::model::{
 };
 use crate::pack::DomainPack;
 use crate::store::{self, Record};
-use crate::tools::{cap_output, ToolCx, ToolOutput, ToolRef, Workspace, OUTPUT_CAP};
+use crate::tools::{ToolCx, ToolOutput, ToolRef, Workspace};
 
 /// Everything a turn runs with.
 #[derive(Clone)]
@@ -108,6 +108,10 @@ impl Turn<'_> {
 
     pub(crate) fn flags(&self) -> &SessionFlags {
         self.flags
+    }
+
+    pub(crate) fn chain(&self) -> &GuardChain {
+        &self.chain
     }
 
     pub(crate) fn last_text(&self) -> String {
@@ -281,6 +285,7 @@ impl Turn<'_> {
         input: &Value,
         status: ToolStatus,
         result: Option<String>,
+        changes: &[weft_protocol::FileChange],
     ) {
         let (summary, kind) = match self.tool(name) {
             Some(t) => (t.summary(input), t.kind()),
@@ -303,24 +308,29 @@ impl Turn<'_> {
                 status,
                 kind,
                 parent_id: self.setup.parent.clone(),
+                changes: changes.to_vec(),
             },
         });
     }
 
     /// Runs one call from the guard chain to its result.
     async fn run_call(&self, id: &str, name: &str, input: &Value) -> ToolOutput {
-        self.emit_call(id, name, input, ToolStatus::Running, None);
+        // Against the file before the call runs: afterwards it is the new text.
+        let changes = file_changes(self.workspace.root(), name, input);
+        self.emit_call(id, name, input, ToolStatus::Running, None, &changes);
         let output = self.call_output(id, name, input).await;
         if !output.is_error {
             self.workspace.mark_used(name);
         }
-        let content = cap_output(output.content, OUTPUT_CAP);
+        // Every result, of any tool (MCP tools and subagents too), passes the context
+        // fuse's cap before the snapshot, the hooks or the model see it.
+        let content = self.chain.output(output.content);
         let status = if output.is_error {
             ToolStatus::Failed
         } else {
             ToolStatus::Done
         };
-        self.emit_call(id, name, input, status, Some(content.clone()));
+        self.emit_call(id, name, input, status, Some(content.clone()), &changes);
         if self.tool(name).is_some() {
             crate::hooks::post_tool_use(
                 self.workspace.root(),
@@ -348,8 +358,11 @@ impl Turn<'_> {
                 names.join(", ")
             ));
         };
-        if !input.is_object() {
-            return ToolOutput::error(format!("the arguments of {name} must be a JSON object"));
+        // Arguments no tool can run with are answered before the chain: nothing would
+        // run, so there is nothing to guard, and the user is not asked to confirm a call
+        // that cannot happen. Every other call passes the whole chain.
+        if let Some(refusal) = crate::tools::unusable_args(name, input) {
+            return refusal;
         }
         let call = Call {
             id,
@@ -364,10 +377,8 @@ impl Turn<'_> {
             flags: self.flags,
             ctx: self.ctx,
         };
-        if input.get("_raw").is_none() {
-            if let Verdict::Deny(reason) = self.chain.check(&call, &gcx).await {
-                return ToolOutput::error(reason);
-            }
+        if let Verdict::Deny(reason) = self.chain.check(&call, &gcx).await {
+            return ToolOutput::error(reason);
         }
         if is_task {
             return crate::subagent::run(self, id, input).await;
@@ -431,7 +442,7 @@ impl Turn<'_> {
         });
         let id = format!("verify-{}", uuid::Uuid::new_v4());
         let input = serde_json::json!({"command": cmd});
-        self.emit_call(&id, "verify", &input, ToolStatus::Running, None);
+        self.emit_call(&id, "verify", &input, ToolStatus::Running, None, &[]);
         let out = crate::tools::bash::run_command(
             &cmd,
             self.workspace.root(),
@@ -440,13 +451,13 @@ impl Turn<'_> {
             Duration::from_secs(600),
         )
         .await;
-        let content = cap_output(out.content, OUTPUT_CAP);
+        let content = self.chain.output(out.content);
         let status = if out.is_error {
             ToolStatus::Failed
         } else {
             ToolStatus::Done
         };
-        self.emit_call(&id, "verify", &input, status, Some(content.clone()));
+        self.emit_call(&id, "verify", &input, status, Some(content.clone()), &[]);
         self.ctx.emit(DriverEvent::Activity {
             text: String::new(),
         });
@@ -612,5 +623,55 @@ pub async fn run(
         if ctx.is_cancelled() {
             return turn.result(false, None);
         }
+    }
+}
+
+/// The file a `write` or `edit` call changes, against the workspace's file as it is
+/// before the call runs.
+fn file_changes(
+    root: &std::path::Path,
+    name: &str,
+    input: &Value,
+) -> Vec<weft_protocol::FileChange> {
+    let text = |k: &str| input[k].as_str().unwrap_or_default();
+    let path = text("path");
+    if path.is_empty() {
+        return Vec::new();
+    }
+    match name {
+        "write" => vec![weft_kernel::changes::write_on_disk(
+            Some(root),
+            path,
+            text("content"),
+        )],
+        "edit" => vec![weft_kernel::changes::replace_on_disk(
+            Some(root),
+            path,
+            &[(text("old_text"), text("new_text"), false)],
+        )],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod change_tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_and_a_write_are_diffed_against_the_workspace_file() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::write(dir.path().join("notes.txt"), "one\ntwo\nthree\n");
+        let edit = serde_json::json!({"path": "notes.txt", "old_text": "two", "new_text": "2"});
+        let c = file_changes(dir.path(), "edit", &edit);
+        assert_eq!(
+            c[0].diff,
+            "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+        );
+        let write = serde_json::json!({"path": "new.txt", "content": "hi\n"});
+        assert_eq!(
+            file_changes(dir.path(), "write", &write)[0].kind,
+            weft_protocol::ChangeKind::Add
+        );
+        assert!(file_changes(dir.path(), "read", &edit).is_empty());
     }
 }

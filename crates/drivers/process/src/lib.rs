@@ -17,6 +17,7 @@
 
 pub mod child;
 pub mod env;
+pub mod install;
 pub mod lines;
 #[cfg(feature = "test-support")]
 pub mod planted;
@@ -27,5 +28,5 @@ pub use env::EnvFingerprint;
 pub use lines::{preview, read_lines, FileTail, RawLine};
 pub use program::{
     explicit_program, find_agent, find_program, installed_agents_dir, local_install,
-    local_install_above, search_path, LOCAL_BIN_DIR,
+    local_install_above, npm_package_version, search_path, LOCAL_BIN_DIR,
 };

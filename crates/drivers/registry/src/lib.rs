@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 mod mcp;
-pub use mcp::McpPlugin;
+mod skills;
+pub use mcp::{McpPlugin, SecretLookup};
+pub use skills::{claude_dir as skills_dir_for_claude, SkillsPlugin};
 
 use weft_kernel::AgentDriver;
 

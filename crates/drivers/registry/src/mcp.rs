@@ -14,17 +14,75 @@
 //!   `session/new.mcpServers`, rmcp).
 //!
 //! The agent's own configured servers are left alone everywhere.
+//!
+//! Servers a file or the session turns off are left out; `${secret:NAME}` values are
+//! filled from the secret store for the spawn only (a secret that is not kept fails
+//! the turn with a message naming it). A stdio server is started through `/bin/sh`
+//! sending its stderr to a private file ([`mcp::stderr_path`]), so a server the agent
+//! reports as failed shows what it wrote ([`mcp::with_captured_stderr`]).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 use weft_kernel::mcp::{self, McpServer};
 use weft_kernel::{Plugin, SpawnContribution, SpawnCx};
 
+/// Reads a secret by name: `Ok(None)` when none is kept.
+pub type SecretLookup = dyn Fn(&str) -> Result<Option<String>, String> + Send + Sync;
+
 /// The plugin. Register it with `LoomBuilder::plugin`.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct McpPlugin;
+#[derive(Default)]
+pub struct McpPlugin {
+    secrets: Option<Arc<SecretLookup>>,
+    /// A task whose servers could not be made ready: why (its spawn then fails).
+    refused: Mutex<BTreeMap<String, String>>,
+}
+
+impl std::fmt::Debug for McpPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpPlugin")
+            .field("secrets", &self.secrets.is_some())
+            .finish()
+    }
+}
+
+impl McpPlugin {
+    /// A plugin whose `${secret:NAME}` values come from `secrets`.
+    pub fn with_secrets(secrets: Arc<SecretLookup>) -> Self {
+        Self {
+            secrets: Some(secrets),
+            ..Default::default()
+        }
+    }
+
+    /// The servers this spawn gets: enabled for the session, secrets filled in.
+    fn servers(&self, cx: &SpawnCx) -> Result<Vec<McpServer>, String> {
+        let state = &cx.input.state_dir;
+        let cfg = mcp::load(state, Some(&cx.input.workdir));
+        for p in &cfg.problems {
+            tracing::warn!(session = %cx.input.session_key, "mcp: {p}");
+        }
+        let overrides = mcp::session_overrides(state, &cx.input.session_key);
+        let none = |name: &str| -> Result<Option<String>, String> {
+            Err(format!("no secret store is available to read `{name}`"))
+        };
+        let mut out = Vec::new();
+        for mut s in cfg.servers.into_values() {
+            if !s.enabled_with(&overrides) {
+                continue;
+            }
+            match &self.secrets {
+                Some(get) => s.resolve_secrets(get.as_ref())?,
+                None => s.resolve_secrets(&none)?,
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+}
 
 impl Plugin for McpPlugin {
     fn id(&self) -> &str {
@@ -32,11 +90,15 @@ impl Plugin for McpPlugin {
     }
 
     fn tools(&self, cx: &SpawnCx) -> Vec<McpServer> {
-        let cfg = mcp::load(&cx.input.state_dir, Some(&cx.input.workdir));
-        for p in &cfg.problems {
-            tracing::warn!(session = %cx.input.session_key, "mcp: {p}");
+        match self.servers(cx) {
+            Ok(s) => s,
+            Err(e) => {
+                if let Ok(mut r) = self.refused.lock() {
+                    r.insert(cx.input.task_id.clone(), e);
+                }
+                Vec::new()
+            }
         }
-        cfg.servers.into_values().collect()
     }
 
     fn contribute_spawn(
@@ -44,17 +106,34 @@ impl Plugin for McpPlugin {
         cx: &SpawnCx,
         tools: &[McpServer],
     ) -> Result<SpawnContribution, String> {
+        let refused = self
+            .refused
+            .lock()
+            .ok()
+            .and_then(|mut r| r.remove(&cx.input.task_id));
+        if let Some(why) = refused {
+            return Err(why);
+        }
         if tools.is_empty() {
             return Ok(SpawnContribution::default());
         }
+        let wrapped: Vec<McpServer>;
+        let tools = match cx.agent {
+            "claude" | "codex" | "gemini" => {
+                wrapped = capture_stderr(cx, tools)?;
+                &wrapped[..]
+            }
+            _ => tools,
+        };
         match cx.agent {
             "claude" => {
+                let (tools, env) = by_reference(tools);
                 let path = run_file(cx, "claude")?;
-                let file = TempFile::write(path, &claude_config(tools))?;
+                let file = TempFile::write(path, &claude_config(&tools))?;
                 Ok(SpawnContribution {
+                    env,
                     extra_args: vec!["--mcp-config".into(), file.0.display().to_string()],
                     keep: vec![Box::new(file)],
-                    ..Default::default()
                 })
             }
             "codex" => Ok(codex_overrides(tools)),
@@ -67,13 +146,15 @@ impl Plugin for McpPlugin {
                 let existing = std::fs::read_to_string(&base)
                     .ok()
                     .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+                let (tools, mut env) = by_reference(tools);
                 let path = run_file(cx, "gemini")?;
-                let file = TempFile::write(path, &gemini_defaults(existing, tools))?;
+                let file = TempFile::write(path, &gemini_defaults(existing, &tools))?;
+                env.push((
+                    "GEMINI_CLI_SYSTEM_DEFAULTS_PATH".into(),
+                    file.0.display().to_string(),
+                ));
                 Ok(SpawnContribution {
-                    env: vec![(
-                        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH".into(),
-                        file.0.display().to_string(),
-                    )],
+                    env,
                     keep: vec![Box::new(file)],
                     ..Default::default()
                 })
@@ -81,6 +162,59 @@ impl Plugin for McpPlugin {
             _ => Ok(SpawnContribution::default()),
         }
     }
+}
+
+/// The servers with every `env` and `headers` value replaced by a `${VAR}` reference
+/// (Claude and Gemini expand them in their MCP settings), and the variables for the
+/// spawn: a value, secret or not, never lands in a file Weft writes.
+pub fn by_reference(tools: &[McpServer]) -> (Vec<McpServer>, Vec<(String, String)>) {
+    let mut env = Vec::new();
+    let tools = tools
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            let base = format!("WEFT_MCP_{}", s.name.to_uppercase().replace('-', "_"));
+            for (i, v) in s.env.values_mut().enumerate() {
+                let var = format!("{base}_ENV_{i}");
+                env.push((var.clone(), std::mem::take(v)));
+                *v = format!("${{{var}}}");
+            }
+            for (i, v) in s.headers.values_mut().enumerate() {
+                let var = format!("{base}_HEADER_{i}");
+                env.push((var.clone(), std::mem::take(v)));
+                *v = format!("${{{var}}}");
+            }
+            s
+        })
+        .collect();
+    (tools, env)
+}
+
+/// The stdio servers started through `/bin/sh`, their stderr sent to
+/// [`mcp::stderr_path`] (truncated at each start, so it is the last start's).
+fn capture_stderr(cx: &SpawnCx, tools: &[McpServer]) -> Result<Vec<McpServer>, String> {
+    let mut out = Vec::with_capacity(tools.len());
+    for s in tools {
+        let mut s = s.clone();
+        if let Some(cmd) = s.command.take() {
+            let log = mcp::stderr_path(&cx.input.state_dir, &cx.input.session_key, &s.name);
+            if let Some(dir) = log.parent() {
+                create_private_dir(dir)?;
+            }
+            let mut args = vec![
+                "-c".to_string(),
+                // `$0` is the log: no path is ever quoted into the script.
+                r#"umask 077; exec 2>"$0"; exec "$@""#.to_string(),
+                log.display().to_string(),
+                cmd,
+            ];
+            args.append(&mut s.args);
+            s.command = Some("/bin/sh".into());
+            s.args = args;
+        }
+        out.push(s);
+    }
+    Ok(out)
 }
 
 /// `<state>/run/mcp/<agent>-<session>.json`: one per session, the same path every
@@ -301,13 +435,21 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let path = dir.path().join("c.json");
-        let f = TempFile::write(path.clone(), &claude_config(&servers()))?;
+        let (tools, env) = by_reference(&servers());
+        let f = TempFile::write(path.clone(), &claude_config(&tools))?;
         let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
         let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         assert_eq!(v["mcpServers"]["rec"]["type"], "stdio");
         assert_eq!(v["mcpServers"]["docs"]["type"], "http");
+        assert!(!text.contains("s3cret"), "values travel in the env: {text}");
+        assert_eq!(
+            v["mcpServers"]["rec"]["env"]["TOKEN"],
+            "${WEFT_MCP_REC_ENV_0}"
+        );
+        assert!(env.contains(&("WEFT_MCP_REC_ENV_0".into(), "s3cret".into())));
+        assert!(env.contains(&("WEFT_MCP_DOCS_HEADER_0".into(), "Bearer s3cret".into())));
         drop(f);
         assert!(!path.exists());
         Ok(())

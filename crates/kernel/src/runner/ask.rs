@@ -55,9 +55,24 @@ impl SessionRunner {
                 Some(by).filter(|b| !b.is_empty()),
             ),
         );
+        let workdir = std::path::PathBuf::from(&st.record.workdir);
         drop(st);
+        // Outside the lock: the handler may write a file (a rule the user chose).
+        let given = self.shared.env.interactions.on_answer(
+            &self.shared.key,
+            &workdir,
+            &pending.interaction,
+            response.clone(),
+        );
+        if given != response {
+            if let Some(why) = given.answers.get("reason") {
+                let mut st = self.shared.state.lock();
+                self.shared
+                    .notice(&mut st, format!("\"{}\": {why}", pending.interaction.title));
+            }
+        }
         // The asker may have given up (turn stopped) between our lock and now.
-        let _ = pending.answer.send(response);
+        let _ = pending.answer.send(given);
         Ok(())
     }
 

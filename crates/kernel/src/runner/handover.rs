@@ -1,7 +1,12 @@
 //! The handover a session's new agent starts from when the session changes agent: the
-//! conversation so far (the newest turns that fit, when it all would not), the
-//! workspace and the open plan. It is given as the first turn's system prompt, so the
-//! new agent's own session starts knowing what the old one did.
+//! conversation so far, the workspace and the open plan. When it all would not fit, the
+//! newest turns are given whole and the older ones condensed to a line each (the
+//! prompt and the start of the reply, cut, never reworded), so the new agent still
+//! knows what was asked from the start; only past the digest's own budget are the
+//! oldest left out, and the handover says how many. It is given as the first turn's
+//! system prompt, so the new agent's own session starts knowing what the old one did.
+//! (Condensing by cutting rather than asking a model keeps it deterministic, free and
+//! honest: nothing in it is a model's paraphrase.)
 
 use weft_protocol::{StepStatus, UniversalSnapshot};
 
@@ -9,6 +14,16 @@ use weft_protocol::{StepStatus, UniversalSnapshot};
 const MAX_CHARS: usize = 32_000;
 /// One turn's prompt or reply is cut past this.
 const TURN_CHARS: usize = 6_000;
+/// The condensed older turns, at most.
+const DIGEST_CHARS: usize = 8_000;
+/// A condensed turn's prompt and reply are each cut past this.
+const DIGEST_PART: usize = 120;
+
+/// The first line of `text`, cut at `max` characters.
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    cut(line, max)
+}
 
 fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -18,17 +33,46 @@ fn cut(text: &str, max: usize) -> String {
     format!("{}… (cut)", head.trim_end())
 }
 
+/// A turn's attachments as text (`[image: shot.png]`, `[file: /w/notes.md]`): the
+/// handover is a system prompt, so the new agent learns what was attached, not its
+/// pixels; a file keeps its path so an agent with file tools can open it again.
+fn attached(s: &UniversalSnapshot) -> String {
+    s.attachments
+        .iter()
+        .map(|a| {
+            let path = std::path::Path::new(a);
+            if weft_attach::looks_like_image(path) {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| a.clone());
+                format!(" [image: {name}]")
+            } else {
+                format!(" [file: {a}]")
+            }
+        })
+        .collect()
+}
+
 /// The handover text for moving a session from `from` to `to`, over `history`
 /// (oldest first).
 pub fn text(from: &str, to: &str, workdir: &str, history: &[UniversalSnapshot]) -> String {
     let mut turns: Vec<String> = Vec::new();
     let mut used = 0;
     let mut left_out = 0;
+    let agent_of = |s: &UniversalSnapshot| {
+        if s.agent.is_empty() {
+            from.to_string()
+        } else {
+            s.agent.clone()
+        }
+    };
     for s in history.iter().rev() {
-        let agent = if s.agent.is_empty() { from } else { &s.agent };
+        let agent = agent_of(s);
         let mut t = format!(
-            "User: {}\n\n{agent}: {}",
+            "User: {}{}\n\n{agent}: {}",
             cut(&s.prompt, TURN_CHARS),
+            attached(s),
             cut(&s.text, TURN_CHARS)
         );
         if let Some(e) = &s.error {
@@ -42,14 +86,43 @@ pub fn text(from: &str, to: &str, workdir: &str, history: &[UniversalSnapshot]) 
         turns.push(t);
     }
     turns.reverse();
+    // The turns that did not fit whole, newest first, condensed while the digest has room.
+    let mut digest: Vec<String> = Vec::new();
+    let mut digest_used = 0;
+    let older = &history[..left_out];
+    for s in older.iter().rev() {
+        let mut line = format!(
+            "- User: {} | {}: {}",
+            first_line(&s.prompt, DIGEST_PART),
+            agent_of(s),
+            first_line(&s.text, DIGEST_PART)
+        );
+        if s.error.is_some() {
+            line.push_str(" (failed)");
+        }
+        if digest_used + line.len() > DIGEST_CHARS {
+            break;
+        }
+        digest_used += line.len() + 1;
+        digest.push(line);
+    }
+    digest.reverse();
+    let dropped = left_out - digest.len();
     let mut out = format!(
         "This Weft session was run by another agent ({from}) until now; you ({to}) take it over from here. \
          The workspace is {workdir}. Continue from the conversation below as if you had taken part in it."
     );
-    if left_out > 0 {
+    if dropped > 0 {
         out.push_str(&format!(
-            " ({left_out} earlier turn(s) are left out to keep this short.)"
+            " ({dropped} of the oldest turn(s) are left out to keep this short.)"
         ));
+    }
+    if !digest.is_empty() {
+        out.push_str(&format!(
+            "\n\nEarlier turns, condensed to one line each (the start of the prompt and of the reply; {} turn(s)):\n",
+            digest.len()
+        ));
+        out.push_str(&digest.join("\n"));
     }
     out.push_str("\n\n<conversation>\n");
     out.push_str(&turns.join("\n\n---\n\n"));
@@ -115,17 +188,58 @@ mod tests {
     }
 
     #[test]
-    fn a_long_history_keeps_its_newest_turns() {
-        let big = "x".repeat(5_000);
+    fn attachments_are_named_in_the_turn_they_came_with() {
+        let mut t = turn("native", "what is this?", "a red square");
+        t.attachments = vec!["/w/shot.png".into(), "/w/notes.md".into()];
+        let h = text("native", "claude", "/w", &[t]);
+        assert!(
+            h.contains(
+                "User: what is this? [image: shot.png] [file: /w/notes.md]\n\nnative: a red square"
+            ),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn a_long_history_keeps_its_newest_turns_whole_and_condenses_the_older() {
         let history: Vec<UniversalSnapshot> = (0..20)
-            .map(|i| turn("claude", &format!("prompt {i}"), &big))
+            .map(|i| {
+                let reply = format!("reply {i} starts here.\n{}", "x".repeat(5_000));
+                turn("claude", &format!("prompt {i}\nwith more lines"), &reply)
+            })
             .collect();
         let h = text("claude", "codex", "/w", &history);
-        assert!(h.len() < MAX_CHARS + 2_000, "{}", h.len());
+        assert!(h.len() < MAX_CHARS + DIGEST_CHARS + 2_000, "{}", h.len());
         assert!(
-            h.contains("prompt 19") && !h.contains("prompt 0\n"),
-            "newest kept"
+            h.contains("User: prompt 19\nwith more lines"),
+            "newest whole"
         );
-        assert!(h.contains("earlier turn(s) are left out"));
+        // The oldest is still there, condensed: its prompt and the start of its reply.
+        assert!(
+            h.contains("- User: prompt 0 | claude: reply 0 starts here."),
+            "{h}"
+        );
+        assert!(h.contains("condensed to one line each"));
+        assert!(!h.contains("left out"), "nothing dropped: {h}");
+        let condensed = h.split("<conversation>").next().unwrap_or_default();
+        assert!(!condensed.contains("xxxxx"), "a condensed turn is one line");
+    }
+
+    #[test]
+    fn past_the_digest_budget_the_oldest_are_left_out_and_counted() {
+        let history: Vec<UniversalSnapshot> = (0..400)
+            .map(|i| {
+                turn(
+                    "claude",
+                    &format!("prompt {i} {}", "p".repeat(200)),
+                    &"y".repeat(2_000),
+                )
+            })
+            .collect();
+        let h = text("claude", "codex", "/w", &history);
+        assert!(h.len() < MAX_CHARS + DIGEST_CHARS + 2_000, "{}", h.len());
+        assert!(h.contains("of the oldest turn(s) are left out"), "{h}");
+        assert!(!h.contains("- User: prompt 0 "), "the oldest went first");
+        assert!(h.contains("prompt 399"));
     }
 }

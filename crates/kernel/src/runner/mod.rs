@@ -5,8 +5,15 @@
 //! are numbered under that lock, so a subscriber that takes (snapshot, seq, receiver)
 //! under it sees every later patch exactly once and in order.
 
+mod accounts_switch;
 mod ask;
 mod handover;
+mod queue;
+mod switch;
+
+use queue::queued_list;
+pub(crate) use switch::chosen;
+use switch::{with_handover, Switch};
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -20,7 +27,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
     Accumulator, ClientEnv, DriverEvent, Interaction, InteractionResponse, PatchEvent, Phase,
-    QueuedPrompt, SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
+    SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
 };
 
 use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
@@ -38,6 +45,10 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 const SESSION_CHANNEL: usize = 4096;
 
 const TITLE_CHARS: usize = 80;
+
+/// A turn made the running one: its driver input, its stop token, whether it is the
+/// agent's own terminal.
+type Begun = (AgentTurnInput, CancellationToken, bool);
 
 /// A prompt waiting to run.
 #[derive(Debug, Clone)]
@@ -97,17 +108,6 @@ struct State {
     handover: Option<String>,
 }
 
-/// What the session ran on before a change of agent, to go back to if the new agent
-/// does not start.
-struct Switch {
-    driver: Arc<dyn AgentDriver>,
-    agent: String,
-    session_id: Option<String>,
-    model: Option<String>,
-    effort: Option<String>,
-    account: Option<String>,
-}
-
 struct Shared {
     key: String,
     /// The agent the session runs on now (it changes only between turns).
@@ -134,13 +134,18 @@ impl SessionRunner {
         env: Arc<KernelEnv>,
     ) -> Self {
         let (patches, _) = broadcast::channel(SESSION_CHANNEL);
+        let mut acc = Accumulator::new(snapshot);
+        // A switch asked for before this runner was (re)built still shows as in flight.
+        let recorded = (!acc.snapshot().agent.is_empty() && acc.snapshot().agent != record.agent)
+            .then(|| record.agent.clone());
+        let _ = acc.set_recorded_agent(recorded, acc.snapshot().updated_at);
         Self {
             shared: Arc::new(Shared {
                 key: record.session_key.clone(),
                 driver: Mutex::new(driver),
                 env,
                 state: Mutex::new(State {
-                    acc: Accumulator::new(snapshot),
+                    acc,
                     seq,
                     record,
                     queue: VecDeque::new(),
@@ -218,57 +223,26 @@ impl SessionRunner {
         (at, rx)
     }
 
-    /// Moves the idle session to `driver`'s agent: the key, history and transcript stay;
-    /// the next turn starts a new session of the new agent with a handover made from
-    /// `history` (oldest first). Refused while a turn runs or waits. If the new agent
-    /// fails to start, that turn's end puts the session back on the old one.
-    pub fn switch_agent(
-        &self,
-        driver: Arc<dyn AgentDriver>,
-        history: &[UniversalSnapshot],
-    ) -> Result<(), KernelError> {
-        let mut st = self.shared.state.lock();
-        if driver.id() == st.record.agent {
-            return Ok(());
-        }
-        if st.running.is_some() || !st.queue.is_empty() {
-            return Err(KernelError::Busy(format!(
-                "a turn is running or queued in this session: it can move from {} to {} only between turns (nothing was interrupted)",
-                st.record.agent,
-                driver.id()
-            )));
-        }
-        let from = st.record.agent.clone();
-        let text = handover::text(&from, driver.id(), &st.record.workdir, history);
-        let old = std::mem::replace(&mut *self.shared.driver.lock(), driver.clone());
-        st.switch = Some(Switch {
-            driver: old,
-            agent: from,
-            session_id: st.record.session_id.take(),
-            model: st.record.model.take(),
-            effort: st.record.effort.take(),
-            account: st.record.account.take(),
-        });
-        st.record.agent = driver.id().to_string();
-        st.handover = Some(text);
-        self.shared
-            .persist("session", self.shared.env.store.upsert_session(&st.record));
-        Ok(())
-    }
-
     /// Queues `task`; starts the worker when the session is idle.
     pub fn enqueue(&self, task: Task) {
         let mut st = self.shared.state.lock();
         st.queue.push_back(task);
-        if st.running.is_some() {
+        if !st.worker_active {
+            // Begun here, before the prompt is answered as accepted: a client that
+            // follows the session from then on sees its turn running. Begun by the
+            // worker, it was for a moment neither running nor in the snapshot's queue,
+            // and `weft run` took it for a prompt someone had taken out of the queue.
+            st.worker_active = true;
+            if let Some(first) = self.shared.begin_next(&mut st) {
+                let shared = self.shared.clone();
+                tokio::spawn(async move { shared.work(Some(first)).await });
+            }
+        } else {
+            // It waits behind a running turn, or for the worker between two turns or
+            // closing an idle agent process: shown as queued meanwhile.
             let queued = queued_list(&st.queue);
             let patch = st.acc.set_queued(queued, now_ms());
             self.shared.publish(&mut st, patch);
-        }
-        if !st.worker_active {
-            st.worker_active = true;
-            let shared = self.shared.clone();
-            tokio::spawn(async move { shared.work().await });
         }
     }
 
@@ -421,75 +395,6 @@ impl SessionRunner {
         });
         SteerOutcome::Queued
     }
-
-    /// Takes a queued prompt out of the queue: it never runs. Every client sees the
-    /// shorter queue in the snapshot's `queued`.
-    pub fn dequeue(&self, task_id: &str) -> Result<(), KernelError> {
-        let mut st = self.shared.state.lock();
-        let at = self.queued_at(&st, task_id)?;
-        st.queue.remove(at);
-        self.publish_queue(&mut st);
-        Ok(())
-    }
-
-    /// Moves a queued prompt to `position` (1 runs next); a position past the end moves
-    /// it last.
-    pub fn requeue(&self, task_id: &str, position: usize) -> Result<(), KernelError> {
-        if position == 0 {
-            return Err(KernelError::BadRequest(
-                "a queue position starts at 1 (the next prompt to run)".into(),
-            ));
-        }
-        let mut st = self.shared.state.lock();
-        let at = self.queued_at(&st, task_id)?;
-        let Some(task) = st.queue.remove(at) else {
-            return Ok(());
-        };
-        let to = (position - 1).min(st.queue.len());
-        st.queue.insert(to, task);
-        self.publish_queue(&mut st);
-        Ok(())
-    }
-
-    fn queued_at(&self, st: &State, task_id: &str) -> Result<usize, KernelError> {
-        st.queue
-            .iter()
-            .position(|t| t.task_id == task_id && !t.terminal)
-            .ok_or_else(|| {
-                KernelError::BadRequest(format!(
-                    "no prompt `{task_id}` is queued in session `{}` (it may have started or been removed already)",
-                    self.shared.key
-                ))
-            })
-    }
-
-    fn publish_queue(&self, st: &mut State) {
-        let queued = queued_list(&st.queue);
-        let patch = st.acc.set_queued(queued, now_ms());
-        self.shared.publish(st, patch);
-    }
-
-    pub fn is_busy(&self) -> bool {
-        let st = self.shared.state.lock();
-        st.running.is_some() || !st.queue.is_empty()
-    }
-}
-
-fn queued_list(queue: &VecDeque<Task>) -> Vec<QueuedPrompt> {
-    queue
-        .iter()
-        .map(|t| QueuedPrompt {
-            task_id: t.task_id.clone(),
-            prompt: t.prompt.clone(),
-            steer: t.steer,
-        })
-        .collect()
-}
-
-/// The account a request names, as a session records it (`ambient`: none).
-pub(crate) fn chosen(account: &str) -> Option<String> {
-    let a = account.trim();
-    (!a.is_empty() && a != crate::ports::AMBIENT).then(|| a.to_string())
 }
 
 fn title_from(prompt: &str) -> String {
@@ -540,11 +445,16 @@ impl Shared {
 
     /// Takes the next task and makes it the running turn; `None` when the queue is empty
     /// (the worker then ends).
-    fn start_next(self: &Arc<Self>) -> Option<(AgentTurnInput, CancellationToken, bool)> {
+    fn start_next(self: &Arc<Self>) -> Option<Begun> {
         let mut st = self.state.lock();
+        self.begin_next(&mut st)
+    }
+
+    /// [`Self::start_next`] with the state already locked.
+    fn begin_next(&self, st: &mut State) -> Option<Begun> {
         if self.env.closing.load(std::sync::atomic::Ordering::SeqCst) {
             let left: Vec<Task> = st.queue.drain(..).collect();
-            self.record_not_run(&st, left);
+            self.record_not_run(st, left);
         }
         let Some(task) = st.queue.pop_front() else {
             st.worker_active = false;
@@ -574,6 +484,11 @@ impl Shared {
             model: st.record.model.clone(),
             effort: st.record.effort.clone(),
             prompt: task.prompt.clone(),
+            attachments: task
+                .attachments
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
             terminal: task.terminal,
             queued: queued_list(&st.queue),
             started_at: Some(now),
@@ -581,7 +496,7 @@ impl Shared {
             ..Default::default()
         };
         let patch = st.acc.replace(fresh);
-        self.publish(&mut st, patch);
+        self.publish(st, patch);
         self.persist("session", self.env.store.upsert_session(&st.record));
         self.persist(
             "begin turn",
@@ -604,9 +519,9 @@ impl Shared {
                 },
                 now,
             );
-            self.publish(&mut st, patch);
+            self.publish(st, patch);
         }
-        let input = self.input_for(&st, &task);
+        let input = self.input_for(st, &task);
         Some((input, cancel, task.terminal))
     }
 
@@ -656,16 +571,11 @@ impl Shared {
             client_env: task.client_env.clone(),
             account: st.record.account.clone(),
             pack: task.pack.clone(),
+            fork: st.record.fork.clone(),
             ..Default::default()
         };
         input.system_prompt = self.env.prompt_builder.build(&input);
-        if input.session_id.is_none() {
-            if let Some(h) = &st.handover {
-                let mut all = vec![h.clone()];
-                all.extend(input.system_prompt.take());
-                input.system_prompt = Some(all.join("\n\n"));
-            }
-        }
+        with_handover(st, &mut input);
         input
     }
 
@@ -674,8 +584,9 @@ impl Shared {
         self.driver.lock().clone()
     }
 
-    async fn work(self: Arc<Self>) {
-        while let Some((mut input, cancel, terminal)) = self.start_next() {
+    /// Runs `first` (a turn already begun), then each queued task, until none is left.
+    async fn work(self: Arc<Self>, mut first: Option<Begun>) {
+        while let Some((mut input, cancel, terminal)) = first.take().or_else(|| self.start_next()) {
             let task_id = input.task_id.clone();
             let driver = self.driver();
             // Resolved outside the state lock: it may ask the OS secret store or run
@@ -755,7 +666,7 @@ impl Shared {
                 !st.queue.is_empty()
             };
             if queued {
-                self.work().await;
+                self.work(None).await;
             }
         })
     }
@@ -807,25 +718,8 @@ impl Shared {
             self.publish(&mut st, patch);
         }
         self.cancel_pending(&mut st, "the turn ended");
-        if let Some(sw) = st.switch.take() {
-            if st.record.session_id.is_some() {
-                st.handover = None;
-            } else {
-                let text = format!(
-                    "{} did not start, so the session stays on {}; its next turn runs there",
-                    st.record.agent, sw.agent
-                );
-                let patch = st.acc.apply(&DriverEvent::Notice { text }, now);
-                self.publish(&mut st, patch);
-                st.record.agent = sw.agent;
-                st.record.session_id = sw.session_id;
-                st.record.model = sw.model;
-                st.record.effort = sw.effort;
-                st.record.account = sw.account;
-                st.handover = None;
-                *self.driver.lock() = sw.driver;
-            }
-        }
+        self.settle_switch(&mut st, now);
+        self.after_limit(&mut st, now);
         let patch = st.acc.finish(error, incomplete, now);
         self.publish(&mut st, patch);
         if let Some(account) = st.running.as_ref().and_then(|r| r.account.clone()) {

@@ -18,7 +18,11 @@ async fn three_prompts_run_in_order_without_clobbering() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let key = a.session_key.clone();
-    wait_for(&loom, &key, "a running", running(&a.task_id)).await;
+    // Running from the moment it is accepted; the driver's first words come after.
+    wait_for(&loom, &key, "a started", |s| {
+        running(&a.task_id)(s) && s.text == "started a"
+    })
+    .await;
     let b = loom
         .prompt(prompt("b", Some(&key)))
         .await
@@ -421,4 +425,25 @@ async fn a_dequeued_prompt_never_runs_and_requeue_reorders_the_queue() {
         ["hold:q", "c", "d"],
         "b was dequeued: it never ran"
     );
+}
+
+/// A prompt to an idle session is its running turn by the time it is accepted, so a
+/// client that follows the session from then on (`weft run`) sees it at once; it was
+/// once neither running nor queued for a moment, and taken for a dequeued prompt.
+#[tokio::test]
+async fn an_accepted_prompt_is_running_before_the_answer_reaches_its_client() {
+    let driver = Arc::new(ScriptDriver::default());
+    let loom = loom_with(driver.clone());
+    let a = loom
+        .prompt(prompt("hold:a", None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = loom
+        .get_snapshot(&a.session_key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(at.snapshot.task_id.as_deref(), Some(a.task_id.as_str()));
+    assert_eq!(at.snapshot.phase, Phase::Streaming);
+    driver.release("a");
+    wait_for(&loom, &a.session_key, "a done", done_with(&a.task_id)).await;
 }

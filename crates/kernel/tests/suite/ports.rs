@@ -2,9 +2,11 @@
 
 use std::sync::Arc;
 
-use weft_kernel::ports::AutoCancel;
+use weft_kernel::ports::{AutoCancel, InteractionHandler};
 use weft_kernel::{run_turn, AgentTurnInput, Loom, LoomIO, TurnCallbacks};
-use weft_protocol::{InteractionResponse, Phase, PromptRequest};
+use weft_protocol::{
+    Choice, InteractRequest, Interaction, InteractionResponse, Phase, PromptRequest,
+};
 
 use super::support::*;
 
@@ -39,6 +41,89 @@ async fn auto_cancel_answers_interactions_at_once_and_says_so() {
         .await
         .unwrap_or_default()
         .is_empty());
+}
+
+/// Adds a choice of its own and carries it out as the agent's `yes`.
+struct AddsAChoice(parking_lot::Mutex<Vec<std::path::PathBuf>>);
+
+impl InteractionHandler for AddsAChoice {
+    fn on_interaction(&self, _: &str, _: &Interaction) -> Option<InteractionResponse> {
+        None
+    }
+    fn on_interaction_in(
+        &self,
+        _: &str,
+        _: &std::path::Path,
+        interaction: &mut Interaction,
+    ) -> Option<InteractionResponse> {
+        interaction.questions[0].choices.push(Choice {
+            label: "Mine".into(),
+            value: "mine".into(),
+        });
+        None
+    }
+    fn on_answer(
+        &self,
+        _: &str,
+        workdir: &std::path::Path,
+        interaction: &Interaction,
+        response: InteractionResponse,
+    ) -> InteractionResponse {
+        if response.value.as_deref() != Some("mine") {
+            return response;
+        }
+        assert!(interaction.questions[0]
+            .choices
+            .iter()
+            .any(|c| c.value == "mine"));
+        self.0.lock().push(workdir.to_path_buf());
+        let mut r = InteractionResponse::select("yes");
+        r.answers.insert("reason".into(), "carried out mine".into());
+        r
+    }
+}
+
+#[tokio::test]
+async fn the_handler_carries_out_its_own_choice_before_the_agent_gets_the_answer() {
+    let handler = Arc::new(AddsAChoice(parking_lot::Mutex::new(Vec::new())));
+    let loom = Loom::builder(std::env::temp_dir())
+        .driver(Arc::new(ScriptDriver::default()))
+        .default_agent("script")
+        .interaction_handler(handler.clone())
+        .in_memory()
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (answer, text) in [("mine", "answer=yes"), ("other", "answer=other")] {
+        let t = loom
+            .prompt(prompt("ask", None))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let key = t.session_key.clone();
+        let at = wait_for(&loom, &key, "pending", |s| s.interactions.len() == 1).await;
+        let asked = &at.snapshot.interactions[0];
+        assert_eq!(asked.questions[0].choices[0].value, "mine");
+        loom.interact(InteractRequest {
+            session_key: key.clone(),
+            prompt_id: asked.prompt_id.clone(),
+            response: InteractionResponse::select(answer),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        let at = wait_for(&loom, &key, "done", done_with(&t.task_id)).await;
+        assert_eq!(at.snapshot.text, text);
+        let notices = at.snapshot.notices.join("\n");
+        if answer == "mine" {
+            // The record keeps what the user picked, and what was made of it.
+            assert!(notices.contains("\"May I?\" answered Mine"), "{notices}");
+            assert!(
+                notices.contains("\"May I?\": carried out mine"),
+                "{notices}"
+            );
+        } else {
+            assert!(!notices.contains("carried out"), "{notices}");
+        }
+    }
+    assert_eq!(*handler.0.lock(), vec![std::env::temp_dir()]);
 }
 
 #[tokio::test]

@@ -95,6 +95,7 @@ impl AgentDriver for ScriptDriver {
         } else if prompt == "ask" {
             let answer = ctx
                 .ask_user(Interaction {
+                    verdict: None,
                     prompt_id: String::new(),
                     kind: InteractionKind::Permission,
                     title: "May I?".into(),

@@ -146,3 +146,75 @@ async fn an_idle_session_moves_to_another_agent_with_a_handover() {
     let agents: Vec<&str> = history.iter().map(|s| s.agent.as_str()).collect();
     assert_eq!(agents, ["script", "script", "other", "other", "other"]);
 }
+
+#[tokio::test]
+async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_from_running() {
+    let script = Arc::new(ScriptDriver::default());
+    let other = Arc::new(Other::default());
+    let loom = open(script.clone(), other.clone());
+    let me = weft_kernel::Caller::local();
+    let a = loom
+        .prompt(prompt("name the colour teal", None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let key = a.session_key.clone();
+    wait_for(&loom, &key, "first done", done_with(&a.task_id)).await;
+
+    // Refused while a turn runs, with the reason; the turn goes on, nothing moves.
+    let h = loom
+        .prompt(prompt("hold:x", Some(&key)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_for(&loom, &key, "hold running", running(&h.task_id)).await;
+    let refused = loom.switch_agent_as(&me, &key, "other").await;
+    let why = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(why.contains("only between turns"), "{why}");
+    assert!(loom.switch_agent_as(&me, &key, "nope").await.is_err());
+    script.release("x");
+    let at = wait_for(&loom, &key, "hold done", done_with(&h.task_id)).await;
+    assert_eq!(at.snapshot.recorded_agent, None);
+
+    // Idle: the switch is in flight until the next turn runs.
+    loom.switch_agent_as(&me, &key, "other")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = loom
+        .get_snapshot(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        at.snapshot.agent, "script",
+        "the agent that ran the last turn"
+    );
+    assert_eq!(at.snapshot.recorded_agent.as_deref(), Some("other"));
+
+    // A failed start: the turn shows the agent that failed, the record is back.
+    let n = loom
+        .prompt(prompt("nostart", Some(&key)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = wait_for(&loom, &key, "nostart done", done_with(&n.task_id)).await;
+    assert_eq!(at.snapshot.agent, "other");
+    assert_eq!(at.snapshot.recorded_agent.as_deref(), Some("script"));
+
+    // Again, and this time it starts: the next plain prompt runs on the new agent
+    // from the handover, and the two agree.
+    loom.switch_agent_as(&me, &key, "other")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = loom
+        .prompt(prompt("go on", Some(&key)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = wait_for(&loom, &key, "other done", done_with(&b.task_id)).await;
+    assert_eq!(at.snapshot.agent, "other");
+    assert_eq!(at.snapshot.recorded_agent, None);
+    let (_, system) = other.seen.lock().last().cloned().unwrap_or_default();
+    assert!(
+        system.unwrap_or_default().contains("name the colour teal"),
+        "the handover"
+    );
+    let history = loom.get_history(&key).await.unwrap_or_default();
+    let agents: Vec<&str> = history.iter().map(|s| s.agent.as_str()).collect();
+    assert_eq!(agents, ["script", "script", "other", "other"]);
+}

@@ -284,6 +284,149 @@ fn a_vanished_file_keeps_its_session_marked_source_gone_and_searchable() {
 }
 
 #[test]
+fn substrings_inside_words_and_across_them_are_found() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let key = format!("claude:{CLAUDE_ID}");
+    for q in [
+        "from-to",
+        "rom-to",
+        "i-from",
+        "hi-from-tool",
+        "echo hi",
+        "-from-",
+    ] {
+        let hits = f.search(q);
+        assert!(
+            hits.iter().any(|h| h.session_key == key),
+            "`{q}` finds the tool call: {hits:?}"
+        );
+    }
+    // Inside one word, shorter than a trigram, and CJK inside a longer run.
+    let text = fixture_text("claude_session.jsonl");
+    let path = f.claude_file();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}{}",
+            user_line("please call parse_config_v2 then 日本語のテキスト")
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    for q in ["arse_conf", "config_v", "本語", "のテキ", "v2"] {
+        let hits = f.search(q);
+        assert!(hits.iter().any(|h| h.session_key == key), "`{q}`: {hits:?}");
+    }
+    assert!(f.search("parse_confog").is_empty());
+}
+
+#[test]
+fn an_index_built_before_the_word_index_is_carried_over() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.path().join("weft.db");
+    let migrations = weft_store::schema::MIGRATIONS;
+    {
+        // The database as the previous build left it: excerpts in the trigram table.
+        let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+        let before = migrations
+            .iter()
+            .position(|m| m.contains("CREATE VIRTUAL TABLE lib_words"))
+            .unwrap_or_else(|| panic!("no word-index migration"));
+        for (i, sql) in migrations[..before].iter().enumerate() {
+            conn.execute_batch(sql).unwrap_or_else(|e| panic!("{e}"));
+            conn.pragma_update(None, "user_version", i as i64 + 1)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        conn.execute_batch(
+            "INSERT INTO lib_files (id, agent, home, path, size, mtime_ns, inode, head, indexed_off, meta, status)
+                 VALUES (1, 'claude', '/gone', '/gone/projects/-w/old.jsonl', 10, 1, 1, 1, 10, '{}', 'gone');
+             INSERT INTO lib_sessions (id, session_key, agent, native_id, file_id, home, title, title_src,
+                 created_at, updated_at, messages, turns, workdir, source_gone)
+                 VALUES (1, 'claude:old', 'claude', 'old', 1, '/gone', 'old one', 'prompt', 1, 2, 1, 1, '/w', 1);
+             INSERT INTO lib_turns (session_id, n, off, at) VALUES (1, 1, 0, 1);
+             INSERT INTO lib_docs (id, session_id, turn, off, at, kind) VALUES (7, 1, 1, 0, 1, 'prompt');
+             INSERT INTO lib_fts (rowid, text) VALUES (7, 'the wombat_migrator ran 日本語のテキスト');",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let store = Arc::new(SqliteStore::open(&db).unwrap_or_else(|e| panic!("{e}")));
+    let library = Library::open(&db, Vec::new(), Some(store)).unwrap_or_else(|e| panic!("{e}"));
+    for q in ["wombat_migrator", "bat_mig", "本語"] {
+        let hits = library
+            .search(&LibrarySearch {
+                query: q.into(),
+                ..Default::default()
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(hits.len(), 1, "`{q}`: {hits:?}");
+        assert_eq!(hits[0].session_key, "claude:old");
+    }
+    let page = library
+        .open_transcript("claude:old", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(page.turns[0].prompt.contains("wombat_migrator"), "{page:?}");
+}
+
+#[test]
+fn account_homes_and_codex_archived_sessions_are_indexed_with_their_account() {
+    let f = Fixture::new();
+    // A Claude login account's home (CLAUDE_CONFIG_DIR=<WEFT_HOME>/homes/claude/work1),
+    // made after the library was opened, and a rollout Codex archived.
+    let accounts = f.root.join("weft-home/homes");
+    let project = accounts.join("claude/work1/projects/-home-dev-acct");
+    std::fs::create_dir_all(&project).unwrap_or_else(|e| panic!("{e}"));
+    let text = fixture_text("claude_session.jsonl")
+        .replace(CLAUDE_ID, "7a7a7a7a-0000-4000-8000-000000000001")
+        .replace("hello turn one", "account turn one")
+        // Other model calls than the ambient session's (a copy's would count once).
+        .replace("\"id\":\"msg_", "\"id\":\"msg_acct_");
+    std::fs::write(
+        project.join("7a7a7a7a-0000-4000-8000-000000000001.jsonl"),
+        text,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let archived = f.root.join(".codex/archived_sessions");
+    std::fs::create_dir_all(&archived).unwrap_or_else(|e| panic!("{e}"));
+    let old = "01a22a6b-0000-7000-8000-00000000aaaa";
+    std::fs::write(
+        archived.join(format!("rollout-2026-10-01T00-00-00-{old}.jsonl")),
+        fixture_text("codex_rollout.jsonl").replace(CODEX_ID, old),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    f.library.index_accounts(&accounts);
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let all = f.all();
+    let acct = all
+        .iter()
+        .find(|s| s.session_key == "claude:7a7a7a7a-0000-4000-8000-000000000001")
+        .unwrap_or_else(|| panic!("the account's session is not listed: {all:?}"));
+    assert_eq!(acct.account.as_deref(), Some("work1"));
+    assert_eq!(acct.title, "account turn one");
+    assert!(acct
+        .home
+        .as_deref()
+        .is_some_and(|h| h.ends_with("homes/claude/work1")));
+    let ambient = all
+        .iter()
+        .find(|s| s.session_key == format!("claude:{CLAUDE_ID}"))
+        .unwrap_or_else(|| panic!("gone"));
+    assert_eq!(ambient.account, None);
+    assert!(
+        all.iter().any(|s| s.session_key == format!("codex:{old}")),
+        "the archived rollout is listed: {all:?}"
+    );
+    let by_account = f
+        .library
+        .usage(UsageBy::Account, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        by_account.iter().any(|r| r.key == "work1"),
+        "{by_account:?}"
+    );
+}
+
+#[test]
 fn bad_input_is_indexed_as_far_as_it_is_valid() {
     let f = Fixture::new();
     let dir = f.root.join(".claude/projects/-bad");
@@ -390,6 +533,7 @@ fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both()
         created_at: 1,
         updated_at: 2,
         account: None,
+        fork: None,
     };
     f.store
         .upsert_session(&record)

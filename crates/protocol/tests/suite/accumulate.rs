@@ -15,6 +15,7 @@ fn call(id: &str, summary: &str, status: ToolStatus, result: Option<&str>) -> To
         status,
         kind: ToolKind::Shell,
         parent_id: None,
+        changes: Vec::new(),
     }
 }
 

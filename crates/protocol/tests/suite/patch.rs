@@ -34,6 +34,7 @@ fn tool_call() -> impl Strategy<Value = ToolCall> {
             status,
             kind: ToolKind::Shell,
             parent_id,
+            changes: Vec::new(),
         })
 }
 
@@ -104,9 +105,11 @@ prop_compose! {
             task_id: ids.0,
             session_id: ids.1,
             agent: "echo".into(),
+            recorded_agent: None,
             model: ids.2,
             effort: ids.3,
             prompt: texts.0,
+            attachments: Vec::new(),
             text: texts.1,
             reasoning: texts.2,
             activity: texts.3,
@@ -118,7 +121,10 @@ prop_compose! {
             interactions: Vec::new(),
             queued: queued.into_iter().map(|prompt| QueuedPrompt { task_id: "t".into(), prompt, steer: false }).collect(),
             notices,
+            mcp_servers: Vec::new(),
+            commands: Vec::new(),
             error,
+            limit_hit: None,
             incomplete,
             terminal,
             started_at: times.0,

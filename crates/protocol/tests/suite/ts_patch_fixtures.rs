@@ -25,6 +25,7 @@ fn call(id: &str, status: ToolStatus, kind: ToolKind, parent: Option<&str>) -> T
         status,
         kind,
         parent_id: parent.map(Into::into),
+        changes: Vec::new(),
     }
 }
 
@@ -34,9 +35,11 @@ fn base() -> UniversalSnapshot {
         task_id: Some("t1".into()),
         session_id: Some("s-1".into()),
         agent: "echo".into(),
+        recorded_agent: None,
         model: Some("echo-1".into()),
         effort: None,
         prompt: "list the files, then \"quote\" <b>me</b>".into(),
+        attachments: Vec::new(),
         text: "Hello".into(),
         reasoning: "thinking".into(),
         activity: "call a running".into(),
@@ -84,7 +87,10 @@ fn base() -> UniversalSnapshot {
             steer: false,
         }],
         notices: Vec::new(),
+        mcp_servers: Vec::new(),
+        commands: Vec::new(),
         error: None,
+        limit_hit: None,
         incomplete: false,
         terminal: false,
         started_at: Some(1_700_000_000_000),
@@ -94,6 +100,7 @@ fn base() -> UniversalSnapshot {
 
 fn permission() -> Interaction {
     Interaction {
+        verdict: None,
         prompt_id: "p1".into(),
         kind: InteractionKind::Permission,
         title: "Run Bash?".into(),

@@ -40,6 +40,7 @@ fn export_all(dir: &Path) {
         Welcome,
         InboxItem,
         DaemonStatus,
+        SandboxStatus,
         Listening,
         TerminalAttached,
         LibrarySession,
@@ -47,10 +48,19 @@ fn export_all(dir: &Path) {
         TranscriptPage,
         LibraryProgress,
         UsageRow,
+        UsageBlock,
         AccountInfo,
         AccountTest,
         AccountUsageDay,
         AddAccountRequest,
+        McpList,
+        McpServerInfo,
+        McpServerStatus,
+        AgentInstall,
+        AccountSwitch,
+        AutoSwitch,
+        WorkspaceEntry,
+        WorkspaceFilesQuery,
     );
 }
 

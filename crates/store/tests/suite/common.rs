@@ -38,6 +38,7 @@ pub fn record(key: &str, workdir: &str, updated_at: i64) -> SessionRecord {
         created_at: 1_000,
         updated_at,
         account: None,
+        fork: None,
     }
 }
 

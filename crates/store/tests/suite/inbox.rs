@@ -11,6 +11,7 @@ fn asked(prompt_id: &str, task_id: &str, title: &str) -> AskedInteraction {
         session_key: "echo:a".into(),
         task_id: task_id.into(),
         interaction: Interaction {
+            verdict: None,
             prompt_id: prompt_id.into(),
             title: title.into(),
             ..Default::default()

@@ -72,6 +72,7 @@ fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {
         turn(&store, "echo:a", "t1", "first", "done before");
         let begun = UniversalSnapshot {
             interactions: vec![Interaction {
+                verdict: None,
                 prompt_id: "q1".into(),
                 title: "may I?".into(),
                 ..Default::default()
@@ -139,7 +140,13 @@ fn a_crash_mid_turn_keeps_the_partial_text_and_marks_the_turn_incomplete() {
     let store = open(&path);
     assert_eq!(store.history("echo:a").unwrap()[1], *t);
     assert_eq!(
-        count(&path, "SELECT COUNT(*) FROM events WHERE task_id = 't2'"),
+        count(
+            &path,
+            &format!(
+                "SELECT {} FROM events WHERE task_id = 't2'",
+                weft_store::EVENT_COUNT_SQL
+            )
+        ),
         6
     );
     assert_eq!(

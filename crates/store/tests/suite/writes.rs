@@ -7,19 +7,34 @@ use weft_store::{StoreError, BATCH_OPS};
 
 use super::common::*;
 
+/// Every event of a turn with its number, rows of several events taken apart.
 fn stored_events(path: &std::path::Path, task_id: &str) -> Vec<(i64, DriverEvent)> {
     let conn = raw(path);
     let mut statement = conn
         .prepare("SELECT n, event FROM events WHERE task_id = ?1 ORDER BY n")
         .unwrap();
-    statement
-        .query_map([task_id], |r| {
-            let json: String = r.get(1)?;
-            Ok((r.get(0)?, serde_json::from_str(&json).unwrap()))
-        })
+    let rows: Vec<(i64, String)> = statement
+        .query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .collect::<Result<_, _>>()
-        .unwrap()
+        .unwrap();
+    let mut out = Vec::new();
+    for (n, json) in rows {
+        for (i, e) in weft_store::row_events(&json).into_iter().enumerate() {
+            out.push((n + i as i64, e.unwrap()));
+        }
+    }
+    out
+}
+
+fn events_of(path: &std::path::Path, filter: &str) -> i64 {
+    count(
+        path,
+        &format!(
+            "SELECT {} FROM events {filter}",
+            weft_store::EVENT_COUNT_SQL
+        ),
+    )
 }
 
 #[test]
@@ -81,14 +96,9 @@ fn a_hundred_thousand_events_all_land() {
         N as f64 / queued.as_secs_f64(),
         N as f64 / written.as_secs_f64(),
     );
-    assert_eq!(
-        count(&path, "SELECT COUNT(*) FROM events WHERE task_id = 't1'"),
-        N as i64
-    );
-    assert_eq!(
-        count(&path, "SELECT MAX(n) FROM events WHERE task_id = 't1'"),
-        N as i64 - 1
-    );
+    assert_eq!(events_of(&path, "WHERE task_id = 't1'"), N as i64);
+    let numbers: Vec<i64> = stored_events(&path, "t1").iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, (0..N as i64).collect::<Vec<_>>());
 }
 
 #[test]
@@ -103,7 +113,7 @@ fn flush_makes_every_earlier_write_visible_to_other_connections() {
     store.flush().unwrap();
     assert_eq!(count(&path, "SELECT COUNT(*) FROM sessions"), 1);
     assert_eq!(count(&path, "SELECT COUNT(*) FROM turns"), 1);
-    assert_eq!(count(&path, "SELECT COUNT(*) FROM events"), 100);
+    assert_eq!(events_of(&path, ""), 100);
     // A flush with nothing queued returns too.
     store.flush().unwrap();
 }
@@ -138,10 +148,7 @@ fn flushes_from_many_threads_each_see_their_own_writes() {
                     store.append_event(&task, &text(&i.to_string())).unwrap();
                 }
                 store.flush().unwrap();
-                let n = count(
-                    store.path(),
-                    &format!("SELECT COUNT(*) FROM events WHERE task_id = '{task}'"),
-                );
+                let n = events_of(store.path(), &format!("WHERE task_id = '{task}'"));
                 assert_eq!(n, 2_000);
             });
         }
@@ -160,7 +167,7 @@ fn dropping_the_store_writes_everything_it_was_given() {
         }
         store.finish_turn("t1", &done("t1", "p", "r")).unwrap();
     }
-    assert_eq!(count(&path, "SELECT COUNT(*) FROM events"), 20_000);
+    assert_eq!(events_of(&path, ""), 20_000);
     assert_eq!(
         count(&path, "SELECT COUNT(*) FROM turns WHERE status = 'done'"),
         1
@@ -220,4 +227,65 @@ fn committed_is_a_barrier_other_readers_see_past_and_leaves_failures_to_flush() 
     // ...but the next flush's.
     assert!(matches!(store.flush(), Err(StoreError::Write(_))));
     store.flush().unwrap();
+}
+
+#[test]
+fn when_committed_is_called_once_every_earlier_write_is_committed() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for round in 1..=3 {
+        for i in 0..100 {
+            store
+                .append_event("t1", &text(&format!("{round}.{i},")))
+                .unwrap();
+        }
+        // What the daemon's transports wait on, without holding a thread, before they
+        // send a client the patches these events made.
+        let seen = path.clone();
+        let tx = tx.clone();
+        store.when_committed(move || {
+            let _ = tx.send(stored_events(&seen, "t1").len());
+        });
+    }
+    let counts: Vec<usize> = (0..3).map(|_| rx.recv().unwrap()).collect();
+    // Each sees at least what was queued before it (a later batch may already be in).
+    for (round, seen) in counts.iter().enumerate() {
+        assert!(*seen >= 100 * (round + 1), "{counts:?}");
+    }
+}
+
+#[test]
+fn a_turns_consecutive_events_share_rows_and_each_is_kept_and_rebuilt() {
+    const N: usize = 10_000;
+    let (_dir, path) = temp_db();
+    {
+        let store = open(&path);
+        store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
+        store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+        for i in 0..N {
+            store.append_event("t1", &text(&format!("{i} "))).unwrap();
+        }
+        store.flush().unwrap();
+        // Runs of one turn's events are joined within a transaction: far fewer rows.
+        let rows = count(&path, "SELECT COUNT(*) FROM events");
+        assert!(rows < N as i64 / 10, "{rows} rows for {N} events");
+        let events = stored_events(&path, "t1");
+        assert_eq!(events.len(), N);
+        for (i, (n, event)) in events.iter().enumerate() {
+            assert_eq!((*n, event), (i as i64, &text(&format!("{i} "))));
+        }
+        // Dropped without finish_turn: the next open rebuilds the turn from its rows.
+    }
+    let store = open(&path);
+    let t = &store.history("echo:a").unwrap()[0];
+    let want: String = (0..N).map(|i| format!("{i} ")).collect();
+    assert_eq!(t.text, want);
+    assert!(t.incomplete);
+    // A writer started after the crash numbers on after the last row's last event.
+    store.append_event("t1", &text("late")).unwrap();
+    store.flush().unwrap();
+    let events = stored_events(&path, "t1");
+    assert_eq!(events.last(), Some(&(N as i64, text("late"))));
 }

@@ -281,10 +281,21 @@ impl AnthropicServer {
         script: Script,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
+        Self::start_recording(script, shutdown, Recorder::default()).await
+    }
+
+    /// Like [`AnthropicServer::start_with_shutdown`], recording into `recorder` (one
+    /// [`Recorder::keeping_last`] a few for a long run: a resumed Claude session sends
+    /// its whole conversation in every request).
+    pub async fn start_recording(
+        script: Script,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+        recorder: Recorder,
+    ) -> io::Result<Self> {
         let responder = Arc::new(AnthropicResponder {
             script: Mutex::new(script),
         });
-        let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
+        let server = ScriptedServer::start_recording(responder.clone(), shutdown, recorder).await?;
         Ok(Self { server, responder })
     }
 

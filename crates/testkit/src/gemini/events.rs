@@ -152,6 +152,30 @@ impl Turn {
         }
     }
 
+    /// An HTTP error status with this JSON body.
+    pub fn status_body(code: u16, body: Value) -> Self {
+        Self {
+            kind: Kind::Status(code, body),
+            ..Self::new()
+        }
+    }
+
+    /// The API's 429 for a used-up daily quota: `RESOURCE_EXHAUSTED` with a
+    /// `QuotaFailure` naming a per-day quota, and a `RetryInfo`.
+    pub fn daily_quota_exhausted() -> Self {
+        Self::status_body(
+            429,
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "details": [
+                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                        "quotaValue": "50"}]},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "38s"}]}}),
+        )
+    }
+
     /// The connection is cut right after the headers.
     pub fn dropped() -> Self {
         Self {

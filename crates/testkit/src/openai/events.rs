@@ -167,6 +167,7 @@ pub struct Turn {
     output_tokens: u64,
     reasoning_tokens: u64,
     delta_delay: Option<Duration>,
+    headers: Vec<(String, String)>,
 }
 
 impl Default for Turn {
@@ -187,6 +188,24 @@ impl Turn {
             output_tokens: 7,
             reasoning_tokens: 0,
             delta_delay: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Adds a response header (codex reads its rate limits from
+    /// `x-codex-primary-used-percent`, `x-codex-primary-window-minutes`,
+    /// `x-codex-primary-reset-at` and the `secondary` ones).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// An HTTP error status with this JSON body (e.g. a 429 whose error says which
+    /// limit was reached).
+    pub fn status_body(code: u16, body: Value) -> Self {
+        Self {
+            kind: Kind::Status(code, body),
+            ..Self::new()
         }
     }
 
@@ -395,17 +414,20 @@ impl Turn {
 
     /// Renders the reply to `req`; `n` numbers default ids.
     pub fn render(&self, req: &ResponsesRequest, n: usize) -> Reply {
-        match &self.kind {
-            Kind::Status(code, body) => return Reply::json(*code, body),
-            Kind::DropAtOnce => return Reply::dropped(),
-            Kind::Response | Kind::Failed(..) => {}
-        }
-        let id = self.id.clone().unwrap_or_else(|| format!("resp_{n}"));
-        if req.stream() {
-            Reply::sse(self.sse_steps(req, &id, n))
-        } else {
-            Reply::json(200, &self.response_json(req, &id, n))
-        }
+        let mut reply = match &self.kind {
+            Kind::Status(code, body) => Reply::json(*code, body),
+            Kind::DropAtOnce => Reply::dropped(),
+            Kind::Response | Kind::Failed(..) => {
+                let id = self.id.clone().unwrap_or_else(|| format!("resp_{n}"));
+                if req.stream() {
+                    Reply::sse(self.sse_steps(req, &id, n))
+                } else {
+                    Reply::json(200, &self.response_json(req, &id, n))
+                }
+            }
+        };
+        reply.headers.extend(self.headers.iter().cloned());
+        reply
     }
 
     /// The whole reply as one non-streamed response object.

@@ -236,3 +236,31 @@ async fn injected_shutdown_cuts_a_hanging_stream() {
     assert!(body.contains("before hang"));
     assert!(!complete);
 }
+
+#[tokio::test]
+async fn a_recorder_keeping_the_last_few_holds_only_those_and_counts_every_request() {
+    let server = AnthropicServer::start_recording(
+        Script::new(),
+        std::future::pending(),
+        weft_testkit::Recorder::keeping_last(3),
+    )
+    .await
+    .unwrap();
+    for i in 0..20 {
+        let (status, _, complete) = post(
+            &server.base_url(),
+            "/v1/messages",
+            &messages(&format!("turn {i}"), false),
+        )
+        .await;
+        assert_eq!((status, complete), (200, true));
+    }
+    assert_eq!(server.recorder().len(), 20);
+    assert_eq!(server.recorder().kept(), 3);
+    let kept: Vec<String> = server
+        .messages_requests()
+        .iter()
+        .map(|r| r.last_user_text())
+        .collect();
+    assert_eq!(kept, ["turn 17", "turn 18", "turn 19"]);
+}

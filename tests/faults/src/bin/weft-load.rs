@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         duration: Duration::from_secs(args.first().copied().unwrap_or(60)),
         echo: args.get(1).copied().unwrap_or(16) as usize,
         claude: args.get(2).copied().unwrap_or(4) as usize,
+        min_patches: 0,
         weft,
     };
     let Ok(runtime) = tokio::runtime::Runtime::new() else {
@@ -49,7 +50,8 @@ fn main() -> ExitCode {
         &r.rereads[..2.min(r.rereads.len())]
     );
     println!(
-        "the client that read nothing until the end: {} patches folded, {} resyncs, {} snapshots re-read",
+        "the client that read nothing until the end: {} requests answered meanwhile, then {} patches folded, {} resyncs, {} snapshots re-read",
+        r.idle_replies,
         r.patches.last().copied().unwrap_or(0),
         r.idle_resyncs,
         r.rereads.last().copied().unwrap_or(0)

@@ -12,6 +12,27 @@ use weft_pty_rail_tests::*;
 use weft_testkit::openai::{when, Script, Turn};
 use weft_testkit::ResponsesServer;
 
+/// The environment both codex terminal tests run codex in: its own home, the scripted
+/// server as its provider, no sandbox or approvals of its own.
+pub(super) fn codex_env(home: &std::path::Path, server: &ResponsesServer) -> Vec<(String, String)> {
+    vec![
+        ("CODEX_HOME".to_string(), home.display().to_string()),
+        // codex runs commands in login shells: none of the user's profile.
+        ("HOME".into(), home.display().to_string()),
+        ("WEFT_CODEX_BASE_URL".into(), server.v1_url()),
+        (
+            "WEFT_CODEX_API_KEY_ENV".into(),
+            "WEFT_TEST_OPENAI_KEY".into(),
+        ),
+        ("WEFT_TEST_OPENAI_KEY".into(), "test-key".into()),
+        ("WEFT_CODEX_MAX_RETRIES".into(), "0".into()),
+        // A CODEX_HOME under /tmp cannot host the sandbox's helper.
+        ("WEFT_CODEX_SANDBOX".into(), "danger-full-access".into()),
+        ("WEFT_CODEX_APPROVAL_POLICY".into(), "never".into()),
+        ("WEFT_CODEX_CONFIG".into(), "model=\"mock-model\"".into()),
+    ]
+}
+
 #[tokio::test]
 async fn the_codex_terminal_runs_is_followed_and_hands_the_thread_back() {
     let Some(_) = require(
@@ -44,22 +65,7 @@ async fn the_codex_terminal_runs_is_followed_and_hands_the_thread_back() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let workdir = work.path().canonicalize().unwrap();
-    let env = vec![
-        ("CODEX_HOME".to_string(), home.path().display().to_string()),
-        // codex runs commands in login shells: none of the user's profile.
-        ("HOME".into(), home.path().display().to_string()),
-        ("WEFT_CODEX_BASE_URL".into(), server.v1_url()),
-        (
-            "WEFT_CODEX_API_KEY_ENV".into(),
-            "WEFT_TEST_OPENAI_KEY".into(),
-        ),
-        ("WEFT_TEST_OPENAI_KEY".into(), "sk-test".into()),
-        ("WEFT_CODEX_MAX_RETRIES".into(), "0".into()),
-        // A CODEX_HOME under /tmp cannot host the sandbox's helper.
-        ("WEFT_CODEX_SANDBOX".into(), "danger-full-access".into()),
-        ("WEFT_CODEX_APPROVAL_POLICY".into(), "never".into()),
-        ("WEFT_CODEX_CONFIG".into(), "model=\"mock-model\"".into()),
-    ];
+    let env = codex_env(home.path(), &server);
     let driver = Arc::new(CodexDriver::with_config(Config {
         stop_grace: Duration::from_secs(5),
         ..Config::default()

@@ -1,2 +1,3 @@
 mod codex;
+mod codex_fork;
 mod gemini;

@@ -112,6 +112,17 @@ describe("WeftClient requests", () => {
     expect(error).toMatchObject({ code: "unknownSession", message: "unknown session `echo:nope`" });
   });
 
+  it("fails every request in flight on an error the daemon could not attribute (id 0)", async () => {
+    const { link, client } = await connected();
+    const a = client.getSnapshot("echo:1").catch((e: unknown) => e);
+    const b = client.stop("echo:2").catch((e: unknown) => e);
+    link.push({ type: "error", id: 0, error: { code: "badRequest", message: "bad message: no id" } });
+    for (const e of [await a, await b]) {
+      expect(e).toBeInstanceOf(VerbError);
+      expect(e).toMatchObject({ code: "badRequest", message: "bad message: no id" });
+    }
+  });
+
   it("rejects at once with a VerbError when the link cannot send", async () => {
     const { link, client } = await connected();
     link.down = true;

@@ -8,6 +8,7 @@ import type {
   AgentInfo,
   ClientMessage,
   ClientRequest,
+  ExportFormat,
   InboxItem,
   InteractRequest,
   ModelInfo,
@@ -24,6 +25,7 @@ import type {
   ToolInfo,
   UniversalSnapshot,
   Welcome,
+  WorkspaceEntry,
 } from "../../generated";
 import type { FrameHandler, TerminalClient } from "../terminal/client";
 import { decodeFrame, type Frame } from "../terminal/stream";
@@ -57,6 +59,7 @@ export class WeftClient implements Transport, TerminalClient {
   readonly openUrl?: (url: string) => Promise<void>;
   readonly openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   readonly saveWindowSize?: () => Promise<void>;
+  readonly saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -82,6 +85,7 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.openUrl) this.openUrl = (url) => shell.openUrl!(url);
     if (shell.openPath) this.openPath = (path, workdir, reveal) => shell.openPath!(path, workdir, reveal);
     if (shell.saveWindowSize) this.saveWindowSize = () => shell.saveWindowSize!();
+    if (shell.saveExport) this.saveExport = (key, format) => shell.saveExport!(key, format);
   }
 
   connect(): Promise<void> {
@@ -117,6 +121,14 @@ export class WeftClient implements Transport, TerminalClient {
     switch (message.type) {
       case "reply":
       case "error": {
+        if (message.type === "error" && message.id === 0) {
+          // The daemon could not read which request this answers (ids start at 1): any
+          // request in flight may be it, and one left waiting would hang its caller.
+          const all = [...this.pending.values()];
+          this.pending.clear();
+          for (const p of all) p.reject(new VerbError(message.error));
+          return;
+        }
         const waiting = this.pending.get(message.id);
         if (!waiting) return;
         this.pending.delete(message.id);
@@ -200,6 +212,8 @@ export class WeftClient implements Transport, TerminalClient {
   listEffort = (agent: string) => this.request<string[]>({ type: "listEffort", agent });
   listTools = () => this.request<ToolInfo[]>({ type: "listTools" });
   listSkills = (workdir: string | null) => this.request<SkillInfo[]>({ type: "listSkills", workdir });
+  listWorkspaceFiles = (workspace: string, query: string, limit?: number) =>
+    this.request<WorkspaceEntry[]>({ type: "listWorkspaceFiles", workspace, query, limit: limit ?? null });
 
   // The surface's own.
   appInfo = (): Promise<AppInfo> => this.shell.appInfo((request) => this.request(request));

@@ -2,7 +2,7 @@
 // daemon; `WeftClient` (client.ts) does everything else (request ids, replies and
 // errors, patches, resyncs, terminal frames) the same way over any link. Two exist:
 // the desktop shell's IPC (tauri.ts) and a WebSocket (websocket.ts).
-import type { ClientMessage, ClientRequest, ServerMessage, Welcome } from "../../generated";
+import type { ClientMessage, ClientRequest, ExportFormat, ServerMessage, Welcome } from "../../generated";
 import type { AppInfo } from "../transport";
 
 /** What a link reports to its client. */
@@ -50,4 +50,5 @@ export interface Shell {
   openUrl?: (url: string) => Promise<void>;
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   saveWindowSize?: () => Promise<void>;
+  saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 }

@@ -74,18 +74,21 @@ describe("tauriLink", () => {
 
 describe("tauriShell", () => {
   it("is the shell's own commands and the folder dialog", async () => {
-    answer = async (command) => (command === "recent_workspaces" ? ["/a"] : null);
+    answer = async (command) => (command === "recent_workspaces" ? ["/a"] : command === "export_session" ? "/saved.md" : null);
     const shell = tauriShell();
     expect(await shell.recentWorkspaces()).toEqual(["/a"]);
     await shell.addRecentWorkspace("/b");
     await shell.removeRecentWorkspace("/b");
     await shell.openLog?.();
     expect(await shell.pickWorkspace?.()).toBe("/picked");
+    // Export names the session only: the shell picks the path in its own dialog.
+    expect(await shell.saveExport?.("claude:n1", "markdown")).toBe("/saved.md");
     expect(invoked.map((i) => [i.command, i.args])).toEqual([
       ["recent_workspaces", {}],
       ["add_recent_workspace", { path: "/b" }],
       ["remove_recent_workspace", { path: "/b" }],
       ["open_log", {}],
+      ["export_session", { sessionKey: "claude:n1", format: "markdown" }],
     ]);
   });
 });

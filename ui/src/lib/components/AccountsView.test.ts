@@ -1,19 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
-import type { AccountInfo, ClientRequest } from "../../generated";
-import { AccountsStore, limitsText } from "../accounts.svelte";
+import type { AccountInfo, AccountUsageDay, ClientRequest } from "../../generated";
+import { AccountsStore, limitsText, usageDayText } from "../accounts.svelte";
+import type { TerminalClient } from "../terminal/client";
 import type { Transport } from "../transport";
 import AccountsView from "./AccountsView.svelte";
 
 const account = (a: Partial<AccountInfo>): AccountInfo => ({
   id: "acct-1", agent: "claude", kind: "api-key", label: "work", homeDir: null, baseUrl: null, protocol: null,
-  models: [], env: {}, secret: { type: "store" }, limits: [], createdAt: 1, updatedAt: 1, ...a,
+  models: [], env: {}, secret: { type: "store" }, secretVar: null, limits: [], createdAt: 1, updatedAt: 1, ...a,
+});
+
+const day = (d: Partial<AccountUsageDay>): AccountUsageDay => ({
+  account: "acct-1", day: "2026-12-01", inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0,
+  costUsd: 0, unpricedTurns: 0, turns: 1, ...d,
 });
 
 /** A transport that answers the account verbs from a list and records every request. */
-function fake() {
+function fake(initial: AccountInfo[] = [], usage: AccountUsageDay[] = []) {
   const sent: ClientRequest[] = [];
-  let list: AccountInfo[] = [];
+  let list: AccountInfo[] = initial;
   const request = async (r: ClientRequest): Promise<unknown> => {
     sent.push(r);
     switch (r.type) {
@@ -29,6 +35,14 @@ function fake() {
       case "removeAccount":
         list = list.filter((a) => a.id !== r.account);
         return null;
+      case "accountUsage":
+        return usage;
+      case "loginAccount":
+        return { sessionKey: `login:${r.account}` };
+      case "listAgentInfo":
+        return [{ id: "echo" }, { id: "claude" }, { id: "kimi" }, { id: "native" }];
+      case "listAgentInstalls":
+        return [];
       default:
         throw { code: "badRequest", message: `unexpected ${r.type}` };
     }
@@ -64,5 +78,72 @@ describe("AccountsView", () => {
       limits: [{ window: "five_hour", status: "allowed_warning", usedPercent: 91.6, resetsAt: 10_000 + 2 * 3_600_000, seenAt: 1 }],
     });
     expect(limitsText(a, 10_000)).toBe("five_hour 92% (allowed_warning) · resets in 2h");
+  });
+
+  it("shows each account's usage per day, a day with unpriced turns as unknown", async () => {
+    const { transport } = fake(
+      [account({ id: "acct-1", label: "work" }), account({ id: "acct-2", label: "home" })],
+      [
+        day({ account: "acct-1", day: "2026-12-01", turns: 3, inputTokens: 1200, outputTokens: 300, cacheReadTokens: 50, costUsd: 0.0123 }),
+        day({ account: "acct-1", day: "2026-11-30", turns: 1, inputTokens: 10, outputTokens: 5, unpricedTurns: 1 }),
+        day({ account: "acct-2", day: "2026-12-01", turns: 2, inputTokens: 7, outputTokens: 9, costUsd: 0.5, unpricedTurns: 1 }),
+      ],
+    );
+    render(AccountsView, { accounts: new AccountsStore(transport), onclose: () => {} });
+    await waitFor(() => expect(screen.getAllByTestId("account-usage-day")).toHaveLength(3));
+    const work = document.querySelector('[data-account="acct-1"]')!;
+    const days = [...work.querySelectorAll('[data-testid="account-usage-day"]')].map((e) => e.textContent);
+    expect(days).toEqual(["2026-12-01 · 3 turns · 1,200 in · 300 out · 50 cache read · $0.0123", "2026-11-30 · 1 turn · 10 in · 5 out · cost unknown"]);
+    const home = document.querySelector('[data-account="acct-2"] [data-testid="account-usage-day"]')!;
+    expect(home.textContent).toBe("2026-12-01 · 2 turns · 7 in · 9 out · $0.5000 + unknown (1 unpriced)");
+  });
+
+  it("logs a login account in through the daemon's terminal, and only a login account", async () => {
+    const { sent, transport } = fake([account({ id: "acct-9", kind: "login", label: "sub", homeDir: "/h", secret: { type: "none" } }), account({})]);
+    const terminals = { close: async () => {}, attach: async () => {}, detach: async () => {}, write: async () => {}, resize: async () => {} } as unknown as TerminalClient;
+    render(AccountsView, { accounts: new AccountsStore(transport, terminals), onclose: () => {} });
+    await waitFor(() => expect(screen.getAllByTestId("account-row")).toHaveLength(2));
+    expect(screen.getAllByTestId("account-login")).toHaveLength(1);
+    await fireEvent.click(screen.getByTestId("account-login"));
+    await waitFor(() => expect(screen.getByTestId("account-login-pane").getAttribute("data-account")).toBe("acct-9"));
+    expect(sent.find((r) => r.type === "loginAccount")).toMatchObject({ account: "acct-9" });
+  });
+
+  it("words a usage day", () => {
+    expect(usageDayText(day({ turns: 2, inputTokens: 1000, outputTokens: 20, cacheWriteTokens: 5, costUsd: 1 }))).toBe(
+      "2026-12-01 · 2 turns · 1,000 in · 20 out · 5 cache write · $1.0000",
+    );
+  });
+
+  it("adds an ACP agent's env account with its secret variable, and a native endpoint with protocol and models", async () => {
+    const { sent, transport } = fake();
+    render(AccountsView, { accounts: new AccountsStore(transport), onclose: () => {} });
+    await waitFor(() => expect(screen.getByTestId("account-agent").querySelector('option[value="kimi"]')).toBeTruthy());
+    expect(screen.getByTestId("account-agent").querySelector('option[value="echo"]')).toBeNull();
+    await fireEvent.change(screen.getByTestId("account-agent"), { target: { value: "kimi" } });
+    await waitFor(() => expect((screen.getByTestId("account-kind") as HTMLSelectElement).value).toBe("env"));
+    await fireEvent.input(screen.getByTestId("account-label-input"), { target: { value: "kimi key" } });
+    await fireEvent.input(screen.getByTestId("account-env"), { target: { value: "KIMI_BASE_URL=http://127.0.0.1:9" } });
+    await fireEvent.input(screen.getByTestId("account-secret"), { target: { value: "sk-kimi" } });
+    expect((screen.getByTestId("account-add-submit") as HTMLButtonElement).disabled).toBe(true);
+    await fireEvent.input(screen.getByTestId("account-secret-var"), { target: { value: "KIMI_API_KEY" } });
+    await fireEvent.click(screen.getByTestId("account-add-submit"));
+    await waitFor(() => expect(sent.filter((r) => r.type === "addAccount")).toHaveLength(1));
+    expect(sent.find((r) => r.type === "addAccount")).toMatchObject({
+      agent: "kimi", kind: "env", env: { KIMI_BASE_URL: "http://127.0.0.1:9" }, secret: { type: "value", value: "sk-kimi" }, secretVar: "KIMI_API_KEY",
+    });
+
+    await fireEvent.change(screen.getByTestId("account-agent"), { target: { value: "native" } });
+    await waitFor(() => expect((screen.getByTestId("account-kind") as HTMLSelectElement).value).toBe("endpoint"));
+    await fireEvent.input(screen.getByTestId("account-label-input"), { target: { value: "local" } });
+    await fireEvent.input(screen.getByTestId("account-base-url"), { target: { value: "http://127.0.0.1:11434/v1" } });
+    await fireEvent.change(screen.getByTestId("account-protocol"), { target: { value: "openai-chat" } });
+    await fireEvent.input(screen.getByTestId("account-models"), { target: { value: "qwen3, llama3" } });
+    // A local server may want no key.
+    await fireEvent.click(screen.getByTestId("account-add-submit"));
+    await waitFor(() => expect(sent.filter((r) => r.type === "addAccount")).toHaveLength(2));
+    expect(sent.filter((r) => r.type === "addAccount")[1]).toMatchObject({
+      agent: "native", kind: "endpoint", protocol: "openai-chat", models: ["qwen3", "llama3"], secret: null, secretVar: null,
+    });
   });
 });

@@ -83,7 +83,8 @@ describe("InteractionDialog", () => {
       {
         ...permission,
         promptId: "p-danger",
-        detail: "Dangerous: dangerous command\n- deletes the home folder /home/u",
+        detail: "dangerous command\nIt runs in the OS sandbox.",
+        verdict: { command: "rm -rf ~", verdict: "dangerous", reasons: ["deletes the home folder /home/u", "recursive delete"] },
         questions: [
           {
             ...permission.questions[0],
@@ -92,14 +93,23 @@ describe("InteractionDialog", () => {
         ],
       },
     ]);
-    const detail = screen.getByTestId("interaction-detail");
-    expect(detail.classList.contains("dangerous")).toBe(true);
-    expect(detail.textContent).toContain("deletes the home folder");
+    const verdict = screen.getByTestId("interaction-verdict");
+    expect(verdict.classList.contains("dangerous")).toBe(true);
+    expect(verdict.dataset.verdict).toBe("dangerous");
+    expect(screen.getAllByTestId("verdict-reason").map((r) => r.textContent)).toEqual(["deletes the home folder /home/u", "recursive delete"]);
     expect(screen.getByTestId("choice-allowPrefix").textContent).toContain("Always allow `rm`");
   });
 
-  it("does not colour an ordinary detail", async () => {
-    await setup([permission]);
+  it("shows an unknown verdict uncoloured", async () => {
+    await setup([{ ...permission, promptId: "p-unknown", verdict: { command: "make", verdict: "unknown", reasons: [] } }]);
+    const verdict = screen.getByTestId("interaction-verdict");
+    expect(verdict.classList.contains("dangerous")).toBe(false);
+    expect(screen.queryAllByTestId("verdict-reason")).toHaveLength(0);
+  });
+
+  it("shows no verdict for a request without one", async () => {
+    await setup([{ ...permission, detail: "Dangerous: not a verdict, only text" }]);
+    expect(screen.queryByTestId("interaction-verdict")).toBeNull();
     expect(screen.getByTestId("interaction-detail").classList.contains("dangerous")).toBe(false);
   });
 

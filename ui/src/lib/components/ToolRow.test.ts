@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fireEvent, render, screen } from "@testing-library/svelte";
-import type { ToolCall } from "../../generated";
+import type { FileChange, ToolCall } from "../../generated";
 import ToolRow from "./ToolRow.svelte";
 
 const call = (input: unknown): ToolCall =>
@@ -24,5 +24,29 @@ describe("ToolRow", () => {
     render(ToolRow, { call: call({ command: "ls" }), onopen: () => {} });
     await fireEvent.click(screen.getByTestId("tool-row-toggle"));
     expect(screen.queryByTestId("tool-open-file")).toBeNull();
+  });
+
+  it("draws a call's normalized changes as a highlighted diff", async () => {
+    const change: FileChange = {
+      path: "src/a.rs",
+      kind: "modify",
+      diff: "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,2 @@\n fn main() {\n-    let x = 1;\n+    let x = 2;\n",
+    };
+    render(ToolRow, { call: { ...call({ file_path: "src/a.rs" }), changes: [change] } });
+    await fireEvent.click(screen.getByTestId("tool-row-toggle"));
+    const diff = screen.getByTestId("tool-diff");
+    expect(diff.querySelector(".d2h-file-name")?.textContent).toContain("src/a.rs");
+    expect(diff.querySelector(".d2h-ins .d2h-code-line-ctn")?.textContent).toContain("let x = 2;");
+    expect(diff.querySelector(".d2h-del .d2h-code-line-ctn")?.textContent).toContain("let x = 1;");
+    // Syntax highlighting (Rust by the file's extension).
+    expect(diff.querySelector(".d2h-ins .hljs-keyword")?.textContent).toBe("let");
+    expect(screen.queryByTestId("tool-input")).toBeNull();
+  });
+
+  it("parses no agent's input: an edit without changes shows its input, not a diff", async () => {
+    render(ToolRow, { call: call({ file_path: "src/a.rs", old_string: "a", new_string: "b" }) });
+    await fireEvent.click(screen.getByTestId("tool-row-toggle"));
+    expect(screen.queryByTestId("tool-diff")).toBeNull();
+    expect(screen.getByTestId("tool-input").textContent).toContain("old_string");
   });
 });

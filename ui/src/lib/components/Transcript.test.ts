@@ -132,4 +132,21 @@ describe("Transcript", () => {
     expect(t.calls.length).toBe(before);
     expect(app.error).toMatch(/does not follow tel/);
   });
+
+  it("names the agent that answered each turn (a session that changed agent shows both)", async () => {
+    const t = new FakeTransport();
+    const key = t.addSession("claude", "/work/demo", "moved");
+    t.emit(key, { taskId: "a", phase: "streaming", prompt: "first", agent: "claude", text: "" });
+    t.emit(key, { text: "from claude" });
+    t.finish(key);
+    t.emit(key, { taskId: "b", phase: "streaming", prompt: "second", agent: "codex", text: "" });
+    t.emit(key, { text: "from codex" });
+    t.finish(key);
+    const view = new SessionView(key, t);
+    await view.load();
+    render(Transcript, { view, app: new AppStore(t) });
+    flushSync();
+    await tick();
+    expect(screen.getAllByTestId("turn-agent").map((e) => e.textContent)).toEqual(["claude", "codex"]);
+  });
 });

@@ -50,11 +50,16 @@ pub(super) struct Run {
 }
 
 fn command(env: &ClaudeEnv, state: &std::path::Path, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = weft(env, state);
+    cmd.arg("run").args(args);
+    cmd
+}
+
+/// `weft` with the test's environment (what a daemon it starts runs claude with).
+pub(super) fn weft(env: &ClaudeEnv, state: &std::path::Path) -> tokio::process::Command {
     let claude = claude_bin().unwrap();
     let mut cmd = tokio::process::Command::new(weft_bin());
-    cmd.arg("run")
-        .args(args)
-        .env("WEFT_HOME", state)
+    cmd.env("WEFT_HOME", state)
         .env("WEFT_CLAUDE_BIN", claude)
         .env("WEFT_CLAUDE_BG_QUIET_MS", "1500")
         .current_dir(env.workdir())

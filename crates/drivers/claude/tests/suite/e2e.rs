@@ -410,3 +410,51 @@ async fn a_pending_permission_is_cancelled_when_the_turn_is_stopped() {
     assert!(snap.text.ends_with("next turn fine"), "{}", snap.text);
     driver.shutdown().await;
 }
+
+/// A Claude Edit's normalized change: the same shape a Codex apply_patch of the same
+/// edit gives (weft-codex's e2e `an_update_patch_is_the_same_change_shape_as_an_edit`).
+#[tokio::test]
+async fn an_edit_carries_its_change_as_a_unified_diff() {
+    let Some(_) = claude_bin() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let target = dir.join("notes.txt");
+    std::fs::write(&target, "one\ntwo\nthree\n").unwrap();
+    // Claude edits only a file it has read in the session.
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "toolu_r1",
+            "Read",
+            json!({"file_path": target.display().to_string()}),
+        ))
+        .turn_when(when::tool_result_for("toolu_r1"), Turn::new().tool_use(
+            "toolu_e1",
+            "Edit",
+            json!({"file_path": target.display().to_string(), "old_string": "two", "new_string": "2"}),
+        ))
+        .turn_when(when::tool_result_for("toolu_e1"), Turn::text_reply("Edited."));
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let mut input = env.input("t-edit", "edit the notes");
+    input.workdir = dir.clone();
+    let (result, snap) = run_turn(&driver, input, &sink).await;
+    assert!(result.ok, "{result:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "one\n2\nthree\n");
+    let edit = snap.tool_calls.iter().find(|c| c.id == "toolu_e1").unwrap();
+    assert_eq!(edit.status, ToolStatus::Done);
+    let shown = target.display().to_string();
+    let shown = shown.trim_start_matches('/');
+    assert_eq!(
+        edit.changes,
+        vec![weft_protocol::FileChange {
+            path: target.display().to_string(),
+            kind: weft_protocol::ChangeKind::Modify,
+            diff: format!(
+                "--- a/{shown}\n+++ b/{shown}\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+            ),
+        }]
+    );
+    driver.shutdown().await;
+}

@@ -1,8 +1,11 @@
+mod attachments;
 mod cli;
+mod commands;
 mod conformance;
 mod e2e;
 mod environment;
 mod failures;
+mod fork;
 mod lifecycle;
 mod policy;
 mod replay;

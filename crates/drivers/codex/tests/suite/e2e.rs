@@ -91,12 +91,76 @@ async fn a_file_change_asks_first_and_carries_its_diff() {
     assert_eq!(call.status, ToolStatus::Done);
     assert_eq!(call.input["changes"][0]["kind"], "add");
     assert_eq!(call.input["changes"][0]["diff"], "hello from the patch\n");
+    // The normalized change: an added file as a unified diff (what a Claude Write gives).
+    assert_eq!(call.changes.len(), 1, "{call:?}");
+    assert_eq!(call.changes[0].kind, weft_protocol::ChangeKind::Add);
+    assert!(call.changes[0].path.ends_with("hello.txt"), "{call:?}");
+    assert!(
+        call.changes[0].diff.starts_with("--- /dev/null\n+++ b/")
+            && call.changes[0]
+                .diff
+                .ends_with("hello.txt\n@@ -0,0 +1 @@\n+hello from the patch\n"),
+        "{}",
+        call.changes[0].diff
+    );
     assert!(call.summary.ends_with("hello.txt"), "{call:?}");
     assert_eq!(
         std::fs::read_to_string(work.path().join("hello.txt")).unwrap(),
         "hello from the patch\n"
     );
     assert_eq!(snap.text, "Patched.");
+    d.shutdown().await;
+}
+
+/// A Codex update patch's normalized change: the same shape a Claude Edit of the same
+/// edit gives (weft-claude's e2e `an_edit_carries_its_change_as_a_unified_diff`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_patch_is_the_same_change_shape_as_an_edit() {
+    let Some(bin) = require_codex() else { return };
+    let patch =
+        "*** Begin Patch\n*** Update File: notes.txt\n@@\n one\n-two\n+2\n three\n*** End Patch\n";
+    let model = CodexModel::start(
+        Script::new()
+            .turn_when(
+                when::user_text_contains("Edit the notes"),
+                Turn::new().patch("call_u", patch),
+            )
+            .turn_when(when::tool_output_for("call_u"), Turn::text_reply("Edited.")),
+    )
+    .await;
+    let config = catalog_with_mock_model(&bin, model.home.path()).await;
+    let model = model
+        .with("WEFT_CODEX_CONFIG", &config)
+        .with("WEFT_CODEX_APPROVAL_POLICY", "untrusted");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let target = dir.join("notes.txt");
+    std::fs::write(&target, "one\ntwo\nthree\n").unwrap();
+    let d = CodexDriver::with_config(fast_config());
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let (result, snap) = run_turn(&d, input(&model, &dir, "upd", "Edit the notes"), &sink).await;
+    assert!(result.ok, "{result:?} {snap:#?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "one\n2\nthree\n");
+    let call = snap
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "apply_patch")
+        .unwrap();
+    assert_eq!(call.status, ToolStatus::Done);
+    let shown = target.display().to_string();
+    let shown = shown.trim_start_matches('/');
+    assert_eq!(
+        call.changes,
+        vec![weft_protocol::FileChange {
+            path: target.display().to_string(),
+            kind: weft_protocol::ChangeKind::Modify,
+            diff: format!(
+                "--- a/{shown}\n+++ b/{shown}\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+            ),
+        }],
+        "{call:#?}"
+    );
     d.shutdown().await;
 }
 

@@ -1,7 +1,9 @@
+mod attachments;
 mod conformance;
 mod e2e;
 mod environment;
 mod failures;
+mod fork;
 mod policy;
 mod replay;
 mod support;

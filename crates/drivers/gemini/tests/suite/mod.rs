@@ -1,3 +1,4 @@
+mod attachments;
 mod conformance;
 mod environment;
 mod headless;

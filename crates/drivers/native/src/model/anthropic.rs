@@ -12,7 +12,7 @@ use super::sse::{self, Decoder};
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
-use crate::conversation::{Block, Message, Role};
+use crate::conversation::{raw_arguments, Block, Message, Role, RAW_KEY};
 
 /// How the client proves who it is.
 #[derive(Clone)]
@@ -124,10 +124,14 @@ fn block(b: &Block, origin: &str) -> Option<Value> {
             ..
         } if o == origin => json!({"type": "thinking", "thinking": text, "signature": sig}),
         Block::Reasoning { .. } => return None,
+        Block::Image {
+            media_type, data, ..
+        } => json!({"type": "image",
+                    "source": {"type": "base64", "media_type": media_type, "data": data}}),
         Block::ToolUse {
             id, name, input, ..
         } => {
-            let input = if input.is_object() && input.get("_raw").is_none() {
+            let input = if input.is_object() && raw_arguments(input).is_none() {
                 input.clone()
             } else {
                 json!({})
@@ -358,6 +362,6 @@ pub fn parse_args(text: &str) -> Value {
     }
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => v,
-        _ => json!({"_raw": text}),
+        _ => json!({ RAW_KEY: text }),
     }
 }

@@ -17,7 +17,7 @@ use super::sse::{self, Decoder};
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
-use crate::conversation::{Block, Message, Role};
+use crate::conversation::{raw_arguments, Block, Message, Role};
 
 /// A Chat Completions client at one endpoint.
 pub struct ChatClient {
@@ -77,16 +77,30 @@ fn push_message(out: &mut Vec<Value>, m: &Message) {
         Role::User => {
             // Tool results are messages of their own, before any text of the same turn.
             let mut text = Vec::new();
+            let mut images = Vec::new();
             for b in &m.blocks {
                 match b {
                     Block::ToolResult { id, content, .. } => {
                         out.push(json!({"role": "tool", "tool_call_id": id, "content": content}))
                     }
                     Block::Text { text: t } if !t.is_empty() => text.push(t.as_str()),
+                    Block::Image {
+                        media_type, data, ..
+                    } => images.push(json!({"type": "image_url",
+                        "image_url": {"url": format!("data:{media_type};base64,{data}")}})),
                     _ => {}
                 }
             }
-            if !text.is_empty() {
+            if !images.is_empty() {
+                // Content parts only when there is an image: a plain string is what
+                // every compatible server takes.
+                let mut parts = Vec::new();
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text.join("\n")}));
+                }
+                parts.extend(images);
+                out.push(json!({"role": "user", "content": parts}));
+            } else if !text.is_empty() {
                 out.push(json!({"role": "user", "content": text.join("\n")}));
             }
         }
@@ -95,7 +109,7 @@ fn push_message(out: &mut Vec<Value>, m: &Message) {
             let calls: Vec<Value> = m
                 .tool_uses()
                 .map(|(id, name, input)| {
-                    let arguments = match input.get("_raw").and_then(Value::as_str) {
+                    let arguments = match raw_arguments(input) {
                         Some(raw) => raw.to_string(),
                         None => input.to_string(),
                     };

@@ -13,7 +13,7 @@ use super::sse::{self, Decoder};
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
-use crate::conversation::{Block, Message, Role};
+use crate::conversation::{raw_arguments, Block, Message, Role};
 
 /// A Gemini client at one endpoint.
 pub struct GeminiClient {
@@ -68,8 +68,11 @@ fn content(m: &Message, origin: &str) -> Option<Value> {
             Block::Text { text } if text.is_empty() => None,
             Block::Text { text } => Some(json!({"text": text})),
             Block::Reasoning { .. } => None,
+            Block::Image { media_type, data, .. } => {
+                Some(json!({"inlineData": {"mimeType": media_type, "data": data}}))
+            }
             Block::ToolUse { id, name, input, signature } => {
-                let args = if input.is_object() && input.get("_raw").is_none() { input.clone() } else { json!({}) };
+                let args = if input.is_object() && raw_arguments(input).is_none() { input.clone() } else { json!({}) };
                 let mut part = json!({"functionCall": {"id": id, "name": name, "args": args}});
                 if let Some((o, sig)) = signature {
                     if o == origin {

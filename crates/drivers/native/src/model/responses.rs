@@ -13,7 +13,7 @@ use super::sse::{self, Decoder};
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
-use crate::conversation::{Block, Message, Role};
+use crate::conversation::{raw_arguments, Block, Message, Role};
 
 /// A Responses client at one endpoint.
 pub struct ResponsesClient {
@@ -67,12 +67,21 @@ impl ResponsesClient {
     }
 }
 
+/// `m` as Responses input items. A user's text and images go together in one
+/// `message` (`input_text`, `input_image` with a data URL), after any tool outputs.
 fn items(out: &mut Vec<Value>, m: &Message, origin: &str) {
+    let mut user_content: Vec<Value> = Vec::new();
     for b in &m.blocks {
         match (m.role, b) {
             (_, Block::Text { text }) if text.is_empty() => {}
-            (Role::User, Block::Text { text }) => out.push(json!({"type": "message", "role": "user",
-                "content": [{"type": "input_text", "text": text}]})),
+            (Role::User, Block::Text { text }) => {
+                user_content.push(json!({"type": "input_text", "text": text}))
+            }
+            (Role::User, Block::Image { media_type, data, .. }) => {
+                user_content.push(json!({"type": "input_image", "detail": "auto",
+                    "image_url": format!("data:{media_type};base64,{data}")}))
+            }
+            (Role::Assistant, Block::Image { .. }) => {}
             (Role::Assistant, Block::Text { text }) => out.push(json!({"type": "message",
                 "role": "assistant", "content": [{"type": "output_text", "text": text}]})),
             (_, Block::Reasoning { text, signature: Some(sig), origin: o, .. }) if o == origin => {
@@ -81,7 +90,7 @@ fn items(out: &mut Vec<Value>, m: &Message, origin: &str) {
             }
             (_, Block::Reasoning { .. }) => {}
             (_, Block::ToolUse { id, name, input, .. }) => {
-                let arguments = match input.get("_raw").and_then(Value::as_str) {
+                let arguments = match raw_arguments(input) {
                     Some(raw) => raw.to_string(),
                     None => input.to_string(),
                 };
@@ -91,6 +100,9 @@ fn items(out: &mut Vec<Value>, m: &Message, origin: &str) {
                 out.push(json!({"type": "function_call_output", "call_id": id, "output": content}))
             }
         }
+    }
+    if !user_content.is_empty() {
+        out.push(json!({"type": "message", "role": "user", "content": user_content}));
     }
 }
 

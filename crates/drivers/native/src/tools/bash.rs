@@ -9,7 +9,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use weft_protocol::ToolKind;
 
 use super::{args, field, first_line, Tool, ToolCx, ToolOutput};
@@ -79,7 +79,10 @@ impl Tool for Bash {
                 .unwrap_or(DEFAULT_TIMEOUT)
                 .clamp(1, MAX_TIMEOUT),
         );
-        let sandbox = crate::shell::sandbox_for(cx.env, cx.root());
+        let sandbox = match crate::shell::sandbox_for(cx.env, cx.root()) {
+            Ok(s) => s,
+            Err(e) => return ToolOutput::error(format!("{e}; the command did not run")),
+        };
         run_in(
             &a.command,
             cx.root(),
@@ -114,6 +117,24 @@ pub async fn run_in(
     sandbox: Option<&weft_sandbox::Policy>,
 ) -> ToolOutput {
     let line = format!("exec 2>&1\n{}", command);
+    // A sandbox started ahead for this session, when one waits: the line is all it needs.
+    let warm = match sandbox.and_then(|p| super::warm::take(p, env, root)) {
+        Some(mut c) => match c.stdin.take() {
+            Some(mut stdin) => {
+                let sent = stdin.write_all(line.as_bytes()).await.is_ok();
+                drop(stdin);
+                sent.then_some(c)
+            }
+            None => None,
+        },
+        None => None,
+    };
+    if let Some(p) = sandbox {
+        super::warm::refill(p, env, root);
+    }
+    if let Some(child) = warm {
+        return finish(child, cancel, timeout).await;
+    }
     let mut cmd = match sandbox.and_then(|p| weft_sandbox::shell(p, &line)) {
         Some(c) => tokio::process::Command::from(c),
         None => {
@@ -130,10 +151,20 @@ pub async fn run_in(
         .stderr(std::process::Stdio::null())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
+    let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("cannot start bash: {e}")),
     };
+    finish(child, cancel, timeout).await
+}
+
+/// Reads what the started command writes and waits for it, killing its group at the
+/// end, on a timeout or on stop.
+async fn finish(
+    mut child: tokio::process::Child,
+    cancel: &tokio_util::sync::CancellationToken,
+    timeout: Duration,
+) -> ToolOutput {
     let mut group = Group(child.id().map(|p| p as i32));
     let Some(mut out) = child.stdout.take() else {
         return ToolOutput::error("bash gave no output pipe");

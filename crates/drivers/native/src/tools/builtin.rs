@@ -122,6 +122,7 @@ impl Tool for AskUser {
         let answer = cx
             .ctx
             .ask_user(Interaction {
+                verdict: None,
                 prompt_id: String::new(),
                 kind: InteractionKind::UserInput,
                 title: first_line(&a.question, 120),
@@ -147,10 +148,7 @@ impl Tool for AskUser {
                 }],
             })
             .await;
-        let value = answer
-            .value
-            .clone()
-            .or_else(|| answer.answers.values().next().cloned());
+        let value = answer.picked();
         match (answer.action, value) {
             (InteractAction::Select | InteractAction::Text, Some(v)) => {
                 ToolOutput::ok(format!("The user answered: {v}"))

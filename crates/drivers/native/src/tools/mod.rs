@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod fs;
 pub mod git;
 pub mod search;
+pub(crate) mod warm;
 pub mod workspace;
 
 use std::path::Path;
@@ -91,13 +92,36 @@ pub trait Tool: Send + Sync {
 /// A shared tool.
 pub type ToolRef = Arc<dyn Tool>;
 
-/// `input` as the tool's argument type, or the error the model is told.
-pub fn args<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, ToolOutput> {
-    if let Some(raw) = input.get("_raw").and_then(Value::as_str) {
-        return Err(ToolOutput::error(format!(
+/// The error for arguments no call may run with: not a JSON object, the parsers'
+/// marker for text that did not parse, or an object carrying the marker's key. The
+/// key is refused whatever its value, because the loop cannot tell a model's own
+/// `_raw` from the marker by anything but its shape, and a refusal here must never
+/// become a way around the guard chain.
+pub fn unusable_args(tool: &str, input: &Value) -> Option<ToolOutput> {
+    if let Some(raw) = crate::conversation::raw_arguments(input) {
+        return Some(ToolOutput::error(format!(
             "the arguments of {tool} are not a JSON object: {}",
             raw.chars().take(200).collect::<String>()
         )));
+    }
+    if !input.is_object() {
+        return Some(ToolOutput::error(format!(
+            "the arguments of {tool} are not a JSON object"
+        )));
+    }
+    let raw = crate::conversation::RAW_KEY;
+    input.get(raw).map(|_| {
+        ToolOutput::error(format!(
+            "the arguments of {tool} are not a JSON object Weft runs: the key `{raw}` is \
+             reserved (it marks arguments that did not parse); call {tool} again without it"
+        ))
+    })
+}
+
+/// `input` as the tool's argument type, or the error the model is told.
+pub fn args<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, ToolOutput> {
+    if let Some(refusal) = unusable_args(tool, input) {
+        return Err(refusal);
     }
     serde_json::from_value(input.clone())
         .map_err(|e| ToolOutput::error(format!("bad arguments for {tool}: {e}")))
@@ -121,20 +145,42 @@ pub fn first_line(s: &str, max: usize) -> String {
 /// The most a tool result may hold before it is cut (the model is told).
 pub const OUTPUT_CAP: usize = 30_000;
 
-/// `content` cut to `cap` bytes (at a character boundary) with a note saying so.
+/// `content` cut (at a character boundary) with a note saying so, to at most `cap`
+/// bytes note included, so that capping it again changes nothing: a result may pass
+/// the cap on its way to the snapshot and again on its way to the model.
 pub fn cap_output(content: String, cap: usize) -> String {
     if content.len() <= cap {
         return content;
     }
     let total = content.len();
-    let mut end = cap;
+    let note = |end: usize| format!("\n[output capped: showing the first {end} of {total} bytes]");
+    // The note for a shorter cut is never longer, so this leaves room for it.
+    let mut end = cap.saturating_sub(note(cap).len());
     while !content.is_char_boundary(end) {
         end -= 1;
     }
     let mut cut = content;
     cut.truncate(end);
-    cut.push_str(&format!(
-        "\n[output capped: showing the first {end} of {total} bytes]"
-    ));
+    cut.push_str(&note(end));
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capped_output_fits_its_cap_note_included_and_capping_again_keeps_it() {
+        let text = "é".repeat(50_000);
+        let capped = cap_output(text, OUTPUT_CAP);
+        assert!(capped.len() <= OUTPUT_CAP, "{}", capped.len());
+        assert!(
+            capped.ends_with("of 100000 bytes]"),
+            "{}",
+            &capped[capped.len() - 80..]
+        );
+        assert!(capped.starts_with("éé"));
+        assert_eq!(cap_output(capped.clone(), OUTPUT_CAP), capped);
+        assert_eq!(cap_output("short".into(), OUTPUT_CAP), "short");
+    }
 }

@@ -1,5 +1,6 @@
 //! MCP tools from a real stdio MCP server (the rmcp fixture binary) and one over
-//! streamable HTTP, named mcp__<server>__<tool>, read-only only when the server says.
+//! streamable HTTP, named mcp__<server>__<tool>; each one counts as changing things,
+//! whatever its server says of it.
 
 use serde_json::json;
 use weft_protocol::{ToolKind, ToolStatus};
@@ -66,7 +67,7 @@ async fn tools_of_a_stdio_mcp_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mutating_mcp_tool_asks_and_a_read_only_one_does_not() {
+async fn every_mcp_tool_asks_even_one_its_server_calls_read_only() {
     let server = AnthropicServer::start(script()).await.unwrap();
     let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
     let dirs = Dirs::new();
@@ -91,7 +92,8 @@ async fn a_mutating_mcp_tool_asks_and_a_read_only_one_does_not() {
         .iter()
         .filter_map(|i| i.tool_name.clone())
         .collect();
-    assert_eq!(asked, ["mcp__fx__write_file"]);
+    // `echo` carries the server's readOnlyHint: a claim Weft does not take.
+    assert_eq!(asked, ["mcp__fx__echo", "mcp__fx__write_file"]);
     assert!(!dirs.work().join("from-mcp.txt").exists());
 }
 
@@ -155,4 +157,33 @@ async fn a_broken_mcp_server_is_a_notice_not_a_failed_turn() {
         "{:?}",
         snap.notices
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_mcp_result_is_capped_like_every_other() {
+    let long = "z".repeat(100_000);
+    let script = Script::new()
+        .turn(Turn::new().tool_use("e", "mcp__fx__echo", json!({ "text": long })))
+        .default_reply(Turn::text_reply("read it"));
+    let server = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let dirs = Dirs::new();
+    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
+    write(
+        &dirs.work(),
+        ".weft/mcp.json",
+        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
+    );
+    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "echo it", None)).await;
+    assert!(r.ok, "{r:?}");
+    let sent = server.messages_requests()[1].last_tool_result("e").unwrap();
+    assert!(
+        sent.len() <= weft_native::tools::OUTPUT_CAP
+            && sent.starts_with("fixture echo: zzz")
+            && sent.contains("output capped"),
+        "{} bytes",
+        sent.len()
+    );
+    let shown = snap.tool_calls.iter().find(|c| c.id == "e").unwrap();
+    assert_eq!(shown.result.as_deref(), Some(sent.as_str()));
 }

@@ -2,9 +2,11 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod agent;
+mod attachments;
 mod cli;
 mod conformance;
 mod extras;
+mod guard;
 mod mcp;
 mod packs;
 mod protocol;

@@ -1,11 +1,12 @@
 //! The bash tool through the permission step (rules, classifier, sandbox, mode,
-//! confirmation) and the chain's order when two steps would refuse.
+//! confirmation) and the chain's order when two steps would refuse (plan mode, the
+//! context fuse, hooks, rules).
 
 use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use weft_protocol::{permission, InteractionResponse};
+use weft_protocol::{permission, CommandRisk, InteractionResponse};
 use weft_testkit::sink::{self, TestSink};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
@@ -18,6 +19,32 @@ async fn one_bash(command: &str, mode: &str) -> (AnthropicServer, Vec<(String, S
     let s = AnthropicServer::start(script).await.unwrap();
     let env = endpoint_env("anthropic-messages", &s.base_url(), mode);
     (s, env)
+}
+
+/// The same bash call three times in a row, one per step (ids t1, t2, t3).
+async fn thrice(command: &str, mode: &str) -> (AnthropicServer, Vec<(String, String)>) {
+    let mut script = Script::new();
+    for id in ["t1", "t2", "t3"] {
+        script = script.turn(Turn::new().tool_use(id, "bash", json!({ "command": command })));
+    }
+    let s = AnthropicServer::start(script.default_reply(Turn::text_reply("done")))
+        .await
+        .unwrap();
+    let env = endpoint_env("anthropic-messages", &s.base_url(), mode);
+    (s, env)
+}
+
+/// What the model was told for t1, t2 and t3.
+fn three_results(s: &AnthropicServer) -> Vec<String> {
+    let reqs = s.messages_requests();
+    ["t1", "t2", "t3"]
+        .iter()
+        .map(|id| {
+            reqs.iter()
+                .find_map(|r| r.last_tool_result(id))
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 fn answer(sink: &TestSink, value: &'static str) {
@@ -38,9 +65,18 @@ async fn a_dangerous_command_asks_with_its_verdict_and_reasons() {
         1,
         "trusted mode still asks for a dangerous command"
     );
+    let verdict = asked[0].verdict.clone().unwrap_or_default();
+    assert_eq!(verdict.verdict, CommandRisk::Dangerous, "{verdict:?}");
+    assert_eq!(verdict.command, "rm -rf ~");
+    assert!(
+        verdict.reasons.iter().any(|r| r.contains("home folder")),
+        "{verdict:?}"
+    );
     let detail = asked[0].detail.clone().unwrap_or_default();
-    assert!(detail.starts_with(permission::DANGEROUS_PREFIX), "{detail}");
-    assert!(detail.contains("home folder"), "{detail}");
+    assert!(
+        !detail.contains("home folder"),
+        "the reasons are not repeated: {detail}"
+    );
     let choices: Vec<String> = asked[0].questions[0]
         .choices
         .iter()
@@ -189,6 +225,73 @@ async fn plan_mode_answers_before_the_hook_and_the_rules() {
     assert!(result.starts_with("refused by plan mode:"), "{result}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_answers_before_the_context_fuse() {
+    // Were the fuse first, it would see all three calls and refuse the third itself.
+    let (s, env) = thrice("touch x", "trusted").await;
+    let dirs = Dirs::new();
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::cancel()));
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "/plan go", None), &sink).await;
+    assert!(r.ok);
+    for result in three_results(&s) {
+        assert!(result.starts_with("refused by plan mode:"), "{result}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_fuse_answers_before_a_deny_rule_and_a_hook() {
+    // A deny rule (step 5) refuses the first two; on the third the fuse (step 2) would
+    // refuse too, and answers.
+    let (s, env) = thrice("rm -rf build", "trusted").await;
+    let dirs = Dirs::new();
+    write(
+        &dirs.work(),
+        ".weft/permissions.json",
+        r#"{"deny": ["rm"]}"#,
+    );
+    let (r, snap) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    assert!(r.ok);
+    let results = three_results(&s);
+    for result in &results[..2] {
+        assert!(
+            result.starts_with("refused by permission: denied by the rule `rm`"),
+            "{result}"
+        );
+    }
+    assert!(
+        results[2].starts_with("refused by context fuse:"),
+        "{}",
+        results[2]
+    );
+    let third = snap.tool_calls.iter().find(|c| c.id == "t3").unwrap();
+    assert!(third
+        .result
+        .clone()
+        .unwrap_or_default()
+        .starts_with("refused by context fuse:"));
+
+    // A PreToolUse hook (step 4) likewise.
+    write(
+        &dirs.work(),
+        ".weft/hooks.json",
+        r#"{"PreToolUse": [{"matcher": "bash", "command": "echo hook says no >&2; exit 2"}]}"#,
+    );
+    let (s, env) = thrice("rm -rf build", "trusted").await;
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    assert!(r.ok);
+    let results = three_results(&s);
+    assert_eq!(
+        results[..2],
+        ["refused by PreToolUse hooks: hook says no"; 2]
+    );
+    assert!(
+        results[2].starts_with("refused by context fuse:"),
+        "{}",
+        results[2]
+    );
+}
+
 fn sandbox_works() -> bool {
     let p = weft_sandbox::probe();
     if p.mechanism == weft_sandbox::Mechanism::Unavailable {
@@ -206,9 +309,11 @@ async fn bash_runs_in_the_sandbox() {
     // Not under the temp folder, which the sandbox leaves writable.
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let target = outside.path().join("escaped.txt");
+    let host_tmp = std::env::temp_dir().join(format!("weft-native-host-{}", std::process::id()));
     let cmd = format!(
-        "echo in > inside.txt; echo out > '{}'; echo x > .git/HEAD",
-        target.display()
+        "echo in > inside.txt; echo out > '{}'; echo x > .git/HEAD; echo s > \"$TMPDIR/scratch.txt\"; echo h > '{}'",
+        target.display(),
+        host_tmp.display()
     );
     let (s, env) = one_bash(&cmd, "trusted").await;
     let dirs = Dirs::new();
@@ -231,6 +336,21 @@ async fn bash_runs_in_the_sandbox() {
             "ref: refs/heads/main\n"
         );
     }
+    // Its temp space is the session's private folder, not the system /tmp.
+    let host_written = host_tmp.exists();
+    let _ = std::fs::remove_file(&host_tmp);
+    assert!(!host_written, "the system /tmp is writable: {result}");
+    let private: Vec<_> = std::fs::read_dir(dirs.state.path().join("sandbox-tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(private.len(), 1, "{private:?}");
+    assert!(private[0].join("scratch.txt").exists(), "{result}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&private[0]).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
 }
 
 fn marked_alive(marker: &str) -> bool {
@@ -358,4 +478,49 @@ async fn headless_yes_never_allows_a_dangerous_command_a_rule_can() {
         !ran.contains("denied") && ran.contains("exit code"),
         "{ran}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_started_ahead_is_not_used_after_git_or_weft_appears() {
+    if weft_sandbox::probe().mechanism != weft_sandbox::Mechanism::Bwrap {
+        eprintln!("SKIP: sandboxes are started ahead only for bubblewrap");
+        return;
+    }
+    // Each call leaves a sandbox waiting for the next; the one made before `.weft`
+    // existed has no read-only mount for it and must not run the second call.
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "t1",
+            "bash",
+            json!({"command": "mkdir .weft && echo one > a.txt"}),
+        ))
+        .turn(Turn::new().tool_use(
+            "t2",
+            "bash",
+            json!({"command": "echo bad > .weft/x; echo two > b.txt"}),
+        ))
+        .turn(Turn::new().tool_use(
+            "t3",
+            "bash",
+            json!({"command": "echo three > c.txt; echo $TMPDIR"}),
+        ))
+        .default_reply(Turn::text_reply("done"));
+    let s = AnthropicServer::start(script).await.unwrap();
+    let env = endpoint_env("anthropic-messages", &s.base_url(), "trusted");
+    let dirs = Dirs::new();
+    let sink = TestSink::new();
+    answer(&sink, permission::ALLOW);
+    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    assert!(r.ok);
+    let reqs = s.messages_requests();
+    let second = reqs[2].last_tool_result("t2").unwrap_or_default();
+    assert!(dirs.work().join("b.txt").exists(), "{second}");
+    assert!(
+        !dirs.work().join(".weft/x").exists(),
+        ".weft was writable in a sandbox made before it existed: {second}"
+    );
+    // The third call (a spare made for the same workspace state) runs as a cold one would.
+    let third = reqs[3].last_tool_result("t3").unwrap_or_default();
+    assert!(dirs.work().join("c.txt").exists(), "{third}");
+    assert!(third.contains("/tmp"), "{third}");
 }

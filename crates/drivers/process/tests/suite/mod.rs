@@ -1,3 +1,4 @@
 mod child;
 mod orphans;
 mod planted;
+mod version;

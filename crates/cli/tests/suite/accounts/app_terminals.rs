@@ -1,0 +1,187 @@
+//! The app's Log in and Install, through the daemon's own verbs: `loginAccount` runs
+//! `weft accounts login ID` and `installAgent` runs `weft agents install NAME` in a
+//! terminal of no session; bad input is a clear error naming what was wrong.
+
+use std::time::Duration;
+
+use weft_client::{Client, Home};
+use weft_protocol::{AgentInstall, ClientRequest, TerminalAttached};
+
+use crate::suite::support::{wait_for, Env};
+
+fn add(env: &Env, args: &[&str]) -> String {
+    let out = env
+        .cmd(args)
+        .env("WEFT_TEST_KEY", "sk-unused")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refuse_bad_input() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let login = add(
+        &env,
+        &[
+            "accounts", "add", "--agent", "claude", "--kind", "login", "--label", "max",
+        ],
+    );
+    let key_account = add(
+        &env,
+        &[
+            "accounts",
+            "add",
+            "--agent",
+            "claude",
+            "--kind",
+            "api-key",
+            "--label",
+            "k",
+            "--secret-env",
+            "WEFT_TEST_KEY",
+        ],
+    );
+    // The agent's login, as a stand-in that says what it was given and exits.
+    let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let seen = bin.path().join("seen.txt");
+    let script = bin.path().join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf 'args: %s\\nhome: %s\\n' \"$*\" \"$CLAUDE_CONFIG_DIR\" > '{}'\necho logged-in-stand-in\n",
+            seen.display()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut hello = weft_client::hello_with_env("test");
+    if let Some(vars) = hello.env.as_mut() {
+        vars.0
+            .insert("WEFT_CLAUDE_BIN".into(), script.display().to_string());
+    }
+    let (client, _events) = Client::connect(&Home::at(env.home.path()), hello)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let attached: TerminalAttached = client
+        .call(ClientRequest::LoginAccount {
+            account: login.clone(),
+            cols: Some(100),
+            rows: Some(20),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(attached.session_key, format!("login:{login}"));
+    let text = wait_for("the login stand-in to run", 30, || {
+        std::fs::read_to_string(&seen)
+            .ok()
+            .filter(|t| t.contains("home:"))
+    });
+    let home = env.home.path().join("homes/claude").join(&login);
+    assert!(text.contains("args: auth login"), "{text}");
+    assert!(
+        text.contains(&format!("home: {}", home.display())),
+        "{text}"
+    );
+    // Ended, it stays to be attached (its last screen) until closed.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let again: TerminalAttached = client
+        .call(ClientRequest::AttachTerminal {
+            session_key: attached.session_key.clone(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.session_key, attached.session_key);
+    client
+        .call::<()>(ClientRequest::CloseTerminal {
+            session_key: attached.session_key.clone(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let gone = client
+        .call::<TerminalAttached>(ClientRequest::AttachTerminal {
+            session_key: attached.session_key.clone(),
+        })
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it was accepted"));
+    assert!(gone.message.contains("no terminal is open"), "{gone:?}");
+
+    let unknown = client
+        .call::<TerminalAttached>(ClientRequest::LoginAccount {
+            account: "acct-nope".into(),
+            cols: None,
+            rows: None,
+        })
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it was accepted"));
+    assert!(
+        unknown.message.contains("unknown account `acct-nope`"),
+        "{unknown:?}"
+    );
+    let keyed = client
+        .call::<TerminalAttached>(ClientRequest::LoginAccount {
+            account: key_account.clone(),
+            cols: None,
+            rows: None,
+        })
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it was accepted"));
+    assert!(
+        keyed.message.contains("only login accounts log in"),
+        "{keyed:?}"
+    );
+    let vim = client
+        .call::<TerminalAttached>(ClientRequest::InstallAgent {
+            name: "vim".into(),
+            version: None,
+            cols: None,
+            rows: None,
+        })
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it was accepted"));
+    assert!(
+        vim.message.contains("not an agent Weft installs"),
+        "{vim:?}"
+    );
+    let option = client
+        .call::<TerminalAttached>(ClientRequest::InstallAgent {
+            name: "codex".into(),
+            version: Some("--registry=http://x".into()),
+            cols: None,
+            rows: None,
+        })
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it was accepted"));
+    assert!(option.message.contains("is not a version"), "{option:?}");
+
+    let installs: Vec<AgentInstall> = client
+        .call(ClientRequest::ListAgentInstalls {})
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = installs.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["claude", "codex", "gemini", "claude-agent-acp"]);
+    assert!(installs.iter().all(|i| !i.tested_version.is_empty()
+        && i.install_dir.as_deref()
+            == Some(
+                env.home
+                    .path()
+                    .join("agents")
+                    .display()
+                    .to_string()
+                    .as_str()
+            )));
+}

@@ -1,0 +1,122 @@
+//! Skills placed once in Weft (`$WEFT_HOME/skills`, `<ws>/.weft/skills`; see
+//! [`weft_kernel::skills`]), handed to every agent in its own skills location:
+//!
+//! - Claude: `--add-dir <state>/run/skills/<session>`, a folder of Weft's whose
+//!   `.claude/skills/` holds a link per skill (Claude loads the skills of an added
+//!   directory); the user's own folders are not written to;
+//! - Codex and Gemini: a link per skill in `.agents/skills/` (both read it): the global
+//!   skills in the agent's home's, the workspace's in the workspace's;
+//! - Weft's own agent reads Weft's folders itself (and skips the skills turned off).
+//!
+//! A user's own skill of the same name (in any of that agent's folders) keeps the name:
+//! the Weft skill is not linked there and `weft skills list` names the conflict.
+
+use std::path::{Path, PathBuf};
+
+use weft_kernel::mcp::McpServer;
+use weft_kernel::skills::{self, Skill, Source};
+use weft_kernel::{Plugin, SpawnContribution, SpawnCx};
+
+/// The plugin. Register it with `LoomBuilder::plugin`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SkillsPlugin;
+
+fn home_of(cx: &SpawnCx) -> Option<PathBuf> {
+    cx.input
+        .var("HOME")
+        .or_else(|| std::env::var("HOME").ok())
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The folder Claude is given with `--add-dir` for this session.
+pub fn claude_dir(state_dir: &Path, session_key: &str) -> PathBuf {
+    let key: String = session_key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    state_dir.join("run").join("skills").join(key)
+}
+
+impl Plugin for SkillsPlugin {
+    fn id(&self) -> &str {
+        "skills"
+    }
+
+    fn contribute_spawn(
+        &self,
+        cx: &SpawnCx,
+        _tools: &[McpServer],
+    ) -> Result<SpawnContribution, String> {
+        let state = &cx.input.state_dir;
+        let workdir = Some(cx.input.workdir.as_path());
+        let all = skills::find(state, workdir);
+        let on: Vec<&Skill> = all.iter().filter(|s| s.enabled).collect();
+        let roots: Vec<PathBuf> = skills::roots(state, workdir)
+            .into_iter()
+            .map(|r| r.1)
+            .collect();
+        let home = home_of(cx);
+        let report = |agent: &str, r: skills::Linked| {
+            for c in r.conflicts {
+                tracing::info!(
+                    session = %cx.input.session_key,
+                    "skills: {agent} keeps the user's own {} (the Weft skill of that name is not given)",
+                    c.display()
+                );
+            }
+        };
+        match cx.agent {
+            "claude" => {
+                let dir = claude_dir(state, &cx.input.session_key);
+                let folder = dir.join(".claude").join("skills");
+                if on.is_empty() && !folder.exists() {
+                    return Ok(SpawnContribution::default());
+                }
+                let mut taken = vec![cx.input.workdir.join(".claude").join("skills")];
+                taken.extend(home.iter().map(|h| h.join(".claude").join("skills")));
+                let r = skills::link_into(&folder, &on, &roots, &taken)?;
+                report("claude", r);
+                Ok(SpawnContribution {
+                    extra_args: vec!["--add-dir".into(), dir.display().to_string()],
+                    ..Default::default()
+                })
+            }
+            "codex" | "gemini" => {
+                let own = if cx.agent == "codex" {
+                    ".codex"
+                } else {
+                    ".gemini"
+                };
+                let (global, local): (Vec<&Skill>, Vec<&Skill>) =
+                    on.iter().partition(|s| s.source == Source::Global);
+                if let Some(h) = &home {
+                    let folder = h.join(".agents").join("skills");
+                    if !global.is_empty() || folder.exists() {
+                        let taken = [h.join(own).join("skills")];
+                        report(
+                            cx.agent,
+                            skills::link_into(&folder, &global, &roots, &taken)?,
+                        );
+                    }
+                }
+                let folder = cx.input.workdir.join(".agents").join("skills");
+                if !local.is_empty() || folder.exists() {
+                    let taken = [cx.input.workdir.join(own).join("skills")];
+                    report(
+                        cx.agent,
+                        skills::link_into(&folder, &local, &roots, &taken)?,
+                    );
+                }
+                Ok(SpawnContribution::default())
+            }
+            _ => Ok(SpawnContribution::default()),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Changing a session's agent (and account) between turns. The Weft session, its key,
+//! history and transcript stay; the new agent starts a new session of its own whose first
+//! turn starts from a handover. If it ends that turn without a session, the session goes
+//! back to the agent (and the session id, model and account) it ran on before.
+
+use std::sync::Arc;
+
+use weft_protocol::{DriverEvent, UniversalSnapshot};
+
+use super::{handover, SessionRunner, Shared, State};
+use crate::driver::{AgentDriver, AgentTurnInput};
+use crate::error::KernelError;
+
+/// What the session ran on before a change of agent, to go back to if the new agent
+/// does not start.
+pub(super) struct Switch {
+    driver: Arc<dyn AgentDriver>,
+    agent: String,
+    session_id: Option<String>,
+    model: Option<String>,
+    effort: Option<String>,
+    account: Option<String>,
+    fork: Option<weft_protocol::ForkOrigin>,
+}
+
+impl SessionRunner {
+    /// Moves the idle session to `driver`'s agent: the key, history and transcript stay;
+    /// the next turn starts a new session of the new agent with a handover made from
+    /// `history` (oldest first). Refused while a turn runs or waits. If the new agent
+    /// fails to start, that turn's end puts the session back on the old one.
+    pub fn switch_agent(
+        &self,
+        driver: Arc<dyn AgentDriver>,
+        history: &[UniversalSnapshot],
+    ) -> Result<(), KernelError> {
+        let mut st = self.shared.state.lock();
+        if driver.id() == st.record.agent {
+            return Ok(());
+        }
+        if st.running.is_some() || !st.queue.is_empty() {
+            return Err(KernelError::Busy(format!(
+                "a turn is running or queued in this session: it can move from {} to {} only between turns (nothing was interrupted)",
+                st.record.agent,
+                driver.id()
+            )));
+        }
+        let from = st.record.agent.clone();
+        let text = handover::text(&from, driver.id(), &st.record.workdir, history);
+        let old = std::mem::replace(&mut *self.shared.driver.lock(), driver.clone());
+        st.switch = Some(Switch {
+            driver: old,
+            agent: from,
+            session_id: st.record.session_id.take(),
+            model: st.record.model.take(),
+            effort: st.record.effort.take(),
+            account: st.record.account.take(),
+            // A fork point is the old agent's: the new one starts from the handover.
+            fork: st.record.fork.take(),
+        });
+        st.record.agent = driver.id().to_string();
+        st.handover = Some(text);
+        self.shared
+            .persist("session", self.shared.env.store.upsert_session(&st.record));
+        self.shared.show_recorded_agent(&mut st);
+        Ok(())
+    }
+}
+
+impl Shared {
+    /// At the end of the first turn after a change of agent: the switch is confirmed
+    /// when the new agent gave a session, otherwise undone.
+    pub(super) fn settle_switch(&self, st: &mut State, now: i64) {
+        if let Some(sw) = st.switch.take() {
+            if st.record.session_id.is_some() {
+                st.handover = None;
+            } else {
+                let text = format!(
+                    "{} did not start, so the session stays on {}; its next turn runs there",
+                    st.record.agent, sw.agent
+                );
+                let patch = st.acc.apply(&DriverEvent::Notice { text }, now);
+                self.publish(st, patch);
+                st.record.agent = sw.agent;
+                st.record.session_id = sw.session_id;
+                st.record.model = sw.model;
+                st.record.effort = sw.effort;
+                st.record.account = sw.account;
+                st.record.fork = sw.fork;
+                st.handover = None;
+                *self.driver.lock() = sw.driver;
+                self.show_recorded_agent(st);
+            }
+        }
+    }
+
+    /// Puts the record's agent in the snapshot's `recorded_agent` when it is not the
+    /// agent of the turn shown (a switch in flight or failed), and clears it otherwise.
+    pub(super) fn show_recorded_agent(&self, st: &mut State) {
+        let shown = &st.acc.snapshot().agent;
+        let recorded =
+            (!shown.is_empty() && *shown != st.record.agent).then(|| st.record.agent.clone());
+        let patch = st.acc.set_recorded_agent(recorded, crate::time::now_ms());
+        self.publish(st, patch);
+    }
+}
+
+/// The new agent's first turn (no session of its own yet) starts from the handover,
+/// ahead of the system prompt.
+pub(super) fn with_handover(st: &State, input: &mut AgentTurnInput) {
+    if input.session_id.is_none() {
+        if let Some(h) = &st.handover {
+            input.fresh = true;
+            let mut all = vec![h.clone()];
+            all.extend(input.system_prompt.take());
+            input.system_prompt = Some(all.join("\n\n"));
+        }
+    }
+}
+
+/// The account a request names, as a session records it (`ambient`: none).
+pub(crate) fn chosen(account: &str) -> Option<String> {
+    let a = account.trim();
+    (!a.is_empty() && a != crate::ports::AMBIENT).then(|| a.to_string())
+}

@@ -1,0 +1,200 @@
+//! Opening a session's transcript a page of turns at a time, from the agent's file
+//! (the byte range of the turns asked for), or from the excerpts the index kept when
+//! the file is gone.
+//!
+//! A fork's first turns may live in its parent's file: before the agent has written
+//! the fork (a fork Weft made, waiting for its first prompt), all of them; with Codex's
+//! paginated history, always: a forked rollout's `session_meta.history_base` names the
+//! parent thread and the byte offset its history ends at instead of copying it
+//! (observed with codex-cli 0.171.0). Those turns come first, then the fork's own.
+
+use rusqlite::params;
+use weft_protocol::{LibrarySession, TranscriptPage, UniversalSnapshot};
+
+use crate::{fork, query, transcript, Library, LibraryError};
+
+impl Library {
+    /// Turns `[start, start + limit)` of a native session's transcript (by default the
+    /// last `limit`, 50 unless given).
+    pub fn open_transcript(
+        &self,
+        key: &str,
+        start: Option<u32>,
+        limit: Option<u32>,
+    ) -> Result<TranscriptPage, LibraryError> {
+        let own = self.native(key)?;
+        let inherited = match &own {
+            Some(s) => self.codex_base(s)?,
+            None => {
+                let fork = self
+                    .fork_origin(key)?
+                    .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
+                let parent = self
+                    .native(&fork.parent_key)?
+                    .ok_or_else(|| LibraryError::Unknown(fork.parent_key.clone()))?;
+                let n = fork.turns.min(parent.turns);
+                Some((parent, n))
+            }
+        };
+        let k = inherited.as_ref().map_or(0, |(_, n)| *n);
+        let total = k + own.as_ref().map_or(0, |s| s.turns);
+        let limit = limit.unwrap_or(50).clamp(1, 1000);
+        let start = start.unwrap_or(total.saturating_sub(limit)).min(total);
+        let end = (start + limit).min(total);
+        let mut turns = Vec::new();
+        let mut gone = false;
+        if let Some((parent, _)) = inherited.as_ref().filter(|_| start < k) {
+            let (t, g) = self.turns_of(parent, start, end.min(k))?;
+            turns.extend(t);
+            gone |= g;
+        }
+        if let Some(own) = own.as_ref().filter(|_| end > k) {
+            let (t, g) = self.turns_of(own, start.max(k) - k, end - k)?;
+            turns.extend(t);
+            gone |= g;
+        }
+        Ok(TranscriptPage {
+            session_key: key.to_string(),
+            total,
+            start,
+            turns,
+            source_gone: gone,
+        })
+    }
+
+    /// The parent's session and how many of its turns a Codex fork's history starts
+    /// with, when its rollout refers to them (`history_base`) and the parent is indexed.
+    pub(crate) fn codex_base(
+        &self,
+        s: &LibrarySession,
+    ) -> Result<Option<(LibrarySession, u32)>, LibraryError> {
+        if s.agent != "codex" {
+            return Ok(None);
+        }
+        let Some((_, path, gone)) = self.file_of(&s.session_key)? else {
+            return Ok(None);
+        };
+        if gone {
+            return Ok(None);
+        }
+        let Some((parent_id, end)) = fork::codex_history_base(&path) else {
+            return Ok(None);
+        };
+        let parent_key = format!("codex:{parent_id}");
+        let Some(parent) = query::native_session(&self.read.lock(), &parent_key)? else {
+            return Ok(None);
+        };
+        let Some((psid, _, _)) = self.file_of(&parent_key)? else {
+            return Ok(None);
+        };
+        let n: u32 = self
+            .read
+            .lock()
+            .prepare_cached("SELECT COUNT(*) FROM lib_turns WHERE session_id = ?1 AND off < ?2")?
+            .query_row(params![psid, end as i64], |r| r.get(0))?;
+        Ok(Some((parent, n)))
+    }
+
+    /// Turns `[start, end)` of `session`'s own file, and whether the file is gone.
+    fn turns_of(
+        &self,
+        session: &LibrarySession,
+        start: u32,
+        end: u32,
+    ) -> Result<(Vec<UniversalSnapshot>, bool), LibraryError> {
+        let native_key = session.session_key.clone();
+        let (sid, path, gone) = self
+            .file_of(&native_key)?
+            .ok_or_else(|| LibraryError::Unknown(native_key.clone()))?;
+        let offsets: Vec<(u32, i64)> = {
+            let conn = self.read.lock();
+            let mut stmt = conn.prepare_cached(
+                "SELECT n, off FROM lib_turns WHERE session_id = ?1 AND n BETWEEN ?2 AND ?3 ORDER BY n",
+            )?;
+            let rows = stmt.query_map(params![sid, start + 1, end + 1], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let native_id = session.session_id.clone().unwrap_or_default();
+        let turns = if gone || !path.is_file() {
+            self.excerpt_turns(sid, start, end, session)?
+        } else if session.agent == "gemini" {
+            let all = transcript::read_page("gemini", &native_id, &path, 0, None)?;
+            all.into_iter()
+                .skip(start as usize)
+                .take((end - start) as usize)
+                .collect()
+        } else {
+            let from = offsets
+                .iter()
+                .find(|(n, _)| *n == start + 1)
+                .map(|o| o.1 as u64);
+            let until = offsets
+                .iter()
+                .find(|(n, _)| *n == end + 1)
+                .map(|o| o.1 as u64);
+            match from {
+                Some(from) => {
+                    transcript::read_page(&session.agent, &native_id, &path, from, until)?
+                }
+                None => Vec::new(),
+            }
+        };
+        Ok((turns, gone))
+    }
+
+    /// What the index kept of turns whose file is gone: the excerpts.
+    pub(crate) fn excerpt_turns(
+        &self,
+        sid: i64,
+        start: u32,
+        end: u32,
+        session: &LibrarySession,
+    ) -> Result<Vec<UniversalSnapshot>, LibraryError> {
+        let conn = self.read.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT d.turn, d.kind, d.at, d.text FROM lib_docs d
+             WHERE d.session_id = ?1 AND d.turn BETWEEN ?2 AND ?3 ORDER BY d.id",
+        )?;
+        let rows = stmt.query_map(params![sid, start + 1, end], |r| {
+            Ok((
+                r.get::<_, u32>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut out: Vec<UniversalSnapshot> = Vec::new();
+        for row in rows {
+            let (turn, kind, at, text) = row?;
+            if kind == "prompt" || out.is_empty() {
+                out.push(UniversalSnapshot {
+                    phase: weft_protocol::Phase::Done,
+                    agent: session.agent.clone(),
+                    session_id: session.session_id.clone(),
+                    started_at: Some(at),
+                    updated_at: at,
+                    incomplete: true,
+                    notices: vec![format!(
+                        "turn {turn}: the agent's file is gone; these are the excerpts Weft kept"
+                    )],
+                    ..Default::default()
+                });
+            }
+            if let Some(t) = out.last_mut() {
+                match kind.as_str() {
+                    "prompt" => t.prompt = text,
+                    _ => {
+                        if !t.text.is_empty() {
+                            t.text.push_str("\n\n");
+                        }
+                        t.text.push_str(&text);
+                    }
+                }
+                t.updated_at = at;
+            }
+        }
+        Ok(out)
+    }
+}

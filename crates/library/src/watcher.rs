@@ -1,0 +1,93 @@
+//! The indexer's thread: a first sweep, then the paths a `notify` watcher reports
+//! (a burst taken as one pass) and a sweep every [`SWEEP_EVERY`]. Folders that appear
+//! later (a new project, an account added) are watched from the next sweep.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+
+use crate::index::Indexer;
+
+/// How often the whole store is stat-swept besides the watcher.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// What the thread is told.
+pub(crate) enum Msg {
+    Paths(Vec<PathBuf>),
+    Stop,
+}
+
+/// Runs the indexer until `Stop` (or every sender is gone). `events` is the sender the
+/// watcher's callback uses.
+pub(crate) fn run(mut indexer: Indexer, events: mpsc::Sender<Msg>, rx: mpsc::Receiver<Msg>) {
+    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res {
+            if !ev.kind.is_access() {
+                let _ = events.send(Msg::Paths(ev.paths));
+            }
+        }
+    });
+    let mut watcher = match watcher {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("session library: no file watcher ({e}); sweeping only");
+            None
+        }
+    };
+    let mut watched: Vec<PathBuf> = Vec::new();
+    let mut watch_new = |watched: &mut Vec<PathBuf>, indexer: &Indexer| {
+        let Some(w) = watcher.as_mut() else { return };
+        for h in indexer.homes() {
+            for (dir, mode) in h
+                .session_roots()
+                .into_iter()
+                .map(|d| (d, RecursiveMode::Recursive))
+                .chain([(h.root.clone(), RecursiveMode::NonRecursive)])
+            {
+                if !watched.contains(&dir) && dir.is_dir() && w.watch(&dir, mode).is_ok() {
+                    watched.push(dir);
+                }
+            }
+        }
+    };
+    indexer.refresh_homes();
+    watch_new(&mut watched, &indexer);
+    if let Err(e) = indexer.sweep() {
+        tracing::warn!("session library: first index failed: {e}");
+    }
+    loop {
+        match rx.recv_timeout(SWEEP_EVERY) {
+            Ok(Msg::Paths(mut paths)) => {
+                // Take everything queued: one pass for a burst of writes.
+                let mut stop = false;
+                while let Ok(m) = rx.try_recv() {
+                    match m {
+                        Msg::Paths(p) => paths.extend(p),
+                        Msg::Stop => stop = true,
+                    }
+                }
+                paths.sort();
+                paths.dedup();
+                if paths.iter().any(|p| p.is_dir()) {
+                    watch_new(&mut watched, &indexer);
+                }
+                if let Err(e) = indexer.index_paths(&paths) {
+                    tracing::warn!("session library: indexing changes failed: {e}");
+                }
+                if stop {
+                    break;
+                }
+            }
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                indexer.refresh_homes();
+                watch_new(&mut watched, &indexer);
+                if let Err(e) = indexer.sweep() {
+                    tracing::warn!("session library: sweep failed: {e}");
+                }
+            }
+        }
+    }
+}

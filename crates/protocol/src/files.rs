@@ -1,0 +1,44 @@
+//! A workspace's files, for the composer's `@path` completion: the request names the
+//! workspace and what was typed after `@`; the reply lists matching paths relative to
+//! the workspace, best match first. The daemon walks the folder (respecting
+//! `.gitignore`, never leaving it); the mention itself travels as `@path` in the
+//! prompt's text.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What `listWorkspaceFiles` asks: the files of a workspace matching what follows `@`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceFilesQuery {
+    /// The workspace folder, absolute.
+    pub workspace: String,
+    /// What was typed after `@`: matched fuzzily against each relative path (empty:
+    /// the shallowest paths). A query naming a place outside the workspace (`..`, an
+    /// absolute path) is refused.
+    #[serde(default)]
+    pub query: String,
+    /// At most this many (default 50, at most 500).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// What a listed path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum WorkspaceEntryKind {
+    /// A file (or a link, which is listed but never followed).
+    File,
+    /// A folder.
+    Dir,
+}
+
+/// One path of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceEntry {
+    /// Relative to the workspace, `/`-separated.
+    pub path: String,
+    /// File or folder.
+    pub kind: WorkspaceEntryKind,
+}

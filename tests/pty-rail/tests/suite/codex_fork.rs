@@ -1,0 +1,158 @@
+//! A fork opened in codex's own TUI (the library's "Fork" of a Codex session, then the
+//! terminal pane): the terminal runs `codex fork PARENT`, so the first prompt typed
+//! there carries the parent's conversation; the snapshot learns the fork's own thread
+//! and shows only what was new in the fork; the parent's thread is left as it was.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use weft_codex::{CodexDriver, Config};
+use weft_kernel::ports::{MemoryStore, SessionStore};
+use weft_kernel::{Loom, LoomIO};
+use weft_protocol::{ForkOrigin, OpenTerminalRequest, Phase, PromptRequest, SessionRecord};
+use weft_pty_rail_tests::*;
+use weft_testkit::openai::{when, Script, Turn};
+use weft_testkit::ResponsesServer;
+
+#[tokio::test]
+async fn a_fork_opened_in_the_codex_terminal_forks_the_thread_there() {
+    let Some(_) = require(
+        weft_codex::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok()),
+        "codex",
+    ) else {
+        return;
+    };
+    let script = Script::new()
+        .rule(
+            when::user_text_contains("FORK TERMINAL"),
+            Turn::text_reply("FORK-TERMINAL-REPLY"),
+        )
+        .rule(
+            when::user_text_contains("PARENT AGAIN"),
+            Turn::text_reply("PARENT-AGAIN-REPLY"),
+        )
+        .rule(
+            when::user_text_contains("PARENT remember"),
+            Turn::text_reply("PARENT-REPLY papaya"),
+        );
+    let server = ResponsesServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let workdir = work.path().canonicalize().unwrap();
+    let env = super::codex::codex_env(home.path(), &server);
+    let driver = Arc::new(CodexDriver::with_config(Config {
+        stop_grace: Duration::from_secs(5),
+        ..Config::default()
+    }));
+    let store = Arc::new(MemoryStore::default());
+    let loom = Loom::builder(home.path().join(".weft"))
+        .driver(driver.clone())
+        .model_resolver(Arc::new(FixedEnv(env)))
+        .store(store.clone())
+        .open()
+        .unwrap();
+
+    // The parent: one structured turn on its own thread.
+    let parent = loom
+        .prompt(PromptRequest {
+            agent: Some("codex".into()),
+            workdir: Some(workdir.display().to_string()),
+            prompt: "PARENT remember the fruit".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let parent_key = parent.session_key.clone();
+    let snap = wait_snapshot(&loom, &parent_key, "the parent's turn", |s| {
+        s.task_id.as_deref() == Some(parent.task_id.as_str()) && s.phase == Phase::Done
+    })
+    .await;
+    assert_eq!(snap.text, "PARENT-REPLY papaya", "{snap:#?}");
+    let parent_thread = snap.session_id.clone().unwrap();
+
+    // The fork as the library records it: no thread of its own yet, forked at the end.
+    let fork_key = "codex:fork-in-the-terminal".to_string();
+    store
+        .upsert_session(&SessionRecord {
+            session_key: fork_key.clone(),
+            agent: "codex".into(),
+            session_id: None,
+            workdir: workdir.display().to_string(),
+            fork: Some(ForkOrigin {
+                parent_key: parent_key.clone(),
+                parent_id: parent_thread.clone(),
+                at: None,
+                turns: 1,
+                session_id: None,
+            }),
+            ..Default::default()
+        })
+        .unwrap();
+
+    let opened = loom
+        .open_terminal(OpenTerminalRequest {
+            session_key: Some(fork_key.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        opened.spec.args[..2],
+        ["fork".to_string(), parent_thread.clone()]
+    );
+    let bridge = spawn(&opened).unwrap();
+    wait_screen(&bridge, "the forked conversation", |s| {
+        s.contains("PARENT-REPLY papaya") && s.contains("for shortcuts")
+    })
+    .await;
+    submit(&bridge, "FORK TERMINAL which fruit?").await;
+    wait_screen(&bridge, "the fork's reply", |s| {
+        s.contains("FORK-TERMINAL-REPLY")
+    })
+    .await;
+    let asked = server
+        .responses_requests()
+        .into_iter()
+        .rev()
+        // The TUI also asks for a title, quoting the prompt: not that request.
+        .find(|r| r.last_user_text().starts_with("FORK TERMINAL"))
+        .unwrap();
+    assert!(asked.all_text().contains("PARENT-REPLY papaya"));
+
+    // The fork's thread is its own, and its snapshot holds only what the fork added.
+    let snap = wait_snapshot(&loom, &fork_key, "the fork's terminal turn", |s| {
+        s.text.contains("FORK-TERMINAL-REPLY") && s.session_id.is_some()
+    })
+    .await;
+    let fork_thread = snap.session_id.clone().unwrap();
+    assert_ne!(fork_thread, parent_thread);
+    assert!(!snap.text.contains("PARENT-REPLY"), "{snap:#?}");
+    drop(bridge);
+    loom.close_terminal(&fork_key).await.unwrap();
+
+    // The parent goes on without the fork's turn.
+    let again = loom
+        .prompt(PromptRequest {
+            session_key: Some(parent_key.clone()),
+            prompt: "PARENT AGAIN".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let snap = wait_snapshot(&loom, &parent_key, "the parent's second turn", |s| {
+        s.task_id.as_deref() == Some(again.task_id.as_str()) && s.phase == Phase::Done
+    })
+    .await;
+    assert_eq!(snap.session_id.as_deref(), Some(parent_thread.as_str()));
+    let asked = server
+        .responses_requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.last_user_text().starts_with("PARENT AGAIN"))
+        .unwrap();
+    assert!(asked.all_text().contains("PARENT-REPLY papaya"));
+    assert!(!asked.all_text().contains("FORK TERMINAL"));
+
+    loom.shutdown().await;
+    assert!(driver.live_pids().is_empty());
+}
