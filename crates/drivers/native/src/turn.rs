@@ -313,11 +313,22 @@ impl Turn<'_> {
         });
     }
 
-    /// Runs one call from the guard chain to its result.
-    async fn run_call(&self, id: &str, name: &str, input: &Value) -> ToolOutput {
-        // Against the file before the call runs: afterwards it is the new text.
+    /// Shows a call as running, with the changes it would make measured against the
+    /// files before it runs (afterwards they hold the new text).
+    fn announce(&self, id: &str, name: &str, input: &Value) -> Vec<weft_protocol::FileChange> {
         let changes = file_changes(self.workspace.root(), name, input);
         self.emit_call(id, name, input, ToolStatus::Running, None, &changes);
+        changes
+    }
+
+    /// Runs one announced call from the guard chain to its result.
+    async fn run_call(
+        &self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        changes: Vec<weft_protocol::FileChange>,
+    ) -> ToolOutput {
         let output = self.call_output(id, name, input).await;
         if !output.is_error {
             self.workspace.mark_used(name);
@@ -416,10 +427,18 @@ impl Turn<'_> {
                 self.planned = true;
             }
             let batch = &calls[i..j];
+            // Every call of a side-by-side batch shows as running before any runs: a
+            // read that finishes without yielding would otherwise end before the next
+            // one is even shown, and the batch would look (and be checked as) serial.
+            let announced: Vec<_> = batch
+                .iter()
+                .map(|(id, name, input)| self.announce(id, name, input))
+                .collect();
             let outs = join_all(
                 batch
                     .iter()
-                    .map(|(id, name, input)| self.run_call(id, name, input)),
+                    .zip(announced)
+                    .map(|((id, name, input), changes)| self.run_call(id, name, input, changes)),
             )
             .await;
             for ((id, name, _), out) in batch.iter().zip(outs) {
