@@ -10,7 +10,10 @@
 //!
 //! For the others (Gemini), and without a store, [`fork_file`] writes the fork
 //! itself: a new session file in the same home with the history up to that turn,
-//! under a new id, which the agent's own resume then continues. It writes what Claude
+//! under a new id, which the agent's own resume then continues. A Gemini chat is not
+//! cut by bytes (a `$set` patch may hold many turns in one line): the copy is whole and
+//! ends with the `{"$rewindTo": id}` record Gemini's own `/rewind` appends, naming the
+//! first user message after the turn, so Gemini (and the index) drop what follows. It writes what Claude
 //! Code's `--resume <id> --fork-session` (with `--resume-session-at`) would: every record is
 //! copied as it is (uuids, times, message ids and usage kept, so usage totals count
 //! the copied calls once) with its `sessionId` changed. Codex's copy gets a new
@@ -100,13 +103,23 @@ pub fn fork_point(
     Ok(found)
 }
 
-/// Copies `source` up to byte `until` (a turn's start; `None`: the whole file) into a
-/// new session of `agent` beside it.
+/// How much of the parent a fork written here keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep<'a> {
+    /// All of it.
+    All,
+    /// The lines before this byte (a turn's start).
+    Until(u64),
+    /// All lines, then a Gemini `$rewindTo` this message id (the next turn's prompt).
+    RewindTo(&'a str),
+}
+
+/// Copies what `keep` names of `source` into a new session of `agent` beside it.
 pub fn fork_file(
     agent: &str,
     source: &Path,
     old_id: &str,
-    until: Option<u64>,
+    keep: Keep<'_>,
 ) -> Result<Forked, LibraryError> {
     let id = new_id();
     let dir = source
@@ -134,7 +147,7 @@ pub fn fork_file(
         ));
     }
     let mut reader = LineReader::open(source, 0)?;
-    if let Some(end) = until {
+    if let Keep::Until(end) = keep {
         reader = reader.until(end);
     }
     let tmp = path.with_extension("jsonl.part");
@@ -173,12 +186,37 @@ pub fn fork_file(
         serde_json::to_writer(&mut out, &v)?;
         out.write_all(b"\n")?;
     }
+    if let Keep::RewindTo(id) = keep {
+        serde_json::to_writer(&mut out, &serde_json::json!({ "$rewindTo": id }))?;
+        out.write_all(b"\n")?;
+    }
     out.flush()?;
     drop(out);
     std::fs::rename(&tmp, &path)?;
     Ok(Forked {
         native_id: id,
         path,
+    })
+}
+
+/// The message id of turn `n`'s prompt in a Gemini chat, turns counted as the index
+/// counts them (the user's own prompts, not tool results or Gemini's injected context).
+fn gemini_prompt_id(path: &Path, n: u32) -> Result<String, LibraryError> {
+    let chat = crate::gemini::read_chat(path)?;
+    let prompt = chat
+        .messages
+        .iter()
+        .filter(|m| m.kind == "user")
+        .filter(|m| {
+            crate::gemini::content_text(m.content.as_deref())
+                .is_some_and(|t| crate::gemini::is_users_own(&t))
+        })
+        .nth(n as usize - 1)
+        .ok_or_else(|| LibraryError::Invalid(format!("the chat has no turn {n}")))?;
+    prompt.id.clone().ok_or_else(|| {
+        LibraryError::Invalid(format!(
+            "turn {n}'s prompt has no message id: the chat cannot be rewound to it"
+        ))
     })
 }
 
@@ -263,12 +301,12 @@ impl Library {
             let own = at.map(|n| n - inherited);
             return self.fork_by_agent(key, &session, sid, &path, own, at.unwrap_or(all));
         }
-        let until = match at {
-            None => None,
-            Some(_) if session.agent == "gemini" => {
-                return Err(LibraryError::Invalid(
-                    "a Gemini chat is forked at its end only".into(),
-                ))
+        let rewind_id;
+        let keep = match at {
+            None => Keep::All,
+            Some(n) if session.agent == "gemini" => {
+                rewind_id = gemini_prompt_id(&path, n + 1)?;
+                Keep::RewindTo(&rewind_id)
             }
             Some(n) => {
                 let off: i64 = self
@@ -276,11 +314,11 @@ impl Library {
                     .lock()
                     .prepare_cached("SELECT off FROM lib_turns WHERE session_id = ?1 AND n = ?2")?
                     .query_row(params![sid, n + 1], |r| r.get(0))?;
-                Some(off as u64)
+                Keep::Until(off as u64)
             }
         };
         let old = session.session_id.clone().unwrap_or_default();
-        let forked = fork_file(&session.agent, &path, &old, until)?;
+        let forked = fork_file(&session.agent, &path, &old, keep)?;
         self.index_paths(std::slice::from_ref(&forked.path))?;
         let new_key = format!("{}:{}", session.agent, forked.native_id);
         self.read.lock().execute(

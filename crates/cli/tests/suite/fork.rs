@@ -1,6 +1,7 @@
-//! `weft fork` of a Codex session: the fork is a Weft session whose first prompt has
-//! codex app-server fork the thread itself (`thread/fork`, `lastTurnId` at a turn).
-//! The real codex against the scripted Responses server, through the daemon.
+//! `weft fork` through the daemon, against the real agents and scripted servers: a
+//! Codex session (a Weft session whose first prompt has codex app-server fork the
+//! thread itself: `thread/fork`, `lastTurnId` at a turn) and a Gemini chat (a file
+//! Weft writes, which gemini's own `--resume` continues).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -206,4 +207,129 @@ async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
     let list = stdout_json(&weft(&["sessions", "--json"]));
     let row = find(&list, &fork_key).unwrap_or_else(|| panic!("{list}"));
     assert_eq!(row["turns"], 2, "the parent's turn and its own: {row}");
+}
+
+/// Gemini has no fork of its own: Weft writes the fork's chat file (a copy rewound to
+/// the turn with Gemini's own `$rewindTo` record) and the real gemini's `--resume`
+/// continues it with exactly that history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each() {
+    let Ok(bin) =
+        weft_agent_process::find_agent("gemini", &["WEFT_GEMINI_BIN"], &|n| std::env::var(n).ok())
+    else {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true and the real gemini CLI is missing"
+        );
+        eprintln!("SKIPPED: no gemini CLI found");
+        return;
+    };
+    use weft_testkit::{gemini, GeminiServer};
+    let mut script = gemini::Script::new().default_reply(gemini::Turn::text_reply("ok"));
+    for (needle, text) in [
+        ("first question", "echo-reply-one"),
+        ("second question", "foxtrot-reply-two"),
+        ("fork at one", "golf-reply-fork"),
+        ("fork at the end", "hotel-reply-fork"),
+    ] {
+        script = script.rule(
+            gemini::when::user_text_contains(needle),
+            gemini::Turn::text_reply(text).usage(11, 7),
+        );
+    }
+    let server = GeminiServer::start(script)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let env = Env::new();
+    let workdir = env.workdir();
+    let weft = |args: &[&str]| {
+        let mut cmd: Command = env.cmd(args);
+        cmd.env("HOME", home.path())
+            .env_remove("GEMINI_CLI_HOME")
+            .env("WEFT_GEMINI_BIN", &bin)
+            .env("GEMINI_API_KEY", "test-key")
+            .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
+            .env("GEMINI_CLI_NO_RELAUNCH", "true");
+        cmd.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let request_with = |prompt: &str| {
+        server
+            .main_requests()
+            .into_iter()
+            .find(|r| r.last_user_text().contains(prompt))
+            .map(|r| r.all_text())
+            .unwrap_or_else(|| panic!("no request carried {prompt}"))
+    };
+
+    let out = weft(&[
+        "run",
+        "--json",
+        "--agent",
+        "gemini",
+        "--workdir",
+        &workdir,
+        "first question",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let key = stdout_json(&out)["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let out = weft(&["run", "--json", "--session", &key, "second question"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(request_with("second question").contains("echo-reply-one"));
+    wait_for("both turns to be indexed", 30, || {
+        let list = stdout_json(&weft(&["sessions", "--json"]));
+        find(&list, &key).filter(|r| r["turns"] == 2).map(|_| ())
+    });
+
+    // After turn 1: the fork's history is turn 1, and gemini answers from there.
+    let out = weft(&["fork", &key, "--at", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let fork = stdout_json(&out);
+    let fork_key = fork["sessionKey"].as_str().unwrap_or_default().to_string();
+    assert!(fork_key.starts_with("gemini:") && fork_key != key, "{fork}");
+    assert_eq!(fork["turns"], 1, "{fork}");
+    assert_eq!(fork["relation"], "fork", "{fork}");
+    let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
+    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    let out = weft(&["run", "--json", "--session", &fork_key, "fork at one"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stdout_json(&out)["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("golf-reply-fork")));
+    let seen = request_with("fork at one");
+    assert!(
+        seen.contains("echo-reply-one") && !seen.contains("foxtrot-reply-two"),
+        "the fork carries turn 1 only: {seen}"
+    );
+
+    // At the end: both turns, none of the other fork's.
+    let out = weft(&["fork", &key, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let end_key = stdout_json(&out)["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let out = weft(&["run", "--json", "--session", &end_key, "fork at the end"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let seen = request_with("fork at the end");
+    assert!(
+        seen.contains("echo-reply-one")
+            && seen.contains("foxtrot-reply-two")
+            && !seen.contains("golf-reply-fork"),
+        "the fork at the end carries both turns: {seen}"
+    );
+    let list = stdout_json(&weft(&["sessions", "--json"]));
+    for k in [&fork_key, &end_key] {
+        let row = find(&list, k).unwrap_or_else(|| panic!("{k} not listed: {list}"));
+        assert_eq!(row["parentKey"], key.as_str(), "{row}");
+    }
 }

@@ -16,13 +16,13 @@ use weft_store::SqliteStore;
 
 const CLAUDE_ID: &str = "2beba834-ea9e-4d74-9e9f-b4a9f23cf57b";
 const CODEX_ID: &str = "01a22a6b-1a33-73c2-8da3-697eac086135";
-const GEMINI_ID: &str = "6f1fd193-c4e2-4471-acd0-fc646b5f1f76";
+pub(super) const GEMINI_ID: &str = "6f1fd193-c4e2-4471-acd0-fc646b5f1f76";
 
-struct Fixture {
+pub(super) struct Fixture {
     _dir: tempfile::TempDir,
-    root: PathBuf,
+    pub(super) root: PathBuf,
     store: Arc<SqliteStore>,
-    library: Arc<Library>,
+    pub(super) library: Arc<Library>,
 }
 
 fn fixture_text(name: &str) -> String {
@@ -33,7 +33,7 @@ fn fixture_text(name: &str) -> String {
 }
 
 impl Fixture {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let root = dir.path().to_path_buf();
         let claude = root.join(".claude/projects/-home-dev-probe-claude-work");

@@ -1,1 +1,2 @@
+mod fork;
 mod index;
