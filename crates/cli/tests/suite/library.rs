@@ -240,6 +240,19 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
             "third question"
         ]
     );
+    // Exported whole: the two turns from claude's file, then Weft's own, each once
+    // (the file repeats Weft's turn once indexed again).
+    let out = weft(&["sessions", "export", &key, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc = String::from_utf8_lossy(&out.stdout).into_owned();
+    let at: Vec<Option<usize>> = ["zephyr-reply-one", "quokka-reply-two", "wombat-reply-three"]
+        .iter()
+        .map(|w| doc.find(w).filter(|&i| doc.rfind(w) == Some(i)))
+        .collect();
+    assert!(
+        at.iter().all(Option::is_some) && at.windows(2).all(|w| w[0] < w[1]),
+        "each reply once, in order: {at:?}\n{doc}"
+    );
 
     // Fork after turn 1: a new session whose history stops there, continued by claude
     // (its own `--resume … --fork-session --resume-session-at`); the parent's file is
