@@ -324,7 +324,9 @@ impl Library {
         self.read.lock().execute(
             "INSERT INTO lib_marks (session_key, parent_key) VALUES (?1, ?2)
              ON CONFLICT (session_key) DO UPDATE SET parent_key = excluded.parent_key",
-            params![new_key, session.session_key],
+            // The key forked from (a managed session's own, when it is one): the
+            // native key of a Weft session is not listed apart from it.
+            params![new_key, key],
         )?;
         self.native(&new_key)?
             .ok_or_else(|| LibraryError::Invalid("the fork was written but not indexed".into()))
