@@ -13,8 +13,8 @@
 //! under a new id, which the agent's own resume then continues. A Gemini chat is not
 //! cut by bytes (a `$set` patch may hold many turns in one line): the copy is whole and
 //! ends with the `{"$rewindTo": id}` record Gemini's own `/rewind` appends, naming the
-//! first user message after the turn, so Gemini (and the index) drop what follows. It writes what Claude
-//! Code's `--resume <id> --fork-session` (with `--resume-session-at`) would: every record is
+//! first user message after the turn, so Gemini (and the index) drop what follows.
+//! Otherwise it writes what Claude Code's `--resume <id> --fork-session` (with `--resume-session-at`) would: every record is
 //! copied as it is (uuids, times, message ids and usage kept, so usage totals count
 //! the copied calls once) with its `sessionId` changed. Codex's copy gets a new
 //! `session_meta.id` and `forked_from_id` (what app-server `thread/fork` records);
@@ -206,11 +206,7 @@ fn gemini_prompt_id(path: &Path, n: u32) -> Result<String, LibraryError> {
     let prompt = chat
         .messages
         .iter()
-        .filter(|m| m.kind == "user")
-        .filter(|m| {
-            crate::gemini::content_text(m.content.as_deref())
-                .is_some_and(|t| crate::gemini::is_users_own(&t))
-        })
+        .filter(|m| m.prompt().is_some())
         .nth(n as usize - 1)
         .ok_or_else(|| LibraryError::Invalid(format!("the chat has no turn {n}")))?;
     prompt.id.clone().ok_or_else(|| {

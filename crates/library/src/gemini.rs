@@ -236,9 +236,20 @@ pub(crate) fn content_text(content: Option<&RawValue>) -> Option<String> {
     (!text.is_empty()).then(|| text.join("\n"))
 }
 
-pub(crate) fn is_users_own(text: &str) -> bool {
+fn is_users_own(text: &str) -> bool {
     let t = text.trim_start();
     !(t.is_empty() || t.starts_with("<session_context>"))
+}
+
+impl Message {
+    /// The text of a turn's prompt, when this message is one: the user's own words, not
+    /// a tool result or Gemini's injected context. Turns are counted by these.
+    pub(crate) fn prompt(&self) -> Option<String> {
+        (self.kind == "user")
+            .then(|| content_text(self.content.as_deref()))
+            .flatten()
+            .filter(|t| is_users_own(t))
+    }
 }
 
 /// The chat's summary, excerpts, turns and usage.
@@ -251,8 +262,7 @@ pub(crate) fn index_chat(chat: &mut Chat, batch: &mut Batch) {
         let at = at.unwrap_or(meta.updated_at);
         match m.kind.as_str() {
             "user" => {
-                let Some(text) = content_text(m.content.as_deref()).filter(|t| is_users_own(t))
-                else {
+                let Some(text) = m.prompt() else {
                     continue;
                 };
                 meta.turns += 1;

@@ -368,9 +368,7 @@ fn gemini_turns(turns: &mut Turns, chat: &mut gemini::Chat) {
         let at = m.timestamp.as_deref().and_then(parse_time);
         match m.kind.as_str() {
             "user" => {
-                if let Some(t) =
-                    gemini::content_text(m.content.as_deref()).filter(|t| gemini::is_users_own(t))
-                {
+                if let Some(t) = m.prompt() {
                     turns.start(t, at);
                 }
             }
