@@ -4,26 +4,11 @@
 //! Weft writes, which gemini's own `--resume` continues).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use serde_json::Value;
 use weft_testkit::{openai, ResponsesServer};
 
-use super::support::{wait_for, Env};
-
-fn stdout_json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn find<'a>(list: &'a Value, key: &str) -> Option<&'a Value> {
-    list.as_array()?.iter().find(|s| s["sessionKey"] == key)
-}
+use super::support::{agent_bin, find, gemini_env, gemini_home, stdout_json, wait_for, Env};
 
 /// The rollout file of thread `id` under `dir`.
 fn rollout(dir: &Path, id: &str) -> Option<PathBuf> {
@@ -45,14 +30,7 @@ fn rollout(dir: &Path, id: &str) -> Option<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
-    let Ok(codex) =
-        weft_agent_process::find_agent("codex", &["WEFT_CODEX_BIN"], &|n| std::env::var(n).ok())
-    else {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true and the real codex CLI is missing"
-        );
-        eprintln!("SKIPPED: no codex CLI found");
+    let Some(codex) = agent_bin("codex", "WEFT_CODEX_BIN") else {
         return;
     };
     let mut script = openai::Script::new().default_reply(openai::Turn::text_reply("ok"));
@@ -214,14 +192,7 @@ async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
 /// continues it with exactly that history.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each() {
-    let Ok(bin) =
-        weft_agent_process::find_agent("gemini", &["WEFT_GEMINI_BIN"], &|n| std::env::var(n).ok())
-    else {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true and the real gemini CLI is missing"
-        );
-        eprintln!("SKIPPED: no gemini CLI found");
+    let Some(bin) = agent_bin("gemini", "WEFT_GEMINI_BIN") else {
         return;
     };
     use weft_testkit::{gemini, GeminiServer};
@@ -240,23 +211,12 @@ async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each(
     let server = GeminiServer::start(script)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(home.path().join(".gemini")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        home.path().join(".gemini/settings.json"),
-        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let home = gemini_home();
     let env = Env::new();
     let workdir = env.workdir();
     let weft = |args: &[&str]| {
         let mut cmd: Command = env.cmd(args);
-        cmd.env("HOME", home.path())
-            .env_remove("GEMINI_CLI_HOME")
-            .env("WEFT_GEMINI_BIN", &bin)
-            .env("GEMINI_API_KEY", "test-key")
-            .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
-            .env("GEMINI_CLI_NO_RELAUNCH", "true");
+        gemini_env(&mut cmd, home.path(), &bin, &server.base_url());
         cmd.output().unwrap_or_else(|e| panic!("{e}"))
     };
     let request_with = |prompt: &str| {

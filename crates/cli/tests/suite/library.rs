@@ -3,36 +3,14 @@
 //! homes in its environment) indexes them; `weft sessions`, `weft search`, `weft
 //! history` and `weft run --session agent:<native id>` find, open and continue them.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 use weft_testkit::{anthropic, gemini, openai, AnthropicServer, GeminiServer, ResponsesServer};
 
-use super::support::{wait_for, Env};
+use super::support::{agent_bin, find, gemini_env, gemini_home, stdout_json, wait_for, Env};
 use weft_testkit::leaks::{AMBIENT_ANTHROPIC_KEY, AMBIENT_OPENAI_KEY};
-
-fn agent_bin(name: &str, var: &str) -> Option<PathBuf> {
-    let found = weft_agent_process::find_agent(name, &[var], &|n| std::env::var(n).ok()).ok();
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true and the real {name} CLI is missing (scripts/setup.sh installs it)"
-        );
-        eprintln!("SKIPPED: no {name} CLI found");
-    }
-    found
-}
-
-fn stdout_json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
 
 /// The claude environment: an isolated HOME with onboarding done, the scripted server.
 fn claude_env(cmd: &mut Command, home: &Path, claude: &Path, server: &AnthropicServer) {
@@ -54,10 +32,6 @@ fn claude_home() -> tempfile::TempDir {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     home
-}
-
-fn find<'a>(list: &'a Value, key: &str) -> Option<&'a Value> {
-    list.as_array()?.iter().find(|s| s["sessionKey"] == key)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -481,23 +455,10 @@ async fn gemini_chats_are_indexed_with_title_folder_usage_and_open() {
     )
     .await
     .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(home.path().join(".gemini")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        home.path().join(".gemini/settings.json"),
-        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let home = gemini_home();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let workdir = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-    let env = |cmd: &mut Command| {
-        cmd.env("HOME", home.path())
-            .env_remove("GEMINI_CLI_HOME")
-            .env("WEFT_GEMINI_BIN", &bin)
-            .env("GEMINI_API_KEY", "test-key")
-            .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
-            .env("GEMINI_CLI_NO_RELAUNCH", "true");
-    };
+    let env = |cmd: &mut Command| gemini_env(cmd, home.path(), &bin, &server.base_url());
     native_in_fresh_home(
         &env,
         &workdir,

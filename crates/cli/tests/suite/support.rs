@@ -140,3 +140,57 @@ pub fn pid_alive(pid: u32) -> bool {
         .and_then(|(_, r)| r.trim_start().chars().next());
     matches!(state, Some(s) if s != 'Z' && s != 'X')
 }
+
+/// The real agent CLI `name` (also from variable `var`), or `None` with a SKIPPED line
+/// outside CI; under `CI=true` a missing one fails the test (scripts/setup.sh installs
+/// them all).
+pub fn agent_bin(name: &str, var: &str) -> Option<PathBuf> {
+    let found = weft_agent_process::find_agent(name, &[var], &|n| std::env::var(n).ok()).ok();
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true and the real {name} CLI is missing (scripts/setup.sh installs it)"
+        );
+        eprintln!("SKIPPED: no {name} CLI found");
+    }
+    found
+}
+
+/// A command's standard output as JSON (its output and errors in the panic if not).
+pub fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The row of session `key` in a JSON list of sessions or hits.
+pub fn find<'a>(list: &'a Value, key: &str) -> Option<&'a Value> {
+    list.as_array()?.iter().find(|s| s["sessionKey"] == key)
+}
+
+/// An isolated HOME whose Gemini settings pick the API key (no Google login, no
+/// usage statistics).
+pub fn gemini_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    home
+}
+
+/// The real gemini in `home` against the scripted server at `base_url`.
+pub fn gemini_env(cmd: &mut Command, home: &Path, bin: &Path, base_url: &str) {
+    cmd.env("HOME", home)
+        .env_remove("GEMINI_CLI_HOME")
+        .env("WEFT_GEMINI_BIN", bin)
+        .env("GEMINI_API_KEY", "test-key")
+        .env("GOOGLE_GEMINI_BASE_URL", base_url)
+        .env("GEMINI_CLI_NO_RELAUNCH", "true");
+}
