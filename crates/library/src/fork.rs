@@ -134,7 +134,19 @@ pub fn fork_file(
                 .unwrap_or_default();
             dir.join(name.replace(old_id, &id))
         }
-        "gemini" => dir.join(format!("session-fork-{}.jsonl", &id[..8])),
+        // Gemini's own name (`session-<this minute, UTC>-<id8>`): the CLI finds and
+        // deletes a session's files by it, and a resume in the minute the fork was made
+        // writes to this file rather than leaving a header-only one beside it.
+        "gemini" => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            let [y, m, d, h, min] = crate::export::civil_utc(now);
+            dir.join(format!(
+                "session-{y:04}-{m:02}-{d:02}T{h:02}-{min:02}-{}.jsonl",
+                &id[..8]
+            ))
+        }
         other => {
             return Err(LibraryError::Invalid(format!(
                 "{other} sessions cannot be forked from their files"

@@ -406,8 +406,16 @@ impl Indexer {
         Ok(())
     }
 
-    /// The session row of a file (made when missing), keyed `agent:native id`.
-    fn ensure_session(&mut self, file_id: i64, home: usize, meta: &Meta) -> rusqlite::Result<i64> {
+    /// The session row of a file (made when missing), keyed `agent:native id`; `None`
+    /// when the file holds no message of a session another file still holds. Gemini
+    /// leaves a header-only file beside a session it resumed: it must not take the
+    /// session (and its title, turns and counts) from the file with the conversation.
+    fn ensure_session(
+        &mut self,
+        file_id: i64,
+        home: usize,
+        meta: &Meta,
+    ) -> rusqlite::Result<Option<i64>> {
         let existing: Option<i64> = self
             .conn
             .prepare_cached("SELECT id FROM lib_sessions WHERE file_id = ?1")?
@@ -426,7 +434,20 @@ impl Indexer {
                     "UPDATE OR IGNORE lib_sessions SET session_key = ?2, native_id = ?3 WHERE id = ?1 AND session_key != ?2",
                 )?
                 .execute(params![id, key, native])?;
-            return Ok(id);
+            return Ok(Some(id));
+        }
+        if meta.messages == 0 {
+            let holder: Option<String> = self
+                .conn
+                .prepare_cached(
+                    "SELECT f.path FROM lib_sessions s JOIN lib_files f ON f.id = s.file_id
+                     WHERE s.session_key = ?1 AND s.file_id != ?2 AND s.source_gone = 0",
+                )?
+                .query_row(params![key, file_id], |r| r.get(0))
+                .optional()?;
+            if holder.is_some_and(|p| Path::new(&p).exists()) {
+                return Ok(None);
+            }
         }
         self.conn
             .prepare_cached(
@@ -446,13 +467,16 @@ impl Indexer {
         self.conn
             .prepare_cached("SELECT id FROM lib_sessions WHERE session_key = ?1")?
             .query_row([key], |r| r.get(0))
+            .map(Some)
     }
 
+    /// Writes what one read of a file found: into its session when it holds one, and
+    /// where the file was read to.
     #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
         file_id: i64,
-        session_id: i64,
+        session_id: Option<i64>,
         home: usize,
         meta: &Meta,
         batch: &mut Batch,
@@ -460,6 +484,41 @@ impl Indexer {
         st: Stat,
         head: i64,
         error: Option<String>,
+    ) -> Result<(), LibraryError> {
+        match session_id {
+            Some(sid) => self.write_session(sid, home, meta, batch)?,
+            None => *batch = Batch::default(),
+        }
+        let status = if error.is_some() { "error" } else { "ok" };
+        self.conn
+            .prepare_cached(
+                "UPDATE lib_files SET size = ?2, mtime_ns = ?3, inode = ?4, head = ?5, indexed_off = ?6,
+                 meta = ?7, status = ?8, error = ?9 WHERE id = ?1",
+            )?
+            .execute(params![
+                file_id,
+                st.size,
+                st.mtime_ns,
+                st.inode,
+                head,
+                consumed as i64,
+                serde_json::to_string(meta)?,
+                status,
+                error
+            ])?;
+        Ok(())
+    }
+
+    /// A read's excerpts, turns and usage into its session, and the session's row.
+    /// The row's token totals are summed from the hourly rollup (a few hundred rows for
+    /// the largest session), not its usage events (35,000 of them: 26 ms of every
+    /// appended line went to that sum).
+    fn write_session(
+        &mut self,
+        session_id: i64,
+        home: usize,
+        meta: &Meta,
+        batch: &mut Batch,
     ) -> Result<(), LibraryError> {
         let c = &self.conn;
         {
@@ -523,7 +582,7 @@ impl Indexer {
                  input_tokens = u.i, output_tokens = u.o, cache_read_tokens = u.r, cache_write_tokens = u.w
              FROM (SELECT COALESCE(SUM(input), 0) AS i, COALESCE(SUM(output), 0) AS o,
                           COALESCE(SUM(cache_read), 0) AS r, COALESCE(SUM(cache_write), 0) AS w
-                   FROM lib_usage WHERE session_id = ?1) AS u
+                   FROM lib_usage_hourly WHERE session_id = ?1) AS u
              WHERE id = ?1",
         )?
         .execute(params![
@@ -539,22 +598,6 @@ impl Indexer {
             meta.updated_at,
             meta.messages,
             meta.turns
-        ])?;
-        let status = if error.is_some() { "error" } else { "ok" };
-        c.prepare_cached(
-            "UPDATE lib_files SET size = ?2, mtime_ns = ?3, inode = ?4, head = ?5, indexed_off = ?6,
-                 meta = ?7, status = ?8, error = ?9 WHERE id = ?1",
-        )?
-        .execute(params![
-            file_id,
-            st.size,
-            st.mtime_ns,
-            st.inode,
-            head,
-            consumed as i64,
-            serde_json::to_string(meta)?,
-            status,
-            error
         ])?;
         Ok(())
     }

@@ -292,4 +292,24 @@ async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each(
         let row = find(&list, k).unwrap_or_else(|| panic!("{k} not listed: {list}"));
         assert_eq!(row["parentKey"], key.as_str(), "{row}");
     }
+    // Each fork's file holds its continued chat: gemini's resume leaves no header-only
+    // file beside it for its next start's cleanup to delete both by.
+    for (k, turns) in [(&fork_key, 2), (&end_key, 3)] {
+        wait_for("the continued fork to be indexed", 30, || {
+            let list = stdout_json(&weft(&["sessions", "--json"]));
+            find(&list, k)
+                .filter(|r| r["turns"] == turns && r["sourceGone"] == false)
+                .map(|_| ())
+        });
+    }
+    let out = weft(&[
+        "run",
+        "--json",
+        "--session",
+        &fork_key,
+        "fork at one, again",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let seen = request_with("fork at one, again");
+    assert!(seen.contains("golf-reply-fork"), "{seen}");
 }

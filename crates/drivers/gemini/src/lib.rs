@@ -143,7 +143,22 @@ impl GeminiDriver {
                  no permission prompts in this turn; approval mode `{approval}`"
             ),
         });
-        headless::run(&program, input, session_id, &approval, cfg.stop_grace, ctx).await
+        // Before (what a terminal's or the user's own `gemini --resume` left) and after
+        // this resume: see `remove_resume_stubs`.
+        let gemini = sessions::gemini_dir_for(input);
+        let tidy = || {
+            for stub in gemini
+                .iter()
+                .flat_map(|g| sessions::remove_resume_stubs(g, session_id))
+            {
+                tracing::debug!(path = %stub.display(), "gemini: removed a file its resume left with nothing to resume");
+            }
+        };
+        tidy();
+        let result =
+            headless::run(&program, input, session_id, &approval, cfg.stop_grace, ctx).await;
+        tidy();
+        result
     }
 }
 

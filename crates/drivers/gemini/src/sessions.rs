@@ -276,6 +276,105 @@ pub fn tool_output(env: &[(String, String)], session_id: &str) -> HashMap<String
         .unwrap_or_default()
 }
 
+/// Removes the files a resume of `session_id` left with nothing to resume; returns
+/// them.
+///
+/// 0.61.0 starts a fresh chat (its header and session context go to
+/// `session-<this minute>-<id8>.jsonl`) before it loads the one asked for, which it then
+/// appends to. Unless the two names coincide (a resume in the minute the session
+/// began), the first file stays. The CLI's own cleanup, at its next start in any session
+/// of the project, takes a file with nothing to resume for a broken one and deletes
+/// every file of that short id — the session's real file too. So after a resumed turn
+/// such a file goes (the cleanup would delete it anyway), and only when a file beside it
+/// holds the same session's conversation.
+pub fn remove_resume_stubs(gemini: &Path, session_id: &str) -> Vec<PathBuf> {
+    let short: String = session_id.chars().take(8).collect();
+    if short.len() < 8 {
+        return Vec::new();
+    }
+    let suffix = format!("-{short}.jsonl");
+    let mut stubs: Vec<PathBuf> = Vec::new();
+    let mut held: Vec<PathBuf> = Vec::new();
+    for (path, _) in session_files(gemini) {
+        let named = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .is_some_and(|n| n.starts_with("session-") && n.ends_with(&suffix));
+        if !named {
+            continue;
+        }
+        match nothing_to_resume(&path, session_id) {
+            Some(true) => stubs.push(path),
+            Some(false) => held.extend(path.parent().map(Path::to_path_buf)),
+            None => {}
+        }
+    }
+    stubs.retain(|s| s.parent().is_some_and(|d| held.contains(&d.to_path_buf())));
+    stubs.retain(|s| std::fs::remove_file(s).is_ok());
+    stubs
+}
+
+/// Whether `path`, a file of `session_id`, holds no message the CLI would resume (its
+/// own test: a prompt that is not empty, a command or injected context; a reply with
+/// text, tool calls or thoughts). `None` when it is another session's or unreadable.
+fn nothing_to_resume(path: &Path, session_id: &str) -> Option<bool> {
+    // Such a file is a header and the session context; a large one is a conversation.
+    if std::fs::metadata(path).ok()?.len() > 1 << 20 {
+        let chat = read_chat(path)?;
+        return (chat.session_id == session_id).then_some(false);
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Value = serde_json::from_str(lines.next()?).ok()?;
+    if header["sessionId"] != session_id {
+        return None;
+    }
+    for line in lines {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return Some(false);
+        };
+        if v.get("$rewindTo").is_some() {
+            return Some(false);
+        }
+        let set = v["$set"]["messages"].as_array();
+        let own = v.get("type").is_some().then_some(&v);
+        if own
+            .into_iter()
+            .chain(set.into_iter().flatten())
+            .any(resumable)
+        {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+fn resumable(m: &Value) -> bool {
+    let text = match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => {
+            if parts.iter().any(|p| p.get("text").is_none()) {
+                return true; // an image, a file: not something to drop
+            }
+            parts.iter().filter_map(|p| p["text"].as_str()).collect()
+        }
+        _ => String::new(),
+    };
+    let t = text.trim();
+    let listed = |k: &str| m[k].as_array().is_some_and(|a| !a.is_empty());
+    match m["type"].as_str() {
+        Some("user") => {
+            !(t.is_empty()
+                || t.starts_with('/')
+                || t.starts_with('?')
+                || t.starts_with("<session_context>")
+                || t.starts_with("<hook_context>"))
+        }
+        Some("gemini") => !t.is_empty() || listed("toolCalls") || listed("thoughts"),
+        _ => false,
+    }
+}
+
 /// The exit code a shell result reports (`Exit Code: N` in its output), when any.
 pub fn shell_exit_code(output: &str) -> Option<i64> {
     output

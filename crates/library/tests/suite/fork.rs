@@ -35,7 +35,27 @@ fn a_gemini_chat_forks_at_each_turn_and_at_its_end() {
         assert_eq!(fork.relation.as_deref(), Some("fork"));
         assert_eq!(prompts(&f, &fork.session_key), all[..at as usize]);
         let id = fork.session_id.clone().unwrap_or_default();
-        let file = chats.join(format!("session-fork-{}.jsonl", &id[..8]));
+        let end = format!("-{}.jsonl", &id[..8]);
+        let file = std::fs::read_dir(&chats)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with(&end))
+            })
+            .unwrap_or_else(|| panic!("no file of {id}"));
+        // Gemini's own name, `session-<YYYY-MM-DDTHH-MM>-<id8>.jsonl`: its CLI finds
+        // and deletes a session's files by it.
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stamp = &name["session-".len()..name.len() - end.len()];
+        assert!(
+            stamp.len() == 16 && stamp.as_bytes()[10] == b'T' && stamp.as_bytes()[13] == b'-',
+            "{name}"
+        );
         let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
         let last: serde_json::Value = text
             .lines()

@@ -283,6 +283,49 @@ fn a_vanished_file_keeps_its_session_marked_source_gone_and_searchable() {
     assert_eq!(page.turns[0].prompt, "hello turn one");
 }
 
+/// gemini 0.61.0 leaves a header-only `session-<minute>-<id8>.jsonl` beside a session
+/// it resumed in a later minute; it must not take the session from the chat's file.
+#[test]
+fn a_header_only_gemini_file_beside_a_chat_does_not_take_its_session() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let key = format!("gemini:{GEMINI_ID}");
+    let row = |f: &Fixture| {
+        f.all()
+            .into_iter()
+            .find(|s| s.session_key == key)
+            .unwrap_or_else(|| panic!("{key} not listed"))
+    };
+    let before = row(&f);
+    assert!(before.turns > 0 && !before.title.is_empty(), "{before:?}");
+    let chats = f.root.join(".gemini/tmp/work/chats");
+    std::fs::write(
+        chats.join("session-2026-12-01T09-30-6f1fd193.jsonl"),
+        format!(
+            "{{\"sessionId\":\"{GEMINI_ID}\",\"projectHash\":\"ae5d\",\"startTime\":\"2026-12-01T09:30:00.000Z\",\"lastUpdated\":\"2026-12-01T09:30:00.000Z\",\"kind\":\"main\"}}\n"
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let after = row(&f);
+    assert_eq!(
+        (after.turns, after.messages, &after.title, after.source_gone),
+        (before.turns, before.messages, &before.title, false),
+        "{after:?}"
+    );
+    let page = f
+        .library
+        .open_transcript(&key, None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page.turns.len() as u32, before.turns);
+
+    // The chat's own file gone: the session says so, the header beside it no help.
+    std::fs::remove_file(chats.join("session-2026-11-30T03-08-6f1fd193.jsonl"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    assert!(row(&f).source_gone);
+}
+
 #[test]
 fn substrings_inside_words_and_across_them_are_found() {
     let f = Fixture::new();

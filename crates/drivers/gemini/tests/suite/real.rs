@@ -188,3 +188,83 @@ async fn stop_then_continue() {
     assert!(snap2.text.contains("Continuing."));
     d.shutdown().await;
 }
+
+/// Every chat file of `id` under the home, by name.
+fn chat_files(h: &Home, id: &str) -> Vec<std::path::PathBuf> {
+    let short = &id[..8];
+    let mut out: Vec<_> = weft_gemini::sessions::session_files(&h.home.path().join(".gemini"))
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(&format!("-{short}.jsonl")))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// gemini 0.61.0 writes a header-only `session-<this minute>-<id8>.jsonl` before it
+/// resumes a session begun in an earlier minute, and its cleanup at the next start
+/// deletes every file of a short id that has such a file — the real one too. The
+/// driver removes the stub after the resumed turn, so the session survives the next
+/// gemini run in the project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_resumed_in_a_later_minute_survives_the_next_gemini_start() {
+    let Some(_) = gemini_bin() else { return };
+    let script = Script::new()
+        .rule(
+            when::user_text_contains("Which bird"),
+            Turn::text_reply("The bird was kestrel."),
+        )
+        .default_reply(Turn::text_reply("Noted."));
+    let server = GeminiServer::start(script).await.unwrap();
+    let h = Home::new(json!({}));
+    let d = driver();
+    let (r1, _) = run(
+        &d,
+        h.input("gemini:m", "Remember the bird kestrel.", &server.base_url()),
+        &TestSink::new(),
+    )
+    .await;
+    assert!(r1.ok, "{r1:?}");
+    d.shutdown().await;
+    let id = r1.session_id.clone().unwrap();
+    let files = chat_files(&h, &id);
+    assert_eq!(files.len(), 1, "{files:?}");
+    // As if it had begun a day ago: gemini's own name, an earlier minute.
+    let old = files[0].with_file_name(format!("session-2026-01-01T00-00-{}.jsonl", &id[..8]));
+    std::fs::rename(&files[0], &old).unwrap();
+
+    let d2 = driver();
+    let mut input = h.input("gemini:m", "Which bird?", &server.base_url());
+    input.session_id = Some(id.clone());
+    let (r2, snap) = run(&d2, input, &TestSink::new()).await;
+    assert!(r2.ok && snap.text.contains("kestrel"), "{r2:?} {snap:#?}");
+    let asked = server.main_requests().pop().unwrap();
+    assert!(asked.all_text().contains("Remember the bird kestrel."));
+    let files = chat_files(&h, &id);
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        files,
+        vec![old.clone()],
+        "the resume's stub stays: {texts:#?}"
+    );
+
+    // Another session in the project: gemini's cleanup runs as it starts.
+    let (r3, _) = run(
+        &d2,
+        h.input("gemini:n", "Something else.", &server.base_url()),
+        &TestSink::new(),
+    )
+    .await;
+    assert!(r3.ok, "{r3:?}");
+    d2.shutdown().await;
+    assert!(
+        old.exists(),
+        "gemini's cleanup deleted the resumed session's file"
+    );
+}
