@@ -14,7 +14,7 @@ use crate::kinds::Kind;
 use crate::procs::{self, Daemon};
 use crate::report::{Ending, Outcome};
 use crate::standin::Directive;
-use crate::{store, Dirs};
+use crate::{store, ws, Dirs};
 
 /// A daemon whose home is a small tmpfs, for the disk faults.
 pub struct Disk {
@@ -291,6 +291,10 @@ impl Ctx {
         point: u64,
         mark: &str,
     ) -> Result<Outcome, String> {
+        // Every other client drop is a WebSocket client's, through `weft serve`.
+        if kind == Kind::ClientDrop && point % 2 == 1 {
+            return self.websocket_drop(i, point, mark).await;
+        }
         let env = self.env(mark, kind);
         let prompt = format!("please stream (fault {i})");
         let patches_before = 1 + point % 40;
@@ -360,6 +364,58 @@ impl Ctx {
         };
         let _ = seen;
         self.check(kind, &mut f, &turn, Reference::Seen).await
+    }
+
+    /// A WebSocket client of `weft serve` folds some patches, its TCP connection drops
+    /// without a close frame, it connects again and subscribes: it must end with exactly
+    /// the daemon's snapshot, and everything it had folded must be in the store.
+    async fn websocket_drop(
+        &mut self,
+        i: usize,
+        point: u64,
+        mark: &str,
+    ) -> Result<Outcome, String> {
+        let kind = Kind::ClientDrop;
+        let serve = ws::Serve::start(&self.weft, &self.dirs.home)?;
+        let mut first = serve.connect().await?;
+        let (key, task) = first
+            .prompt(&self.dirs.work, &format!("please stream (fault {i})"))
+            .await?;
+        first.subscribe(&key).await?;
+        first
+            .until_patches(Instant::now() + TURN_DEADLINE, 1 + point % 40, &task)
+            .await?;
+        let seen = first.snap.text.clone();
+        first.drop_abruptly();
+        let mut again = serve.connect().await?;
+        again.subscribe(&key).await?;
+
+        let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
+        let mut f = conn.follow(&key).await?;
+        let turn = Turn {
+            key: key.clone(),
+            task,
+            agent: "echo",
+            home: self.dirs.home.clone(),
+            daemon_pid: self.daemon.pid(),
+            mark: mark.to_string(),
+            ended_first: false,
+        };
+        let mut o = self
+            .check(kind, &mut f, &turn, Reference::Text(seen))
+            .await?;
+        let daemon = f.conn.snapshot(&key).await?.snapshot;
+        if let Err(e) = again
+            .settle(Instant::now() + Duration::from_secs(10), &daemon)
+            .await
+        {
+            o.snapshot_equal = false;
+            o.problems.push(format!(
+                "the reconnected WebSocket client does not hold the daemon's snapshot ({e}): seq {}, {} patches",
+                again.seq, again.patches
+            ));
+        }
+        Ok(o)
     }
 
     fn disk(&mut self) -> Result<&mut Disk, String> {

@@ -22,6 +22,8 @@ pub enum Kind {
     /// The daemon SIGKILLed mid-turn and started again.
     DaemonKill,
     /// The following client's connection dropped mid-stream; a new one subscribes.
+    /// Every other one is a WebSocket client of `weft serve` (dropped without a close
+    /// frame, then connecting again), the rest the daemon's own socket.
     ClientDrop,
     /// A streaming `weft run` SIGKILLed; a new client subscribes.
     CliKill,

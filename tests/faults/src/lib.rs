@@ -32,6 +32,7 @@ pub mod procs;
 pub mod report;
 pub mod standin;
 pub mod store;
+pub mod ws;
 
 pub use kinds::Kind;
 pub use report::{Outcome, Report};
