@@ -353,15 +353,7 @@ impl Ctx {
         };
         let conn = connect(&self.dirs.home, &env).await?;
         let mut f = conn.follow(&key).await?;
-        let turn = Turn {
-            key,
-            task,
-            agent: "echo",
-            home: self.dirs.home.clone(),
-            daemon_pid: self.daemon.pid(),
-            mark: mark.to_string(),
-            ended_first: false,
-        };
+        let turn = self.echo_turn(key, task, mark);
         let _ = seen;
         self.check(kind, &mut f, &turn, Reference::Seen).await
     }
@@ -392,15 +384,7 @@ impl Ctx {
 
         let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
         let mut f = conn.follow(&key).await?;
-        let turn = Turn {
-            key: key.clone(),
-            task,
-            agent: "echo",
-            home: self.dirs.home.clone(),
-            daemon_pid: self.daemon.pid(),
-            mark: mark.to_string(),
-            ended_first: false,
-        };
+        let turn = self.echo_turn(key.clone(), task, mark);
         let mut o = self
             .check(kind, &mut f, &turn, Reference::Text(seen))
             .await?;
@@ -416,6 +400,19 @@ impl Ctx {
             ));
         }
         Ok(o)
+    }
+
+    /// An echo turn of the run's own daemon.
+    fn echo_turn(&self, key: String, task: String, mark: &str) -> Turn {
+        Turn {
+            key,
+            task,
+            agent: "echo",
+            home: self.dirs.home.clone(),
+            daemon_pid: self.daemon.pid(),
+            mark: mark.to_string(),
+            ended_first: false,
+        }
     }
 
     fn disk(&mut self) -> Result<&mut Disk, String> {
