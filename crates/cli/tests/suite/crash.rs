@@ -17,17 +17,7 @@ use weft_testkit::leaks::AMBIENT_ANTHROPIC_KEY;
 /// install above this test binary, or an absolute PATH entry: CI keeps its target dir
 /// outside the checkout and puts the checkout's install on PATH).
 fn claude_bin() -> Option<PathBuf> {
-    let found =
-        weft_agent_process::find_agent("claude", &["WEFT_CLAUDE_BIN"], &|n| std::env::var(n).ok())
-            .ok();
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true and the real claude CLI is missing (scripts/setup.sh installs it)"
-        );
-        eprintln!("SKIPPED: no claude CLI found");
-    }
-    found
+    super::support::agent_bin("claude", "WEFT_CLAUDE_BIN")
 }
 
 /// Pids of processes (other than `weft` itself) whose environment mentions `marker`.

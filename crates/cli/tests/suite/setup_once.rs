@@ -105,16 +105,7 @@ fn mcp_list_shows_each_servers_file_and_state_and_a_session_turns_one_off() {
 }
 
 fn agent_bin(name: &str) -> Option<std::path::PathBuf> {
-    let var = format!("WEFT_{}_BIN", name.to_uppercase());
-    let found = weft_agent_process::find_agent(name, &[&var], &|n| std::env::var(n).ok()).ok();
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true and the real {name} CLI is missing (scripts/setup.sh installs it)"
-        );
-        eprintln!("SKIPPED: no {name} CLI found");
-    }
-    found
+    super::support::agent_bin(name, &format!("WEFT_{}_BIN", name.to_uppercase()))
 }
 
 /// `weft ARGS` with `vars` and `stdin`; everything it printed is kept in `shown`.

@@ -24,16 +24,7 @@ use weft_testkit::RecordedRequest;
 use super::support::Env;
 
 pub(super) fn agent_bin(name: &str) -> Option<PathBuf> {
-    let var = format!("WEFT_{}_BIN", name.to_uppercase());
-    let found = weft_agent_process::find_agent(name, &[&var], &|n| std::env::var(n).ok()).ok();
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true and the real {name} CLI is missing (scripts/setup.sh installs it)"
-        );
-        eprintln!("SKIPPED: no {name} CLI found");
-    }
-    found
+    super::support::agent_bin(name, &format!("WEFT_{}_BIN", name.to_uppercase()))
 }
 
 /// Everything the commands of one test printed, to search for secrets at the end.
