@@ -35,18 +35,34 @@ pub async fn weft_request(
     link: State<'_, Arc<Link>>,
     request: ClientRequest,
 ) -> Reply<Value> {
+    window_may_send(&request)?;
     link.request(&app, request).await
 }
 
-/// The Library's Export: the daemon renders the session (`exportSession`), the user
-/// picks where it goes in the dialog plugin's save dialog, and the shell writes it
-/// there (0644). Answers the path written, or none when the user cancelled.
+/// The window's requests reach the daemon over the owner's socket, where a path is
+/// trusted as the owner's: a path to write an export to comes only from the save
+/// dialog (`export_session`), never from the window.
+fn window_may_send(request: &ClientRequest) -> Reply<()> {
+    match request {
+        ClientRequest::ExportSessionToFile { .. } => Err(WireError::new(
+            ErrorCode::Forbidden,
+            "the window exports through the save dialog, not to a path of its own",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The Library's Export: the user picks where it goes in the dialog plugin's save
+/// dialog, and the daemon renders the session there (`exportSessionToFile`, 0644, a
+/// page of the transcript at a time, so a session of any size exports). Answers the
+/// path written, or none when the user cancelled.
 ///
 /// Why here and not the dialog's `save()` in the window plus a write: the path never
 /// comes from the window, so the window (whatever script runs in it) can have a
 /// session written only where the user chose in a dialog; it gets no file-writing
-/// command, no `dialog:allow-save`, and the daemon's verb takes no path (over the
-/// socket the window's requests reach, a path would be trusted as the owner's).
+/// command, no `dialog:allow-save`, and `weft_request` refuses it the daemon's
+/// path-taking verb (over the socket the window's requests reach, a path would be
+/// trusted as the owner's).
 #[tauri::command]
 pub async fn export_session(
     app: AppHandle,
@@ -55,19 +71,6 @@ pub async fn export_session(
     format: ExportFormat,
 ) -> Reply<Option<String>> {
     use tauri_plugin_dialog::DialogExt;
-    let request = ClientRequest::ExportSession {
-        session_key: session_key.clone(),
-        format,
-    };
-    let text = match link.request(&app, request).await? {
-        Value::String(t) => t,
-        other => {
-            return Err(WireError::new(
-                ErrorCode::Internal,
-                format!("the daemon's export is not text: {other}"),
-            ))
-        }
-    };
     let (name, ext, kind) = crate::export::file_name(&session_key, format);
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog()
@@ -84,12 +87,14 @@ pub async fn export_session(
     let path = picked
         .into_path()
         .map_err(|e| WireError::new(ErrorCode::BadRequest, format!("that path: {e}")))?;
-    crate::export::write(&path, &text).map_err(|e| {
-        WireError::new(
-            ErrorCode::Internal,
-            format!("writing {}: {e}", path.display()),
-        )
-    })?;
+    // The daemon writes it a page at a time (the dialog asked before an overwrite):
+    // no reply has to carry the whole document.
+    let request = ClientRequest::ExportSessionToFile {
+        session_key,
+        format,
+        path: path.display().to_string(),
+    };
+    link.request(&app, request).await?;
     tracing::info!(path = %path.display(), "exported a session");
     Ok(Some(path.display().to_string()))
 }
@@ -216,4 +221,25 @@ pub fn open_log(config: State<'_, AppConfig>) -> Reply<()> {
                 format!("cannot open the log ({e}); it is at {}", path.display()),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_cannot_name_a_path_for_the_daemon_to_write() {
+        let to_file = ClientRequest::ExportSessionToFile {
+            session_key: "echo:a".into(),
+            format: ExportFormat::Markdown,
+            path: "/home/u/.bashrc".into(),
+        };
+        let refused = window_may_send(&to_file).err().map(|e| e.code);
+        assert_eq!(refused, Some(ErrorCode::Forbidden));
+        let as_text = ClientRequest::ExportSession {
+            session_key: "echo:a".into(),
+            format: ExportFormat::Markdown,
+        };
+        assert!(window_may_send(&as_text).is_ok());
+    }
 }

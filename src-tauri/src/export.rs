@@ -1,7 +1,4 @@
-//! Saving a session export: the file name the save dialog suggests, and the write.
-
-use std::io::Write as _;
-use std::path::Path;
+//! Saving a session export: the file name the save dialog suggests.
 
 use weft_protocol::ExportFormat;
 
@@ -31,16 +28,6 @@ pub fn file_name(session_key: &str, format: ExportFormat) -> (String, &'static s
     (format!("{stem}.{ext}"), ext, kind)
 }
 
-/// Writes `text` to `path`, replacing it (the dialog asked before an overwrite),
-/// readable by others as a document is (0644; the umask may narrow it).
-pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
-    options.open(path)?.write_all(text.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,14 +43,5 @@ mod tests {
             "---x-y.json".to_string()
         );
         assert_eq!(file_name("", ExportFormat::Json).0, "session.json");
-    }
-
-    #[test]
-    fn write_replaces_the_file() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let path = dir.path().join("a.md");
-        std::fs::write(&path, "old and longer").unwrap_or_else(|e| panic!("{e}"));
-        write(&path, "new").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(std::fs::read_to_string(&path).ok().as_deref(), Some("new"));
     }
 }

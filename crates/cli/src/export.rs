@@ -1,11 +1,13 @@
 //! `weft sessions export KEY`: a session's whole transcript as one Markdown or JSON
-//! document, rendered by the daemon (the same text the app saves).
+//! document, rendered by the daemon (the same text the app saves). The daemon writes
+//! it to the file a page of the transcript at a time, so no reply has to carry it and
+//! a session of any size exports; without `-o` it goes through a private temporary
+//! folder to stdout.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use weft_protocol::{ClientRequest, ExportFormat};
+use weft_protocol::{ClientRequest, ExportFormat, ExportWritten};
 
 use crate::client;
 
@@ -23,42 +25,53 @@ pub(crate) async fn export(key: String, format: Format, output: Option<PathBuf>)
         Format::Markdown => ExportFormat::Markdown,
         Format::Json => ExportFormat::Json,
     };
+    // Without `-o`: a folder only this user can enter, gone when this returns.
+    let spool = match output {
+        Some(_) => None,
+        None => match tempfile::Builder::new().prefix("weft-export-").tempdir() {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("weft: making a temporary folder for the export: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let target = match (&output, &spool) {
+        (Some(path), _) => match std::path::absolute(path) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("weft: {}: {e}", path.display());
+                return ExitCode::from(crate::EXIT_USAGE);
+            }
+        },
+        (None, Some(dir)) => dir.path().join("export"),
+        (None, None) => unreachable!("a spool folder is made when there is no -o"),
+    };
     let daemon = match client::connect().await {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let text: String = match daemon
-        .call(ClientRequest::ExportSession {
+    let written: ExportWritten = match daemon
+        .call(ClientRequest::ExportSessionToFile {
             session_key: key,
             format,
+            path: target.to_string_lossy().into_owned(),
         })
         .await
     {
-        Ok(t) => t,
+        Ok(w) => w,
         Err(code) => return code,
     };
-    let written = match &output {
-        Some(path) => write_file(path, &text),
-        None => std::io::stdout().lock().write_all(text.as_bytes()),
-    };
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
+    if output.is_some() {
+        return ExitCode::SUCCESS;
+    }
+    let copied = std::fs::File::open(&written.path)
+        .and_then(|mut f| std::io::copy(&mut f, &mut std::io::stdout().lock()));
+    match copied {
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            match &output {
-                Some(path) => eprintln!("weft: writing {}: {e}", path.display()),
-                None => eprintln!("weft: writing the export: {e}"),
-            }
+            eprintln!("weft: writing the export: {e}");
             ExitCode::FAILURE
         }
     }
-}
-
-/// Writes `text` to `path` (replacing what was there), readable by others as a
-/// document is (0644; the umask may narrow it).
-fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
-    options.open(path)?.write_all(text.as_bytes())
 }

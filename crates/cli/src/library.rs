@@ -308,8 +308,9 @@ pub(crate) async fn search(args: SearchArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Every turn of a native transcript, a page at a time.
-async fn native_history(
+/// Every turn of the session's agent file from before its first turn in Weft (all of
+/// a native session's), a page at a time.
+async fn earlier_turns(
     daemon: &client::Daemon,
     key: &str,
 ) -> Result<Vec<UniversalSnapshot>, weft_protocol::WireError> {
@@ -318,7 +319,7 @@ async fn native_history(
     loop {
         let page: TranscriptPage = daemon
             .client
-            .call(ClientRequest::OpenTranscript {
+            .call(ClientRequest::EarlierTurns {
                 session_key: key.to_string(),
                 start: Some(start),
                 limit: Some(500),
@@ -346,24 +347,15 @@ pub(crate) async fn history(key: &str, json: bool) -> ExitCode {
             before: None,
         })
         .await;
-    let native = native_history(&daemon, key).await;
-    let turns = match (managed, native) {
-        // A session Weft adopted (Continue) has its earlier turns only in the agent's
-        // file, and Weft's own turns in the store at once (the file is indexed again a
-        // moment later): the file's turns from before Weft's first, then Weft's.
-        (Ok(m), Ok(n)) if !n.is_empty() => match m.first().and_then(|t| t.started_at) {
-            Some(first) => {
-                let mut all: Vec<UniversalSnapshot> = n
-                    .into_iter()
-                    .filter(|t| t.started_at.is_none_or(|at| at < first))
-                    .collect();
-                all.extend(m);
-                all
-            }
-            None if m.is_empty() => n,
-            None => m,
-        },
-        (Ok(m), _) => m,
+    // A session Weft adopted (Continue) or forked has its earlier turns only in the
+    // agent's file: those first, then Weft's own.
+    let earlier = earlier_turns(&daemon, key).await;
+    let turns = match (managed, earlier) {
+        (Ok(m), Ok(mut all)) => {
+            all.extend(m);
+            all
+        }
+        (Ok(m), Err(_)) => m,
         (Err(_), Ok(n)) => n,
         (Err(e), Err(_)) => return client::fail(&e),
     };

@@ -243,10 +243,15 @@ pub async fn handle(
             let listening = crate::ws::listen(service, conn, &addr).await?;
             to_value(listening)
         }
+        ClientRequest::ExportSessionToFile { .. } if conn.transport != Transport::Socket => Err(
+            forbidden("only a client on the daemon's own socket may have it write a file"),
+        ),
         r @ (ClientRequest::ListLibrary(_)
         | ClientRequest::SearchLibrary(_)
         | ClientRequest::OpenTranscript { .. }
+        | ClientRequest::EarlierTurns { .. }
         | ClientRequest::ExportSession { .. }
+        | ClientRequest::ExportSessionToFile { .. }
         | ClientRequest::LibraryProgress {}
         | ClientRequest::Usage { .. }
         | ClientRequest::ManageSession { .. }

@@ -89,6 +89,11 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
             start,
             limit,
         } => to_value(blocking(lib, move |l| l.open_transcript(&session_key, start, limit)).await?),
+        ClientRequest::EarlierTurns {
+            session_key,
+            start,
+            limit,
+        } => to_value(blocking(lib, move |l| l.earlier_turns(&session_key, start, limit)).await?),
         ClientRequest::LibraryProgress {} => to_value(lib.progress()),
         ClientRequest::Usage { by, since } => {
             to_value(blocking(lib, move |l| l.usage(by, since)).await?)
@@ -101,6 +106,21 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
             session_key,
             format,
         } => to_value(blocking(lib, move |l| l.export(&session_key, format)).await?),
+        ClientRequest::ExportSessionToFile {
+            session_key,
+            format,
+            path,
+        } => {
+            let written = path.clone();
+            let bytes = blocking(lib, move |l| {
+                l.export_file(&session_key, format, std::path::Path::new(&path))
+            })
+            .await?;
+            to_value(weft_protocol::ExportWritten {
+                path: written,
+                bytes,
+            })
+        }
         ClientRequest::ForkSession { session_key, at } => {
             to_value(blocking(lib, move |l| l.fork(&session_key, at)).await?)
         }

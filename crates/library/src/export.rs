@@ -2,10 +2,12 @@
 //!
 //! The turns come the way `weft history` shows them: a native session's (or a Weft
 //! fork's inherited ones) from the agent's file, a managed session's from the store,
-//! and an adopted session's earlier turns from its file before Weft's own. Both are
-//! read a page at a time and each turn is rendered as soon as it is read, so only the
-//! document grows with the session, never a list of full snapshots (tool outputs,
-//! file changes) of all its turns.
+//! and an adopted session's earlier turns from its file before Weft's own. The file's
+//! turns are read a page at a time and each is written out as soon as it is rendered,
+//! so an export of a file of any size holds one page of it in memory; Weft's own turns
+//! (the store pages them newest first) are rendered before the document is written.
+
+use std::io::Write;
 
 use weft_protocol::{ExportFormat, LibrarySession, ToolStatus, UniversalSnapshot};
 
@@ -17,6 +19,20 @@ const PAGE: u32 = 200;
 impl Library {
     /// The session `key`'s transcript as one document in `format`.
     pub fn export(&self, key: &str, format: ExportFormat) -> Result<String, LibraryError> {
+        let mut out = Vec::new();
+        self.export_to(key, format, &mut out)?;
+        String::from_utf8(out)
+            .map_err(|e| LibraryError::Invalid(format!("the export is not UTF-8: {e}")))
+    }
+
+    /// Writes the session `key`'s transcript as one document in `format` to `out`;
+    /// returns the number of bytes written.
+    pub fn export_to(
+        &self,
+        key: &str,
+        format: ExportFormat,
+        out: &mut dyn Write,
+    ) -> Result<u64, LibraryError> {
         self.flush_store();
         let managed = query::managed_session(&self.read.lock(), key)?;
         let session = match managed.clone() {
@@ -29,18 +45,78 @@ impl Library {
             Some(_) => self.managed_turns(key, format)?,
             None => (Vec::new(), None),
         };
+        let mut doc = Document::start(out, format, &session)?;
         // An adopted session's file repeats Weft's turns once indexed again: only the
         // file's turns from before Weft's first count (as `weft history` has it).
-        let from_file = match (mine.is_empty(), first_at) {
-            (true, _) => self.file_turns(key, format, None)?,
-            (false, Some(first)) => self.file_turns(key, format, Some(first))?,
-            (false, None) => Vec::new(),
+        match (mine.is_empty(), first_at) {
+            (true, _) => self.file_turns(key, format, None, &mut doc)?,
+            (false, Some(first)) => self.file_turns(key, format, Some(first), &mut doc)?,
+            (false, None) => {}
+        }
+        for turn in &mine {
+            doc.turn(turn)?;
+        }
+        doc.finish()
+    }
+
+    /// Writes the session `key`'s document to `path` (absolute; a file there is
+    /// replaced) through a hidden file beside it, renamed over it once whole: a failed
+    /// export leaves what was there. Readable by others as a document is (0644; the
+    /// umask may narrow it). Returns its size.
+    pub fn export_file(
+        &self,
+        key: &str,
+        format: ExportFormat,
+        path: &std::path::Path,
+    ) -> Result<u64, LibraryError> {
+        if !path.is_absolute() {
+            return Err(LibraryError::Invalid(format!(
+                "the export's path must be absolute: {}",
+                path.display()
+            )));
+        }
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(LibraryError::Invalid(format!(
+                "not a file's path: {}",
+                path.display()
+            )));
         };
-        let turns = from_file.into_iter().chain(mine);
-        Ok(match format {
-            ExportFormat::Markdown => markdown(&session, turns),
-            ExportFormat::Json => json(&session, turns)?,
-        })
+        if !dir.is_dir() {
+            return Err(LibraryError::Invalid(format!(
+                "no such folder: {}",
+                dir.display()
+            )));
+        }
+        if path.is_dir() {
+            return Err(LibraryError::Invalid(format!(
+                "{} is a folder",
+                path.display()
+            )));
+        }
+        let tmp = dir.join(format!(
+            ".{}.{}.part",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
+        let written = options
+            .open(&tmp)
+            .map_err(LibraryError::from)
+            .and_then(|f| {
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+                let n = self.export_to(key, format, &mut out)?;
+                let f = out.into_inner().map_err(|e| e.into_error())?;
+                f.sync_all()?;
+                std::fs::rename(&tmp, path)?;
+                Ok(n)
+            });
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 
     /// Every finished turn of a managed session, rendered, oldest first, and when the
@@ -75,31 +151,32 @@ impl Library {
         Ok((pages.into_iter().rev().flatten().collect(), first_at))
     }
 
-    /// The turns of the session's file (a fork's inherited ones first), rendered; with
-    /// `before`, only those that started before it. None when it has no file.
+    /// Writes the turns of the session's file (a fork's inherited ones first) to
+    /// `doc`; with `before`, only those that started before it. None when it has no
+    /// file.
     fn file_turns(
         &self,
         key: &str,
         format: ExportFormat,
         before: Option<i64>,
-    ) -> Result<Vec<String>, LibraryError> {
-        let mut out = Vec::new();
+        doc: &mut Document<'_>,
+    ) -> Result<(), LibraryError> {
         let mut start = 0u32;
         loop {
             let page = match self.open_transcript(key, Some(start), Some(PAGE)) {
                 Ok(p) => p,
-                Err(LibraryError::Unknown(_)) => return Ok(out),
+                Err(LibraryError::Unknown(_)) => return Ok(()),
                 Err(e) => return Err(e),
             };
             let n = page.turns.len() as u32;
             for t in &page.turns {
                 if before.is_none_or(|b| t.started_at.is_none_or(|at| at < b)) {
-                    out.push(render(format, t)?);
+                    doc.turn(&render(format, t)?)?;
                 }
             }
             start += n.max(1);
             if n == 0 || start >= page.total {
-                return Ok(out);
+                return Ok(());
             }
         }
     }
@@ -122,24 +199,88 @@ fn indent(pretty: &str, prefix: &str) -> String {
         .join("\n")
 }
 
-fn json(
-    session: &LibrarySession,
-    turns: impl Iterator<Item = String>,
-) -> Result<String, LibraryError> {
-    let head = indent(&serde_json::to_string_pretty(session)?, "  ");
-    let turns: Vec<String> = turns.collect();
-    let body = if turns.is_empty() {
-        "[]".to_string()
-    } else {
-        format!("[\n{}\n  ]", turns.join(",\n"))
-    };
-    Ok(format!(
-        "{{\n  \"session\": {},\n  \"turns\": {body}\n}}\n",
-        head.trim_start()
-    ))
+/// A document being written: its head first, then each turn as it comes.
+struct Document<'a> {
+    out: Counted<'a>,
+    format: ExportFormat,
+    turns: usize,
 }
 
-fn markdown(session: &LibrarySession, turns: impl Iterator<Item = String>) -> String {
+impl<'a> Document<'a> {
+    fn start(
+        out: &'a mut dyn Write,
+        format: ExportFormat,
+        session: &LibrarySession,
+    ) -> Result<Self, LibraryError> {
+        let mut doc = Document {
+            out: Counted { inner: out, n: 0 },
+            format,
+            turns: 0,
+        };
+        let head = match format {
+            ExportFormat::Markdown => markdown_head(session),
+            ExportFormat::Json => {
+                let head = indent(&serde_json::to_string_pretty(session)?, "  ");
+                format!("{{\n  \"session\": {},\n  \"turns\": [", head.trim_start())
+            }
+        };
+        doc.out.write_all(head.as_bytes())?;
+        Ok(doc)
+    }
+
+    /// One rendered turn.
+    fn turn(&mut self, body: &str) -> Result<(), LibraryError> {
+        self.turns += 1;
+        match self.format {
+            ExportFormat::Markdown => write!(
+                self.out,
+                "\n---\n\n## Turn {}{}\n",
+                self.turns,
+                body.trim_end()
+            )?,
+            ExportFormat::Json => {
+                let sep = if self.turns == 1 { "\n" } else { ",\n" };
+                write!(self.out, "{sep}{body}")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the document; the bytes written in all.
+    fn finish(mut self) -> Result<u64, LibraryError> {
+        if self.format == ExportFormat::Json {
+            let close = if self.turns == 0 {
+                "]\n}\n"
+            } else {
+                "\n  ]\n}\n"
+            };
+            self.out.write_all(close.as_bytes())?;
+        }
+        self.out.flush()?;
+        Ok(self.out.n)
+    }
+}
+
+/// A writer that counts what went through it.
+struct Counted<'a> {
+    inner: &'a mut dyn Write,
+    n: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The Markdown document's title and facts.
+fn markdown_head(session: &LibrarySession) -> String {
     let title = if session.title.trim().is_empty() {
         session.session_key.as_str()
     } else {
@@ -157,16 +298,12 @@ fn markdown(session: &LibrarySession, turns: impl Iterator<Item = String>) -> St
     }
     facts.push(format!("**Started:** {}", utc(session.created_at)));
     facts.push(format!("**Last activity:** {}", utc(session.updated_at)));
-    let mut out = format!(
+    format!(
         "# {}\n\n{}  \n**Session:** `{}`\n",
         one_line(title),
         facts.join(" · "),
         session.session_key
-    );
-    for (i, body) in turns.enumerate() {
-        out.push_str(&format!("\n---\n\n## Turn {}{}\n", i + 1, body.trim_end()));
-    }
-    out
+    )
 }
 
 /// A turn after its `## Turn N` heading: its time, the prompt, the reply, tool calls,
@@ -288,10 +425,17 @@ mod tests {
             "archived": false, "pinned": false, "parentKey": null, "relation": null,
             "home": null, "account": null
         })));
-        let v: serde_json::Value = ok(serde_json::from_str(&ok(json(
-            &session,
-            std::iter::empty(),
-        ))));
+        let doc = |turns: &[String]| {
+            let mut out = Vec::new();
+            let mut d = ok(Document::start(&mut out, ExportFormat::Json, &session));
+            for t in turns {
+                ok(d.turn(t));
+            }
+            let n = ok(d.finish());
+            assert_eq!(n, out.len() as u64);
+            ok(serde_json::from_slice::<serde_json::Value>(&out))
+        };
+        let v = doc(&[]);
         assert_eq!(v["session"]["sessionKey"], "echo:k");
         assert_eq!(v["turns"], serde_json::json!([]));
         let t = UniversalSnapshot {
@@ -302,7 +446,7 @@ mod tests {
             ok(render(ExportFormat::Json, &t)),
             ok(render(ExportFormat::Json, &t)),
         ];
-        let v: serde_json::Value = ok(serde_json::from_str(&ok(json(&session, two.into_iter()))));
+        let v = doc(&two);
         assert_eq!(v["turns"][1]["prompt"], "a\n\nb");
         assert!(markdown_turn(&t).contains("> a\n>\n> b\n"));
     }

@@ -62,6 +62,56 @@ impl Library {
         })
     }
 
+    /// The turns of managed session `key`'s transcript from before its first turn in
+    /// Weft — an adopted session's past, a fork's inherited turns — paged as
+    /// [`Self::open_transcript`] pages (by default the last `limit`); the page's
+    /// `total` counts those turns only. The agent's file holds Weft's own turns too
+    /// (their times are after Weft's first), and the store has those.
+    pub fn earlier_turns(
+        &self,
+        key: &str,
+        start: Option<u32>,
+        limit: Option<u32>,
+    ) -> Result<TranscriptPage, LibraryError> {
+        self.flush_store();
+        let first: Option<i64> = self
+            .read
+            .lock()
+            .prepare_cached("SELECT MIN(started_at) FROM turns WHERE session_key = ?1")?
+            .query_row([key], |r| r.get(0))?;
+        let all = self.open_transcript(key, Some(0), Some(1))?.total;
+        let later: u32 = match (first, self.native(key)?) {
+            (Some(first), Some(own)) => match self.file_of(&own.session_key)? {
+                Some((sid, _, _)) => self
+                    .read
+                    .lock()
+                    .prepare_cached(
+                        "SELECT COUNT(*) FROM lib_turns WHERE session_id = ?1 AND at >= ?2",
+                    )?
+                    .query_row(params![sid, first], |r| r.get(0))?,
+                None => 0,
+            },
+            _ => 0,
+        };
+        let total = all.saturating_sub(later);
+        let limit = limit.unwrap_or(50).clamp(1, 1000);
+        let start = start.unwrap_or(total.saturating_sub(limit)).min(total);
+        let n = limit.min(total - start);
+        let mut page = if n == 0 {
+            TranscriptPage {
+                session_key: key.to_string(),
+                total,
+                start,
+                turns: Vec::new(),
+                source_gone: false,
+            }
+        } else {
+            self.open_transcript(key, Some(start), Some(n))?
+        };
+        page.total = total;
+        Ok(page)
+    }
+
     /// The parent's session and how many of its turns a Codex fork's history starts
     /// with, when its rollout refers to them (`history_base`) and the parent is indexed.
     pub(crate) fn codex_base(

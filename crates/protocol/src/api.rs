@@ -328,6 +328,17 @@ pub enum ClientRequest {
         /// How many turns (default 50).
         limit: Option<u32>,
     },
+    /// The turns of a managed session's agent file from before its first turn in Weft
+    /// (an adopted session's past, a fork's inherited turns), paged like
+    /// `openTranscript`. Answered by `TranscriptPage`, whose `total` counts those turns.
+    EarlierTurns {
+        /// The managed session.
+        session_key: String,
+        /// The first turn (0-based); default: the last `limit`.
+        start: Option<u32>,
+        /// How many turns (default 50).
+        limit: Option<u32>,
+    },
     /// How far the library's indexer is. Answered by `LibraryProgress`.
     LibraryProgress {},
     /// Usage and cost, grouped. Answered by `UsageRow`s.
@@ -363,6 +374,18 @@ pub enum ClientRequest {
         session_key: String,
         /// Markdown or JSON (`{session, turns}`).
         format: ExportFormat,
+    },
+    /// The same document written by the daemon to a file, a page of the transcript at a
+    /// time: no reply has to carry it, so a session of any size exports. Accepted over
+    /// the owner's Unix socket only (the daemon writes where its owner may). The file
+    /// appears whole or not at all. Answered by `ExportWritten`.
+    ExportSessionToFile {
+        /// The session.
+        session_key: String,
+        /// Markdown or JSON.
+        format: ExportFormat,
+        /// An absolute path; a file there is replaced.
+        path: String,
     },
     /// Answered by `AccountInfo`s (never a secret).
     ListAccounts {},
@@ -543,6 +566,7 @@ impl ClientRequest {
             | ClientRequest::ListLibrary(_)
             | ClientRequest::SearchLibrary(_)
             | ClientRequest::OpenTranscript { .. }
+            | ClientRequest::EarlierTurns { .. }
             | ClientRequest::ExportSession { .. }
             | ClientRequest::LibraryProgress {}
             | ClientRequest::Usage { .. }
@@ -568,6 +592,7 @@ impl ClientRequest {
             | ClientRequest::ResizeTerminal { .. }
             | ClientRequest::CloseTerminal { .. }
             | ClientRequest::DaemonStop {}
+            | ClientRequest::ExportSessionToFile { .. }
             | ClientRequest::ManageSession { .. }
             | ClientRequest::ForkSession { .. }
             | ClientRequest::Listen { .. }

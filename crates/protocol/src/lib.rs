@@ -43,8 +43,9 @@ pub use files::{WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery};
 pub use install::AgentInstall;
 pub use key::{make_session_key, split_session_key};
 pub use library::{
-    ExportFormat, LibraryHit, LibraryProgress, LibraryQuery, LibrarySearch, LibrarySession,
-    ModelCost, Origin, SessionAction, TranscriptPage, UsageBlock, UsageBy, UsageRow,
+    ExportFormat, ExportWritten, LibraryHit, LibraryProgress, LibraryQuery, LibrarySearch,
+    LibrarySession, ModelCost, Origin, SessionAction, TranscriptPage, UsageBlock, UsageBy,
+    UsageRow,
 };
 pub use mcp::{McpList, McpServerInfo, McpServerStatus, McpState};
 pub use patch::{apply, apply_in_place, diff, PatchEvent, SnapshotPatch};

@@ -294,6 +294,17 @@ pub enum ExportFormat {
     Json,
 }
 
+/// An export written to a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportWritten {
+    /// Where.
+    pub path: String,
+    /// Its size.
+    #[ts(type = "number")]
+    pub bytes: u64,
+}
+
 /// Something done to a session's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(

@@ -156,6 +156,18 @@ start: number | null,
 /**
  * How many turns (default 50).
  */
+limit: number | null, } | { "type": "earlierTurns", 
+/**
+ * The managed session.
+ */
+sessionKey: string, 
+/**
+ * The first turn (0-based); default: the last `limit`.
+ */
+start: number | null, 
+/**
+ * How many turns (default 50).
+ */
 limit: number | null, } | { "type": "libraryProgress", } | { "type": "usage", 
 /**
  * The grouping.
@@ -188,7 +200,19 @@ sessionKey: string,
 /**
  * Markdown or JSON (`{session, turns}`).
  */
-format: ExportFormat, } | { "type": "listAccounts", } | { "type": "addAccount" } & AddAccountRequest | { "type": "renameAccount", 
+format: ExportFormat, } | { "type": "exportSessionToFile", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * Markdown or JSON.
+ */
+format: ExportFormat, 
+/**
+ * An absolute path; a file there is replaced.
+ */
+path: string, } | { "type": "listAccounts", } | { "type": "addAccount" } & AddAccountRequest | { "type": "renameAccount", 
 /**
  * The account's id (a request's own `id` is the reply's).
  */

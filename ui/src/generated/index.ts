@@ -23,6 +23,7 @@ export type { DaemonStatus } from "./DaemonStatus";
 export type { DriverEvent } from "./DriverEvent";
 export type { ErrorCode } from "./ErrorCode";
 export type { ExportFormat } from "./ExportFormat";
+export type { ExportWritten } from "./ExportWritten";
 export type { FileChange } from "./FileChange";
 export type { Hello } from "./Hello";
 export type { InboxItem } from "./InboxItem";

@@ -6,6 +6,7 @@ import type {
   PatchEvent,
   SessionInfo,
   SnapshotPatch,
+  TranscriptPage,
   UniversalSnapshot,
   WorkspaceEntry,
 } from "../generated";
@@ -27,6 +28,8 @@ export class FakeTransport implements Transport {
   steerOutcome: "injected" | "queued" = "injected";
   /** The workspace's files `listWorkspaceFiles` matches (by substring, shortest first). */
   files: WorkspaceEntry[] = [];
+  /** Each session's turns from before Weft's first (`earlierTurns`); none: an unknown session. */
+  earlier = new Map<string, UniversalSnapshot[]>();
   private patchHandlers: ((e: PatchEvent) => void)[] = [];
   private resyncHandlers: ((sessionKey: string | null) => void)[] = [];
   private linkHandlers: ((state: LinkState) => void)[] = [];
@@ -149,6 +152,13 @@ export class FakeTransport implements Transport {
   async getHistory(sessionKey: string) {
     this.record("getHistory", sessionKey);
     return structuredClone(this.sessions.get(sessionKey)?.history ?? []);
+  }
+  async earlierTurns(sessionKey: string, start: number | null, limit: number): Promise<TranscriptPage> {
+    this.record("earlierTurns", sessionKey, start, limit);
+    const all = this.earlier.get(sessionKey);
+    if (!all) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
+    const from = Math.min(start ?? Math.max(0, all.length - limit), all.length);
+    return { sessionKey, total: all.length, start: from, turns: structuredClone(all.slice(from, from + limit)), sourceGone: false };
   }
   async listSessions(workdir: string | null) {
     this.record("listSessions", workdir);

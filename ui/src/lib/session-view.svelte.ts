@@ -27,10 +27,21 @@ export interface ClosedInteraction {
  */
 export type TerminalOffer = "open" | "show" | "wait" | null;
 
+/** Earlier turns read at a time. */
+const EARLIER_PAGE = 50;
+
 export class SessionView {
   readonly key: string;
   /** Final snapshots of finished turns, oldest first (not deep-reactive: they do not change). */
   history = $state.raw<UniversalSnapshot[]>([]);
+  /**
+   * Turns of the agent's own file from before the session's first turn in Weft (an
+   * adopted session's past, a fork's inherited turns), oldest first; read-only.
+   */
+  earlier = $state.raw<UniversalSnapshot[]>([]);
+  /** How many more of those come before `earlier` (0: all are here). */
+  earlierBefore = $state(0);
+  private earlierAsked = false;
   /** The current turn, one signal per field, so a text delta only re-renders the text. */
   readonly current = new LiveSnapshot();
   loaded = $state(false);
@@ -64,9 +75,11 @@ export class SessionView {
   /** Turns to draw: the history, then the current turn unless history already ends with it. */
   get turns(): UniversalSnapshot[] {
     const cur = this.current;
-    if (cur.taskId === null && cur.phase === "idle") return this.history;
-    const past = cur.taskId === null ? this.history : this.history.filter((t) => t.taskId !== cur.taskId);
-    return [...past, cur];
+    const own = this.history;
+    const before = this.earlier;
+    if (cur.taskId === null && cur.phase === "idle") return before.length ? [...before, ...own] : own;
+    const past = cur.taskId === null ? own : own.filter((t) => t.taskId !== cur.taskId);
+    return [...before, ...past, cur];
   }
 
   get running(): boolean {
@@ -123,6 +136,10 @@ export class SessionView {
   }
 
   private async fetch(): Promise<void> {
+    if (!this.earlierAsked) {
+      this.earlierAsked = true;
+      void this.loadEarlier();
+    }
     try {
       const [at, history] = await Promise.all([
         this.transport.getSnapshot(this.key),
@@ -144,6 +161,26 @@ export class SessionView {
     const waiting = this.buffered;
     this.buffered = [];
     for (const event of waiting) this.receive(event);
+  }
+
+  /**
+   * The next page of earlier turns (the last ones first). A session with no agent file
+   * (or a surface with no library) has none: its error is not the session's.
+   */
+  async loadEarlier(page = EARLIER_PAGE): Promise<void> {
+    const earlierTurns = this.transport.earlierTurns?.bind(this.transport);
+    if (!earlierTurns) return;
+    const first = this.earlier.length === 0;
+    if (!first && this.earlierBefore === 0) return;
+    const start = first ? null : Math.max(0, this.earlierBefore - page);
+    const limit = first ? page : this.earlierBefore - (start ?? 0);
+    try {
+      const got = await earlierTurns(this.key, start, limit);
+      this.earlier = [...got.turns, ...this.earlier];
+      this.earlierBefore = got.start;
+    } catch {
+      // Not a session with turns before Weft's.
+    }
   }
 
   private replaceCurrent(next: UniversalSnapshot) {

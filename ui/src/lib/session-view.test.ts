@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { flushSync } from "svelte";
 import { FakeTransport } from "./fake-transport";
+import { emptySnapshot } from "./patch";
 import { SessionView } from "./session-view.svelte";
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -142,5 +143,39 @@ describe("SessionView", () => {
     expect(view.terminalOpen).toBe(false);
     expect(view.terminalAttaches).toBe(true);
     expect(view.terminalShown).toBe(true);
+  });
+
+  it("shows an adopted session's turns from before Weft first, the newest page, then pages back", async () => {
+    const { t, key, view } = setup();
+    const past = (n: number) => ({ ...emptySnapshot("claude"), phase: "done" as const, taskId: `p${n}`, prompt: `before ${n}` });
+    t.earlier.set(key, Array.from({ length: 60 }, (_, i) => past(i + 1)));
+    const mine = { ...emptySnapshot("claude"), phase: "done" as const, taskId: "w1", prompt: "in weft" };
+    const s = t.sessions.get(key);
+    if (s) s.history = [mine];
+    await view.load();
+    await tick();
+    expect(view.turns.map((x) => x.prompt).slice(0, 2)).toEqual(["before 11", "before 12"]);
+    expect(view.turns.at(-1)?.prompt).toBe("in weft");
+    expect(view.turns).toHaveLength(51);
+    expect(view.earlierBefore).toBe(10);
+    await view.loadEarlier();
+    expect(view.turns).toHaveLength(61);
+    expect(view.turns[0].prompt).toBe("before 1");
+    expect(view.earlierBefore).toBe(0);
+    // Nothing more to read: no request.
+    const asked = t.calls.filter((c) => c.verb === "earlierTurns").length;
+    await view.loadEarlier();
+    expect(t.calls.filter((c) => c.verb === "earlierTurns")).toHaveLength(asked);
+  });
+
+  it("a session with no agent file has no earlier turns and loads as before", async () => {
+    const { t, key, view } = setup();
+    t.emit(key, { phase: "done", taskId: "a", prompt: "hi", textAppend: "yo" });
+    await view.load();
+    await tick();
+    expect(t.calls.some((c) => c.verb === "earlierTurns")).toBe(true);
+    expect(view.earlier).toEqual([]);
+    expect(view.loadError).toBeNull();
+    expect(view.turns.map((x) => x.prompt)).toEqual(["hi"]);
   });
 });

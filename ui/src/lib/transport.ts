@@ -18,6 +18,7 @@ import type {
   SnapshotAt,
   SteerOutcome,
   ToolInfo,
+  TranscriptPage,
   UniversalSnapshot,
   WireError,
   WorkspaceEntry,
@@ -92,6 +93,12 @@ export interface Transport {
    */
   saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 
+  /**
+   * The turns of the session's agent file from before its first turn in Weft (an adopted
+   * session's past, a fork's inherited turns): the last `limit` before `start`'s end, or
+   * from `start`. Absent where the surface has no library.
+   */
+  earlierTurns?(sessionKey: string, start: number | null, limit: number): Promise<TranscriptPage>;
   /** Any verb by its wire request (the accounts view's); absent where the surface has none. */
   request?<T>(request: ClientRequest): Promise<T>;
 

@@ -210,3 +210,126 @@ fn sessions_export_of_an_unknown_session_or_format_exits_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// A Claude transcript of `turns` turns, each reply `reply_bytes` long and starting
+/// with its turn's number.
+fn big_claude_transcript(id: &str, turns: usize, reply_bytes: usize) -> String {
+    let filler = "lorem ipsum dolor sit amet ".repeat(reply_bytes / 27 + 1);
+    let mut out = String::new();
+    let mut parent = serde_json::Value::Null;
+    for k in 1..=turns {
+        let at = format!("2026-11-30T03:{:02}:{:02}.000Z", k / 60, k % 60);
+        let user = serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "type": "user",
+            "message": {"role": "user", "content": format!("big ask {k}")},
+            "uuid": format!("u-{k}"), "timestamp": at, "cwd": "/w/big", "sessionId": id,
+        });
+        let reply = format!("reply {k}: {}", &filler[..reply_bytes]);
+        let assistant = serde_json::json!({
+            "parentUuid": format!("u-{k}"), "isSidechain": false, "type": "assistant",
+            "message": {
+                "id": format!("msg_{k}"), "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": reply}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 3, "output_tokens": 5},
+            },
+            "requestId": format!("req_{k}"), "uuid": format!("a-{k}"), "timestamp": at,
+            "cwd": "/w/big", "sessionId": id,
+        });
+        out.push_str(&format!("{user}\n{assistant}\n"));
+        parent = serde_json::json!(format!("a-{k}"));
+    }
+    out
+}
+
+#[test]
+fn a_session_too_big_for_one_reply_exports_whole_to_a_file_and_to_stdout() {
+    const ID: &str = "7d1e6b0a-5a4c-4c47-9d9b-0c3f1f6e2a11";
+    const TURNS: usize = 72;
+    let env = Env::new();
+    let agents = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let project = agents.path().join(".claude/projects/-w-big");
+    std::fs::create_dir_all(&project).unwrap_or_else(|e| panic!("{e}"));
+    // 72 MiB of replies: more than the 64 MiB one reply of the daemon's can carry.
+    std::fs::write(
+        project.join(format!("{ID}.jsonl")),
+        big_claude_transcript(ID, TURNS, 1 << 20),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let weft = |args: &[&str]| {
+        with_homes(env.cmd(args), agents.path())
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let key = format!("claude:{ID}");
+    wait_for("the big session to be indexed", 60, || {
+        let out = weft(&["sessions", "--all", "--native", "--json"]);
+        let list: Value = serde_json::from_slice(&out.stdout).ok()?;
+        list.as_array()?
+            .iter()
+            .any(|s| s["sessionKey"] == key.as_str() && s["turns"] == TURNS)
+            .then_some(())
+    });
+
+    let file = env.work.path().join("big.json");
+    // What was there stays until the export is whole.
+    std::fs::write(&file, "old").unwrap_or_else(|e| panic!("{e}"));
+    let out = weft(&[
+        "sessions", "export", &key, "--format", "json", "-o", "big.json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(bytes.len() > 72 << 20, "{} bytes", bytes.len());
+    let doc: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    let turns = doc["turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no turns"));
+    assert_eq!(turns.len(), TURNS);
+    for (i, t) in turns.iter().enumerate() {
+        assert_eq!(t["prompt"], format!("big ask {}", i + 1));
+        let text = t["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with(&format!("reply {}: lorem", i + 1)),
+            "turn {i}"
+        );
+        assert!(text.len() > 1 << 20, "turn {i}: {} bytes", text.len());
+    }
+    // Nothing of the write is left beside it.
+    let names: Vec<String> = std::fs::read_dir(env.work.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".part")), "{names:?}");
+
+    // To stdout, through the daemon's file: the same turns, in order.
+    let md = weft(&["sessions", "export", &key]);
+    assert!(
+        md.status.success(),
+        "{}",
+        String::from_utf8_lossy(&md.stderr)
+    );
+    assert!(md.stdout.len() > 72 << 20, "{} bytes", md.stdout.len());
+    let md = String::from_utf8_lossy(&md.stdout);
+    let needles: Vec<String> = (1..=TURNS).map(|k| format!("## Turn {k} ")).collect();
+    assert_in_order(&md, &needles.iter().map(String::as_str).collect::<Vec<_>>());
+
+    // A failed export leaves the file as it was.
+    let out = weft(&["sessions", "export", "claude:nope", "-o", "big.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        std::fs::metadata(&file).map(|m| m.len()).ok(),
+        Some(bytes.len() as u64)
+    );
+
+    // A folder that is not there: a clear error, nothing written.
+    let out = weft(&["sessions", "export", &key, "-o", "no/such/dir/x.md"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no such folder"), "{stderr}");
+}

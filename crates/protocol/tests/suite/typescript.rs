@@ -44,6 +44,7 @@ fn export_all(dir: &Path) {
         Listening,
         TerminalAttached,
         LibrarySession,
+        ExportWritten,
         LibraryHit,
         TranscriptPage,
         LibraryProgress,

@@ -23,6 +23,7 @@ import type {
   SteerOutcome,
   TerminalAttached,
   ToolInfo,
+  TranscriptPage,
   UniversalSnapshot,
   Welcome,
   WorkspaceEntry,
@@ -205,6 +206,8 @@ export class WeftClient implements Transport, TerminalClient {
   getSnapshot = (sessionKey: string) => this.request<SnapshotAt>({ type: "getSnapshot", sessionKey });
   getHistory = (sessionKey: string) =>
     this.request<UniversalSnapshot[]>({ type: "getHistory", sessionKey, limit: null, before: null });
+  earlierTurns = (sessionKey: string, start: number | null, limit: number) =>
+    this.request<TranscriptPage>({ type: "earlierTurns", sessionKey, start, limit });
   listSessions = (workdir: string | null) => this.request<SessionInfo[]>({ type: "listSessions", workdir });
   search = (query: string, limit?: number) => this.request<SearchHit[]>({ type: "search", query, limit: limit ?? null });
   listAgentInfo = () => this.request<AgentInfo[]>({ type: "listAgentInfo" });
