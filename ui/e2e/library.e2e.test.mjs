@@ -82,6 +82,9 @@ describe("Weft desktop app: the agents' own sessions", { skip: ready ? false : "
     await (await byTestId(browser, "library-continue")).click();
     await until(browser, async () => !(await (await byTestId(browser, "library-view")).isExisting()), "the library to close");
     await until(browser, async () => (await lastTurnText(browser)).includes("Forked after turn one."), "claude's reply in the fork", 120000);
+    // The fork's own view: the turn it kept from its parent, marked as claude's own, above its first.
+    await until(browser, async () => (await allByTestId(browser, "turn-earlier")).length === 1, "the fork's inherited turn in its view");
+    assert.match((await (await allByTestId(browser, "turn-prompt-text"))[0].getText()), /hello turn one/);
     // The parent stays the user's own session, in the sidebar beside its fork.
     assert.equal(await (await row()).isExisting(), true, "the forked session still listed");
     await screenshot(browser, "library-fork");
@@ -100,6 +103,9 @@ describe("Weft desktop app: the agents' own sessions", { skip: ready ? false : "
       60000,
     );
     await until(browser, async () => (await lastTurnText(browser)).includes("Carried on from your own session."), "claude's reply on the native session", 120000);
+    // Its view holds the three turns from before Weft, then Weft's.
+    await until(browser, async () => (await allByTestId(browser, "turn-earlier")).length === 3, "the session's own past in its view");
+    assert.equal((await allByTestId(browser, "turn-prompt-text")).length, 4);
     assert.equal(await (await row()).isExisting(), false, "no second row for a session Weft now runs");
 
     // The usage dashboard.

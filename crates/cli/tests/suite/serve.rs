@@ -357,4 +357,16 @@ async fn a_secret_is_refused_over_the_websocket_and_lists_never_carry_one() {
     assert_eq!(accounts.len(), 1, "{listed}");
     assert_eq!(accounts[0]["label"], "env key");
     assert!(!listed.to_string().contains("sk-from-a-browser"));
+
+    // Nor may a WebSocket client have the daemon write a file where it names.
+    let target = server.home.path().join("planted.md");
+    send(
+        &mut ws,
+        json!({"id": 4, "type": "exportSessionToFile", "sessionKey": "echo:x", "format": "markdown",
+               "path": target}),
+    )
+    .await;
+    let refused = reply(&mut ws, 4, &mut patches).await;
+    assert_eq!(refused["error"]["code"], "forbidden", "{refused}");
+    assert!(!target.exists());
 }

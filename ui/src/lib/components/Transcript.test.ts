@@ -3,6 +3,7 @@ import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import { flushSync, tick } from "svelte";
 import { AppStore } from "../app.svelte";
 import { FakeTransport } from "../fake-transport";
+import { emptySnapshot } from "../patch";
 import { SessionView } from "../session-view.svelte";
 import Transcript from "./Transcript.svelte";
 
@@ -20,6 +21,32 @@ async function sessionWithTurns(n: number) {
 }
 
 describe("Transcript", () => {
+  it("draws an adopted session's earlier turns first, marked, with a way to the ones before", async () => {
+    const t = new FakeTransport();
+    const key = t.addSession("claude", "/work/demo", "adopted");
+    t.earlier.set(
+      key,
+      Array.from({ length: 55 }, (_, i) => ({ ...emptySnapshot("claude"), phase: "done" as const, taskId: `n${i}`, prompt: `native ${i}` })),
+    );
+    t.emit(key, { taskId: "w", phase: "streaming", prompt: "in weft", text: "" });
+    t.finish(key);
+    const view = new SessionView(key, t);
+    await view.load();
+    await waitFor(() => expect(view.earlier).toHaveLength(50));
+    render(Transcript, { view, app: new AppStore(t) });
+    flushSync();
+    await tick();
+    const more = await screen.findByTestId("earlier-more");
+    expect(more.textContent).toContain("5 earlier turns");
+    const marked = screen.getAllByTestId("turn-earlier");
+    expect(marked.length).toBeGreaterThan(0);
+    expect(marked[0].textContent).toBe("claude's own");
+    await fireEvent.click(more);
+    await waitFor(() => expect(view.turns[0].prompt).toBe("native 0"));
+    expect(view.turns.at(-1)?.prompt).toBe("in weft");
+    await waitFor(() => expect(screen.queryByTestId("earlier-more")).toBeNull());
+  });
+
   it("scrolls to the turn a search hit asked for, then lets go of it", async () => {
     const { view, app } = await sessionWithTurns(200);
     view.focusTaskId = "t150";
