@@ -371,6 +371,14 @@ pub trait AgentDriver: Send + Sync {
         None
     }
 
+    /// A fork its terminal cannot make itself (one at a turn, say), about to open in
+    /// the agent's terminal with no agent session of its own yet: made here through the
+    /// agent's own fork, returning the new session's id, which the terminal then
+    /// resumes. `None`: nothing to make (the terminal or the first turn makes it).
+    async fn fork_for_tui(&self, _input: &AgentTurnInput) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
     /// Runs while the agent's own terminal UI is open for this session: follows what
     /// happens there (e.g. by tailing the agent's session file) and emits it as events,
     /// until `ctx` is cancelled when the terminal closes. The default only waits.

@@ -172,6 +172,19 @@ impl Loom {
         let record = runner.record();
         let driver = self.driver(&record.agent)?;
         let task_id = new_task_id();
+        if let Some(input) = runner.unmade_fork_input(
+            task_id.clone(),
+            caller.env.clone(),
+            request.account.clone(),
+        )? {
+            let made = driver.fork_for_tui(&input).await.map_err(|e| {
+                KernelError::BadRequest(format!("cannot open the fork in the terminal: {e}"))
+            })?;
+            if let Some(id) = made {
+                tracing::info!(session = %record.session_key, "the fork was made for its terminal");
+                runner.adopt_session_id(&id);
+            }
+        }
         let (spec, base_env) = runner.open_terminal(
             task_id.clone(),
             caller.env.clone(),

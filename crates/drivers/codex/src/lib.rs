@@ -310,6 +310,29 @@ impl AgentDriver for CodexDriver {
         Some(tui::spec(&program, input))
     }
 
+    async fn fork_for_tui(&self, input: &AgentTurnInput) -> Result<Option<String>, String> {
+        // `codex fork PARENT` forks a whole thread; one at a turn is made here, by
+        // app-server's `thread/fork` (`lastTurnId`) as a first turn would, and the
+        // terminal resumes it.
+        let at_a_turn = input.fork.as_ref().is_some_and(|f| f.at.is_some());
+        if !at_a_turn || input.session_id.is_some() || input.fresh {
+            return Ok(None);
+        }
+        let cfg = self.turn_config(input);
+        let program = spawn::find_binary(&cfg, &|n| input.var(n))?;
+        let session = CodexSession::open(&program, input, TurnKnobs::of(input), None, &cfg).await?;
+        let thread = session.thread_id.clone();
+        let rollout = session.rollout.clone();
+        session.close(CLOSE_GRACE).await;
+        match rollout {
+            Some(path) if std::path::Path::new(&path).is_file() => Ok(Some(thread)),
+            Some(path) => Err(format!(
+                "codex forked the thread but did not save it ({path} is not there)"
+            )),
+            None => Err("codex forked the thread but named no file for it".into()),
+        }
+    }
+
     async fn follow_tui(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         // One writer per thread: an idle app-server would resume from its own memory
         // afterwards, missing what the terminal adds. It closes before the follower

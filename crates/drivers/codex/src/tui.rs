@@ -22,7 +22,8 @@ fn explicit(input: &AgentTurnInput, name: &str) -> Option<String> {
 
 /// The thread a terminal opened on `input` forks (`codex fork PARENT`): a fork of a
 /// whole thread that has no thread of its own yet. `codex fork` takes no turn to stop
-/// at, so a fork at a turn starts in the structured rail first.
+/// at: a fork at a turn is made before the terminal opens (`fork_for_tui`), which then
+/// resumes it.
 pub fn forks_from(input: &AgentTurnInput) -> Option<&str> {
     if input.session_id.is_some() || input.fresh {
         return None;

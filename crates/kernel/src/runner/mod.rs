@@ -279,6 +279,59 @@ impl SessionRunner {
         }
     }
 
+    /// The input a driver makes a fork with before the session's terminal opens: only
+    /// for a fork that has no agent session of its own yet (the driver decides whether
+    /// its terminal can make it), with the environment its terminal would get.
+    pub fn unmade_fork_input(
+        &self,
+        task_id: String,
+        client_env: Option<Arc<ClientEnv>>,
+        account: Option<String>,
+    ) -> Result<Option<AgentTurnInput>, KernelError> {
+        let st = self.shared.state.lock();
+        if st.record.fork.is_none() || st.record.session_id.is_some() || st.running.is_some() {
+            return Ok(None);
+        }
+        let task = Task {
+            task_id,
+            prompt: TERMINAL_PROMPT.into(),
+            model: None,
+            effort: None,
+            attachments: Vec::new(),
+            steer: false,
+            terminal: true,
+            client_env,
+            account,
+            pack: None,
+        };
+        let mut input = self.shared.input_for(&st, &task);
+        if let Some(a) = &task.account {
+            input.account = crate::runner::chosen(a);
+        }
+        let spawn = self
+            .shared
+            .env
+            .resolver
+            .resolve(&input)
+            .map_err(KernelError::BadRequest)?;
+        input.env = spawn.env;
+        input.extra_args.extend(spawn.extra_args);
+        input.isolated = spawn.isolated;
+        Ok(Some(input))
+    }
+
+    /// The agent session a driver made for this session (a fork made before its
+    /// terminal opened), unless it has one by now.
+    pub fn adopt_session_id(&self, id: &str) {
+        let mut st = self.shared.state.lock();
+        if st.record.session_id.is_some() {
+            return;
+        }
+        st.record.session_id = Some(id.to_string());
+        self.shared
+            .persist("session", self.shared.env.store.upsert_session(&st.record));
+    }
+
     /// Queues the terminal turn if the session is idle, returning the input its
     /// terminal should be started with. `session_id` (when the driver fixes the id of a
     /// new agent session) is recorded first so the structured rail resumes it later.
