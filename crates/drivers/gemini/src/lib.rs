@@ -143,21 +143,12 @@ impl GeminiDriver {
                  no permission prompts in this turn; approval mode `{approval}`"
             ),
         });
-        // Before (what a terminal's or the user's own `gemini --resume` left) and after
-        // this resume: see `remove_resume_stubs`.
-        let gemini = sessions::gemini_dir_for(input);
-        let tidy = || {
-            for stub in gemini
-                .iter()
-                .flat_map(|g| sessions::remove_resume_stubs(g, session_id))
-            {
-                tracing::debug!(path = %stub.display(), "gemini: removed a file its resume left with nothing to resume");
-            }
-        };
-        tidy();
+        // Before (what the user's own `gemini --resume` left) and after this resume:
+        // see `remove_resume_stubs`.
+        tidy_resume_stubs(input, session_id);
         let result =
             headless::run(&program, input, session_id, &approval, cfg.stop_grace, ctx).await;
-        tidy();
+        tidy_resume_stubs(input, session_id);
         result
     }
 }
@@ -219,7 +210,12 @@ impl AgentDriver for GeminiDriver {
         // from the CLI's session file instead.
         self.acp.close_session(&input.session_key).await;
         match input.session_id.clone() {
-            Some(id) => follow::follow(&input, &id, &ctx).await,
+            Some(id) => {
+                let result = follow::follow(&input, &id, &ctx).await;
+                // The terminal's `gemini --resume` leaves one too; it has closed now.
+                tidy_resume_stubs(&input, &id);
+                result
+            }
             None => {
                 ctx.cancelled().await;
                 DriverResult::ok()
@@ -244,5 +240,17 @@ impl AgentDriver for GeminiDriver {
 
     async fn shutdown(&self) {
         self.acp.shutdown().await
+    }
+}
+
+/// Removes what a resume of `session_id` left with nothing to resume beside the
+/// session's file (see `sessions::remove_resume_stubs`).
+fn tidy_resume_stubs(input: &AgentTurnInput, session_id: &str) {
+    let gemini = sessions::gemini_dir_for(input);
+    for stub in gemini
+        .iter()
+        .flat_map(|g| sessions::remove_resume_stubs(g, session_id))
+    {
+        tracing::debug!(path = %stub.display(), "gemini: removed a file its resume left with nothing to resume");
     }
 }

@@ -126,6 +126,26 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
     assert!(after.all_text().contains("HELLO from the gemini tui"));
     assert!(after.all_text().contains("GEMINI-TUI-REPLY"));
 
+    // As if the session had begun in an earlier minute: gemini 0.61.0's `--resume` then
+    // leaves a file with nothing to resume beside it, and its next start would delete the
+    // session's real file with it.
+    let chats = || -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = weft_gemini::sessions::session_files(&gemini_dir)
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| {
+                p.to_string_lossy()
+                    .ends_with(&format!("-{}.jsonl", &sid[..8]))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let files = chats();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let old = files[0].with_file_name(format!("session-2026-01-01T00-00-{}.jsonl", &sid[..8]));
+    std::fs::rename(&files[0], &old).unwrap();
+
     // Opened again, the terminal resumes the session by its id, history and all.
     let again = loom
         .open_terminal(OpenTerminalRequest {
@@ -167,6 +187,16 @@ async fn the_gemini_terminal_runs_and_hands_the_session_back() {
     assert_eq!(snap.text, "GEMINI-SECOND-TERMINAL");
     drop(bridge);
     loom.close_terminal(&key).await.unwrap();
+    // Once the terminal has closed, only the session's own file is left.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while chats() != [old.clone()] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the terminal's resume left: {:?}",
+            chats()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     loom.shutdown().await;
     assert!(driver.live_pids().is_empty());
