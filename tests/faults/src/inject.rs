@@ -34,8 +34,12 @@ pub struct Ctx {
     pub disk: Option<Result<Disk, String>>,
     /// The scripted Anthropic server.
     pub server: AnthropicServer,
+    /// The scripted Responses server, for the real codex.
+    pub openai: weft_testkit::ResponsesServer,
     /// The real claude, when installed.
     pub claude: Option<PathBuf>,
+    /// The real codex, when installed.
+    pub codex: Option<PathBuf>,
     /// Marks this run's processes.
     pub run_id: String,
     /// The `weft` executable.
@@ -95,6 +99,11 @@ impl Ctx {
         } else {
             d.bin.join("claude")
         };
+        let codex = if kind.real_codex() {
+            self.codex.clone().unwrap_or_default()
+        } else {
+            d.bin.join("codex")
+        };
         let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
         for (k, v) in [
             ("WEFT_FAULTS_MARK", mark.to_string()),
@@ -107,9 +116,16 @@ impl Ctx {
                 "WEFT_CLAUDE_STALL_SECS",
                 if kind.real_claude() { "20" } else { "2" }.into(),
             ),
-            ("WEFT_CODEX_BIN", s(&d.bin.join("codex"))),
-            ("WEFT_CODEX_STALL_SECS", "2".into()),
-            ("WEFT_CODEX_RPC_TIMEOUT_SECS", "3".into()),
+            ("WEFT_CODEX_BIN", s(&codex)),
+            // As for claude: the real codex can be slow to start on a loaded machine.
+            (
+                "WEFT_CODEX_STALL_SECS",
+                if kind.real_codex() { "20" } else { "2" }.into(),
+            ),
+            (
+                "WEFT_CODEX_RPC_TIMEOUT_SECS",
+                if kind.real_codex() { "20" } else { "3" }.into(),
+            ),
             ("HOME", s(&d.claude_home)),
             ("ANTHROPIC_BASE_URL", self.server.base_url()),
             ("ANTHROPIC_API_KEY", "sk-faults-not-a-secret".into()),
@@ -118,6 +134,21 @@ impl Ctx {
             ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
         ] {
             env.push((k.to_string(), v));
+        }
+        if kind.real_codex() {
+            for (k, v) in [
+                ("CODEX_HOME", s(&d.codex_home)),
+                ("WEFT_CODEX_BASE_URL", self.openai.v1_url()),
+                ("WEFT_CODEX_API_KEY_ENV", "WEFT_FAULTS_OPENAI_KEY".into()),
+                ("WEFT_FAULTS_OPENAI_KEY", "sk-faults-not-a-secret".into()),
+                ("WEFT_CODEX_MAX_RETRIES", "0".into()),
+                // A CODEX_HOME under /tmp cannot host the sandbox's helper.
+                ("WEFT_CODEX_SANDBOX", "danger-full-access".into()),
+                ("WEFT_CODEX_APPROVAL_POLICY", "never".into()),
+                ("WEFT_CODEX_CONFIG", "model=\"mock-model\"".into()),
+            ] {
+                env.push((k.to_string(), v));
+            }
         }
         env
     }
@@ -137,13 +168,16 @@ impl Ctx {
         if kind.real_claude() && self.claude.is_none() {
             return Outcome::skipped(kind, "no claude CLI installed".into());
         }
+        if kind.real_codex() && self.codex.is_none() {
+            return Outcome::skipped(kind, "no codex CLI installed".into());
+        }
         let mark = format!("{}-{i}", self.run_id);
         let result = match kind {
             Kind::DaemonKill => self.daemon_kill(i, point, &mark).await,
             Kind::ClientDrop | Kind::CliKill => self.client(kind, i, point, &mark).await,
             Kind::DiskFull => self.disk_fault(kind, i, point, &mark).await,
             Kind::ReadonlyHome => self.readonly(i, &mark).await,
-            _ if kind.real_claude() => self.claude_fault(kind, i, point, &mark).await,
+            _ if kind.real_agent().is_some() => self.real_fault(kind, i, point, &mark).await,
             _ => self.standin(kind, i, point, &mark).await,
         };
         result.unwrap_or_else(|e| {
@@ -211,20 +245,20 @@ impl Ctx {
         self.check(kind, &mut f, &turn, reference).await
     }
 
-    async fn claude_fault(
+    /// A fault through the real claude or codex, against its scripted server.
+    async fn real_fault(
         &mut self,
         kind: Kind,
         i: usize,
         point: u64,
         mark: &str,
     ) -> Result<Outcome, String> {
+        let agent = kind.real_agent().unwrap_or("claude");
         let conn = connect(&self.dirs.home, &self.env(mark, kind)).await?;
         let prompt = format!("weft-fault kind={} id={i}", kind.name());
-        let acc = conn
-            .prompt("claude", None, &self.dirs.work, &prompt)
-            .await?;
+        let acc = conn.prompt(agent, None, &self.dirs.work, &prompt).await?;
         let mut f = conn.follow(&acc.session_key).await?;
-        if kind == Kind::ClaudeKill {
+        if matches!(kind, Kind::ClaudeKill | Kind::CodexKill) {
             let chunks = 1 + (point % 20) as usize;
             let deadline = Instant::now() + TURN_DEADLINE;
             f.until(deadline, |s| {
@@ -238,7 +272,7 @@ impl Ctx {
         let turn = Turn {
             key: acc.session_key,
             task: acc.task_id,
-            agent: "claude",
+            agent,
             home: self.dirs.home.clone(),
             daemon_pid: self.daemon.pid(),
             mark: mark.to_string(),
@@ -566,7 +600,7 @@ impl Ctx {
         let next_id = format!("{}n", turn.task);
         let (prompt, expect) = match turn.agent {
             "echo" => ("and again".to_string(), String::new()),
-            "claude" if kind.real_claude() => (
+            _ if kind.real_agent().is_some() => (
                 format!("weft-fault kind=none id={next_id}"),
                 "a fine reply".to_string(),
             ),

@@ -39,6 +39,12 @@ pub enum Kind {
     ServerDrop,
     /// The model server stops sending mid-stream (real claude).
     ServerStall,
+    /// The real codex SIGKILLed mid-stream.
+    CodexKill,
+    /// The model server answers 500 (real codex).
+    CodexHttp500,
+    /// The model server cuts the connection mid-stream (real codex).
+    CodexServerDrop,
     /// The store's file system fills up mid-turn (a small tmpfs).
     DiskFull,
     /// The store's file system turns read-only mid-turn.
@@ -47,7 +53,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, with its weight in a random run.
-    pub const WEIGHTS: [(Kind, u32); 18] = [
+    pub const WEIGHTS: [(Kind, u32); 21] = [
         (Kind::AgentKill, 8),
         (Kind::AgentHang, 4),
         (Kind::CutLine, 6),
@@ -64,6 +70,9 @@ impl Kind {
         (Kind::Http429, 1),
         (Kind::ServerDrop, 2),
         (Kind::ServerStall, 1),
+        (Kind::CodexKill, 2),
+        (Kind::CodexHttp500, 1),
+        (Kind::CodexServerDrop, 1),
         (Kind::DiskFull, 3),
         (Kind::ReadonlyHome, 3),
     ];
@@ -100,6 +109,9 @@ impl Kind {
             Kind::Http429 => "http_429",
             Kind::ServerDrop => "server_drop",
             Kind::ServerStall => "server_stall",
+            Kind::CodexKill => "codex_kill",
+            Kind::CodexHttp500 => "codex_http_500",
+            Kind::CodexServerDrop => "codex_server_drop",
             Kind::DiskFull => "disk_full",
             Kind::ReadonlyHome => "readonly_home",
         }
@@ -125,6 +137,24 @@ impl Kind {
         )
     }
 
+    pub(crate) fn real_codex(self) -> bool {
+        matches!(
+            self,
+            Kind::CodexKill | Kind::CodexHttp500 | Kind::CodexServerDrop
+        )
+    }
+
+    /// The real agent the fault goes through, if any.
+    pub(crate) fn real_agent(self) -> Option<&'static str> {
+        if self.real_claude() {
+            Some("claude")
+        } else if self.real_codex() {
+            Some("codex")
+        } else {
+            None
+        }
+    }
+
     /// Whether `ending` is an honest end for this fault.
     pub(crate) fn honest(self, ending: Ending, reason: Option<&str>) -> bool {
         let failed = matches!(ending, Ending::Incomplete | Ending::Error)
@@ -140,6 +170,9 @@ impl Kind {
             | Kind::Http429
             | Kind::ServerDrop
             | Kind::ServerStall
+            | Kind::CodexKill
+            | Kind::CodexHttp500
+            | Kind::CodexServerDrop
             | Kind::DaemonKill => failed,
             // A bad line is skipped (with a note) or fails the turn; either is honest.
             Kind::HugeLine | Kind::BadUtf8 | Kind::Garbage | Kind::WrongId => {

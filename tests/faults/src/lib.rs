@@ -6,11 +6,13 @@
 //! UTF-8, interleaved garbage, a JSON-RPC reply with a wrong id), the daemon SIGKILLed
 //! and restarted, a client dropped or a `weft run` killed mid-stream, the scripted
 //! Anthropic server answering 500/529/429, closing mid-stream or stalling under the
-//! real `claude`, and a full or read-only disk under the store (a small tmpfs).
+//! real `claude`, the real `codex` SIGKILLed, or its scripted Responses server answering
+//! 500 or closing mid-stream, and a full or read-only disk under the store (a small
+//! tmpfs).
 //!
 //! Nothing of Weft is mocked: volume comes from the built-in echo agent and from
 //! stand-in agents ([`standin`]) that replay recorded stream shapes through the real
-//! drivers; fidelity from the real `claude` against the scripted server.
+//! drivers; fidelity from the real `claude` and `codex` against the scripted servers.
 //!
 //! After each fault the harness checks, against what it recorded itself (the stand-in's
 //! log of what reached the daemon's pipe, or what its own client saw):
@@ -100,6 +102,40 @@ fn script() -> Script {
         .default_reply(Turn::text_reply("a fine reply"))
 }
 
+/// The latest prompt to codex asks for `kind` (as [`asks`]).
+fn codex_asks(kind: &'static str) -> weft_testkit::openai::Matcher {
+    weft_testkit::openai::when::custom(move |r| {
+        let text = r.last_user_text();
+        text.rsplit("kind=")
+            .next()
+            .filter(|_| text.contains("kind="))
+            .and_then(|rest| rest.split_whitespace().next())
+            == Some(kind)
+    })
+}
+
+/// The scripted Responses server's replies to the real codex, by the prompt's `kind=`.
+fn codex_script() -> weft_testkit::openai::Script {
+    use weft_testkit::openai::{Script, Turn};
+    let chunks: Vec<String> = (0..60).map(|i| format!("c{i} ")).collect();
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    Script::new()
+        .rule(codex_asks("codex_http_500"), Turn::status(500))
+        .rule(
+            codex_asks("codex_server_drop"),
+            Turn::new()
+                .text_chunks(&["partial one ", "partial two "])
+                .then_drop(),
+        )
+        .rule(
+            codex_asks("codex_kill"),
+            Turn::new()
+                .delta_delay(Duration::from_millis(40))
+                .text_chunks(&refs),
+        )
+        .default_reply(Turn::text_reply("a fine reply"))
+}
+
 /// Where a run keeps its files.
 pub struct Dirs {
     /// Holds everything; removed at the end.
@@ -112,6 +148,8 @@ pub struct Dirs {
     pub bin: PathBuf,
     /// HOME for the real claude.
     pub claude_home: PathBuf,
+    /// CODEX_HOME for the real codex.
+    pub codex_home: PathBuf,
     /// The stand-ins' log of the deltas they wrote.
     pub log: PathBuf,
 }
@@ -128,10 +166,11 @@ fn dirs(agent: &Path) -> Result<Dirs, String> {
         work: p.join("work"),
         bin: p.join("bin"),
         claude_home: p.join("claude-home"),
+        codex_home: p.join("codex-home"),
         log: p.join("agent.log"),
         root,
     };
-    for dir in [&d.home, &d.work, &d.bin, &d.claude_home] {
+    for dir in [&d.home, &d.work, &d.bin, &d.claude_home, &d.codex_home] {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     std::fs::write(d.work.join("README.md"), "hello").map_err(io)?;
@@ -151,12 +190,20 @@ fn real_claude() -> Option<PathBuf> {
     weft_agent_process::find_agent("claude", &["WEFT_CLAUDE_BIN"], &|n| std::env::var(n).ok()).ok()
 }
 
+/// The real codex, if installed (`WEFT_CODEX_BIN`, the project's install, PATH).
+fn real_codex() -> Option<PathBuf> {
+    weft_agent_process::find_agent("codex", &["WEFT_CODEX_BIN"], &|n| std::env::var(n).ok()).ok()
+}
+
 /// Runs `config.faults` faults and reports them.
 pub async fn run(config: &Config) -> Result<Report, String> {
     let dirs = dirs(&config.agent)?;
     let server = AnthropicServer::start(script())
         .await
         .map_err(|e| format!("scripted server: {e}"))?;
+    let openai = weft_testkit::ResponsesServer::start(codex_script())
+        .await
+        .map_err(|e| format!("scripted Responses server: {e}"))?;
     let daemon = procs::Daemon::start(
         &config.weft,
         &dirs.home,
@@ -168,7 +215,9 @@ pub async fn run(config: &Config) -> Result<Report, String> {
         daemon,
         disk: None,
         server,
+        openai,
         claude: real_claude(),
+        codex: real_codex(),
         run_id,
         weft: config.weft.clone(),
     };
