@@ -52,6 +52,7 @@ pub mod price;
 mod progress;
 pub mod query;
 mod read;
+mod search;
 mod sweep;
 pub mod transcript;
 pub mod usage;
@@ -240,7 +241,7 @@ impl Library {
     /// Sessions matching a search, best first.
     pub fn search(&self, s: &LibrarySearch) -> Result<Vec<LibraryHit>, LibraryError> {
         self.flush_store();
-        query::search(&self.read.lock(), s)
+        search::search(&self.read.lock(), s)
     }
 
     /// Usage grouped by `by`, since `since` (ms).

@@ -1,21 +1,13 @@
-//! The library's reads: the merged list and search (usage is in [`crate::usage`]).
+//! The library's reads: the merged list, and search's terms and snippets (search
+//! itself is in [`crate::search`], usage in [`crate::usage`]).
 //!
 //! Managed sessions come from the store's `sessions` and `turns` tables, native ones
 //! from `lib_sessions`; a native session Weft also manages (same agent and agent
 //! session id) is listed once, as the managed one, with the native file's figures.
-//!
-//! Search asks FTS5 for the newest matching excerpts (its own LIMIT, so bm25 never
-//! scores the whole hit set under a join), ranks those, then filters and groups them
-//! by session. Native excerpts are found through the word index and its vocabulary
-//! ([`crate::words`]); managed turns through their trigram index, where words shorter
-//! than three characters cannot use it and are checked on the candidates' text.
-
-use std::collections::HashSet;
 
 use rusqlite::{params, Connection, OptionalExtension};
-use weft_protocol::{LibraryHit, LibraryQuery, LibrarySearch, LibrarySession, Origin, Phase};
+use weft_protocol::{LibraryQuery, LibrarySession, Origin, Phase};
 
-use crate::words;
 use crate::LibraryError;
 
 /// Marks where a match starts in a snippet.
@@ -60,7 +52,7 @@ fn native_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LibrarySession> {
 }
 
 /// The folder as given and as the kernel stores it (resolved), to match either.
-fn workdir_forms(w: Option<&str>) -> (Option<String>, Option<String>) {
+pub(crate) fn workdir_forms(w: Option<&str>) -> (Option<String>, Option<String>) {
     match w {
         None => (None, None),
         Some(w) => {
@@ -234,11 +226,11 @@ pub fn terms(query: &str) -> Vec<String> {
     out
 }
 
-fn fts_phrase(term: &str) -> String {
+pub(crate) fn fts_phrase(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
 }
 
-fn contains_ci(hay: &str, needle: &str) -> bool {
+pub(crate) fn contains_ci(hay: &str, needle: &str) -> bool {
     hay.to_lowercase().contains(&needle.to_lowercase())
 }
 
@@ -293,207 +285,6 @@ pub fn snippet(text: &str, terms: &[String]) -> String {
         out.push('…');
     }
     out.replace('\n', " ")
-}
-
-/// The word-index query for `terms` (all must match), `None` when no term has a word.
-/// A one-word term matches any word of the vocabulary holding it (`config` finds
-/// `parse_config`, `本語` finds `日本語のテキスト`); a term of several words is a phrase
-/// whose first word may end a longer word and whose last may begin one.
-fn word_expr(conn: &Connection, terms: &[String]) -> Result<Option<String>, LibraryError> {
-    const WIDEN: usize = 64;
-    let mut parts = Vec::new();
-    for term in terms {
-        let toks: Vec<String> = words::words(term).map(str::to_lowercase).collect();
-        let Some(first) = toks.first() else { continue };
-        let mut alts = vec![first.clone()];
-        if toks.len() == 1 {
-            for w in words::containing(conn, first, WIDEN)? {
-                if !alts.contains(&w) {
-                    alts.push(w);
-                }
-            }
-            let any: Vec<String> = alts.iter().map(|a| fts_phrase(a)).collect();
-            parts.push(format!("({})", any.join(" OR ")));
-        } else {
-            for w in words::containing(conn, first, WIDEN * 4)? {
-                if w.ends_with(first.as_str()) && !alts.contains(&w) && alts.len() < 16 {
-                    alts.push(w);
-                }
-            }
-            let rest = toks[1..].join(" ");
-            let any: Vec<String> = alts
-                .iter()
-                .map(|a| format!("{} *", fts_phrase(&format!("{a} {rest}"))))
-                .collect();
-            parts.push(format!("({})", any.join(" OR ")));
-        }
-    }
-    Ok((!parts.is_empty()).then(|| parts.join(" AND ")))
-}
-
-/// A candidate excerpt, before grouping.
-struct Candidate {
-    rowid: i64,
-}
-
-/// Sessions matching every term, best first, each at its best excerpt.
-pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, LibraryError> {
-    let terms = terms(&s.query);
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let limit = s.limit.unwrap_or(50).clamp(1, 500) as usize;
-    let filtered =
-        s.agent.is_some() || s.workdir.is_some() || s.since.is_some() || s.until.is_some();
-    let long: Vec<&String> = terms.iter().filter(|t| t.chars().count() >= 3).collect();
-    let short: Vec<&String> = terms.iter().filter(|t| t.chars().count() < 3).collect();
-    // bm25 is computed for the newest PROBE matches only (FTS5 walks rowids in order
-    // and stops at the LIMIT): a word found in 200,000 excerpts costs 4,000 scorings,
-    // not 200,000. Native excerpts (positive rowids) and managed turns (negative) are
-    // probed apart so neither crowds out the other.
-    let probe: i64 = if filtered || !short.is_empty() {
-        20_000
-    } else {
-        4_000
-    };
-    let mut scored: Vec<(i64, f64)> = Vec::new();
-    // Native excerpts: the word index, each term widened to the words that hold it.
-    if let Some(expr) = word_expr(conn, &terms)? {
-        let mut stmt = conn.prepare_cached(
-            "SELECT rowid, bm25(lib_words) FROM lib_words WHERE lib_words MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        for r in rows {
-            scored.push(r?);
-        }
-    }
-    // Managed turns: the trigram index they keep.
-    if !long.is_empty() {
-        let expr = long
-            .iter()
-            .map(|t| fts_phrase(t))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        let mut stmt = conn.prepare_cached(
-            "SELECT rowid, bm25(lib_fts) FROM lib_fts WHERE lib_fts MATCH ?1 AND rowid < 0 ORDER BY rowid ASC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        for r in rows {
-            scored.push(r?);
-        }
-    } else {
-        let pattern = format!("%{}%", short[0].replace(['%', '_'], ""));
-        let mut stmt = conn.prepare_cached(
-            "SELECT rowid FROM lib_fts WHERE text LIKE ?1 AND rowid < 0 LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![pattern, probe], |r| Ok((r.get(0)?, 0.0)))?;
-        for r in rows {
-            scored.push(r?);
-        }
-    }
-    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let candidates: Vec<Candidate> = scored
-        .into_iter()
-        .map(|(rowid, _)| Candidate { rowid })
-        .collect();
-    let (raw, canon) = workdir_forms(s.workdir.as_deref());
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut out = Vec::new();
-    let mut native_text = conn.prepare_cached("SELECT text FROM lib_docs WHERE id = ?1")?;
-    let mut managed_text = conn.prepare_cached("SELECT text FROM lib_fts WHERE rowid = ?1")?;
-    // A term of several words must appear as written (the word index matched its
-    // words in order, whatever stood between them).
-    let phrases: Vec<&String> = terms
-        .iter()
-        .filter(|t| words::words(t).nth(1).is_some())
-        .collect();
-    let mut native = conn.prepare_cached(
-        "SELECT s.session_key, s.agent, COALESCE(k.title, s.index_title, s.title), s.workdir, d.turn, d.off, d.kind, d.at,
-                (SELECT m.session_key FROM sessions m WHERE m.agent = s.agent AND m.session_id = s.native_id)
-         FROM lib_docs d JOIN lib_sessions s ON s.id = d.session_id
-         LEFT JOIN lib_marks k ON k.session_key = s.session_key
-         WHERE d.id = ?1 AND COALESCE(k.hidden, 0) = 0",
-    )?;
-    let mut managed = conn.prepare_cached(
-        "SELECT m.session_key, m.agent, COALESCE(k.title, m.title), m.workdir, t.n, t.task_id, t.started_at
-         FROM turns t JOIN sessions m ON m.session_key = t.session_key
-         LEFT JOIN lib_marks k ON k.session_key = m.session_key
-         WHERE t.id = ?1 AND COALESCE(k.hidden, 0) = 0",
-    )?;
-    for c in candidates {
-        let hit = if c.rowid > 0 {
-            native
-                .query_row([c.rowid], |r| {
-                    let twin: Option<String> = r.get(8)?;
-                    let origin = if twin.is_some() {
-                        Origin::Managed
-                    } else {
-                        Origin::Native
-                    };
-                    Ok(LibraryHit {
-                        session_key: twin.unwrap_or(r.get(0)?),
-                        origin,
-                        agent: r.get(1)?,
-                        title: r.get(2)?,
-                        workdir: r.get(3)?,
-                        task_id: None,
-                        turn: Some(r.get(4)?),
-                        offset: Some(r.get::<_, i64>(5)? as u64),
-                        kind: r.get(6)?,
-                        snippet: String::new(),
-                        at: r.get(7)?,
-                    })
-                })
-                .optional()?
-        } else {
-            managed
-                .query_row([-c.rowid], |r| {
-                    Ok(LibraryHit {
-                        session_key: r.get(0)?,
-                        origin: Origin::Managed,
-                        agent: r.get(1)?,
-                        title: r.get(2)?,
-                        workdir: r.get(3)?,
-                        task_id: Some(r.get(5)?),
-                        turn: Some(r.get(4)?),
-                        offset: None,
-                        kind: "turn".into(),
-                        snippet: String::new(),
-                        at: r.get(6)?,
-                    })
-                })
-                .optional()?
-        };
-        let Some(mut hit) = hit else { continue };
-        if seen.contains(&hit.session_key) {
-            continue;
-        }
-        if s.agent.as_ref().is_some_and(|a| *a != hit.agent)
-            || s.since.is_some_and(|t| hit.at < t)
-            || s.until.is_some_and(|t| hit.at >= t)
-        {
-            continue;
-        }
-        if raw.is_some() && hit.workdir != raw && hit.workdir != canon {
-            continue;
-        }
-        let text: String = if c.rowid > 0 {
-            native_text.query_row([c.rowid], |r| r.get(0))?
-        } else {
-            managed_text.query_row([c.rowid], |r| r.get(0))?
-        };
-        let must: &[&String] = if c.rowid > 0 { &phrases } else { &short };
-        if !must.iter().all(|t| contains_ci(&text, t)) {
-            continue;
-        }
-        hit.snippet = snippet(&text, &terms);
-        seen.insert(hit.session_key.clone());
-        out.push(hit);
-        if out.len() >= limit {
-            break;
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

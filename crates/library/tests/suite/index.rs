@@ -562,6 +562,70 @@ fn the_watcher_makes_an_appended_turn_searchable_without_a_sweep() {
 }
 
 #[test]
+fn a_phrase_search_lists_native_and_managed_matches_newest_first() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    // Managed turns on either side of the Claude fixture's `hello turn one`
+    // (2026-11-30): the older one says the phrase often, which bm25 would rank first.
+    for (key, at, prompt) in [
+        (
+            "echo:old",
+            1_700_000_000_000i64,
+            "turn one, turn one, turn one",
+        ),
+        (
+            "echo:new",
+            1_800_000_000_000,
+            "a long prompt that mentions turn one only once among many other words",
+        ),
+    ] {
+        f.store
+            .upsert_session(&SessionRecord {
+                session_key: key.into(),
+                agent: "echo".into(),
+                session_id: None,
+                workdir: "/tmp".into(),
+                title: key.into(),
+                model: None,
+                effort: None,
+                created_at: at,
+                updated_at: at,
+                account: None,
+                fork: None,
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut snap = UniversalSnapshot {
+            prompt: prompt.into(),
+            started_at: Some(at),
+            ..Default::default()
+        };
+        let task = format!("t-{key}");
+        f.store
+            .begin_turn(key, &task, &snap)
+            .unwrap_or_else(|e| panic!("{e}"));
+        snap.phase = Phase::Done;
+        f.store
+            .finish_turn(&task, &snap)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let hits = f.search("\"turn one\"");
+    let at = |k: &str| {
+        hits.iter()
+            .position(|h| h.session_key == k)
+            .unwrap_or_else(|| panic!("{k} not found: {hits:?}"))
+    };
+    let native = format!("claude:{CLAUDE_ID}");
+    assert!(
+        at("echo:new") < at(&native) && at(&native) < at("echo:old"),
+        "{:?}",
+        hits.iter()
+            .map(|h| (&h.session_key, h.at))
+            .collect::<Vec<_>>()
+    );
+    assert!(hits.windows(2).all(|w| w[0].at >= w[1].at), "{hits:?}");
+}
+
+#[test]
 fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both() {
     let f = Fixture::new();
     f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
