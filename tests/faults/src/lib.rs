@@ -60,17 +60,18 @@ pub struct Config {
     pub only: Vec<Kind>,
 }
 
-/// The latest prompt asks for `kind`. After a failed turn claude sends the failed
-/// prompt and the next one in one user message, so only the last `kind=` counts.
+/// The fault a prompt asks for. After a failed turn claude sends the failed prompt and
+/// the next one in one user message, so only the last `kind=` counts.
+fn asked(text: &str) -> Option<&str> {
+    text.rsplit("kind=")
+        .next()
+        .filter(|_| text.contains("kind="))
+        .and_then(|rest| rest.split_whitespace().next())
+}
+
+/// The latest prompt to claude asks for `kind`.
 fn asks(kind: &'static str) -> Matcher {
-    when::custom(move |r| {
-        let text = r.last_user_text();
-        text.rsplit("kind=")
-            .next()
-            .filter(|_| text.contains("kind="))
-            .and_then(|rest| rest.split_whitespace().next())
-            == Some(kind)
-    })
+    when::custom(move |r| asked(&r.last_user_text()) == Some(kind))
 }
 
 /// The scripted Anthropic server's replies, chosen by the prompt's `kind=`.
@@ -102,16 +103,9 @@ fn script() -> Script {
         .default_reply(Turn::text_reply("a fine reply"))
 }
 
-/// The latest prompt to codex asks for `kind` (as [`asks`]).
+/// The latest prompt to codex asks for `kind`.
 fn codex_asks(kind: &'static str) -> weft_testkit::openai::Matcher {
-    weft_testkit::openai::when::custom(move |r| {
-        let text = r.last_user_text();
-        text.rsplit("kind=")
-            .next()
-            .filter(|_| text.contains("kind="))
-            .and_then(|rest| rest.split_whitespace().next())
-            == Some(kind)
-    })
+    weft_testkit::openai::when::custom(move |r| asked(&r.last_user_text()) == Some(kind))
 }
 
 /// The scripted Responses server's replies to the real codex, by the prompt's `kind=`.

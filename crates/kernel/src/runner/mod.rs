@@ -279,6 +279,43 @@ impl SessionRunner {
         }
     }
 
+    /// The terminal turn's task and its input, with the environment its account and the
+    /// resolver give it.
+    fn terminal_input(
+        &self,
+        st: &State,
+        task_id: String,
+        client_env: Option<Arc<ClientEnv>>,
+        account: Option<String>,
+    ) -> Result<(Task, AgentTurnInput), KernelError> {
+        let task = Task {
+            task_id,
+            prompt: TERMINAL_PROMPT.into(),
+            model: None,
+            effort: None,
+            attachments: Vec::new(),
+            steer: false,
+            terminal: true,
+            client_env,
+            account,
+            pack: None,
+        };
+        let mut input = self.shared.input_for(st, &task);
+        if let Some(a) = &task.account {
+            input.account = crate::runner::chosen(a);
+        }
+        let spawn = self
+            .shared
+            .env
+            .resolver
+            .resolve(&input)
+            .map_err(KernelError::BadRequest)?;
+        input.env = spawn.env;
+        input.extra_args.extend(spawn.extra_args);
+        input.isolated = spawn.isolated;
+        Ok((task, input))
+    }
+
     /// The input a driver makes a fork with before the session's terminal opens: only
     /// for a fork that has no agent session of its own yet (the driver decides whether
     /// its terminal can make it), with the environment its terminal would get.
@@ -292,31 +329,7 @@ impl SessionRunner {
         if st.record.fork.is_none() || st.record.session_id.is_some() || st.running.is_some() {
             return Ok(None);
         }
-        let task = Task {
-            task_id,
-            prompt: TERMINAL_PROMPT.into(),
-            model: None,
-            effort: None,
-            attachments: Vec::new(),
-            steer: false,
-            terminal: true,
-            client_env,
-            account,
-            pack: None,
-        };
-        let mut input = self.shared.input_for(&st, &task);
-        if let Some(a) = &task.account {
-            input.account = crate::runner::chosen(a);
-        }
-        let spawn = self
-            .shared
-            .env
-            .resolver
-            .resolve(&input)
-            .map_err(KernelError::BadRequest)?;
-        input.env = spawn.env;
-        input.extra_args.extend(spawn.extra_args);
-        input.isolated = spawn.isolated;
+        let (_, input) = self.terminal_input(&st, task_id, client_env, account)?;
         Ok(Some(input))
     }
 
@@ -348,31 +361,7 @@ impl SessionRunner {
                 "a turn is running or queued in this session: stop it or wait before opening the agent's terminal".into(),
             ));
         }
-        let task = Task {
-            task_id,
-            prompt: TERMINAL_PROMPT.into(),
-            model: None,
-            effort: None,
-            attachments: Vec::new(),
-            steer: false,
-            terminal: true,
-            client_env,
-            account,
-            pack: None,
-        };
-        let mut input = self.shared.input_for(&st, &task);
-        if let Some(a) = &task.account {
-            input.account = crate::runner::chosen(a);
-        }
-        let spawn = self
-            .shared
-            .env
-            .resolver
-            .resolve(&input)
-            .map_err(KernelError::BadRequest)?;
-        input.env = spawn.env;
-        input.extra_args.extend(spawn.extra_args);
-        input.isolated = spawn.isolated;
+        let (task, mut input) = self.terminal_input(&st, task_id, client_env, account)?;
         let is_first = input.session_id.is_none();
         let held = self
             .shared

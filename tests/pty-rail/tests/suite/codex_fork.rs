@@ -17,14 +17,62 @@ use weft_pty_rail_tests::*;
 use weft_testkit::openai::{when, Script, Turn};
 use weft_testkit::ResponsesServer;
 
-#[tokio::test]
-async fn a_fork_opened_in_the_codex_terminal_forks_the_thread_there() {
-    let Some(_) = require(
+/// The real codex is there (under CI it must be).
+fn has_codex() -> bool {
+    require(
         weft_codex::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok()),
         "codex",
-    ) else {
+    )
+    .is_some()
+}
+
+/// A kernel over the real codex driver against a scripted Responses server, with a
+/// memory store the test writes fork records into.
+struct Rig {
+    server: ResponsesServer,
+    home: tempfile::TempDir,
+    _work: tempfile::TempDir,
+    workdir: std::path::PathBuf,
+    driver: Arc<CodexDriver>,
+    store: Arc<MemoryStore>,
+    loom: Arc<Loom>,
+}
+
+impl Rig {
+    async fn start(script: Script) -> Rig {
+        let server = ResponsesServer::start(script).await.unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let workdir = work.path().canonicalize().unwrap();
+        let env = super::codex::codex_env(home.path(), &server);
+        let driver = Arc::new(CodexDriver::with_config(Config {
+            stop_grace: Duration::from_secs(5),
+            ..Config::default()
+        }));
+        let store = Arc::new(MemoryStore::default());
+        let loom = Loom::builder(home.path().join(".weft"))
+            .driver(driver.clone())
+            .model_resolver(Arc::new(FixedEnv(env)))
+            .store(store.clone())
+            .open()
+            .unwrap();
+        Rig {
+            server,
+            home,
+            _work: work,
+            workdir,
+            driver,
+            store,
+            loom,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_fork_opened_in_the_codex_terminal_forks_the_thread_there() {
+    if !has_codex() {
         return;
-    };
+    }
     let script = Script::new()
         .rule(
             when::user_text_contains("FORK TERMINAL"),
@@ -38,22 +86,15 @@ async fn a_fork_opened_in_the_codex_terminal_forks_the_thread_there() {
             when::user_text_contains("PARENT remember"),
             Turn::text_reply("PARENT-REPLY papaya"),
         );
-    let server = ResponsesServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let workdir = work.path().canonicalize().unwrap();
-    let env = super::codex::codex_env(home.path(), &server);
-    let driver = Arc::new(CodexDriver::with_config(Config {
-        stop_grace: Duration::from_secs(5),
-        ..Config::default()
-    }));
-    let store = Arc::new(MemoryStore::default());
-    let loom = Loom::builder(home.path().join(".weft"))
-        .driver(driver.clone())
-        .model_resolver(Arc::new(FixedEnv(env)))
-        .store(store.clone())
-        .open()
-        .unwrap();
+    let Rig {
+        server,
+        home: _home,
+        _work,
+        workdir,
+        driver,
+        store,
+        loom,
+    } = Rig::start(script).await;
 
     // The parent: one structured turn on its own thread.
     let parent = loom
@@ -191,12 +232,9 @@ fn turn_ids(home: &std::path::Path, thread: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_fork_at_a_turn_opens_in_the_codex_terminal_with_that_turn_and_none_after() {
-    let Some(_) = require(
-        weft_codex::spawn::find_binary(&Config::from_env(), &|n| std::env::var(n).ok()),
-        "codex",
-    ) else {
+    if !has_codex() {
         return;
-    };
+    }
     let script = Script::new()
         .rule(
             when::user_text_contains("FORK AT ONE"),
@@ -210,22 +248,15 @@ async fn a_fork_at_a_turn_opens_in_the_codex_terminal_with_that_turn_and_none_af
             when::user_text_contains("FIRST turn"),
             Turn::text_reply("FIRST-REPLY guava"),
         );
-    let server = ResponsesServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let workdir = work.path().canonicalize().unwrap();
-    let env = super::codex::codex_env(home.path(), &server);
-    let driver = Arc::new(CodexDriver::with_config(Config {
-        stop_grace: Duration::from_secs(5),
-        ..Config::default()
-    }));
-    let store = Arc::new(MemoryStore::default());
-    let loom = Loom::builder(home.path().join(".weft"))
-        .driver(driver.clone())
-        .model_resolver(Arc::new(FixedEnv(env)))
-        .store(store.clone())
-        .open()
-        .unwrap();
+    let Rig {
+        server,
+        home,
+        _work,
+        workdir,
+        driver,
+        store,
+        loom,
+    } = Rig::start(script).await;
 
     // The parent: two structured turns on its own thread.
     let mut parent_key = None;
