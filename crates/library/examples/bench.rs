@@ -528,12 +528,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     drop(conn);
     let checkpointed = dir_size(&db);
+    // Re-indexed, the corpus was not generated here: what the index read. Reused, its
+    // size is not known.
+    let corpus = if exp.bytes > 0 {
+        exp.bytes
+    } else {
+        stats.bytes
+    };
+    let share = |n: u64| match corpus {
+        0 => String::new(),
+        c => format!(" = {:.1}% of the corpus", n as f64 * 100.0 / c as f64),
+    };
     println!(
-        "index size: {:.1} MB with its WAL = {:.1}% of the corpus; {:.1} MB = {:.1}% after a checkpoint",
+        "index size: {:.1} MB with its WAL{}; {:.1} MB{} after a checkpoint",
         index as f64 / 1048576.0,
-        index as f64 * 100.0 / exp.bytes as f64,
+        share(index),
         checkpointed as f64 / 1048576.0,
-        checkpointed as f64 * 100.0 / exp.bytes as f64
+        share(checkpointed)
     );
 
     let (p50, p99) = time_n(200, || {
