@@ -7,8 +7,7 @@
 //! than three characters cannot use it and are checked on the candidates' text.
 //!
 //! Words rank by bm25. A phrase (an identifier like `tokio::spawn` is one) lists its
-//! newest matches first (rowids follow the order excerpts were written: a sweep reads
-//! the oldest files first): bm25 would first count every row holding the phrase, checking
+//! newest matches first: bm25 would first count every row holding the phrase, checking
 //! word positions in each (70 of 100 ms for `"parser config"` over a 2 GB store), where
 //! the newest matches are found by walking rowids back and stopping at the probe.
 

@@ -67,11 +67,6 @@ impl Indexer {
                 todo.push((home, path, st, row.cloned()));
             }
         }
-        // Oldest first: excerpts then get rowids in about the order they were written
-        // (a file's own lines, and later appends, follow), which is what search's
-        // "newest matches" (the highest rowids) relies on. A walk's order is the
-        // folders'.
-        todo.sort_by_key(|t| t.2.mtime_ns);
         let mut stats = SweepStats {
             files: seen.len() as u64,
             ..Default::default()

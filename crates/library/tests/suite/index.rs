@@ -626,37 +626,6 @@ fn a_phrase_search_lists_native_and_managed_matches_newest_first() {
 }
 
 #[test]
-fn a_cold_index_reads_the_oldest_files_first_so_a_phrase_finds_the_newest_first() {
-    let f = Fixture::new();
-    let dir = f.root.join(".claude/projects/-home-dev-probe-claude-work");
-    // Twelve sessions a day apart, written in an order the folder's listing does not keep.
-    let day = 86_400_000i64;
-    let base = 1_767_225_600_000i64; // 2026-01-01
-    for k in [7, 2, 11, 0, 5, 9, 3, 10, 1, 8, 4, 6] {
-        let id = format!("00000000-0000-4000-8000-{k:012}");
-        let at = base + k * day;
-        let line = serde_json::json!({
-            "type": "user", "uuid": format!("u{k}"), "sessionId": id,
-            "timestamp": format!("2026-01-{:02}T00:00:00.000Z", k + 1),
-            "cwd": "/home/dev/probe/claude/work",
-            "message": {"role": "user", "content": format!("day {k}: the shared phrase again")},
-        });
-        let path = dir.join(format!("{id}.jsonl"));
-        std::fs::write(&path, format!("{line}\n")).unwrap_or_else(|e| panic!("{e}"));
-        let when = std::time::UNIX_EPOCH + Duration::from_millis(at as u64);
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .and_then(|file| file.set_modified(when))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    let hits = f.search("\"shared phrase\"");
-    let days: Vec<i64> = hits.iter().map(|h| (h.at - base) / day).collect();
-    assert_eq!(days, (0..12).rev().collect::<Vec<_>>(), "{hits:?}");
-}
-
-#[test]
 fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both() {
     let f = Fixture::new();
     f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
