@@ -7,7 +7,8 @@
 //! than three characters cannot use it and are checked on the candidates' text.
 //!
 //! Words rank by bm25. A phrase (an identifier like `tokio::spawn` is one) lists its
-//! newest matches first: bm25 would first count every row holding the phrase, checking
+//! most recently indexed matches first (rowid order; an appended line is the newest),
+//! native excerpts and managed turns interleaved by time: bm25 would first count every row holding the phrase, checking
 //! word positions in each (70 of 100 ms for `"parser config"` over a 2 GB store), where
 //! the newest matches are found by walking rowids back and stopping at the probe.
 
@@ -148,8 +149,8 @@ impl<'c> Lookup<'c> {
     }
 }
 
-/// Candidates in the order they are judged: by score, or (for a phrase) the newest of
-/// either list next, each list being newest first already. A candidate's hit is read
+/// Candidates in the order they are judged: by score, or (for a phrase) the newer head
+/// of the two lists next (native excerpts by rowid, managed turns newest first). A candidate's hit is read
 /// once.
 enum Order {
     Scored(std::vec::IntoIter<i64>),
@@ -193,8 +194,8 @@ impl Order {
     }
 }
 
-/// Sessions matching every term, best first (bm25; for a phrase, newest first), each
-/// at its best excerpt.
+/// Sessions matching every term, best first (bm25; for a phrase, the most recently
+/// indexed first), each at its best excerpt.
 pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, LibraryError> {
     let terms = terms(&s.query);
     if terms.is_empty() {
