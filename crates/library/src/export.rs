@@ -41,18 +41,12 @@ impl Library {
                 .native(key)?
                 .ok_or_else(|| LibraryError::Unknown(key.to_string()))?,
         };
-        let (mine, first_at) = match managed {
+        let mine = match managed {
             Some(_) => self.managed_turns(key, format)?,
-            None => (Vec::new(), None),
+            None => Vec::new(),
         };
         let mut doc = Document::start(out, format, &session)?;
-        // An adopted session's file repeats Weft's turns once indexed again: only the
-        // file's turns from before Weft's first count (as `weft history` has it).
-        match (mine.is_empty(), first_at) {
-            (true, _) => self.file_turns(key, format, None, &mut doc)?,
-            (false, Some(first)) => self.file_turns(key, format, Some(first), &mut doc)?,
-            (false, None) => {}
-        }
+        self.file_turns(key, format, &mut doc)?;
         for turn in &mine {
             doc.turn(turn)?;
         }
@@ -119,23 +113,17 @@ impl Library {
         written
     }
 
-    /// Every finished turn of a managed session, rendered, oldest first, and when the
-    /// oldest started. The store pages from the newest back.
-    fn managed_turns(
-        &self,
-        key: &str,
-        format: ExportFormat,
-    ) -> Result<(Vec<String>, Option<i64>), LibraryError> {
+    /// Every finished turn of a managed session, rendered, oldest first. The store pages
+    /// from the newest back.
+    fn managed_turns(&self, key: &str, format: ExportFormat) -> Result<Vec<String>, LibraryError> {
         let Some(store) = &self.store else {
-            return Ok((Vec::new(), None));
+            return Ok(Vec::new());
         };
         let mut pages: Vec<Vec<String>> = Vec::new();
-        let mut first_at = None;
         let mut before: Option<String> = None;
         loop {
             let page = store.history_page(key, Some(PAGE), before.as_deref())?;
             let Some(oldest) = page.first() else { break };
-            first_at = oldest.started_at;
             let next = oldest.task_id.clone();
             let full = page.len() == PAGE as usize;
             pages.push(
@@ -148,31 +136,29 @@ impl Library {
                 _ => break,
             }
         }
-        Ok((pages.into_iter().rev().flatten().collect(), first_at))
+        Ok(pages.into_iter().rev().flatten().collect())
     }
 
-    /// Writes the turns of the session's file (a fork's inherited ones first) to
-    /// `doc`; with `before`, only those that started before it. None when it has no
-    /// file.
+    /// Writes the turns of the session's file from before its first in Weft (all of a
+    /// native session's; a fork's inherited ones first) to `doc`, as `weft history`
+    /// and the window show them: an adopted session's file repeats Weft's own turns.
+    /// Nothing when it has no file.
     fn file_turns(
         &self,
         key: &str,
         format: ExportFormat,
-        before: Option<i64>,
         doc: &mut Document<'_>,
     ) -> Result<(), LibraryError> {
         let mut start = 0u32;
         loop {
-            let page = match self.open_transcript(key, Some(start), Some(PAGE)) {
+            let page = match self.earlier_turns(key, Some(start), Some(PAGE)) {
                 Ok(p) => p,
                 Err(LibraryError::Unknown(_)) => return Ok(()),
                 Err(e) => return Err(e),
             };
             let n = page.turns.len() as u32;
             for t in &page.turns {
-                if before.is_none_or(|b| t.started_at.is_none_or(|at| at < b)) {
-                    doc.turn(&render(format, t)?)?;
-                }
+                doc.turn(&render(format, t)?)?;
             }
             start += n.max(1);
             if n == 0 || start >= page.total {

@@ -13,6 +13,14 @@ use weft_protocol::{LibrarySession, TranscriptPage, UniversalSnapshot};
 
 use crate::{fork, query, transcript, Library, LibraryError};
 
+/// A transcript's sources (see [`Library::parts`]).
+struct Parts {
+    /// The session's own file's session.
+    own: Option<LibrarySession>,
+    /// The parent's session and how many of its first turns come first.
+    inherited: Option<(LibrarySession, u32)>,
+}
+
 impl Library {
     /// Turns `[start, start + limit)` of a native session's transcript (by default the
     /// last `limit`, 50 unless given).
@@ -22,20 +30,7 @@ impl Library {
         start: Option<u32>,
         limit: Option<u32>,
     ) -> Result<TranscriptPage, LibraryError> {
-        let own = self.native(key)?;
-        let inherited = match &own {
-            Some(s) => self.codex_base(s)?,
-            None => {
-                let fork = self
-                    .fork_origin(key)?
-                    .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
-                let parent = self
-                    .native(&fork.parent_key)?
-                    .ok_or_else(|| LibraryError::Unknown(fork.parent_key.clone()))?;
-                let n = fork.turns.min(parent.turns);
-                Some((parent, n))
-            }
-        };
+        let Parts { own, inherited } = self.parts(key)?;
         let k = inherited.as_ref().map_or(0, |(_, n)| *n);
         let total = k + own.as_ref().map_or(0, |s| s.turns);
         let limit = limit.unwrap_or(50).clamp(1, 1000);
@@ -79,8 +74,9 @@ impl Library {
             .lock()
             .prepare_cached("SELECT MIN(started_at) FROM turns WHERE session_key = ?1")?
             .query_row([key], |r| r.get(0))?;
-        let all = self.open_transcript(key, Some(0), Some(1))?.total;
-        let later: u32 = match (first, self.native(key)?) {
+        let Parts { own, inherited } = self.parts(key)?;
+        let all = inherited.map_or(0, |(_, n)| n) + own.as_ref().map_or(0, |s| s.turns);
+        let later: u32 = match (first, own) {
             (Some(first), Some(own)) => match self.file_of(&own.session_key)? {
                 Some((sid, _, _)) => self
                     .read
@@ -110,6 +106,26 @@ impl Library {
         };
         page.total = total;
         Ok(page)
+    }
+
+    /// Where session `key`'s transcript comes from: its own file, and the parent's turns
+    /// it starts with (all of them while a fork Weft made waits for its first prompt).
+    fn parts(&self, key: &str) -> Result<Parts, LibraryError> {
+        let own = self.native(key)?;
+        let inherited = match &own {
+            Some(s) => self.codex_base(s)?,
+            None => {
+                let fork = self
+                    .fork_origin(key)?
+                    .ok_or_else(|| LibraryError::Unknown(key.to_string()))?;
+                let parent = self
+                    .native(&fork.parent_key)?
+                    .ok_or_else(|| LibraryError::Unknown(fork.parent_key.clone()))?;
+                let n = fork.turns.min(parent.turns);
+                Some((parent, n))
+            }
+        };
+        Ok(Parts { own, inherited })
     }
 
     /// The parent's session and how many of its turns a Codex fork's history starts
