@@ -194,6 +194,18 @@ impl Order {
     }
 }
 
+/// The (rowid, score) rows `sql` gives for its match argument and probe limit.
+fn probe_rows(
+    conn: &Connection,
+    sql: &str,
+    arg: &str,
+    probe: i64,
+) -> Result<Vec<(i64, f64)>, LibraryError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params![arg, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Sessions matching every term, best first (bm25; for a phrase, the most recently
 /// indexed first), each at its best excerpt.
 pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, LibraryError> {
@@ -217,7 +229,6 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
     };
     let by_time = terms.iter().any(|t| is_phrase(t));
     let mut native: Vec<(i64, f64)> = Vec::new();
-    let mut managed: Vec<(i64, f64)> = Vec::new();
     // Native excerpts: the word index, each term widened to the words that hold it.
     if let Some(expr) = word_expr(conn, &terms)? {
         let sql = if by_time {
@@ -225,14 +236,10 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
         } else {
             "SELECT rowid, bm25(lib_words) FROM lib_words WHERE lib_words MATCH ?1 ORDER BY rowid DESC LIMIT ?2"
         };
-        let mut stmt = conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        for r in rows {
-            native.push(r?);
-        }
+        native = probe_rows(conn, sql, &expr, probe)?;
     }
     // Managed turns: the trigram index they keep, newest first (rowid = -turns.id).
-    if !long.is_empty() {
+    let managed = if !long.is_empty() {
         let expr = long
             .iter()
             .map(|t| fts_phrase(t))
@@ -243,21 +250,16 @@ pub fn search(conn: &Connection, s: &LibrarySearch) -> Result<Vec<LibraryHit>, L
         } else {
             "SELECT rowid, bm25(lib_fts) FROM lib_fts WHERE lib_fts MATCH ?1 AND rowid < 0 ORDER BY rowid ASC LIMIT ?2"
         };
-        let mut stmt = conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![expr, probe], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        for r in rows {
-            managed.push(r?);
-        }
+        probe_rows(conn, sql, &expr, probe)?
     } else {
         let pattern = format!("%{}%", short[0].replace(['%', '_'], ""));
-        let mut stmt = conn.prepare_cached(
-            "SELECT rowid FROM lib_fts WHERE text LIKE ?1 AND rowid < 0 ORDER BY rowid ASC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![pattern, probe], |r| Ok((r.get(0)?, 0.0)))?;
-        for r in rows {
-            managed.push(r?);
-        }
-    }
+        probe_rows(
+            conn,
+            "SELECT rowid, 0.0 FROM lib_fts WHERE text LIKE ?1 AND rowid < 0 ORDER BY rowid ASC LIMIT ?2",
+            &pattern,
+            probe,
+        )?
+    };
     let mut order = if by_time {
         Order::ByTime {
             native: native.into_iter().map(|(r, _)| r).collect(),
