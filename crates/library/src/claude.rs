@@ -11,6 +11,9 @@
 //! Lines are parsed into borrowed structs that name only the fields used: serde skips
 //! the rest (huge tool results, file snapshots) without allocating.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -203,7 +206,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     if skippable(line) {
         return Ok(());
     }
-    let rec: Rec<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    let rec: Rec<'_> = crate::lines::json(line).map_err(|e| e.to_string())?;
     let at = rec.timestamp.and_then(parse_time);
     match rec.kind {
         Some("custom-title") => meta.custom_title = rec.custom_title,
@@ -284,8 +287,10 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     // Tool results (most of a transcript's bytes) are not prompts: told from their
     // first block's type without copying them out.
     if let Some(raw) = msg.content {
+        static TOOL_RESULT: LazyLock<Finder<'static>> =
+            LazyLock::new(|| Finder::new(b"\"tool_result\""));
         let head = &raw.get().as_bytes()[..raw.get().len().min(200)];
-        if memchr::memmem::find(head, b"\"tool_result\"").is_some() {
+        if TOOL_RESULT.find(head).is_some() {
             return Ok(());
         }
     }

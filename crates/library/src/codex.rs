@@ -9,6 +9,9 @@
 //! history copied into a fork counts once). Thread names the user gave live in
 //! `$CODEX_HOME/session_index.jsonl` (newest line wins), read by the indexer.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -174,9 +177,19 @@ pub(crate) fn item_record(item: Item) -> Record {
 /// Lines never indexed, told by their first bytes (the environment snapshot codex
 /// writes is large).
 fn skippable(line: &[u8]) -> bool {
+    static WORLD: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(b"\"type\":\"world_state\""));
+    static COMPACTED: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(b"\"type\":\"compacted\""));
     let head = &line[..line.len().min(80)];
-    memchr::memmem::find(head, b"\"type\":\"world_state\"").is_some()
-        || memchr::memmem::find(head, b"\"type\":\"compacted\"").is_some()
+    WORLD.find(head).is_some() || COMPACTED.find(head).is_some()
+}
+
+/// A tool's output (most of a rollout's bytes), told by its payload's first bytes:
+/// outputs are not indexed, so it is not copied out or decoded.
+fn is_output(payload: &str) -> bool {
+    payload.starts_with("{\"type\":\"function_call_output\"")
+        || payload.starts_with("{\"type\":\"custom_tool_call_output\"")
 }
 
 /// Reads one line into `meta` and `batch`.
@@ -184,7 +197,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     if skippable(line) {
         return Ok(());
     }
-    let l: Line<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    let l: Line<'_> = crate::lines::json(line).map_err(|e| e.to_string())?;
     let at = l.timestamp.and_then(parse_time);
     meta.saw(at);
     let at = at.unwrap_or(meta.updated_at);
@@ -219,6 +232,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
                 }
             }
         }
+        Some("response_item") if is_output(p) => {}
         Some("response_item") => {
             let item: Item = serde_json::from_str(p).map_err(|e| e.to_string())?;
             match item_record(item) {

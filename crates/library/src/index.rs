@@ -62,6 +62,12 @@ pub struct Indexer {
     names_seen: HashMap<PathBuf, i64>,
     /// Words written to the vocabulary.
     vocabulary: Vocabulary,
+    /// Excerpts (`lib_docs` id, text) written this transaction but not yet given to
+    /// the word index: FTS5 writes its pending terms out as a new segment at every
+    /// statement savepoint (each usage upsert opens one, for its trigger), so rows
+    /// given to it one by one between those statements made a segment per statement
+    /// and a merge every few; given together just before the commit they make one.
+    words_due: Vec<(i64, String)>,
     /// The homes given, before account homes are added.
     base: Vec<Home>,
     /// Where login accounts' homes are (`<WEFT_HOME>/homes`).
@@ -98,6 +104,7 @@ impl Indexer {
             logged: HashSet::new(),
             names_seen: HashMap::new(),
             vocabulary: Vocabulary::default(),
+            words_due: Vec::new(),
             base: homes.clone(),
             accounts: None,
             homes,
@@ -148,6 +155,7 @@ impl Indexer {
     pub(crate) fn commit(&mut self) -> rusqlite::Result<()> {
         if self.in_tx {
             self.vocabulary.flush(&self.conn)?;
+            self.index_words()?;
             self.in_tx = false;
             self.conn.execute_batch("COMMIT")?;
         }
@@ -158,8 +166,23 @@ impl Indexer {
         if self.in_tx {
             self.in_tx = false;
             self.vocabulary.reset();
+            self.words_due.clear();
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+    }
+
+    /// Gives the word index the excerpts written since the last time.
+    fn index_words(&mut self) -> rusqlite::Result<()> {
+        if self.words_due.is_empty() {
+            return Ok(());
+        }
+        let mut fts = self
+            .conn
+            .prepare_cached("INSERT INTO lib_words (rowid, text) VALUES (?1, ?2)")?;
+        for (id, text) in self.words_due.drain(..) {
+            fts.execute(params![id, text])?;
+        }
+        Ok(())
     }
 
     pub(crate) fn maybe_commit(&mut self) -> rusqlite::Result<()> {
@@ -385,6 +408,8 @@ impl Indexer {
 
     /// Drops what a file contributed, before it is read again from the start.
     fn forget_file_rows(&mut self, file_id: i64) -> rusqlite::Result<()> {
+        // The delete below finds the rows to drop through the word index.
+        self.index_words()?;
         let sid: Option<i64> = self
             .conn
             .prepare_cached("SELECT id FROM lib_sessions WHERE file_id = ?1")?
@@ -525,8 +550,6 @@ impl Indexer {
             let mut doc = c.prepare_cached(
                 "INSERT INTO lib_docs (session_id, turn, off, at, kind, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
-            let mut fts =
-                c.prepare_cached("INSERT INTO lib_words (rowid, text) VALUES (?1, ?2)")?;
             for d in batch.docs.drain(..) {
                 doc.execute(params![
                     session_id,
@@ -536,36 +559,47 @@ impl Indexer {
                     d.kind.as_str(),
                     d.text
                 ])?;
-                fts.execute(params![c.last_insert_rowid(), d.text])?;
-                self.vocabulary.add(&d.text);
+                self.words_due.push((c.last_insert_rowid(), d.text));
             }
+            self.vocabulary.add(std::mem::take(&mut batch.words));
             let mut turn = c.prepare_cached(
                 "INSERT OR REPLACE INTO lib_turns (session_id, n, off, at) VALUES (?1, ?2, ?3, ?4)",
             )?;
             for t in batch.turns.drain(..) {
                 turn.execute(params![session_id, t.n, t.off as i64, t.at])?;
             }
-            let mut usage = c.prepare_cached(
-                "INSERT INTO lib_usage (key, session_id, at, model, input, output, cache_read, cache_write, reasoning)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT (key) DO UPDATE SET input = excluded.input, output = excluded.output,
-                     cache_read = excluded.cache_read, cache_write = excluded.cache_write,
-                     reasoning = excluded.reasoning, model = excluded.model
-                 WHERE excluded.input + excluded.output + excluded.cache_read + excluded.cache_write
-                     > lib_usage.input + lib_usage.output + lib_usage.cache_read + lib_usage.cache_write",
-            )?;
-            for u in batch.usage.drain(..) {
-                usage.execute(params![
-                    u.key,
-                    session_id,
-                    u.at,
-                    u.model,
-                    u.input as i64,
-                    u.output as i64,
-                    u.cache_read as i64,
-                    u.cache_write as i64,
-                    u.reasoning as i64
-                ])?;
+            // One statement for the batch's usage: each upsert is a statement with a
+            // savepoint (for the rollup's trigger) whose journal copies every page it
+            // touches, so one per event was a third of a cold index.
+            if !batch.usage.is_empty() {
+                let rows: Vec<_> = batch
+                    .usage
+                    .drain(..)
+                    .map(|u| {
+                        (
+                            u.key,
+                            u.at,
+                            u.model,
+                            u.input as i64,
+                            u.output as i64,
+                            u.cache_read as i64,
+                            u.cache_write as i64,
+                            u.reasoning as i64,
+                        )
+                    })
+                    .collect();
+                c.prepare_cached(
+                    "INSERT INTO lib_usage (key, session_id, at, model, input, output, cache_read, cache_write, reasoning)
+                     SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+                            value ->> 6, value ->> 7
+                     FROM json_each(?2) WHERE true
+                     ON CONFLICT (key) DO UPDATE SET input = excluded.input, output = excluded.output,
+                         cache_read = excluded.cache_read, cache_write = excluded.cache_write,
+                         reasoning = excluded.reasoning, model = excluded.model
+                     WHERE excluded.input + excluded.output + excluded.cache_read + excluded.cache_write
+                         > lib_usage.input + lib_usage.output + lib_usage.cache_read + lib_usage.cache_write",
+                )?
+                .execute(params![session_id, serde_json::to_string(&rows)?])?;
             }
         }
         batch.text_bytes = 0;
@@ -575,14 +609,22 @@ impl Indexer {
             .parent
             .as_ref()
             .map(|p| format!("{}:{p}", h.agent.id()));
+        // Two statements: as one (`UPDATE … FROM (SELECT SUM …)`) SQLite compiled it
+        // again at every run.
+        let (i, o, r, w): (i64, i64, i64, i64) = c
+            .prepare_cached(
+                "SELECT COALESCE(SUM(input), 0), COALESCE(SUM(output), 0), COALESCE(SUM(cache_read), 0),
+                        COALESCE(SUM(cache_write), 0)
+                 FROM lib_usage_hourly WHERE session_id = ?1",
+            )?
+            .query_row([session_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?;
         c.prepare_cached(
             "UPDATE lib_sessions SET workdir = ?2, git_branch = ?3, title = ?4, title_src = ?5, model = ?6,
                  parent_key = ?7, relation = ?8, created_at = ?9, updated_at = ?10, messages = ?11,
                  turns = ?12, source_gone = 0,
-                 input_tokens = u.i, output_tokens = u.o, cache_read_tokens = u.r, cache_write_tokens = u.w
-             FROM (SELECT COALESCE(SUM(input), 0) AS i, COALESCE(SUM(output), 0) AS o,
-                          COALESCE(SUM(cache_read), 0) AS r, COALESCE(SUM(cache_write), 0) AS w
-                   FROM lib_usage_hourly WHERE session_id = ?1) AS u
+                 input_tokens = ?13, output_tokens = ?14, cache_read_tokens = ?15, cache_write_tokens = ?16
              WHERE id = ?1",
         )?
         .execute(params![
@@ -597,7 +639,11 @@ impl Indexer {
             meta.created_at,
             meta.updated_at,
             meta.messages,
-            meta.turns
+            meta.turns,
+            i,
+            o,
+            r,
+            w
         ])?;
         Ok(())
     }

@@ -10,6 +10,18 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
+/// Parses one JSON line. The line is checked as UTF-8 once, with SIMD, and parsed as
+/// text: parsed as bytes, serde_json checked every string and every borrowed raw value
+/// (a tool result's megabytes) with `str::from_utf8`, a sixth of a cold index's
+/// parsing. A line that is not UTF-8 is parsed as bytes, as before, so it fails (or
+/// not) the same way.
+pub fn json<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> serde_json::Result<T> {
+    match simdutf8::basic::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    }
+}
+
 /// The longest line parsed; longer ones are skipped and reported.
 pub const MAX_LINE: usize = 64 << 20;
 
@@ -147,5 +159,22 @@ mod tests {
         let (lines, end) = lines_of(b"a\nbb\nccc\n", 5);
         assert_eq!(lines, [(5, "ccc".to_string())]);
         assert_eq!(end, 9);
+    }
+
+    #[test]
+    fn json_lines_parse_as_text_and_bytes_that_are_not_text_fail_as_before() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct R<'a> {
+            #[serde(borrow)]
+            a: &'a str,
+        }
+        let line = r#"{"a":"日本","skip":"x"}"#.as_bytes();
+        assert_eq!(json::<R<'_>>(line).ok(), Some(R { a: "日本" }));
+        // Invalid UTF-8 in a field that is skipped parses, in one that is read fails.
+        let skipped = b"{\"a\":\"ok\",\"skip\":\"\xff\"}";
+        assert_eq!(json::<R<'_>>(skipped).ok(), Some(R { a: "ok" }));
+        assert!(serde_json::from_slice::<R<'_>>(skipped).is_ok());
+        let read = b"{\"a\":\"\xff\"}";
+        assert!(json::<R<'_>>(read).is_err());
     }
 }

@@ -146,6 +146,7 @@ pub(crate) fn parse(
             chat.meta.relation = meta.relation.take();
         }
         gemini::index_chat(&mut chat, &mut batch);
+        batch.seal();
         return emit(Chunk::End {
             batch,
             bad: chat.bad_lines,
@@ -192,13 +193,16 @@ pub(crate) fn parse(
             }
         }
         if batch.text_bytes >= BATCH_TEXT {
+            let mut part = std::mem::take(&mut batch);
+            part.seal();
             emit(Chunk::Part {
-                batch: std::mem::take(&mut batch),
+                batch: part,
                 meta: meta.clone(),
                 done: reader.consumed(),
             })?;
         }
     }
+    batch.seal();
     emit(Chunk::End {
         batch,
         meta,
@@ -346,4 +350,5 @@ fn join(into: &mut Batch, more: Batch) {
     into.usage.extend(more.usage);
     into.turns.extend(more.turns);
     into.text_bytes += more.text_bytes;
+    into.words.extend(more.words);
 }

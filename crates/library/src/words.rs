@@ -26,6 +26,31 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
+/// The distinct words of `texts` that belong in the vocabulary, lower-cased: worked
+/// out by the reader (on the sweep's parsing thread), so the writer, which holds the
+/// write lock, only looks each one up once.
+pub fn distinct<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: FxHashSet<&'a str> = FxHashSet::default();
+    let mut folded: FxHashSet<String> = FxHashSet::default();
+    for text in texts {
+        for w in words(text) {
+            if w.len() > MAX_TERM_CHARS && w.chars().count() > MAX_TERM_CHARS {
+                continue;
+            }
+            // Most words are lower-case ASCII: kept without an allocation.
+            if w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            {
+                seen.insert(w);
+            } else {
+                folded.insert(w.to_lowercase());
+            }
+        }
+    }
+    folded.extend(seen.into_iter().map(str::to_string));
+    folded.into_iter().collect()
+}
+
 /// The vocabulary writer: remembers the words written so far, so a common word costs
 /// one hash lookup, not a B-tree probe.
 #[derive(Default)]
@@ -35,22 +60,9 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// Notes the words of one excerpt.
-    pub fn add(&mut self, text: &str) {
-        for w in words(text) {
-            if w.len() > MAX_TERM_CHARS && w.chars().count() > MAX_TERM_CHARS {
-                continue;
-            }
-            // Most words are lower-case ASCII: looked up without an allocation.
-            if w.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-            {
-                if !self.known.contains(w) && !self.pending.contains(w) {
-                    self.pending.insert(w.to_string());
-                }
-                continue;
-            }
-            let w = w.to_lowercase();
+    /// Notes words (from [`distinct`]) to write at the next flush.
+    pub fn add(&mut self, words: Vec<String>) {
+        for w in words {
             if !self.known.contains(&w) {
                 self.pending.insert(w);
             }

@@ -119,14 +119,19 @@ fn facts(a: &Batch, b: Option<&Batch>) -> Facts {
                 .iter()
                 .map(|d| (d.turn, d.off, d.at, d.kind.as_str(), d.text.clone())),
         );
-        out.1.extend(batch.usage.iter().map(|u| {
-            (
-                u.key.clone(),
-                u.at,
-                u.model.clone(),
-                [u.input, u.output, u.cache_read, u.cache_write, u.reasoning],
-            )
-        }));
+        for u in &batch.usage {
+            let tokens = [u.input, u.output, u.cache_read, u.cache_write, u.reasoning];
+            // As the store's upsert keeps a key: its first time, the largest count.
+            match out.1.iter_mut().find(|k| k.0 == u.key) {
+                Some(kept) => {
+                    if u.total() > kept.3[..4].iter().sum::<u64>() {
+                        kept.2 = u.model.clone();
+                        kept.3 = tokens;
+                    }
+                }
+                None => out.1.push((u.key.clone(), u.at, u.model.clone(), tokens)),
+            }
+        }
         out.2.extend(batch.turns.iter().map(|t| (t.n, t.off, t.at)));
     }
     out
