@@ -332,14 +332,16 @@ mod tests {
             cache_write: 0,
             reasoning: 0,
         };
-        let mut batch = Batch::default();
-        batch.usage = vec![
-            event("a", 1, "m1", 5),
-            event("b", 2, "m1", 7),
-            event("a", 3, "m2", 9),
-            event("a", 4, "m3", 9),
-            event("b", 5, "m2", 1),
-        ];
+        let mut batch = Batch {
+            usage: vec![
+                event("a", 1, "m1", 5),
+                event("b", 2, "m1", 7),
+                event("a", 3, "m2", 9),
+                event("a", 4, "m3", 9),
+                event("b", 5, "m2", 1),
+            ],
+            ..Default::default()
+        };
         batch.doc(
             1,
             0,
