@@ -93,6 +93,8 @@ impl Indexer {
         // The indexer's own page cache (the store's connections keep theirs): index
         // B-trees stay in memory across a sweep's transactions.
         conn.pragma_update(None, "cache_size", -32_768)?;
+        // Room for the usage statements of every chunk size beside the rest.
+        conn.set_prepared_statement_cache_capacity(64);
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         Ok(Self {
             conn,
@@ -568,39 +570,7 @@ impl Indexer {
             for t in batch.turns.drain(..) {
                 turn.execute(params![session_id, t.n, t.off as i64, t.at])?;
             }
-            // One statement for the batch's usage: each upsert is a statement with a
-            // savepoint (for the rollup's trigger) whose journal copies every page it
-            // touches, so one per event was a third of a cold index.
-            if !batch.usage.is_empty() {
-                let rows: Vec<_> = batch
-                    .usage
-                    .drain(..)
-                    .map(|u| {
-                        (
-                            u.key,
-                            u.at,
-                            u.model,
-                            u.input as i64,
-                            u.output as i64,
-                            u.cache_read as i64,
-                            u.cache_write as i64,
-                            u.reasoning as i64,
-                        )
-                    })
-                    .collect();
-                c.prepare_cached(
-                    "INSERT INTO lib_usage (key, session_id, at, model, input, output, cache_read, cache_write, reasoning)
-                     SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
-                            value ->> 6, value ->> 7
-                     FROM json_each(?2) WHERE true
-                     ON CONFLICT (key) DO UPDATE SET input = excluded.input, output = excluded.output,
-                         cache_read = excluded.cache_read, cache_write = excluded.cache_write,
-                         reasoning = excluded.reasoning, model = excluded.model
-                     WHERE excluded.input + excluded.output + excluded.cache_read + excluded.cache_write
-                         > lib_usage.input + lib_usage.output + lib_usage.cache_read + lib_usage.cache_write",
-                )?
-                .execute(params![session_id, serde_json::to_string(&rows)?])?;
-            }
+            insert_usage(c, session_id, &mut batch.usage)?;
         }
         batch.text_bytes = 0;
         let (title, title_src) = meta.title();
@@ -692,4 +662,74 @@ impl Indexer {
         }
         Ok(())
     }
+}
+
+/// The most rows of usage in one statement: a statement with a savepoint (for the
+/// rollup's trigger) journals every page it touches, so a statement per event was a
+/// third of a cold index. A batch goes in chunks of powers of two (256, 128, … 1), so
+/// nine statements, each compiled once, serve every size (a statement of the exact
+/// size, compiled per batch, cost more than the rows).
+const USAGE_ROWS: usize = 256;
+
+/// A batch's usage events into `lib_usage`, in as few statements as the chunks allow.
+fn insert_usage(
+    conn: &Connection,
+    session_id: i64,
+    events: &mut Vec<crate::model::UsageEvent>,
+) -> rusqlite::Result<()> {
+    let mut rest = &events[..];
+    while !rest.is_empty() {
+        let n = USAGE_ROWS.min(1 << rest.len().ilog2());
+        let (chunk, after) = rest.split_at(n);
+        rest = after;
+        let mut stmt = conn.prepare_cached(&USAGE_SQL[n.ilog2() as usize])?;
+        let mut i = 0;
+        for u in chunk {
+            let values: [&dyn rusqlite::ToSql; 9] = [
+                &u.key,
+                &session_id,
+                &u.at,
+                &u.model,
+                &(u.input as i64),
+                &(u.output as i64),
+                &(u.cache_read as i64),
+                &(u.cache_write as i64),
+                &(u.reasoning as i64),
+            ];
+            for v in values {
+                i += 1;
+                stmt.raw_bind_parameter(i, v)?;
+            }
+        }
+        stmt.raw_execute()?;
+    }
+    events.clear();
+    Ok(())
+}
+
+/// The usage statement for 1, 2, 4 … `USAGE_ROWS` rows.
+static USAGE_SQL: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    (0..=USAGE_ROWS.ilog2())
+        .map(|k| usage_sql(1 << k))
+        .collect()
+});
+
+fn usage_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO lib_usage (key, session_id, at, model, input, output, cache_read, cache_write, reasoning) VALUES ",
+    );
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str("(?,?,?,?,?,?,?,?,?)");
+    }
+    sql.push_str(
+        " ON CONFLICT (key) DO UPDATE SET input = excluded.input, output = excluded.output,
+             cache_read = excluded.cache_read, cache_write = excluded.cache_write,
+             reasoning = excluded.reasoning, model = excluded.model
+         WHERE excluded.input + excluded.output + excluded.cache_read + excluded.cache_write
+             > lib_usage.input + lib_usage.output + lib_usage.cache_read + lib_usage.cache_write",
+    );
+    sql
 }
