@@ -187,6 +187,32 @@ impl Indexer {
         Ok(())
     }
 
+    /// Merges the word index's segments until no level holds two, a short
+    /// transaction at a time. A sweep gives FTS5 one segment per transaction, so a
+    /// large one ends with up to `AUTOMERGE - 1` big segments on the lowest level:
+    /// every search reads each of them, and the watcher's next small writes, once
+    /// there are `AUTOMERGE` segments, merge them all while a line waits to be found.
+    pub(crate) fn compact_words(&mut self) -> Result<(), LibraryError> {
+        self.conn.execute(
+            "INSERT INTO lib_words (lib_words, rank) VALUES ('usermerge', 2)",
+            [],
+        )?;
+        loop {
+            self.begin()?;
+            let before = self.conn.total_changes();
+            self.conn.execute(
+                "INSERT INTO lib_words (lib_words, rank) VALUES ('merge', 500)",
+                [],
+            )?;
+            // FTS5: fewer than two changes means there was nothing to merge.
+            let done = self.conn.total_changes() - before < 2;
+            self.commit()?;
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
     pub(crate) fn maybe_commit(&mut self) -> rusqlite::Result<()> {
         if self.in_tx && self.tx_since.elapsed() >= self.budget {
             self.commit()?;

@@ -19,6 +19,9 @@ enum Parsed {
     Chunk(Box<Chunk>),
 }
 
+/// A sweep that read this much compacts the word index after it.
+const COMPACT_AFTER: u64 = 64 << 20;
+
 /// Parsed chunks held between the threads at most (each up to `BATCH_TEXT` of text).
 const IN_FLIGHT: usize = 4;
 
@@ -115,6 +118,12 @@ impl Indexer {
         if result.is_err() {
             self.rollback();
         }
+        let result = result.and_then(|()| {
+            if stats.bytes >= COMPACT_AFTER {
+                self.compact_words()?;
+            }
+            Ok(())
+        });
         self.budget = TX_BUDGET;
         self.progress.running.store(false, Ordering::Relaxed);
         self.progress.sweeps.fetch_add(1, Ordering::Relaxed);
