@@ -54,6 +54,10 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   dashboard sums hours, not every model call.
 /// - (fork) `sessions.fork`: where a forked session forks from (`ForkOrigin` JSON), which
 ///   its agent's first turn asks the agent for.
+/// - (index after the finish) `lib_fts` rows of managed turns are written with
+///   `turns_fts`'s (`fts::index_turn`) instead of by triggers, which parsed a turn's
+///   whole snapshot JSON twice inside the transaction that finished it; `fts_pending`:
+///   turns finished but not yet indexed with their final text (see `fts.rs`).
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -338,6 +342,11 @@ END;
 "#,
     r#"
 ALTER TABLE sessions ADD COLUMN fork TEXT;
+"#,
+    r#"
+DROP TRIGGER lib_turns_insert;
+DROP TRIGGER lib_turns_update;
+CREATE TABLE fts_pending (turn_id INTEGER PRIMARY KEY);
 "#,
 ];
 

@@ -11,7 +11,7 @@ use weft_protocol::{DriverEvent, SessionInfo, UniversalSnapshot};
 
 use crate::writer::{self, Op};
 use crate::{
-    now_ms, reads, recovery, schema, AskedInteraction, InteractionOutcome, SearchHit,
+    fts, now_ms, reads, recovery, schema, AskedInteraction, InteractionOutcome, SearchHit,
     SessionRecord, StoreError,
 };
 
@@ -55,6 +55,10 @@ impl SqliteStore {
         let recovered = recovery::recover(&mut conn).map_err(open_err)?;
         if recovered > 0 {
             tracing::info!(recovered, path = %path.display(), "session store: rebuilt interrupted turns");
+        }
+        let indexed = fts::catch_up(&mut conn).map_err(open_err)?;
+        if indexed > 0 {
+            tracing::info!(indexed, path = %path.display(), "session store: indexed finished turns a stopped process had not");
         }
 
         let reader = Connection::open(path).map_err(open_err)?;

@@ -7,7 +7,10 @@
 //! deltas, and a row per delta capped the whole path at the B-tree's insert rate
 //! (~200 k rows/s on a loaded 2-core machine); every event is still kept, in order. Flush requests inside a batch are
 //! answered after its commit, so an answered flush means "everything sent before me is
-//! on disk". A failed write is logged at once and reported to the next `flush`; the
+//! on disk". The turns a batch finished are indexed for search in a transaction of
+//! their own right after it (`fts.rs`): the barrier callbacks (what the transports wait
+//! on before they show patches) run at the batch's commit, before that, and flushes
+//! after it, so an answered flush still means "searchable". A failed write is logged at once and reported to the next `flush`; the
 //! writer itself keeps going, because the operations after it are still worth keeping.
 
 use std::collections::HashMap;
@@ -93,6 +96,9 @@ struct Writer {
     /// Consecutive events of one turn not yet inserted (one row at the next other
     /// operation or the commit).
     run: Option<Run>,
+    /// Turns this batch finished, to index once it is committed: `(turns.id, prompt,
+    /// final text)`.
+    due: Vec<(i64, String, String)>,
 }
 
 /// Events of one turn, numbered `first` on, to be inserted as one row.
@@ -111,6 +117,7 @@ pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
         next_event: HashMap::new(),
         error: None,
         run: None,
+        due: Vec::new(),
     };
     let mut flushes: Vec<(Sender<Option<String>>, bool)> = Vec::new();
     let mut committed: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
@@ -142,9 +149,14 @@ pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
         }
         // Without a transaction too: the run's events are inserted (autocommit).
         writer.end_run();
-        if in_tx {
-            writer.commit();
+        if in_tx && !writer.commit() {
+            // Their marks were rolled back with them.
+            writer.due.clear();
         }
+        for then in committed.drain(..) {
+            then();
+        }
+        writer.index_due();
         for (done, take_error) in flushes.drain(..) {
             let error = if take_error {
                 writer.error.take()
@@ -153,9 +165,6 @@ pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
             };
             // The asker may have given up waiting; nothing to do then.
             let _ = done.send(error);
-        }
-        for then in committed.drain(..) {
-            then();
         }
         if stop {
             return;
@@ -169,17 +178,44 @@ impl Writer {
         self.error.get_or_insert(message);
     }
 
-    fn commit(&mut self) {
+    /// Commits the batch; false when it was rolled back.
+    fn commit(&mut self) -> bool {
         self.end_run();
         if self.conn.is_autocommit() {
             // SQLite rolled the transaction back on its own (disk full, I/O error).
             self.fail("a batch of writes was rolled back by SQLite".into());
-            return;
+            return false;
         }
         if let Err(e) = self.conn.execute_batch("COMMIT") {
             self.fail(format!("commit a batch: {e}"));
             if let Err(e) = self.conn.execute_batch("ROLLBACK") {
                 tracing::error!("session store: roll back a failed batch: {e}");
+            }
+            return false;
+        }
+        true
+    }
+
+    /// Indexes the turns the last batch finished, in one transaction. A failure is only
+    /// logged: the turns stay marked, and the next open indexes them.
+    fn index_due(&mut self) {
+        if self.due.is_empty() {
+            return;
+        }
+        let due = std::mem::take(&mut self.due);
+        let result = self.conn.execute_batch("BEGIN IMMEDIATE").and_then(|()| {
+            for (id, prompt, text) in &due {
+                fts::index_due(&self.conn, *id, prompt, text)?;
+            }
+            self.conn.execute_batch("COMMIT")
+        });
+        if let Err(e) = result {
+            tracing::error!(
+                turns = due.len(),
+                "session store: index finished turns (left for the next start): {e}"
+            );
+            if !self.conn.is_autocommit() {
+                let _ = self.conn.execute_batch("ROLLBACK");
             }
         }
     }
@@ -228,9 +264,15 @@ impl Writer {
                 at,
             } => {
                 self.next_event.remove(&task_id);
-                let result = finish_turn(
-                    &self.conn, &task_id, &prompt, &text, &snapshot, incomplete, at,
-                );
+                let result = finish_turn(&self.conn, &task_id, &prompt, &snapshot, incomplete, at);
+                let result = match result {
+                    Ok(Some(id)) => {
+                        self.due.push((id, prompt, text));
+                        Ok(())
+                    }
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(e),
+                };
                 ("finish a turn", result)
             }
             Op::AskInteraction {
@@ -472,15 +514,16 @@ fn begin_turn(
     fts::index_turn(conn, id, prompt, text)
 }
 
+/// Records the turn's end and marks it for the index; its `turns.id`, or `None` when it
+/// was never begun.
 fn finish_turn(
     conn: &Connection,
     task_id: &str,
     prompt: &str,
-    text: &str,
     snapshot: &str,
     incomplete: bool,
     at: i64,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<Option<i64>> {
     let status = if incomplete { "incomplete" } else { "done" };
     let id: Option<i64> = conn
         .prepare_cached(
@@ -490,14 +533,17 @@ fn finish_turn(
         .query_row(params![task_id, prompt, status, snapshot, at], |r| r.get(0))
         .optional()?;
     match id {
-        Some(id) => fts::index_turn(conn, id, prompt, text),
+        Some(id) => {
+            fts::mark_due(conn, id)?;
+            Ok(Some(id))
+        }
         None => {
             // Without begin_turn there is no session to file the turn under.
             tracing::warn!(
                 task_id,
                 "session store: finish_turn for a turn never begun; dropped"
             );
-            Ok(())
+            Ok(None)
         }
     }
 }

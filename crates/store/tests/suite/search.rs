@@ -106,3 +106,66 @@ fn query_syntax_in_user_input_is_searched_for_not_parsed() {
     assert_eq!(store.search("x-ray", 10).unwrap().len(), 1);
     assert_eq!(store.search("\"quoted\"", 10).unwrap().len(), 1);
 }
+
+#[test]
+fn a_finished_turn_is_in_both_text_indexes_once_its_finish_is_flushed() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    // Longer than the library's trigram index keeps, in characters not bytes.
+    let reply = format!("wombat {}", "é".repeat(70_000));
+    turn(&store, "echo:a", "t1", "count the marsupials", &reply);
+    assert_eq!(store.search("wombat", 5).unwrap().len(), 1);
+    drop(store);
+    let conn = raw(&path);
+    let (chars, starts): (i64, bool) = conn
+        .query_row(
+            "SELECT length(f.text), f.text LIKE 'count the marsupials' || char(10) || 'wombat é%'
+             FROM lib_fts f JOIN turns t ON f.rowid = -t.id WHERE t.task_id = 't1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(starts);
+    assert_eq!(chars, "count the marsupials".len() as i64 + 1 + 65_536);
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM fts_pending"), 0);
+}
+
+#[test]
+fn a_turn_finished_but_not_indexed_when_its_process_stopped_is_indexed_at_the_next_open() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    turn(
+        &store,
+        "echo:a",
+        "t1",
+        "migrate the database",
+        "added a zebra column",
+    );
+    drop(store);
+    // As a process that died between the finishing transaction and the index's: the
+    // indexes hold the turn as it began, and the mark says so.
+    raw(&path)
+        .execute_batch(
+            "DELETE FROM turns_fts;
+             INSERT INTO turns_fts (rowid, prompt, text)
+                 SELECT id, prompt, '' FROM turns WHERE task_id = 't1';
+             DELETE FROM lib_fts WHERE rowid < 0;
+             INSERT INTO lib_fts (rowid, text)
+                 SELECT -id, prompt || char(10) FROM turns WHERE task_id = 't1';
+             INSERT INTO fts_pending (turn_id) SELECT id FROM turns WHERE task_id = 't1';",
+        )
+        .unwrap();
+    let store = open(&path);
+    let hits = store.search("zebra", 5).unwrap();
+    assert_eq!(hits.len(), 1, "the reply is searchable again");
+    assert_eq!(hits[0].task_id, "t1");
+    drop(store);
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM fts_pending"), 0);
+    assert_eq!(
+        count(
+            &path,
+            "SELECT COUNT(*) FROM lib_fts WHERE rowid < 0 AND text LIKE '%zebra column'"
+        ),
+        1
+    );
+}
