@@ -68,7 +68,7 @@ impl Followed {
                     if ev.seq <= self.seq {
                         continue;
                     }
-                    if ev.seq == self.seq + 1 {
+                    if ev.first_seq() == self.seq + 1 {
                         apply_in_place(&mut self.snap, &ev.patch);
                         self.seq = ev.seq;
                         return Ok(Change::Patched(ev));

@@ -271,8 +271,9 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         match change {
             Ok(Change::Patched(ev)) => {
                 if let Output::Stream = output {
-                    let line =
-                        json!({"sessionKey": ev.session_key, "seq": ev.seq, "patch": ev.patch});
+                    // The patch event as the daemon sent it (`from` when it stands for
+                    // several consecutive patches).
+                    let line = serde_json::to_string(&ev).unwrap_or_default();
                     let _ = writeln!(out, "{line}");
                 }
             }

@@ -61,6 +61,7 @@ mod tests {
         PatchEvent {
             session_key: "echo:1".into(),
             seq: 1,
+            from: None,
             patch,
         }
     }

@@ -254,6 +254,7 @@ mod tests {
         frame::encode_json(&ServerMessage::Patch(Box::new(PatchEvent {
             session_key: "echo:1".into(),
             seq,
+            from: None,
             patch: SnapshotPatch::default(),
         })))
     }

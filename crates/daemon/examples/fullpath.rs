@@ -221,7 +221,7 @@ async fn one(n: usize) {
                             // Already in the snapshot re-read after a resync.
                             continue;
                         }
-                        if ev.seq == seq + 1 {
+                        if ev.first_seq() == seq + 1 {
                             patches += 1;
                             apply_in_place(&mut snap, &ev.patch);
                             seq = ev.seq;

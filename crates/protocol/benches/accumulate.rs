@@ -60,6 +60,7 @@ fn run(acc: &mut Accumulator, range: std::ops::Range<u64>, buf: &mut Vec<u8>) ->
         let wire = PatchEvent {
             session_key: "echo:bench".into(),
             seq: i + 1,
+            from: None,
             patch,
         };
         buf.clear();

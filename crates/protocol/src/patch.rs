@@ -193,16 +193,129 @@ pub struct PatchEvent {
     /// The session the patch belongs to.
     pub session_key: String,
     /// Gap-free per session, starting at 1; a client that sees a gap asks for the snapshot.
+    /// The last of the patches this one stands for (see `from`).
     #[ts(type = "number")]
     pub seq: u64,
+    /// The first seq this patch stands for, when it is several consecutive ones merged
+    /// ([`SnapshotPatch::merge`]; absent: `seq` alone). It applies to a snapshot at
+    /// `from - 1`; a client holding a later seq below `seq` cannot split it and re-reads
+    /// the snapshot instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub from: Option<u64>,
     /// The change.
     pub patch: SnapshotPatch,
+}
+
+impl PatchEvent {
+    /// The first seq it stands for.
+    pub fn first_seq(&self) -> u64 {
+        self.from.unwrap_or(self.seq)
+    }
 }
 
 impl SnapshotPatch {
     /// True when the patch changes nothing.
     pub fn is_empty(&self) -> bool {
         *self == SnapshotPatch::default()
+    }
+
+    /// Folds `next` into `self`, so that applying the result is applying `self`, then
+    /// `next`; false (and `self` unchanged) when `next` replaces the turn, the text, the
+    /// reasoning, the tool calls or the artifacts. Those stay patches of their own, so a
+    /// surface that acts on a turn's start (the window moves the finished turn to its
+    /// history, `weft run` ends its output) still sees the whole of the turn before it.
+    /// Appends are joined and upserts kept in order (a surface that reports each state of
+    /// a tool call still sees each one).
+    pub fn merge(&mut self, next: &SnapshotPatch) -> bool {
+        if next.task_id.is_some()
+            || next.text.is_some()
+            || next.reasoning.is_some()
+            || next.tool_calls.is_some()
+            || next.artifacts.is_some()
+        {
+            return false;
+        }
+        fn set<T: Clone>(field: &mut Option<T>, value: &Option<T>) {
+            if value.is_some() {
+                field.clone_from(value);
+            }
+        }
+        fn push(field: &mut Option<String>, more: &Option<String>) {
+            if let Some(more) = more {
+                field.get_or_insert_with(String::new).push_str(more);
+            }
+        }
+        fn extend<T: Clone>(field: &mut Option<Vec<T>>, more: &Option<Vec<T>>) {
+            if let Some(more) = more {
+                field
+                    .get_or_insert_with(Vec::new)
+                    .extend(more.iter().cloned());
+            }
+        }
+        // Destructured whole, so a field added to the patch cannot be forgotten here.
+        let SnapshotPatch {
+            phase,
+            task_id: _,
+            session_id,
+            agent,
+            recorded_agent,
+            model,
+            effort,
+            prompt,
+            attachments,
+            text: _,
+            text_append,
+            reasoning: _,
+            reasoning_append,
+            activity,
+            plan,
+            tool_calls: _,
+            tool_calls_upsert,
+            sub_agents,
+            usage,
+            artifacts: _,
+            artifacts_append,
+            interactions,
+            queued,
+            notices,
+            mcp_servers,
+            commands,
+            error,
+            limit_hit,
+            incomplete,
+            terminal,
+            started_at,
+            updated_at,
+        } = next;
+        set(&mut self.phase, phase);
+        set(&mut self.session_id, session_id);
+        set(&mut self.agent, agent);
+        set(&mut self.recorded_agent, recorded_agent);
+        set(&mut self.model, model);
+        set(&mut self.effort, effort);
+        set(&mut self.prompt, prompt);
+        set(&mut self.attachments, attachments);
+        push(&mut self.text_append, text_append);
+        push(&mut self.reasoning_append, reasoning_append);
+        set(&mut self.activity, activity);
+        set(&mut self.plan, plan);
+        extend(&mut self.tool_calls_upsert, tool_calls_upsert);
+        set(&mut self.sub_agents, sub_agents);
+        set(&mut self.usage, usage);
+        extend(&mut self.artifacts_append, artifacts_append);
+        set(&mut self.interactions, interactions);
+        set(&mut self.queued, queued);
+        set(&mut self.notices, notices);
+        set(&mut self.mcp_servers, mcp_servers);
+        set(&mut self.commands, commands);
+        set(&mut self.error, error);
+        set(&mut self.limit_hit, limit_hit);
+        set(&mut self.incomplete, incomplete);
+        set(&mut self.terminal, terminal);
+        set(&mut self.started_at, started_at);
+        set(&mut self.updated_at, updated_at);
+        true
     }
 }
 

@@ -156,11 +156,11 @@ impl Follower {
         };
         match ev {
             Event::Message(ServerMessage::Patch(p)) if p.session_key == self.key => {
-                if p.seq == self.seq + 1 {
+                if p.first_seq() == self.seq + 1 {
                     apply_in_place(&mut self.snap, &p.patch);
                     self.seq = p.seq;
                     self.patches += 1;
-                } else if p.seq > self.seq + 1 {
+                } else if p.seq > self.seq {
                     self.reread().await?;
                 }
             }

@@ -156,12 +156,13 @@ impl Watcher {
                 Event::Message(ServerMessage::Patch(p)) => {
                     let known = self.snaps.get(&p.session_key).map(|(_, seq)| *seq);
                     match known {
-                        Some(seq) if p.seq == seq + 1 => {
+                        Some(seq) if p.first_seq() == seq + 1 => {
                             if let Some((snap, seq)) = self.snaps.get_mut(&p.session_key) {
                                 apply_in_place(snap, &p.patch);
                                 *seq = p.seq;
                             }
-                            self.patches += 1;
+                            // A merged patch stands for several.
+                            self.patches += p.seq - p.first_seq() + 1;
                         }
                         Some(seq) if p.seq <= seq => {}
                         _ => self.reread(&p.session_key).await?,

@@ -220,13 +220,14 @@ impl Ws {
         match msg["type"].as_str() {
             Some("patch") if mine => {
                 let seq = msg["seq"].as_u64().unwrap_or_default();
-                if seq == self.seq + 1 {
+                let from = msg["from"].as_u64().unwrap_or(seq);
+                if from == self.seq + 1 {
                     let patch: SnapshotPatch = serde_json::from_value(msg["patch"].clone())
                         .map_err(|e| format!("websocket patch: {e}"))?;
                     apply_in_place(&mut self.snap, &patch);
                     self.seq = seq;
                     self.patches += 1;
-                } else if seq > self.seq + 1 {
+                } else if seq > self.seq {
                     self.reread().await?;
                 }
             }

@@ -11,8 +11,16 @@ export type PatchEvent = {
 sessionKey: string, 
 /**
  * Gap-free per session, starting at 1; a client that sees a gap asks for the snapshot.
+ * The last of the patches this one stands for (see `from`).
  */
 seq: number, 
+/**
+ * The first seq this patch stands for, when it is several consecutive ones merged
+ * ([`SnapshotPatch::merge`]; absent: `seq` alone). It applies to a snapshot at
+ * `from - 1`; a client holding a later seq below `seq` cannot split it and re-reads
+ * the snapshot instead.
+ */
+from?: number, 
 /**
  * The change.
  */

@@ -63,6 +63,18 @@ export class FakeTransport implements Transport {
     return event;
   }
 
+  /** Delivers `patch` as `count` consecutive patches merged, as the daemon sends a burst. */
+  emitMerged(key: string, patch: SnapshotPatch, count: number): PatchEvent {
+    const s = this.sessions.get(key);
+    if (!s) throw new Error(`no session ${key}`);
+    const from = s.seq + 1;
+    s.seq += count;
+    s.current = apply(s.current, patch);
+    const event = { sessionKey: key, seq: s.seq, from, patch };
+    for (const h of this.patchHandlers) h(event);
+    return event;
+  }
+
   /** Ends the current turn, keeping it in the history. */
   finish(key: string) {
     this.emit(key, { phase: "done" });

@@ -196,7 +196,8 @@ export class SessionView {
       return;
     }
     if (event.seq <= this.seq) return;
-    if (event.seq !== this.seq + 1) {
+    // A merged patch (`from`..`seq`) applies only to the snapshot just before `from`.
+    if ((event.from ?? event.seq) !== this.seq + 1) {
       this.resyncs += 1;
       this.buffered.push(event);
       void this.load();

@@ -52,6 +52,27 @@ describe("SessionView", () => {
     expect(view.current.text).toBe("abc");
   });
 
+  it("applies a merged patch that follows its seq, and re-reads for one it holds part of", async () => {
+    const { t, key, view } = setup();
+    await view.load();
+    t.emit(key, { phase: "streaming", taskId: "a", textAppend: "a" });
+    t.emitMerged(key, { textAppend: "bcd" }, 3); // seqs 2..=4
+    expect(view.current.text).toBe("abcd");
+    expect(view.seq).toBe(4);
+    expect(view.resyncs).toBe(0);
+    // A view that read the snapshot at 4 gets 4..=6 merged: it cannot split it.
+    const late = new SessionView(key, t);
+    await late.load();
+    t.emit(key, { textAppend: "e" });
+    t.emit(key, { textAppend: "f" });
+    late.receive({ sessionKey: key, seq: 6, from: 4, patch: { textAppend: "def" } });
+    await tick();
+    await tick();
+    expect(late.resyncs).toBe(1);
+    expect(late.current.text).toBe("abcdef");
+    expect(late.seq).toBe(6);
+  });
+
   it("moves a finished turn into the history when the next starts", async () => {
     const { t, key, view } = setup();
     await view.load();

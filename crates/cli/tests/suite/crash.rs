@@ -98,7 +98,7 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while !snap.text.contains("partial two") {
         match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(Event::Message(ServerMessage::Patch(ev)))) if ev.seq == seq + 1 => {
+            Ok(Some(Event::Message(ServerMessage::Patch(ev)))) if ev.first_seq() == seq + 1 => {
                 apply_in_place(&mut snap, &ev.patch);
                 seq = ev.seq;
             }

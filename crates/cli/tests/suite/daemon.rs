@@ -55,7 +55,7 @@ async fn follow(
             .await
             .unwrap_or_else(|_| panic!("timed out; the snapshot is {snap:?}"));
         if let Some(Event::Message(ServerMessage::Patch(ev))) = ev {
-            if ev.session_key == key && ev.seq == seq + 1 {
+            if ev.session_key == key && ev.first_seq() == seq + 1 {
                 apply_in_place(&mut snap, &ev.patch);
                 seq = ev.seq;
             }

@@ -335,6 +335,7 @@ impl Shared {
         let event = Arc::new(PatchEvent {
             session_key: self.key.clone(),
             seq: st.seq,
+            from: None,
             patch,
         });
         // No receiver is fine: nobody is watching this session.

@@ -177,6 +177,30 @@ proptest! {
     }
 
     #[test]
+    fn a_merged_patch_applies_as_both_in_turn(
+        (a, b) in snapshot().prop_flat_map(grown),
+        c in snapshot(),
+        grow_again in any::<bool>(),
+    ) {
+        // a → b (streaming), then b → c: grown again, or any snapshot at all.
+        let c = if grow_again { let mut c = b.clone(); c.text.push_str("more"); c.updated_at += 1; c } else { c };
+        let first = diff(&a, &b);
+        let second = diff(&b, &c);
+        let mut merged = first.clone();
+        if merged.merge(&second) {
+            prop_assert_eq!(&apply(&a, &merged), &c);
+            prop_assert_eq!(&apply(&a, &round_trip_json(&merged)), &c);
+        } else {
+            prop_assert_eq!(&merged, &first, "a refused merge leaves the patch as it was");
+            prop_assert!(second.task_id.is_some() || second.text.is_some() || second.reasoning.is_some()
+                || second.tool_calls.is_some() || second.artifacts.is_some());
+        }
+        if grow_again {
+            prop_assert!(diff(&b, &c).text_append.is_some());
+        }
+    }
+
+    #[test]
     fn diff_of_equal_snapshots_is_empty(a in snapshot()) {
         prop_assert!(diff(&a, &a).is_empty());
     }
@@ -239,4 +263,50 @@ fn changing_one_of_many_tool_calls_sends_only_that_call() {
     assert!(patch.tool_calls.is_none());
     assert_eq!(patch.tool_calls_upsert.as_ref().map(Vec::len), Some(1));
     assert_eq!(apply(&a, &patch), b);
+}
+
+#[test]
+fn streamed_deltas_merge_into_one_append_and_a_new_turn_does_not() {
+    let delta = |t: &str, at: i64| SnapshotPatch {
+        text_append: Some(t.into()),
+        updated_at: Some(at),
+        ..Default::default()
+    };
+    let mut merged = delta("Hel", 1);
+    assert!(merged.merge(&delta("lo", 2)));
+    assert!(merged.merge(&SnapshotPatch {
+        phase: Some(Phase::Done),
+        ..Default::default()
+    }));
+    assert_eq!(merged.text_append.as_deref(), Some("Hello"));
+    assert_eq!(
+        (merged.updated_at, merged.phase),
+        (Some(2), Some(Phase::Done))
+    );
+    let next_turn = SnapshotPatch {
+        task_id: Some(Some("t2".into())),
+        text: Some(String::new()),
+        ..Default::default()
+    };
+    let before = merged.clone();
+    assert!(!merged.merge(&next_turn));
+    assert_eq!(merged, before);
+    // On the wire: `from` only when the patch stands for several.
+    let one = PatchEvent {
+        session_key: "k".into(),
+        seq: 7,
+        from: None,
+        patch: delta("x", 3),
+    };
+    assert!(!serde_json::to_string(&one)
+        .unwrap_or_default()
+        .contains("from"));
+    let several = PatchEvent {
+        from: Some(5),
+        ..one
+    };
+    let text = serde_json::to_string(&several).unwrap_or_default();
+    assert!(text.contains("\"from\":5"), "{text}");
+    let back: PatchEvent = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((back.first_seq(), back.seq), (5, 7));
 }
