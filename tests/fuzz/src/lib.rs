@@ -162,7 +162,8 @@ pub fn line_reader(data: &[u8]) {
 
 /// The patch algebra: two snapshots (JSON, split at the first NUL) give a diff that
 /// rebuilds the second from the first; any patch (JSON) applies to any snapshot
-/// without panicking.
+/// without panicking; two patches after the snapshot (NUL-separated) merged apply as
+/// the two in turn.
 pub fn patch(data: &[u8]) {
     let (a, b) = match data.iter().position(|b| *b == 0) {
         Some(i) => (&data[..i], &data[i + 1..]),
@@ -181,6 +182,30 @@ pub fn patch(data: &[u8]) {
     }
     if let Ok(p) = serde_json::from_slice::<SnapshotPatch>(b) {
         let _ = apply(&prev, &p);
+    }
+    // prev NUL first-patch NUL second-patch: the two merged apply as both in turn.
+    let (first, second) = match b.iter().position(|c| *c == 0) {
+        Some(i) => (&b[..i], &b[i + 1..]),
+        None => return,
+    };
+    if let (Ok(p1), Ok(p2)) = (
+        serde_json::from_slice::<SnapshotPatch>(first),
+        serde_json::from_slice::<SnapshotPatch>(second),
+    ) {
+        let mut merged = p1.clone();
+        if merged.merge(&p2) {
+            assert_eq!(
+                serde_json::to_value(apply(&prev, &merged)).ok(),
+                serde_json::to_value(apply(&apply(&prev, &p1), &p2)).ok(),
+                "a merged patch applies differently from its two parts"
+            );
+        } else {
+            assert_eq!(
+                serde_json::to_value(&merged).ok(),
+                serde_json::to_value(&p1).ok(),
+                "a refused merge changed the patch"
+            );
+        }
     }
 }
 

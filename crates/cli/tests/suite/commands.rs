@@ -195,7 +195,9 @@ fn stream_prints_gap_free_patches_that_rebuild_the_snapshot() {
             serde_json::from_value(v["patch"].clone()).unwrap_or_else(|e| panic!("{e}"));
         apply_in_place(&mut snap, &patch);
     }
-    assert!(stdout.lines().count() > 10);
+    // The echo agent streams a piece every 20 ms; pieces that waited for the same
+    // store commit come merged, so how many lines depends on the machine's load.
+    assert!(stdout.lines().count() >= 2, "{stdout}");
     assert_eq!(snap.text, "Echo: stream me");
     let (_, history, _) = env.json(&["history", &key, "--json"]);
     let stored: UniversalSnapshot =
