@@ -105,21 +105,34 @@ impl Rules {
     /// deny > ask > allow for `report`'s commands.
     pub fn decide(&self, report: &Report) -> Decision {
         let of = |effect: Effect| self.rules.iter().filter(move |r| r.effect == effect);
-        for r in of(Effect::Deny) {
-            if report
+        // Deny and ask hold for a program however it is named (`./git push` too);
+        // allow only for the system's program (`keys`).
+        let named: Vec<Vec<String>> = report
+            .simple
+            .iter()
+            .flat_map(|s| s.keys.iter())
+            .map(|k| {
+                let mut k = k.clone();
+                if let Some(first) = k.first_mut() {
+                    *first = crate::walk::base(first).to_string();
+                }
+                k
+            })
+            .collect();
+        let hit = |r: &Rule| {
+            report
                 .simple
                 .iter()
                 .any(|s| s.keys.iter().any(|k| r.matches(k)))
-            {
+                || named.iter().any(|k| r.matches(k))
+        };
+        for r in of(Effect::Deny) {
+            if hit(r) {
                 return Decision::Deny(format!("`{}` ({})", r.text, r.origin));
             }
         }
         for r in of(Effect::Ask) {
-            if report
-                .simple
-                .iter()
-                .any(|s| s.keys.iter().any(|k| r.matches(k)))
-            {
+            if hit(r) {
                 return Decision::Ask(format!("`{}` ({})", r.text, r.origin));
             }
         }

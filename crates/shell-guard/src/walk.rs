@@ -495,6 +495,14 @@ impl<'a> Walker<'a> {
         }
         keys.push(key(argv));
         let b = base(&prog).to_string();
+        if system_name(&prog).is_none() {
+            // Judged as `b` too, so `./rm -rf /` still reads as dangerous; but the file
+            // it names may be anything, so it is never safe.
+            out.mark(
+                Verdict::Unknown,
+                format!("{prog} runs the file at that path, which may be anything, not the system's {b}"),
+            );
+        }
         let args = &argv[1..];
         let arg_downloads = downloads.get(1..).unwrap_or(&[]);
 
@@ -738,17 +746,41 @@ fn key(argv: &[Word]) -> Vec<String> {
             None => format!("\0{}", w.raw),
         })
         .collect();
-    if words.first().map(|p| base(p)) == Some("git") {
-        let rest = crate::git::git_subcommand_at(&argv[1..]);
-        let mut k = vec!["git".to_string()];
-        k.extend(words[1 + rest..].iter().cloned());
-        return k;
-    }
-    let mut k = words;
-    if let Some(first) = k.first_mut() {
-        *first = base(first).to_string();
-    }
+    let Some(first) = words.first() else {
+        return words;
+    };
+    // A rule for `npm test` is about the system's npm, not a file named npm: a program
+    // named by any other path keeps its path (deny and ask rules match it by its name
+    // too, in `Rules::decide`).
+    let prog = system_name(first).unwrap_or(first).to_string();
+    let rest = if base(first) == "git" {
+        1 + crate::git::git_subcommand_at(&argv[1..])
+    } else {
+        1
+    };
+    let mut k = vec![prog];
+    k.extend(words[rest..].iter().cloned());
     k
+}
+
+/// The folders a program named by its path is the system's own program in.
+const SYSTEM_BIN: [&str; 6] = [
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+];
+
+/// The name a program word runs as: a bare name (looked up on PATH, whose changes are
+/// judged apart) or a path into one of the system's own folders. None for any other
+/// path (`./cat`, `tools/ls`, `/tmp/rm`): that file is what runs, whatever its name.
+pub fn system_name(p: &str) -> Option<&str> {
+    match p.rsplit_once('/') {
+        None => Some(p),
+        Some((dir, name)) => SYSTEM_BIN.contains(&dir).then_some(name),
+    }
 }
 
 /// The program's file name (`/usr/bin/rm` → `rm`).

@@ -45,6 +45,15 @@ fn prefixes_match_parsed_argv() {
     );
     assert_eq!(d(&r, "ls; $(curl x)"), Decision::None);
     assert!(matches!(d(&r, "git push"), Decision::Deny(_)));
+    // An allow rule is for the system's program; a file of that name elsewhere is not
+    // it. Deny and ask still hold for it by name.
+    assert!(matches!(d(&r, "/usr/bin/npm test"), Decision::Allow(_)));
+    assert_eq!(d(&r, "./npm test"), Decision::None);
+    assert_eq!(d(&r, "node_modules/.bin/npm test"), Decision::None);
+    assert_eq!(d(&r, "/tmp/ls"), Decision::None);
+    assert!(matches!(d(&r, "./git push"), Decision::Deny(_)));
+    assert!(matches!(d(&r, "tools/git -C sub push"), Decision::Deny(_)));
+    assert!(matches!(d(&r, "bin/npm publish"), Decision::Ask(_)));
     assert!(
         matches!(d(&r, "git -C sub push --force"), Decision::Deny(_)),
         "git's global options are skipped"

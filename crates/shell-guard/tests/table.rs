@@ -248,6 +248,18 @@ pub const CASES: &[(&str, char)] = &[
     // found `git -c(s(K`).
     ("git -c", 'N'),
     ("git -c(s(K", 'N'),
+    // A program named by a path outside the system's folders is that file, whatever
+    // its name: it was read as its name (`./cat x` was safe; the shell fuzz target
+    // found `nohup erxho/xargs -rf` safe).
+    ("/usr/bin/cat README.md", 'S'),
+    ("/bin/ls -la", 'S'),
+    ("./cat README.md", 'U'),
+    ("bin/ls", 'U'),
+    ("/tmp/ls", 'U'),
+    ("/usr/bin/../../tmp/ls", 'U'),
+    ("nohup tools/xargs -rf", 'U'),
+    ("./git status", 'U'),
+    ("./rm -rf /", 'D'),
 ];
 
 pub fn expected_ok(want: char, got: Verdict) -> bool {
