@@ -516,6 +516,15 @@ impl<'a> Walker<'a> {
                     if let Some((v, r)) = note {
                         out.mark(v, r);
                     }
+                    let named = args.get(at).map(|w| w.shown()).unwrap_or("");
+                    if crate::wrap::execs(&b) && crate::wrap::shell_only(named) {
+                        out.mark(
+                            Verdict::Unknown,
+                            format!(
+                                "{b} runs a file named {named} from PATH, not the shell's builtin"
+                            ),
+                        );
+                    }
                     let mut inner: Vec<Word> = args[at..].to_vec();
                     let mut inner_dl: Vec<bool> = arg_downloads.get(at..).unwrap_or(&[]).to_vec();
                     let inner_feed = if from_stdin {

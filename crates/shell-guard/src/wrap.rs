@@ -94,6 +94,68 @@ fn opt_skip(args: &[Word], with_value: &[&str], flags_only_dash: bool) -> usize 
     i
 }
 
+/// Whether wrapper `b` hands its command to `execve`, so a shell builtin named there
+/// is not the builtin but whatever file of that name is on PATH. `builtin`, `command`
+/// and `time` are the shell's own and run its builtins.
+pub fn execs(b: &str) -> bool {
+    !matches!(b, "builtin" | "command" | "time")
+}
+
+/// Bash builtins and keywords no Debian package ships a program for: run by a wrapper
+/// that execs, each is a file found on PATH, not the builtin judged by its name.
+pub fn shell_only(name: &str) -> bool {
+    matches!(
+        name,
+        ":" | "."
+            | "alias"
+            | "bg"
+            | "bind"
+            | "break"
+            | "caller"
+            | "cd"
+            | "compgen"
+            | "complete"
+            | "continue"
+            | "declare"
+            | "dirs"
+            | "disown"
+            | "enable"
+            | "eval"
+            | "exec"
+            | "exit"
+            | "export"
+            | "fc"
+            | "fg"
+            | "getopts"
+            | "hash"
+            | "help"
+            | "history"
+            | "jobs"
+            | "let"
+            | "local"
+            | "logout"
+            | "mapfile"
+            | "popd"
+            | "pushd"
+            | "read"
+            | "readarray"
+            | "readonly"
+            | "return"
+            | "set"
+            | "shift"
+            | "shopt"
+            | "source"
+            | "suspend"
+            | "trap"
+            | "typeset"
+            | "ulimit"
+            | "umask"
+            | "unalias"
+            | "unset"
+            | "wait"
+    )
+}
+
 /// Wrappers: programs that run the program named in their arguments.
 pub fn unwrap(b: &str, args: &[Word]) -> Option<Unwrap> {
     let inner = |at: usize, note: Option<(Verdict, String)>| {

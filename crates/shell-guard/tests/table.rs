@@ -260,6 +260,19 @@ pub const CASES: &[(&str, char)] = &[
     ("nohup tools/xargs -rf", 'U'),
     ("./git status", 'U'),
     ("./rm -rf /", 'D'),
+    // A wrapper that execs its command runs a file of a builtin's name from PATH, not
+    // the builtin (the shell fuzz target found `nohup local p?wer` safe, while
+    // `local p?wer` does not parse).
+    ("local p?wer", 'N'),
+    ("nohup local p?wer", 'U'),
+    ("nohup export X=1", 'U'),
+    ("env cd /", 'U'),
+    ("timeout 5 set -e", 'U'),
+    ("xargs local", 'U'),
+    ("builtin cd /", 'S'),
+    ("command cd /", 'S'),
+    ("nohup echo hi", 'S'),
+    ("nohup ls", 'S'),
 ];
 
 pub fn expected_ok(want: char, got: Verdict) -> bool {
