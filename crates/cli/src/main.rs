@@ -6,6 +6,14 @@
 //! says why) or was stopped; 2 bad usage (unknown agent or session, a workdir that is
 //! not a folder, a bad flag).
 
+// The daemon runs in this binary. Its kernel thread allocates each event and patch and
+// the store's writer and the socket forwarders free them: under glibc's malloc those
+// cross-thread frees contend on an arena lock, which `perf` showed as the largest cost of
+// a long streaming turn. mimalloc frees to the owning thread's heap without that lock
+// (BENCHMARKS.md, "the full path": 1.6–1.8× the events/s at a million deltas).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `println!` that ignores a closed stdout (`weft sessions | head`) instead of panicking.
 macro_rules! out {
     ($($arg:tt)*) => {{

@@ -16,6 +16,10 @@
 //!   cargo run --release -p weft-daemon --example fullpath [-- N...]
 //!   (default 1000 20000 1000000)
 
+// The allocator the `weft` binary runs the daemon with (crates/cli/src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
