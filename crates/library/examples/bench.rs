@@ -14,6 +14,10 @@
 //! Gemini (messages re-emitted under one id, `$set` patches). Text mixes English, code
 //! identifiers and CJK.
 
+// The allocator the `weft` binary runs the library's indexer with (crates/cli/src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
