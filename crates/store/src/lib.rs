@@ -9,7 +9,10 @@
 //! [`SqliteStore::finish_turn`]) is serialized to JSON on the caller's thread and sent
 //! over a channel to **one** writer thread that owns the write connection. The writer
 //! takes whatever is queued (up to [`BATCH_OPS`] operations) and applies it in one
-//! transaction, so a burst of 10,000 tokens costs a handful of commits, not 10,000.
+//! transaction, so a burst of 10,000 tokens costs a handful of commits, not 10,000. An
+//! agent that streams slower than the writer commits would still get a commit per
+//! token, so a batch of streamed events within [`LINGER`] of the last commit waits out
+//! the rest of it for more (anything else commits at once).
 //! Order is the channel's order: a turn's events land in the order they were appended.
 //!
 //! Reads use a second connection. Each read first [`SqliteStore::flush`]es — it waits
@@ -52,7 +55,7 @@ mod writer;
 use std::path::PathBuf;
 
 pub use store::SqliteStore;
-pub use writer::BATCH_OPS;
+pub use writer::{BATCH_OPS, LINGER};
 
 /// The `error` of a turn that was still running when Weft stopped, as rebuilt on open.
 pub const INTERRUPTED_ERROR: &str = "interrupted: Weft stopped before this turn finished";

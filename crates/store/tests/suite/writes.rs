@@ -289,3 +289,36 @@ fn a_turns_consecutive_events_share_rows_and_each_is_kept_and_rebuilt() {
     let events = stored_events(&path, "t1");
     assert_eq!(events.last(), Some(&(N as i64, text("late"))));
 }
+
+#[test]
+fn a_turn_streamed_slower_than_the_writer_commits_is_committed_at_most_once_per_linger() {
+    const N: usize = 200;
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    store.flush().unwrap();
+    // An agent's tokens arrive a little apart, each alone in the queue when the writer
+    // looks: without gathering, each would be a commit (and a row) of its own.
+    let began = Instant::now();
+    for i in 0..N {
+        store.append_event("t1", &text(&format!("{i} "))).unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    store.flush().unwrap();
+    let elapsed = began.elapsed();
+    // A run of one turn's events is one row per commit, and a streamed batch commits at
+    // most once per LINGER (the first after a pause at once): however loaded the
+    // machine, no more rows than that.
+    let rows = count(&path, "SELECT COUNT(*) FROM events");
+    let most = (elapsed.as_micros() / weft_store::LINGER.as_micros()) as i64 + 2;
+    assert!(
+        rows <= most,
+        "{rows} rows for {N} events over {elapsed:?}: more than one commit per {:?}",
+        weft_store::LINGER
+    );
+    let events = stored_events(&path, "t1");
+    assert_eq!(events.len(), N);
+    for (i, (n, event)) in events.iter().enumerate() {
+        assert_eq!((*n, event), (i as i64, &text(&format!("{i} "))));
+    }
+}
