@@ -110,26 +110,34 @@ pub fn line_reader(data: &[u8]) {
         return;
     };
     let cap = 1 + usize::from(cap);
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread().build() else {
+    // One runtime per thread: building one per input was most of an execution.
+    thread_local! {
+        static RT: Option<tokio::runtime::Runtime> =
+            tokio::runtime::Builder::new_current_thread().build().ok();
+    }
+    let got = RT.with(|rt| {
+        let rt = rt.as_ref()?;
+        Some(rt.block_on(async {
+            let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+            // A small buffer makes lines span reads, as a pipe does.
+            let reader = tokio::io::BufReader::with_capacity(7, input);
+            let collect = async {
+                let mut got = Vec::new();
+                while let Some(line) = rx.recv().await {
+                    let eof = matches!(line, RawLine::Eof);
+                    got.push(line);
+                    if eof {
+                        break;
+                    }
+                }
+                got
+            };
+            tokio::join!(read_lines(reader, cap, tx), collect).1
+        }))
+    });
+    let Some(got) = got else {
         return;
     };
-    let got = rt.block_on(async {
-        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
-        // A small buffer makes lines span reads, as a pipe does.
-        let reader = tokio::io::BufReader::with_capacity(7, input);
-        let collect = async {
-            let mut got = Vec::new();
-            while let Some(line) = rx.recv().await {
-                let eof = matches!(line, RawLine::Eof);
-                got.push(line);
-                if eof {
-                    break;
-                }
-            }
-            got
-        };
-        tokio::join!(read_lines(reader, cap, tx), collect).1
-    });
     let mut rebuilt = Vec::new();
     let mut skipped = false;
     for line in &got {

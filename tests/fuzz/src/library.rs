@@ -25,10 +25,14 @@ pub fn library_files(data: &[u8]) {
         1 => Agent::Codex,
         _ => Agent::Gemini,
     };
-    let Ok(dir) = tempfile::tempdir() else {
+    // One folder per thread, the file written over for each input: making and removing
+    // a folder per input was most of an execution.
+    thread_local! {
+        static DIR: Option<tempfile::TempDir> = tempfile::tempdir().ok();
+    }
+    let Some(path) = DIR.with(|d| d.as_ref().map(|d| d.path().join("session.jsonl"))) else {
         return;
     };
-    let path = dir.path().join("session.jsonl");
     let seed = Meta {
         native_id: (agent == Agent::Claude).then(|| "fuzz-session".to_string()),
         ..Meta::default()
