@@ -193,9 +193,11 @@ const LINGER_OPS: usize = 64;
 /// Gathers what arrives for a batch of streamed events (`gathered` holds the first)
 /// that follows the last commit by less than [`LINGER`]: the writer sleeps out the rest
 /// of it unless [`LINGER_OPS`] are already queued or anything else is (a flush, a turn
-/// begun or finished, a question, a process: those commit at once, as before). It
-/// sleeps rather than waiting on the channel, which would wake it for every token. A
-/// batch after a pause (the first event of a burst) waits for nothing.
+/// begun or finished, a question, a process: queued, those commit at once as before;
+/// one that arrives during the sleep waits out the rest of it). It sleeps rather than
+/// waiting on the channel, which would wake it for every token. A batch after a pause
+/// (the first event of a burst) waits for nothing. What is gathered stays in order
+/// ahead of what is still in the channel.
 fn gather(ops: &Receiver<Op>, gathered: &mut VecDeque<Op>, last_commit: Option<Instant>) {
     let Some(until) = last_commit.map(|t| t + LINGER) else {
         return;
