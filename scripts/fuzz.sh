@@ -10,7 +10,10 @@
 # FUZZ_SECONDS=N caps each target's run at N seconds as well (the executions reached are
 # what the table reports). Prints executions and crashes per target; exits 1 if any
 # target crashed. patch_ts runs the UI's TypeScript applier under node (one process
-# per fuzzer, fed JSON lines): it needs `npm ci` in ui/ first.
+# per fuzzer, fed JSON lines): it needs `npm ci` in ui/ first. Do not stop a fuzzer
+# (SIGSTOP) for longer than libFuzzer's per-input `-timeout` (1,200 s): its watchdog
+# counts wall time, reports the input it was on as a timeout, and this script would
+# keep that input as a regression.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-100000}"
