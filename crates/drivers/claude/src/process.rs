@@ -6,7 +6,7 @@
 //! wait, which lets the CLI exit cleanly and flush its session file) and on drop
 //! (at once). No `Drop` path leaves a process behind.
 //!
-//! stdout is read by its own task into a bounded channel of [`RawLine`]s (lines are
+//! stdout is read by a thread of its own, in paced bursts, into a bounded channel of [`RawLine`]s (lines are
 //! capped, see [`crate::lines`]); stderr is kept as a bounded tail, for the error a
 //! crash on start or mid-turn becomes.
 
@@ -15,11 +15,10 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::BufReader;
 use tokio::sync::mpsc;
 use weft_agent_process::GroupChild;
 
-use crate::lines::{read_lines, RawLine};
+use crate::lines::RawLine;
 use crate::spawn::{ProcessShape, SpawnSpec};
 use crate::wire;
 
@@ -53,16 +52,14 @@ impl ClaudeProcess {
         session_id: String,
         max_line: usize,
     ) -> io::Result<Self> {
-        let mut child = GroupChild::spawn(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
-        let stdout = child
-            .take_stdout()
-            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        let (tx, lines) = mpsc::channel(1024);
-        child.keep_task(tokio::spawn(read_lines(
-            BufReader::with_capacity(256 * 1024, stdout),
+        let (child, lines) = GroupChild::spawn_lines(
+            &spec.program,
+            &spec.args,
+            &spec.cwd,
+            &spec.env,
             max_line,
-            tx,
-        )));
+            1024,
+        )?;
         Ok(Self {
             child,
             lines,

@@ -6,7 +6,8 @@
 //! [`CodexProcess::close`] (stdin closed first, a short wait for a clean exit) and on
 //! drop (at once). No `Drop` path leaves a process behind.
 //!
-//! stdout is read by its own task into a bounded channel of [`RawLine`]s, each line
+//! stdout is read by a thread of its own, in paced bursts, into a bounded channel of
+//! [`RawLine`]s, each line
 //! capped (a huge line is skipped and reported, not buffered); stderr is kept as a
 //! bounded tail for the error a crash becomes.
 
@@ -14,7 +15,6 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use tokio::io::BufReader;
 use tokio::sync::mpsc;
 use weft_agent_process::GroupChild;
 
@@ -32,16 +32,14 @@ pub struct CodexProcess {
 impl CodexProcess {
     /// Starts `spec` in a new process group.
     pub fn spawn(spec: &SpawnSpec, max_line: usize) -> io::Result<Self> {
-        let mut child = GroupChild::spawn(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
-        let stdout = child
-            .take_stdout()
-            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        let (tx, lines) = mpsc::channel(1024);
-        child.keep_task(tokio::spawn(read_lines(
-            BufReader::with_capacity(256 * 1024, stdout),
+        let (child, lines) = GroupChild::spawn_lines(
+            &spec.program,
+            &spec.args,
+            &spec.cwd,
+            &spec.env,
             max_line,
-            tx,
-        )));
+            1024,
+        )?;
         Ok(Self { child, lines })
     }
 

@@ -21,7 +21,10 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+use crate::lines::{read_lines_blocking, Paced, RawLine};
 
 /// How much of a child's stderr is kept.
 pub const STDERR_TAIL: usize = 16 * 1024;
@@ -54,11 +57,50 @@ impl GroupChild {
         cwd: &Path,
         env: &[(String, String)],
     ) -> io::Result<Self> {
+        Self::start(program, args, cwd, env, Stdio::piped())
+    }
+
+    /// Starts it like [`GroupChild::spawn`], with its stdout read as lines capped at
+    /// `max_line` by a thread of its own into the returned channel (`depth` lines
+    /// deep), in paced bursts ([`Paced`]): for agents that stream a line per token.
+    /// The thread ends when stdout closes (the child and what inherited its stdout
+    /// are gone) or the receiver is dropped.
+    pub fn spawn_lines(
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        env: &[(String, String)],
+        max_line: usize,
+        depth: usize,
+    ) -> io::Result<(Self, mpsc::Receiver<RawLine>)> {
+        // A pipe of our own rather than the runtime's: the runtime would register its
+        // end with epoll, and such a pipe wakes its reader on every write.
+        let (reader, writer) = std::io::pipe()?;
+        let child = Self::start(program, args, cwd, env, Stdio::from(writer))?;
+        let (tx, rx) = mpsc::channel(depth);
+        std::thread::Builder::new()
+            .name("weft-agent-out".into())
+            .spawn(move || {
+                let paced = std::io::BufReader::with_capacity(256 * 1024, Paced::new(reader));
+                read_lines_blocking(paced, max_line, tx);
+            })?;
+        Ok((child, rx))
+    }
+
+    fn start(
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        env: &[(String, String)],
+        stdout: Stdio,
+    ) -> io::Result<Self> {
+        // `cmd` holds the parent's copy of a given stdout's write end: it must be
+        // dropped by the time this returns, or the reader never sees EOF.
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(cwd)
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+            .stdout(stdout)
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true)
@@ -72,7 +114,7 @@ impl GroupChild {
             .is_some();
         let pipe = |name: &str| io::Error::other(format!("no {name} pipe"));
         let stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
-        let stdout = child.stdout.take().ok_or_else(|| pipe("stdout"))?;
+        let stdout = child.stdout.take();
         let mut stderr_pipe = child.stderr.take().ok_or_else(|| pipe("stderr"))?;
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let tail = stderr.clone();
@@ -95,7 +137,7 @@ impl GroupChild {
             recorded,
             child,
             stdin: Some(stdin),
-            stdout: Some(stdout),
+            stdout,
             stderr,
             stderr_task: Some(stderr_task),
             tasks: Vec::new(),
@@ -107,7 +149,7 @@ impl GroupChild {
         self.stdin.take()
     }
 
-    /// Its stdout, to be read by the caller (once).
+    /// Its stdout, to be read by the caller (once; never, for [`GroupChild::spawn_lines`]).
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.stdout.take()
     }

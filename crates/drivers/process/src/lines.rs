@@ -4,8 +4,9 @@
 //! cut, and the caller decides how to decode the bytes. And following a file an agent
 //! appends lines to (its session transcript) while its own terminal UI runs.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
@@ -31,54 +32,143 @@ pub enum RawLine {
 /// How much of a line [`RawLine::TooLong`] keeps and [`preview`] shows.
 const HEAD: usize = 120;
 
+/// Cuts a byte stream into capped lines; the async and the blocking reader share it.
+#[derive(Default)]
+struct Splitter {
+    /// The line so far.
+    buf: Vec<u8>,
+    /// A line over the cap being skipped: its length so far and its head.
+    skipping: Option<(usize, Vec<u8>)>,
+}
+
+impl Splitter {
+    /// Takes `chunk` up to and including its first newline: the bytes used, and the
+    /// line that newline ended.
+    fn take(&mut self, chunk: &[u8], max_line: usize) -> (usize, Option<RawLine>) {
+        let (piece, newline) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        match self.skipping.as_mut() {
+            Some((len, _)) => *len += piece.len(),
+            None => {
+                self.buf.extend_from_slice(piece);
+                if self.buf.len() > max_line {
+                    let head = self.buf[..HEAD.min(self.buf.len())].to_vec();
+                    self.skipping = Some((self.buf.len(), head));
+                    self.buf = Vec::new();
+                }
+            }
+        }
+        let line = newline.then(|| match self.skipping.take() {
+            Some((len, head)) => RawLine::TooLong { len, head },
+            None => RawLine::Line(std::mem::take(&mut self.buf)),
+        });
+        (piece.len() + usize::from(newline), line)
+    }
+
+    /// The stream ended: the line it cut short or was skipping, if any.
+    fn finish(&mut self) -> Option<RawLine> {
+        match self.skipping.take() {
+            Some((len, head)) => Some(RawLine::TooLong { len, head }),
+            None if !self.buf.is_empty() => Some(RawLine::Cut(std::mem::take(&mut self.buf))),
+            None => None,
+        }
+    }
+}
+
 /// Reads `reader` into `tx` line by line until EOF or the receiver goes away.
 pub async fn read_lines<R: AsyncBufRead + Unpin>(
     mut reader: R,
     max_line: usize,
     tx: mpsc::Sender<RawLine>,
 ) {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut skipping: Option<(usize, Vec<u8>)> = None;
+    let mut split = Splitter::default();
     loop {
         let chunk = reader.fill_buf().await.unwrap_or_default();
         if chunk.is_empty() {
-            let last = match skipping.take() {
-                Some((len, head)) => Some(RawLine::TooLong { len, head }),
-                None if !buf.is_empty() => Some(RawLine::Cut(std::mem::take(&mut buf))),
-                None => None,
-            };
-            if let Some(last) = last {
+            if let Some(last) = split.finish() {
                 let _ = tx.send(last).await;
             }
             let _ = tx.send(RawLine::Eof).await;
             return;
         }
-        let (piece, newline) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (&chunk[..i], true),
-            None => (chunk, false),
-        };
-        let used = piece.len() + usize::from(newline);
-        match skipping.as_mut() {
-            Some((len, _)) => *len += piece.len(),
-            None => {
-                buf.extend_from_slice(piece);
-                if buf.len() > max_line {
-                    let head = buf[..HEAD.min(buf.len())].to_vec();
-                    skipping = Some((buf.len(), head));
-                    buf = Vec::new();
-                }
-            }
-        }
+        let (used, line) = split.take(chunk, max_line);
         reader.consume(used);
-        if newline {
-            let out = match skipping.take() {
-                Some((len, head)) => RawLine::TooLong { len, head },
-                None => RawLine::Line(std::mem::take(&mut buf)),
-            };
-            if tx.send(out).await.is_err() {
+        if let Some(line) = line {
+            if tx.send(line).await.is_err() {
                 return;
             }
         }
+    }
+}
+
+/// [`read_lines`] for a thread of its own (not a runtime's): blocking reads, blocking
+/// sends.
+pub fn read_lines_blocking<R: BufRead>(mut reader: R, max_line: usize, tx: mpsc::Sender<RawLine>) {
+    let mut split = Splitter::default();
+    loop {
+        let chunk = reader.fill_buf().unwrap_or_default();
+        if chunk.is_empty() {
+            if let Some(last) = split.finish() {
+                let _ = tx.blocking_send(last);
+            }
+            let _ = tx.blocking_send(RawLine::Eof);
+            return;
+        }
+        let (used, line) = split.take(chunk, max_line);
+        reader.consume(used);
+        if let Some(line) = line {
+            if tx.blocking_send(line).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// How long [`Paced`] waits, once it has drained its input, before reading again.
+pub const PACE: Duration = Duration::from_millis(1);
+
+/// A read below this size found a trickle (a token stream), not bulk output: the next
+/// read waits out [`PACE`]. Bulk output (a long line) is read at full speed.
+const TRICKLE: usize = 16 * 1024;
+
+/// A pipe read in bursts: once a read has drained a trickle from it, the next read
+/// comes only after [`PACE`].
+///
+/// Why: an agent streaming a reply writes a line per token, tens of microseconds
+/// apart. A reader that waits on the pipe is woken by every one of those writes, and
+/// the waking is paid by the agent, inside its `write` (and a pipe that was ever
+/// registered with epoll wakes its waiters on *every* write, empty or not, for as long
+/// as it lives). A reader that sleeps out `PACE` after draining is not waiting while
+/// the lines pile up, so the agent's writes wake nobody, and it takes them all in one
+/// read: at most one wakeup per `PACE`, for at most `PACE` of added latency. An idle
+/// agent costs nothing: the read after the pause blocks until its next line.
+pub struct Paced<R> {
+    inner: R,
+    drained: bool,
+}
+
+impl<R: Read> Paced<R> {
+    /// Paces reads of `inner`, which must never have been polled (see above).
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            drained: false,
+        }
+    }
+}
+
+impl<R: Read> Read for Paced<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.drained {
+            std::thread::sleep(PACE);
+        }
+        let n = self.inner.read(buf)?;
+        // A read that did not fill `buf` emptied the pipe (a pipe read returns what it
+        // holds, up to the size asked).
+        self.drained = n > 0 && n < buf.len() && n < TRICKLE;
+        Ok(n)
     }
 }
 
@@ -168,6 +258,9 @@ impl FileTail {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
     use super::*;
 
     async fn collect(input: &[u8], max: usize) -> Vec<RawLine> {
@@ -189,6 +282,107 @@ mod tests {
         assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
         assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail-no-newline"));
         assert!(matches!(lines[4], RawLine::Eof));
+    }
+
+    #[test]
+    fn the_blocking_reader_splits_the_same_way() {
+        let input = b"{\"a\":1}\n0123456789012345678901234567890123456789\nshort\ntail-no-newline";
+        let (tx, mut rx) = mpsc::channel(64);
+        read_lines_blocking(std::io::BufReader::with_capacity(7, &input[..]), 20, tx);
+        let mut lines = Vec::new();
+        while let Ok(l) = rx.try_recv() {
+            lines.push(l);
+        }
+        assert!(matches!(&lines[0], RawLine::Line(l) if l == b"{\"a\":1}"));
+        assert!(matches!(&lines[1], RawLine::TooLong { len: 40, .. }));
+        assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
+        assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail-no-newline"));
+        assert!(matches!(lines[4], RawLine::Eof));
+        assert_eq!(lines.len(), 5);
+    }
+
+    /// Counts the reads that reach the pipe.
+    struct Counted<R>(R, Arc<AtomicUsize>);
+
+    impl<R: Read> Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_trickle_of_lines_is_read_at_most_once_per_pace() {
+        // 300 lines 50 µs apart, the way an agent streams tokens: read as they come, that
+        // would be a read (and a wakeup of the reader, paid by the writer) per line.
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let (tx, mut rx) = mpsc::channel(1024);
+        let counted = Counted(reader, reads.clone());
+        let thread = std::thread::spawn(move || {
+            read_lines_blocking(
+                std::io::BufReader::with_capacity(64 * 1024, Paced::new(counted)),
+                1 << 20,
+                tx,
+            )
+        });
+        let start = std::time::Instant::now();
+        for i in 0..300 {
+            use std::io::Write;
+            writer
+                .write_all(format!("{{\"delta\":{i}}}\n").as_bytes())
+                .unwrap();
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        drop(writer);
+        let elapsed = start.elapsed();
+        thread.join().unwrap();
+        let mut lines = 0;
+        while let Ok(l) = rx.try_recv() {
+            if matches!(l, RawLine::Line(_)) {
+                lines += 1;
+            }
+        }
+        assert_eq!(lines, 300);
+        // However slow the machine (the bound grows with the time taken), at most one
+        // read per PACE, plus the first, the one that sees EOF and a spare.
+        let allowed = (elapsed.as_micros() / PACE.as_micros()) as usize + 3;
+        let reads = reads.load(Ordering::Relaxed);
+        assert!(
+            reads <= allowed,
+            "{reads} reads for 300 lines over {elapsed:?} (at most {allowed})"
+        );
+    }
+
+    /// Hands over at most 64 KB a read, as a pipe does.
+    struct Pipe<'a>(&'a [u8]);
+
+    impl Read for Pipe<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(64 * 1024).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn bulk_output_is_read_without_pauses_and_a_trickle_with_one() {
+        let big = vec![b'x'; 1 << 20];
+        let mut paced = Paced::new(Pipe(&big));
+        let mut buf = vec![0; 256 * 1024];
+        for _ in 0..16 {
+            assert_eq!(paced.read(&mut buf).unwrap(), 64 * 1024);
+            assert!(
+                !paced.drained,
+                "a 64 KB read is bulk: no pause before the next"
+            );
+        }
+        let mut paced = Paced::new(Pipe(b"{\"delta\":1}\n"));
+        assert_eq!(paced.read(&mut buf).unwrap(), 12);
+        assert!(paced.drained, "a line read alone is a trickle: pause");
+        assert_eq!(paced.read(&mut buf).unwrap(), 0);
+        assert!(!paced.drained, "end of input: nothing to pause for");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
-use weft_agent_process::{find_program, GroupChild};
+use weft_agent_process::{find_program, GroupChild, RawLine};
 use weft_proctree::ledger::{self, Ledger};
 
 fn program(name: &str) -> std::path::PathBuf {
@@ -74,4 +74,39 @@ async fn the_ledger_hears_of_the_group_when_it_starts_and_once_when_it_is_killed
             ("ended".to_string(), pid, 0)
         ]
     );
+}
+
+#[tokio::test]
+async fn a_child_read_as_lines_delivers_each_line_then_the_end_when_it_exits() {
+    // The end comes only if no copy of stdout's write end is left in this process: the
+    // reader would wait for it forever.
+    let script = "for i in 1 2 3; do echo line-$i; done; printf cut";
+    let (mut child, mut lines) = GroupChild::spawn_lines(
+        &program("sh"),
+        &["-c".into(), script.into()],
+        Path::new("/"),
+        &[],
+        1024,
+        16,
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.recv())
+            .await
+            .expect("stdout's end never came")
+            .expect("the reader ended without an Eof");
+        match line {
+            RawLine::Line(l) => got.push(String::from_utf8(l).unwrap()),
+            RawLine::Cut(l) => got.push(format!("cut:{}", String::from_utf8(l).unwrap())),
+            RawLine::TooLong { .. } => panic!("no line is that long"),
+            RawLine::Eof => break,
+        }
+    }
+    assert_eq!(got, ["line-1", "line-2", "line-3", "cut:cut"]);
+    assert!(
+        child.take_stdout().is_none(),
+        "stdout belongs to the reader"
+    );
+    child.wait_exit(Duration::from_secs(5)).await.unwrap();
 }
