@@ -8,7 +8,10 @@
 # the recorded fixtures); new coverage goes to a scratch folder, and a crash is
 # copied into the corpus, where `cargo test -p weft-fuzz-targets` replays it from then on.
 # FUZZ_SECONDS=N caps each target's run at N seconds as well (the executions reached are
-# what the table reports). Prints executions and crashes per target; exits 1 if any
+# what the table reports). Inputs are capped at 64 KB, but for the two targets whose cost
+# grows with the input and whose structure fits in less: `shell` (a command line; 4 KB)
+# and `library_files` (session files of JSON lines; 16 KB). Uncapped, their corpora grew
+# to inputs of tens of KB and ran at about a thousand executions a second. Prints executions and crashes per target; exits 1 if any
 # target crashed. patch_ts runs the UI's TypeScript applier under node (one process
 # per fuzzer, fed JSON lines): it needs `npm ci` in ui/ first. Do not stop a fuzzer
 # (SIGSTOP) for longer than libFuzzer's per-input `-timeout` (1,200 s): its watchdog
@@ -33,8 +36,13 @@ for t in "${TARGETS[@]}"; do
     log="$scratch/$t.log"
     start=$(date +%s)
     crashes=0
+    case "$t" in
+        shell) max_len=4096 ;;
+        library_files) max_len=16384 ;;
+        *) max_len=65536 ;;
+    esac
     if ! cargo +stable fuzz run --fuzz-dir fuzz --sanitizer none -O "$t" "$scratch/$t" "corpus/$t" -- \
-        -runs="$RUNS" ${FUZZ_SECONDS:+-max_total_time="$FUZZ_SECONDS"} -max_len=65536 -rss_limit_mb=2048 -artifact_prefix="$scratch/$t-" >"$log" 2>&1; then
+        -runs="$RUNS" ${FUZZ_SECONDS:+-max_total_time="$FUZZ_SECONDS"} -max_len="$max_len" -rss_limit_mb=2048 -artifact_prefix="$scratch/$t-" >"$log" 2>&1; then
         crashes=1
         failed=1
         for a in "$scratch/$t"-crash-* "$scratch/$t"-oom-* "$scratch/$t"-timeout-*; do

@@ -1,7 +1,8 @@
 # Sourced by the Claude benchmarks: release builds of `weft` and the testkit's scripted
 # Anthropic server, the server started streaming `$1` deltas per reply, an isolated
 # HOME, WEFT_HOME and workspace under $TMP (removed on exit, with the daemon stopped),
-# and the environment that points the real `claude` at the server. Leaves the caller
+# and the environment that points the real `claude` at the server (WEFT_BIN=PATH runs
+# another `weft` build, for an A/B). Leaves the caller
 # in the workspace with WEFT, CLAUDE and TMP set.
 # shellcheck shell=bash
 scripted_claude() {
@@ -10,7 +11,7 @@ scripted_claude() {
     cd "$ROOT"
     cargo build -q --release -p weft-cli --bin weft
     cargo build -q --release -p weft-claude --example scripted_anthropic
-    WEFT="$CARGO_TARGET_DIR/release/weft"
+    WEFT="${WEFT_BIN:-$CARGO_TARGET_DIR/release/weft}"
     local server="$CARGO_TARGET_DIR/release/examples/scripted_anthropic"
     CLAUDE="${WEFT_CLAUDE_BIN:-$ROOT/.tools/agents/node_modules/.bin/claude}"
     [ -x "$CLAUDE" ] || { echo "no claude at $CLAUDE: run scripts/setup.sh setup_claude_code" >&2; exit 1; }

@@ -4,14 +4,15 @@
 //! Claude Code underneath); killing only the agent's pid would orphan them. So the
 //! child is made a process-group leader (`process_group(0)`) and every kill is
 //! `weft_proctree::kill_tree` (the group and every descendant): on [`AgentProcess::kill`] and on drop. stderr is kept as a bounded tail
-//! for the error a crash becomes; stdin and stdout go to the ACP connection.
+//! for the error a crash becomes; stdin and stdout go to the ACP connection, stdout read
+//! in paced bursts by a thread of its own (see `weft_agent_process::Paced`).
 
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tokio::process::{ChildStdin, ChildStdout};
-use weft_agent_process::GroupChild;
+use tokio::process::ChildStdin;
+use weft_agent_process::{GroupChild, PacedStdout};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -33,11 +34,12 @@ pub struct AgentProcess {
 
 impl AgentProcess {
     /// Starts `spec` in a new process group; returns it with its stdin and stdout.
-    pub fn spawn(spec: &SpawnSpec) -> io::Result<(Self, ChildStdin, ChildStdout)> {
-        let mut child = GroupChild::spawn(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
-        let pipe = |name: &str| io::Error::other(format!("no {name} pipe"));
-        let stdin = child.take_stdin().ok_or_else(|| pipe("stdin"))?;
-        let stdout = child.take_stdout().ok_or_else(|| pipe("stdout"))?;
+    pub fn spawn(spec: &SpawnSpec) -> io::Result<(Self, ChildStdin, PacedStdout)> {
+        let (mut child, stdout) =
+            GroupChild::spawn_paced(&spec.program, &spec.args, &spec.cwd, &spec.env)?;
+        let stdin = child
+            .take_stdin()
+            .ok_or_else(|| io::Error::other("no stdin pipe"))?;
         Ok((Self { child }, stdin, stdout))
     }
 

@@ -24,7 +24,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::lines::{read_lines_blocking, Paced, RawLine};
+use crate::lines::{read_lines_blocking, Paced, PacedStdout, RawLine};
 
 /// How much of a child's stderr is kept.
 pub const STDERR_TAIL: usize = 16 * 1024;
@@ -85,6 +85,21 @@ impl GroupChild {
                 read_lines_blocking(paced, max_line, tx);
             })?;
         Ok((child, rx))
+    }
+
+    /// Starts it like [`GroupChild::spawn`], with its stdout read in paced bursts by a
+    /// thread of its own ([`PacedStdout`]): for agents that stream a message per token
+    /// to a caller that parses the bytes itself.
+    pub fn spawn_paced(
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> io::Result<(Self, PacedStdout)> {
+        // Our own pipe, for the reason given in `spawn_lines`.
+        let (reader, writer) = std::io::pipe()?;
+        let child = Self::start(program, args, cwd, env, Stdio::from(writer))?;
+        Ok((child, PacedStdout::start(reader)?))
     }
 
     fn start(

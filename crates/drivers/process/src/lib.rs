@@ -25,7 +25,9 @@ pub mod program;
 
 pub use child::{probe_output, GroupChild, STDERR_TAIL};
 pub use env::EnvFingerprint;
-pub use lines::{preview, read_lines, read_lines_blocking, FileTail, Paced, RawLine, PACE};
+pub use lines::{
+    preview, read_lines, read_lines_blocking, FileTail, Paced, PacedStdout, RawLine, PACE,
+};
 pub use program::{
     explicit_program, find_agent, find_program, installed_agents_dir, local_install,
     local_install_above, npm_package_version, search_path, LOCAL_BIN_DIR,

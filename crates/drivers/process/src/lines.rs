@@ -8,7 +8,7 @@ use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead};
 use tokio::sync::mpsc;
 
 /// One read from stdout.
@@ -164,11 +164,74 @@ impl<R: Read> Read for Paced<R> {
         if self.drained {
             std::thread::sleep(PACE);
         }
-        let n = self.inner.read(buf)?;
+        let n = loop {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                r => break r?,
+            }
+        };
         // A read that did not fill `buf` emptied the pipe (a pipe read returns what it
         // holds, up to the size asked).
         self.drained = n > 0 && n < buf.len() && n < TRICKLE;
         Ok(n)
+    }
+}
+
+/// A child's stdout read in paced bursts by a thread of its own ([`Paced`]), handed
+/// over as an [`AsyncRead`] for a caller that parses the bytes itself (a JSON-RPC
+/// connection). Ends (reads 0) when the pipe closes.
+pub struct PacedStdout {
+    chunks: mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl PacedStdout {
+    /// Starts the thread reading `pipe`, which must never have been polled (see
+    /// [`Paced`]).
+    pub fn start(pipe: std::io::PipeReader) -> std::io::Result<Self> {
+        let (tx, chunks) = mpsc::channel(64);
+        std::thread::Builder::new()
+            .name("weft-agent-out".into())
+            .spawn(move || {
+                let mut paced = Paced::new(pipe);
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n @ 1..) = paced.read(&mut buf) {
+                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Self {
+            chunks,
+            chunk: Vec::new(),
+            at: 0,
+        })
+    }
+}
+
+impl AsyncRead for PacedStdout {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if this.at == this.chunk.len() {
+            match this.chunks.poll_recv(cx) {
+                std::task::Poll::Ready(Some(chunk)) => {
+                    this.chunk = chunk;
+                    this.at = 0;
+                }
+                // The pipe closed: end of file.
+                std::task::Poll::Ready(None) => return std::task::Poll::Ready(Ok(())),
+                std::task::Poll::Pending => return std::task::Poll::Pending,
+            }
+        }
+        let n = buf.remaining().min(this.chunk.len() - this.at);
+        buf.put_slice(&this.chunk[this.at..this.at + n]);
+        this.at += n;
+        std::task::Poll::Ready(Ok(()))
     }
 }
 

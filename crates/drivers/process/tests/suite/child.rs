@@ -110,3 +110,27 @@ async fn a_child_read_as_lines_delivers_each_line_then_the_end_when_it_exits() {
     );
     child.wait_exit(Duration::from_secs(5)).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_child_read_in_paced_bursts_hands_over_every_byte_then_the_end() {
+    // 3,000 small writes, then a 1 MB one: all of it arrives, in order, and then the end.
+    let script =
+        "i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done; head -c 1048576 /dev/zero";
+    let (mut child, mut stdout) = GroupChild::spawn_paced(
+        &program("sh"),
+        &["-c".into(), script.into()],
+        Path::new("/"),
+        &[],
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stdout.read_to_end(&mut out))
+        .await
+        .expect("stdout's end never came")
+        .unwrap();
+    let text_end = out.iter().position(|&b| b == 0).unwrap_or(out.len());
+    let numbers: Vec<String> = (0..3000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(String::from_utf8_lossy(&out[..text_end]), numbers.concat());
+    assert_eq!(out.len() - text_end, 1 << 20);
+    child.wait_exit(Duration::from_secs(5)).await.unwrap();
+}
