@@ -1,5 +1,6 @@
 //! Where a path points, for deletes and writes: root, a system folder, home, the
-//! workspace (its root or inside), the temp folder, elsewhere.
+//! workspace (its root or inside), the temp folder, elsewhere; and what a program named
+//! by a path runs as.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -101,4 +102,29 @@ fn is_device(s: &str) -> bool {
     ]
     .iter()
     .any(|p| dev.starts_with(p))
+}
+
+/// The folders a program named by its path is the system's own program in.
+const SYSTEM_BIN: [&str; 6] = [
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+];
+
+/// The name a program word runs as: a bare name (looked up on PATH, whose changes are
+/// judged apart) or a path into one of the system's own folders. None for any other
+/// path (`./cat`, `tools/ls`, `/tmp/rm`): that file is what runs, whatever its name.
+pub fn system_name(p: &str) -> Option<&str> {
+    match p.rsplit_once('/') {
+        None => Some(p),
+        Some((dir, name)) => SYSTEM_BIN.contains(&dir).then_some(name),
+    }
+}
+
+/// The program's file name (`/usr/bin/rm` → `rm`).
+pub fn base(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
 }

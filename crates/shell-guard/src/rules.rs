@@ -114,7 +114,7 @@ impl Rules {
             .map(|k| {
                 let mut k = k.clone();
                 if let Some(first) = k.first_mut() {
-                    *first = crate::walk::base(first).to_string();
+                    *first = crate::paths::base(first).to_string();
                 }
                 k
             })

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tree_sitter::{Node, Parser};
 
 use crate::judge::{self, Jcx, Out};
-use crate::paths;
+use crate::paths::{self, base, system_name};
 use crate::words::{self, Word};
 use crate::{CommandReport, Context, Report, Verdict};
 
@@ -478,7 +478,7 @@ impl<'a> Walker<'a> {
             );
             return;
         };
-        if prog_w.quoted && !needs_quoting(&prog) {
+        if prog_w.quoted && !words::needs_quoting(&prog) {
             out.mark(
                 Verdict::Dangerous,
                 format!(
@@ -770,38 +770,4 @@ fn key(argv: &[Word]) -> Vec<String> {
     let mut k = vec![prog];
     k.extend(words[rest..].iter().cloned());
     k
-}
-
-/// The folders a program named by its path is the system's own program in.
-const SYSTEM_BIN: [&str; 6] = [
-    "/bin",
-    "/usr/bin",
-    "/usr/local/bin",
-    "/sbin",
-    "/usr/sbin",
-    "/usr/local/sbin",
-];
-
-/// The name a program word runs as: a bare name (looked up on PATH, whose changes are
-/// judged apart) or a path into one of the system's own folders. None for any other
-/// path (`./cat`, `tools/ls`, `/tmp/rm`): that file is what runs, whatever its name.
-pub fn system_name(p: &str) -> Option<&str> {
-    match p.rsplit_once('/') {
-        None => Some(p),
-        Some((dir, name)) => SYSTEM_BIN.contains(&dir).then_some(name),
-    }
-}
-
-/// The program's file name (`/usr/bin/rm` → `rm`).
-pub fn base(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
-}
-
-/// Whether a program name would need quoting to be written at all.
-fn needs_quoting(p: &str) -> bool {
-    p.is_empty()
-        || p.chars().any(|c| {
-            !(c.is_ascii_alphanumeric()
-                || matches!(c, '_' | '-' | '.' | '/' | '+' | ':' | '@' | '%' | ',' | '='))
-        })
 }

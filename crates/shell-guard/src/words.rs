@@ -280,6 +280,15 @@ pub fn ansi_c(t: &str) -> String {
     out
 }
 
+/// Whether a program name would need quoting to be written at all.
+pub(crate) fn needs_quoting(p: &str) -> bool {
+    p.is_empty()
+        || p.chars().any(|c| {
+            !(c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '.' | '/' | '+' | ':' | '@' | '%' | ',' | '='))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::ansi_c;
