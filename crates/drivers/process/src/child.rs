@@ -164,7 +164,8 @@ impl GroupChild {
         self.stdin.take()
     }
 
-    /// Its stdout, to be read by the caller (once; never, for [`GroupChild::spawn_lines`]).
+    /// Its stdout, to be read by the caller (once; `None` when started by
+    /// [`GroupChild::spawn_lines`] or [`GroupChild::spawn_paced`], whose thread reads it).
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.stdout.take()
     }
