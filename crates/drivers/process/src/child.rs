@@ -24,7 +24,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::lines::{read_lines_blocking, Paced, PacedStdout, RawLine};
+use crate::lines::{read_lines_blocking, RawLine};
+use crate::paced::{Paced, PacedStdout};
 
 /// How much of a child's stderr is kept.
 pub const STDERR_TAIL: usize = 16 * 1024;

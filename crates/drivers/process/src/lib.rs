@@ -2,8 +2,8 @@
 //! ([`program`]), starting it as a process-group leader with exactly the turn's
 //! environment, dying with the kernel and recorded in the process ledger ([`child`]),
 //! reading its stdout as capped lines and following the files it appends to
-//! ([`lines`]), and telling whether a live process was started with a turn's
-//! environment ([`env`]).
+//! ([`lines`]), in bursts on a thread of its own ([`paced`]), and telling whether a
+//! live process was started with a turn's environment ([`env`]).
 //!
 //! It lives on the drivers' side of the dependency rule: the kernel defines the
 //! `AgentDriver` contract and knows nothing of processes; drivers that run a program
@@ -19,15 +19,15 @@ pub mod child;
 pub mod env;
 pub mod install;
 pub mod lines;
+pub mod paced;
 #[cfg(feature = "test-support")]
 pub mod planted;
 pub mod program;
 
 pub use child::{probe_output, GroupChild, STDERR_TAIL};
 pub use env::EnvFingerprint;
-pub use lines::{
-    preview, read_lines, read_lines_blocking, FileTail, Paced, PacedStdout, RawLine, PACE,
-};
+pub use lines::{preview, read_lines, read_lines_blocking, FileTail, RawLine};
+pub use paced::{Paced, PacedStdout, PACE};
 pub use program::{
     explicit_program, find_agent, find_program, installed_agents_dir, local_install,
     local_install_above, npm_package_version, search_path, LOCAL_BIN_DIR,
