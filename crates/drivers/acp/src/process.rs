@@ -5,7 +5,7 @@
 //! child is made a process-group leader (`process_group(0)`) and every kill is
 //! `weft_proctree::kill_tree` (the group and every descendant): on [`AgentProcess::kill`] and on drop. stderr is kept as a bounded tail
 //! for the error a crash becomes; stdin and stdout go to the ACP connection, stdout read
-//! in paced bursts by a thread of its own (see `weft_agent_process::Paced`).
+//! in paced bursts by a thread of its own (see `weft_agent_process::paced`).
 
 use std::io;
 use std::path::PathBuf;

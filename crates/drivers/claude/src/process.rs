@@ -6,7 +6,8 @@
 //! wait, which lets the CLI exit cleanly and flush its session file) and on drop
 //! (at once). No `Drop` path leaves a process behind.
 //!
-//! stdout is read by a thread of its own, in paced bursts, into a bounded channel of [`RawLine`]s (lines are
+//! stdout is read by a thread of its own, in paced bursts (see
+//! `weft_agent_process::paced`), into a bounded channel of [`RawLine`]s (lines are
 //! capped, see [`crate::lines`]); stderr is kept as a bounded tail, for the error a
 //! crash on start or mid-turn becomes.
 

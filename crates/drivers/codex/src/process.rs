@@ -6,10 +6,10 @@
 //! [`CodexProcess::close`] (stdin closed first, a short wait for a clean exit) and on
 //! drop (at once). No `Drop` path leaves a process behind.
 //!
-//! stdout is read by a thread of its own, in paced bursts, into a bounded channel of
-//! [`RawLine`]s, each line
-//! capped (a huge line is skipped and reported, not buffered); stderr is kept as a
-//! bounded tail for the error a crash becomes.
+//! stdout is read by a thread of its own, in paced bursts (see
+//! `weft_agent_process::paced`), into a bounded channel of [`RawLine`]s, each line capped
+//! (a huge line is skipped and reported, not buffered); stderr is kept as a bounded tail
+//! for the error a crash becomes.
 
 use std::io;
 use std::process::ExitStatus;
