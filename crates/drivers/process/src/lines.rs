@@ -223,32 +223,34 @@ mod tests {
         out
     }
 
-    #[tokio::test]
-    async fn splits_caps_and_reports_a_cut_tail() {
-        let input = b"{\"a\":1}\n0123456789012345678901234567890123456789\nshort\ntail-no-newline";
-        let lines = collect(input, 20).await;
-        assert!(matches!(&lines[0], RawLine::Line(l) if l == b"{\"a\":1}"));
-        assert!(matches!(&lines[1], RawLine::TooLong { len: 40, .. }));
-        assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
-        assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail-no-newline"));
-        assert!(matches!(lines[4], RawLine::Eof));
-    }
+    /// A line, one over the cap of 20, another, and a tail with no newline.
+    const INPUT: &[u8] =
+        b"{\"a\":1}\n0123456789012345678901234567890123456789\nshort\ntail-no-newline";
 
-    #[test]
-    fn the_blocking_reader_splits_the_same_way() {
-        let input = b"{\"a\":1}\n0123456789012345678901234567890123456789\nshort\ntail-no-newline";
-        let (tx, mut rx) = mpsc::channel(64);
-        read_lines_blocking(std::io::BufReader::with_capacity(7, &input[..]), 20, tx);
-        let mut lines = Vec::new();
-        while let Ok(l) = rx.try_recv() {
-            lines.push(l);
-        }
+    /// What either reader makes of [`INPUT`] with a cap of 20.
+    fn assert_split(lines: &[RawLine]) {
         assert!(matches!(&lines[0], RawLine::Line(l) if l == b"{\"a\":1}"));
         assert!(matches!(&lines[1], RawLine::TooLong { len: 40, .. }));
         assert!(matches!(&lines[2], RawLine::Line(l) if l == b"short"));
         assert!(matches!(&lines[3], RawLine::Cut(l) if l == b"tail-no-newline"));
         assert!(matches!(lines[4], RawLine::Eof));
         assert_eq!(lines.len(), 5);
+    }
+
+    #[tokio::test]
+    async fn splits_caps_and_reports_a_cut_tail() {
+        assert_split(&collect(INPUT, 20).await);
+    }
+
+    #[test]
+    fn the_blocking_reader_splits_the_same_way() {
+        let (tx, mut rx) = mpsc::channel(64);
+        read_lines_blocking(std::io::BufReader::with_capacity(7, INPUT), 20, tx);
+        let mut lines = Vec::new();
+        while let Ok(l) = rx.try_recv() {
+            lines.push(l);
+        }
+        assert_split(&lines);
     }
 
     #[test]
