@@ -16,19 +16,20 @@ scripted_claude "$DELTAS"
 TICK=$(getconf CLK_TCK)
 # utime + stime of a process, in ms (fields 14 and 15; the name in field 2 has no spaces).
 cpu_ms() { awk -v t="$TICK" '{ print int(($14 + $15) * 1000 / t) }' "/proc/$1/stat"; }
-child_ms() { /usr/bin/time -f '%U %S' -o "$TMP/time" "$@" >/dev/null 2>&1 || true
-    awk '{ print int(($1 + $2) * 1000) }' "$TMP/time"; }
+# The CPU of a command's children (the function's own processes), from bash's `times`
+# around it in a subshell: `/usr/bin/time` cannot run a shell function.
+child_ms() { ( "$@" >/dev/null 2>&1 || true; times ) | tail -1 \
+    | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); print int((u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000) }'; }
 
-"$WEFT" run --agent claude "warm up" >/dev/null 2>&1
+weft_run >/dev/null 2>&1   # starts the daemon, warms caches
 PID=$("$WEFT" daemon status --json | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -1)
 [ -n "$PID" ] || { echo "no daemon pid" >&2; exit 1; }
 : >"$TMP/d"; : >"$TMP/c"; : >"$TMP/a"
 for i in $(seq "$RUNS"); do
     before=$(cpu_ms "$PID")
-    client=$(child_ms "$WEFT" run --agent claude "say the words")
+    client=$(child_ms weft_run)
     daemon=$(( $(cpu_ms "$PID") - before ))
-    agent=$(child_ms "$CLAUDE" -p --output-format stream-json --verbose \
-        --include-partial-messages --permission-mode default "say the words")
+    agent=$(child_ms claude_direct)
     echo "run $i: daemon ${daemon} ms, client ${client} ms, claude alone ${agent} ms"
     echo "$daemon" >>"$TMP/d"; echo "$client" >>"$TMP/c"; echo "$agent" >>"$TMP/a"
 done

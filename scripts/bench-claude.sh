@@ -13,9 +13,8 @@ source "$ROOT/scripts/lib/scripted-claude.sh"
 scripted_claude "$DELTAS"
 
 now() { date +%s%N; }
-direct() { "$CLAUDE" -p --output-format stream-json --verbose --include-partial-messages \
-    --permission-mode default "say the words" >/dev/null 2>&1; }
-weft() { "$WEFT" run --agent claude "say the words" >/dev/null 2>&1; }
+direct() { claude_direct >/dev/null 2>&1; }
+weft() { weft_run >/dev/null 2>&1; }
 
 direct; weft   # warm caches
 : >"$TMP/direct"; : >"$TMP/weft"

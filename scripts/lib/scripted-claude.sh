@@ -3,7 +3,7 @@
 # HOME, WEFT_HOME and workspace under $TMP (removed on exit, with the daemon stopped),
 # and the environment that points the real `claude` at the server (WEFT_BIN=PATH runs
 # another `weft` build, for an A/B). Leaves the caller
-# in the workspace with WEFT, CLAUDE and TMP set.
+# in the workspace with WEFT, CLAUDE and TMP set, and `claude_direct` and `weft_run`.
 # shellcheck shell=bash
 scripted_claude() {
     local deltas="$1"
@@ -28,6 +28,11 @@ scripted_claude() {
         WEFT_HOME="$TMP/weft-home" WEFT_CLAUDE_BIN="$CLAUDE"
     cd "$TMP/work"
 }
+
+# The turn both ways: `claude -p` as Weft's driver runs it, and `weft run`.
+claude_direct() { "$CLAUDE" -p --output-format stream-json --verbose --include-partial-messages \
+    --permission-mode default "say the words"; }
+weft_run() { "$WEFT" run --agent claude "say the words"; }
 
 scripted_claude_cleanup() {
     WEFT_HOME="$TMP/weft-home" "$WEFT" daemon stop >/dev/null 2>&1 || true
