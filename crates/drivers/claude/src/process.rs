@@ -84,6 +84,13 @@ impl ClaudeProcess {
         self.child.stderr().trim().to_string()
     }
 
+    /// Waits (up to `max`) for stderr to reach its end, so an exited process's last
+    /// words are all in [`ClaudeProcess::stderr_tail`]: stdout and stderr are read
+    /// apart, and the end of one says nothing about how far the other has been read.
+    pub async fn drain_stderr(&mut self, max: Duration) {
+        self.child.settle_stderr(max).await;
+    }
+
     /// Waits up to `wait` for the process to exit.
     pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
         self.child.wait_exit(wait).await

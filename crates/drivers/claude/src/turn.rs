@@ -626,6 +626,9 @@ impl TurnState<'_> {
             return self.settle_stopped(false);
         }
         let status = self.proc.wait_exit(Duration::from_secs(2)).await;
+        if status.is_some() {
+            self.proc.drain_stderr(Duration::from_millis(500)).await;
+        }
         let status = status
             .map(|s| match s.code() {
                 Some(c) => format!("exit status {c}"),
