@@ -11,6 +11,12 @@ const WRAPPERS: [&str; 3] = ["sudo ", "nohup ", "nice "];
 /// Any line classifies without panicking; a line that does not parse as shell is never
 /// `safe`; a line that is not `safe` stays so run under `sudo` (or `nohup`, `nice`),
 /// or as `bash -c '<line>'`.
+///
+/// Each classification is a tree-sitter parse, and on the fuzzer's mostly broken lines
+/// tree-sitter's error recovery is most of the cost, so an input pays for as few as
+/// make the checks: the independent parse only for a `safe` line (the one case its
+/// answer can fail), and one wrapper per input, chosen by the input's length, so the
+/// fuzzer still tries all three across lines: at most three parses an input, not six.
 pub fn shell(data: &[u8]) {
     let line = String::from_utf8_lossy(data);
     let cx = Context {
@@ -18,28 +24,24 @@ pub fn shell(data: &[u8]) {
         home: Some(PathBuf::from("/home/dev")),
     };
     let report = classify(&line, &cx);
-    if !parses(&line) {
-        assert_ne!(
-            report.verdict,
-            Verdict::Safe,
+    if report.verdict == Verdict::Safe {
+        assert!(
+            parses(&line),
             "a line that does not parse is safe: {line:?}"
         );
-    }
-    if report.verdict == Verdict::Safe {
         return;
     }
     // Only where the line starts with its program: `sudo -u x …` reads `-u` as sudo's.
     if line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/') {
-        for w in WRAPPERS {
-            let wrapped = classify(&format!("{w}{line}"), &cx);
-            assert_ne!(
-                wrapped.verdict,
-                Verdict::Safe,
-                "{:?} is {:?} but `{w}` before it is safe",
-                line,
-                report.verdict
-            );
-        }
+        let w = WRAPPERS[data.len() % WRAPPERS.len()];
+        let wrapped = classify(&format!("{w}{line}"), &cx);
+        assert_ne!(
+            wrapped.verdict,
+            Verdict::Safe,
+            "{:?} is {:?} but `{w}` before it is safe",
+            line,
+            report.verdict
+        );
     }
     if !line.contains('\'') && !line.contains('\0') {
         let wrapped = classify(&format!("bash -c '{line}'"), &cx);
