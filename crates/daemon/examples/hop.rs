@@ -168,7 +168,7 @@ async fn in_process(n: usize, dir: &std::path::Path, prompt: &str) -> Tally {
     loop {
         let ev = match sub.patches.recv().await {
             Ok(ev) => ev,
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+            Err(weft_kernel::feed::RecvError::Overflowed(n)) => {
                 tally.skipped += n as usize;
                 continue;
             }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::broadcast::error::RecvError;
+use weft_kernel::feed::{Patches, RecvError, TryRecvError};
 use weft_kernel::{Caller, KernelError, LoomIO};
 use weft_protocol::{
     ClientMessage, ClientRequest, ErrorCode, Hello, PatchEvent, Scope, ServerMessage,
@@ -458,7 +458,7 @@ const FORWARD_BATCH: usize = 4096;
 /// during each wait lagged behind a fast turn by the channel's whole capacity.
 async fn forward(
     service: &Service,
-    mut patches: tokio::sync::broadcast::Receiver<Arc<PatchEvent>>,
+    mut patches: Patches,
     out: &tokio::sync::mpsc::Sender<bytes::Bytes>,
     key: Option<String>,
 ) {
@@ -469,9 +469,9 @@ async fn forward(
     let mut closed = false;
     loop {
         if next.is_empty() {
-            match patches.recv().await {
+            match patches.recv_direct().await {
                 Ok(ev) => join(&mut next, &ev),
-                Err(RecvError::Lagged(_)) => next.push(resync()),
+                Err(RecvError::Overflowed(_)) => next.push(resync()),
                 Err(RecvError::Closed) => return,
             }
         }
@@ -515,16 +515,15 @@ const GATHER_EVERY: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Takes what is already published, up to [`FORWARD_BATCH`] messages.
 fn drain(
-    patches: &mut tokio::sync::broadcast::Receiver<Arc<PatchEvent>>,
+    patches: &mut Patches,
     next: &mut Vec<ServerMessage>,
     closed: &mut bool,
     resync: &impl Fn() -> ServerMessage,
 ) {
-    use tokio::sync::broadcast::error::TryRecvError;
     while !*closed && next.len() < FORWARD_BATCH {
         match patches.try_recv() {
             Ok(ev) => join(next, &ev),
-            Err(TryRecvError::Lagged(_)) => next.push(resync()),
+            Err(TryRecvError::Overflowed(_)) => next.push(resync()),
             Err(TryRecvError::Empty) => break,
             Err(TryRecvError::Closed) => *closed = true,
         }

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use tokio::sync::broadcast::error::RecvError;
 use weft_client::attention::Tracker;
+use weft_kernel::feed::RecvError;
 use weft_kernel::LoomIO;
 
 use crate::service::Service;
@@ -17,7 +17,7 @@ pub async fn watch(service: Arc<Service>) {
     let mut tracker = Tracker::default();
     loop {
         let event = tokio::select! {
-            e = patches.recv() => e,
+            e = patches.recv_direct() => e,
             _ = service.stopped() => return,
         };
         match event {
@@ -40,7 +40,7 @@ pub async fn watch(service: Arc<Service>) {
                     }
                 });
             }
-            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Overflowed(_)) => continue,
             Err(RecvError::Closed) => return,
         }
     }

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use tokio::sync::broadcast;
 use weft_protocol::{
-    make_session_key, split_session_key, AgentInfo, PatchEvent, PromptRequest, UniversalSnapshot,
+    make_session_key, split_session_key, AgentInfo, PromptRequest, UniversalSnapshot,
 };
 
 use crate::driver::AgentDriver;
 use crate::error::KernelError;
+use crate::feed::Feed;
 use crate::ports::{
     AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
     ModelResolver, NoTools, Passthrough, SessionRecord, SessionStore, StoreError,
@@ -21,8 +21,11 @@ use crate::ports::{
 use crate::runner::SessionRunner;
 use crate::time::now_ms;
 
-/// Hub-wide patch buffer for `subscribe_all` (a window forwarding every session).
-const ALL_CHANNEL: usize = 16384;
+/// Hub-wide patch headroom for `subscribe_all` (a window forwarding every session, the
+/// notifier). Smaller than a session's: every connection that follows everything
+/// holds up to this many patches (~1 KB each) while it does not read, and a window
+/// re-reads only the sessions it shows.
+const ALL_CHANNEL: usize = 16_384;
 
 /// How long `list_agent_info` answers from its last probe.
 pub(crate) const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
@@ -37,7 +40,7 @@ pub(crate) struct KernelEnv {
     pub interactions: Arc<dyn InteractionHandler>,
     pub plugins: crate::plugin::Plugins,
     pub state_dir: PathBuf,
-    pub all_patches: broadcast::Sender<Arc<PatchEvent>>,
+    pub all_patches: Feed,
     /// Set by `shutdown`: no new turn starts.
     pub closing: std::sync::atomic::AtomicBool,
     /// How long a session may sit idle before its agent process (if the driver keeps
@@ -172,7 +175,7 @@ impl LoomBuilder {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
-        let (all_patches, _) = broadcast::channel(ALL_CHANNEL);
+        let all_patches = Feed::new(ALL_CHANNEL);
         let drivers: BTreeMap<String, Arc<dyn AgentDriver>> = self
             .drivers
             .into_iter()

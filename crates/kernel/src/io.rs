@@ -3,15 +3,15 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tokio::sync::broadcast;
 use weft_protocol::{
-    AgentInfo, ClientEnv, InteractRequest, ModelInfo, OpenTerminalRequest, PatchEvent,
-    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
-    ToolInfo, UniversalSnapshot,
+    AgentInfo, ClientEnv, InteractRequest, ModelInfo, OpenTerminalRequest, PromptAccepted,
+    PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
+    UniversalSnapshot,
 };
 
 use crate::driver::TuiSpec;
 use crate::error::KernelError;
+use crate::feed::Patches;
 
 /// Who is asking: the surface (for the record of who answered what) and the
 /// environment its turns run their agents with.
@@ -48,9 +48,9 @@ pub struct TerminalOpened {
 pub struct Subscription {
     /// The snapshot and the seq it is current at.
     pub snapshot: SnapshotAt,
-    /// Patches with `seq > snapshot.seq`, in order. A `Lagged` error means patches were
-    /// missed: take a fresh snapshot.
-    pub patches: broadcast::Receiver<Arc<PatchEvent>>,
+    /// Patches with `seq > snapshot.seq`, in order. An `Overflowed` error means patches
+    /// were missed: take a fresh snapshot.
+    pub patches: Patches,
 }
 
 /// The kernel's verbs.
@@ -74,8 +74,9 @@ pub trait LoomIO: Send + Sync {
     async fn interact(&self, request: InteractRequest) -> Result<(), KernelError>;
     /// One session's snapshot, then its patches.
     async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError>;
-    /// Every session's patches (what a window forwards). On `Lagged`, re-read snapshots.
-    fn subscribe_all(&self) -> broadcast::Receiver<Arc<PatchEvent>>;
+    /// Every session's patches (what a window forwards). On `Overflowed`, re-read
+    /// snapshots.
+    fn subscribe_all(&self) -> Patches;
     /// One session's current snapshot.
     async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError>;
     /// Final snapshots of a session's turns, oldest first.

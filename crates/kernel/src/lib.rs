@@ -17,6 +17,7 @@ mod agent_switch;
 pub mod changes;
 pub mod driver;
 pub mod error;
+pub mod feed;
 mod hub;
 pub mod io;
 pub mod mcp;

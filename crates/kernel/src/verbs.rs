@@ -3,17 +3,16 @@
 //! same verbs for a caller in the kernel's own process.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use async_trait::async_trait;
-use tokio::sync::broadcast;
 use weft_protocol::{
     AgentInfo, InboxItem, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
-    PatchEvent, PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt,
-    SteerOutcome, ToolInfo, UniversalSnapshot,
+    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
+    ToolInfo, UniversalSnapshot,
 };
 
 use crate::error::KernelError;
+use crate::feed::Patches;
 use crate::hub::{checked_workdir, new_task_id, Loom, AGENT_INFO_TTL};
 use crate::io::{Caller, LoomIO, Subscription, TerminalOpened};
 use crate::runner::Task;
@@ -318,7 +317,7 @@ impl LoomIO for Loom {
         Ok(Subscription { snapshot, patches })
     }
 
-    fn subscribe_all(&self) -> broadcast::Receiver<Arc<PatchEvent>> {
+    fn subscribe_all(&self) -> Patches {
         self.env.all_patches.subscribe()
     }
 

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use parking_lot::Mutex;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
     Accumulator, ClientEnv, DriverEvent, Interaction, InteractionResponse, PatchEvent, Phase,
@@ -33,6 +33,7 @@ use weft_protocol::{
 
 use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
 use crate::error::KernelError;
+use crate::feed::{Feed, Patches};
 use crate::hub::KernelEnv;
 use crate::ports::SessionRecord;
 use crate::time::now_ms;
@@ -41,9 +42,13 @@ use crate::time::now_ms;
 /// future dropped, which kills its process).
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
-/// Per-session patch buffer: a subscriber further behind than this gets `Lagged` and
-/// re-reads the snapshot.
-const SESSION_CHANNEL: usize = 4096;
+/// Per-session patch headroom: a subscriber further behind than this is told it
+/// overflowed and re-reads the snapshot. 65,536 is 65 ms of a turn streaming a million
+/// patches a second (16,384 still resynced one run in four on a loaded machine). The
+/// price: the queue's 1 MB is allocated with the runner, and a subscriber that stops
+/// reading holds up to 65,536 patches of about 1 KB each until it is resynced (at a
+/// real agent's few hundred patches a second, minutes of them).
+const SESSION_CHANNEL: usize = 65_536;
 
 const TITLE_CHARS: usize = 80;
 
@@ -115,7 +120,7 @@ struct Shared {
     driver: Mutex<Arc<dyn AgentDriver>>,
     env: Arc<KernelEnv>,
     state: Mutex<State>,
-    patches: broadcast::Sender<Arc<PatchEvent>>,
+    patches: Feed,
 }
 
 /// One session's runtime.
@@ -134,7 +139,7 @@ impl SessionRunner {
         driver: Arc<dyn AgentDriver>,
         env: Arc<KernelEnv>,
     ) -> Self {
-        let (patches, _) = broadcast::channel(SESSION_CHANNEL);
+        let patches = Feed::new(SESSION_CHANNEL);
         let mut acc = Accumulator::new(snapshot);
         // A switch asked for before this runner was (re)built still shows as in flight.
         let recorded = (!acc.snapshot().agent.is_empty() && acc.snapshot().agent != record.agent)
@@ -208,7 +213,7 @@ impl SessionRunner {
         }
     }
 
-    pub fn subscribe(&self) -> (SnapshotAt, broadcast::Receiver<Arc<PatchEvent>>) {
+    pub fn subscribe(&self) -> (SnapshotAt, Patches) {
         let st = self.shared.state.lock();
         let rx = self.shared.patches.subscribe();
         let mut snapshot = st.acc.snapshot().clone();
@@ -339,8 +344,8 @@ impl Shared {
             patch,
         });
         // No receiver is fine: nobody is watching this session.
-        let _ = self.patches.send(event.clone());
-        let _ = self.env.all_patches.send(event);
+        self.patches.send(event.clone());
+        self.env.all_patches.send(event);
     }
 
     fn persist<T>(&self, what: &str, result: Result<T, crate::ports::StoreError>) {
