@@ -61,6 +61,10 @@ mod tests {
     use super::*;
     use weft_protocol::SnapshotPatch;
 
+    fn seq(rx: &mut Patches) -> u64 {
+        rx.try_recv().map_or_else(|e| panic!("{e}"), |ev| ev.seq)
+    }
+
     fn event(seq: u64) -> Arc<PatchEvent> {
         Arc::new(PatchEvent {
             session_key: "s".into(),
@@ -78,8 +82,8 @@ mod tests {
         assert_eq!(feed.receiver_count(), 1);
         feed.send(event(2));
         feed.send(event(3));
-        assert_eq!(rx.try_recv().unwrap().seq, 2);
-        assert_eq!(rx.try_recv().unwrap().seq, 3);
+        assert_eq!(seq(&mut rx), 2);
+        assert_eq!(seq(&mut rx), 3);
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
         drop(rx);
         assert_eq!(feed.receiver_count(), 0);
@@ -87,7 +91,7 @@ mod tests {
         feed.send(event(4));
         let mut rx = feed.subscribe();
         feed.send(event(5));
-        assert_eq!(rx.try_recv().unwrap().seq, 5);
+        assert_eq!(seq(&mut rx), 5);
     }
 
     #[test]
@@ -98,7 +102,7 @@ mod tests {
             feed.send(event(seq));
         }
         assert_eq!(slow.try_recv(), Err(TryRecvError::Overflowed(6)));
-        assert_eq!(slow.try_recv().unwrap().seq, 7);
+        assert_eq!(seq(&mut slow), 7);
     }
 
     #[test]
@@ -108,7 +112,7 @@ mod tests {
         let ev = event(1);
         feed.send(ev.clone());
         assert_eq!(Arc::strong_count(&ev), 2);
-        rx.try_recv().unwrap();
+        seq(&mut rx);
         assert_eq!(
             Arc::strong_count(&ev),
             1,
