@@ -2,8 +2,9 @@
 //! its redirections, and the programs it runs through wrappers and `-c` strings.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 use crate::judge::{self, Jcx, Out};
 use crate::paths::{self, base, system_name};
@@ -12,6 +13,13 @@ use crate::{CommandReport, Context, Report, Verdict};
 
 /// How deep `bash -c`, `eval` and friends may nest before the rest is `unknown`.
 const MAX_DEPTH: usize = 8;
+
+/// The longest one command line may take to parse before it is judged unknown. A line
+/// parses in microseconds to a few milliseconds; tree-sitter's error recovery can take
+/// far longer on some broken input (the merge budget in third_party/tree-sitter bounds
+/// the one case found, where a parse ran for hours), and a guard that hangs holds up
+/// the agent's turn and a core.
+const PARSE_BUDGET: Duration = Duration::from_secs(2);
 
 /// A simple command as rules see it.
 #[derive(Debug, Clone)]
@@ -136,9 +144,21 @@ impl<'a> Walker<'a> {
             .bytes()
             .map(|b| if b.is_ascii() { b } else { b'x' })
             .collect();
-        let Some(tree) = parser.parse(&masked, None) else {
-            self.line_reasons
-                .push((Verdict::Unknown, "the command line did not parse".into()));
+        let started = Instant::now();
+        let mut too_long = |_: &ParseState| started.elapsed() > PARSE_BUDGET;
+        let tree = parser.parse_with_options(
+            &mut |i, _| masked.get(i..).unwrap_or_default(),
+            None,
+            Some(ParseOptions::new().progress_callback(&mut too_long)),
+        );
+        let Some(tree) = tree else {
+            self.line_reasons.push((
+                Verdict::Unknown,
+                format!(
+                    "the command line did not parse within {} s",
+                    PARSE_BUDGET.as_secs()
+                ),
+            ));
             return;
         };
         let root = tree.root_node();
