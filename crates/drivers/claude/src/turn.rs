@@ -626,29 +626,6 @@ impl TurnState<'_> {
             return self.settle_stopped(false);
         }
         let status = self.proc.wait_exit(Duration::from_secs(2)).await;
-        if status.is_some() {
-            self.proc.drain_stderr(Duration::from_millis(500)).await;
-        }
-        let status = status
-            .map(|s| match s.code() {
-                Some(c) => format!("exit status {c}"),
-                None => "killed by a signal".to_string(),
-            })
-            .unwrap_or_else(|| "still running".into());
-        let stderr = self.proc.stderr_tail();
-        let stderr = if stderr.is_empty() {
-            String::new()
-        } else {
-            let tail: String = stderr
-                .chars()
-                .rev()
-                .take(2000)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            format!(": {tail}")
-        };
         // A result for the last CLI turn with nothing pending: the CLI ended after a
         // complete turn, which is not an error.
         if why.is_none() && !self.cli_busy && self.results > 0 && self.steers.is_empty() {
@@ -656,13 +633,40 @@ impl TurnState<'_> {
             out.keep = false;
             return out;
         }
-        let error = why.unwrap_or_else(|| {
-            if self.inits == 0 && self.results == 0 {
-                format!("Claude Code exited before it started ({status}){stderr}")
-            } else {
-                format!("Claude Code exited mid-turn ({status}){stderr}")
+        let error = match why {
+            Some(why) => why,
+            None => {
+                // Quoted only here, so only here is it worth waiting for its end.
+                if status.is_some() {
+                    self.proc.drain_stderr(Duration::from_millis(500)).await;
+                }
+                let status = status
+                    .map(|s| match s.code() {
+                        Some(c) => format!("exit status {c}"),
+                        None => "killed by a signal".to_string(),
+                    })
+                    .unwrap_or_else(|| "still running".into());
+                let stderr = self.proc.stderr_tail();
+                let stderr = if stderr.is_empty() {
+                    String::new()
+                } else {
+                    let tail: String = stderr
+                        .chars()
+                        .rev()
+                        .take(2000)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect();
+                    format!(": {tail}")
+                };
+                if self.inits == 0 && self.results == 0 {
+                    format!("Claude Code exited before it started ({status}){stderr}")
+                } else {
+                    format!("Claude Code exited mid-turn ({status}){stderr}")
+                }
             }
-        });
+        };
         self.recover().await;
         self.fail_running_calls("Claude Code exited");
         self.clear_activity();
