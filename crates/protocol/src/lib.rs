@@ -25,6 +25,7 @@ mod patch;
 mod snapshot;
 mod status;
 mod terminal_frame;
+mod trust;
 mod wire;
 
 pub use account::{
@@ -56,6 +57,7 @@ pub use snapshot::{
 };
 pub use status::{DaemonStatus, SandboxStatus};
 pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
+pub use trust::{TrustGrant, WorkspaceTrust};
 pub use wire::{
     permission, AgentInfo, AskedInteraction, Capabilities, ForkOrigin, InteractAction,
     InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,

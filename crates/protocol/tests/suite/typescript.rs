@@ -62,6 +62,8 @@ fn export_all(dir: &Path) {
         AutoSwitch,
         WorkspaceEntry,
         WorkspaceFilesQuery,
+        WorkspaceTrust,
+        TrustGrant,
     );
 }
 
