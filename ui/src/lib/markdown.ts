@@ -1,7 +1,7 @@
 // Agent output → safe HTML. Markdown by marked, code highlighted by highlight.js,
-// and everything through DOMPurify, so agent text never runs script in the window
-// (the CSP forbids inline script too; this is the first wall, not the only one).
-import DOMPurify from "dompurify";
+// and everything through the sanitizer (sanitize.ts), so agent text never runs script
+// in the window nor loads anything remote unasked (the CSP forbids both too; this is
+// the first wall, not the only one).
 import { Marked } from "marked";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
@@ -16,6 +16,7 @@ import rust from "highlight.js/lib/languages/rust";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
+import { sanitize } from "./sanitize";
 
 const languages = { bash, css, diff, go, javascript, json, markdown, python, rust, typescript, xml, yaml };
 for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
@@ -55,42 +56,6 @@ const marked = new Marked({
     },
   },
 });
-
-let hooked = false;
-function purifier() {
-  if (!hooked) {
-    // Links open outside the window (the shell refuses in-window navigation).
-    DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-      if (node.tagName === "A") {
-        node.setAttribute("target", "_blank");
-        node.setAttribute("rel", "noopener noreferrer");
-      }
-      // A remote image would tell its host that (and when) this was read: it loads
-      // only when the user asks (Markdown.svelte adds the button).
-      if (node.tagName === "IMG") {
-        const src = node.getAttribute("src") ?? "";
-        node.removeAttribute("srcset");
-        if (/^https:\/\//i.test(src)) {
-          node.removeAttribute("src");
-          node.setAttribute("data-remote-src", src);
-          node.setAttribute("data-testid", "remote-image");
-        } else if (/^[a-z][a-z0-9+.-]*:/i.test(src) && !/^data:image\//i.test(src)) {
-          node.removeAttribute("src");
-        }
-      }
-    });
-    hooked = true;
-  }
-  return DOMPurify;
-}
-
-/** Sanitizes HTML: no script, no event handlers, no javascript: URLs, no forms or frames. */
-export function sanitize(html: string): string {
-  return purifier().sanitize(html, {
-    FORBID_TAGS: ["style", "form", "input", "button", "iframe", "object", "embed", "textarea", "select"],
-    FORBID_ATTR: ["style"],
-  });
-}
 
 /** Markdown (possibly half-streamed) to sanitized HTML. */
 export function renderMarkdown(text: string): string {
