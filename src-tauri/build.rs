@@ -12,6 +12,7 @@ fn main() {
         "remove_recent_workspace",
         "open_log",
         "open_path",
+        "fetch_image",
         "save_window_size",
         "export_session",
     ];

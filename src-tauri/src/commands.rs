@@ -189,6 +189,23 @@ pub fn open_path(
     }
 }
 
+/// Fetches a remote image the user asked to see (the page's CSP loads none itself):
+/// https only, size- and time-limited; the page gets it as a `data:` URL.
+#[tauri::command]
+pub async fn fetch_image(url: String) -> Reply<String> {
+    let bad =
+        |e: crate::remote_image::ImageError| WireError::new(ErrorCode::BadRequest, e.to_string());
+    let parsed = crate::remote_image::parse(&url).map_err(bad)?;
+    let client = crate::remote_image::client().map_err(bad)?;
+    tracing::info!(
+        host = parsed.host_str().unwrap_or(""),
+        "loading a remote image the user asked for"
+    );
+    crate::remote_image::fetch(&client, parsed, crate::remote_image::MAX_BYTES)
+        .await
+        .map_err(bad)
+}
+
 /// Keeps the window's size for the next window: its inner size as the window system
 /// has it (the menu bar included, as `set_size` takes it), not the page's.
 #[tauri::command]

@@ -19,7 +19,9 @@ pub mod export;
 pub mod forward;
 pub mod link;
 pub mod logging;
+pub mod navigation;
 pub mod open;
+pub mod remote_image;
 pub mod rendering;
 pub mod window_size;
 pub mod workspaces;
@@ -90,7 +92,8 @@ pub fn initial_workspace(args: &[String], env_value: Option<String>) -> Option<S
 pub fn run() -> anyhow::Result<()> {
     let rendering = rendering::choose();
     let state_dir = weft_client::Home::from_env().dir().to_path_buf();
-    std::fs::create_dir_all(&state_dir)
+    // Private from the start: the app may create the home before any daemon does.
+    logging::private_dir(&state_dir)
         .with_context(|| format!("creating the state folder {}", state_dir.display()))?;
     let log_dir = state_dir.join("logs");
     let _log_guard = logging::init(&log_dir)?;
@@ -104,7 +107,15 @@ pub fn run() -> anyhow::Result<()> {
     tracing::info!(state_dir = %state_dir.display(), ?rendering, "weft desktop app starting");
 
     let link = Arc::new(Link::default());
+    let context = tauri::generate_context!();
+    // A dev build's pages come from the dev server; a bundled build has none.
+    let dev_url = if cfg!(dev) {
+        context.config().build.dev_url.clone()
+    } else {
+        None
+    };
     let app = tauri::Builder::default()
+        .plugin(navigation::guard(dev_url))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
@@ -156,6 +167,7 @@ pub fn run() -> anyhow::Result<()> {
             commands::remove_recent_workspace,
             commands::open_log,
             commands::open_path,
+            commands::fetch_image,
             commands::save_window_size,
             commands::export_session,
         ])
@@ -178,7 +190,7 @@ pub fn run() -> anyhow::Result<()> {
             });
             Ok(())
         })
-        .build(tauri::generate_context!())
+        .build(context)
         .context("building the window")?;
     app.run(|_handle, _event| {});
     Ok(())

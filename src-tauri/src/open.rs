@@ -6,6 +6,11 @@
 //! The editor is `WEFT_OPEN_WITH` (a program and its arguments, split on whitespace),
 //! else `openWith` (an array: program, arguments) in `<state_dir>/settings.json`. The
 //! path is its last argument, absolute (so it cannot read as an option).
+//!
+//! Without an editor, the desktop's handler gets only files of an inert type (text,
+//! source, data, images, PDF), by extension and by content: a relative link in agent
+//! markdown is one click, and the handler of a `.jar`, `.exe`, `.jnlp`, `.desktop` or
+//! `.AppImage` runs it. Anything else is shown in the file manager instead.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,9 +62,53 @@ pub enum How {
     Run(String, Vec<String>),
     /// The desktop's handler for the file.
     Default,
-    /// Show it in the file manager: a folder, or a file the desktop would run rather
-    /// than open (an executable, a `.desktop` launcher).
+    /// Show it in the file manager: a folder, or a file whose type is not known to be
+    /// inert (the desktop might run it rather than open it).
     Reveal,
+}
+
+/// Extensions the desktop's handler opens to be read, never run: text, documents and
+/// source in languages no desktop runs on a double click, data, images, PDF. Scripts
+/// (`.sh`, `.py`), web pages (`.html`, `.svg`, which a browser would run) and
+/// everything not named here are revealed instead.
+const INERT: [&[&str]; 4] = [TEXT, DATA, SOURCE, IMAGES];
+const TEXT: &[&str] = &[
+    "txt", "text", "md", "markdown", "rst", "adoc", "org", "tex", "log", "pdf",
+];
+const DATA: &[&str] = &[
+    "csv", "tsv", "json", "jsonl", "ndjson", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml",
+    "lock", "diff", "patch", "sql",
+];
+const SOURCE: &[&str] = &[
+    "rs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "go", "java", "kt", "kts", "scala", "swift",
+    "cs", "fs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "css", "scss", "sass",
+    "less", "svelte", "vue", "proto", "graphql", "zig", "nim", "dart", "ex", "exs", "erl", "hs",
+    "ml", "mli", "clj", "elm",
+];
+const IMAGES: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "webp", "bmp", "avif", "ico", "tif", "tiff",
+];
+
+/// True when `target`'s type is inert: an [`INERT`] extension, and content that is not
+/// some other, runnable kind of file in disguise (an archive or program named `.txt`).
+pub fn inert(target: &Path) -> bool {
+    let Some(ext) = target.extension().and_then(|e| e.to_str()) else {
+        return false;
+    };
+    let ext = ext.to_ascii_lowercase();
+    if !INERT.iter().any(|list| list.contains(&ext.as_str())) {
+        return false;
+    }
+    match infer::get_from_path(target) {
+        Ok(None) => true,
+        Ok(Some(kind)) => {
+            matches!(
+                kind.matcher_type(),
+                infer::MatcherType::Image | infer::MatcherType::Text
+            ) || kind.mime_type() == "application/pdf"
+        }
+        Err(_) => false,
+    }
 }
 
 /// Decides how to open `target` (absolute, existing).
@@ -69,19 +118,17 @@ pub fn how(target: &Path, with: Option<&[String]>) -> How {
         args.push(target.display().to_string());
         return How::Run(program.clone(), args);
     }
-    if target.is_dir() || launchable(target) {
-        How::Reveal
-    } else {
+    if target.is_file() && !executable(target) && inert(target) {
         How::Default
+    } else {
+        How::Reveal
     }
 }
 
-fn launchable(target: &Path) -> bool {
+/// An executable file is revealed whatever its name says.
+fn executable(target: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    if target.extension().is_some_and(|e| e == "desktop") {
-        return true;
-    }
-    std::fs::metadata(target).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    std::fs::metadata(target).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
 /// Starts `program args…` directly (no shell) and reaps it when it exits.
@@ -139,6 +186,46 @@ mod tests {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(how(&script, None), How::Reveal);
+    }
+
+    #[test]
+    fn only_inert_files_go_to_the_desktops_handler_the_rest_is_revealed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap_or_else(|e| panic!("{e}"));
+            p
+        };
+        let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00rest of a jar";
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.resize(64, 0);
+        let png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR";
+        for runs in [
+            file("app.jar", zip),
+            file("setup.exe", b"MZ\x90\x00"),
+            file("start.jnlp", b"<jnlp/>"),
+            file("evil.desktop", b"[Desktop Entry]"),
+            file("tool.AppImage", &elf),
+            file("pkg.deb", b"!<arch>"),
+            file("page.html", b"<script>x</script>"),
+            file("pic.svg", b"<svg/>"),
+            file("run.sh", b"echo hi"),
+            file("Makefile", b"all:"),
+            // A program or archive named as text.
+            file("notes.txt", zip),
+            file("README.md", &elf),
+        ] {
+            assert_eq!(how(&runs, None), How::Reveal, "{}", runs.display());
+        }
+        for reads in [
+            file("notes.txt", b"plain words"),
+            file("main.rs", b"fn main() {}"),
+            file("Data.JSON", b"{}"),
+            file("shot.png", png),
+            file("paper.pdf", b"%PDF-1.7\n"),
+        ] {
+            assert_eq!(how(&reads, None), How::Default, "{}", reads.display());
+        }
     }
 
     #[test]

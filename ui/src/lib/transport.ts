@@ -88,6 +88,11 @@ export interface Transport {
   /** Keeps the window's size for the next window; absent where the page is not a window of its own. */
   saveWindowSize?: () => Promise<void>;
   /**
+   * Fetches a remote https image the user asked to see, as a `data:` URL: the desktop
+   * window's CSP lets the page load no remote image itself. Absent in a browser.
+   */
+  fetchImage?: (url: string) => Promise<string>;
+  /**
    * Saves a session's export where the user picks in a save dialog; resolves to the path
    * written (null when cancelled). Absent where there is no dialog (a browser downloads).
    */

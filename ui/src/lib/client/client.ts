@@ -60,6 +60,7 @@ export class WeftClient implements Transport, TerminalClient {
   readonly openUrl?: (url: string) => Promise<void>;
   readonly openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   readonly saveWindowSize?: () => Promise<void>;
+  readonly fetchImage?: (url: string) => Promise<string>;
   readonly saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 
   private nextId = 1;
@@ -86,6 +87,7 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.openUrl) this.openUrl = (url) => shell.openUrl!(url);
     if (shell.openPath) this.openPath = (path, workdir, reveal) => shell.openPath!(path, workdir, reveal);
     if (shell.saveWindowSize) this.saveWindowSize = () => shell.saveWindowSize!();
+    if (shell.fetchImage) this.fetchImage = (url) => shell.fetchImage!(url);
     if (shell.saveExport) this.saveExport = (key, format) => shell.saveExport!(key, format);
   }
 

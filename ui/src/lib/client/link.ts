@@ -50,5 +50,6 @@ export interface Shell {
   openUrl?: (url: string) => Promise<void>;
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
   saveWindowSize?: () => Promise<void>;
+  fetchImage?: (url: string) => Promise<string>;
   saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 }

@@ -77,6 +77,7 @@ export function tauriShell(): Shell {
     },
     openPath: (path, workdir, reveal) => call("open_path", { path, workdir, reveal }),
     saveWindowSize: () => call("save_window_size"),
+    fetchImage: (url) => call<string>("fetch_image", { url }),
     // The shell asks the daemon for the document and opens the save dialog itself: the
     // path never comes from the window (src-tauri/src/commands.rs, `export_session`).
     saveExport: (sessionKey, format) => call("export_session", { sessionKey, format }),
