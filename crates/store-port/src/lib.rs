@@ -52,11 +52,12 @@ impl SessionStore for SqlitePort {
 
     fn finish_turn(&self, task_id: &str, snapshot: &UniversalSnapshot) -> Result<(), StoreError> {
         // A turn's end waits for its writes: one that could not be kept (a full disk, a
-        // read-only home) is reported to the kernel instead of only logged.
+        // read-only home) is reported to the kernel instead of only logged. Only this
+        // turn's: a write that failed after the last turn ended is not this one's loss.
         port(
             self.0
                 .finish_turn(task_id, snapshot)
-                .and_then(|()| self.0.flush()),
+                .and_then(|()| self.0.turn_kept(task_id)),
         )
     }
 
@@ -124,5 +125,52 @@ mod tests {
             err.as_deref().is_some_and(|e| e.contains("events")),
             "{err:?}"
         );
+    }
+
+    /// The fault suite's seed 16: a full disk failed the session's record written just
+    /// after a turn ended, and once space came back the next turn (every write of which
+    /// was kept) ended with that failure. A trigger stands in for the full disk.
+    #[test]
+    fn finish_turn_does_not_report_a_write_that_failed_after_the_last_turn_ended() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("weft.db");
+        let store = std::sync::Arc::new(
+            weft_store::SqliteStore::open(&path).unwrap_or_else(|e| panic!("{e}")),
+        );
+        let port = SqlitePort(store);
+        let record = SessionRecord {
+            session_key: "echo:a".into(),
+            agent: "echo".into(),
+            workdir: "/w".into(),
+            ..Default::default()
+        };
+        let snap = UniversalSnapshot::default();
+        let raw = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        port.upsert_session(&record)
+            .unwrap_or_else(|e| panic!("{e}"));
+        port.begin_turn("echo:a", "t1", &snap)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(port.finish_turn("t1", &snap).is_ok());
+        // The disk fills: the record written after the turn's end is not kept.
+        raw.execute_batch(
+            "CREATE TRIGGER full BEFORE UPDATE ON sessions
+                 BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        port.upsert_session(&record)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(port.history("echo:a").is_ok());
+        // Space comes back; the next turn keeps every write.
+        raw.execute_batch("DROP TRIGGER full")
+            .unwrap_or_else(|e| panic!("{e}"));
+        port.upsert_session(&record)
+            .unwrap_or_else(|e| panic!("{e}"));
+        port.begin_turn("echo:a", "t2", &snap)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = DriverEvent::Text { delta: "b".into() };
+        port.append_event("t2", &text)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let result = port.finish_turn("t2", &snap);
+        assert!(result.is_ok(), "{result:?}");
     }
 }

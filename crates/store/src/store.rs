@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 use weft_protocol::{DriverEvent, SessionInfo, UniversalSnapshot};
 
-use crate::writer::{self, Op};
+use crate::writer::{self, Op, Take};
 use crate::{
     fts, now_ms, reads, recovery, schema, AskedInteraction, InteractionOutcome, SearchHit,
     SessionRecord, StoreError,
@@ -94,7 +94,19 @@ impl SqliteStore {
     /// queued since the previous `flush` failed (each failure is also logged when it
     /// happens), or if the writer is gone.
     pub fn flush(&self) -> Result<(), StoreError> {
-        match self.sync(true)? {
+        match self.sync(Take::All)? {
+            None => Ok(()),
+            Some(error) => Err(StoreError::Write(error)),
+        }
+    }
+
+    /// Waits until everything queued before this call is committed. Errs if a write of
+    /// turn `task_id` failed: its start, an event, a question, its session's record
+    /// while it ran, or its end (the first such failure, which is then forgotten).
+    /// What a turn's end asks: a failure of another turn's writes, or of a write made
+    /// after this turn ended, is not this turn's to report.
+    pub fn turn_kept(&self, task_id: &str) -> Result<(), StoreError> {
+        match self.sync(Take::Turn(task_id.to_string()))? {
             None => Ok(()),
             Some(error) => Err(StoreError::Write(error)),
         }
@@ -104,7 +116,7 @@ impl SqliteStore {
     /// failures for [`SqliteStore::flush`]: the barrier a transport waits on before it
     /// shows a client what was queued, so a crash cannot take back what a client saw.
     pub fn committed(&self) -> Result<(), StoreError> {
-        self.sync(false).map(|_| ())
+        self.sync(Take::Nothing).map(|_| ())
     }
 
     /// Calls `then` (on the writer's thread: it must be quick) once everything queued
@@ -120,10 +132,10 @@ impl SqliteStore {
         }
     }
 
-    /// Waits for the writer; with `take_error`, returns (and clears) its first failure.
-    fn sync(&self, take_error: bool) -> Result<Option<String>, StoreError> {
+    /// Waits for the writer; returns (and clears) the failure `take` asks for.
+    fn sync(&self, take: Take) -> Result<Option<String>, StoreError> {
         let (done, answer) = mpsc::channel();
-        self.send(Op::Flush { done, take_error })?;
+        self.send(Op::Flush { done, take })?;
         answer.recv().map_err(|_| StoreError::WriterGone)
     }
 
@@ -133,7 +145,7 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.sync(false)?;
+        self.sync(Take::Nothing)?;
         f(&self.reader.lock())
     }
 

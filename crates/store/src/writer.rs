@@ -10,10 +10,18 @@
 //! on disk". The turns a batch finished are indexed for search in a transaction of
 //! their own right after it (`fts.rs`): the barrier callbacks (what the transports wait
 //! on before they show patches) run at the batch's commit, before that, and flushes
-//! after it, so an answered flush still means "searchable". A failed write is logged at once and reported to the next `flush`; the
-//! writer itself keeps going, because the operations after it are still worth keeping.
+//! after it, so an answered flush still means "searchable".
+//!
+//! A failed write is logged at once and the writer keeps going: the operations after it
+//! are still worth keeping. Who is told: a turn's end asks whether *that turn's* writes
+//! were kept ([`Take::Turn`]: its start, events, questions, its session's record while it
+//! ran, its end, and the commits of the batches that held them), and [`Take::All`] hands
+//! over the first failure of any write since the last such flush. A failure was once
+//! only the latter, and the next turn to end reported it: a full disk failed a write
+//! made after one turn had ended (its session's record), and once space came back the
+//! next turn, all of whose writes were kept, ended with "database or disk is full".
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -74,11 +82,11 @@ pub(crate) enum Op {
         start_ticks: u64,
         start: bool,
     },
-    /// Answered once everything before it is committed. With `take_error`, the answer
-    /// carries (and clears) the first write failure since the last such flush.
+    /// Answered once everything before it is committed, with the failure `take` asks
+    /// for (which is then cleared).
     Flush {
         done: Sender<Option<String>>,
-        take_error: bool,
+        take: Take,
     },
     /// Called once everything before it is committed (failures left for a flush): the
     /// barrier an async caller waits on without holding a thread (see
@@ -88,12 +96,29 @@ pub(crate) enum Op {
     Shutdown,
 }
 
+/// Which write failure a [`Op::Flush`] hands over.
+pub(crate) enum Take {
+    /// None: the flush is only a barrier.
+    Nothing,
+    /// The first failure of any write since the last flush that took it.
+    All,
+    /// The first failure of a write of this turn (by task id).
+    Turn(String),
+}
+
 struct Writer {
     conn: Connection,
     /// Next event number of each turn begun or appended to since the writer started.
     next_event: HashMap<String, i64>,
-    /// The first failure not yet reported to a flush.
+    /// The first failure not yet reported to a flush of [`Take::All`].
     error: Option<String>,
+    /// The first failure of each turn's writes, until its end's flush takes it.
+    turn_errors: HashMap<String, String>,
+    /// The turn running in each session (begun, not finished), by session key: a
+    /// failed write of the session's record is that turn's.
+    running: HashMap<String, String>,
+    /// Turns with a write in the batch under way: a failed commit is theirs.
+    batch_turns: HashSet<String>,
     /// Consecutive events of one turn not yet inserted (one row at the next other
     /// operation or the commit).
     run: Option<Run>,
@@ -117,16 +142,20 @@ pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
         conn,
         next_event: HashMap::new(),
         error: None,
+        turn_errors: HashMap::new(),
+        running: HashMap::new(),
+        batch_turns: HashSet::new(),
         run: None,
         due: Vec::new(),
     };
-    let mut flushes: Vec<(Sender<Option<String>>, bool)> = Vec::new();
+    let mut flushes: Vec<(Sender<Option<String>>, Take)> = Vec::new();
     let mut committed: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
     let mut gathered: VecDeque<Op> = VecDeque::new();
     let mut last_commit: Option<Instant> = None;
     while let Ok(first) = ops.recv() {
         gathered.push_back(first);
         gather(&ops, &mut gathered, last_commit);
+        writer.end_stale_transaction();
         let in_tx = match writer.conn.execute_batch("BEGIN IMMEDIATE") {
             Ok(()) => true,
             Err(e) => {
@@ -140,7 +169,7 @@ pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
         let mut applied = 0;
         while let Some(op) = next.take() {
             match op {
-                Op::Flush { done, take_error } => flushes.push((done, take_error)),
+                Op::Flush { done, take } => flushes.push((done, take)),
                 Op::Committed(then) => committed.push(then),
                 Op::Shutdown => stop = true,
                 op => writer.apply(op),
@@ -158,16 +187,17 @@ pub(crate) fn run(conn: Connection, ops: Receiver<Op>) {
             // Their marks were rolled back with them.
             writer.due.clear();
         }
+        writer.batch_turns.clear();
         last_commit = Some(Instant::now());
         for then in committed.drain(..) {
             then();
         }
         writer.index_due();
-        for (done, take_error) in flushes.drain(..) {
-            let error = if take_error {
-                writer.error.take()
-            } else {
-                None
+        for (done, take) in flushes.drain(..) {
+            let error = match take {
+                Take::Nothing => None,
+                Take::All => writer.error.take(),
+                Take::Turn(task_id) => writer.turn_errors.remove(&task_id),
             };
             // The asker may have given up waiting; nothing to do then.
             let _ = done.send(error);
@@ -228,16 +258,58 @@ impl Writer {
         self.error.get_or_insert(message);
     }
 
+    /// A write of turn `task_id` failed: its end will say so.
+    fn fail_turn(&mut self, task_id: &str, message: String) {
+        self.turn_errors
+            .entry(task_id.to_string())
+            .or_insert_with(|| message.clone());
+        self.fail(message);
+    }
+
+    /// Notes that the batch under way writes for `task_id`.
+    fn touch(&mut self, task_id: &str) {
+        if !self.batch_turns.contains(task_id) {
+            self.batch_turns.insert(task_id.to_string());
+        }
+    }
+
+    /// Rolls back a transaction a failure left open (a `ROLLBACK` that failed too):
+    /// the next `BEGIN` would fail and every later write would go into it, never
+    /// committed.
+    fn end_stale_transaction(&mut self) {
+        if self.conn.is_autocommit() {
+            return;
+        }
+        tracing::warn!("session store: a transaction was left open; rolling it back");
+        if let Err(e) = self.conn.execute_batch("ROLLBACK") {
+            tracing::error!("session store: roll back a transaction left open: {e}");
+        }
+    }
+
+    /// The batch's writes were rolled back: each turn with a write in it failed, and
+    /// numbers its next events after what the database holds (not after rows that were
+    /// never committed).
+    fn batch_lost(&mut self, message: String) {
+        let turns: Vec<String> = self.batch_turns.drain().collect();
+        for task_id in &turns {
+            self.next_event.remove(task_id);
+            self.turn_errors
+                .entry(task_id.clone())
+                .or_insert_with(|| message.clone());
+        }
+        self.fail(message);
+    }
+
     /// Commits the batch; false when it was rolled back.
     fn commit(&mut self) -> bool {
         self.end_run();
         if self.conn.is_autocommit() {
             // SQLite rolled the transaction back on its own (disk full, I/O error).
-            self.fail("a batch of writes was rolled back by SQLite".into());
+            self.batch_lost("a batch of writes was rolled back by SQLite".into());
             return false;
         }
         if let Err(e) = self.conn.execute_batch("COMMIT") {
-            self.fail(format!("commit a batch: {e}"));
+            self.batch_lost(format!("commit a batch: {e}"));
             if let Err(e) = self.conn.execute_batch("ROLLBACK") {
                 tracing::error!("session store: roll back a failed batch: {e}");
             }
@@ -272,14 +344,17 @@ impl Writer {
 
     fn apply(&mut self, op: Op) {
         if let Op::Event { task_id, at, event } = op {
-            if let Err(e) = self.append(task_id, at, event) {
-                self.fail(format!("append an event: {e}"));
-            }
+            self.append(task_id, at, event);
             return;
         }
         self.end_run();
+        // The turn a failure is charged to, besides the flush of everything.
+        let mut turn: Option<String> = None;
         let (what, result) = match op {
-            Op::Session(record) => ("upsert a session", upsert_session(&self.conn, &record)),
+            Op::Session(record) => {
+                turn = self.running.get(&record.session_key).cloned();
+                ("upsert a session", upsert_session(&self.conn, &record))
+            }
             Op::Begin {
                 session_key,
                 task_id,
@@ -299,9 +374,13 @@ impl Writer {
                     started_at,
                     at,
                 );
+                // A turn begun again starts over: what failed before is moot.
+                self.turn_errors.remove(&task_id);
+                self.running.insert(session_key, task_id.clone());
                 if result.is_ok() {
-                    self.next_event.insert(task_id, 0);
+                    self.next_event.insert(task_id.clone(), 0);
                 }
+                turn = Some(task_id);
                 ("begin a turn", result)
             }
             Op::Event { .. } => return,
@@ -314,6 +393,7 @@ impl Writer {
                 at,
             } => {
                 self.next_event.remove(&task_id);
+                self.running.retain(|_, running| *running != task_id);
                 let result = finish_turn(&self.conn, &task_id, &prompt, &snapshot, incomplete, at);
                 let result = match result {
                     Ok(Some(id)) => {
@@ -323,6 +403,7 @@ impl Writer {
                     Ok(None) => Ok(()),
                     Err(e) => Err(e),
                 };
+                turn = Some(task_id);
                 ("finish a turn", result)
             }
             Op::AskInteraction {
@@ -332,9 +413,9 @@ impl Writer {
                 interaction,
                 created_at,
                 expires_at,
-            } => (
-                "record an interaction",
-                self.conn
+            } => {
+                let result = self
+                    .conn
                     .prepare_cached(
                         "INSERT OR REPLACE INTO interactions
                              (prompt_id, session_key, task_id, interaction, created_at, expires_at)
@@ -350,8 +431,10 @@ impl Writer {
                             expires_at
                         ])
                     })
-                    .map(drop),
-            ),
+                    .map(drop);
+                turn = Some(task_id);
+                ("record an interaction", result)
+            }
             Op::ResolveInteraction {
                 prompt_id,
                 outcome,
@@ -390,43 +473,37 @@ impl Writer {
             }
             Op::Flush { .. } | Op::Committed(_) | Op::Shutdown => return,
         };
+        if let Some(task_id) = &turn {
+            self.touch(task_id);
+        }
         if let Err(e) = result {
-            self.fail(format!("{what}: {e}"));
+            match turn {
+                Some(task_id) => self.fail_turn(&task_id, format!("{what}: {e}")),
+                None => self.fail(format!("{what}: {e}")),
+            }
         }
     }
 
     /// Numbers `event` and adds it to the current run (ending the run first when it is
     /// another turn's).
-    fn append(&mut self, task_id: String, at: i64, event: String) -> rusqlite::Result<()> {
+    fn append(&mut self, task_id: String, at: i64, event: String) {
         if let Some(run) = self.run.as_mut().filter(|r| r.task_id == task_id) {
             run.events.push(event);
             run.at = at;
-            return Ok(());
+            return;
         }
         self.end_run();
+        // Once per run, not per event: every run ends in the batch it began in.
+        self.touch(&task_id);
         let n = match self.next_event.get(&task_id) {
             Some(&n) => n,
-            None => {
-                // A turn begun before this writer started (or never begun): continue
-                // after whatever it already has.
-                let known: bool = self
-                    .conn
-                    .prepare_cached("SELECT 1 FROM turns WHERE task_id = ?1")?
-                    .query_row([&task_id], |_| Ok(true))
-                    .optional()?
-                    .unwrap_or(false);
-                if !known {
-                    tracing::warn!(task_id, "session store: event for a turn never begun; kept");
+            None => match self.stored_next(&task_id) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.fail_turn(&task_id, format!("append an event: {e}"));
+                    return;
                 }
-                self.conn
-                    .prepare_cached(
-                        "SELECT n + CASE WHEN substr(event, 1, 1) = '[' THEN json_array_length(event) ELSE 1 END
-                         FROM events WHERE task_id = ?1 ORDER BY n DESC LIMIT 1",
-                    )?
-                    .query_row([&task_id], |r| r.get(0))
-                    .optional()?
-                    .unwrap_or(0)
-            }
+            },
         };
         self.run = Some(Run {
             task_id,
@@ -434,7 +511,30 @@ impl Writer {
             at,
             events: vec![event],
         });
-        Ok(())
+    }
+
+    /// The number of a turn's next event after what the database holds: for a turn
+    /// begun before this writer started (or never begun), or whose last batch was
+    /// rolled back.
+    fn stored_next(&self, task_id: &str) -> rusqlite::Result<i64> {
+        let known: bool = self
+            .conn
+            .prepare_cached("SELECT 1 FROM turns WHERE task_id = ?1")?
+            .query_row([task_id], |_| Ok(true))
+            .optional()?
+            .unwrap_or(false);
+        if !known {
+            tracing::warn!(task_id, "session store: event for a turn never begun; kept");
+        }
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT n + CASE WHEN substr(event, 1, 1) = '[' THEN json_array_length(event) ELSE 1 END
+                 FROM events WHERE task_id = ?1 ORDER BY n DESC LIMIT 1",
+            )?
+            .query_row([task_id], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0))
     }
 
     /// Inserts the current run as one row.
@@ -466,7 +566,7 @@ impl Writer {
             Ok(_) => {
                 self.next_event.insert(run.task_id, run.first + count);
             }
-            Err(e) => self.fail(format!("append {count} events: {e}")),
+            Err(e) => self.fail_turn(&run.task_id, format!("append {count} events: {e}")),
         }
     }
 }

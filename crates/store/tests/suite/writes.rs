@@ -322,3 +322,64 @@ fn a_turn_streamed_slower_than_the_writer_commits_is_committed_at_most_once_per_
         assert_eq!((*n, event), (i as i64, &text(&format!("{i} "))));
     }
 }
+
+/// Stands in for a full disk: every write of a session's record fails until dropped.
+fn fill_disk_for_sessions(path: &std::path::Path) {
+    raw(path)
+        .execute_batch(
+            "CREATE TRIGGER full_insert BEFORE INSERT ON sessions
+                 BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;
+             CREATE TRIGGER full_update BEFORE UPDATE ON sessions
+                 BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
+        )
+        .unwrap();
+}
+
+fn free_disk_for_sessions(path: &std::path::Path) {
+    raw(path)
+        .execute_batch("DROP TRIGGER full_insert; DROP TRIGGER full_update;")
+        .unwrap();
+}
+
+#[test]
+fn a_turn_is_told_only_of_its_own_writes_that_failed() {
+    let (_dir, path) = temp_db();
+    let store = open(&path);
+    store.upsert_session(&record("echo:a", "/w", 1)).unwrap();
+    store.upsert_session(&record("echo:b", "/w", 1)).unwrap();
+    store.begin_turn("echo:a", "t1", &start("t1", "p")).unwrap();
+    store.finish_turn("t1", &done("t1", "p", "a")).unwrap();
+    store.turn_kept("t1").unwrap();
+    // After t1 ended, a write of its session's record fails (the disk is full).
+    fill_disk_for_sessions(&path);
+    store.upsert_session(&record("echo:a", "/w", 2)).unwrap();
+    store.committed().unwrap();
+    free_disk_for_sessions(&path);
+    // The next turn of that session keeps every write: it is told nothing.
+    store.begin_turn("echo:a", "t2", &start("t2", "p")).unwrap();
+    store.append_event("t2", &text("b")).unwrap();
+    store.finish_turn("t2", &done("t2", "p", "b")).unwrap();
+    store.turn_kept("t2").unwrap();
+    // A turn whose session's record fails while it runs is told...
+    store.begin_turn("echo:a", "t3", &start("t3", "p")).unwrap();
+    store.begin_turn("echo:b", "u1", &start("u1", "p")).unwrap();
+    fill_disk_for_sessions(&path);
+    store.upsert_session(&record("echo:a", "/w", 3)).unwrap();
+    store.committed().unwrap();
+    free_disk_for_sessions(&path);
+    store.finish_turn("t3", &done("t3", "p", "")).unwrap();
+    store.finish_turn("u1", &done("u1", "p", "")).unwrap();
+    match store.turn_kept("t3") {
+        Err(StoreError::Write(message)) => assert!(message.contains("full"), "{message}"),
+        other => panic!("expected a write error, got {other:?}"),
+    }
+    // ...once, and the turn running beside it in another session is not.
+    store.turn_kept("t3").unwrap();
+    store.turn_kept("u1").unwrap();
+    // `flush` still reports the first failure of any write since the last one.
+    match store.flush() {
+        Err(StoreError::Write(message)) => assert!(message.contains("full"), "{message}"),
+        other => panic!("expected a write error, got {other:?}"),
+    }
+    store.flush().unwrap();
+}
