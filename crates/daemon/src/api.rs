@@ -217,8 +217,12 @@ pub async fn handle(
                 cols: cols.max(1),
                 rows: rows.max(1),
             };
-            bridge.resize(size).map_err(|e| {
-                WireError::new(ErrorCode::Internal, format!("resizing the terminal: {e}"))
+            bridge.resize(size).map_err(|e| match e {
+                // Past the limits (the grid is allocated whole): the message names them.
+                weft_kernel::pty::PtyError::TooLarge { .. } => {
+                    WireError::new(ErrorCode::BadRequest, e.to_string())
+                }
+                e => WireError::new(ErrorCode::Internal, format!("resizing the terminal: {e}")),
             })?;
             to_value(())
         }

@@ -17,7 +17,7 @@ use weft_client::Home;
 use weft_kernel::Loom;
 use weft_protocol::{DaemonStatus, Scope};
 
-use crate::tokens::{self, Token};
+use crate::tokens::{self, Token, TokenFile};
 
 /// A running connection task (see [`Service::connection_task`]).
 pub struct ConnectionTask(Arc<Service>);
@@ -51,7 +51,7 @@ pub struct Service {
     /// Live connections, to say goodbye to at stop.
     pub(crate) conns: Mutex<HashMap<u64, std::sync::Weak<crate::conn::Conn>>>,
     pub(crate) listening: Mutex<Vec<String>>,
-    tokens: Mutex<Vec<Token>>,
+    tokens: Mutex<TokenFile>,
     stop: CancellationToken,
     /// Cancelled once every client was told the daemon is going: connections end.
     hang_up: CancellationToken,
@@ -71,7 +71,7 @@ impl Service {
         idle: Duration,
         ui_dir: Option<PathBuf>,
     ) -> Arc<Self> {
-        let tokens = tokens::load(&home.tokens());
+        let tokens = TokenFile::open(&home.tokens());
         Arc::new(Service {
             loom,
             accounts,
@@ -135,22 +135,16 @@ impl Service {
         self.clients.lock().values().any(|s| s == surface)
     }
 
-    /// The scopes a WebSocket token grants (the file is re-read once on a miss, so a
-    /// token made by `weft serve --print-token` meanwhile works at once).
+    /// The scopes a WebSocket token grants (on a miss the file is read again if it
+    /// changed, so a token made by `weft serve --print-token` meanwhile works at once).
     pub fn token_scopes(&self, given: &str) -> Option<Vec<Scope>> {
-        if let Some(scopes) = tokens::scopes_for(&self.tokens.lock(), given) {
-            return Some(scopes);
-        }
-        let fresh = tokens::load(&self.home.tokens());
-        let found = tokens::scopes_for(&fresh, given);
-        *self.tokens.lock() = fresh;
-        found
+        self.tokens.lock().scopes_for(given)
     }
 
     /// The read-and-control token (made on first use).
     pub fn control_token(&self) -> std::io::Result<Token> {
         let token = tokens::ensure(&self.home.tokens(), &[Scope::Read, Scope::Control])?;
-        *self.tokens.lock() = tokens::load(&self.home.tokens());
+        self.tokens.lock().reload();
         Ok(token)
     }
 

@@ -42,11 +42,16 @@ impl Registry {
     }
 }
 
-fn size(cols: Option<u16>, rows: Option<u16>) -> PtySize {
-    PtySize {
+/// The size a client asked for (80 × 24 when it did not say; zero taken as one),
+/// refused past [`weft_pty::MAX_COLS`] × [`weft_pty::MAX_ROWS`]: the terminal's grid
+/// is allocated whole, and a client's 65535 × 65535 aborted the daemon.
+fn size(cols: Option<u16>, rows: Option<u16>) -> Result<PtySize, KernelError> {
+    let size = PtySize {
         rows: rows.unwrap_or(24).max(1),
         cols: cols.unwrap_or(80).max(1),
-    }
+    };
+    weft_pty::check_size(size).map_err(|e| KernelError::BadRequest(e.to_string()))?;
+    Ok(size)
 }
 
 fn not_open(key: &str) -> KernelError {
@@ -81,7 +86,7 @@ impl Loom {
                 return Ok((key.clone(), bridge.clone()));
             }
         }
-        let size = size(request.cols, request.rows);
+        let size = size(request.cols, request.rows)?;
         let opened = self.open_terminal_as(caller, request).await?;
         let key = opened.session_key.clone();
         let spec = PtySpec {
@@ -167,7 +172,7 @@ impl Loom {
                 return Ok(bridge.clone());
             }
         }
-        let bridge = PtyBridge::spawn(spec, size(cols, rows))
+        let bridge = PtyBridge::spawn(spec, size(cols, rows)?)
             .map(Arc::new)
             .map_err(|e| KernelError::BadRequest(format!("cannot start the terminal: {e}")))?;
         tracing::info!(terminal = %key, pid = ?bridge.pid(), "terminal opened");

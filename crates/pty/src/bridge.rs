@@ -15,6 +15,7 @@ use parking_lot::{Condvar, Mutex};
 use portable_pty::{native_pty_system, ChildKiller, CommandBuilder, MasterPty};
 use tokio::sync::{broadcast, watch};
 
+use crate::screen::{MAX_COLS, MAX_ROWS};
 use crate::Screen;
 
 /// Lines of scrollback kept for a re-attaching viewer.
@@ -117,6 +118,18 @@ pub enum PtyError {
     /// A size with a zero dimension.
     #[error("a terminal needs at least one row and one column")]
     BadSize,
+    /// A size past [`MAX_COLS`] × [`MAX_ROWS`].
+    #[error(
+        "a terminal of {cols} columns × {rows} rows is too large: at most {} columns × {} rows",
+        MAX_COLS,
+        MAX_ROWS
+    )]
+    TooLarge {
+        /// Columns asked for.
+        cols: u16,
+        /// Rows asked for.
+        rows: u16,
+    },
     /// The PTY could not be made or the child would not start.
     #[error("cannot start `{program}` in a terminal: {message}")]
     Spawn {
@@ -168,7 +181,18 @@ pub struct PtyBridge {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// Checks a size against the limits (see [`MAX_COLS`]).
+pub fn check_size(size: PtySize) -> Result<(), PtyError> {
+    dims(size).map(drop)
+}
+
 fn dims(size: PtySize) -> Result<(NonZeroU16, NonZeroU16), PtyError> {
+    if size.cols > MAX_COLS || size.rows > MAX_ROWS {
+        return Err(PtyError::TooLarge {
+            cols: size.cols,
+            rows: size.rows,
+        });
+    }
     match (NonZeroU16::new(size.rows), NonZeroU16::new(size.cols)) {
         (Some(r), Some(c)) => Ok((r, c)),
         _ => Err(PtyError::BadSize),

@@ -17,5 +17,5 @@
 mod bridge;
 mod screen;
 
-pub use bridge::{Attach, Chunk, ExitInfo, PtyBridge, PtyError, PtySize, PtySpec};
-pub use screen::Screen;
+pub use bridge::{check_size, Attach, Chunk, ExitInfo, PtyBridge, PtyError, PtySize, PtySpec};
+pub use screen::{Screen, MAX_COLS, MAX_ROWS, SCROLLBACK_CELLS};

@@ -31,27 +31,56 @@ impl Dimensions for Size {
     }
 }
 
+/// The most columns a terminal has. The grid holds every cell of the screen (about
+/// 24 bytes each) from the start and again at each resize: a client's 65535 × 65535
+/// asked for ~100 GB and aborted the daemon. Wider than any real screen at a legible
+/// font.
+pub const MAX_COLS: u16 = 1000;
+/// The most rows a terminal has (see [`MAX_COLS`]).
+pub const MAX_ROWS: u16 = 500;
+/// The most cells the scrollback keeps (~48 MB): a wide terminal keeps fewer lines of
+/// history than asked for, so one terminal's memory stays bounded whatever its width.
+pub const SCROLLBACK_CELLS: usize = 2_000_000;
+
 /// A terminal's state: the grid with its scrollback, the cursor and the input modes.
 pub struct Screen {
     term: Term<VoidListener>,
     parser: Processor,
+    /// The lines of history asked for (fewer are kept when wide).
+    scrollback: usize,
+    /// The lines of history kept at the current width.
+    kept_lines: usize,
+}
+
+/// A size within the limits: zero is taken as one, more than the most as the most.
+fn bounded(rows: u16, cols: u16) -> Size {
+    Size {
+        rows: usize::from(rows.clamp(1, MAX_ROWS)),
+        cols: usize::from(cols.clamp(1, MAX_COLS)),
+    }
+}
+
+/// The lines of history kept at `cols` columns.
+fn history(scrollback: usize, cols: usize) -> usize {
+    scrollback.min(SCROLLBACK_CELLS / cols.max(1))
 }
 
 impl Screen {
-    /// An empty terminal of `rows` × `cols` keeping `scrollback` lines of history.
-    /// Zero dimensions are taken as one.
+    /// An empty terminal of `rows` × `cols` keeping `scrollback` lines of history (at
+    /// most [`SCROLLBACK_CELLS`] cells of it). Zero dimensions are taken as one, more
+    /// than [`MAX_ROWS`] or [`MAX_COLS`] as that.
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> Screen {
+        let size = bounded(rows, cols);
+        let kept_lines = history(scrollback, size.cols);
         let config = Config {
-            scrolling_history: scrollback,
+            scrolling_history: kept_lines,
             ..Config::default()
-        };
-        let size = Size {
-            rows: usize::from(rows.max(1)),
-            cols: usize::from(cols.max(1)),
         };
         Screen {
             term: Term::new(config, &size, VoidListener),
             parser: Processor::new(),
+            scrollback,
+            kept_lines,
         }
     }
 
@@ -65,12 +94,24 @@ impl Screen {
         }
     }
 
-    /// Resizes (text reflows as in a real terminal).
+    /// Resizes (text reflows as in a real terminal), within the limits of [`Screen::new`].
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.term.resize(Size {
-            rows: usize::from(rows.max(1)),
-            cols: usize::from(cols.max(1)),
-        });
+        let size = bounded(rows, cols);
+        let lines = history(self.scrollback, size.cols);
+        if lines != self.kept_lines {
+            // Before the resize: a wider grid then reflows into the shorter history.
+            self.term.set_options(Config {
+                scrolling_history: lines,
+                ..Config::default()
+            });
+            self.kept_lines = lines;
+        }
+        self.term.resize(size);
+    }
+
+    /// How many lines of history the screen holds now.
+    pub fn history_len(&self) -> usize {
+        self.term.grid().history_size()
     }
 
     /// (rows, columns).

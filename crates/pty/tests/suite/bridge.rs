@@ -142,6 +142,44 @@ async fn resize_reaches_the_child_and_a_storm_does_not_break_it() {
         bridge.resize(PtySize { rows: 0, cols: 10 }),
         Err(PtyError::BadSize)
     ));
+    // A size past the limits is refused, saying them, and the terminal keeps its own.
+    let huge = bridge.resize(PtySize {
+        rows: u16::MAX,
+        cols: u16::MAX,
+    });
+    let message = huge
+        .as_ref()
+        .err()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        matches!(huge, Err(PtyError::TooLarge { .. }))
+            && message.contains("1000 columns × 500 rows"),
+        "{huge:?}"
+    );
+    assert_eq!(
+        bridge.size(),
+        PtySize {
+            rows: 30,
+            cols: 100
+        }
+    );
+    let at_limit = PtySize {
+        rows: weft_pty::MAX_ROWS,
+        cols: weft_pty::MAX_COLS,
+    };
+    bridge.resize(at_limit).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(bridge.size(), at_limit);
+    assert!(matches!(
+        PtyBridge::spawn(
+            &sh("true"),
+            PtySize {
+                rows: 501,
+                cols: 80
+            }
+        ),
+        Err(PtyError::TooLarge { .. })
+    ));
 }
 
 #[tokio::test]

@@ -100,3 +100,22 @@ fn output_inside_an_unfinished_synchronized_update_is_on_the_screen() {
     s.process(b"\x1b[?2026hdrawn in a synchronized update");
     assert_eq!(s.text(), "drawn in a synchronized update");
 }
+
+#[test]
+fn a_huge_size_is_held_to_the_limits_and_a_wide_screen_keeps_fewer_lines_of_history() {
+    let mut s = Screen::new(u16::MAX, u16::MAX, 10_000);
+    assert_eq!(s.size(), (weft_pty::MAX_ROWS, weft_pty::MAX_COLS));
+    s.resize(u16::MAX, u16::MAX);
+    assert_eq!(s.size(), (weft_pty::MAX_ROWS, weft_pty::MAX_COLS));
+    let lines = weft_pty::SCROLLBACK_CELLS / usize::from(weft_pty::MAX_COLS);
+    for _ in 0..(lines + 2 * usize::from(weft_pty::MAX_ROWS)) {
+        s.process(b"x\r\n");
+    }
+    assert_eq!(s.history_len(), lines);
+    // Back to a usual width: the history asked for is kept again as it comes.
+    s.resize(24, 80);
+    for _ in 0..12_000 {
+        s.process(b"y\r\n");
+    }
+    assert_eq!(s.history_len(), 10_000);
+}
