@@ -80,10 +80,24 @@ pub fn decode_client_text(bytes: &[u8]) -> Result<ClientFrame, FrameError> {
         .map_err(|e| json_error(bytes, e))
 }
 
+/// Just a frame's `id`, everything else skipped unbuilt.
+#[derive(serde::Deserialize)]
+struct IdOnly {
+    id: Option<u64>,
+}
+
+/// The error for a frame that did not parse, with its `id` when it has one. Bytes
+/// that are not JSON at all are not parsed again (a second parse would fail the same
+/// way, and a peer could make each bad frame cost twice); well-formed JSON that is not
+/// a message of the wire is scanned once more for its `id` only, building nothing.
 fn json_error(bytes: &[u8], e: serde_json::Error) -> FrameError {
-    let id = serde_json::from_slice::<serde_json::Value>(bytes)
-        .ok()
-        .and_then(|v| v.get("id").and_then(serde_json::Value::as_u64));
+    let id = if e.classify() == serde_json::error::Category::Data {
+        serde_json::from_slice::<IdOnly>(bytes)
+            .ok()
+            .and_then(|v| v.id)
+    } else {
+        None
+    };
     FrameError::Json {
         message: e.to_string(),
         id,
@@ -126,6 +140,15 @@ mod tests {
         assert!(matches!(
             decode_client(b"\x07junk"),
             Err(FrameError::Unknown)
+        ));
+        // Not JSON (cut short): no id.
+        assert!(matches!(
+            decode_client(br#"{"id":9,"type":"inbox""#),
+            Err(FrameError::Json { id: None, .. })
+        ));
+        assert!(matches!(
+            decode_client(br#"{"type":"nope","id":11,"more":[1,{"a":"b"}]}"#),
+            Err(FrameError::Json { id: Some(11), .. })
         ));
     }
 }

@@ -4,16 +4,19 @@
 //!
 //! Every channel a peer can fill is bounded: outgoing frames (a slow reader makes its
 //! forwarders wait, their broadcast receivers lag, and the client is told to resync
-//! instead of memory growing) and terminal input (a client typing into a program that
-//! does not read waits for it).
+//! instead of memory growing), terminal input (a client typing into a program that
+//! does not read waits for it) and requests in flight ([`IN_FLIGHT`]: past them the
+//! connection is not read until one ends, so a peer that sends faster than it is
+//! answered is slowed at its own socket; a task per frame once let one connection with
+//! a read token grow the daemon to 1.4 GB with 200,000 requests in 3 s).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinHandle;
 use weft_client::frame::{self, ClientFrame, FrameError};
 use weft_kernel::Caller;
@@ -25,6 +28,10 @@ use crate::service::Service;
 pub const OUTGOING: usize = 1024;
 /// Keystroke frames waiting for their terminal.
 const INPUT: usize = 256;
+/// Requests of one connection answered at once. Enough that a window's burst at
+/// start (a dozen reads) and a slow probe beside a stop never wait on each other; a
+/// peer with more outstanding is read no further until one is answered.
+pub const IN_FLIGHT: usize = 64;
 
 /// How the connection reached us.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +59,26 @@ pub struct Conn {
     pub(crate) listeners: Mutex<Vec<crate::ws::Listener>>,
     input: mpsc::Sender<TerminalInput>,
     input_task: JoinHandle<()>,
+    /// A permit per request being answered ([`IN_FLIGHT`]).
+    slots: Arc<Semaphore>,
+    /// Requests being answered now.
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// Counts a request task while it runs.
+struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    fn new(count: &Arc<AtomicUsize>) -> Running {
+        count.fetch_add(1, Ordering::SeqCst);
+        Running(count.clone())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Conn {
@@ -78,6 +105,8 @@ impl Conn {
             listeners: Mutex::default(),
             input,
             input_task,
+            slots: Arc::new(Semaphore::new(IN_FLIGHT)),
+            in_flight: Arc::default(),
         });
         // Known to the service, to be told why when it stops.
         service.conns.lock().insert(conn.id, Arc::downgrade(&conn));
@@ -116,13 +145,20 @@ impl Conn {
         self.caller.lock().clone()
     }
 
+    /// Requests of this connection being answered now (at most [`IN_FLIGHT`]).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
     /// Sends a message; false when the peer is gone.
     pub async fn send(&self, message: &ServerMessage) -> bool {
         self.out.send(frame::encode_json(message)).await.is_ok()
     }
 
     /// Handles one frame from the peer. Requests run concurrently (a slow probe does
-    /// not hold up a stop); keystrokes keep their order.
+    /// not hold up a stop), at most [`IN_FLIGHT`] at once: past that it returns only
+    /// once one has ended, and the transport reads nothing meanwhile. Keystrokes keep
+    /// their order.
     pub async fn on_frame(self: &Arc<Self>, service: &Arc<Service>, bytes: &[u8], text: bool) {
         let parsed = if text {
             frame::decode_client_text(bytes)
@@ -136,8 +172,19 @@ impl Conn {
                     crate::api::respond(service, self, msg).await;
                     return;
                 }
+                let slot = tokio::select! {
+                    slot = self.slots.clone().acquire_owned() => slot,
+                    _ = service.hung_up() => return,
+                };
+                let Ok(slot) = slot else {
+                    return;
+                };
+                let running = Running::new(&self.in_flight);
                 let (service, conn) = (service.clone(), self.clone());
-                tokio::spawn(async move { crate::api::respond(&service, &conn, msg).await });
+                tokio::spawn(async move {
+                    crate::api::respond(&service, &conn, msg).await;
+                    drop((running, slot));
+                });
             }
             Ok(ClientFrame::Input(input)) => {
                 if !self.scopes().contains(&Scope::Control) {
@@ -201,5 +248,95 @@ async fn write_inputs(service: Arc<Service>, mut inputs: mpsc::Receiver<Terminal
         if let Ok(Err(e)) = result {
             tracing::debug!("writing to a terminal: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::time::Duration;
+    use weft_kernel::Loom;
+    use weft_protocol::{ClientMessage, ClientRequest};
+
+    /// A service over an empty kernel in `dir`, for tests of the transports.
+    pub(crate) fn service(dir: &std::path::Path) -> Arc<Service> {
+        let loom = Loom::builder(dir).open().unwrap_or_else(|e| panic!("{e}"));
+        let accounts = weft_accounts::Accounts::open(
+            dir,
+            &dir.join("accounts.db"),
+            Arc::new(weft_accounts::MemoryStore::default()),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        Service::new(
+            loom,
+            Arc::new(accounts),
+            weft_client::Home::at(dir),
+            Duration::from_secs(600),
+            None,
+        )
+    }
+
+    async fn until(what: &str, mut f: impl FnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !f() {
+            assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A peer that sends requests and reads no reply: its replies fill the outgoing
+    /// queue, [`IN_FLIGHT`] requests then wait to send theirs, and the connection is
+    /// read no further (before: a task per frame, all waiting, without end).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_peer_that_reads_no_replies_has_at_most_the_bound_in_flight() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let service = service(dir.path());
+        let (out, mut replies) = mpsc::channel(OUTGOING);
+        let conn = Conn::new(&service, Transport::Socket, out, vec![Scope::Read]);
+        conn.greet(Caller::local(), vec![Scope::Read]);
+        const SENT: u64 = 3 * OUTGOING as u64;
+        let read = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let feeder = {
+            let (conn, service, read) = (conn.clone(), service.clone(), read.clone());
+            tokio::spawn(async move {
+                for id in 1..=SENT {
+                    let msg = ClientMessage {
+                        id,
+                        request: ClientRequest::DaemonStatus {},
+                    };
+                    conn.on_frame(&service, &frame::encode_json(&msg), false)
+                        .await;
+                    read.store(id, Ordering::SeqCst);
+                }
+            })
+        };
+        // The queue fills, then the slots.
+        until("the outgoing queue to fill", || conn.out.capacity() == 0).await;
+        until("the slots to fill", || {
+            assert!(
+                conn.in_flight() <= IN_FLIGHT,
+                "{} in flight",
+                conn.in_flight()
+            );
+            conn.in_flight() == IN_FLIGHT
+        })
+        .await;
+        // Nothing more is read while no reply leaves.
+        let stuck = read.load(Ordering::SeqCst);
+        assert!(stuck < SENT, "every frame was read");
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+            assert!(conn.in_flight() <= IN_FLIGHT);
+        }
+        assert!(read.load(Ordering::SeqCst) <= stuck + 1);
+        // Once replies are read, every request is answered.
+        let mut answered = 0;
+        while answered < SENT {
+            let got = tokio::time::timeout(Duration::from_secs(30), replies.recv()).await;
+            assert!(matches!(got, Ok(Some(_))), "reply {answered} never came");
+            answered += 1;
+        }
+        feeder.await.unwrap_or_else(|e| panic!("{e}"));
+        until("the tasks to end", || conn.in_flight() == 0).await;
     }
 }

@@ -9,7 +9,10 @@
 //! - a browser's `Origin` must be this listener's own page, so another site the user
 //!   has open cannot drive agents;
 //! - a listen address that is not loopback is refused: there is no TLS here yet, and a
-//!   token must not cross a network in clear.
+//!   token must not cross a network in clear;
+//! - before its hello, a peer costs little: at most [`UNPROVEN`] such connections at
+//!   once per listener, each with [`HELLO_WITHIN`] to say hello in a frame of at most
+//!   [`PRE_HELLO_FRAME`] bytes.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -39,7 +42,18 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsa
      frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// How long a WebSocket peer has to say hello (with its token).
-const HELLO_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+pub const HELLO_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Connections of a listener that have not proven themselves yet (no bearer token,
+/// no hello yet). Any local user reaches a loopback port: without a cap each could
+/// hold a connection, and up to a 16 MiB frame, for the hello's 10 s. A browser tab
+/// opens one; more are refused (503) until one says hello or goes.
+pub const UNPROVEN: usize = 8;
+
+/// The largest frame read from a peer that has not proven itself (no bearer token,
+/// no hello yet): a hello is a few hundred bytes (a browser sends no environment). A
+/// bigger one ends the connection unparsed.
+pub const PRE_HELLO_FRAME: usize = 64 * 1024;
 
 /// An open listener; dropping it stops accepting.
 pub struct Listener {
@@ -61,6 +75,8 @@ impl Drop for Listener {
 struct Host {
     service: Arc<Service>,
     port: u16,
+    /// A permit per connection that has not proven itself yet ([`UNPROVEN`]).
+    unproven: Arc<tokio::sync::Semaphore>,
 }
 
 /// Starts a listener on `addr` owned by `conn` (it closes when `conn` does); `conn`
@@ -96,6 +112,7 @@ pub async fn open(service: &Arc<Service>, addr: &str) -> Result<(Listener, Liste
     let host = Host {
         service: service.clone(),
         port: bound.port(),
+        unproven: Arc::new(tokio::sync::Semaphore::new(UNPROVEN)),
     };
     let app = router(host, service.ui_dir.as_deref());
     let task = tokio::spawn(async move {
@@ -198,19 +215,36 @@ async fn upgrade(State(host): State<Host>, headers: HeaderMap, ws: WebSocketUpgr
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::to_string);
-    let scopes = match bearer {
+    let (scopes, unproven) = match bearer {
         Some(token) => match host.service.token_scopes(&token) {
-            Some(scopes) => scopes,
+            Some(scopes) => (scopes, None),
             None => return (StatusCode::UNAUTHORIZED, "that token is not valid").into_response(),
         },
         // The hello must then carry it.
-        None => Vec::new(),
+        None => match host.unproven.clone().try_acquire_owned() {
+            Ok(permit) => (Vec::new(), Some(permit)),
+            Err(_) => {
+                tracing::warn!(
+                    "refused a WebSocket client: {UNPROVEN} are already waiting to say hello"
+                );
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too many connections are waiting to say hello; try again",
+                )
+                    .into_response();
+            }
+        },
     };
     ws.max_message_size(weft_client::frame::MAX_FRAME)
-        .on_upgrade(move |socket| connection(host.service, socket, scopes))
+        .on_upgrade(move |socket| connection(host.service, socket, scopes, unproven))
 }
 
-async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_protocol::Scope>) {
+async fn connection(
+    service: Arc<Service>,
+    socket: WebSocket,
+    scopes: Vec<weft_protocol::Scope>,
+    mut unproven: Option<tokio::sync::OwnedSemaphorePermit>,
+) {
     let _task = service.connection_task();
     let (mut sink, mut stream) = socket.split();
     let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
@@ -242,11 +276,23 @@ async fn connection(service: Arc<Service>, socket: WebSocket, scopes: Vec<weft_p
                 break;
             }
         };
-        match frame {
-            Some(Ok(Message::Text(text))) => conn.on_frame(&service, text.as_bytes(), true).await,
-            Some(Ok(Message::Binary(bytes))) => conn.on_frame(&service, &bytes, false).await,
+        let (bytes, text) = match &frame {
+            Some(Ok(Message::Text(text))) => (text.as_bytes(), true),
+            Some(Ok(Message::Binary(bytes))) => (&bytes[..], false),
             Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-            Some(Ok(_)) => {}
+            Some(Ok(_)) => continue,
+        };
+        if unproven.is_some() && bytes.len() > PRE_HELLO_FRAME {
+            tracing::warn!(
+                bytes = bytes.len(),
+                "a WebSocket client sent a frame too large for a hello"
+            );
+            break;
+        }
+        conn.on_frame(&service, bytes, text).await;
+        if conn.greeted() {
+            // Proven: no longer counted against the ones waiting.
+            unproven.take();
         }
     }
     conn.close(&service, writer).await;
@@ -272,6 +318,100 @@ pub fn find_ui_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    /// Opens a WebSocket to `addr` by hand; the status code of the answer.
+    async fn upgrade(addr: &str) -> (TcpStream, u16) {
+        let mut tcp = TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let request = format!(
+            "GET /ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        );
+        tcp.write_all(request.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match tcp.read(&mut byte).await {
+                Ok(1) => head.push(byte[0]),
+                _ => break,
+            }
+        }
+        let text = String::from_utf8_lossy(&head);
+        let code = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        (tcp, code)
+    }
+
+    /// A client frame (masked with a zero key, so the payload goes as it is).
+    fn binary_frame(payload: &[u8]) -> Vec<u8> {
+        let mut frame = vec![0x82, 0x80 | 127];
+        frame.extend_from_slice(&(payload.len() as u64).to_be_bytes());
+        frame.extend_from_slice(&[0, 0, 0, 0]);
+        frame.extend_from_slice(payload);
+        frame
+    }
+
+    /// What the server sent on `tcp` until it closed it.
+    async fn until_closed(tcp: &mut TcpStream) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => return got,
+                Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+                Err(_) => panic!("the connection stayed open"),
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unproven_connections_are_capped_and_their_frames_small() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let service = crate::conn::tests::service(dir.path());
+        let (_listener, listening) = open(&service, "127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{}", e.message));
+        let addr = listening.addr;
+        let mut waiting = Vec::new();
+        for _ in 0..UNPROVEN {
+            let (tcp, code) = upgrade(&addr).await;
+            assert_eq!(code, 101);
+            waiting.push(tcp);
+        }
+        let (_, code) = upgrade(&addr).await;
+        assert_eq!(code, 503, "one more than {UNPROVEN} waiting to say hello");
+        // One says too much before its hello: it is dropped, and its place is free.
+        let mut big = waiting.remove(0);
+        big.write_all(&binary_frame(&vec![b'{'; PRE_HELLO_FRAME + 1]))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let answer = until_closed(&mut big).await;
+        // Closed unread: no reply to it (a text frame), at most a close frame.
+        assert!(
+            answer.first().is_none_or(|b| *b == 0x88),
+            "a frame past the hello's size was read: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let (tcp, code) = upgrade(&addr).await;
+            if code == 101 {
+                waiting.push(tcp);
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no place came free");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
