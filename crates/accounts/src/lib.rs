@@ -303,19 +303,24 @@ impl Accounts {
         self.table.usage(id).map_err(storage)
     }
 
-    /// The account's secret, from wherever it is kept. Errors name the account.
+    /// The account's secret, from wherever it is kept. Errors name the account. The
+    /// OS secret store and a secret command block (a D-Bus call, a process of up to
+    /// [`secret::COMMAND_TIMEOUT`]): on an async runtime's worker they run with
+    /// [`secret::off_the_runtime`].
     pub fn secret_of(&self, account: &AccountInfo) -> Result<Option<Secret>, String> {
         let who = format!("account `{}` ({})", account.id, account.label);
         match &account.secret {
             SecretSource::None => Ok(None),
-            SecretSource::Store => match self.secrets.get(&account.id) {
-                Ok(Some(s)) => Ok(Some(s)),
-                Ok(None) => Err(format!(
-                    "{who}: its secret is gone from the OS secret store; remove the account \
+            SecretSource::Store => {
+                match secret::off_the_runtime(|| self.secrets.get(&account.id)) {
+                    Ok(Some(s)) => Ok(Some(s)),
+                    Ok(None) => Err(format!(
+                        "{who}: its secret is gone from the OS secret store; remove the account \
                      and add it again"
-                )),
-                Err(e) => Err(format!("{who}: {e}")),
-            },
+                    )),
+                    Err(e) => Err(format!("{who}: {e}")),
+                }
+            }
             SecretSource::Env { name } => match std::env::var(name) {
                 Ok(v) if !v.trim().is_empty() => Ok(Some(Secret::new(v.trim().to_string()))),
                 _ => Err(format!(
@@ -327,7 +332,7 @@ impl Accounts {
                 let SecretSource::Command { command } = &account.secret else {
                     return Ok(None);
                 };
-                secret::from_command(command)
+                secret::off_the_runtime(|| secret::from_command(command))
                     .map(Some)
                     .map_err(|e| format!("{who}: {e}"))
             }
@@ -372,7 +377,8 @@ impl Accounts {
         }
     }
 
-    /// Checks that `id` can run a turn of `agent` now.
+    /// Checks that `id` can run a turn of `agent` now (a secret command is not run:
+    /// only at spawn).
     pub fn usable(&self, agent: &str, id: &str) -> Result<AccountInfo, String> {
         let account = self.get(id).map_err(|e| e.to_string())?;
         if account.agent != agent {
@@ -381,10 +387,15 @@ impl Accounts {
                 account.label, account.agent
             ));
         }
-        if account.kind == "login" {
-            self.login_state(&account)?;
-        } else {
-            self.secret_of(&account)?;
+        match &account.secret {
+            _ if account.kind == "login" => self.login_state(&account)?,
+            // Run at spawn only (where a failure fails the turn, naming the account):
+            // run here too, a slow command held up the prompt that named the account,
+            // and then ran a second time.
+            SecretSource::Command { command } if !command.trim().is_empty() => {}
+            _ => {
+                self.secret_of(&account)?;
+            }
         }
         Ok(account)
     }

@@ -14,6 +14,7 @@
 //! so.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -175,40 +176,98 @@ impl SecretStore for MemoryStore {
 /// How long a secret command may take.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// The most a secret command may print: a key or a token is far smaller, and a
+/// command that prints without end (`cat /dev/zero`) must not grow the daemon.
+pub const MAX_COMMAND_OUTPUT: usize = 64 * 1024;
+
+/// Runs blocking `work` (a secret command, a call to the OS secret store) without
+/// holding up the async runtime it may be called from: on a multi-threaded tokio
+/// runtime the worker hands its other tasks to another thread first
+/// (`block_in_place`), elsewhere it just runs. The resolver port is synchronous and
+/// the kernel calls it from its runners' tasks: a secret command that took 12 s there
+/// held a worker each, and two of them stalled every client of the daemon.
+pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
+/// Ends a secret command's process group (it leads its own), so a child of it
+/// (`sleep`) holding the output open does not outlive it. Only while the group has a
+/// member (the shell not yet reaped, or one holding the output), so its id cannot
+/// have been reused.
+fn kill_group(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// How long the output may stay open after the shell exited (a child it left behind
+/// holding it) before the group is ended.
+const AFTER_EXIT: Duration = Duration::from_millis(500);
+
 /// Runs `command` with `/bin/sh -c` and takes its trimmed standard output as the
 /// secret (its standard error is dropped: a helper may print the value there too).
+/// At most [`COMMAND_TIMEOUT`] and [`MAX_COMMAND_OUTPUT`]; it blocks the calling
+/// thread meanwhile (see [`off_the_runtime`]).
 pub fn from_command(command: &str) -> Result<Secret, String> {
     let mut child = Command::new("/bin/sh")
         .args(["-c", command])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run its secret command: {e}"))?;
-    let mut out = Zeroizing::new(Vec::new());
-    let mut stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| "its secret command has no output".to_string())?;
-    let reader = std::thread::spawn(move || {
+    let Some(stdout) = child.stdout.take() else {
+        kill_group(&mut child);
+        return Err("its secret command has no output".to_string());
+    };
+    // One byte past the limit tells "too much" from "just enough"; the pipe then
+    // closes, and a command still printing ends on SIGPIPE.
+    let limit = u64::try_from(MAX_COMMAND_OUTPUT + 1).unwrap_or(u64::MAX);
+    let (read_tx, read) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut buf = Zeroizing::new(Vec::new());
-        let _ = stdout.read_to_end(&mut buf);
-        buf
+        let _ = stdout.take(limit).read_to_end(&mut buf);
+        let _ = read_tx.send(buf);
     });
     let status = match child.wait_timeout(COMMAND_TIMEOUT) {
         Ok(Some(status)) => status,
         Ok(None) => {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             return Err(format!(
                 "its secret command did not finish within {}s",
                 COMMAND_TIMEOUT.as_secs()
             ));
         }
-        Err(e) => return Err(format!("waiting for its secret command: {e}")),
+        Err(e) => {
+            kill_group(&mut child);
+            return Err(format!("waiting for its secret command: {e}"));
+        }
     };
-    if let Ok(buf) = reader.join() {
-        out = buf;
+    let out = match read.recv_timeout(AFTER_EXIT) {
+        Ok(out) => out,
+        Err(_) => {
+            // Something the shell started still holds the output: it goes with its group.
+            kill_group(&mut child);
+            read.recv_timeout(AFTER_EXIT)
+                .map_err(|_| "its secret command's output did not end".to_string())?
+        }
+    };
+    if out.len() > MAX_COMMAND_OUTPUT {
+        return Err(format!(
+            "its secret command printed more than {} KiB",
+            MAX_COMMAND_OUTPUT / 1024
+        ));
     }
     if !status.success() {
         return Err(format!("its secret command failed ({status})"));
@@ -241,6 +300,38 @@ mod tests {
         assert_eq!(from_command("echo '  k-1  '").unwrap().expose(), "k-1");
         assert!(from_command("exit 3").unwrap_err().contains("failed"));
         assert!(from_command("true").unwrap_err().contains("nothing"));
+    }
+
+    #[test]
+    fn blocking_work_leaves_the_other_tasks_of_the_runtime_running() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (started_tx, started) = std::sync::mpsc::channel();
+            let (go_tx, go) = std::sync::mpsc::channel::<()>();
+            // Holds the only worker until another task of the runtime has run.
+            let blocked = tokio::spawn(async move {
+                let _ = started_tx.send(());
+                off_the_runtime(|| go.recv_timeout(Duration::from_secs(30)))
+            });
+            started.recv().unwrap();
+            let other = tokio::spawn(async move { go_tx.send(()) });
+            assert!(other.await.unwrap().is_ok());
+            assert!(blocked.await.unwrap().is_ok());
+        });
+    }
+
+    #[test]
+    fn a_command_that_prints_without_end_is_refused_at_the_limit() {
+        let e = from_command("cat /dev/zero").unwrap_err();
+        assert!(e.contains("more than 64 KiB"), "{e}");
+        let exact = format!("head -c {MAX_COMMAND_OUTPUT} /dev/zero | tr '\\0' k");
+        assert_eq!(
+            from_command(&exact).unwrap().expose().len(),
+            MAX_COMMAND_OUTPUT
+        );
     }
 
     #[test]
