@@ -69,6 +69,23 @@ printf '[Default Applications]\nx-scheme-handler/http=weft-e2e-open.desktop\nx-s
     > "$RUN_DIR/xdg-config/mimeapps.list"
 OPEN_ENV=(XDG_CONFIG_HOME="$RUN_DIR/xdg-config" XDG_DATA_HOME="$RUN_DIR/xdg-data" WEFT_OPEN_WITH="$RUN_DIR/record-open.sh file")
 
+# A certificate authority of the run's own, trusted by the app (on top of the system's),
+# for a loopback https server the tests run: a remote image loaded on click comes from
+# it through the shell, and any request the window makes unasked would reach it:
+# ui/e2e/remote.e2e.test.mjs.
+TLS="$RUN_DIR/tls"
+mkdir -p "$TLS"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=weft-e2e-ca \
+    -keyout "$TLS/ca.key" -out "$TLS/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$TLS/key.pem" -out "$TLS/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$TLS/ext.cnf"
+openssl x509 -req -in "$TLS/server.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -CAcreateserial -days 2 \
+    -extfile "$TLS/ext.cnf" -out "$TLS/cert.pem" 2>/dev/null
+cat "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$TLS/ca.pem" > "$TLS/roots.pem" 2>/dev/null || cp "$TLS/ca.pem" "$TLS/roots.pem"
+OPEN_ENV+=(SSL_CERT_FILE="$TLS/roots.pem")
+export WEFT_E2E_TLS_CERT="$TLS/cert.pem" WEFT_E2E_TLS_KEY="$TLS/key.pem"
+
 # An npm stand-in for the Agents view's Install (no registry here): it lays out what
 # `npm install --prefix DIR PACKAGE@VERSION` would, a package whose bin prints its
 # version: ui/e2e/agents.e2e.test.mjs.

@@ -17,6 +17,7 @@ import {
   closeApp,
   lastTurnText,
   launch,
+  loopbackServer,
   phase,
   screenshot,
   send,
@@ -194,7 +195,9 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     const opened = process.env.WEFT_E2E_OPENED;
     assert.ok(opened, "WEFT_E2E_OPENED from scripts/e2e-app.sh");
     const url = "https://example.com/weft-e2e?from=app&n=1";
-    await send(browser, `see ${url} and ![pic](https://example.com/p.png)`);
+    const images = await loopbackServer();
+    const pic = `https://${images.origin}/p.png`;
+    await send(browser, `see ${url} and ![pic](${pic})`);
     await waitDone("the turn with a link");
     const link = await browser.$(`[data-testid="turn-text"] a[href="${url}"]`);
     await link.waitForDisplayed({ timeout: 10000 });
@@ -205,9 +208,14 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
 
     const img = (await allByTestId(browser, "remote-image")).at(-1);
     assert.equal(await img.getAttribute("src"), null, "a remote image is not loaded");
+    assert.equal(await img.getAttribute("data-remote-src"), pic);
+    assert.deepEqual(images.seen.requests, [], "nor asked for");
     const load = (await allByTestId(browser, "load-image")).at(-1);
     await load.click();
-    await until(browser, async () => (await img.getAttribute("src")) === "https://example.com/p.png", "the image to load when asked");
+    // Through the shell (the window's CSP loads no remote image itself), as data.
+    await until(browser, async () => /^data:image\/png;base64,/.test((await img.getAttribute("src")) ?? ""), "the image to load when asked");
+    assert.deepEqual(images.seen.requests, ["/p.png"]);
+    await images.close();
 
     const artifact = (await allByTestId(browser, "artifact")).at(-1);
     const href = await artifact.getAttribute("href");

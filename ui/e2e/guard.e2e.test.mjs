@@ -1,13 +1,14 @@
 // Weft's own agent (native) asks to run a dangerous shell command: the desktop dialog
 // shows Weft's verdict in red with its reasons (the typed `verdict` of the permission
-// request), the user denies it from the dialog, and the refusal reaches the model (the
+// request), with Deny as its primary choice and no lasting allow; the user denies it
+// with Enter, and the refusal reaches the model (the
 // scripted Anthropic server that scripts/e2e-app.sh starts answers the refusal with its
 // own words, which the turn then shows). Skipped without that server.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { allByTestId, byTestId, chooseAgent, lastTurnText, launch, phase, screenshot, send, until } from "./harness.mjs";
+import { allByTestId, byTestId, chooseAgent, lastTurnText, launch, phase, screenshot, send, setTheme, until } from "./harness.mjs";
 
 const ready = Boolean(process.env.WEFT_E2E_ANTHROPIC_URL);
 
@@ -52,11 +53,24 @@ describe("Weft desktop app: the native agent's dangerous command", { skip: ready
       reasons.some((r) => /download/i.test(r) && /sh/.test(r)),
       `a reason names the download piped into a shell: ${JSON.stringify(reasons)}`,
     );
-    // The always-allow choice is offered next to the others.
-    assert.ok(await (await byTestId(browser, "choice-allowPrefix")).isExisting());
+    // A dangerous line: Deny is the primary choice (Enter), allowing is once only, and
+    // nothing lasting is offered (the daemon sends an always-allow choice; not shown).
+    assert.equal(await (await byTestId(browser, "deny")).getAttribute("data-primary"), "true");
+    assert.equal(await (await byTestId(browser, "deny")).getAttribute("aria-keyshortcuts"), "D Enter");
+    assert.equal(await (await byTestId(browser, "allow-once")).getAttribute("aria-keyshortcuts"), "A");
+    assert.equal(await (await byTestId(browser, "choice-allowPrefix")).isExisting(), false, "no always-allow");
+    assert.equal(await (await byTestId(browser, "allow-session")).isExisting(), false, "no allow for the session");
+    assert.match(await (await byTestId(browser, "dangerous-note")).getText(), /Enter denies/);
     await screenshot(browser, "guard-dangerous-verdict-light");
+    const theme = await (await byTestId(browser, "theme-toggle")).getAttribute("aria-label");
+    await setTheme(browser, "dark");
+    await screenshot(browser, "guard-dangerous-verdict-dark");
+    await setTheme(browser, theme.replace("Theme: ", ""));
 
-    await (await byTestId(browser, "deny")).click();
+    // Enter, the primary choice, denies.
+    await until(browser, async () => (await dialog.getAttribute("data-keys")) === "ready", "the dialog to take keys");
+    await browser.execute(() => document.querySelector('[data-testid="interaction-dialog"]')?.focus());
+    await browser.keys("Enter");
     await dialog.waitForExist({ reverse: true, timeout: 30000 });
     await until(browser, async () => (await lastTurnText(browser)).includes("Not run: the user denied the command."), "the model's answer to the refusal", 90000);
     await until(browser, async () => (await phase(browser)) === "done", "the turn to finish", 90000);

@@ -4,16 +4,18 @@
 // WEFT_WORKSPACE_DIR (passed as --workspace), SCREENSHOT_DIR.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:https";
 import { dirname, join } from "node:path";
 import { remote } from "webdriverio";
 
 export const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? "artifacts/screenshots";
 const TIMEOUT = Number(process.env.WEFT_E2E_TIMEOUT ?? 30000);
 
-export async function launch() {
+/** Starts the app on `workspace` (default: the run's workspace). */
+export async function launch({ workspace = process.env.WEFT_WORKSPACE_DIR } = {}) {
   const application = process.env.WEFT_APP_BIN;
   if (!application) throw new Error("WEFT_APP_BIN is not set (run scripts/e2e-app.sh)");
-  const args = process.env.WEFT_WORKSPACE_DIR ? ["--workspace", process.env.WEFT_WORKSPACE_DIR] : [];
+  const args = workspace ? ["--workspace", workspace] : [];
   const browser = await remote({
     hostname: "127.0.0.1",
     port: Number(process.env.WEFT_E2E_PORT ?? 4444),
@@ -171,7 +173,8 @@ export async function setTheme(browser, theme) {
   const label = () => toggle.getAttribute("aria-label");
   for (let i = 0; i < 3 && (await label()) !== `Theme: ${theme}`; i++) {
     const before = await label();
-    await toggle.click();
+    // Clicked by script: a modal dialog's backdrop may cover it (screenshots of dialogs).
+    await browser.execute((el) => el.click(), toggle);
     await until(browser, async () => (await label()) !== before, "the theme to change");
   }
   assert.equal(await label(), `Theme: ${theme}`);
@@ -206,4 +209,42 @@ export async function allTurnPrompts(browser) {
   }
   await browser.execute((el) => el.scrollTo(0, el.scrollHeight), list);
   return [...seen.values()].sort((a, b) => a.top - b.top).map((row) => row.text);
+}
+
+/** A 1×1 PNG. */
+export const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
+
+/**
+ * An https server on loopback with the run's certificate (scripts/e2e-app.sh makes the
+ * app trust its authority) that serves PNG for every path and counts every TCP
+ * connection, whether it then speaks TLS, plain HTTP or nothing: `connections` is what
+ * reached it, `requests` the paths it was asked for. `close()` stops it.
+ */
+export async function loopbackServer() {
+  const cert = process.env.WEFT_E2E_TLS_CERT;
+  const key = process.env.WEFT_E2E_TLS_KEY;
+  if (!cert || !key) throw new Error("WEFT_E2E_TLS_CERT and WEFT_E2E_TLS_KEY from scripts/e2e-app.sh");
+  const seen = { connections: 0, requests: [] };
+  const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }, (req, res) => {
+    seen.requests.push(req.url);
+    res.writeHead(200, { "content-type": "image/png", "content-length": PNG.length });
+    res.end(PNG);
+  });
+  server.on("connection", () => (seen.connections += 1));
+  // A plain-HTTP or broken handshake still counts (above); it must not crash the test.
+  server.on("tlsClientError", () => {});
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    seen,
+    origin: `127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
+  };
 }

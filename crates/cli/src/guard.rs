@@ -55,7 +55,8 @@ pub struct SandboxArgs {
     /// Print which mechanism confines commands here, and stop.
     #[arg(long)]
     probe: bool,
-    /// With --probe: print `{mechanism, details}` as JSON.
+    /// With --probe: print `{mechanism, details, hostSocketsBlocked, gitReadOnly,
+    /// network}` as JSON.
     #[arg(long, requires = "probe")]
     json: bool,
     /// The workspace (writable; its .git and .weft read-only); default: here.
@@ -69,23 +70,55 @@ pub struct SandboxArgs {
     command: Vec<String>,
 }
 
+/// What `weft sandbox --probe --json` prints: the mechanism and what was measured to
+/// hold under it.
+#[derive(serde::Serialize)]
+struct ProbeReport<'a> {
+    #[serde(flatten)]
+    probe: &'a weft_sandbox::Probe,
+    #[serde(flatten)]
+    checks: &'a weft_sandbox::Checks,
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
 pub fn sandbox(args: SandboxArgs) -> ExitCode {
     let probe = weft_sandbox::probe();
+    let weft_home = weft_kernel::state::global_state_dir();
     if args.probe {
+        let checks = weft_sandbox::check(probe, &weft_home);
         if args.json {
+            let report = ProbeReport {
+                probe,
+                checks: &checks,
+            };
             out!(
                 "{}",
-                serde_json::to_string_pretty(probe).unwrap_or_default()
+                serde_json::to_string_pretty(&report).unwrap_or_default()
             );
         } else {
+            out!("{}: {}", probe.mechanism.as_str(), probe.details);
             out!(
-                "{}: {}",
-                serde_json::to_value(probe.mechanism)
+                "host sockets blocked: {}",
+                yes_no(checks.host_sockets_blocked)
+            );
+            out!(".git/.weft read-only: {}", yes_no(checks.git_read_only));
+            out!(
+                "network: {}",
+                serde_json::to_value(checks.network)
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                probe.details
+                    .unwrap_or_default()
             );
+            for n in &checks.notes {
+                out!("  - {n}");
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -109,13 +142,23 @@ pub fn sandbox(args: SandboxArgs) -> ExitCode {
             return ExitCode::from(125);
         }
     };
-    let mut policy = weft_sandbox::Policy::new(&workdir, scratch.path());
+    let mut policy = weft_sandbox::Policy::new(&workdir, scratch.path(), &weft_home);
     policy.allow_network = args.allow_network;
-    let Some(mut cmd) = weft_sandbox::shell(&policy, &args.command.join(" ")) else {
-        eprintln!("weft sandbox: {}", probe.details);
-        return ExitCode::from(125);
+    let mut confined = match weft_sandbox::shell(&policy, &args.command.join(" ")) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            eprintln!("weft sandbox: {}", probe.details);
+            return ExitCode::from(125);
+        }
+        Err(e) => {
+            eprintln!("weft sandbox: {e}");
+            return ExitCode::from(125);
+        }
     };
-    match cmd.status() {
+    let status = confined.command.status();
+    // The workspace's .git/.weft mountpoints go only after the command has ended.
+    drop(confined.hold);
+    match status {
         Ok(s) => match s.code() {
             Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
             None => ExitCode::from(128 + 9),

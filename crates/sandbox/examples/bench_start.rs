@@ -23,8 +23,11 @@ fn time(mut c: Command) -> f64 {
 
 fn time_warm(policy: &Policy) -> f64 {
     use std::io::Write;
-    let mut c = weft_sandbox::waiting_shell(policy).unwrap_or_else(|| Command::new("false"));
+    let Ok(Some(mut c)) = weft_sandbox::waiting_shell(policy) else {
+        panic!("no waiting sandbox")
+    };
     let mut child = c
+        .command
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -68,7 +71,8 @@ fn main() -> std::process::ExitCode {
         .unwrap_or(200);
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let scratch = weft_sandbox::scratch().unwrap_or_else(|e| panic!("{e}"));
-    let policy = Policy::new(work.path(), scratch.path());
+    let home = work.path().join("weft-home");
+    let policy = Policy::new(work.path(), scratch.path(), &home);
     let argv = ["bash".to_string(), "-c".into(), "true".into()];
     let mut probes = Vec::new();
     for force in ["bwrap", "landlock"] {
@@ -90,13 +94,16 @@ fn main() -> std::process::ExitCode {
     // only writing the line and the run itself are timed, after a pause standing in for
     // the model's thinking.
     let mut warm = (Vec::new(), Vec::new());
-    let warm_on = weft_sandbox::waiting_shell(&policy).is_some();
+    let warm_on = matches!(weft_sandbox::waiting_shell(&policy), Ok(Some(_)));
     for _ in 0..runs {
         let b = time(bare());
         bare_t.push(b);
-        for (i, (_, p)) in probes.iter().enumerate() {
-            let c = command_with(p, &policy, &argv).unwrap_or_else(|| Command::new("false"));
-            let t = time(c);
+        for (i, (force, p)) in probes.iter().enumerate() {
+            let Ok(Some(c)) = command_with(p, &policy, &argv) else {
+                panic!("{force}: no command")
+            };
+            let t = time(c.command);
+            drop(c.hold);
             under[i].0.push(t);
             under[i].1.push(t - b);
         }

@@ -1,14 +1,42 @@
 //! Running a command so it cannot reach past its workspace even when the judgement
 //! that let it run was wrong: the workspace and a temp folder writable, the rest of
 //! the file system read-only, `.git` and `.weft` read-only inside the workspace, no
-//! network unless allowed.
+//! host Unix socket reachable (the daemon's, D-Bus), no network unless allowed.
 //!
 //! The mechanism is probed once ([`probe`]): bubblewrap when it runs here (mount,
-//! PID and network namespaces); else Landlock (best effort; at least partially
-//! enforced) plus a seccomp filter that refuses every socket but a Unix one, applied
-//! by the `weft-sandbox-exec` helper to itself before it execs the command (so no
-//! crate of ours needs `unsafe`); else unavailable, and the caller must ask before
-//! anything that is not provably read-only runs (fail closed).
+//! PID, IPC and network namespaces; [`bwrap`] says what it hides and why); else
+//! Landlock plus a seccomp filter, applied by the `weft-sandbox-exec` helper to itself
+//! before it execs the command (so no crate of ours needs `unsafe`;
+//! `landlock_exec` says what each refuses); else unavailable, and the caller must ask
+//! before anything that is not provably read-only runs (fail closed).
+//!
+//! What holds under each, as `weft sandbox --probe` measures it ([`check`]):
+//!
+//! | | bubblewrap | Landlock + seccomp |
+//! |---|---|---|
+//! | writes outside the workspace and scratch folder | refused | refused |
+//! | host Unix sockets | hidden (`$WEFT_HOME`, `/run`, `$XDG_RUNTIME_DIR`, `/tmp`) | `socket(AF_UNIX)` refused |
+//! | `$WEFT_HOME`, `$XDG_RUNTIME_DIR` | hidden | not readable |
+//! | `.git`, `.weft` | read-only, absent or not ([`mountpoint`]) | writable: Landlock only adds access |
+//! | network | own namespace | TCP and every non-Unix socket refused |
+//! | signals to the daemon | own PID namespace | refused from Linux 6.12 (Landlock scoping) |
+//!
+//! Because Landlock cannot keep `.git` and `.weft` read-only, a caller under it must
+//! ask before any command that is not provably read-only (the native agent's shell
+//! policy passes `protects_git: false`).
+//!
+//! `.git` and `.weft` under bubblewrap: a folder or a file (a worktree's gitfile) is
+//! bound read-only onto itself; an absent one gets an empty folder made for the mount
+//! and removed after the last command using it, if still empty; a symbolic link is
+//! refused with [`Error::Symlink`] (a mount would land on its target and leave the
+//! link replaceable). Weft's own process may leave an empty `.git`/`.weft` behind only
+//! when it dies mid-command or another Weft process still mounts it; git and Weft both
+//! read an empty one as absent.
+
+pub mod bwrap;
+pub mod check;
+pub mod mountpoint;
+pub mod readable;
 
 #[cfg(target_os = "linux")]
 mod landlock_exec;
@@ -19,8 +47,46 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+pub use check::{check, Checks, Reach};
 #[cfg(target_os = "linux")]
 pub use landlock_exec::{exec_main, exec_with};
+pub use mountpoint::Hold;
+
+/// Why a command cannot run under the sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The workspace's `.git` or `.weft` is a symbolic link.
+    #[error(
+        "{} is a symbolic link (to {}): the sandbox cannot keep it read-only, so no command \
+         runs in this workspace; replace the link with the folder it points to, or turn the \
+         sandbox off",
+        path.display(),
+        target.display()
+    )]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+        /// Where it points.
+        target: PathBuf,
+    },
+    /// The workspace's `.git` or `.weft` could not be prepared.
+    #[error("cannot prepare {} for the sandbox: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// A command ready to run under the sandbox, and what it holds while it runs.
+#[derive(Debug)]
+pub struct Confined {
+    /// The command (spawn it as it is, or add stdio and environment).
+    pub command: Command,
+    /// Keep it until the command has exited (see [`mountpoint`]).
+    pub hold: Hold,
+}
 
 /// Which mechanism confines commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,18 +128,40 @@ pub struct Policy {
     /// mounts it at `/tmp`, the Landlock helper grants it; `TMPDIR` names it either
     /// way. The system `/tmp` (other sessions' files) stays read-only.
     pub temp: PathBuf,
+    /// Weft's home (`$WEFT_HOME`): hidden from the command, with the daemon's socket in
+    /// it (a workspace or scratch folder inside it stays visible).
+    pub weft_home: PathBuf,
     /// Whether the network is reachable.
     pub allow_network: bool,
 }
 
 impl Policy {
-    /// The workspace `workdir`, the private scratch folder `temp`, no network.
-    pub fn new(workdir: &Path, temp: &Path) -> Self {
+    /// The workspace `workdir`, the private scratch folder `temp`, Weft's home
+    /// `weft_home`, no network.
+    pub fn new(workdir: &Path, temp: &Path, weft_home: &Path) -> Self {
         Self {
             workdir: workdir.to_path_buf(),
             temp: temp.to_path_buf(),
+            weft_home: weft_home.to_path_buf(),
             allow_network: false,
         }
+    }
+
+    /// The folders no command may see into under either mechanism: Weft's home,
+    /// `$XDG_RUNTIME_DIR` (this process's) and `/run/user`; canonical, those that exist.
+    pub fn hidden(&self) -> Vec<PathBuf> {
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
+        [
+            Some(self.weft_home.clone()),
+            runtime,
+            Some("/run/user".into()),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect()
     }
 }
 
@@ -159,8 +247,9 @@ fn on_path(name: &str) -> Option<PathBuf> {
 fn probe_bwrap() -> Result<Probe, String> {
     let bwrap = on_path("bwrap").ok_or("bwrap is not installed")?;
     let tmp = scratch().map_err(|e| format!("no scratch folder: {e}"))?;
-    let policy = Policy::new(tmp.path(), tmp.path());
-    let out = bwrap_command(&bwrap, &policy, &["true".to_string()])
+    let home = tmp.path().join("home");
+    let policy = Policy::new(tmp.path(), tmp.path(), &home);
+    let out = bwrap::command(&bwrap, &policy, &[], &["true".to_string()])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
@@ -182,7 +271,7 @@ fn probe_bwrap() -> Result<Probe, String> {
     Ok(Probe {
         mechanism: Mechanism::Bwrap,
         details: format!(
-            "{} ({version}){}: mount, PID and network namespaces; the workspace and a private /tmp writable, .git and .weft read-only",
+            "{} ({version}){}: mount, PID, IPC and network namespaces; the workspace and a private /tmp writable, .git and .weft read-only, WEFT_HOME, /run and XDG_RUNTIME_DIR hidden",
             bwrap.display(),
             if root {
                 ", run as root (namespaces without a user namespace; the command keeps uid 0 but no capabilities)"
@@ -193,6 +282,10 @@ fn probe_bwrap() -> Result<Probe, String> {
         program: Some(bwrap),
     })
 }
+
+/// The helper's `--connect` exit code when no socket answered (distinct from bash's
+/// and bubblewrap's own failures).
+pub(crate) const NONE_REACHED: i32 = 3;
 
 /// The helper's file name; it is installed beside `weft` (the `weft-cli` package
 /// builds it, and the deb and `cargo install` put it next to `weft`).
@@ -232,7 +325,8 @@ fn probe_landlock() -> Result<Probe, String> {
         )
     })?;
     let tmp = scratch().map_err(|e| format!("no scratch folder: {e}"))?;
-    let policy = Policy::new(tmp.path(), tmp.path());
+    let home = tmp.path().join("home");
+    let policy = Policy::new(tmp.path(), tmp.path(), &home);
     let out = helper_command(&helper, &policy, &["true".to_string()], true)
         .stdin(std::process::Stdio::null())
         .output()
@@ -244,39 +338,20 @@ fn probe_landlock() -> Result<Probe, String> {
     Ok(Probe {
         mechanism: Mechanism::Landlock,
         details: format!(
-            "Landlock through {} ({status}); the workspace and a private TMPDIR writable; seccomp refuses non-Unix sockets; .git and .weft are not protected by Landlock (it cannot take back a write it granted), so a command writing there asks first",
+            "Landlock through {} ({status}); the workspace and a private TMPDIR writable, WEFT_HOME and XDG_RUNTIME_DIR unreadable; seccomp refuses every socket (Unix ones always) and io_uring; .git and .weft are not protected by Landlock (it cannot take back a write it granted), so every command not provably read-only asks first",
             helper.display()
         ),
         program: Some(helper),
     })
 }
 
-fn bwrap_command(bwrap: &Path, policy: &Policy, argv: &[String]) -> Command {
-    let mut c = Command::new(bwrap);
-    c.args(["--new-session", "--die-with-parent", "--ro-bind", "/", "/"])
-        .args(["--dev", "/dev", "--proc", "/proc", "--unshare-pid"]);
-    if !policy.allow_network {
-        c.arg("--unshare-net");
-    }
-    // The private scratch folder is the sandbox's /tmp; a workspace under the host's
-    // /tmp is bound afterwards, on top of it.
-    c.arg("--bind").arg(&policy.temp).arg("/tmp");
-    c.args(["--setenv", "TMPDIR", "/tmp"]);
-    c.arg("--bind").arg(&policy.workdir).arg(&policy.workdir);
-    for inner in [".git", ".weft"] {
-        let p = policy.workdir.join(inner);
-        if p.exists() {
-            c.arg("--ro-bind").arg(&p).arg(&p);
-        }
-    }
-    c.arg("--chdir").arg(&policy.workdir).arg("--").args(argv);
-    c
-}
-
 fn helper_command(helper: &Path, policy: &Policy, argv: &[String], report: bool) -> Command {
     let mut c = Command::new(helper);
     c.arg("--workdir").arg(&policy.workdir);
     c.arg("--temp").arg(&policy.temp);
+    for h in policy.hidden() {
+        c.arg("--hide").arg(h);
+    }
     if policy.allow_network {
         c.arg("--allow-network");
     }
@@ -288,14 +363,15 @@ fn helper_command(helper: &Path, policy: &Policy, argv: &[String], report: bool)
 }
 
 /// `argv` under the sandbox the probe found; `None` when there is none (the caller
-/// runs it bare only after the user said so).
-pub fn command(policy: &Policy, argv: &[String]) -> Option<Command> {
+/// runs it bare only after the user said so); an error when the workspace cannot be
+/// confined (its `.git` or `.weft` is a symbolic link).
+pub fn command(policy: &Policy, argv: &[String]) -> Result<Option<Confined>, Error> {
     command_with(probe(), policy, argv)
 }
 
 /// `bash -c LINE` in the workspace under the sandbox: how the native agent's bash
 /// tool runs a command line.
-pub fn shell(policy: &Policy, line: &str) -> Option<Command> {
+pub fn shell(policy: &Policy, line: &str) -> Result<Option<Confined>, Error> {
     command(policy, &["bash".into(), "-c".into(), line.into()])
 }
 
@@ -306,10 +382,10 @@ pub const WAITING_SHELL: &str = "IFS= read -r -d '' line; exec bash -c \"$line\"
 
 /// `bash` under the sandbox, waiting for its command line on stdin ([`WAITING_SHELL`]);
 /// `None` without a sandbox. Only worth it for bubblewrap, whose start-up is the cost.
-pub fn waiting_shell(policy: &Policy) -> Option<Command> {
+pub fn waiting_shell(policy: &Policy) -> Result<Option<Confined>, Error> {
     let p = probe();
     if p.mechanism != Mechanism::Bwrap {
-        return None;
+        return Ok(None);
     }
     command_with(
         p,
@@ -319,15 +395,18 @@ pub fn waiting_shell(policy: &Policy) -> Option<Command> {
 }
 
 /// What a sandbox started ahead for `policy` was made for: the policy, and which of
-/// the workspace's `.git` and `.weft` existed (by inode) — one made before a
-/// `git init` would lack the read-only mount, so it must not be used after.
+/// the workspace's `.git` and `.weft` existed (by inode; a mountpoint Weft made counts
+/// as absent) — one made before a `git init` would mount an empty `.git` over the new
+/// one, so it must not be used after.
 pub fn spare_key(policy: &Policy) -> String {
     use std::os::unix::fs::MetadataExt;
-    let inner: Vec<Option<(u64, u64)>> = [".git", ".weft"]
+    let inner: Vec<Option<(u64, u64)>> = mountpoint::PROTECTED
         .iter()
         .map(|d| {
-            std::fs::symlink_metadata(policy.workdir.join(d))
+            let path = policy.workdir.join(d);
+            std::fs::symlink_metadata(&path)
                 .ok()
+                .filter(|m| !mountpoint::is_made(&path, m))
                 .map(|m| (m.dev(), m.ino()))
         })
         .collect();
@@ -335,13 +414,29 @@ pub fn spare_key(policy: &Policy) -> String {
 }
 
 /// [`command`] with a given probe.
-pub fn command_with(p: &Probe, policy: &Policy, argv: &[String]) -> Option<Command> {
-    let program = p.program.as_ref()?;
-    Some(match p.mechanism {
-        Mechanism::Bwrap => bwrap_command(program, policy, argv),
-        Mechanism::Landlock => helper_command(program, policy, argv, false),
-        Mechanism::Unavailable => return None,
-    })
+pub fn command_with(
+    p: &Probe,
+    policy: &Policy,
+    argv: &[String],
+) -> Result<Option<Confined>, Error> {
+    let Some(program) = p.program.as_ref() else {
+        return Ok(None);
+    };
+    Ok(Some(match p.mechanism {
+        Mechanism::Bwrap => {
+            let (read_only, hold) = mountpoint::prepare(&policy.workdir)?;
+            let read_only: Vec<_> = read_only.into_iter().map(|p| (p.clone(), p)).collect();
+            Confined {
+                command: bwrap::command(program, policy, &read_only, argv),
+                hold,
+            }
+        }
+        Mechanism::Landlock => Confined {
+            command: helper_command(program, policy, argv, false),
+            hold: Hold::default(),
+        },
+        Mechanism::Unavailable => return Ok(None),
+    }))
 }
 
 #[cfg(test)]

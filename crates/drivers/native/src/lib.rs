@@ -379,6 +379,7 @@ impl AgentDriver for NativeDriver {
                 // The session's private scratch folder for sandboxed commands.
                 let tmp = home.join("sandbox-tmp").join(&session_id);
                 env.push((shell::SESSION_TMP_VAR.into(), tmp.display().to_string()));
+                env.push((shell::SESSION_HOME_VAR.into(), home.display().to_string()));
                 env
             },
             home: home.clone(),

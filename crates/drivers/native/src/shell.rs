@@ -75,13 +75,18 @@ impl ShellFlags {
         self.sandbox && weft_sandbox::probe().mechanism != weft_sandbox::Mechanism::Unavailable
     }
 
-    /// The sandbox a command in `root` runs under, `temp` its private scratch folder;
+    /// The sandbox a command in `root` runs under, `temp` its private scratch folder
+    /// (Weft's home, hidden from it, is `weft_home`, else this process's);
     /// `None` when it is off or no mechanism works here.
     pub fn sandbox_policy(&self, root: &Path, temp: &Path) -> Option<weft_sandbox::Policy> {
         if !self.sandboxed() {
             return None;
         }
-        let mut p = weft_sandbox::Policy::new(root, temp);
+        let home = self
+            .weft_home
+            .clone()
+            .unwrap_or_else(weft_kernel::state::global_state_dir);
+        let mut p = weft_sandbox::Policy::new(root, temp, &home);
         p.allow_network = self.network;
         Some(p)
     }
@@ -90,6 +95,10 @@ impl ShellFlags {
 /// Where the session's private scratch folder is named for the bash tool (the driver
 /// sets it to `<state dir>/sandbox-tmp/<session id>`).
 pub const SESSION_TMP_VAR: &str = "WEFT_SANDBOX_TMP";
+
+/// Where Weft's home (the session's state folder) is named for the bash tool: the
+/// sandbox hides it from commands. Absent: this process's own home.
+pub const SESSION_HOME_VAR: &str = "WEFT_SANDBOX_HOME";
 
 /// The sandbox the bash tool runs a command under, from the environment it gives the
 /// command (the same settings [`ShellFlags::from_vars`] reads for the guard); `None`
@@ -106,7 +115,11 @@ pub fn sandbox_for(
             .find(|(k, _)| k == n)
             .map(|(_, v)| v.clone())
     };
-    let flags = ShellFlags::from_vars(&var, Path::new("/"), PermissionMode::Ask);
+    let home = var(SESSION_HOME_VAR)
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .unwrap_or_else(weft_kernel::state::global_state_dir);
+    let flags = ShellFlags::from_vars(&var, &home, PermissionMode::Ask);
     if !flags.sandboxed() {
         return Ok(None);
     }

@@ -119,11 +119,11 @@ pub async fn run_in(
     let line = format!("exec 2>&1\n{}", command);
     // A sandbox started ahead for this session, when one waits: the line is all it needs.
     let warm = match sandbox.and_then(|p| super::warm::take(p, env, root)) {
-        Some(mut c) => match c.stdin.take() {
+        Some(mut spare) => match spare.child.stdin.take() {
             Some(mut stdin) => {
                 let sent = stdin.write_all(line.as_bytes()).await.is_ok();
                 drop(stdin);
-                sent.then_some(c)
+                sent.then_some(spare)
             }
             None => None,
         },
@@ -132,15 +132,22 @@ pub async fn run_in(
     if let Some(p) = sandbox {
         super::warm::refill(p, env, root);
     }
-    if let Some(child) = warm {
-        return finish(child, cancel, timeout).await;
+    if let Some(spare) = warm {
+        let out = finish(spare.child, cancel, timeout).await;
+        drop(spare.hold);
+        return out;
     }
-    let mut cmd = match sandbox.and_then(|p| weft_sandbox::shell(p, &line)) {
-        Some(c) => tokio::process::Command::from(c),
+    let (mut cmd, hold) = match sandbox.map(|p| weft_sandbox::shell(p, &line)) {
+        Some(Ok(Some(c))) => (tokio::process::Command::from(c.command), c.hold),
+        Some(Err(e)) => return ToolOutput::error(format!("{e}; the command did not run")),
+        // Asked for but gone since the probe (it does not change): fail closed.
+        Some(Ok(None)) => {
+            return ToolOutput::error("no OS sandbox works here; the command did not run")
+        }
         None => {
             let mut c = tokio::process::Command::new("bash");
             c.arg("-c").arg(&line);
-            c
+            (c, weft_sandbox::Hold::default())
         }
     };
     cmd.current_dir(root)
@@ -155,7 +162,10 @@ pub async fn run_in(
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("cannot start bash: {e}")),
     };
-    finish(child, cancel, timeout).await
+    let out = finish(child, cancel, timeout).await;
+    // The workspace's .git/.weft mountpoints go only once the command has ended.
+    drop(hold);
+    out
 }
 
 /// Reads what the started command writes and waits for it, killing its group at the

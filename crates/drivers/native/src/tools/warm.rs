@@ -13,9 +13,14 @@ use std::sync::{Mutex, PoisonError};
 /// Spares kept at most (one per recently used session, roughly).
 const KEEP: usize = 4;
 
-struct Spare {
+/// A sandbox started ahead, and what it holds (its `.git`/`.weft` mountpoints) until
+/// its command has ended.
+pub struct Spare {
     key: String,
-    child: tokio::process::Child,
+    /// The waiting sandbox.
+    pub child: tokio::process::Child,
+    /// Drop it after the child has exited.
+    pub hold: weft_sandbox::Hold,
 }
 
 static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
@@ -33,8 +38,9 @@ fn start(
     policy: &weft_sandbox::Policy,
     env: &[(String, String)],
     root: &Path,
-) -> Option<tokio::process::Child> {
-    let mut cmd = tokio::process::Command::from(weft_sandbox::waiting_shell(policy)?);
+) -> Option<(tokio::process::Child, weft_sandbox::Hold)> {
+    let confined = weft_sandbox::waiting_shell(policy).ok()??;
+    let mut cmd = tokio::process::Command::from(confined.command);
     cmd.current_dir(root)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -43,7 +49,7 @@ fn start(
         .stderr(std::process::Stdio::null())
         .process_group(0)
         .kill_on_drop(true);
-    cmd.spawn().ok()
+    Some((cmd.spawn().ok()?, confined.hold))
 }
 
 /// A spare made for exactly this call, still waiting, if there is one.
@@ -51,14 +57,14 @@ pub fn take(
     policy: &weft_sandbox::Policy,
     env: &[(String, String)],
     root: &Path,
-) -> Option<tokio::process::Child> {
+) -> Option<Spare> {
     let k = key(policy, env, root);
     let mut spares = SPARES.lock().unwrap_or_else(PoisonError::into_inner);
     let i = spares.iter().position(|s| s.key == k)?;
     let mut spare = spares.remove(i);
     // One that died while waiting (killed, or its parent thread gone) is not used.
     match spare.child.try_wait() {
-        Ok(None) => Some(spare.child),
+        Ok(None) => Some(spare),
         _ => None,
     }
 }
@@ -66,12 +72,16 @@ pub fn take(
 /// Starts the spare for the next call like this one (replacing an older one for it).
 pub fn refill(policy: &weft_sandbox::Policy, env: &[(String, String)], root: &Path) {
     let k = key(policy, env, root);
-    let Some(child) = start(policy, env, root) else {
+    let Some((child, hold)) = start(policy, env, root) else {
         return;
     };
     let mut spares = SPARES.lock().unwrap_or_else(PoisonError::into_inner);
     spares.retain(|s| s.key != k);
-    spares.push(Spare { key: k, child });
+    spares.push(Spare {
+        key: k,
+        child,
+        hold,
+    });
     while spares.len() > KEEP {
         spares.remove(0);
     }
