@@ -444,7 +444,12 @@ pub fn scope(workdir: &Path) -> String {
         let Ok(meta) = std::fs::symlink_metadata(&dotgit) else {
             continue;
         };
+        // As git reads it: a `.git` folder without a HEAD is no repository (the
+        // sandbox mounts an empty one where `.git` is missing) and the search goes on.
         let common = if meta.is_dir() {
+            if !dotgit.join("HEAD").exists() {
+                continue;
+            }
             Some(dotgit.clone())
         } else if meta.is_file() {
             worktree_common_dir(&dotgit)

@@ -195,6 +195,22 @@ fn a_worktree_of_a_trusted_repository_is_trusted_and_a_forged_link_is_not() {
 }
 
 #[test]
+fn an_empty_git_folder_is_no_repository_as_git_reads_it() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("repo");
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    git(&repo, &["init", "-q"]);
+    let sub = repo.join("sub");
+    let before = scope(&sub);
+    // The sandbox's mountpoint for a missing `.git`, while a command runs.
+    std::fs::create_dir(sub.join(".git")).unwrap();
+    assert_eq!(scope(&sub), before);
+    let plain = root.path().join("plain");
+    std::fs::create_dir_all(plain.join(".git")).unwrap();
+    assert!(scope(&plain).starts_with("dir:"), "{}", scope(&plain));
+}
+
+#[test]
 fn decline_and_revoke() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
