@@ -37,7 +37,7 @@ function fake() {
         if (r.sessionKey === "claude:f1")
           return { sessionKey: r.sessionKey, total: 1, start: 0, sourceGone: false, turns: [turn("first ask", "first answer")] };
         return { sessionKey: r.sessionKey, total: 2, start: 0, sourceGone: false,
-          turns: [turn("first ask", "first answer"), turn("second ask", "second answer")] };
+          turns: [turn("first ask", "first answer"), turn("second ask", "second answer, see [the docs](https://docs.example/x)")] };
       case "forkSession": {
         const forked = session({ sessionKey: "claude:f1", origin: "managed", sessionId: null, turns: r.at ?? 2,
           parentKey: r.sessionKey, relation: "fork" });
@@ -87,6 +87,18 @@ describe("LibraryView", () => {
     await fireEvent.click(screen.getByTestId("library-continue"));
     await waitFor(() => expect(continued).toBe("claude:n1"));
     expect(sent.find((r) => r.type === "prompt")).toMatchObject({ sessionKey: "claude:n1", prompt: "and now?" });
+  });
+
+  it("opens a transcript's links outside the window", async () => {
+    const { transport } = fake();
+    const library = new LibraryStore(transport);
+    const opened: [string, string | null][] = [];
+    render(LibraryView, { library, onclose: () => {}, oncontinued: () => {}, initial: "claude:n1", onlink: (h: string, w: string | null) => opened.push([h, w]) });
+    const link = await screen.findByRole("link", { name: "the docs" });
+    const click = new MouseEvent("click", { bubbles: true, cancelable: true });
+    link.dispatchEvent(click);
+    expect(click.defaultPrevented).toBe(true);
+    expect(opened.map(([h]) => h)).toEqual(["https://docs.example/x"]);
   });
 
   it("forks at a turn, opens the fork with the turns it keeps, and continues the fork", async () => {
