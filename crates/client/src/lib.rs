@@ -78,6 +78,30 @@ pub enum ClientError {
     /// Starting a daemon failed.
     #[error("{0}")]
     Start(String),
+    /// The socket's folder or the process listening on it is not this user's own:
+    /// nothing was sent to it.
+    #[error("{0}; nothing was sent to it")]
+    Unsafe(String),
+}
+
+/// Whether what listens on `home`'s socket is this user's own daemon: the socket's
+/// folder is this user's and private ([`paths::check_socket_dir`]) and the listening
+/// process runs as this user (`SO_PEERCRED`). Checked before the hello, which carries
+/// the client's environment.
+fn check_listener(home: &Home, stream: &UnixStream) -> Result<(), ClientError> {
+    let socket = home.socket();
+    if let Some(dir) = socket.parent() {
+        paths::check_socket_dir(dir).map_err(|e| ClientError::Unsafe(e.to_string()))?;
+    }
+    let ours = nix::unistd::getuid().as_raw();
+    let theirs = stream.peer_cred().map_err(ClientError::Io)?.uid();
+    if theirs != ours {
+        return Err(ClientError::Unsafe(format!(
+            "the process listening on {} runs as uid {theirs}, not as this user (uid {ours})",
+            socket.display()
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, WireError>>>>>;
@@ -278,6 +302,12 @@ mod tests {
     async fn an_error_the_daemon_cannot_attribute_fails_the_request_instead_of_hanging() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let home = Home::at(dir.path());
+        std::fs::set_permissions(
+            home.dir(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        paths::make_socket_dir(home.dir()).unwrap_or_else(|e| panic!("{e}"));
         let listener = UnixListener::bind(home.socket()).unwrap_or_else(|e| panic!("{e}"));
         tokio::spawn(unattributable_daemon(listener));
         let hello = Hello {
@@ -285,6 +315,7 @@ mod tests {
             surface: "test".into(),
             env: None,
             token: None,
+            ..Default::default()
         };
         let (client, _events) = Client::connect(&home, hello)
             .await
@@ -300,5 +331,117 @@ mod tests {
             .unwrap_or_else(|| panic!("an error was expected"));
         assert_eq!(error.code, ErrorCode::BadRequest);
         assert_eq!(error.message, "bad message: no id");
+    }
+
+    /// A listener that records how many bytes reach it, on the socket of `home`.
+    fn recording_listener(home: &Home) -> tokio::task::JoinHandle<usize> {
+        let listener = UnixListener::bind(home.socket()).unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(async move {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return 0;
+            };
+            let mut got = Vec::new();
+            let _ = tokio::io::AsyncReadExt::read_to_end(&mut socket, &mut got).await;
+            got.len()
+        })
+    }
+
+    /// The error of a connection attempt (a listener that takes the hello and never
+    /// answers holds the attempt until the time is up: an error too).
+    async fn connect_or_time_out(home: &Home) -> Option<ClientError> {
+        let attempt = Client::connect(home, hello());
+        match tokio::time::timeout(std::time::Duration::from_secs(20), attempt).await {
+            Ok(result) => result.err(),
+            Err(_) => Some(ClientError::Start("the hello went out, unanswered".into())),
+        }
+    }
+
+    fn hello() -> Hello {
+        Hello {
+            version: VERSION.into(),
+            surface: "test".into(),
+            env: Some(ClientEnv(
+                [("ANTHROPIC_API_KEY".to_string(), "sk-victim".to_string())].into(),
+            )),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_socket_in_a_folder_others_can_write_gets_no_hello() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path().join("home"));
+        std::fs::create_dir(home.dir()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(home.dir(), std::fs::Permissions::from_mode(0o777))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let received = recording_listener(&home);
+        let e = connect_or_time_out(&home).await;
+        assert!(
+            matches!(&e, Some(ClientError::Unsafe(m)) if m.contains("mode 0777")),
+            "{e:?}"
+        );
+        assert_eq!(received.await.unwrap_or_else(|e| panic!("{e}")), 0);
+    }
+
+    /// An impostor of another uid listening on our socket's name (root only: it runs
+    /// as `nobody`; elsewhere the test is skipped).
+    #[tokio::test]
+    async fn a_listener_of_another_user_gets_no_hello() {
+        use std::os::unix::fs::PermissionsExt;
+        if nix::unistd::getuid().as_raw() != 0 {
+            eprintln!("SKIPPED: only root can run an impostor as another user");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // The impostor may pass through, and binds in a folder of its own.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let bound = theirs.join("s");
+        let script = format!(
+            "import socket,sys\n\
+             s=socket.socket(socket.AF_UNIX); s.bind({bound:?}); s.listen(1)\n\
+             print('ready', flush=True)\n\
+             c,_=s.accept(); c.settimeout(20); n=0\n\
+             try:\n    while True:\n        b=c.recv(65536)\n        if not b: break\n        n+=len(b)\n\
+             except Exception: pass\n\
+             print(n, flush=True)\n",
+            bound = bound.display().to_string()
+        );
+        let mut impostor = tokio::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/bin/python3",
+                "-c",
+            ])
+            .arg(&script)
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("setpriv: {e}"));
+        let stdout = impostor
+            .stdout
+            .take()
+            .unwrap_or_else(|| panic!("no stdout"));
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        let ready = lines.next_line().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ready.as_deref(), Some("ready"));
+        // Its socket under our home's name, in our own private folder.
+        let home = Home::at(dir.path().join("home"));
+        paths::make_socket_dir(home.dir()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::rename(&bound, home.socket()).unwrap_or_else(|e| panic!("{e}"));
+        let e = connect_or_time_out(&home).await;
+        assert!(
+            matches!(&e, Some(ClientError::Unsafe(m)) if m.contains("runs as uid 65534")),
+            "{e:?}"
+        );
+        let received = lines.next_line().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(received.as_deref(), Some("0"), "the impostor got bytes");
     }
 }

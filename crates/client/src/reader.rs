@@ -282,6 +282,13 @@ mod tests {
         home: &Home,
         on: impl Fn(u64, &ClientRequest) -> Vec<Bytes> + Send + 'static,
     ) -> (Client, mpsc::Receiver<Event>) {
+        // A daemon's socket folder is private, and a client checks that it is.
+        std::fs::set_permissions(
+            home.dir(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        crate::paths::make_socket_dir(home.dir()).unwrap_or_else(|e| panic!("{e}"));
         let listener = UnixListener::bind(home.socket()).unwrap_or_else(|e| panic!("{e}"));
         tokio::spawn(async move {
             let Ok((socket, _)) = listener.accept().await else {

@@ -1,6 +1,8 @@
-//! The Unix socket: mode 0600 in a 0700 folder, and every peer's uid checked against
-//! ours (`SO_PEERCRED`), so only the user who owns the home reaches the kernel. Frames
-//! are length-delimited (see `weft_client::frame`).
+//! The Unix socket: mode 0600 in a 0700 folder that is ours (one that another user
+//! made first, or that others may write, is refused: see
+//! `weft_client::paths::check_socket_dir`), and every peer's uid checked against ours
+//! (`SO_PEERCRED`), so only the user who owns the home reaches the kernel. Frames are
+//! length-delimited (see `weft_client::frame`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -16,11 +18,11 @@ use crate::conn::{Conn, Transport, OUTGOING};
 use crate::service::Service;
 
 /// Binds the socket at `path` (a stale file from a dead daemon is replaced: we hold the
-/// lock, so nobody else is listening there).
+/// lock, so nobody else is listening there). Its folder is made 0700 when missing and
+/// refused when it is another user's or open to others.
 pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        weft_client::paths::make_socket_dir(dir)?;
     }
     match std::fs::remove_file(path) {
         Ok(()) => {}
@@ -99,4 +101,46 @@ async fn connection(service: Arc<Service>, stream: UnixStream) {
         }
     }
     conn.close(&service, writer).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_socket_folder_open_to_others_or_theirs_is_not_bound() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fallback = dir.path().join("weft-0");
+        std::fs::create_dir(&fallback).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(&fallback, std::fs::Permissions::from_mode(0o777))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let socket = fallback.join("weft-0123456789abcdef.sock");
+        let e = bind(&socket).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains("mode 0777")),
+            "{e:?}"
+        );
+        assert!(!socket.exists());
+        if nix::unistd::getuid().is_root() {
+            std::fs::set_permissions(&fallback, std::fs::Permissions::from_mode(0o700))
+                .unwrap_or_else(|e| panic!("{e}"));
+            std::os::unix::fs::chown(&fallback, Some(65534), Some(65534))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let e = bind(&socket).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref()
+                    .is_some_and(|e| e.contains("belongs to uid 65534")),
+                "{e:?}"
+            );
+            assert!(!socket.exists());
+        } else {
+            eprintln!("SKIPPED another user's folder: only root can make one");
+        }
+        // Made fresh, it is private.
+        let fresh = dir.path().join("fresh").join("weft-1");
+        let listener = bind(&fresh.join("s.sock")).unwrap_or_else(|e| panic!("{e}"));
+        drop(listener);
+        let mode = std::fs::metadata(&fresh).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o700));
+    }
 }
