@@ -332,8 +332,18 @@ async fn run_steps(
 
     let artifact_dir = input.state_dir.join("echo").join("replies");
     let artifact_path = artifact_dir.join(format!("{session_id}-{turn_no}.md"));
-    let written = std::fs::create_dir_all(&artifact_dir)
-        .and_then(|_| std::fs::write(&artifact_path, format!("# Echo turn {turn_no}\n\n{body}\n")));
+    let written = std::fs::create_dir_all(&artifact_dir).and_then(|_| {
+        use std::io::Write as _;
+        std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true),
+            0o600,
+        )
+        .open(&artifact_path)?
+        .write_all(format!("# Echo turn {turn_no}\n\n{body}\n").as_bytes())
+    });
     match written {
         Ok(()) => turn.ctx.emit(DriverEvent::Artifact {
             artifact: Artifact {

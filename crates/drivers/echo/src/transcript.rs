@@ -41,10 +41,11 @@ pub fn load(state_dir: &Path, session_id: &str) -> Vec<EchoTranscript> {
 /// Appends a turn.
 pub fn append(state_dir: &Path, session_id: &str, turn: &EchoTranscript) -> std::io::Result<()> {
     std::fs::create_dir_all(dir(state_dir))?;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(file(state_dir, session_id))?;
+    let mut f = std::os::unix::fs::OpenOptionsExt::mode(
+        std::fs::OpenOptions::new().create(true).append(true),
+        0o600,
+    )
+    .open(file(state_dir, session_id))?;
     let line = serde_json::to_string(turn).map_err(std::io::Error::other)?;
     writeln!(f, "{line}")
 }
@@ -85,4 +86,24 @@ pub fn list(state_dir: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> 
         .collect();
     out.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_transcript_is_readable_by_its_owner_only() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let turn = EchoTranscript {
+            prompt: "p".into(),
+            reply: "r".into(),
+            workdir: "/w".into(),
+        };
+        append(dir.path(), "s1", &turn).unwrap_or_else(|e| panic!("{e}"));
+        let mode = std::fs::metadata(file(dir.path(), "s1")).map(|m| m.permissions().mode());
+        assert_eq!(mode.ok().map(|m| m & 0o777), Some(0o600));
+        assert_eq!(load(dir.path(), "s1"), [turn]);
+    }
 }
