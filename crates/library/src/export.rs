@@ -54,9 +54,9 @@ impl Library {
     }
 
     /// Writes the session `key`'s document to `path` (absolute; a file there is
-    /// replaced) through a hidden file beside it, renamed over it once whole: a failed
-    /// export leaves what was there. Readable by others as a document is (0644; the
-    /// umask may narrow it). Returns its size.
+    /// replaced) through a hidden file of a random name beside it, renamed over it
+    /// once whole: a failed export leaves what was there. Readable by its owner only
+    /// (0600): a transcript holds what the agent read and ran. Returns its size.
     pub fn export_file(
         &self,
         key: &str,
@@ -87,30 +87,20 @@ impl Library {
                 path.display()
             )));
         }
-        let tmp = dir.join(format!(
-            ".{}.{}.part",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
-        let written = options
-            .open(&tmp)
-            .map_err(LibraryError::from)
-            .and_then(|f| {
-                let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-                let n = self.export_to(key, format, &mut out)?;
-                let f = out.into_inner().map_err(|e| e.into_error())?;
-                f.sync_all()?;
-                std::fs::rename(&tmp, path)?;
-                Ok(n)
-            });
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written
+        // A fresh file beside the target: an unpredictable name, created exclusively
+        // (never through a link someone left under a name we would choose) and 0600
+        // (the transcript is the user's); renamed over the target once whole.
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".part")
+            .tempfile_in(dir)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp);
+        let n = self.export_to(key, format, &mut out)?;
+        let tmp = out.into_inner().map_err(|e| e.into_error())?;
+        tmp.as_file().sync_all()?;
+        // On any failure before this, dropping `tmp` removes it.
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(n)
     }
 
     /// Every finished turn of a managed session, rendered, oldest first. The store pages

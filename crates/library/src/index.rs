@@ -278,6 +278,17 @@ impl Indexer {
                     continue;
                 };
                 let key = path.to_string_lossy().into_owned();
+                if !resolves_inside(&self.homes[home].root, path) {
+                    // A link (or a path through one) out of the agent's home: what it
+                    // leads to is not the agent's transcript, and the sweep never
+                    // reads it. One read before is dropped, not kept as gone.
+                    if let Some(row) = self.file_row(&key)? {
+                        self.begin()?;
+                        self.drop_file(row.id)?;
+                    }
+                    self.maybe_commit()?;
+                    continue;
+                }
                 match stat(path) {
                     Some(st) => {
                         let row = self.file_row(&key)?;
@@ -308,6 +319,19 @@ impl Indexer {
             self.rollback();
         }
         result
+    }
+
+    /// Forgets a file and everything read from it (its session no longer listed,
+    /// searched or opened).
+    fn drop_file(&mut self, file_id: i64) -> rusqlite::Result<()> {
+        self.forget_file_rows(file_id)?;
+        for sql in [
+            "DELETE FROM lib_sessions WHERE file_id = ?1",
+            "DELETE FROM lib_files WHERE id = ?1",
+        ] {
+            self.conn.prepare_cached(sql)?.execute([file_id])?;
+        }
+        Ok(())
     }
 
     pub(crate) fn mark_gone(&mut self, file_id: i64) -> rusqlite::Result<()> {
@@ -758,4 +782,19 @@ fn usage_sql(rows: usize) -> String {
              > lib_usage.input + lib_usage.output + lib_usage.cache_read + lib_usage.cache_write",
     );
     sql
+}
+
+/// True when `path` is no link itself and, its links resolved, lies under `root` (a
+/// missing file counts as inside: it is gone, not elsewhere). The watcher reports
+/// paths as they are named; the sweep never follows a link.
+fn resolves_inside(root: &Path, path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => return false,
+        Ok(_) => {}
+        Err(_) => return true,
+    }
+    match (std::fs::canonicalize(root), std::fs::canonicalize(path)) {
+        (Ok(root), Ok(path)) => path.starts_with(root),
+        _ => true,
+    }
 }

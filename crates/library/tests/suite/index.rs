@@ -721,3 +721,108 @@ fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both()
     assert_eq!(mock.cost_usd, None);
     assert_eq!(mock.unpriced_models, ["mock-model"]);
 }
+
+/// A link in an agent's home to a transcript elsewhere (security-3 L3): the watcher
+/// reports the link's path, and what it leads to must not become searchable; a file
+/// read before it was replaced by such a link is dropped.
+#[test]
+fn a_link_out_of_an_agents_home_is_not_read_and_one_read_before_is_dropped() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let outside = f.root.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap_or_else(|e| panic!("{e}"));
+    let target = outside.join("secret.jsonl");
+    std::fs::write(&target, user_line("outsidemarker in a private file"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let project = f.root.join(".claude/projects/-home-dev-x");
+    std::fs::create_dir_all(&project).unwrap_or_else(|e| panic!("{e}"));
+    let link = project.join("linked.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap_or_else(|e| panic!("{e}"));
+    f.library
+        .index_paths(std::slice::from_ref(&link))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        f.search("outsidemarker").is_empty(),
+        "a linked file was read"
+    );
+    // A folder linked out of the home: a file through it is not read either.
+    let linked_dir = f.root.join(".claude/projects/-home-dev-y");
+    std::os::unix::fs::symlink(&outside, &linked_dir).unwrap_or_else(|e| panic!("{e}"));
+    f.library
+        .index_paths(&[linked_dir.join("secret.jsonl")])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        f.search("outsidemarker").is_empty(),
+        "a file through a linked folder was read"
+    );
+    // A real transcript read, then replaced by a link: dropped, not kept as gone.
+    let real = project.join("real.jsonl");
+    std::fs::write(&real, user_line("insidemarker of a real transcript"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.library
+        .index_paths(std::slice::from_ref(&real))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f.search("insidemarker").len(), 1);
+    std::fs::remove_file(&real).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&target, &real).unwrap_or_else(|e| panic!("{e}"));
+    f.library
+        .index_paths(std::slice::from_ref(&real))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(f.search("insidemarker").is_empty());
+    assert!(f.search("outsidemarker").is_empty());
+    let listed = f
+        .library
+        .list(&LibraryQuery {
+            archived: true,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !listed.iter().any(|s| s.session_key == "claude:real"),
+        "{listed:?}"
+    );
+}
+
+/// An export is the owner's only, and goes through a file of an unpredictable name
+/// (security-3 L4): a link planted under the name the daemon once used is not
+/// followed, and nothing is left beside the export.
+#[test]
+fn an_export_is_private_and_written_through_an_unpredictable_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let out = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let victim = out.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap_or_else(|e| panic!("{e}"));
+    let planted = out
+        .path()
+        .join(format!(".notes.md.{}.part", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap_or_else(|e| panic!("{e}"));
+    let target = out.path().join("notes.md");
+    let key = format!("claude:{CLAUDE_ID}");
+    let n = f
+        .library
+        .export_file(&key, weft_protocol::ExportFormat::Markdown, &target)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(n > 0);
+    let meta = std::fs::metadata(&target).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap_or_else(|e| panic!("{e}")),
+        "untouched"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let planted_name = planted
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    assert_eq!(
+        names,
+        [planted_name, "notes.md".to_string(), "victim".to_string()]
+    );
+}
