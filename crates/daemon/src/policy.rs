@@ -99,8 +99,12 @@ impl InteractionHandler for ShellPolicy {
             return None;
         }
         let line = command_line(interaction)?;
-        let report = classify(&line, &Context::new(workdir));
-        let rules = match Rules::load(workdir, Some(&self.home)) {
+        let mut cx = Context::new(workdir);
+        cx.weft_home = Some(self.home.clone());
+        let report = classify(&line, &cx);
+        // An untrusted workspace's allow rules are not loaded (its deny and ask are).
+        let trusted = weft_workspace::trust::is_trusted(&self.home, workdir);
+        let rules = match Rules::load(workdir, Some(&self.home), trusted) {
             Ok(r) => r,
             Err(e) => {
                 let note = format!("The permission rules cannot be used: {e}");
@@ -111,6 +115,14 @@ impl InteractionHandler for ShellPolicy {
                 return None;
             }
         };
+        if !rules.problems.is_empty() {
+            let notes: Vec<String> = rules.problems.iter().map(|p| p.to_string()).collect();
+            let note = format!("Weft rules not taken: {}", notes.join("; "));
+            interaction.detail = Some(match interaction.detail.take() {
+                Some(d) => format!("{note}\n{d}"),
+                None => note,
+            });
+        }
         match rules.decide(&report) {
             Decision::Deny(rule) => {
                 return choose(

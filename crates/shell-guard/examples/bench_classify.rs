@@ -2,16 +2,15 @@
 //! each classified 200 times. `cargo run --release -p weft-shell-guard --example bench_classify`
 
 #[allow(dead_code, unused_imports)]
-#[path = "../tests/table.rs"]
+#[path = "../tests/suite/table.rs"]
 mod table;
 
+use std::path::Path;
 use std::time::Instant;
 
 fn main() {
-    let cx = weft_shell_guard::Context {
-        workdir: "/work/project".into(),
-        home: Some("/home/user".into()),
-    };
+    let cx =
+        weft_shell_guard::Context::with_home(Path::new("/work/project"), Path::new("/home/user"));
     let mut times = Vec::new();
     for _ in 0..200 {
         for (cmd, _) in table::CASES {

@@ -9,14 +9,29 @@
 //! of its arguments (what `rm` deletes and where, what `dd` writes, which git
 //! subcommand runs after the global options). Nothing is judged by matching the text.
 //!
+//! `safe` means the line cannot run a program other than those it names, write a
+//! file, or read the user's credentials: a read-only program is `safe` only with the
+//! options it is known to be read-only with ([`readonly`]), read as getopt_long reads
+//! them ([`opts`]); assignments, arithmetic on variables and here-document bodies are
+//! judged as what they run. `tests/suite/corpus.rs` runs every line of a corpus that
+//! the classifier calls `safe` under strace in the sandbox to hold it to that.
+//!
 //! [`classify`] gives a [`Report`]; [`rules`] holds the permission rules matched on
 //! the same parsed commands.
 
+mod builtins;
+mod exec;
+mod find;
 mod git;
 mod judge;
+mod opts;
 mod paths;
 pub mod policy;
+mod programs;
+mod readonly;
 pub mod rules;
+mod secrets;
+mod text;
 mod walk;
 mod words;
 mod wrap;
@@ -79,6 +94,11 @@ pub struct Report {
     /// delete target (a sandbox that cannot keep those read-only asks first).
     #[serde(skip)]
     pub protected_writes: Vec<PathBuf>,
+    /// Why no allow rule may answer for the line: something in it runs code that the
+    /// argv rules match on does not show (`git -c core.fsmonitor=…`, `LD_PRELOAD=…`,
+    /// `PATH=./bin`, arithmetic on a variable).
+    #[serde(skip)]
+    pub pinned: Vec<String>,
 }
 
 /// Where the command runs.
@@ -88,16 +108,35 @@ pub struct Context {
     pub workdir: PathBuf,
     /// The user's home directory.
     pub home: Option<PathBuf>,
+    /// Weft's own home (`$WEFT_HOME`, else `~/.weft`): reading it is reading the
+    /// user's credentials.
+    pub weft_home: Option<PathBuf>,
 }
 
 impl Context {
-    /// A context for `workdir`, home from `$HOME`.
+    /// A context for `workdir`, home from `$HOME`, Weft's from `$WEFT_HOME`.
     pub fn new(workdir: &Path) -> Self {
+        let home: Option<PathBuf> = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let weft_home = std::env::var_os("WEFT_HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| paths::normalize(Path::new(&h), Path::new("/")))
+            .or_else(|| home.as_ref().map(|h| h.join(".weft")));
         Self {
             workdir: paths::normalize(workdir, Path::new("/")),
-            home: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from),
+            home,
+            weft_home,
+        }
+    }
+
+    /// A context for `workdir` with `home` (Weft's home under it), the environment
+    /// not read: for tests and tools.
+    pub fn with_home(workdir: &Path, home: &Path) -> Self {
+        Self {
+            workdir: paths::normalize(workdir, Path::new("/")),
+            home: Some(home.to_path_buf()),
+            weft_home: Some(home.join(".weft")),
         }
     }
 }

@@ -128,3 +128,18 @@ pub fn system_name(p: &str) -> Option<&str> {
 pub fn base(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
+
+/// The home folder of the user `name` as bash's `~name` finds it (the password
+/// database), or `None` when there is no such user (bash then leaves `~name` as it is).
+pub fn user_home(name: &str) -> Option<String> {
+    // A name a password database could hold; anything else is not looked up.
+    if name.starts_with('-')
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '$'))
+    {
+        return None;
+    }
+    let user = nix::unistd::User::from_name(name).ok().flatten()?;
+    Some(user.dir.to_string_lossy().into_owned())
+}

@@ -85,9 +85,11 @@ pub fn decide(report: &Report, rules: &Rules, mode: Mode, sandboxed: bool) -> Ou
     )
 }
 
-/// [`decide`] with what the sandbox enforces: under one that leaves `.git` and `.weft`
-/// writable, a command naming a path in them as a write or delete target asks (after
-/// the deny and ask rules, before the allow rules and the mode; refused in plan mode).
+/// [`decide`] with what the sandbox enforces. Under one that leaves `.git` and `.weft`
+/// writable (Landlock), any command that is not `safe` asks (after the deny and ask
+/// rules, before the allow rules and the mode; refused in plan mode): such a command
+/// could plant a hook or a `core.fsmonitor` there, which Weft or git would later run
+/// outside the sandbox, without naming the path on its line.
 pub fn decide_under(report: &Report, rules: &Rules, mode: Mode, sandbox: Sandbox) -> Outcome {
     let sandboxed = sandbox.on;
     let decision = rules.decide(report);
@@ -97,16 +99,23 @@ pub fn decide_under(report: &Report, rules: &Rules, mode: Mode, sandbox: Sandbox
     if let Decision::Ask(rule) = &decision {
         return Outcome::Confirm(Step::AskRule, format!("the rule {rule} says to ask"));
     }
-    if !sandbox.protects_git && !report.protected_writes.is_empty() {
-        let paths: Vec<String> = report
-            .protected_writes
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        let why = format!(
-            "it writes inside the workspace's .git or .weft ({}), which this sandbox (Landlock) cannot keep read-only",
-            paths.join(", ")
-        );
+    if !sandbox.protects_git && report.verdict != Verdict::Safe {
+        let why = if report.protected_writes.is_empty() {
+            format!(
+                "this sandbox (Landlock) cannot keep the workspace's .git and .weft read-only, so a command that is not provably read-only ({}) asks",
+                report.verdict.as_str()
+            )
+        } else {
+            let paths: Vec<String> = report
+                .protected_writes
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            format!(
+                "it writes inside the workspace's .git or .weft ({}), which this sandbox (Landlock) cannot keep read-only",
+                paths.join(", ")
+            )
+        };
         return if mode == Mode::Plan {
             Outcome::Refuse(Step::Sandbox, format!("plan mode: {why}"))
         } else {

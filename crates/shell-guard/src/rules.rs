@@ -4,12 +4,24 @@
 //! command, so it matches the parsed argv of each simple command (after wrappers and
 //! git's global options), never the text. deny > ask > allow; a line is allowed only
 //! when every simple command in it is.
+//!
+//! What an allow rule cannot do:
+//! - allow a line judged `dangerous`;
+//! - allow a line something in it runs code its argv does not show
+//!   ([`Report::pinned`]: `git -c core.fsmonitor=CMD status` is not `git status`);
+//! - allow everything: `*`, or a rule for a program that runs whatever it is given
+//!   (a shell, an interpreter, a wrapper such as `sudo` or `env`) with no arguments or
+//!   a `*`, is refused and named (`file:line`) in [`Rules::problems`], while the
+//!   file's other rules still apply;
+//! - come from a workspace the user has not trusted: its deny and ask rules (which
+//!   only restrict) apply, its allow rules are skipped and said so.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use weft_workspace::files::{self, CONFIG_CAP};
 
-use crate::{Context, Report, Simple};
+use crate::{Context, Report, Simple, Verdict};
 
 /// The file name of a rule file.
 pub const FILE: &str = "permissions.json";
@@ -45,8 +57,8 @@ pub struct Rule {
     pub origin: String,
 }
 
-/// A rule file that cannot be used, named with where.
-#[derive(Debug, thiserror::Error)]
+/// A rule file or a rule that cannot be used, named with where.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{file}:{line}: {message}")]
 pub struct RuleError {
     pub file: String,
@@ -58,6 +70,8 @@ pub struct RuleError {
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
     pub rules: Vec<Rule>,
+    /// Rules that were not taken, each with where and why (show them to the user).
+    pub problems: Vec<RuleError>,
 }
 
 /// What the rules say about a line.
@@ -74,23 +88,59 @@ pub enum Decision {
 }
 
 impl Rules {
-    /// The workspace's rules and the global ones (both optional).
-    pub fn load(workspace: &Path, weft_home: Option<&Path>) -> Result<Self, RuleError> {
-        let mut rules = Vec::new();
-        for file in Self::files(workspace, weft_home) {
-            match std::fs::read_to_string(&file) {
-                Ok(text) => rules.extend(parse(&text, &file.to_string_lossy())?),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+    /// The workspace's rules and the global ones (both optional). The workspace's
+    /// allow rules are taken only when the user trusted it (`workspace_trusted`);
+    /// its deny and ask rules always. A file that cannot be read or is not a rule
+    /// file at all is an error; a bad rule in it is a problem, the others apply.
+    pub fn load(
+        workspace: &Path,
+        weft_home: Option<&Path>,
+        workspace_trusted: bool,
+    ) -> Result<Self, RuleError> {
+        let mut all = Self::default();
+        for (i, file) in Self::files(workspace, weft_home).into_iter().enumerate() {
+            let name = file.to_string_lossy().into_owned();
+            let text = match files::read_config(&file, CONFIG_CAP) {
+                Ok(Some(t)) => t,
+                Ok(None) => continue,
                 Err(e) => {
                     return Err(RuleError {
-                        file: file.to_string_lossy().into_owned(),
+                        file: name,
                         line: 0,
                         message: format!("cannot read: {e}"),
                     })
                 }
+            };
+            let mut parsed = parse(&text, &name)?;
+            if i == 0 && !workspace_trusted {
+                let skipped: Vec<&Rule> = parsed
+                    .rules
+                    .iter()
+                    .filter(|r| r.effect == Effect::Allow)
+                    .collect();
+                if let Some(first) = skipped.first() {
+                    let line = first
+                        .origin
+                        .rsplit(':')
+                        .next()
+                        .and_then(|l| l.parse().ok())
+                        .unwrap_or(1);
+                    parsed.problems.push(RuleError {
+                        file: name.clone(),
+                        line,
+                        message: format!(
+                            "{} allow rule{} skipped: this folder is not trusted (`weft trust` trusts it); its deny and ask rules apply",
+                            skipped.len(),
+                            if skipped.len() == 1 { "" } else { "s" }
+                        ),
+                    });
+                }
+                parsed.rules.retain(|r| r.effect != Effect::Allow);
             }
+            all.rules.extend(parsed.rules);
+            all.problems.extend(parsed.problems);
         }
-        Ok(Self { rules })
+        Ok(all)
     }
 
     /// The files rules are read from, workspace first.
@@ -135,6 +185,12 @@ impl Rules {
             if hit(r) {
                 return Decision::Ask(format!("`{}` ({})", r.text, r.origin));
             }
+        }
+        // A dangerous line asks whatever the rules say; so does one that runs code
+        // its argv does not show (a rule for `git status` is not one for
+        // `git -c core.fsmonitor=CMD status`).
+        if report.verdict == Verdict::Dangerous || !report.pinned.is_empty() {
+            return Decision::None;
         }
         let needed: Vec<&Simple> = report.simple.iter().filter(|s| !s.wrapper).collect();
         if needed.is_empty() || report.reasons.iter().any(|r| r.contains("does not parse")) {
@@ -204,8 +260,9 @@ fn glob(pat: &str, s: &str) -> bool {
     true
 }
 
-/// Parses one rule file's text; `file` names it in errors.
-pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, RuleError> {
+/// Parses one rule file's text; `file` names it in errors. A file that is not a rule
+/// file is an error; a rule that cannot be used is a problem and the rest are taken.
+pub fn parse(text: &str, file: &str) -> Result<Rules, RuleError> {
     let err = |line: usize, message: String| RuleError {
         file: file.to_string(),
         line,
@@ -219,7 +276,7 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, RuleError> {
             "expected an object {\"deny\": [...], \"ask\": [...], \"allow\": [...]}".into(),
         ));
     };
-    let mut rules = Vec::new();
+    let mut out = Rules::default();
     for (k, v) in &map {
         let effect = match k.as_str() {
             "deny" => Effect::Deny,
@@ -239,18 +296,34 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, RuleError> {
             ));
         };
         let key_at = text.find(&format!("\"{}\"", effect.key())).unwrap_or(0);
+        let mut from = key_at;
         for item in items {
             let serde_json::Value::String(s) = item else {
-                return Err(err(
+                out.problems.push(err(
                     line_of(text, &item.to_string(), key_at),
                     format!("{item} is not a string"),
                 ));
+                continue;
             };
             let literal = serde_json::to_string(s).unwrap_or_default();
-            let at = text[key_at..].find(&literal).map_or(key_at, |i| i + key_at);
+            let at = text[from..].find(&literal).map_or(from, |i| i + from);
+            from = at + literal.len().min(text.len() - at);
             let line = text[..at].matches('\n').count() + 1;
-            let words = rule_words(s).map_err(|m| err(line, format!("rule {s:?}: {m}")))?;
-            rules.push(Rule {
+            let words = match rule_words(s) {
+                Ok(w) => w,
+                Err(m) => {
+                    out.problems.push(err(line, format!("rule {s:?}: {m}")));
+                    continue;
+                }
+            };
+            if effect == Effect::Allow {
+                if let Some(why) = allows_everything(&words) {
+                    out.problems
+                        .push(err(line, format!("allow rule {s:?} refused: {why}")));
+                    continue;
+                }
+            }
+            out.rules.push(Rule {
                 effect,
                 text: s.clone(),
                 words,
@@ -258,7 +331,66 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, RuleError> {
             });
         }
     }
-    Ok(rules)
+    Ok(out)
+}
+
+/// Programs that run whatever they are given: a rule naming one with any arguments
+/// allows every command there is (`bash *` allows `bash -c 'rm -rf ~'`, `sudo *`
+/// anything as root). `npm`, `cargo` and `make` run the project's own scripts and are
+/// left to the user: those scripts are in the workspace the rule is about.
+fn runs_anything(program: &str) -> bool {
+    crate::wrap::is_shell(program)
+        || crate::wrap::is_interpreter(program)
+        || matches!(
+            program,
+            "eval"
+                | "exec"
+                | "source"
+                | "."
+                | "env"
+                | "sudo"
+                | "doas"
+                | "su"
+                | "run0"
+                | "pkexec"
+                | "xargs"
+                | "nohup"
+                | "timeout"
+                | "nice"
+                | "ionice"
+                | "time"
+                | "stdbuf"
+                | "setsid"
+                | "chrt"
+                | "taskset"
+                | "command"
+                | "builtin"
+                | "busybox"
+                | "unbuffer"
+                | "watch"
+                | "strace"
+                | "ltrace"
+                | "ssh"
+                | "npx"
+                | "bunx"
+                | "pnpx"
+                | "uvx"
+        )
+}
+
+/// Why an allow rule with these words would allow everything, if it would.
+fn allows_everything(words: &[String]) -> Option<String> {
+    let program = words.first()?;
+    if program.contains('*') {
+        return Some("a rule whose program is `*` allows every command".into());
+    }
+    let b = crate::paths::base(program);
+    if runs_anything(b) && (words.len() == 1 || words[1..].iter().any(|w| w.contains('*'))) {
+        return Some(format!(
+            "{b} runs whatever it is given, so this allows every command; name what it runs (`{b} scripts/check.sh`)"
+        ));
+    }
+    None
 }
 
 fn line_of(text: &str, needle: &str, from: usize) -> usize {
@@ -277,6 +409,7 @@ fn rule_words(s: &str) -> Result<Vec<String>, String> {
     let cx = Context {
         workdir: PathBuf::from("/"),
         home: None,
+        weft_home: None,
     };
     let r = crate::classify(s, &cx);
     if r.reasons.iter().any(|x| x.contains("does not parse")) {
@@ -295,17 +428,24 @@ fn rule_words(s: &str) -> Result<Vec<String>, String> {
 }
 
 /// Adds `prefix` as an allow rule to the workspace's rule file (created if missing);
-/// the rest of the file is kept.
+/// the rest of the file is kept. The file is read and replaced under a lock, so two
+/// writers at once both land; a reader sees the old file or the new one.
 pub fn add_allow(workspace: &Path, prefix: &str) -> Result<PathBuf, String> {
-    rule_words(prefix)?;
+    let words = rule_words(prefix)?;
+    if let Some(why) = allows_everything(&words) {
+        return Err(why);
+    }
     let dir = workspace.join(".weft");
     let file = dir.join(FILE);
-    let mut value = match std::fs::read_to_string(&file) {
-        Ok(t) => {
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let _lock = files::lock(&dir.join(format!(".{FILE}.lock")))
+        .map_err(|e| format!("cannot lock {}: {e}", file.display()))?;
+    let mut value = match files::read_config(&file, CONFIG_CAP) {
+        Ok(Some(t)) => {
             parse(&t, &file.to_string_lossy()).map_err(|e| e.to_string())?;
             serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string())?
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Ok(None) => serde_json::json!({}),
         Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
     let Some(map) = value.as_object_mut() else {
@@ -319,11 +459,8 @@ pub fn add_allow(workspace: &Path, prefix: &str) -> Result<PathBuf, String> {
             items.push(serde_json::Value::String(prefix.to_string()));
         }
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
-    let tmp = dir.join(format!(".{FILE}.tmp"));
-    std::fs::write(&tmp, text + "\n")
-        .and_then(|()| std::fs::rename(&tmp, &file))
+    files::replace(&file, (text + "\n").as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     Ok(file)
 }
@@ -376,5 +513,6 @@ pub fn suggest_prefix(report: &Report) -> Option<String> {
             words.push(sub.clone());
         }
     }
-    Some(words.join(" "))
+    // Never offer a rule that would be refused (`bash`, `python3`).
+    allows_everything(&words).is_none().then(|| words.join(" "))
 }

@@ -1,18 +1,36 @@
 //! Walking the syntax tree: every simple command found, with what feeds its stdin,
-//! its redirections, and the programs it runs through wrappers and `-c` strings.
+//! its redirections, and the programs it runs through wrappers and `-c` strings
+//! (those in [`crate::exec`]).
+//!
+//! Besides commands, the walk judges what runs code without one: a bare assignment
+//! (`PATH=./bin`), arithmetic on a variable (`(( x ))`, `$((x))`, `[[ $x -eq 1 ]]`,
+//! `${a[x]}`: bash evaluates the variable's value as arithmetic, and `a[$(cmd)]` in it
+//! runs `cmd`), and here-document bodies, whose `$(…)` run when the delimiter is
+//! unquoted.
+//!
+//! The walk recurses once per syntax level; it stops at [`MAX_NEST`] levels (the rest
+//! is `unknown`), so no line can exhaust the stack of the thread that classifies it.
+//! tree-sitter's own parse does not recurse (a line of 20,000 nested `$(` parses on
+//! a 64 KiB stack).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 use crate::judge::{self, Jcx, Out};
-use crate::paths::{self, base, system_name};
+use crate::paths::base;
 use crate::words::{self, Word};
 use crate::{CommandReport, Context, Report, Verdict};
 
 /// How deep `bash -c`, `eval` and friends may nest before the rest is `unknown`.
-const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
+
+/// How many syntax levels the walk follows (a real line has a few dozen at most).
+/// Each level costs the walk a few stack frames; at this bound a debug build's walk
+/// stays well inside the 2 MiB of a tokio worker or a test thread.
+pub const MAX_NEST: usize = 200;
 
 /// The longest one command line may take to parse before it is judged unknown. A line
 /// parses in microseconds to a few milliseconds; tree-sitter's error recovery can take
@@ -43,19 +61,31 @@ pub struct Simple {
 /// What a command's stdin carries.
 #[derive(Debug, Clone, Default)]
 pub struct Feed {
-    piped: bool,
-    download: bool,
-    decoded: bool,
+    pub(crate) piped: bool,
+    pub(crate) download: bool,
+    pub(crate) decoded: bool,
     /// Text known exactly (a here-doc, a here-string, `echo` of static words).
-    text: Option<String>,
+    pub(crate) text: Option<String>,
+}
+
+/// A here-document or here-string: what it feeds, and what follows its start on the
+/// same line (tree-sitter puts `| sh`, `&& cmd` and `> file` after `<<EOF` inside it).
+pub(crate) struct Here<'t> {
+    pub(crate) feed: Feed,
+    pub(crate) writes: Vec<(Verdict, String)>,
+    pub(crate) trailing: Vec<Node<'t>>,
 }
 
 pub struct Walker<'a> {
-    cx: &'a Context,
-    cwd: Option<PathBuf>,
-    out: Vec<Simple>,
-    line_reasons: Vec<(Verdict, String)>,
-    protected: std::cell::RefCell<Vec<PathBuf>>,
+    pub(crate) cx: &'a Context,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) out: Vec<Simple>,
+    pub(crate) line_reasons: Vec<(Verdict, String)>,
+    pub(crate) protected: RefCell<Vec<PathBuf>>,
+    /// Why no allow rule may answer for the line.
+    pub(crate) pins: Vec<String>,
+    /// The syntax levels being walked now.
+    nest: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -66,6 +96,8 @@ impl<'a> Walker<'a> {
             out: Vec::new(),
             line_reasons: Vec::new(),
             protected: Default::default(),
+            pins: Vec::new(),
+            nest: 0,
         }
     }
 
@@ -109,12 +141,54 @@ impl<'a> Walker<'a> {
             commands,
             simple: self.out,
             protected_writes: self.protected.into_inner(),
+            pinned: self.pins,
         }
     }
 
-    fn env(&self) -> words::Env<'_> {
+    pub(crate) fn env(&self) -> words::Env<'_> {
         words::Env {
             home: self.cx.home.as_deref().and_then(Path::to_str),
+        }
+    }
+
+    pub(crate) fn jcx(&self) -> Jcx<'_> {
+        Jcx {
+            cwd: self.cwd.as_deref(),
+            workdir: &self.cx.workdir,
+            home: self.cx.home.as_deref(),
+            weft_home: self.cx.weft_home.as_deref(),
+            protected: &self.protected,
+        }
+    }
+
+    /// One more syntax level; false (and the line `unknown`) past [`MAX_NEST`].
+    pub(crate) fn enter(&mut self) -> bool {
+        if self.nest >= MAX_NEST {
+            let why = format!(
+                "the command line nests deeper than {MAX_NEST} levels, so what it runs is not followed to the end"
+            );
+            if !self.line_reasons.iter().any(|(_, r)| *r == why) {
+                self.line_reasons.push((Verdict::Unknown, why));
+            }
+            return false;
+        }
+        self.nest += 1;
+        true
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.nest = self.nest.saturating_sub(1);
+    }
+
+    /// Marks the whole line with what `o` found (outside any one command).
+    pub(crate) fn line_out(&mut self, o: Out) {
+        for r in o.reasons {
+            self.line_reasons.push((o.v, r));
+        }
+        for p in o.pins {
+            if !self.pins.contains(&p) {
+                self.pins.push(p);
+            }
         }
     }
 
@@ -171,14 +245,28 @@ impl<'a> Walker<'a> {
         self.node(root, src.as_bytes(), &Feed::default(), depth);
     }
 
-    fn node(&mut self, n: Node<'_>, src: &[u8], feed: &Feed, depth: usize) {
+    pub(crate) fn node(&mut self, n: Node<'_>, src: &[u8], feed: &Feed, depth: usize) {
+        if !self.enter() {
+            return;
+        }
         match n.kind() {
             "command" => self.command(n, src, feed, depth),
+            "declaration_command" | "unset_command" => self.declaration(n, src, feed, depth),
             "redirected_statement" => self.redirected(n, src, feed, depth),
             "pipeline" => self.pipeline(n, src, feed, depth),
             "function_definition" => self.function(n, src, feed, depth),
+            "variable_assignment" | "variable_assignments" => self.assignment(n, src, depth),
+            "file_redirect" => {
+                // A redirection alone (`$(< file)`, `> file`).
+                let found = self.redirect(n, src, depth);
+                self.line_reasons.extend(found);
+            }
             "comment" | "heredoc_body" => {}
-            _ => {
+            kind => {
+                self.arithmetic(n, src);
+                if kind == "for_statement" {
+                    self.loop_variable(n, src);
+                }
                 let mut c = n.walk();
                 let kids: Vec<_> = n.named_children(&mut c).collect();
                 for k in kids {
@@ -186,6 +274,80 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        self.leave();
+    }
+
+    /// Arithmetic outside a command's words: `(( x ))`, `for ((…))`, `[[ $x -eq 1 ]]`,
+    /// `[ -v 'a[…]' ]`, and `$((x))` or `${a[x]}` where a statement reads them.
+    fn arithmetic(&mut self, n: Node<'_>, src: &[u8]) {
+        let text = n.utf8_text(src).unwrap_or("");
+        let arith = match n.kind() {
+            "compound_statement" if text.starts_with("((") => words::mentions_var(n, 0),
+            "c_style_for_statement" | "arithmetic_expansion" => words::mentions_var(n, 0),
+            "expansion" => words::expansion_arith(n, src),
+            "test_command" => test_arith(n, src),
+            _ => false,
+        };
+        if arith {
+            let mut o = Out::default();
+            o.pin(format!(
+                "{} evaluates a variable's value as arithmetic, where a[$(…)] runs a command",
+                first_line(text)
+            ));
+            self.line_out(o);
+        }
+    }
+
+    /// `for PATH in ./bin; do ls; done` assigns PATH.
+    fn loop_variable(&mut self, n: Node<'_>, src: &[u8]) {
+        let name = n
+            .child_by_field_name("variable")
+            .and_then(|v| v.utf8_text(src).ok())
+            .unwrap_or("");
+        if crate::wrap::risky_env(name) {
+            let mut o = Out::default();
+            o.pin(format!(
+                "the loop assigns {name}, which changes what later commands run"
+            ));
+            self.line_out(o);
+        }
+    }
+
+    /// A bare assignment (`x=1`, `PATH=./bin`, `a[$(cmd)]=1`).
+    fn assignment(&mut self, n: Node<'_>, src: &[u8], depth: usize) {
+        self.substitutions(n, src, depth);
+        let mut c = n.walk();
+        let each: Vec<Node<'_>> = if n.kind() == "variable_assignments" {
+            n.named_children(&mut c).collect()
+        } else {
+            vec![n]
+        };
+        let mut o = Out::default();
+        for a in each {
+            let name = a
+                .child_by_field_name("name")
+                .and_then(|x| x.utf8_text(src).ok())
+                .unwrap_or("");
+            if let Some(v) = a.child_by_field_name("value") {
+                let w = words::resolve(v, src, &self.env());
+                word_checks(&w, &mut o);
+            }
+            if name.contains('[') {
+                o.pin(format!(
+                    "assigning {name} evaluates its subscript, which can run commands"
+                ));
+            } else if crate::wrap::risky_env(name) {
+                o.pin(format!(
+                    "assigns {name}, which changes what later commands run"
+                ));
+            } else {
+                o.mark(
+                    Verdict::Unknown,
+                    format!("assigns {name}, which later commands may read (a bare assignment)"),
+                );
+            }
+        }
+        self.line_out(o);
     }
 
     fn pipeline(&mut self, n: Node<'_>, src: &[u8], feed: &Feed, depth: usize) {
@@ -200,7 +362,7 @@ impl<'a> Walker<'a> {
     }
 
     /// What the commands recorded since `start` write into a pipe.
-    fn feed_from(&self, start: usize) -> Feed {
+    pub(crate) fn feed_from(&self, start: usize) -> Feed {
         let mut f = Feed {
             piped: true,
             ..Feed::default()
@@ -254,6 +416,16 @@ impl<'a> Walker<'a> {
         if let Some(body) = n.child_by_field_name("body") {
             self.node(body, src, feed, depth);
         }
+        // `f() { …; } > file`: each call writes there.
+        let mut c = n.walk();
+        let redirects: Vec<_> = n
+            .named_children(&mut c)
+            .filter(|k| k.kind() == "file_redirect")
+            .collect();
+        for r in redirects {
+            let found = self.redirect(r, src, depth);
+            self.line_reasons.extend(found);
+        }
         let recursive = self.out[start..]
             .iter()
             .any(|s| s.argv.first().is_some_and(|p| *p == name));
@@ -268,19 +440,18 @@ impl<'a> Walker<'a> {
     fn redirected(&mut self, n: Node<'_>, src: &[u8], feed: &Feed, depth: usize) {
         let mut feed = feed.clone();
         let mut writes: Vec<(Verdict, String)> = Vec::new();
+        let mut trailing = Vec::new();
         let mut c = n.walk();
         let kids: Vec<_> = n.named_children(&mut c).collect();
         let body = n.child_by_field_name("body");
         for k in &kids {
             match k.kind() {
-                "file_redirect" => {
-                    if let Some(w) = self.redirect(*k, src, depth) {
-                        writes.push(w);
-                    }
-                }
+                "file_redirect" => writes.extend(self.redirect(*k, src, depth)),
                 "heredoc_redirect" | "herestring_redirect" => {
-                    if let Some(f) = self.here_feed(*k, src, depth) {
-                        feed = f;
+                    if let Some(h) = self.here(*k, src, depth) {
+                        feed = h.feed;
+                        writes.extend(h.writes);
+                        trailing.extend(h.trailing);
                     }
                 }
                 _ => {}
@@ -297,41 +468,132 @@ impl<'a> Walker<'a> {
             }
         }
         if self.out.len() == start {
-            for w in writes {
-                self.line_reasons.push(w);
+            self.line_reasons.extend(writes);
+        }
+        self.trailing(trailing, src, start, &feed, depth);
+    }
+
+    /// Walks what followed a here-document's start: a pipeline gets what the
+    /// command before it wrote (the document itself when that is a bare `cat`).
+    pub(crate) fn trailing(
+        &mut self,
+        nodes: Vec<Node<'_>>,
+        src: &[u8],
+        start: usize,
+        fed: &Feed,
+        depth: usize,
+    ) {
+        for t in nodes {
+            if t.kind() != "pipeline" {
+                self.node(t, src, &Feed::default(), depth);
+                continue;
+            }
+            let passes_through = self.out.len() == start + 1
+                && self.out[start].keys.last().is_some_and(|k| {
+                    k.first().is_some_and(|p| base(p) == "cat") && k[1..].iter().all(|a| a == "-")
+                });
+            let mut stage_feed = if passes_through {
+                Feed {
+                    piped: true,
+                    ..fed.clone()
+                }
+            } else {
+                self.feed_from(start)
+            };
+            let mut c = t.walk();
+            let stages: Vec<_> = t.named_children(&mut c).collect();
+            for s in stages {
+                let at = self.out.len();
+                self.node(s, src, &stage_feed, depth);
+                stage_feed = self.feed_from(at);
             }
         }
     }
 
-    /// What a here-doc or here-string feeds.
-    fn here_feed(&mut self, k: Node<'_>, src: &[u8], depth: usize) -> Option<Feed> {
+    /// A here-document or here-string: its body walked (unless the delimiter is
+    /// quoted, bash expands `$(…)`, `$x` and `$((…))` in it), what it feeds, and what
+    /// follows its start.
+    pub(crate) fn here<'t>(&mut self, k: Node<'t>, src: &[u8], depth: usize) -> Option<Here<'t>> {
         let mut hc = k.walk();
-        let kids: Vec<_> = k.named_children(&mut hc).collect();
-        if k.kind() == "heredoc_redirect" {
-            let body: String = kids
-                .iter()
-                .filter(|x| x.kind() == "heredoc_body")
-                .filter_map(|x| x.utf8_text(src).ok())
-                .collect();
-            return Some(Feed {
-                piped: true,
-                text: Some(body),
-                ..Feed::default()
+        let kids: Vec<Node<'t>> = k.named_children(&mut hc).collect();
+        if k.kind() == "herestring_redirect" {
+            let wn = kids.into_iter().next()?;
+            self.substitutions(wn, src, depth);
+            let w = words::resolve(wn, src, &self.env());
+            let mut o = Out::default();
+            word_checks(&w, &mut o);
+            self.line_out(o);
+            return Some(Here {
+                feed: Feed {
+                    piped: true,
+                    decoded: w.value.is_none(),
+                    text: w.value,
+                    ..Feed::default()
+                },
+                writes: Vec::new(),
+                trailing: Vec::new(),
             });
         }
-        let wn = kids.into_iter().next()?;
-        self.substitutions(wn, src, depth);
-        let w = words::resolve(wn, src, &self.env());
-        Some(Feed {
-            piped: true,
-            decoded: w.value.is_none(),
-            text: w.value,
-            ..Feed::default()
+        let quoted = kids
+            .iter()
+            .find(|x| x.kind() == "heredoc_start")
+            .and_then(|x| x.utf8_text(src).ok())
+            .is_some_and(|t| t.contains(['\'', '"', '\\']));
+        let mut text = String::new();
+        let mut expands = false;
+        let mut writes = Vec::new();
+        let mut trailing = Vec::new();
+        for x in kids {
+            match x.kind() {
+                "heredoc_start" | "heredoc_end" => {}
+                "heredoc_body" => {
+                    text.push_str(x.utf8_text(src).unwrap_or(""));
+                    if !quoted {
+                        expands |= self.here_body(x, src, depth);
+                    }
+                }
+                "file_redirect" => writes.extend(self.redirect(x, src, depth)),
+                _ => trailing.push(x),
+            }
+        }
+        Some(Here {
+            feed: Feed {
+                piped: true,
+                // Expanded at run time: what the document says is not known here.
+                decoded: expands,
+                text: (!expands).then_some(text),
+                ..Feed::default()
+            },
+            writes,
+            trailing,
         })
     }
 
-    /// A `>`-style redirection's effect, if it writes.
-    fn redirect(&mut self, k: Node<'_>, src: &[u8], depth: usize) -> Option<(Verdict, String)> {
+    /// Walks an unquoted here-document body's expansions; whether it has any.
+    fn here_body(&mut self, body: Node<'_>, src: &[u8], depth: usize) -> bool {
+        let mut c = body.walk();
+        let parts: Vec<_> = body
+            .named_children(&mut c)
+            .filter(|p| p.kind() != "heredoc_content")
+            .collect();
+        let mut o = Out::default();
+        for p in &parts {
+            self.substitutions(*p, src, depth);
+            let w = words::resolve(*p, src, &self.env());
+            word_checks(&w, &mut o);
+        }
+        self.line_out(o);
+        !parts.is_empty()
+    }
+
+    /// A redirection's effect: a write (`>`, `>>`, `<>`) where it writes; a read (`<`)
+    /// of the user's credentials.
+    pub(crate) fn redirect(
+        &mut self,
+        k: Node<'_>,
+        src: &[u8],
+        depth: usize,
+    ) -> Vec<(Verdict, String)> {
         let mut op = String::new();
         let mut c = k.walk();
         for ch in k.children(&mut c) {
@@ -339,30 +601,39 @@ impl<'a> Walker<'a> {
                 op.push_str(ch.utf8_text(src).unwrap_or(""));
             }
         }
-        let dest = k.child_by_field_name("destination")?;
+        let Some(dest) = k.child_by_field_name("destination") else {
+            return Vec::new();
+        };
         self.substitutions(dest, src, depth);
-        let writes = op.contains('>');
-        if !writes || op.contains('&') && dest.kind() == "number" {
-            return None;
+        if op.contains('&') && dest.kind() == "number" {
+            return Vec::new();
         }
         let w = words::resolve(dest, src, &self.env());
         let jcx = self.jcx();
-        Some(judge::write_target(&w, &jcx, "writes to"))
-    }
-
-    fn jcx(&self) -> Jcx<'_> {
-        Jcx {
-            cwd: self.cwd.as_deref(),
-            workdir: &self.cx.workdir,
-            home: self.cx.home.as_deref(),
-            protected: &self.protected,
+        let mut o = Out::default();
+        if op.contains('>') {
+            let (v, r) = judge::write_target(&w, &jcx, "writes to");
+            o.mark(v, r);
+        } else if op.contains('<') {
+            crate::secrets::check_read("the redirection", &w, false, &jcx, &mut o);
         }
+        word_checks(&w, &mut o);
+        let found: Vec<(Verdict, String)> = o.reasons.iter().map(|r| (o.v, r.clone())).collect();
+        for p in o.pins {
+            if !self.pins.contains(&p) {
+                self.pins.push(p);
+            }
+        }
+        found
     }
 
     /// Walks command and process substitutions inside a word; returns whether any
     /// of them downloads.
-    fn substitutions(&mut self, n: Node<'_>, src: &[u8], depth: usize) -> bool {
-        match n.kind() {
+    pub(crate) fn substitutions(&mut self, n: Node<'_>, src: &[u8], depth: usize) -> bool {
+        if !self.enter() {
+            return false;
+        }
+        let any = match n.kind() {
             "command_substitution" | "process_substitution" => {
                 let start = self.out.len();
                 let saved = self.cwd.clone();
@@ -383,411 +654,74 @@ impl<'a> Walker<'a> {
                 }
                 any
             }
-        }
-    }
-
-    fn command(&mut self, n: Node<'_>, src: &[u8], feed: &Feed, depth: usize) {
-        let mut here: Option<Feed> = None;
-        let mut argv: Vec<Word> = Vec::new();
-        let mut downloads: Vec<bool> = Vec::new();
-        let mut assigns: Vec<(String, Word)> = Vec::new();
-        let mut writes: Vec<(Verdict, String)> = Vec::new();
-        let mut c = n.walk();
-        let kids: Vec<_> = n.named_children(&mut c).collect();
-        for k in kids {
-            match k.kind() {
-                "variable_assignment" => {
-                    self.substitutions(k, src, depth);
-                    let name = k
-                        .child_by_field_name("name")
-                        .and_then(|x| x.utf8_text(src).ok())
-                        .unwrap_or("")
-                        .to_string();
-                    let value = k
-                        .child_by_field_name("value")
-                        .map(|v| words::resolve(v, src, &self.env()))
-                        .unwrap_or_else(|| Word::literal(""));
-                    assigns.push((name, value));
-                }
-                "file_redirect" => {
-                    if let Some(w) = self.redirect(k, src, depth) {
-                        writes.push(w);
-                    }
-                }
-                "herestring_redirect" | "heredoc_redirect" => {
-                    here = self.here_feed(k, src, depth);
-                }
-                "command_name" => {
-                    let inner = k.named_child(0).unwrap_or(k);
-                    downloads.push(self.substitutions(inner, src, depth));
-                    argv.push(words::resolve(inner, src, &self.env()));
-                }
-                "comment" => {}
-                _ => {
-                    downloads.push(self.substitutions(k, src, depth));
-                    argv.push(words::resolve(k, src, &self.env()));
-                }
-            }
-        }
-        if argv.is_empty() {
-            return;
-        }
-        let feed = here.as_ref().unwrap_or(feed);
-        let mut out = Out::default();
-        for (v, r) in writes {
-            out.mark(v, r);
-        }
-        for (name, _) in &assigns {
-            if crate::wrap::risky_env(name) {
-                out.mark(
-                    Verdict::Unknown,
-                    format!("sets {name}, which changes what a program runs"),
-                );
-            }
-        }
-        let shown: Vec<String> = argv.iter().map(|w| w.shown().to_string()).collect();
-        let mut keys = Vec::new();
-        let mut wrapper = false;
-        let index = self.out.len();
-        // A placeholder so the wrapper is listed before what it runs.
-        self.out.push(Simple {
-            argv: shown.clone(),
-            verdict: Verdict::Safe,
-            reasons: Vec::new(),
-            keys: Vec::new(),
-            wrapper: false,
-        });
-        self.judge(
-            &argv,
-            &downloads,
-            feed,
-            depth,
-            &mut out,
-            &mut keys,
-            &mut wrapper,
-        );
-        let s = &mut self.out[index];
-        s.verdict = out.v;
-        s.reasons = out.reasons;
-        s.keys = keys;
-        s.wrapper = wrapper;
-    }
-
-    /// Judges one argv, unwrapping wrappers; `keys` collects each level's argv.
-    #[allow(clippy::too_many_arguments)]
-    fn judge(
-        &mut self,
-        argv: &[Word],
-        downloads: &[bool],
-        feed: &Feed,
-        depth: usize,
-        out: &mut Out,
-        keys: &mut Vec<Vec<String>>,
-        wrapper: &mut bool,
-    ) {
-        let Some(prog_w) = argv.first() else {
-            return;
         };
-        let Some(prog) = prog_w.value.clone() else {
-            out.mark(
-                Verdict::Dangerous,
-                format!(
-                    "the program name is only known at run time ({}), which hides what runs",
-                    prog_w.dynamic.join(" ")
-                ),
-            );
-            return;
-        };
-        if prog_w.quoted && !words::needs_quoting(&prog) {
-            out.mark(
-                Verdict::Dangerous,
-                format!(
-                    "quotes or escapes disguise the program name ({} runs {prog})",
-                    prog_w.raw
-                ),
-            );
-        }
-        if prog_w.glob {
-            out.mark(
-                Verdict::Dangerous,
-                format!("the program name {} is a glob", prog_w.raw),
-            );
-        }
-        keys.push(key(argv));
-        let b = base(&prog).to_string();
-        if system_name(&prog).is_none() {
-            // Judged as `b` too, so `./rm -rf /` still reads as dangerous; but the file
-            // it names may be anything, so it is never safe.
-            out.mark(
-                Verdict::Unknown,
-                format!("{prog} runs the file at that path, which may be anything, not the system's {b}"),
-            );
-        }
-        let args = &argv[1..];
-        let arg_downloads = downloads.get(1..).unwrap_or(&[]);
-
-        if let Some(unwrapped) = crate::wrap::unwrap(&b, args) {
-            match unwrapped {
-                crate::wrap::Unwrap::Inner {
-                    at,
-                    note,
-                    from_stdin,
-                } => {
-                    if let Some((v, r)) = note {
-                        out.mark(v, r);
-                    }
-                    let named = args.get(at).map(|w| w.shown()).unwrap_or("");
-                    if crate::wrap::execs(&b) && crate::wrap::shell_only(named) {
-                        out.mark(
-                            Verdict::Unknown,
-                            format!(
-                                "{b} runs a file named {named} from PATH, not the shell's builtin"
-                            ),
-                        );
-                    }
-                    let mut inner: Vec<Word> = args[at..].to_vec();
-                    let mut inner_dl: Vec<bool> = arg_downloads.get(at..).unwrap_or(&[]).to_vec();
-                    let inner_feed = if from_stdin {
-                        inner.push(Word::unknown("<arguments from stdin>"));
-                        inner_dl.push(false);
-                        Feed::default()
-                    } else {
-                        feed.clone()
-                    };
-                    self.judge(&inner, &inner_dl, &inner_feed, depth, out, keys, wrapper);
-                    return;
-                }
-                crate::wrap::Unwrap::Script { text, note } => {
-                    if let Some((v, r)) = note {
-                        out.mark(v, r);
-                    }
-                    *wrapper = true;
-                    self.line(&text, depth + 1);
-                    return;
-                }
-                crate::wrap::Unwrap::Alone(v, r) => {
-                    out.mark(v, r);
-                    return;
-                }
-            }
-        }
-
-        if crate::wrap::is_shell(&b) || b == "eval" || b == "su" {
-            self.shell(&b, args, arg_downloads, feed, depth, out, wrapper);
-            return;
-        }
-        if crate::wrap::is_interpreter(&b) || b == "source" || b == "." {
-            crate::wrap::interpreter(&b, args, arg_downloads, feed.download, feed.decoded, out);
-            return;
-        }
-        let jcx = self.jcx();
-        let mut judged = judge::program(&b, args, &jcx);
-        if b == "cd" || b == "pushd" {
-            self.cwd = match args.iter().find(|a| !a.shown().starts_with('-')) {
-                None => self.cx.home.clone(),
-                Some(a) => match (&a.value, &self.cwd) {
-                    (Some(v), Some(cwd)) if v != "-" => Some(paths::normalize(Path::new(v), cwd)),
-                    _ => None,
-                },
-            };
-        }
-        for inner in std::mem::take(&mut judged.exec) {
-            let dl = vec![false; inner.len()];
-            let start = self.out.len();
-            self.out.push(Simple {
-                argv: inner.iter().map(|w| w.shown().to_string()).collect(),
-                verdict: Verdict::Safe,
-                reasons: Vec::new(),
-                keys: Vec::new(),
-                wrapper: false,
-            });
-            let mut o = Out::default();
-            let mut k = Vec::new();
-            let mut wr = false;
-            self.judge(
-                &inner,
-                &dl,
-                &Feed::default(),
-                depth,
-                &mut o,
-                &mut k,
-                &mut wr,
-            );
-            let s = &mut self.out[start];
-            s.verdict = o.v;
-            s.reasons = o.reasons;
-            s.keys = k;
-            s.wrapper = wr;
-        }
-        out.merge(judged);
+        self.leave();
+        any
     }
+}
 
-    #[allow(clippy::too_many_arguments)]
-    fn shell(
-        &mut self,
-        b: &str,
-        args: &[Word],
-        downloads: &[bool],
-        feed: &Feed,
-        depth: usize,
-        out: &mut Out,
-        wrapper: &mut bool,
-    ) {
-        if b == "eval" {
-            out.mark(Verdict::Unknown, "eval runs text as a command".to_string());
-            if args.iter().all(|a| a.value.is_some()) {
-                let text: Vec<&str> = args.iter().map(Word::shown).collect();
-                *wrapper = true;
-                self.line(&text.join(" "), depth + 1);
-            } else {
-                out.mark(
-                    Verdict::Dangerous,
-                    "eval of text built at run time hides what runs".to_string(),
-                );
-            }
-            return;
-        }
-        if b == "su" {
-            out.mark(Verdict::Unknown, "runs as another user (su)".to_string());
-        }
-        let mut i = 0;
-        let mut dash_c = false;
-        let mut stdin = false;
-        while i < args.len() {
-            let a = args[i].shown();
-            if a == "--" {
-                i += 1;
-                break;
-            }
-            if a == "-o"
-                || a == "+o"
-                || a == "-O"
-                || a == "+O"
-                || (b == "su" && matches!(a, "-s" | "--shell" | "-g" | "-G" | "-w"))
-            {
-                i += 2;
-                continue;
-            }
-            if a == "--command" {
-                dash_c = true;
-                i += 1;
-                break;
-            }
-            if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-                if !a.starts_with("--") && a.contains('c') {
-                    dash_c = true;
-                }
-                if a == "-s" {
-                    stdin = true;
-                }
-                i += 1;
-                if dash_c {
-                    break;
-                }
-                continue;
-            }
-            break;
-        }
-        if dash_c {
-            match args.get(i) {
-                Some(w) => match &w.value {
-                    Some(script) => {
-                        *wrapper = true;
-                        self.line(script, depth + 1);
-                    }
-                    None => {
-                        let dl = downloads.get(i).copied().unwrap_or(false);
-                        out.mark(
-                            Verdict::Dangerous,
-                            if dl {
-                                format!("{b} -c runs a downloaded script ({})", w.raw)
-                            } else {
-                                format!("{b} -c runs a script built at run time ({})", w.raw)
-                            },
-                        );
-                    }
-                },
-                None => out.mark(Verdict::Unknown, format!("{b} -c without a script")),
-            }
-            return;
-        }
-        if b == "su" && i >= args.len() {
-            return;
-        }
-        if !stdin {
-            if let Some(w) = args.get(i) {
-                let dl = downloads.get(i).copied().unwrap_or(false);
-                if dl {
-                    out.mark(
-                        Verdict::Dangerous,
-                        format!("{b} runs a download handed to it ({})", w.raw),
-                    );
-                } else if w.substitution {
-                    out.mark(
-                        Verdict::Dangerous,
-                        format!("{b} runs a script produced at run time ({})", w.raw),
-                    );
-                } else if !(w.is("-") || w.is("/dev/stdin")) {
-                    out.mark(
-                        Verdict::Unknown,
-                        format!("{b} runs the script {}", w.shown()),
-                    );
-                    return;
-                }
-            }
-        }
-        // Reads its commands from stdin.
-        if feed.download {
-            out.mark(
-                Verdict::Dangerous,
-                format!("a download is piped into {b}, which runs it unseen"),
-            );
-        } else if feed.decoded {
-            out.mark(
-                Verdict::Dangerous,
-                format!("decoded or generated text is piped into {b}, which hides what runs"),
-            );
-        } else if let Some(text) = &feed.text {
+/// What a word does besides its value: arithmetic on a variable (pinned: it runs
+/// code an allow rule does not name), a variable that may hold a credential.
+pub(crate) fn word_checks(w: &Word, out: &mut Out) {
+    if w.arith_var {
+        out.pin(format!(
+            "{} evaluates a variable's value as arithmetic, where a[$(…)] runs a command",
+            w.brief()
+        ));
+    }
+    for v in &w.vars {
+        if v == "!" {
             out.mark(
                 Verdict::Unknown,
-                format!("{b} runs commands fed on its stdin"),
+                format!("{} expands a variable named at run time", w.brief()),
             );
-            *wrapper = true;
-            let text = text.clone();
-            self.line(&text, depth + 1);
-        } else if feed.piped {
+        } else if crate::secrets::credential_name(v) {
             out.mark(
                 Verdict::Unknown,
-                format!("text piped into {b} runs as commands"),
+                format!("expands ${v}, which may hold a credential"),
             );
-        } else {
-            out.mark(Verdict::Unknown, format!("starts a shell ({b})"));
         }
     }
 }
 
-/// The argv as rules see it (git's global options dropped).
-fn key(argv: &[Word]) -> Vec<String> {
-    let words: Vec<String> = argv
-        .iter()
-        .map(|w| match &w.value {
-            Some(v) => v.clone(),
-            None => format!("\0{}", w.raw),
-        })
-        .collect();
-    let Some(first) = words.first() else {
-        return words;
-    };
-    // A rule for `npm test` is about the system's npm, not a file named npm: a program
-    // named by any other path keeps its path (deny and ask rules match it by its name
-    // too, in `Rules::decide`).
-    let prog = system_name(first).unwrap_or(first).to_string();
-    let rest = if base(first) == "git" {
-        1 + crate::git::git_subcommand_at(&argv[1..])
+/// Whether a `[[ … ]]` or `[ … ]` test evaluates arithmetic or a subscript on a
+/// variable: `-eq`-style operators in `[[`, `-v`/`-R` on a subscripted name.
+fn test_arith(n: Node<'_>, src: &[u8]) -> bool {
+    let double = n.utf8_text(src).is_ok_and(|t| t.starts_with("[["));
+    let mut stack = vec![n];
+    let mut seen = 0;
+    while let Some(x) = stack.pop() {
+        seen += 1;
+        if seen > 10_000 {
+            return true;
+        }
+        if x.kind() == "test_operator" {
+            let op = x.utf8_text(src).unwrap_or("");
+            let operands = x.parent().map_or(n, |p| p);
+            let arith_op = matches!(op, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge");
+            if double && arith_op && words::mentions_var(operands, 0) {
+                return true;
+            }
+            if matches!(op, "-v" | "-R")
+                && x.next_named_sibling()
+                    .and_then(|o| o.utf8_text(src).ok())
+                    .is_some_and(|t| t.contains('['))
+            {
+                return true;
+            }
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+    false
+}
+
+/// The first line of `s`, shortened.
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("");
+    if l.chars().count() > 60 {
+        format!("{}…", l.chars().take(60).collect::<String>())
     } else {
-        1
-    };
-    let mut k = vec![prog];
-    k.extend(words[rest..].iter().cloned());
-    k
+        l.to_string()
+    }
 }

@@ -19,6 +19,12 @@ pub struct Word {
     pub dynamic: Vec<String>,
     /// It contains a command or process substitution.
     pub substitution: bool,
+    /// An arithmetic context in it reads a variable (`$((x))`, `${a[x]}`, `${s:x}`):
+    /// bash evaluates a variable's value as arithmetic there, and `a[$(cmd)]` in that
+    /// value runs `cmd`.
+    pub arith_var: bool,
+    /// The variables it expands (`!` for an indirect `${!x}`).
+    pub vars: Vec<String>,
 }
 
 impl Word {
@@ -31,6 +37,8 @@ impl Word {
             quoted: false,
             dynamic: Vec::new(),
             substitution: false,
+            arith_var: false,
+            vars: Vec::new(),
         }
     }
 
@@ -43,6 +51,8 @@ impl Word {
             quoted: false,
             dynamic: vec![raw.to_string()],
             substitution: false,
+            arith_var: false,
+            vars: Vec::new(),
         }
     }
 
@@ -51,9 +61,24 @@ impl Word {
         self.value.as_deref().unwrap_or(&self.raw)
     }
 
+    /// The word as written, shortened for a reason (a line can nest thousands of
+    /// levels inside one word).
+    pub fn brief(&self) -> String {
+        brief(&self.raw)
+    }
+
     /// Whether it is static and equal to `s`.
     pub fn is(&self, s: &str) -> bool {
         self.value.as_deref() == Some(s)
+    }
+}
+
+/// `s`, at most 80 characters of it.
+pub fn brief(s: &str) -> String {
+    if s.chars().count() <= 80 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(80).collect::<String>())
     }
 }
 
@@ -73,6 +98,8 @@ pub fn resolve(node: Node<'_>, src: &[u8], env: &Env<'_>) -> Word {
         quoted: false,
         dynamic: Vec::new(),
         substitution: false,
+        arith_var: false,
+        vars: Vec::new(),
     };
     push(node, src, env, &mut w, true);
     w
@@ -85,7 +112,13 @@ fn push(node: Node<'_>, src: &[u8], env: &Env<'_>, w: &mut Word, first: bool) {
             let (v, escaped, glob) = unquoted(t, first, env);
             w.quoted |= escaped;
             w.glob |= glob;
-            add(w, &v);
+            match v {
+                Some(v) => add(w, &v),
+                None => {
+                    w.value = None;
+                    w.dynamic.push(t.to_string());
+                }
+            }
         }
         "raw_string" => {
             w.quoted = true;
@@ -128,6 +161,20 @@ fn push(node: Node<'_>, src: &[u8], env: &Env<'_>, w: &mut Word, first: bool) {
                 .trim_start_matches('$')
                 .trim_start_matches('{')
                 .trim_end_matches('}');
+            w.arith_var |= node.kind() == "expansion" && expansion_arith(node, src);
+            if t.starts_with("${!") {
+                w.vars.push("!".into());
+            }
+            let mut c = node.walk();
+            w.vars.extend(
+                node.named_children(&mut c)
+                    .filter(|k| k.kind() == "variable_name" || k.kind() == "subscript")
+                    .map(|k| {
+                        let k = k.child_by_field_name("name").unwrap_or(k);
+                        text(k, src).to_string()
+                    })
+                    .take(1),
+            );
             match (name, env.home) {
                 ("HOME", Some(h)) => add(w, h),
                 _ => {
@@ -141,12 +188,62 @@ fn push(node: Node<'_>, src: &[u8], env: &Env<'_>, w: &mut Word, first: bool) {
             w.substitution = true;
             w.dynamic.push(t.to_string());
         }
-        _ => {
+        kind => {
             // arithmetic, brace expressions, anything else: known only at run time.
+            if kind == "arithmetic_expansion" && mentions_var(node, 0) {
+                w.arith_var = true;
+            }
             w.value = None;
             w.dynamic.push(t.to_string());
         }
     }
+}
+
+/// Whether an arithmetic expression reads a variable (a name, `$x`, `${x}`, or a
+/// command substitution, whose output is evaluated in turn).
+pub fn mentions_var(node: Node<'_>, depth: usize) -> bool {
+    // Arithmetic nested past this is taken to read one (and the walk stays bounded).
+    if depth > 64 {
+        return true;
+    }
+    if matches!(
+        node.kind(),
+        "variable_name"
+            | "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "subscript"
+            | "word"
+    ) {
+        return true;
+    }
+    let mut c = node.walk();
+    let kids: Vec<Node<'_>> = node.named_children(&mut c).collect();
+    kids.into_iter().any(|k| mentions_var(k, depth + 1))
+}
+
+/// Whether a `${…}` expansion evaluates arithmetic on a variable: an indexed array's
+/// subscript (`${a[i]}`) or a substring's offset or length (`${s:i:n}`).
+pub fn expansion_arith(node: Node<'_>, src: &[u8]) -> bool {
+    let mut c = node.walk();
+    let kids: Vec<Node<'_>> = node.children(&mut c).collect();
+    let mut after_colon = false;
+    for k in kids {
+        if k.kind() == "subscript" {
+            if let Some(i) = k.child_by_field_name("index") {
+                let t = text(i, src);
+                if t != "@" && t != "*" && mentions_var(i, 0) {
+                    return true;
+                }
+            }
+        }
+        if !k.is_named() && text(k, src) == ":" {
+            after_colon = true;
+        } else if after_colon && k.is_named() && mentions_var(k, 0) {
+            return true;
+        }
+    }
+    false
 }
 
 fn add(w: &mut Word, s: &str) {
@@ -159,18 +256,48 @@ fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
     node.utf8_text(src).unwrap_or("")
 }
 
-/// An unquoted word: backslashes removed, a leading `~` expanded, globs noticed.
-fn unquoted(t: &str, first: bool, env: &Env<'_>) -> (String, bool, bool) {
+/// An unquoted word: backslashes removed, a leading `~` expanded, globs noticed. The
+/// value is `None` when a tilde stands for a folder only known at run time (`~+`,
+/// `~-`, `~` with no known home).
+fn unquoted(t: &str, first: bool, env: &Env<'_>) -> (Option<String>, bool, bool) {
     let mut out = String::with_capacity(t.len());
     let mut escaped = false;
     let mut glob = false;
-    let mut chars = t.chars().peekable();
-    if first && (t == "~" || t.starts_with("~/")) {
-        if let Some(h) = env.home {
-            out.push_str(h);
-            chars.next();
+    let mut rest = t;
+    if first {
+        // `~`, `~/x`, `~name/x`; and in an assignment-like word bash expands a tilde
+        // after the first `=` too (`f=~/.ssh/id_rsa`).
+        let (before, tilde) = match t.split_once("=~") {
+            Some((name, after))
+                if !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !name.starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                (&t[..name.len() + 1], Some(after))
+            }
+            _ => ("", t.strip_prefix('~')),
+        };
+        if let Some(after) = tilde {
+            let (user, tail) = after.split_at(after.find('/').unwrap_or(after.len()));
+            let dir = match user {
+                "" => env.home.map(str::to_string),
+                "+" | "-" => None,
+                _ if user.starts_with(['+', '-']) || user.contains(['\\', '*', '?', '[']) => None,
+                _ => match crate::paths::user_home(user) {
+                    Some(h) => Some(h),
+                    // bash leaves `~nobody-by-that-name` as it is.
+                    None => Some(format!("~{user}")),
+                },
+            };
+            let Some(dir) = dir else {
+                return (None, false, false);
+            };
+            out.push_str(before);
+            out.push_str(&dir);
+            rest = tail;
         }
     }
+    let mut chars = rest.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
@@ -187,7 +314,7 @@ fn unquoted(t: &str, first: bool, env: &Env<'_>) -> (String, bool, bool) {
             _ => out.push(c),
         }
     }
-    (out, escaped, glob)
+    (Some(out), escaped, glob)
 }
 
 /// Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and newline.

@@ -1,7 +1,8 @@
 //! Programs that run other programs: wrappers (`env`, `sudo`, `timeout`, `xargs`…),
 //! shells and interpreters.
 
-use crate::judge::Out;
+use crate::judge::{write_target, Jcx, Out};
+use crate::opts::{self, named, Arg, Spec};
 use crate::words::Word;
 use crate::Verdict;
 
@@ -21,6 +22,11 @@ pub enum Unwrap {
     },
     /// Nothing else runs.
     Alone(Verdict, String),
+    /// It runs this program, with arguments from stdin (`xargs` alone runs `echo`).
+    Implicit {
+        program: &'static str,
+        note: Option<(Verdict, String)>,
+    },
 }
 
 /// Environment variables that change which program runs or what it loads.
@@ -32,6 +38,8 @@ pub fn risky_env(name: &str) -> bool {
         || name.starts_with("PYTHON")
         || name.starts_with("PERL")
         || name.starts_with("RUBY")
+        || name.starts_with("BASH_FUNC_")
+        || name.ends_with("_CONFIG_PATH")
         || matches!(
             name,
             "PATH"
@@ -44,6 +52,43 @@ pub fn risky_env(name: &str) -> bool {
                 | "NODE_OPTIONS"
                 | "BROWSER"
                 | "DYLD_INSERT_LIBRARIES"
+                | "GLOBIGNORE"
+                | "CDPATH"
+                | "HOME"
+                | "LESSOPEN"
+                | "LESSCLOSE"
+                | "XDG_CONFIG_HOME"
+        )
+}
+
+/// Variables a read-only program may be given without changing what it does (a
+/// locale, a time zone, colors, widths). Any other variable set for a `safe` program
+/// makes it `unknown`: what a variable does to a program is not known here.
+pub fn harmless_env(name: &str) -> bool {
+    name.starts_with("LC_")
+        || matches!(
+            name,
+            "LANG"
+                | "LANGUAGE"
+                | "TZ"
+                | "COLUMNS"
+                | "LINES"
+                | "NO_COLOR"
+                | "CLICOLOR"
+                | "CLICOLOR_FORCE"
+                | "FORCE_COLOR"
+                | "TERM"
+                | "GREP_COLOR"
+                | "GREP_COLORS"
+                | "LS_COLORS"
+                | "TIME_STYLE"
+                | "BLOCK_SIZE"
+                | "DU_BLOCK_SIZE"
+                | "DF_BLOCK_SIZE"
+                | "LS_BLOCK_SIZE"
+                | "QUOTING_STYLE"
+                | "TABSIZE"
+                | "POSIXLY_CORRECT"
         )
 }
 
@@ -156,82 +201,281 @@ pub fn shell_only(name: &str) -> bool {
     )
 }
 
-/// Wrappers: programs that run the program named in their arguments.
-pub fn unwrap(b: &str, args: &[Word]) -> Option<Unwrap> {
-    let inner = |at: usize, note: Option<(Verdict, String)>| {
-        if at >= args.len() {
-            Unwrap::Alone(
-                note.as_ref().map_or(Verdict::Safe, |n| n.0),
-                note.map_or_else(String::new, |n| n.1),
-            )
-        } else {
-            Unwrap::Inner {
-                at,
-                note,
-                from_stdin: false,
+const ENV: Spec = Spec {
+    // GNU env: the whitespace letters let `#!/usr/bin/env -S…` lines bundle.
+    short: "+a:C:iS:u:v0 \t",
+    long: &[
+        "argv0=",
+        "ignore-environment",
+        "env0-from=",
+        "null",
+        "unset=",
+        "chdir=",
+        "default-signal?",
+        "ignore-signal?",
+        "block-signal?",
+        "list-signal-handling",
+        "debug",
+        "split-string=",
+        "help",
+        "version",
+    ],
+};
+const TIME: Spec = Spec {
+    short: "+af:o:pqvV",
+    long: &[
+        "append",
+        "format=",
+        "output=",
+        "portability",
+        "quiet",
+        "verbose",
+        "help",
+        "version",
+    ],
+};
+const TIMEOUT: Spec = Spec {
+    short: "+fk:ps:v",
+    long: &[
+        "foreground",
+        "kill-after=",
+        "preserve-status",
+        "signal=",
+        "verbose",
+        "help",
+        "version",
+    ],
+};
+const NICE: Spec = Spec {
+    short: "+n:",
+    long: &["adjustment=", "help", "version"],
+};
+const STDBUF: Spec = Spec {
+    short: "+i:o:e:",
+    long: &["input=", "output=", "error=", "help", "version"],
+};
+const XARGS: Spec = Spec {
+    short: "+0a:d:E:e::I:i::L:l::n:oP:prs:tx",
+    long: &[
+        "null",
+        "arg-file=",
+        "delimiter=",
+        "eof?",
+        "replace?",
+        "max-lines?",
+        "max-args=",
+        "open-tty",
+        "max-procs=",
+        "interactive",
+        "process-slot-var=",
+        "no-run-if-empty",
+        "max-chars=",
+        "show-limits",
+        "verbose",
+        "exit",
+        "help",
+        "version",
+    ],
+};
+
+/// A wrapper's options read as getopt reads them: the index of its first operand
+/// (the program it runs) and the options; `Err` is what it is judged when they
+/// cannot be read.
+fn wrapper_opts(b: &str, spec: &Spec, args: &[Word]) -> Result<(usize, Vec<Arg>), Unwrap> {
+    let (parsed, at) = opts::parse_head(spec, args)
+        .map_err(|why| Unwrap::Alone(Verdict::Unknown, format!("{b} {why}")))?;
+    Ok((at, parsed))
+}
+
+fn opt<'a>(parsed: &'a [Arg], keys: &str) -> Option<&'a Option<Word>> {
+    parsed.iter().find_map(|a| match a {
+        Arg::Opt { name, value, .. } if named(keys, name) => Some(value),
+        _ => None,
+    })
+}
+
+/// `env`: options, then `NAME=value` words, then the program, or a whole command line
+/// in `-S`/`--split-string` (in any spelling or bundle: `-iS'cmd'`, `--split=cmd`).
+fn env(args: &[Word]) -> Unwrap {
+    let (mut i, parsed) = match wrapper_opts("env", &ENV, args) {
+        Ok(x) => x,
+        Err(u) => return u,
+    };
+    if let Some(split) = opt(&parsed, "S|split-string") {
+        let rest: Vec<&str> = args[i.min(args.len())..].iter().map(Word::shown).collect();
+        return match split.as_ref().and_then(|w| w.value.clone()) {
+            Some(t) => Unwrap::Script {
+                text: format!("{t} {}", rest.join(" ")),
+                note: None,
+            },
+            None => Unwrap::Alone(
+                Verdict::Dangerous,
+                "env -S runs a command line built at run time".into(),
+            ),
+        };
+    }
+    let mut note = None;
+    if opt(&parsed, "C|chdir").is_some() {
+        note = Some((
+            Verdict::Unknown,
+            "env -C runs it in another folder".to_string(),
+        ));
+    }
+    if opt(&parsed, "env0-from").is_some() {
+        note = Some((
+            Verdict::Unknown,
+            "env --env0-from sets variables from a file, unseen here".to_string(),
+        ));
+    }
+    while let Some(a) = args.get(i) {
+        let Some((name, _)) = a.shown().split_once('=') else {
+            break;
+        };
+        if risky_env(name) {
+            note = Some((
+                Verdict::Unknown,
+                format!("sets {name}, which changes what a program runs"),
+            ));
+        } else if !harmless_env(name) {
+            note = note.or(Some((
+                Verdict::Unknown,
+                format!("sets {name} for it, which is not known to be harmless"),
+            )));
+        }
+        i += 1;
+    }
+    if i >= args.len() {
+        return Unwrap::Alone(
+            Verdict::Unknown,
+            "env without a program prints every environment variable, which may hold credentials"
+                .into(),
+        );
+    }
+    Unwrap::Inner {
+        at: i,
+        note,
+        from_stdin: false,
+    }
+}
+
+/// `xargs`: its options, then the program (`echo` when none), its arguments from stdin.
+fn xargs(args: &[Word], cx: &Jcx<'_>) -> Unwrap {
+    let (i, parsed) = match wrapper_opts("xargs", &XARGS, args) {
+        Ok(x) => x,
+        Err(u) => return u,
+    };
+    let mut note = None;
+    if let Some(Some(file)) = opt(&parsed, "a|arg-file") {
+        let mut o = Out::default();
+        crate::secrets::check_read("xargs -a", file, false, cx, &mut o);
+        note = o.reasons.first().map(|r| (o.v, r.clone()));
+    }
+    if opt(&parsed, "process-slot-var").is_some() {
+        note = Some((
+            Verdict::Unknown,
+            "xargs --process-slot-var sets a variable for it".into(),
+        ));
+    }
+    if i >= args.len() {
+        return Unwrap::Implicit {
+            program: "echo",
+            note,
+        };
+    }
+    Unwrap::Inner {
+        at: i,
+        note,
+        from_stdin: true,
+    }
+}
+
+/// The command a wrapper runs from `at` on (`Alone` when it names none).
+fn inner_at(args: &[Word], at: usize, note: Option<(Verdict, String)>) -> Unwrap {
+    if at >= args.len() {
+        Unwrap::Alone(
+            note.as_ref().map_or(Verdict::Safe, |n| n.0),
+            note.map_or_else(String::new, |n| n.1),
+        )
+    } else {
+        Unwrap::Inner {
+            at,
+            note,
+            from_stdin: false,
+        }
+    }
+}
+
+/// `nice [-n N] CMD`, and its obsolete `nice -10 CMD`.
+fn nice(args: &[Word]) -> Unwrap {
+    let obsolete = args.first().is_some_and(|a| {
+        a.value.as_deref().is_some_and(|v| {
+            v.len() > 1
+                && v.starts_with('-')
+                && v[1..]
+                    .trim_start_matches('-')
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+        })
+    });
+    let skip = usize::from(obsolete);
+    match wrapper_opts("nice", &NICE, &args[skip..]) {
+        Ok((at, _)) => inner_at(args, at + skip, None),
+        Err(u) => u,
+    }
+}
+
+/// `strace`/`ltrace OPTIONS CMD`: at best unknown, and a write where `-o` names.
+fn trace(b: &str, args: &[Word], cx: &Jcx<'_>) -> Unwrap {
+    let i = opt_skip(
+        args,
+        &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X", "-P", "-U",
+            "-n", "-l", "-L",
+        ],
+        false,
+    );
+    let mut note = (Verdict::Unknown, format!("{b} traces the program it runs"));
+    if let Some(at) = args.iter().position(|a| a.is("-o")) {
+        if let Some(file) = args.get(at + 1) {
+            let (v, r) = write_target(file, cx, &format!("{b} -o writes to"));
+            if v == Verdict::Dangerous {
+                note = (v, r);
             }
         }
+    }
+    if i >= args.len() {
+        return Unwrap::Alone(note.0, note.1);
+    }
+    inner_at(args, i, Some(note))
+}
+
+/// Wrappers: programs that run the program named in their arguments.
+pub fn unwrap(b: &str, args: &[Word], cx: &Jcx<'_>) -> Option<Unwrap> {
+    let inner = |at: usize, note: Option<(Verdict, String)>| inner_at(args, at, note);
+    let with = |spec: &Spec, skip: usize| match wrapper_opts(b, spec, args) {
+        Ok((at, _)) => inner(at + skip, None),
+        Err(u) => u,
     };
     Some(match b {
-        "env" => {
-            let mut i = 0;
-            let mut note = None;
-            while i < args.len() {
-                let a = args[i].shown();
-                if a == "--" {
-                    i += 1;
-                    break;
-                }
-                if a == "-S" || a == "--split-string" || (a.starts_with("-S") && a.len() > 2) {
-                    let text = if a.len() > 2 && a.starts_with("-S") {
-                        Some(a[2..].to_string())
-                    } else {
-                        args.get(i + 1).and_then(|w| w.value.clone())
-                    };
-                    let skip = if a.len() > 2 && a.starts_with("-S") {
-                        1
-                    } else {
-                        2
-                    };
-                    return Some(match text {
-                        Some(t) => {
-                            let rest: Vec<&str> = args[(i + skip).min(args.len())..]
-                                .iter()
-                                .map(Word::shown)
-                                .collect();
-                            Unwrap::Script {
-                                text: format!("{t} {}", rest.join(" ")),
-                                note: None,
-                            }
-                        }
-                        None => Unwrap::Alone(
-                            Verdict::Dangerous,
-                            "env -S runs a command line built at run time".into(),
-                        ),
-                    });
-                }
-                if matches!(a, "-u" | "--unset" | "-C" | "--chdir") {
-                    i += 2;
-                    continue;
-                }
-                if a.starts_with('-') {
-                    i += 1;
-                    continue;
-                }
-                if let Some((name, _)) = a.split_once('=') {
-                    if risky_env(name) {
-                        note = Some((
-                            Verdict::Unknown,
-                            format!("sets {name}, which changes what a program runs"),
-                        ));
+        "env" => env(args),
+        "xargs" => xargs(args, cx),
+        "time" => match wrapper_opts(b, &TIME, args) {
+            Ok((at, parsed)) => {
+                let note = match opt(&parsed, "o|output") {
+                    Some(Some(file)) => {
+                        let (v, r) = write_target(file, cx, "time -o writes to");
+                        Some((v.max(Verdict::Unknown), r))
                     }
-                    i += 1;
-                    continue;
-                }
-                break;
+                    _ => None,
+                };
+                inner(at, note)
             }
-            inner(i, note)
-        }
+            Err(u) => u,
+        },
+        "timeout" => with(&TIMEOUT, 1),
+        "stdbuf" => with(&STDBUF, 0),
+        "nice" => nice(args),
+        "strace" | "ltrace" => trace(b, args, cx),
         "sudo" | "doas" | "run0" | "pkexec" => {
             let i = opt_skip(
                 args,
@@ -250,17 +494,6 @@ pub fn unwrap(b: &str, args: &[Word]) -> Option<Unwrap> {
             }
             inner(i, note)
         }
-        "timeout" => {
-            let i = opt_skip(args, &["-s", "-k", "--signal", "--kill-after"], false);
-            inner(i + 1, None)
-        }
-        "nice" => {
-            let mut i = opt_skip(args, &["-n", "--adjustment"], false);
-            if i == 0 && args.first().is_some_and(|a| a.shown().starts_with('-')) {
-                i = 1;
-            }
-            inner(i, None)
-        }
         "ionice" => inner(
             opt_skip(
                 args,
@@ -270,11 +503,6 @@ pub fn unwrap(b: &str, args: &[Word]) -> Option<Unwrap> {
             None,
         ),
         "nohup" | "builtin" | "busybox" | "unbuffer" | "catchsegv" => inner(0, None),
-        "time" => inner(
-            opt_skip(args, &["-f", "-o", "--format", "--output"], false),
-            None,
-        ),
-        "stdbuf" => inner(opt_skip(args, &["-i", "-o", "-e"], false), None),
         "setsid" => inner(opt_skip(args, &[], false), None),
         "chrt" | "taskset" => {
             let i = opt_skip(args, &[], false);
@@ -287,38 +515,6 @@ pub fn unwrap(b: &str, args: &[Word]) -> Option<Unwrap> {
             inner(opt_skip(args, &[], false), None)
         }
         "exec" => inner(opt_skip(args, &["-a"], false), None),
-        "xargs" => {
-            let i = opt_skip(
-                args,
-                &[
-                    "-d",
-                    "-E",
-                    "-I",
-                    "-L",
-                    "-n",
-                    "-P",
-                    "-s",
-                    "-a",
-                    "--delimiter",
-                    "--eof",
-                    "--max-lines",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--arg-file",
-                    "--replace",
-                ],
-                false,
-            );
-            if i >= args.len() {
-                return Some(Unwrap::Alone(Verdict::Safe, String::new()));
-            }
-            Unwrap::Inner {
-                at: i,
-                note: None,
-                from_stdin: true,
-            }
-        }
         "watch" => {
             let i = opt_skip(args, &["-n", "--interval", "-d"], false);
             let parts: Vec<&str> = args[i.min(args.len())..].iter().map(Word::shown).collect();
@@ -386,12 +582,12 @@ pub fn interpreter(
         if dl {
             out.mark(
                 Verdict::Dangerous,
-                format!("{b} runs a download handed to it ({})", a.raw),
+                format!("{b} runs a download handed to it ({})", a.brief()),
             );
         } else if a.substitution && (b == "source" || b == ".") {
             out.mark(
                 Verdict::Dangerous,
-                format!("{b} runs a script produced at run time ({})", a.raw),
+                format!("{b} runs a script produced at run time ({})", a.brief()),
             );
         }
         if a.is(code_flag) || a.is("-m") || !a.shown().starts_with('-') {

@@ -1,7 +1,8 @@
 //! The shell classifier fed arbitrary command lines.
 
-use std::path::PathBuf;
+use std::path::Path;
 
+use tree_sitter::Node;
 use weft_shell_guard::{classify, Context, Verdict};
 
 /// Wrappers that run the rest of the line as it was: none may make a command that is
@@ -9,26 +10,26 @@ use weft_shell_guard::{classify, Context, Verdict};
 const WRAPPERS: [&str; 3] = ["sudo ", "nohup ", "nice "];
 
 /// Any line classifies without panicking; a line that does not parse as shell is never
-/// `safe`; a line that is not `safe` stays so run under `sudo` (or `nohup`, `nice`),
-/// or as `bash -c '<line>'`.
+/// `safe`; a `safe` line passes an independent check of its syntax ([`oracle`]: no
+/// assignment, no arithmetic on a variable, no write redirection, every program a
+/// known read-only one); a line that is not `safe` stays so run under `sudo` (or
+/// `nohup`, `nice`), or as `bash -c '<line>'`.
 ///
 /// Each classification is a tree-sitter parse, and on the fuzzer's mostly broken lines
 /// tree-sitter's error recovery is most of the cost, so an input pays for as few as
 /// make the checks: the independent parse only for a `safe` line (the one case its
 /// answer can fail), and one wrapper per input, chosen by the input's length, so the
 /// fuzzer still tries all three across lines: at most three parses an input, not six.
+/// (What a safe line actually does is checked by running the shell guard's corpus
+/// under strace in its own tests; that is too slow for a fuzzer.)
 pub fn shell(data: &[u8]) {
     let line = String::from_utf8_lossy(data);
-    let cx = Context {
-        workdir: PathBuf::from("/home/dev/work"),
-        home: Some(PathBuf::from("/home/dev")),
-    };
+    let cx = Context::with_home(Path::new("/home/dev/work"), Path::new("/home/dev"));
     let report = classify(&line, &cx);
     if report.verdict == Verdict::Safe {
-        assert!(
-            parses(&line),
-            "a line that does not parse is safe: {line:?}"
-        );
+        if let Err(why) = oracle(&line) {
+            panic!("{line:?} is safe but {why}");
+        }
         return;
     }
     // Only where the line starts with its program: `sudo -u x …` reads `-u` as sudo's.
@@ -54,23 +55,217 @@ pub fn shell(data: &[u8]) {
     }
 }
 
-/// Whether tree-sitter-bash parses the line without an error node, asked here apart
-/// from the classifier. Non-ASCII bytes are read as `x`, as the classifier does and
-/// for its reason: tree-sitter-bash 0.25.1's scanner reads out of bounds on some
-/// non-ASCII input (bash reads any such byte as a word character, like `x`).
-fn parses(line: &str) -> bool {
+/// Programs a safe line may name: read-only ones, the shell's harmless builtins, the
+/// wrappers that run one of them, and git and find (whose read-only uses the
+/// classifier tells apart). Kept here apart from the classifier's tables on purpose.
+const READ_ONLY: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "ls",
+    "dir",
+    "vdir",
+    "pwd",
+    "echo",
+    "printf",
+    "wc",
+    "grep",
+    "rg",
+    "cut",
+    "tr",
+    "nl",
+    "stat",
+    "file",
+    "which",
+    "type",
+    "whoami",
+    "id",
+    "groups",
+    "uname",
+    "arch",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "diff",
+    "cmp",
+    "comm",
+    "du",
+    "df",
+    "seq",
+    "true",
+    "false",
+    "test",
+    "[",
+    "sleep",
+    "jq",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "column",
+    "fold",
+    "fmt",
+    "paste",
+    "join",
+    "expand",
+    "unexpand",
+    "rev",
+    "tac",
+    "od",
+    "hexdump",
+    "ps",
+    "pgrep",
+    "free",
+    "uptime",
+    "nproc",
+    "tty",
+    "base64",
+    "base32",
+    "basenc",
+    "sort",
+    "uniq",
+    "date",
+    "yes",
+    "sed",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "find",
+    "git",
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    ":",
+    "help",
+    "shift",
+    "exit",
+    "return",
+    "break",
+    "continue",
+    "set",
+    "export",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "unset",
+    "jobs",
+    "wait",
+    "printenv",
+    "command",
+    "builtin",
+    "nohup",
+    "time",
+    "timeout",
+    "nice",
+    "stdbuf",
+    "xargs",
+    "env",
+    "bash",
+    "sh",
+    "dash",
+    "zsh",
+    "crontab",
+    "dd",
+];
+
+/// An independent look at a line the classifier calls safe: `Err` names the syntax
+/// that a safe line cannot have.
+fn oracle(line: &str) -> Result<(), String> {
     let mut parser = tree_sitter::Parser::new();
-    if parser
+    parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .is_err()
-    {
-        return false;
-    }
+        .map_err(|e| format!("the grammar did not load: {e}"))?;
+    // Non-ASCII bytes read as `x`, as the classifier does and for its reason:
+    // tree-sitter-bash 0.25.1's scanner reads out of bounds on some non-ASCII input.
     let masked: Vec<u8> = line
         .bytes()
         .map(|b| if b.is_ascii() { b } else { b'x' })
         .collect();
-    parser
+    let tree = parser
         .parse(&masked, None)
-        .is_some_and(|t| !t.root_node().has_error())
+        .ok_or_else(|| "it does not parse".to_string())?;
+    if tree.root_node().has_error() {
+        return Err("it does not parse".into());
+    }
+    // Depth-first over the whole tree, without recursion.
+    let mut stack = vec![tree.root_node()];
+    let mut seen = 0usize;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > 200_000 {
+            return Ok(());
+        }
+        check(n, &masked)?;
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    Ok(())
+}
+
+fn check(n: Node<'_>, src: &[u8]) -> Result<(), String> {
+    let text = n.utf8_text(src).unwrap_or("");
+    match n.kind() {
+        "variable_assignment" | "variable_assignments"
+            if n.parent().is_none_or(|p| p.kind() != "command") =>
+        {
+            Err(format!("it assigns a variable ({text})"))
+        }
+        "compound_statement" if text.starts_with("((") && reads_var(n) => {
+            Err(format!("it does arithmetic on a variable ({text})"))
+        }
+        "arithmetic_expansion" | "c_style_for_statement" if reads_var(n) => {
+            Err(format!("it does arithmetic on a variable ({text})"))
+        }
+        "file_redirect" => {
+            let dest = n
+                .child_by_field_name("destination")
+                .and_then(|d| d.utf8_text(src).ok())
+                .unwrap_or("");
+            let writes = text.contains('>') && !text.contains(">&") && !text.contains("&>");
+            if writes && dest != "/dev/null" {
+                Err(format!("it redirects output to a file ({text})"))
+            } else {
+                Ok(())
+            }
+        }
+        "command_name" => {
+            let name = text.rsplit('/').next().unwrap_or(text);
+            let plain = name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '[' | ':'));
+            if plain && READ_ONLY.contains(&name) {
+                Ok(())
+            } else {
+                Err(format!("it runs {text}, which is not a read-only program"))
+            }
+        }
+        "declaration_command" if text.contains('=') => {
+            Err(format!("it assigns a variable ({text})"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether an arithmetic node reads a variable (a name or an expansion).
+fn reads_var(n: Node<'_>) -> bool {
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if matches!(
+            x.kind(),
+            "variable_name" | "simple_expansion" | "expansion" | "word" | "command_substitution"
+        ) {
+            return true;
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    false
 }

@@ -36,3 +36,49 @@ fn every_corpus_input_replays_clean() {
     }
     println!("replayed {replayed} inputs");
 }
+
+/// The shell guard's corpus (crates/shell-guard/tests/fixtures/corpus.txt: lines that
+/// look read-only and run code or write, and their look-alikes) seeds the shell
+/// target: each entry is a file `corpus/shell/guard-NNN`. `WEFT_UPDATE_SEEDS=1` writes
+/// the missing ones.
+#[test]
+fn the_shell_target_is_seeded_with_the_guards_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text =
+        std::fs::read_to_string(root.join("../../crates/shell-guard/tests/fixtures/corpus.txt"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut entries: Vec<String> = Vec::new();
+    for l in text.lines() {
+        if let Some(more) = l.strip_prefix("  ") {
+            if let Some(last) = entries.last_mut() {
+                last.push('\n');
+                last.push_str(more);
+            }
+        } else if !l.trim().is_empty() && !l.starts_with('#') {
+            entries.push(l.get(2..).unwrap_or("").trim_end().to_string());
+        }
+    }
+    let dir = root.join("corpus/shell");
+    let seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .collect();
+    let update = std::env::var("WEFT_UPDATE_SEEDS").is_ok_and(|v| v == "1");
+    let mut missing = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if seeds.iter().any(|s| s == e.as_bytes()) {
+            continue;
+        }
+        if update {
+            std::fs::write(dir.join(format!("guard-{i:03}")), e).unwrap_or_else(|e| panic!("{e}"));
+        } else {
+            missing.push(e.clone());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} corpus lines are not seeds (WEFT_UPDATE_SEEDS=1 cargo test -p weft-fuzz-targets writes them): {missing:?}",
+        missing.len()
+    );
+}

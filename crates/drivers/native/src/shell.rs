@@ -180,7 +180,9 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
         .to_string();
     let root = cx.workspace.root();
     let shell = &cx.flags.shell;
-    let rules = match Rules::load(root, shell.weft_home.as_deref()) {
+    // Workspace trust reaches the native agent with its own wiring (issue 32 §2);
+    // until then its workspace's allow rules apply as before.
+    let rules = match Rules::load(root, shell.weft_home.as_deref(), true) {
         Ok(r) => r,
         Err(e) => {
             return Verdict::Deny(format!(

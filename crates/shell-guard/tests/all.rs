@@ -1,0 +1,3 @@
+//! The shell guard's tests, one binary (link time on a 2-core machine).
+
+mod suite;
