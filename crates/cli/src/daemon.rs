@@ -31,33 +31,50 @@ pub(crate) enum DaemonCommand {
     Stop,
 }
 
+/// The size at which `daemon.log` is rotated.
+pub(crate) const LOG_BYTES: usize = 10 << 20;
+/// Rotated logs kept beside the live one (`daemon.log.1` newest … `.4`): five files,
+/// at most 50 MB, however long the daemon runs.
+pub(crate) const LOG_KEPT: usize = 4;
+
+/// The daemon's log file, rotated at [`LOG_BYTES`] with [`LOG_KEPT`] old ones kept
+/// (each 0600); `None` when its folder cannot be made.
+pub(crate) fn rotating_log(home: &weft_client::Home) -> Option<RotatingLog> {
+    std::fs::create_dir_all(home.log_dir()).ok()?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).create(true).append(true).mode(0o600);
+    Some(file_rotate::FileRotate::new(
+        home.daemon_log(),
+        file_rotate::suffix::AppendCount::new(LOG_KEPT),
+        file_rotate::ContentLimit::BytesSurpassed(LOG_BYTES),
+        file_rotate::compression::Compression::None,
+        Some(options),
+    ))
+}
+
+type RotatingLog = file_rotate::FileRotate<file_rotate::suffix::AppendCount>;
+
 pub(crate) fn log_to(home: &weft_client::Home, foreground: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WEFT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = std::fs::create_dir_all(home.log_dir());
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(home.daemon_log());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);
-    match file {
-        Ok(file) if !foreground => {
+    match rotating_log(home) {
+        Some(file) if !foreground => {
             builder.with_writer(std::sync::Mutex::new(file)).init();
         }
-        Ok(file) => {
+        Some(file) => {
             let tee = Tee(std::sync::Arc::new(std::sync::Mutex::new(file)));
             builder.with_writer(move || tee.clone()).init();
         }
-        Err(_) => builder.with_writer(std::io::stderr).init(),
+        None => builder.with_writer(std::io::stderr).init(),
     }
 }
 
 /// Writes to the log file and to stderr.
 #[derive(Clone)]
-struct Tee(std::sync::Arc<std::sync::Mutex<std::fs::File>>);
+struct Tee(std::sync::Arc<std::sync::Mutex<RotatingLog>>);
 
 impl Write for Tee {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -69,7 +86,57 @@ impl Write for Tee {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
+        if let Ok(mut f) = self.0.lock() {
+            let _ = f.flush();
+        }
         std::io::stderr().flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_log_rotates_at_its_size_and_keeps_five_private_files() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = weft_client::Home::at(dir.path());
+        let mut log = rotating_log(&home).unwrap_or_else(|| panic!("no log"));
+        let line = vec![b'x'; 64 << 10];
+        // Eight times the size: without rotation one file of 80 MB.
+        for _ in 0..(8 * LOG_BYTES / line.len()) {
+            log.write_all(&line).unwrap_or_else(|e| panic!("{e}"));
+        }
+        log.flush().unwrap_or_else(|e| panic!("{e}"));
+        let mut files: Vec<(String, u64, u32)> = std::fs::read_dir(home.log_dir())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .map(|e| {
+                let meta = e.metadata().unwrap_or_else(|e| panic!("{e}"));
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, meta.len(), meta.permissions().mode() & 0o777)
+            })
+            .collect();
+        files.sort();
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "daemon.log",
+                "daemon.log.1",
+                "daemon.log.2",
+                "daemon.log.3",
+                "daemon.log.4"
+            ]
+        );
+        for (name, len, mode) in &files {
+            assert!(
+                *len <= (LOG_BYTES + line.len()) as u64,
+                "{name} is {len} bytes"
+            );
+            assert_eq!(*mode, 0o600, "{name}");
+        }
     }
 }
 
