@@ -161,8 +161,12 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         let (listener, listening) = ws::open(&service, addr)
             .await
             .map_err(|e| DaemonError::Setup(e.message))?;
+        // Not the UI's address with its token: stderr is the journal under systemd.
         eprintln!("weft: serving on {}", listening.ws_url);
-        eprintln!("weft: browser UI at {}", listening.ui_url);
+        eprintln!(
+            "weft: browser UI at http://{}/ (its token: `weft serve --print-token`)",
+            listening.addr
+        );
         kept.push(listener);
     }
     tracing::info!(

@@ -26,7 +26,7 @@ pub async fn connect(home: &Path, env: &[(String, String)]) -> Result<Conn, Stri
         version: weft_client::VERSION.to_string(),
         surface: "faults".into(),
         env: Some(ClientEnv(env.iter().cloned().collect())),
-        token: None,
+        ..Default::default()
     };
     let (client, events) = tokio::time::timeout(
         Duration::from_secs(20),
