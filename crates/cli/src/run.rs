@@ -363,34 +363,7 @@ async fn answer_new_interactions(
         let response = if interactive {
             ask::on_terminal(interaction.clone()).await
         } else {
-            let allowable = matches!(
-                interaction.kind,
-                InteractionKind::Permission | InteractionKind::Confirmation
-            );
-            // A command Weft judged dangerous runs headless only when a rule names it
-            // (the rule answers before this): --yes is not enough.
-            let dangerous = interaction
-                .verdict
-                .as_ref()
-                .is_some_and(|v| v.verdict == weft_protocol::CommandRisk::Dangerous);
-            if allowable && yes && dangerous {
-                eprintln!(
-                    "weft: refused \"{}\" (Weft judges it dangerous; --yes does not allow that, a rule in .weft/permissions.json can)",
-                    interaction.title
-                );
-                InteractionResponse::select(weft_protocol::permission::DENY)
-            } else if allowable && yes {
-                eprintln!("weft: allowed \"{}\" (--yes)", interaction.title);
-                ask::allow(interaction)
-            } else {
-                let why = if allowable {
-                    "stdin is not a terminal; pass --yes to allow"
-                } else {
-                    "stdin is not a terminal, so nobody can answer"
-                };
-                eprintln!("weft: cancelled \"{}\" ({why})", interaction.title);
-                InteractionResponse::cancel()
-            }
+            headless_answer(interaction, yes)
         };
         let request = InteractRequest {
             session_key: key.to_string(),
@@ -404,6 +377,59 @@ async fn answer_new_interactions(
         {
             // Withdrawn meanwhile (the turn ended): nothing left to answer.
             tracing::debug!("interaction no longer pending: {e}");
+        }
+    }
+}
+
+/// How an interaction is answered with no terminal. `--yes` allows a permission or a
+/// confirmation, but a shell command only when Weft judged it safe: an unknown one
+/// (`python3 -c …`, `strace -o /dev/null rm -rf ~`) or a dangerous one is refused,
+/// and runs headless only when a rule names it (the daemon's rules answer before a
+/// request gets here).
+fn headless_answer(interaction: &weft_protocol::Interaction, yes: bool) -> InteractionResponse {
+    use weft_protocol::CommandRisk;
+    let allowable = matches!(
+        interaction.kind,
+        InteractionKind::Permission | InteractionKind::Confirmation
+    );
+    if !allowable || !yes {
+        let why = if allowable {
+            "stdin is not a terminal; pass --yes to allow"
+        } else {
+            "stdin is not a terminal, so nobody can answer"
+        };
+        eprintln!("weft: cancelled \"{}\" ({why})", interaction.title);
+        return InteractionResponse::cancel();
+    }
+    match interaction
+        .verdict
+        .as_ref()
+        .map(|v| (v.verdict, &v.command))
+    {
+        Some((CommandRisk::Unknown, command)) => {
+            let report = weft_shell_guard::classify(
+                command,
+                &weft_shell_guard::Context::new(std::path::Path::new(".")),
+            );
+            let example = weft_shell_guard::rules::suggest_prefix(&report)
+                .map(|p| format!(" such as {{\"allow\": [\"{p}\"]}}"))
+                .unwrap_or_default();
+            eprintln!(
+                "weft: refused \"{}\" (Weft judges it unknown, and --yes runs only commands judged safe: to let it run headless, allow it with a rule{example} in $WEFT_HOME/permissions.json or, in a folder you trust, .weft/permissions.json; or answer in a terminal)",
+                interaction.title
+            );
+            InteractionResponse::select(weft_protocol::permission::DENY)
+        }
+        Some((CommandRisk::Dangerous, _)) => {
+            eprintln!(
+                "weft: refused \"{}\" (Weft judges it dangerous: neither --yes nor a rule allows that; answer in a terminal to run it)",
+                interaction.title
+            );
+            InteractionResponse::select(weft_protocol::permission::DENY)
+        }
+        _ => {
+            eprintln!("weft: allowed \"{}\" (--yes)", interaction.title);
+            ask::allow(interaction)
         }
     }
 }

@@ -195,3 +195,122 @@ fn the_daemon_reports_the_sandbox_its_agent_runs_commands_in() {
         "{text}"
     );
 }
+
+/// `weft check-command` on lines nested thousands of levels deep (10 KB of `$(`
+/// aborted it on the main thread's stack): an answer, never a crash.
+#[test]
+fn check_command_answers_for_thousands_of_nested_substitutions() {
+    let env = Env::new();
+    for n in [5_000, 20_000] {
+        let line = format!("echo {}ls{}", "$(".repeat(n), ")".repeat(n));
+        let (code, v, stderr) = env.json(&["check-command", "--json", "--", &line]);
+        assert_eq!(code, 0, "{n}: {stderr}");
+        // Each inner program is itself a substitution: what runs is hidden.
+        assert_eq!(v["verdict"], "dangerous", "{n}");
+        // `: $(: $(…))`: harmless all the way down, 5 bytes a level (an argument is
+        // at most 128 KiB).
+        let harmless = format!("echo {}hi{}", "$(: ".repeat(n), ")".repeat(n));
+        let (code, v, stderr) = env.json(&["check-command", "--json", "--", &harmless]);
+        assert_eq!(code, 0, "{n}: {stderr}");
+        assert_eq!(v["verdict"], "unknown", "{n}");
+        assert!(
+            v["reasons"].to_string().contains("nests deeper than"),
+            "{n}: {}",
+            v["reasons"]
+        );
+    }
+}
+
+/// `weft run --yes` (no terminal) lets the agent's shell commands run only when Weft
+/// judged them safe, or a rule names them (security-3 M10): `python3 -c …`, `strace …`
+/// (unknown) and `rm -rf ~root/…` (dangerous: bash reads `~root` as /root) are refused
+/// with how to allow them, and did not run. Weft's own agent asks (`ask` mode) against
+/// a scripted model that calls `bash` once per prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_yes_runs_only_safe_or_rule_allowed_commands() {
+    use weft_testkit::anthropic::when;
+    use weft_testkit::{AnthropicServer, Script, Turn};
+    let cases: [(&str, &str); 5] = [
+        ("case-safe", "ls"),
+        (
+            "case-python",
+            "python3 -c \"open('ran-python', 'w').write('x')\"",
+        ),
+        ("case-strace", "strace -o /dev/null touch ran-strace"),
+        ("case-home", "rm -rf ~root/weft-yes-test-absent"),
+        ("case-rule", "touch ran-by-rule"),
+    ];
+    let mut script = Script::new()
+        .rule(when::no_tools(), Turn::text_reply("a title"))
+        .default_reply(Turn::text_reply("done"));
+    for (i, (tag, command)) in cases.iter().enumerate() {
+        script = script.rule(
+            when::user_text_contains(tag),
+            Turn::new().tool_use(
+                &format!("call-{i}"),
+                "bash",
+                serde_json::json!({ "command": command }),
+            ),
+        );
+    }
+    let server = AnthropicServer::start(script)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let env = Env::new();
+    // The user's own (global) rule: it names the one unknown line that may run.
+    std::fs::write(
+        env.home.path().join("permissions.json"),
+        r#"{"allow": ["touch ran-by-rule"]}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let work = env.work.path().to_path_buf();
+    let base = server.base_url();
+    let run = |tag: &str| {
+        let mut cmd = env.cmd(&["run", "--agent", "native", "--yes", tag]);
+        cmd.env("WEFT_NATIVE_PROTOCOL", "anthropic-messages")
+            .env("WEFT_NATIVE_BASE_URL", &base)
+            .env("WEFT_NATIVE_API_KEY", "sk-test")
+            .env("WEFT_NATIVE_MODEL", "scripted-model")
+            .env("WEFT_NATIVE_PERMISSION", "ask");
+        let out = cmd.output().unwrap_or_else(|e| panic!("run weft: {e}"));
+        env.keep_output(&out);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let runs =
+        tokio::task::block_in_place(|| cases.iter().map(|(tag, _)| run(tag)).collect::<Vec<_>>());
+    let stderr = |i: usize| runs[i].1.as_str();
+    for (i, (code, err)) in runs.iter().enumerate() {
+        assert_eq!(*code, Some(0), "{}: {err}", cases[i].0);
+    }
+    assert!(stderr(0).contains("allowed \"Run `ls`?\""), "{}", stderr(0));
+    for (i, verdict) in [(1, "unknown"), (2, "unknown"), (3, "dangerous")] {
+        assert!(
+            stderr(i).contains("refused") && stderr(i).contains(&format!("judges it {verdict}")),
+            "{}: {}",
+            cases[i].0,
+            stderr(i)
+        );
+    }
+    assert!(stderr(1).contains("permissions.json"), "{}", stderr(1));
+    assert!(
+        !work.join("ran-python").exists(),
+        "python3 -c ran under --yes"
+    );
+    assert!(
+        !work.join("ran-strace").exists(),
+        "strace … ran under --yes"
+    );
+    // The rule answered in the agent itself: no question, and it ran.
+    assert!(!stderr(4).contains("refused"), "{}", stderr(4));
+    assert!(work.join("ran-by-rule").exists(), "{}", stderr(4));
+    // What the model was told for `ls`: its real output.
+    let reqs = server.messages_requests();
+    let listed = reqs
+        .iter()
+        .find_map(|r| r.last_tool_result("call-0"))
+        .unwrap_or_default();
+    assert!(listed.contains("README.md"), "{listed}");
+}
