@@ -13,6 +13,7 @@ mod agents;
 pub mod api;
 mod attach;
 mod attachments;
+mod cleanup;
 pub mod conn;
 mod files;
 mod library;

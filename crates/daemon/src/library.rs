@@ -58,6 +58,7 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
         tracing::warn!("session library: the indexer did not start: {e}");
     }
     let _ = service.library.set(library);
+    tokio::spawn(crate::cleanup::sweep_archived(service.clone()));
 }
 
 fn library(service: &Service) -> Result<&Arc<Library>, WireError> {
@@ -101,7 +102,20 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
         ClientRequest::ManageSession {
             session_key,
             action,
-        } => to_value(blocking(lib, move |l| l.manage(&session_key, &action)).await?),
+        } => {
+            let deleted = matches!(action, weft_protocol::SessionAction::Delete { .. });
+            let key = session_key.clone();
+            blocking(lib, move |l| l.manage(&session_key, &action)).await?;
+            if let (true, Some(store)) = (deleted, service.store.get().cloned()) {
+                // What the session left beside its record goes with it.
+                let home = service.home.dir().to_path_buf();
+                let _ = tokio::task::spawn_blocking(move || {
+                    crate::cleanup::forget(&home, &store, &key);
+                })
+                .await;
+            }
+            to_value(())
+        }
         ClientRequest::ExportSession {
             session_key,
             format,

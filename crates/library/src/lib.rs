@@ -311,9 +311,11 @@ impl Library {
             }
             SessionAction::Archive => {
                 mark("archived", &true)?;
+                mark("archived_at", &now_ms())?;
             }
             SessionAction::Unarchive => {
                 mark("archived", &false)?;
+                mark("archived_at", &rusqlite::types::Null)?;
             }
             SessionAction::Pin => {
                 mark("pinned", &true)?;
@@ -348,6 +350,20 @@ impl Library {
             }
         }
         Ok(())
+    }
+
+    /// Sessions archived before `cutoff_ms` (and not unarchived since): what they left
+    /// under WEFT_HOME may go.
+    pub fn archived_before(&self, cutoff_ms: i64) -> Result<Vec<String>, LibraryError> {
+        let conn = self.read.lock();
+        let mut st = conn.prepare(
+            "SELECT session_key FROM lib_marks
+             WHERE archived = 1 AND archived_at IS NOT NULL AND archived_at < ?1",
+        )?;
+        let keys = st
+            .query_map([cutoff_ms], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(keys)
     }
 
     /// The record that makes native session `key` a managed one under the same key and
@@ -393,4 +409,11 @@ impl Drop for Library {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Milliseconds since the epoch (0 before it).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

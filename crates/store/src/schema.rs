@@ -348,6 +348,10 @@ DROP TRIGGER lib_turns_insert;
 DROP TRIGGER lib_turns_update;
 CREATE TABLE fts_pending (turn_id INTEGER PRIMARY KEY);
 "#,
+    // When a session was archived (ms): what it left under WEFT_HOME goes 30 days on.
+    r#"
+ALTER TABLE lib_marks ADD COLUMN archived_at INTEGER;
+"#,
 ];
 
 /// The schema version this build writes: the number of [`MIGRATIONS`].

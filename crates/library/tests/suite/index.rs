@@ -826,3 +826,40 @@ fn an_export_is_private_and_written_through_an_unpredictable_file() {
         [planted_name, "notes.md".to_string(), "victim".to_string()]
     );
 }
+
+/// Archiving records when, so what the session left goes 30 days later; unarchiving
+/// forgets it.
+#[test]
+fn an_archived_session_is_found_by_when_it_was_archived() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let key = format!("claude:{CLAUDE_ID}");
+    let later = i64::MAX;
+    assert!(f
+        .library
+        .archived_before(later)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .is_empty());
+    f.library
+        .manage(&key, &weft_protocol::SessionAction::Archive)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        f.library
+            .archived_before(later)
+            .unwrap_or_else(|e| panic!("{e}")),
+        [key.clone()]
+    );
+    assert!(f
+        .library
+        .archived_before(0)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .is_empty());
+    f.library
+        .manage(&key, &weft_protocol::SessionAction::Unarchive)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(f
+        .library
+        .archived_before(later)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .is_empty());
+}
