@@ -24,6 +24,11 @@ pub const MAX_ATTACHMENT_BYTES: u64 = 32 * 1024 * 1024;
 /// Decoded images larger than this many pixels per side are refused.
 const MAX_DECODE_EDGE: u32 = 20_000;
 
+/// The most memory decoding one image may take (256 MiB: 8192 x 8192 RGBA). A 32 MiB
+/// file can claim a far larger picture; its decoding runs on a blocking thread, but
+/// each one of them held up to 1 GiB.
+pub const MAX_DECODED_BYTES: u64 = 256 * 1024 * 1024;
+
 /// What is wrong with an attachment.
 #[derive(Debug, thiserror::Error)]
 pub enum AttachError {
@@ -132,7 +137,7 @@ fn reader_limits() -> image::Limits {
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_DECODE_EDGE);
     limits.max_image_height = Some(MAX_DECODE_EDGE);
-    limits.max_alloc = Some(1024 * 1024 * 1024);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
     limits
 }
 

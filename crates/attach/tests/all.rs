@@ -170,3 +170,44 @@ fn limits_within_each_other_take_the_smaller_of_each() {
     });
     assert_eq!((mixed.max_edge, mixed.max_bytes), (50, 10));
 }
+
+/// CRC-32 (PNG's) of `bytes`.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = 0xffff_ffffu32;
+    for b in bytes {
+        c ^= u32::from(*b);
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// A small file that claims a 9000 x 9000 RGBA picture (324 MB decoded): refused for
+/// what decoding it would take, before any of it is decoded.
+#[test]
+fn an_image_that_would_decode_past_the_memory_cap_is_refused() {
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend_from_slice(&9000u32.to_be_bytes());
+    ihdr.extend_from_slice(&9000u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend_from_slice(&13u32.to_be_bytes());
+    png.extend_from_slice(&ihdr);
+    png.extend_from_slice(&crc32(&ihdr).to_be_bytes());
+    // The first of its data: the decoder has read the header once it gets there.
+    let idat = b"IDAT\x78\x9c\x03\x00\x00\x00\x00\x01".to_vec();
+    png.extend_from_slice(&8u32.to_be_bytes());
+    png.extend_from_slice(&idat);
+    png.extend_from_slice(&crc32(&idat).to_be_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bomb.png");
+    std::fs::write(&p, &png).unwrap();
+    let e = check(&p).unwrap_err().to_string();
+    assert!(e.to_lowercase().contains("limit"), "{e}");
+    assert!(weft_attach::MAX_DECODED_BYTES < 9000 * 9000 * 4);
+}

@@ -176,7 +176,14 @@ pub async fn handle(
         }
         ClientRequest::ListTools {} => to_value(loom.list_tools().await),
         ClientRequest::SaveAttachment { name, data } => {
-            to_value(crate::attachments::save(service.home.dir(), &name, &data)?)
+            // Decoding up to 32 MiB of base64 and an image: off the runtime's threads.
+            let home = service.home.dir().to_path_buf();
+            let saved = tokio::task::spawn_blocking(move || {
+                crate::attachments::save(&home, &name, &data)
+            })
+            .await
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))??;
+            to_value(saved)
         }
         ClientRequest::ListWorkspaceFiles(q) => {
             // A walk of a big tree blocks for a while: off the runtime's threads.
@@ -266,21 +273,36 @@ pub async fn handle(
         | ClientRequest::RemoveMcpSecret { .. }) => {
             crate::mcp::handle(service.home.dir(), conn, r).await
         }
+        // A skill is a folder copied, removed or rewritten: off the runtime's threads.
         ClientRequest::AddSkill { path } => {
-            let skill = weft_kernel::skills::add(service.home.dir(), std::path::Path::new(&path))
-                .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-            let listed = weft_kernel::skills::list(service.home.dir(), None, home.as_deref());
-            to_value(listed.into_iter().find(|s| s.name == skill.name))
+            let state = service.home.dir().to_path_buf();
+            let found = tokio::task::spawn_blocking(move || {
+                let skill = weft_kernel::skills::add(&state, std::path::Path::new(&path))
+                    .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                let listed = weft_kernel::skills::list(&state, None, home.as_deref());
+                Ok::<_, WireError>(listed.into_iter().find(|s| s.name == skill.name))
+            })
+            .await
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))??;
+            to_value(found)
         }
         ClientRequest::RemoveSkill { name } => {
-            weft_kernel::skills::remove(service.home.dir(), &name)
+            let state = service.home.dir().to_path_buf();
+            tokio::task::spawn_blocking(move || weft_kernel::skills::remove(&state, &name))
+                .await
+                .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?
                 .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
             to_value(())
         }
         ClientRequest::SetSkillEnabled { name, enabled } => {
-            weft_kernel::skills::set_enabled(service.home.dir(), &name, enabled)
-                .map_err(|e| WireError::new(ErrorCode::Storage, e))?;
+            let state = service.home.dir().to_path_buf();
+            tokio::task::spawn_blocking(move || {
+                weft_kernel::skills::set_enabled(&state, &name, enabled)
+            })
+            .await
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?
+            .map_err(|e| WireError::new(ErrorCode::Storage, e))?;
             to_value(())
         }
         ClientRequest::LoginAccount {
