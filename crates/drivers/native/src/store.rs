@@ -95,11 +95,13 @@ pub fn append(home: &Path, id: &str, records: &[Record]) -> Result<(), String> {
     if let Some(dir) = p.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&p)
-        .map_err(|e| format!("{}: {e}", p.display()))?;
+    // The conversation holds tool output (files read, commands' output): the user's.
+    let mut f = std::os::unix::fs::OpenOptionsExt::mode(
+        std::fs::OpenOptions::new().create(true).append(true),
+        0o600,
+    )
+    .open(&p)
+    .map_err(|e| format!("{}: {e}", p.display()))?;
     let mut buf = String::new();
     for r in records {
         buf.push_str(&serde_json::to_string(r).map_err(|e| e.to_string())?);
@@ -167,5 +169,19 @@ pub fn undo_record(task: &str, originals: BTreeMap<PathBuf, Option<Vec<u8>>>) ->
     Record::Undo {
         task: task.into(),
         files: originals.into_iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_conversation_file_is_readable_by_its_owner_only() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        append(dir.path(), "s1", &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mode = std::fs::metadata(path(dir.path(), "s1")).map(|m| m.permissions().mode());
+        assert_eq!(mode.ok().map(|m| m & 0o777), Some(0o600));
     }
 }
