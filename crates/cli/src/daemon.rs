@@ -93,53 +93,6 @@ impl Write for Tee {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn the_log_rotates_at_its_size_and_keeps_five_private_files() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let home = weft_client::Home::at(dir.path());
-        let mut log = rotating_log(&home).unwrap_or_else(|| panic!("no log"));
-        let line = vec![b'x'; 64 << 10];
-        // Eight times the size: without rotation one file of 80 MB.
-        for _ in 0..(8 * LOG_BYTES / line.len()) {
-            log.write_all(&line).unwrap_or_else(|e| panic!("{e}"));
-        }
-        log.flush().unwrap_or_else(|e| panic!("{e}"));
-        let mut files: Vec<(String, u64, u32)> = std::fs::read_dir(home.log_dir())
-            .unwrap_or_else(|e| panic!("{e}"))
-            .flatten()
-            .map(|e| {
-                let meta = e.metadata().unwrap_or_else(|e| panic!("{e}"));
-                let name = e.file_name().to_string_lossy().into_owned();
-                (name, meta.len(), meta.permissions().mode() & 0o777)
-            })
-            .collect();
-        files.sort();
-        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "daemon.log",
-                "daemon.log.1",
-                "daemon.log.2",
-                "daemon.log.3",
-                "daemon.log.4"
-            ]
-        );
-        for (name, len, mode) in &files {
-            assert!(
-                *len <= (LOG_BYTES + line.len()) as u64,
-                "{name} is {len} bytes"
-            );
-            assert_eq!(*mode, 0o600, "{name}");
-        }
-    }
-}
-
 pub(crate) async fn run_daemon(listen: Vec<String>) -> ExitCode {
     let mut options = weft_daemon::Options::from_env();
     options.listen = listen;
@@ -248,4 +201,51 @@ pub(crate) async fn stop() -> ExitCode {
     }
     eprintln!("weft: the daemon closed its socket but did not exit");
     ExitCode::FAILURE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_log_rotates_at_its_size_and_keeps_five_private_files() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = weft_client::Home::at(dir.path());
+        let mut log = rotating_log(&home).unwrap_or_else(|| panic!("no log"));
+        let line = vec![b'x'; 64 << 10];
+        // Eight times the size: without rotation one file of 80 MB.
+        for _ in 0..(8 * LOG_BYTES / line.len()) {
+            log.write_all(&line).unwrap_or_else(|e| panic!("{e}"));
+        }
+        log.flush().unwrap_or_else(|e| panic!("{e}"));
+        let mut files: Vec<(String, u64, u32)> = std::fs::read_dir(home.log_dir())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .map(|e| {
+                let meta = e.metadata().unwrap_or_else(|e| panic!("{e}"));
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, meta.len(), meta.permissions().mode() & 0o777)
+            })
+            .collect();
+        files.sort();
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "daemon.log",
+                "daemon.log.1",
+                "daemon.log.2",
+                "daemon.log.3",
+                "daemon.log.4"
+            ]
+        );
+        for (name, len, mode) in &files {
+            assert!(
+                *len <= (LOG_BYTES + line.len()) as u64,
+                "{name} is {len} bytes"
+            );
+            assert_eq!(*mode, 0o600, "{name}");
+        }
+    }
 }

@@ -155,7 +155,7 @@ async fn a_flood_on_one_connection_leaves_the_daemon_small_and_answering() {
             if sink.feed(bytes::Bytes::from(frame)).await.is_err() {
                 return id;
             }
-            if id % 256 == 0 && sink.flush().await.is_err() {
+            if id.is_multiple_of(256) && sink.flush().await.is_err() {
                 return id;
             }
         }
@@ -181,7 +181,7 @@ async fn a_flood_on_one_connection_leaves_the_daemon_small_and_answering() {
             Ok(Some(Ok(_))) => answered += 1,
             other => panic!("after {answered} replies: {other:?}"),
         }
-        if answered % 1000 == 0 {
+        if answered.is_multiple_of(1000) {
             peak = peak.max(rss_kib(pid));
         }
     }

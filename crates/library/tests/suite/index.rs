@@ -847,7 +847,7 @@ fn an_archived_session_is_found_by_when_it_was_archived() {
         f.library
             .archived_before(later)
             .unwrap_or_else(|e| panic!("{e}")),
-        [key.clone()]
+        std::slice::from_ref(&key)
     );
     assert!(f
         .library
