@@ -54,9 +54,14 @@ impl Drop for RawMode {
     }
 }
 
+/// The local terminal's size, within what the daemon makes (a wider one shows the
+/// agent's screen at the most it allows rather than failing).
 fn terminal_size() -> (u16, u16) {
     let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
-    (cols.max(1), rows.max(1))
+    (
+        cols.clamp(1, weft_kernel::pty::MAX_COLS),
+        rows.clamp(1, weft_kernel::pty::MAX_ROWS),
+    )
 }
 
 fn needs_terminal() -> Option<ExitCode> {
