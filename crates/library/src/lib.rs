@@ -112,7 +112,7 @@ pub(crate) fn connect(db: &Path) -> Result<Connection, LibraryError> {
 }
 
 struct Worker {
-    tx: mpsc::Sender<Msg>,
+    tx: mpsc::SyncSender<Msg>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -161,7 +161,7 @@ impl Library {
             return Ok(());
         }
         let indexer = self.indexer()?;
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(watcher::QUEUED);
         let events = tx.clone();
         let thread = std::thread::Builder::new()
             .name("weft-library".into())

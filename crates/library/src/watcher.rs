@@ -13,6 +13,17 @@ use crate::index::Indexer;
 /// How often the whole store is stat-swept besides the watcher.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
+/// Batches of changed paths waiting for the indexer. Past them the watcher's reports
+/// are dropped rather than queued without bound (a `git checkout` in a watched home, a
+/// tool rewriting thousands of files): the next sweep finds whatever they named.
+pub const QUEUED: usize = 1024;
+
+/// Hands the indexer a batch of paths the watcher reported; false when it was dropped
+/// (the queue is full, or the indexer gone).
+pub(crate) fn report(events: &mpsc::SyncSender<Msg>, paths: Vec<PathBuf>) -> bool {
+    events.try_send(Msg::Paths(paths)).is_ok()
+}
+
 /// What the thread is told.
 pub(crate) enum Msg {
     Paths(Vec<PathBuf>),
@@ -21,11 +32,11 @@ pub(crate) enum Msg {
 
 /// Runs the indexer until `Stop` (or every sender is gone). `events` is the sender the
 /// watcher's callback uses.
-pub(crate) fn run(mut indexer: Indexer, events: mpsc::Sender<Msg>, rx: mpsc::Receiver<Msg>) {
+pub(crate) fn run(mut indexer: Indexer, events: mpsc::SyncSender<Msg>, rx: mpsc::Receiver<Msg>) {
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             if !ev.kind.is_access() {
-                let _ = events.send(Msg::Paths(ev.paths));
+                report(&events, ev.paths);
             }
         }
     });
@@ -89,5 +100,20 @@ pub(crate) fn run(mut indexer: Indexer, events: mpsc::Sender<Msg>, rx: mpsc::Rec
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_past_the_queue_are_dropped_not_held() {
+        // An indexer busy with a long sweep reads nothing meanwhile.
+        let (events, _busy) = mpsc::sync_channel(QUEUED);
+        let kept = (0..QUEUED * 3)
+            .filter(|i| report(&events, vec![PathBuf::from(format!("/h/{i}.jsonl"))]))
+            .count();
+        assert_eq!(kept, QUEUED);
     }
 }
