@@ -87,3 +87,54 @@ describe("App: a session whose terminal is open elsewhere", () => {
     expect(calls.some((c) => c.startsWith("attach"))).toBe(false);
   });
 });
+
+describe("App: an untrusted workspace", () => {
+  it("asks when the workspace opens; Not now leaves it Restricted, and the indicator asks again", async () => {
+    const t = new FakeTransport();
+    t.grantsOf("/work/demo", [{ file: ".weft/mcp.json", kind: "mcpServer", detail: "x: npx x-mcp" }]);
+    const app = await started(t, terminals().client);
+    const dialog = await screen.findByTestId("trust-dialog");
+    expect(dialog.dataset.workdir).toBe("/work/demo");
+    await fireEvent.click(screen.getByTestId("trust-decline"));
+    const indicator = await screen.findByTestId("workspace-restricted");
+    expect(screen.queryByTestId("trust-dialog")).toBeNull();
+    expect(t.trust.get("/work/demo")?.declined).toBe(true);
+    await fireEvent.click(indicator);
+    await fireEvent.click(await screen.findByTestId("trust-accept"));
+    await waitFor(() => expect(screen.queryByTestId("workspace-restricted")).toBeNull());
+    expect(app.trust.restricted("/work/demo")).toBe(false);
+  });
+});
+
+describe("App: the trust dialog over a waiting permission", () => {
+  it("takes Esc itself: the folder is declined, the permission still waits, the turn runs on", async () => {
+    const t = new FakeTransport();
+    t.grantsOf("/work/demo", [{ file: ".weft/hooks.json", kind: "hook", detail: "Stop: runs `x`" }]);
+    const key = t.addSession();
+    t.emit(key, {
+      phase: "streaming",
+      taskId: "a",
+      prompt: "p",
+      interactions: [
+        {
+          promptId: "p1",
+          kind: "permission",
+          title: "Allow Bash?",
+          detail: null,
+          toolName: "Bash",
+          toolInput: { command: "ls" },
+          questions: [{ id: "d", text: "Allow?", type: "select", choices: [{ label: "Allow once", value: "allow" }, { label: "Deny", value: "deny" }] }],
+        },
+      ],
+    });
+    const app = await started(t, terminals().client);
+    app.selectSession(key);
+    await screen.findByTestId("interaction-dialog");
+    await screen.findByTestId("trust-dialog");
+    await fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("trust-dialog")).toBeNull());
+    expect(t.calls.filter((c) => c.verb === "declineWorkspaceTrust")).toHaveLength(1);
+    expect(t.calls.filter((c) => c.verb === "interact" || c.verb === "stop")).toEqual([]);
+    expect(screen.getByTestId("interaction-dialog")).toBeTruthy();
+  });
+});

@@ -284,7 +284,31 @@ workdir: string | null,
 /**
  * Whether each is on for this session (its own choices count).
  */
-sessionKey: string | null, } | { "type": "setMcpEnabled", 
+sessionKey: string | null, } | { "type": "getWorkspaceTrust", 
+/**
+ * The workspace folder.
+ */
+workdir: string, } | { "type": "trustWorkspace", 
+/**
+ * The workspace folder.
+ */
+workdir: string, 
+/**
+ * The `hash` of the `WorkspaceTrust` the user saw.
+ */
+hash: string, } | { "type": "declineWorkspaceTrust", 
+/**
+ * The workspace folder.
+ */
+workdir: string, 
+/**
+ * The `hash` of the `WorkspaceTrust` the user saw.
+ */
+hash: string, } | { "type": "revokeWorkspaceTrust", 
+/**
+ * The workspace folder.
+ */
+workdir: string, } | { "type": "setMcpEnabled", 
 /**
  * The session.
  */

@@ -16,6 +16,7 @@ import { classifyHref } from "./links";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
 import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
+import { TrustStore } from "./trust.svelte";
 
 export type Theme = "system" | "light" | "dark";
 export type SendMode = "steer" | "queue";
@@ -80,6 +81,8 @@ export class AppStore {
   /** The accounts (records only); `account` is the one the composer picked: null keeps
    * the session's (a new session's is the agent's own login). */
   readonly accounts: AccountsStore;
+  /** Each workspace's trust (what its files grant takes effect only once trusted). */
+  readonly trust: TrustStore;
   account = $state<string | null>(null);
   /** The domain pack of Weft's own agent (`native`) for a new session; null: its default. */
   pack = $state<string | null>(null);
@@ -105,6 +108,7 @@ export class AppStore {
     this.transport = transport;
     this.terminals = terminals;
     this.accounts = new AccountsStore(transport, terminals);
+    this.trust = new TrustStore(transport);
   }
 
   get selected(): SessionView | null {

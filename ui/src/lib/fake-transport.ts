@@ -8,10 +8,12 @@ import type {
   SnapshotPatch,
   TranscriptPage,
   UniversalSnapshot,
+  TrustGrant,
   WorkspaceEntry,
+  WorkspaceTrust,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
-import type { AppInfo, LinkState, Transport } from "./transport";
+import { VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
 
 interface FakeSession {
   info: SessionInfo;
@@ -28,6 +30,11 @@ export class FakeTransport implements Transport {
   steerOutcome: "injected" | "queued" = "injected";
   /** The workspace's files `listWorkspaceFiles` matches (by substring, shortest first). */
   files: WorkspaceEntry[] = [];
+  /**
+   * What each folder grants and the decision on it, as the daemon keeps it; a folder not
+   * here grants nothing. `grantsOf` sets a folder's grants (its hash changes with them).
+   */
+  trust = new Map<string, WorkspaceTrust>();
   /** Each session's turns from before Weft's first (`earlierTurns`); none: an unknown session. */
   earlier = new Map<string, UniversalSnapshot[]>();
   private patchHandlers: ((e: PatchEvent) => void)[] = [];
@@ -216,6 +223,40 @@ export class FakeTransport implements Transport {
   async listSkills() {
     return [];
   }
+  /** Gives `workdir` these grants (untrusted, undecided), as if its files were edited. */
+  grantsOf(workdir: string, grants: TrustGrant[]) {
+    const hash = `h${this.next++}`;
+    this.trust.set(workdir, { trusted: grants.length === 0, grants, hash, workdir, scope: workdir, declined: false });
+  }
+
+  private trustOf(workdir: string): WorkspaceTrust {
+    return this.trust.get(workdir) ?? { trusted: true, grants: [], hash: "none", workdir, scope: workdir, declined: false };
+  }
+
+  async getWorkspaceTrust(workdir: string) {
+    this.record("getWorkspaceTrust", workdir);
+    return structuredClone(this.trustOf(workdir));
+  }
+
+  /** As the daemon: refused with `needsConfirmation` when the grants changed since `hash` was shown. */
+  private decide(workdir: string, hash: string, change: Partial<WorkspaceTrust>) {
+    const now = this.trustOf(workdir);
+    if (now.hash !== hash) throw new VerbError({ code: "needsConfirmation", message: `${workdir} changed since it was shown` });
+    const next = { ...now, ...change };
+    this.trust.set(workdir, next);
+    return structuredClone(next);
+  }
+
+  async trustWorkspace(workdir: string, hash: string) {
+    this.record("trustWorkspace", workdir, hash);
+    return this.decide(workdir, hash, { trusted: true, declined: false });
+  }
+
+  async declineWorkspaceTrust(workdir: string, hash: string) {
+    this.record("declineWorkspaceTrust", workdir, hash);
+    return this.decide(workdir, hash, { trusted: false, declined: true });
+  }
+
   async listWorkspaceFiles(workspace: string, query: string, limit = 50) {
     this.record("listWorkspaceFiles", workspace, query);
     const q = query.toLowerCase();

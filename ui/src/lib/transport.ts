@@ -22,6 +22,7 @@ import type {
   UniversalSnapshot,
   WireError,
   WorkspaceEntry,
+  WorkspaceTrust,
 } from "../generated";
 
 /** What the surface tells the UI about itself. */
@@ -66,6 +67,12 @@ export interface Transport {
   listSkills(workdir: string | null): Promise<SkillInfo[]>;
   /** The workspace's files matching `query` (what follows `@`), best first. */
   listWorkspaceFiles(workspace: string, query: string, limit?: number): Promise<WorkspaceEntry[]>;
+  /** What a workspace's `.weft/` and the agents' project files grant, and whether the user trusted it. */
+  getWorkspaceTrust(workdir: string): Promise<WorkspaceTrust>;
+  /** Trusts the grants the user was shown (`hash`); refused with `needsConfirmation` when they changed since. */
+  trustWorkspace(workdir: string, hash: string): Promise<WorkspaceTrust>;
+  /** Says no to the grants shown (`hash`): the folder runs without them, and is not asked about again until they change. */
+  declineWorkspaceTrust(workdir: string, hash: string): Promise<WorkspaceTrust>;
 
   appInfo(): Promise<AppInfo>;
   recentWorkspaces(): Promise<string[]>;

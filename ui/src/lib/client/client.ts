@@ -27,6 +27,7 @@ import type {
   UniversalSnapshot,
   Welcome,
   WorkspaceEntry,
+  WorkspaceTrust,
 } from "../../generated";
 import type { FrameHandler, TerminalClient } from "../terminal/client";
 import { decodeFrame, type Frame } from "../terminal/stream";
@@ -219,6 +220,10 @@ export class WeftClient implements Transport, TerminalClient {
   listSkills = (workdir: string | null) => this.request<SkillInfo[]>({ type: "listSkills", workdir });
   listWorkspaceFiles = (workspace: string, query: string, limit?: number) =>
     this.request<WorkspaceEntry[]>({ type: "listWorkspaceFiles", workspace, query, limit: limit ?? null });
+  getWorkspaceTrust = (workdir: string) => this.request<WorkspaceTrust>({ type: "getWorkspaceTrust", workdir });
+  trustWorkspace = (workdir: string, hash: string) => this.request<WorkspaceTrust>({ type: "trustWorkspace", workdir, hash });
+  declineWorkspaceTrust = (workdir: string, hash: string) =>
+    this.request<WorkspaceTrust>({ type: "declineWorkspaceTrust", workdir, hash });
 
   // The surface's own.
   appInfo = (): Promise<AppInfo> => this.shell.appInfo((request) => this.request(request));
