@@ -143,6 +143,7 @@ async fn main() {
         max_steps: STEPS,
         retry: RetryPolicy::default(),
         env: Vec::new(),
+        settings: Default::default(),
         home: home.path().to_path_buf(),
         session_id: "bench".into(),
         task_id: "t1".into(),
@@ -156,6 +157,7 @@ async fn main() {
         permission: PermissionMode::Auto,
         allowed: Mutex::new(Default::default()),
         shell: Default::default(),
+        workspace_trusted: false,
     };
     let sink = TestSink::new();
     let ctx = DriverContext::new(CancellationToken::new(), sink.clone());

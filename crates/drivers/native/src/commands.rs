@@ -70,20 +70,22 @@ pub fn undo(ctx: &DriverContext, home: &Path, id: &str, workdir: &Path) -> Drive
     };
     let mut restored = Vec::new();
     let mut problems = Vec::new();
+    // Restored beneath the workspace's root, as the tools wrote them: a file replaced
+    // by a link out of the workspace since is not followed.
+    let root = workdir
+        .canonicalize()
+        .unwrap_or_else(|_| workdir.to_path_buf());
     for (path, before) in &files {
         let shown = path
             .strip_prefix(workdir)
             .unwrap_or(path)
             .display()
             .to_string();
-        let r = match before {
-            Some(bytes) => path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|_| std::fs::write(path, bytes)),
-            None => match std::fs::remove_file(path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
+        let r = match crate::tools::beneath::relative(&root, path) {
+            None => Err(crate::tools::beneath::Error::Outside),
+            Some(rel) => match before {
+                Some(bytes) => crate::tools::beneath::write(&root, &rel, bytes),
+                None => crate::tools::beneath::remove(&root, &rel),
             },
         };
         match r {

@@ -55,6 +55,9 @@ pub struct SessionFlags {
     pub allowed: Mutex<HashSet<String>>,
     /// How shell commands are judged and sandboxed.
     pub shell: crate::shell::ShellFlags,
+    /// The user trusted the workspace: its hooks run and its allow rules count
+    /// (`AgentTurnInput::workspace_trusted`).
+    pub workspace_trusted: bool,
 }
 
 /// What a step may look at.
@@ -67,6 +70,9 @@ pub struct GuardCx<'a> {
     pub flags: &'a SessionFlags,
     /// The turn (for asking the user).
     pub ctx: &'a DriverContext,
+    /// The environment of processes a step starts (hooks): the tools' own, without
+    /// credentials.
+    pub env: &'a [(String, String)],
 }
 
 /// One step of the chain.

@@ -1,6 +1,8 @@
 //! Hooks: commands a workspace configures in `.weft/hooks.json` to run around tool
 //! calls, given `{"hook", "tool_name", "tool_input"[, "tool_output", "is_error"]}` as
-//! JSON on stdin. A PreToolUse hook that exits non-zero blocks the call; its stderr is
+//! JSON on stdin. They run outside the sandbox, so only in a workspace the user trusted
+//! (an untrusted one's file is not even read), with the tools' environment (no model
+//! key: [`crate::secrets`]). A PreToolUse hook that exits non-zero blocks the call; its stderr is
 //! the reason the model is told. PostToolUse hooks are told the outcome.
 //!
 //! ```json
@@ -37,9 +39,12 @@ struct HooksFile {
 
 fn load(workdir: &Path) -> Result<HooksFile, String> {
     let path = workdir.join(".weft").join("hooks.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
-        Err(_) => Ok(HooksFile::default()),
+    match weft_workspace::files::read_config(&path, weft_workspace::files::CONFIG_CAP) {
+        Ok(Some(text)) => {
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        Ok(None) => Ok(HooksFile::default()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }
 
@@ -50,12 +55,20 @@ fn matches(hook: &Hook, tool: &str) -> bool {
     }
 }
 
-/// Runs `command` with `payload` on stdin; `Err(stderr)` when it exits non-zero.
-async fn run(workdir: &Path, command: &str, payload: &Value) -> Result<(), String> {
+/// Runs `command` with `payload` on stdin and `env` as its whole environment;
+/// `Err(stderr)` when it exits non-zero.
+async fn run(
+    workdir: &Path,
+    command: &str,
+    payload: &Value,
+    env: &[(String, String)],
+) -> Result<(), String> {
     let mut child = tokio::process::Command::new("bash")
         .arg("-c")
         .arg(command)
         .current_dir(workdir)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -93,6 +106,9 @@ impl GuardStep for PreToolUse {
         "PreToolUse hooks"
     }
     async fn check(&self, call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
+        if !cx.flags.workspace_trusted {
+            return Verdict::Allow;
+        }
         let file = match load(cx.workspace.root()) {
             Ok(f) => f,
             Err(e) => {
@@ -102,7 +118,7 @@ impl GuardStep for PreToolUse {
         let payload =
             json!({"hook": "PreToolUse", "tool_name": call.name, "tool_input": call.input});
         for hook in file.pre.iter().filter(|h| matches(h, call.name)) {
-            if let Err(reason) = run(cx.workspace.root(), &hook.command, &payload).await {
+            if let Err(reason) = run(cx.workspace.root(), &hook.command, &payload, cx.env).await {
                 return Verdict::Deny(reason);
             }
         }
@@ -110,21 +126,42 @@ impl GuardStep for PreToolUse {
     }
 }
 
-/// Runs the PostToolUse hooks for a finished call (their failures are logged only).
+/// What a finished call tells the PostToolUse hooks.
+pub struct Finished<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// Its arguments.
+    pub input: &'a Value,
+    /// Its result.
+    pub output: &'a str,
+    /// Whether it failed.
+    pub is_error: bool,
+}
+
+/// Runs the PostToolUse hooks of a trusted workspace for a finished call (their
+/// failures are logged only).
 pub async fn post_tool_use(
     workdir: &Path,
-    tool: &str,
-    input: &Value,
-    output: &str,
-    is_error: bool,
+    trusted: bool,
+    env: &[(String, String)],
+    call: Finished<'_>,
 ) {
+    if !trusted {
+        return;
+    }
     let Ok(file) = load(workdir) else {
         return;
     };
+    let Finished {
+        tool,
+        input,
+        output,
+        is_error,
+    } = call;
     let payload = json!({"hook": "PostToolUse", "tool_name": tool, "tool_input": input,
                          "tool_output": output, "is_error": is_error});
     for hook in file.post.iter().filter(|h| matches(h, tool)) {
-        if let Err(e) = run(workdir, &hook.command, &payload).await {
+        if let Err(e) = run(workdir, &hook.command, &payload, env).await {
             tracing::warn!("PostToolUse hook failed: {e}");
         }
     }

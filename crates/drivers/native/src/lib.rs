@@ -25,6 +25,7 @@ pub mod mcp;
 pub mod model;
 pub mod pack;
 pub mod prompt;
+pub mod secrets;
 pub mod settings;
 pub mod shell;
 pub mod skills;
@@ -147,6 +148,61 @@ impl NativeDriver {
     }
 }
 
+/// The workspace's `.weft/native.toml` when it is trusted (`own`), else defaults; a
+/// file that cannot be used is a notice, not a failed turn.
+fn workspace_settings(own: Option<&std::path::Path>, ctx: &DriverContext) -> settings::Settings {
+    match own.map(settings::load) {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => {
+            ctx.emit(DriverEvent::Notice {
+                text: format!("workspace settings ignored: {e}"),
+            });
+            Default::default()
+        }
+        None => Default::default(),
+    }
+}
+
+/// The pack's tools, the loop's own, and the skills (the trusted workspace's, `own`,
+/// and the global ones, less those turned off), with the skills' prompt section.
+fn loop_tools(
+    pack: &dyn pack::DomainPack,
+    own: Option<&std::path::Path>,
+    home: &std::path::Path,
+) -> (Vec<ToolRef>, Option<String>) {
+    let mut tools: Vec<ToolRef> = pack.tools();
+    tools.push(Arc::new(tools::builtin::UpdatePlan));
+    tools.push(Arc::new(tools::builtin::AskUser));
+    tools.push(Arc::new(subagent::Task));
+    tools.push(Arc::new(skills::MemorySave));
+    tools.push(Arc::new(skills::MemoryList));
+    let mut found = skills::find(own, home);
+    let off = weft_kernel::skills::disabled(home);
+    found.retain(|s| !off.contains(&s.name));
+    let prompt = skills::prompt(&found);
+    if !found.is_empty() {
+        tools.push(Arc::new(skills::SkillTool(found)));
+    }
+    (tools, prompt)
+}
+
+/// What a workspace not trusted holds that this turn leaves alone, said once per turn;
+/// `None` when it holds nothing of the kind.
+fn untrusted_notice(workdir: &std::path::Path) -> Option<String> {
+    let dir = workdir.join(".weft");
+    let found: Vec<&str> = ["hooks.json", "native.toml", "packs", "skills"]
+        .into_iter()
+        .filter(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+        .collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "this workspace is not trusted, so its .weft/ {} {} ignored (`weft trust` to use them)",
+            found.join(", "),
+            if found.len() == 1 { "is" } else { "are" }
+        )
+    })
+}
+
 fn nonempty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
 }
@@ -246,24 +302,25 @@ impl AgentDriver for NativeDriver {
             model: Some(endpoint.model.clone()),
         });
         let home = input.state_dir.clone();
+        // What the workspace's .weft/ grants (hooks, native.toml, packs, skills) counts
+        // only once the user trusted it; until then only the global ones apply.
+        let trusted = input.workspace_trusted;
+        let own = trusted.then_some(input.workdir.as_path());
+        if !trusted {
+            if let Some(text) = untrusted_notice(&input.workdir) {
+                ctx.emit(DriverEvent::Notice { text });
+            }
+        }
         let loaded = store::load(&home, &session_id);
         let pack_name = nonempty(input.pack.clone())
             .or_else(|| nonempty(var("WEFT_NATIVE_PACK")))
             .or_else(|| loaded.pack.clone())
             .unwrap_or_else(|| pack::DEFAULT.to_string());
-        let pack = match pack::find(&pack_name, &input.workdir, &home) {
+        let pack = match pack::find(&pack_name, own, &home) {
             Ok(p) => p,
             Err(e) => return failed(e),
         };
-        let settings = match settings::load(&input.workdir) {
-            Ok(s) => s,
-            Err(e) => {
-                ctx.emit(DriverEvent::Notice {
-                    text: format!("workspace settings ignored: {e}"),
-                });
-                Default::default()
-            }
-        };
+        let settings = workspace_settings(own, &ctx);
         let plan_mode = loaded.plan_mode;
         if loaded.pack.as_deref() != Some(pack_name.as_str()) {
             if let Err(e) = store::append(
@@ -314,24 +371,16 @@ impl AgentDriver for NativeDriver {
             .or(settings.max_steps)
             .unwrap_or(self.config.max_steps)
             .max(1);
-        let mut tools: Vec<ToolRef> = pack.tools();
-        tools.push(Arc::new(tools::builtin::UpdatePlan));
-        tools.push(Arc::new(tools::builtin::AskUser));
-        tools.push(Arc::new(subagent::Task));
-        tools.push(Arc::new(skills::MemorySave));
-        tools.push(Arc::new(skills::MemoryList));
-        let mut found_skills = skills::find(&input.workdir, &home);
-        let off = weft_kernel::skills::disabled(&home);
-        found_skills.retain(|s| !off.contains(&s.name));
-        let skills_prompt = skills::prompt(&found_skills);
-        if !found_skills.is_empty() {
-            tools.push(Arc::new(skills::SkillTool(found_skills)));
-        }
+        let (mut tools, skills_prompt) = loop_tools(pack.as_ref(), own, &home);
+        // Every process the agent starts gets the turn's environment without the model's
+        // key or any other credential.
+        let keys: Vec<&str> = endpoint.api_key.iter().map(String::as_str).collect();
+        let tool_env = secrets::scrub(input.spawn_env(), &keys);
         let (mcp, mcp_tools, mcp_problems) = mcp::tools(
             &input.workdir,
             &home,
             pack.mcp_servers().as_deref(),
-            &input.spawn_env(),
+            &tool_env,
             &input.mcp_servers,
         )
         .await;
@@ -348,6 +397,7 @@ impl AgentDriver for NativeDriver {
             permission,
             allowed: Mutex::new(live.allowed.lock().clone()),
             shell: shell::ShellFlags::from_vars(&var, &input.state_dir, permission),
+            workspace_trusted: trusted,
         };
         let mut system = prompt::system(
             pack.as_ref(),
@@ -374,8 +424,9 @@ impl AgentDriver for NativeDriver {
             tools,
             max_steps,
             retry: self.config.retry,
+            settings,
             env: {
-                let mut env = input.spawn_env();
+                let mut env = tool_env;
                 // The session's private scratch folder for sandboxed commands.
                 let tmp = home.join("sandbox-tmp").join(&session_id);
                 env.push((shell::SESSION_TMP_VAR.into(), tmp.display().to_string()));

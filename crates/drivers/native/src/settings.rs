@@ -1,4 +1,6 @@
-//! Per-workspace settings of the native agent: `<workdir>/.weft/native.toml`.
+//! Per-workspace settings of the native agent: `<workdir>/.weft/native.toml`, read
+//! only in a workspace the user trusted (its `check` runs a command, its `permission`
+//! lets every call run unasked).
 //!
 //! ```toml
 //! check = "cargo check --quiet"   # the coding pack's verify step
@@ -23,16 +25,20 @@ pub struct Settings {
 }
 
 /// The workspace's settings (defaults when the file is missing; a warning when it is
-/// not valid TOML, so a typo is seen rather than silently ignored).
+/// not valid TOML or not a file Weft reads, so a typo is seen rather than silently
+/// ignored).
 pub fn load(workdir: &Path) -> Result<Settings, String> {
     let path = workdir.join(".weft").join("native.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
-        Err(_) => Ok(Settings::default()),
+    match weft_workspace::files::read_config(&path, weft_workspace::files::CONFIG_CAP) {
+        Ok(Some(text)) => toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
+        Ok(None) => Ok(Settings::default()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }
 
-/// The workspace's check command, if configured.
-pub fn check_command(workdir: &Path) -> Option<String> {
-    load(workdir).ok()?.check.filter(|c| !c.trim().is_empty())
+impl Settings {
+    /// The check command, if one is set.
+    pub fn check_command(&self) -> Option<String> {
+        self.check.clone().filter(|c| !c.trim().is_empty())
+    }
 }

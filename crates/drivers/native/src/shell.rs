@@ -180,9 +180,10 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
         .to_string();
     let root = cx.workspace.root();
     let shell = &cx.flags.shell;
-    // Workspace trust reaches the native agent with its own wiring (issue 32 §2);
-    // until then its workspace's allow rules apply as before.
-    let rules = match Rules::load(root, shell.weft_home.as_deref(), true) {
+    // A workspace not trusted only restricts: its deny and ask rules hold, its allow
+    // rules do not.
+    let trusted = cx.flags.workspace_trusted;
+    let rules = match Rules::load(root, shell.weft_home.as_deref(), trusted) {
         Ok(r) => r,
         Err(e) => {
             return Verdict::Deny(format!(
@@ -235,7 +236,8 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
             value: permission::ALLOW_SESSION.into(),
         },
     ];
-    if let Some(p) = &prefix {
+    // A rule written into a workspace not trusted would not count.
+    if let Some(p) = prefix.as_ref().filter(|_| trusted) {
         choices.push(Choice {
             label: format!("Always allow `{p}` in this workspace"),
             value: ALLOW_PREFIX.into(),
@@ -270,7 +272,7 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
             cx.flags.allowed.lock().insert(session_key(&line));
             Verdict::Allow
         }
-        (InteractAction::Select, Some(ALLOW_PREFIX)) => match prefix {
+        (InteractAction::Select, Some(ALLOW_PREFIX)) => match prefix.filter(|_| trusted) {
             Some(p) => match rules::add_allow(root, &p) {
                 Ok(_) => Verdict::Allow,
                 Err(e) => Verdict::Deny(format!(

@@ -1,7 +1,8 @@
 //! Skills and memory, offered under every pack.
 //!
 //! A skill is a folder with a `SKILL.md` (front matter `name`, `description`, then the
-//! body) in the workspace's `.weft/skills/` or the global `<WEFT_HOME>/skills/` (the
+//! body) in the workspace's `.weft/skills/` (in a workspace the user trusted: a skill
+//! is instructions the model follows) or the global `<WEFT_HOME>/skills/` (the
 //! workspace's wins on a name). Only the descriptions go in the prompt; the `skill` tool
 //! loads a body when the model wants it.
 //!
@@ -48,10 +49,21 @@ fn front_matter(text: &str) -> Option<(String, String, String)> {
     Some((name?, description?, body))
 }
 
-/// The skills for `workdir`, by name.
-pub fn find(workdir: &Path, home: &Path) -> Vec<Skill> {
+fn read(path: &Path) -> Option<String> {
+    weft_workspace::files::read_config(path, weft_workspace::files::CONFIG_CAP)
+        .ok()
+        .flatten()
+}
+
+/// The skills for `workdir` (a trusted workspace's; none: the global ones only), by
+/// name.
+pub fn find(workdir: Option<&Path>, home: &Path) -> Vec<Skill> {
     let mut out: Vec<Skill> = Vec::new();
-    for dir in [workdir.join(".weft").join("skills"), home.join("skills")] {
+    let dirs = workdir
+        .map(|w| w.join(".weft").join("skills"))
+        .into_iter()
+        .chain([home.join("skills")]);
+    for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -59,7 +71,7 @@ pub fn find(workdir: &Path, home: &Path) -> Vec<Skill> {
             .flatten()
             .filter_map(|e| {
                 let path = e.path().join("SKILL.md");
-                let text = std::fs::read_to_string(&path).ok()?;
+                let text = read(&path)?;
                 let (name, description, _) = front_matter(&text)?;
                 Some(Skill {
                     name,
@@ -134,10 +146,7 @@ impl Tool for SkillTool {
                 names.join(", ")
             ));
         };
-        match std::fs::read_to_string(&s.path)
-            .ok()
-            .and_then(|t| front_matter(&t))
-        {
+        match read(&s.path).and_then(|t| front_matter(&t)) {
             Some((_, _, body)) => ToolOutput::ok(format!(
                 "Skill {} (from {}):\n{body}",
                 s.name,
@@ -154,7 +163,7 @@ fn memory_path(workdir: &Path) -> PathBuf {
 
 /// The workspace's remembered facts, oldest first.
 pub fn memories(workdir: &Path) -> Vec<String> {
-    std::fs::read_to_string(memory_path(workdir))
+    read(&memory_path(workdir))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.strip_prefix("- ").map(String::from))

@@ -43,8 +43,11 @@ pub struct TurnSetup {
     pub max_steps: usize,
     /// Retry policy for failures before a response.
     pub retry: RetryPolicy,
-    /// Environment for processes tools start.
+    /// Environment for processes tools, hooks and the check start: the turn's,
+    /// without credentials ([`crate::secrets`]).
     pub env: Vec<(String, String)>,
+    /// The workspace's `.weft/native.toml` (defaults in a workspace not trusted).
+    pub settings: crate::settings::Settings,
     /// Weft's home (session files).
     pub home: PathBuf,
     /// The session id.
@@ -345,10 +348,14 @@ impl Turn<'_> {
         if self.tool(name).is_some() {
             crate::hooks::post_tool_use(
                 self.workspace.root(),
-                name,
-                input,
-                &content,
-                output.is_error,
+                self.flags.workspace_trusted,
+                &self.setup.env,
+                crate::hooks::Finished {
+                    tool: name,
+                    input,
+                    output: &content,
+                    is_error: output.is_error,
+                },
             )
             .await;
         }
@@ -387,6 +394,7 @@ impl Turn<'_> {
             pack: self.setup.pack.as_ref(),
             flags: self.flags,
             ctx: self.ctx,
+            env: &self.setup.env,
         };
         if let Verdict::Deny(reason) = self.chain.check(&call, &gcx).await {
             return ToolOutput::error(reason);
@@ -455,7 +463,7 @@ impl Turn<'_> {
     }
 
     async fn verify(&mut self) -> Option<String> {
-        let cmd = self.setup.pack.verify_command(self.workspace.root())?;
+        let cmd = self.setup.pack.verify_command(&self.setup.settings)?;
         self.ctx.emit(DriverEvent::Activity {
             text: format!("checking: {cmd}"),
         });

@@ -1,7 +1,6 @@
 //! The coding pack (the default): files, search, shell, git; read-before-edit as its
 //! policy; the workspace's check command as its verify step.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -58,7 +57,7 @@ impl DomainPack for Coding {
         Ok(())
     }
 
-    fn verify_command(&self, workdir: &Path) -> Option<String> {
-        crate::settings::check_command(workdir)
+    fn verify_command(&self, settings: &crate::settings::Settings) -> Option<String> {
+        settings.check_command()
     }
 }

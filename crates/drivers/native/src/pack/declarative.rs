@@ -1,5 +1,6 @@
-//! Packs a user writes with no Rust: a TOML file in the workspace's `.weft/packs/` or
-//! the global `<WEFT_HOME>/packs/` (the workspace's wins), naming its prompt, context
+//! Packs a user writes with no Rust: a TOML file in the workspace's `.weft/packs/` (a
+//! workspace the user trusted only: a pack names a verify command and a permission
+//! default) or the global `<WEFT_HOME>/packs/` (the workspace's wins), naming its prompt, context
 //! files, which built-in tools it offers, which shipped policies apply, its verify
 //! command and its permission default.
 //!
@@ -64,8 +65,12 @@ const POLICIES: &[(&str, &str)] = &[
     ("schema-before-query", "data"),
 ];
 
-fn dirs(workdir: &Path, home: &Path) -> [PathBuf; 2] {
-    [workdir.join(".weft").join("packs"), home.join("packs")]
+fn dirs(workdir: Option<&Path>, home: &Path) -> Vec<PathBuf> {
+    workdir
+        .map(|w| w.join(".weft").join("packs"))
+        .into_iter()
+        .chain([home.join("packs")])
+        .collect()
 }
 
 /// Every built-in tool, by name, from the shipped packs.
@@ -80,7 +85,9 @@ fn catalog() -> Vec<ToolRef> {
 impl Declarative {
     /// Loads `path` (its name defaults to the file stem).
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = weft_workspace::files::read_config(path, weft_workspace::files::CONFIG_CAP)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .ok_or_else(|| format!("{}: it is gone", path.display()))?;
         let file: PackFile =
             toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let name = file.name.clone().unwrap_or_else(|| {
@@ -165,7 +172,7 @@ impl DomainPack for Declarative {
         Ok(())
     }
 
-    fn verify_command(&self, _workdir: &Path) -> Option<String> {
+    fn verify_command(&self, _settings: &crate::settings::Settings) -> Option<String> {
         self.file.verify.clone().filter(|v| !v.trim().is_empty())
     }
 
@@ -179,23 +186,23 @@ impl DomainPack for Declarative {
 }
 
 /// The declarative pack called `name`, if a file defines it (an error when the file
-/// is there but wrong, so a typo is seen).
+/// is there but wrong, so a typo is seen). `workdir`: a trusted workspace's, else none.
 pub fn find(
     name: &str,
-    workdir: &Path,
+    workdir: Option<&Path>,
     home: &Path,
 ) -> Result<Option<Arc<dyn DomainPack>>, String> {
     for dir in dirs(workdir, home) {
         let path = dir.join(format!("{name}.toml"));
-        if path.is_file() {
+        if std::fs::symlink_metadata(&path).is_ok() {
             return Declarative::load(&path).map(|p| Some(Arc::new(p) as Arc<dyn DomainPack>));
         }
     }
     Ok(None)
 }
 
-/// Names of the declarative packs found.
-pub fn names(workdir: &Path, home: &Path) -> Vec<String> {
+/// Names of the declarative packs found (`workdir`: a trusted workspace's, else none).
+pub fn names(workdir: Option<&Path>, home: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for dir in dirs(workdir, home) {
         let Ok(entries) = std::fs::read_dir(&dir) else {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::settings::Settings;
 use crate::tools::{ToolRef, Workspace};
 
 /// Whether mutating calls run at once or ask the user first.
@@ -53,9 +54,10 @@ pub trait DomainPack: Send + Sync {
         Ok(())
     }
     /// The command that checks the work once the model is done, if any (run in the
-    /// workspace; a failure goes back to the model, at most twice).
-    fn verify_command(&self, workdir: &Path) -> Option<String> {
-        let _ = workdir;
+    /// workspace; a failure goes back to the model, at most twice). `settings` are the
+    /// workspace's (defaults in a workspace not trusted).
+    fn verify_command(&self, settings: &Settings) -> Option<String> {
+        let _ = settings;
         None
     }
     /// The MCP servers it offers by name; None: every configured server.
@@ -85,8 +87,13 @@ pub const BUILTIN: &[&str] = &["coding", "notes", "data"];
 pub const DEFAULT: &str = "coding";
 
 /// The pack called `name`: a built-in one, else a declarative pack from the
-/// workspace's `.weft/packs/` or the global `<home>/packs/`.
-pub fn find(name: &str, workdir: &Path, home: &Path) -> Result<Arc<dyn DomainPack>, String> {
+/// workspace's `.weft/packs/` (`workdir`: only a workspace the user trusted) or the
+/// global `<home>/packs/`.
+pub fn find(
+    name: &str,
+    workdir: Option<&Path>,
+    home: &Path,
+) -> Result<Arc<dyn DomainPack>, String> {
     if let Some(p) = builtin(name) {
         return Ok(p);
     }
@@ -101,8 +108,9 @@ pub fn find(name: &str, workdir: &Path, home: &Path) -> Result<Arc<dyn DomainPac
     ))
 }
 
-/// Every pack a session in `workdir` can use: the built-in ones, then declarative ones.
-pub fn all_names(workdir: &Path, home: &Path) -> Vec<String> {
+/// Every pack a session in `workdir` (a trusted workspace) can use: the built-in
+/// ones, then declarative ones.
+pub fn all_names(workdir: Option<&Path>, home: &Path) -> Vec<String> {
     let mut names: Vec<String> = BUILTIN.iter().map(|s| s.to_string()).collect();
     for n in declarative::names(workdir, home) {
         if !names.contains(&n) {

@@ -50,9 +50,9 @@ impl Tool for Read {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
-        let bytes = match tokio::fs::read(&path).await {
+        let bytes = match cx.workspace.read_file(&a.path) {
             Ok(b) => b,
-            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", a.path)),
+            Err(e) => return ToolOutput::error(e),
         };
         cx.workspace.mark_read(&path);
         let text = String::from_utf8_lossy(&bytes);
@@ -184,18 +184,13 @@ impl Tool for Write {
             Err(e) => return ToolOutput::error(e),
         };
         cx.workspace.before_write(&path);
-        if let Some(parent) = path.parent() {
-            if let Err(e) = tokio::fs::create_dir_all(parent).await {
-                return ToolOutput::error(format!("cannot make the folder of {}: {e}", a.path));
-            }
-        }
-        match tokio::fs::write(&path, a.content.as_bytes()).await {
+        match cx.workspace.write_file(&a.path, a.content.as_bytes()) {
             Ok(()) => ToolOutput::ok(format!(
                 "wrote {} ({} bytes)",
                 cx.workspace.shown(&path),
                 a.content.len()
             )),
-            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", a.path)),
+            Err(e) => ToolOutput::error(e),
         }
     }
 }
@@ -244,9 +239,10 @@ impl Tool for Edit {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
-        let text = match tokio::fs::read_to_string(&path).await {
-            Ok(t) => t,
-            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", a.path)),
+        let text = match cx.workspace.read_file(&a.path).map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            Ok(Err(_)) => return ToolOutput::error(format!("{} is not UTF-8 text", a.path)),
+            Err(e) => return ToolOutput::error(e),
         };
         let count = text.matches(&a.old_text).count();
         if count != 1 {
@@ -261,9 +257,9 @@ impl Tool for Edit {
         }
         cx.workspace.before_write(&path);
         let updated = text.replacen(&a.old_text, &a.new_text, 1);
-        match tokio::fs::write(&path, updated).await {
+        match cx.workspace.write_file(&a.path, updated.as_bytes()) {
             Ok(()) => ToolOutput::ok(format!("edited {}", cx.workspace.shown(&path))),
-            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", a.path)),
+            Err(e) => ToolOutput::error(e),
         }
     }
 }

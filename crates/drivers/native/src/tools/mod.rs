@@ -3,6 +3,7 @@
 //! every call through the guard chain first ([`crate::guard`]).
 
 pub mod bash;
+pub mod beneath;
 pub mod builtin;
 pub mod fs;
 pub mod git;

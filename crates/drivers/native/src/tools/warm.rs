@@ -53,11 +53,7 @@ fn start(
 }
 
 /// A spare made for exactly this call, still waiting, if there is one.
-pub fn take(
-    policy: &weft_sandbox::Policy,
-    env: &[(String, String)],
-    root: &Path,
-) -> Option<Spare> {
+pub fn take(policy: &weft_sandbox::Policy, env: &[(String, String)], root: &Path) -> Option<Spare> {
     let k = key(policy, env, root);
     let mut spares = SPARES.lock().unwrap_or_else(PoisonError::into_inner);
     let i = spares.iter().position(|s| s.key == k)?;

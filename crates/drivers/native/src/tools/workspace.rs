@@ -80,6 +80,23 @@ impl Workspace {
         }
     }
 
+    /// The content of `path` (as the model named it), opened beneath the root: a
+    /// symbolic link out of the workspace is refused ([`super::beneath`]).
+    pub fn read_file(&self, path: &str) -> Result<Vec<u8>, String> {
+        let rel = super::beneath::relative(&self.root, Path::new(path))
+            .ok_or_else(|| format!("{path} is not a file inside the workspace"))?;
+        super::beneath::read(&self.root, &rel).map_err(|e| format!("cannot read {path}: {e}"))
+    }
+
+    /// Writes `bytes` as the whole of `path` (as the model named it), beneath the root,
+    /// its folders made: a symbolic link out of the workspace is refused.
+    pub fn write_file(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
+        let rel = super::beneath::relative(&self.root, Path::new(path))
+            .ok_or_else(|| format!("{path} is not a file inside the workspace"))?;
+        super::beneath::write(&self.root, &rel, bytes)
+            .map_err(|e| format!("cannot write {path}: {e}"))
+    }
+
     /// `path` relative to the root, for showing.
     pub fn shown(&self, path: &Path) -> String {
         path.strip_prefix(&self.root)
@@ -113,11 +130,14 @@ impl Workspace {
         self.used.lock().remove(tool);
     }
 
-    /// Keeps `path`'s content before this turn's first write to it.
+    /// Keeps `path`'s content before this turn's first write to it (read beneath the
+    /// root, as the write will be).
     pub fn before_write(&self, path: &Path) {
         let mut originals = self.originals.lock();
         if !originals.contains_key(path) {
-            originals.insert(path.to_path_buf(), std::fs::read(path).ok());
+            let before = super::beneath::relative(&self.root, path)
+                .and_then(|rel| super::beneath::read(&self.root, &rel).ok());
+            originals.insert(path.to_path_buf(), before);
         }
         self.read.lock().insert(path.to_path_buf());
     }

@@ -85,7 +85,7 @@ async fn skills_offer_descriptions_and_load_on_demand() {
         ".weft/skills/deploy/SKILL.md",
         "---\nname: deploy\ndescription: How to ship weft-skill-desc\n---\nRun weft-skill-body-marker then wait.\n",
     );
-    let (r, _, _) = run_turn(&driver(), dirs.input(&env, "ship it", None)).await;
+    let (r, _, _) = run_turn(&driver(), dirs.trusted_input(&env, "ship it", None)).await;
     assert!(r.ok);
     let reqs = s.messages_requests();
     let system = reqs[0].body["system"].to_string();
@@ -141,7 +141,7 @@ async fn a_failing_pre_tool_use_hook_blocks_the_call_with_its_stderr() {
         r#"{"PreToolUse": [{"matcher": "bash", "command": "cat >> hook-input.jsonl; echo >> hook-input.jsonl; if grep -q 'rm -f' hook-input.jsonl && ! grep -q hooked-ok hook-input.jsonl; then echo 'no deleting today' >&2; exit 2; fi"}],
             "PostToolUse": [{"command": "cat >> post.jsonl; echo >> post.jsonl"}]}"#,
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "clean up", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "clean up", None)).await;
     assert!(r.ok);
     assert_eq!(
         std::fs::read_to_string(dirs.work().join("keep.txt")).unwrap(),

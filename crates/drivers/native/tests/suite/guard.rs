@@ -38,6 +38,7 @@ mod chain {
             permission: PermissionMode::Auto,
             allowed: Default::default(),
             shell: Default::default(),
+            workspace_trusted: false,
         };
         let ctx = DriverContext::new(CancellationToken::new(), TestSink::new());
         let cx = GuardCx {
@@ -45,6 +46,7 @@ mod chain {
             pack: pack.as_ref(),
             flags: &flags,
             ctx: &ctx,
+            env: &[],
         };
         let input = json!({"path": "a.txt", "content": "x"});
         let call = Call {

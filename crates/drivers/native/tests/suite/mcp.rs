@@ -29,7 +29,7 @@ fn script() -> Script {
 }
 
 async fn check(dirs: &Dirs, server: &AnthropicServer, env: &[(String, String)]) {
-    let (r, snap, _) = run_turn(&driver(), dirs.input(env, "use the server", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(env, "use the server", None)).await;
     assert!(r.ok, "{r:?} {:?}", snap.notices);
     let reqs = server.messages_requests();
     let tools = reqs[0].tool_names();
@@ -83,8 +83,12 @@ async fn every_mcp_tool_asks_even_one_its_server_calls_read_only() {
             weft_protocol::permission::DENY,
         ))
     });
-    let (r, _) =
-        weft_testkit::sink::run(&driver(), dirs.input(&env, "use the server", None), &sink).await;
+    let (r, _) = weft_testkit::sink::run(
+        &driver(),
+        dirs.trusted_input(&env, "use the server", None),
+        &sink,
+    )
+    .await;
     assert!(r.ok);
     let asked: Vec<String> = sink
         .asked
@@ -148,7 +152,7 @@ async fn a_broken_mcp_server_is_a_notice_not_a_failed_turn() {
         ".weft/mcp.json",
         r#"{"servers": {"gone": {"command": "/nonexistent/weft-mcp"}}}"#,
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "hi", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "hi", None)).await;
     assert!(r.ok);
     assert!(
         snap.notices
@@ -174,7 +178,7 @@ async fn a_long_mcp_result_is_capped_like_every_other() {
         ".weft/mcp.json",
         &json!({"servers": {"fx": {"command": bin}}}).to_string(),
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "echo it", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "echo it", None)).await;
     assert!(r.ok, "{r:?}");
     let sent = server.messages_requests()[1].last_tool_result("e").unwrap();
     assert!(

@@ -228,7 +228,7 @@ permission = "auto"
 fn a_declarative_pack_loads_from_toml() {
     let dirs = Dirs::new();
     write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
-    let p = pack::find("docs", &dirs.work(), dirs.state.path()).unwrap();
+    let p = pack::find("docs", Some(&dirs.work()), dirs.state.path()).unwrap();
     assert_eq!(p.name(), "docs");
     assert_eq!(
         p.tools()
@@ -238,7 +238,10 @@ fn a_declarative_pack_loads_from_toml() {
         ["read", "grep", "edit"]
     );
     assert_eq!(p.context_files(), ["STYLE.md"]);
-    assert_eq!(p.verify_command(&dirs.work()).as_deref(), Some("true"));
+    assert_eq!(
+        p.verify_command(&Default::default()).as_deref(),
+        Some("true")
+    );
     let ws = Workspace::new(&dirs.work());
     write(&dirs.work(), "a.md", "x");
     assert!(p
@@ -248,7 +251,7 @@ fn a_declarative_pack_loads_from_toml() {
             &ws
         )
         .is_err());
-    assert!(pack::all_names(&dirs.work(), dirs.state.path()).contains(&"docs".to_string()));
+    assert!(pack::all_names(Some(&dirs.work()), dirs.state.path()).contains(&"docs".to_string()));
     // Mistakes are said, with what is known.
     write(
         &dirs.work(),
@@ -264,7 +267,7 @@ fn a_declarative_pack_loads_from_toml() {
     );
     write(&dirs.work(), "typo.toml", "prompt = \"p\"\ntoolz = []\n");
     assert!(Declarative::load(&dirs.work().join("typo.toml")).is_err());
-    let missing = pack::find("nope", &dirs.work(), dirs.state.path())
+    let missing = pack::find("nope", Some(&dirs.work()), dirs.state.path())
         .err()
         .unwrap();
     assert!(missing.contains("coding, notes, data, docs"), "{missing}");
@@ -276,7 +279,7 @@ async fn offered(pack_name: &str, dirs: &Dirs) -> (Vec<String>, String) {
         .unwrap();
     let mut env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
     env.push(("WEFT_NATIVE_PACK".into(), pack_name.into()));
-    let (r, _, _) = run_turn(&driver(), dirs.input(&env, "hi", None)).await;
+    let (r, _, _) = run_turn(&driver(), dirs.trusted_input(&env, "hi", None)).await;
     assert!(r.ok, "{r:?}");
     let req = &server.messages_requests()[0];
     (req.tool_names(), req.body["system"].to_string())

@@ -82,7 +82,8 @@ async fn a_dangerous_command_asks_with_its_verdict_and_reasons() {
         .iter()
         .map(|c| c.value.clone())
         .collect();
-    assert_eq!(choices, ["allow", "allowSession", "allowPrefix", "deny"]);
+    // No "always allow" in a workspace not trusted: the rule would not count.
+    assert_eq!(choices, ["allow", "allowSession", "deny"]);
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
     assert!(
         result.contains("refused by permission") && result.contains("denied"),
@@ -100,7 +101,7 @@ async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_askin
         r#"{"deny": ["git push"]}"#,
     );
     let sink = TestSink::new();
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
     assert!(r.ok);
     assert!(sink.asked.lock().is_empty());
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
@@ -117,7 +118,7 @@ async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_askin
         r#"{"allow": ["echo"]}"#,
     );
     let sink = TestSink::new();
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
     assert!(r.ok);
     assert!(sink.asked.lock().is_empty(), "an allow rule answers");
     assert_eq!(
@@ -156,7 +157,7 @@ async fn always_allow_writes_the_workspace_rule_and_the_next_call_runs() {
     let dirs = Dirs::new();
     let sink = TestSink::new();
     answer(&sink, weft_native::shell::ALLOW_PREFIX);
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
     assert!(r.ok);
     assert_eq!(
         sink.asked.lock().len(),
@@ -183,7 +184,12 @@ async fn two_refusing_steps_the_earlier_one_answers() {
         ".weft/hooks.json",
         r#"{"PreToolUse": [{"matcher": "bash", "command": "echo hook says no >&2; exit 2"}]}"#,
     );
-    let (r, snap) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    let (r, snap) = sink::run(
+        &driver(),
+        dirs.trusted_input(&env, "go", None),
+        &TestSink::new(),
+    )
+    .await;
     assert!(r.ok);
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
     assert_eq!(result, "refused by PreToolUse hooks: hook says no");
@@ -195,7 +201,12 @@ async fn two_refusing_steps_the_earlier_one_answers() {
     // Without the hook, the deny rule answers.
     std::fs::remove_file(dirs.work().join(".weft/hooks.json")).unwrap();
     let (s, env) = one_bash("rm -rf build", "trusted").await;
-    let (_, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    let (_, _) = sink::run(
+        &driver(),
+        dirs.trusted_input(&env, "go", None),
+        &TestSink::new(),
+    )
+    .await;
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
     assert!(
         result.starts_with("refused by permission: denied by the rule `rm`"),
@@ -219,7 +230,7 @@ async fn plan_mode_answers_before_the_hook_and_the_rules() {
     );
     let sink = TestSink::new();
     sink.answer_with(|_| Some(InteractionResponse::cancel()));
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "/plan go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "/plan go", None), &sink).await;
     assert!(r.ok);
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
     assert!(result.starts_with("refused by plan mode:"), "{result}");
@@ -278,7 +289,12 @@ async fn the_context_fuse_answers_before_a_deny_rule_and_a_hook() {
         r#"{"PreToolUse": [{"matcher": "bash", "command": "echo hook says no >&2; exit 2"}]}"#,
     );
     let (s, env) = thrice("rm -rf build", "trusted").await;
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    let (r, _) = sink::run(
+        &driver(),
+        dirs.trusted_input(&env, "go", None),
+        &TestSink::new(),
+    )
+    .await;
     assert!(r.ok);
     let results = three_results(&s);
     assert_eq!(
@@ -486,13 +502,14 @@ async fn a_sandbox_started_ahead_is_not_used_after_git_or_weft_appears() {
         eprintln!("SKIP: sandboxes are started ahead only for bubblewrap");
         return;
     }
-    // Each call leaves a sandbox waiting for the next; the one made before `.weft`
-    // existed has no read-only mount for it and must not run the second call.
+    // Each call leaves a sandbox waiting for the next. A command cannot make `.weft`
+    // (an empty read-only folder is mounted where it is missing), and the one the next
+    // call runs in keeps it read-only too.
     let script = Script::new()
         .turn(Turn::new().tool_use(
             "t1",
             "bash",
-            json!({"command": "mkdir .weft && echo one > a.txt"}),
+            json!({"command": "mkdir .weft || echo one > a.txt"}),
         ))
         .turn(Turn::new().tool_use(
             "t2",
@@ -513,6 +530,8 @@ async fn a_sandbox_started_ahead_is_not_used_after_git_or_weft_appears() {
     let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
     assert!(r.ok);
     let reqs = s.messages_requests();
+    let first = reqs[1].last_tool_result("t1").unwrap_or_default();
+    assert!(dirs.work().join("a.txt").exists(), "{first}");
     let second = reqs[2].last_tool_result("t2").unwrap_or_default();
     assert!(dirs.work().join("b.txt").exists(), "{second}");
     assert!(

@@ -81,6 +81,22 @@ impl Dirs {
     }
 }
 
+impl Dirs {
+    /// A turn's input in a workspace the user trusted: its `.weft/` hooks, settings,
+    /// packs, skills, MCP servers and allow rules count.
+    pub fn trusted_input(
+        &self,
+        env: &[(String, String)],
+        prompt: &str,
+        session: Option<&str>,
+    ) -> AgentTurnInput {
+        AgentTurnInput {
+            workspace_trusted: true,
+            ..self.input(env, prompt, session)
+        }
+    }
+}
+
 fn uuid_like() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);

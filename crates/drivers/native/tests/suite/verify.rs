@@ -26,7 +26,7 @@ async fn a_failing_check_goes_back_to_the_model_which_fixes_it() {
         ".weft/native.toml",
         "check = \"test -f ok.txt || { echo weft-check-missing-ok; exit 1; }\"\n",
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "change it", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "change it", None)).await;
     assert!(r.ok, "{r:?}");
     let verifies: Vec<_> = snap
         .tool_calls
@@ -55,7 +55,7 @@ async fn a_check_that_keeps_failing_sends_the_model_back_twice_then_says_so() {
         ".weft/native.toml",
         "check = \"echo never-green; exit 1\"\n",
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "change it", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "change it", None)).await;
     assert!(r.ok);
     assert_eq!(
         snap.tool_calls
@@ -84,6 +84,6 @@ async fn no_check_runs_when_nothing_was_changed() {
     let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
     let dirs = Dirs::new();
     write(&dirs.work(), ".weft/native.toml", "check = \"exit 1\"\n");
-    let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "hello", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "hello", None)).await;
     assert!(r.ok && snap.tool_calls.is_empty());
 }
