@@ -36,6 +36,7 @@ mod mcp;
 mod run;
 mod serve;
 mod skills;
+mod trust;
 mod tui;
 mod verbs;
 
@@ -180,6 +181,10 @@ enum Command {
     /// Run a command line under the OS sandbox exactly as the native agent's bash tool
     /// does (`--probe`: which mechanism works here).
     Sandbox(guard::SandboxArgs),
+    /// Trust a workspace: what its `.weft/` (MCP servers, hooks, checks, allow rules,
+    /// packs, skills) and the agents' project files grant takes effect only once you
+    /// did (`--show`: see it; `--revoke`: forget it).
+    Trust(trust::TrustArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         #[command(subcommand)]
@@ -274,6 +279,7 @@ fn main() -> ExitCode {
             } => list::agents(json).await,
             Command::Check(args) => guard::check(args),
             Command::Sandbox(args) => guard::sandbox(args),
+            Command::Trust(args) => trust::trust(args).await,
             Command::Accounts { command } => accounts::run(command).await,
             Command::Skills { command } => skills::run(command).await,
             Command::Mcp { command } => mcp::run(command).await,

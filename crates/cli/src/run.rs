@@ -128,6 +128,30 @@ struct Shown {
     asked: HashSet<String>,
 }
 
+/// Says once, on stderr, that the folder's grants do not take effect because the user
+/// has not trusted it (the turn runs anyway, without them).
+async fn warn_untrusted(daemon: &client::Daemon, workdir: &str) {
+    let asked = ClientRequest::GetWorkspaceTrust {
+        workdir: workdir.to_string(),
+    };
+    let Ok(t) = daemon
+        .client
+        .call::<weft_protocol::WorkspaceTrust>(asked)
+        .await
+    else {
+        return;
+    };
+    if t.trusted || t.grants.is_empty() {
+        return;
+    }
+    let mut files: Vec<&str> = t.grants.iter().map(|g| g.file.as_str()).collect();
+    files.dedup();
+    eprintln!(
+        "weft: this folder is not trusted, so what it grants does not take effect in this run ({}); `weft trust` shows it and decides",
+        files.join(", ")
+    );
+}
+
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let output = match (args.json, args.stream) {
         (true, _) => Output::Json,
@@ -164,6 +188,9 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         if let Err(code) = crate::accounts::set_auto_switch(&daemon, key, true).await {
             return code;
         }
+    }
+    if args.session.is_none() {
+        warn_untrusted(&daemon, &workdir).await;
     }
     let request = PromptRequest {
         prompt: args.prompt.join(" "),

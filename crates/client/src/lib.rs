@@ -132,7 +132,17 @@ pub fn hello_with_env(surface: &str) -> Hello {
         surface: surface.to_string(),
         env: Some(ClientEnv(std::env::vars().collect())),
         token: None,
+        proof: None,
     }
+}
+
+/// The proof a socket client sends: the contents of the home's `client.key` (none when
+/// it cannot be read: the daemon then refuses the hello and says why).
+fn proof_of(home: &Home) -> Option<String> {
+    std::fs::read_to_string(home.client_key())
+        .ok()
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
 }
 
 const GONE: &str = "the connection to the Weft daemon closed";
@@ -146,7 +156,7 @@ impl Client {
     /// says hello.
     pub async fn connect(
         home: &Home,
-        hello: Hello,
+        mut hello: Hello,
     ) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
         let stream = match UnixStream::connect(home.socket()).await {
             Ok(s) => s,
@@ -162,6 +172,11 @@ impl Client {
             }
             Err(e) => return Err(ClientError::Io(e)),
         };
+        check_listener(home, &stream)?;
+        // Read once connected: a daemon that listens has made its key.
+        if hello.proof.is_none() {
+            hello.proof = proof_of(home);
+        }
         let (mut sink, stream) = Framed::new(stream, frame::codec()).split();
         let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
         let (events_tx, events) = mpsc::channel(EVENTS);

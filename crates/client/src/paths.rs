@@ -68,6 +68,12 @@ impl Home {
         self.dir.join("tokens")
     }
 
+    /// The key a socket client proves with that it runs outside Weft's sandbox (0600,
+    /// made by the daemon; the sandbox hides the home).
+    pub fn client_key(&self) -> PathBuf {
+        self.dir.join("client.key")
+    }
+
     /// The logs folder.
     pub fn log_dir(&self) -> PathBuf {
         self.dir.join("logs")

@@ -325,6 +325,7 @@ mod tests {
             surface: "test".into(),
             env: None,
             token: None,
+            ..Default::default()
         };
         Client::connect(home, hello)
             .await

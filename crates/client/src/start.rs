@@ -263,6 +263,7 @@ mod tests {
             surface: "test".into(),
             env: None,
             token: None,
+            ..Default::default()
         };
         let started = std::time::Instant::now();
         // `false` exits 1 at once, as a daemon that cannot set up its home does.

@@ -178,11 +178,10 @@ pub async fn handle(
         ClientRequest::SaveAttachment { name, data } => {
             // Decoding up to 32 MiB of base64 and an image: off the runtime's threads.
             let home = service.home.dir().to_path_buf();
-            let saved = tokio::task::spawn_blocking(move || {
-                crate::attachments::save(&home, &name, &data)
-            })
-            .await
-            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))??;
+            let saved =
+                tokio::task::spawn_blocking(move || crate::attachments::save(&home, &name, &data))
+                    .await
+                    .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))??;
             to_value(saved)
         }
         ClientRequest::ListWorkspaceFiles(q) => {
@@ -267,6 +266,12 @@ pub async fn handle(
         | ClientRequest::Usage { .. }
         | ClientRequest::ManageSession { .. }
         | ClientRequest::ForkSession { .. }) => crate::library::handle(service, r).await,
+        r @ (ClientRequest::GetWorkspaceTrust { .. }
+        | ClientRequest::TrustWorkspace { .. }
+        | ClientRequest::DeclineWorkspaceTrust { .. }
+        | ClientRequest::RevokeWorkspaceTrust { .. }) => {
+            crate::trust::handle(service.home.dir(), r).await
+        }
         r @ (ClientRequest::ListMcp { .. }
         | ClientRequest::SetMcpEnabled { .. }
         | ClientRequest::SetMcpSecret { .. }
@@ -373,6 +378,12 @@ fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result
             Some(granted) => scopes = granted,
             None => return Err(forbidden("that token is not valid for this Weft")),
         }
+    } else if conn.transport == Transport::Socket && !service.proves(hello.proof.as_deref()) {
+        // Our uid alone does not tell the user from a command in Weft's sandbox.
+        return Err(forbidden(format!(
+            "this client did not prove it runs outside Weft's sandbox: it could not read {} (a `weft` of this version reads it by itself)",
+            service.home.client_key().display()
+        )));
     }
     if scopes.is_empty() {
         return Err(forbidden(

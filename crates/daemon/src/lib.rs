@@ -21,9 +21,11 @@ pub mod lock;
 mod mcp;
 mod notify;
 pub mod policy;
+mod proof;
 pub mod service;
 mod socket;
 pub mod tokens;
+mod trust;
 pub mod ws;
 
 use std::os::unix::fs::PermissionsExt;

@@ -140,11 +140,14 @@ impl InteractionHandler for ShellPolicy {
             }
             // An ask rule outranks any allow rule: offering one would not stop the asking.
             Decision::Ask(_) => {}
-            Decision::None => {
+            // Never "always allow" a dangerous line: one click would pre-approve every
+            // later line of its shape for every agent.
+            Decision::None if report.verdict != Verdict::Dangerous => {
                 if let Some(prefix) = rules::suggest_prefix(&report) {
                     offer_rule(interaction, &prefix);
                 }
             }
+            Decision::None => {}
         }
         interaction.verdict = Some(CommandVerdict {
             command: line,
@@ -178,22 +181,35 @@ impl InteractionHandler for ShellPolicy {
             // choice); anything else is the agent's own answer.
             return response;
         }
-        // The same prefix the offer named: the same line, classified the same way.
+        // The same prefix the offer named: the same line, classified the same way (a
+        // dangerous one was never offered a rule: an answer naming it anyway is refused).
         let prefix = command_line(interaction)
             .map(|line| classify(&line, &Context::new(workdir)))
+            .filter(|report| report.verdict != Verdict::Dangerous)
             .and_then(|report| rules::suggest_prefix(&report));
+        // Weft's own write to the workspace's rules keeps a trusted folder trusted.
+        let before = weft_workspace::trust::status(&self.home, workdir);
         let (value, reason) = match prefix {
             Some(p) => match rules::add_allow(workdir, &p) {
-                Ok(file) => (
+                Ok(file) => {
+                    if let Err(e) =
+                        weft_workspace::trust::after_own_write(&self.home, workdir, &before)
+                    {
+                        tracing::warn!("keeping the workspace trusted after adding a rule: {e}");
+                    }
+                    (
                     permission::ALLOW,
                     format!(
                         "the Weft rule `{p}` was added to {}; it now allows this for every agent in the workspace",
                         file.display()
                     ),
-                ),
+                )
+                }
                 Err(e) => (
                     permission::DENY,
-                    format!("the Weft rule `{p}` could not be saved ({e}); the command did not run"),
+                    format!(
+                        "the Weft rule `{p}` could not be saved ({e}); the command did not run"
+                    ),
                 ),
             },
             None => (

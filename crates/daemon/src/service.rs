@@ -52,6 +52,9 @@ pub struct Service {
     pub(crate) conns: Mutex<HashMap<u64, std::sync::Weak<crate::conn::Conn>>>,
     pub(crate) listening: Mutex<Vec<String>>,
     tokens: Mutex<TokenFile>,
+    /// What a socket client proves it runs outside the sandbox with (none when the key
+    /// could not be made: every socket hello is then refused, saying why).
+    client_key: Option<String>,
     stop: CancellationToken,
     /// Cancelled once every client was told the daemon is going: connections end.
     hang_up: CancellationToken,
@@ -72,6 +75,16 @@ impl Service {
         ui_dir: Option<PathBuf>,
     ) -> Arc<Self> {
         let tokens = TokenFile::open(&home.tokens());
+        let client_key = match crate::proof::ensure(&home.client_key()) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                tracing::error!(
+                    "cannot make {}: {e}; no socket client can connect",
+                    home.client_key().display()
+                );
+                None
+            }
+        };
         Arc::new(Service {
             loom,
             accounts,
@@ -86,6 +99,7 @@ impl Service {
             conns: Mutex::default(),
             listening: Mutex::default(),
             tokens: Mutex::new(tokens),
+            client_key,
             stop: CancellationToken::new(),
             hang_up: CancellationToken::new(),
             live: std::sync::atomic::AtomicUsize::new(0),
@@ -133,6 +147,15 @@ impl Service {
     /// Whether a client of `surface` is connected.
     pub fn has_client(&self, surface: &str) -> bool {
         self.clients.lock().values().any(|s| s == surface)
+    }
+
+    /// True when `given` is this home's client key (a socket client outside the
+    /// sandbox).
+    pub fn proves(&self, given: Option<&str>) -> bool {
+        match (&self.client_key, given) {
+            (Some(ours), Some(given)) => crate::proof::matches(ours, given),
+            _ => false,
+        }
     }
 
     /// The scopes a WebSocket token grants (on a miss the file is read again if it

@@ -70,6 +70,12 @@ pub struct AgentTurnInput {
     /// the driver starts one with the agent's own fork from this point. Ignored on a
     /// `fresh` turn.
     pub fork: Option<weft_protocol::ForkOrigin>,
+    /// The user trusted what the workspace grants (`weft trust`): its `.weft/` hooks,
+    /// checks, packs, skills, allow rules and MCP servers, and the agents' own project
+    /// files. When false, a driver runs its agent without any of them (Claude Code
+    /// without the folder's settings and `.mcp.json`, the native agent without hooks,
+    /// check, packs or its permission mode). Deny and ask rules hold either way.
+    pub workspace_trusted: bool,
 }
 
 /// Variables a spawn on a chosen account keeps from the client's environment.
@@ -166,6 +172,7 @@ impl std::fmt::Debug for AgentTurnInput {
             .field("mcp_servers", &self.mcp_servers)
             .field("fresh", &self.fresh)
             .field("fork", &self.fork)
+            .field("workspace_trusted", &self.workspace_trusted)
             .finish()
     }
 }

@@ -171,10 +171,19 @@ impl Loom {
         let record = runner.record();
         let driver = self.driver(&record.agent)?;
         let task_id = new_task_id();
+        let trusted = {
+            let (state_dir, workdir) = (self.env.state_dir.clone(), record.workdir.clone());
+            tokio::task::spawn_blocking(move || {
+                weft_workspace::trust::is_trusted(&state_dir, Path::new(&workdir))
+            })
+            .await
+            .unwrap_or(false)
+        };
         if let Some(input) = runner.unmade_fork_input(
             task_id.clone(),
             caller.env.clone(),
             request.account.clone(),
+            trusted,
         )? {
             let made = driver.fork_for_tui(&input).await.map_err(|e| {
                 KernelError::BadRequest(format!("cannot open the fork in the terminal: {e}"))
@@ -188,6 +197,7 @@ impl Loom {
             task_id.clone(),
             caller.env.clone(),
             request.account.clone(),
+            trusted,
             |input| {
                 driver
                     .tui(input)

@@ -61,8 +61,8 @@ impl std::fmt::Debug for ClientEnv {
     }
 }
 
-/// The first request on a connection.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+/// The first request on a connection. Its `Debug` leaves out the token and the proof.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Hello {
     /// The client's version (`CARGO_PKG_VERSION`); a daemon of another version restarts
@@ -76,6 +76,21 @@ pub struct Hello {
     pub env: Option<ClientEnv>,
     /// The WebSocket token (the Unix socket needs none).
     pub token: Option<String>,
+    /// On the Unix socket: the contents of `$WEFT_HOME/client.key`, which only a
+    /// process outside Weft's sandbox can read. A socket hello without it is refused.
+    pub proof: Option<String>,
+}
+
+impl std::fmt::Debug for Hello {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hello")
+            .field("version", &self.version)
+            .field("surface", &self.surface)
+            .field("env", &self.env)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("proof", &self.proof.as_ref().map(|_| "…"))
+            .finish()
+    }
 }
 
 /// Reply to [`Hello`].
@@ -477,6 +492,35 @@ pub enum ClientRequest {
         /// Whether each is on for this session (its own choices count).
         session_key: Option<String>,
     },
+    /// What a workspace's `.weft/` and the agents' project files grant, and whether the
+    /// user trusted it. Answered by `WorkspaceTrust`.
+    GetWorkspaceTrust {
+        /// The workspace folder.
+        workdir: String,
+    },
+    /// Trust a workspace: what it grants takes effect. `hash` is the one the user was
+    /// shown; when the folder changed since, the request is refused (show it again).
+    /// Answered by `WorkspaceTrust`.
+    TrustWorkspace {
+        /// The workspace folder.
+        workdir: String,
+        /// The `hash` of the `WorkspaceTrust` the user saw.
+        hash: String,
+    },
+    /// Say no to a workspace's grants: it keeps running without them, and the app does
+    /// not ask again until they change. Answered by `WorkspaceTrust`.
+    DeclineWorkspaceTrust {
+        /// The workspace folder.
+        workdir: String,
+        /// The `hash` of the `WorkspaceTrust` the user saw.
+        hash: String,
+    },
+    /// Forget every trust decision for a workspace's repository (or folder). Answered
+    /// by `WorkspaceTrust`.
+    RevokeWorkspaceTrust {
+        /// The workspace folder.
+        workdir: String,
+    },
     /// Turn MCP servers on (`true`) or off for one session, from its next spawn.
     /// Answered by the session's `McpList`.
     SetMcpEnabled {
@@ -575,6 +619,7 @@ impl ClientRequest {
             | ClientRequest::CheckAccountSwitch { .. }
             | ClientRequest::GetAutoSwitch { .. }
             | ClientRequest::ListMcp { .. }
+            | ClientRequest::GetWorkspaceTrust { .. }
             | ClientRequest::ListAgentInstalls {} => Scope::Read,
             ClientRequest::Prompt(_)
             | ClientRequest::SaveAttachment { .. }
@@ -604,6 +649,9 @@ impl ClientRequest {
             | ClientRequest::SwitchAgent { .. }
             | ClientRequest::SetAutoSwitch { .. }
             | ClientRequest::SetMcpEnabled { .. }
+            | ClientRequest::TrustWorkspace { .. }
+            | ClientRequest::DeclineWorkspaceTrust { .. }
+            | ClientRequest::RevokeWorkspaceTrust { .. }
             | ClientRequest::SetMcpSecret { .. }
             | ClientRequest::RemoveMcpSecret { .. }
             | ClientRequest::AddSkill { .. }

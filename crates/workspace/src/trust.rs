@@ -37,10 +37,18 @@ pub const GRANTING: &[&str] = &[
     ".mcp.json",
     ".gemini/settings.json",
     ".codex/config.toml",
+    ".env",
 ];
 
-/// Folders whose every file grants something (a pack's tools, a skill's scripts).
-pub const GRANTING_DIRS: &[&str] = &[".weft/packs", ".weft/skills"];
+/// Folders whose every file grants something, with the kind of grant: a pack's tools,
+/// a skill's scripts, and the folders in which Gemini CLI and Codex find a project's
+/// own configuration (custom commands, `.env`, extensions, profiles).
+pub const GRANTING_DIRS: &[(&str, &str)] = &[
+    (".weft/packs", "pack"),
+    (".weft/skills", "skill"),
+    (".gemini", "agentConfig"),
+    (".codex", "agentConfig"),
+];
 
 /// At most this many files are read under a granting folder; more is itself a grant
 /// the user sees ("and N more files").
@@ -125,8 +133,8 @@ pub fn scan(workdir: &Path) -> Scan {
             }
         }
     }
-    for rel in GRANTING_DIRS {
-        scan_dir(workdir, rel, &mut grants, &mut hasher);
+    for dir in GRANTING_DIRS {
+        scan_dir(workdir, *dir, &mut grants, &mut hasher);
     }
     grants.sort();
     grants.dedup();
@@ -169,6 +177,7 @@ fn grants_of(rel: &str, text: &str) -> (Vec<TrustGrant>, String) {
             (json_keys(rel, text, "Claude Code"), whole)
         }
         ".gemini/settings.json" => (json_keys(rel, text, "Gemini CLI"), whole),
+        ".env" => (env_names(rel, text), whole),
         _ => (Vec::new(), whole),
     }
 }
@@ -363,7 +372,36 @@ fn json_keys(rel: &str, text: &str, agent: &str) -> Vec<TrustGrant> {
     out
 }
 
-fn scan_dir(workdir: &Path, rel: &str, grants: &mut Vec<TrustGrant>, hasher: &mut Sha256) {
+/// A `.env` file: Gemini CLI loads every variable in it (an endpoint such as
+/// `GOOGLE_GEMINI_BASE_URL` included). Only the names are shown: the values may be the
+/// user's own secrets.
+fn env_names(rel: &str, text: &str) -> Vec<TrustGrant> {
+    let names: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.trim_start_matches("export ").split('=').next())
+        .map(str::trim)
+        .collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    vec![grant(
+        rel,
+        "agentConfig",
+        short(&format!(
+            "Gemini CLI loads these variables: {}",
+            names.join(", ")
+        )),
+    )]
+}
+
+fn scan_dir(
+    workdir: &Path,
+    (rel, kind): (&str, &str),
+    grants: &mut Vec<TrustGrant>,
+    hasher: &mut Sha256,
+) {
     let root = workdir.join(rel);
     let mut files = Vec::new();
     let mut more = 0usize;
@@ -416,13 +454,20 @@ fn scan_dir(workdir: &Path, rel: &str, grants: &mut Vec<TrustGrant>, hasher: &mu
             names.insert(first.as_os_str().to_string_lossy().into_owned());
         }
     }
-    let kind = if rel.ends_with("packs") {
-        "pack"
-    } else {
-        "skill"
+    let agent = match rel {
+        ".gemini" => Some("Gemini CLI"),
+        ".codex" => Some("Codex"),
+        _ => None,
     };
     for name in names {
-        grants.push(grant(rel, kind, name));
+        // A file listed on its own (`.gemini/settings.json`) already has its grants.
+        if GRANTING.contains(&format!("{rel}/{name}").as_str()) {
+            continue;
+        }
+        match agent {
+            Some(agent) => grants.push(grant(rel, kind, format!("{agent} reads: {name}"))),
+            None => grants.push(grant(rel, kind, name)),
+        }
     }
     if more > 0 {
         feed(hasher, rel, format!("{more} more").as_bytes());
@@ -547,8 +592,7 @@ pub fn status(state_dir: &Path, workdir: &Path) -> WorkspaceTrust {
 }
 
 fn make(workdir: &Path, key: String, scan: Scan, record: Option<&Record>) -> WorkspaceTrust {
-    let trusted =
-        scan.grants.is_empty() || record.is_some_and(|r| r.trusted.iter().any(|h| *h == scan.hash));
+    let trusted = scan.grants.is_empty() || record.is_some_and(|r| r.trusted.contains(&scan.hash));
     let declined = !trusted && record.is_some_and(|r| r.declined.as_ref() == Some(&scan.hash));
     WorkspaceTrust {
         trusted,

@@ -2,7 +2,7 @@
 import type { ClientEnv } from "./ClientEnv";
 
 /**
- * The first request on a connection.
+ * The first request on a connection. Its `Debug` leaves out the token and the proof.
  */
 export type Hello = { 
 /**
@@ -23,4 +23,9 @@ env: ClientEnv | null,
 /**
  * The WebSocket token (the Unix socket needs none).
  */
-token: string | null, };
+token: string | null, 
+/**
+ * On the Unix socket: the contents of `$WEFT_HOME/client.key`, which only a
+ * process outside Weft's sandbox can read. A socket hello without it is refused.
+ */
+proof: string | null, };

@@ -29,6 +29,7 @@ async fn app_client(env: &Env) -> (Client, tokio::sync::mpsc::Receiver<Event>) {
         surface: "app".into(),
         env: None,
         token: None,
+        ..Default::default()
     };
     Client::connect(&Home::at(env.home.path()), hello)
         .await
@@ -359,6 +360,7 @@ async fn a_newer_client_restarts_an_idle_daemon_and_is_told_so() {
         surface: "cli".into(),
         env: None,
         token: None,
+        ..Default::default()
     };
     let (client, mut events) = Client::connect(&Home::at(env.home.path()), hello)
         .await

@@ -53,6 +53,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
         surface: "app".into(),
         env: None,
         token: None,
+        ..Default::default()
     };
     let home = Home::at(env.home.path());
     let program = Path::new(env!("CARGO_BIN_EXE_weft"));

@@ -57,7 +57,13 @@ pub struct AcpSpec {
     /// The registry package the binary comes from, pinned as `scripts/setup.sh`
     /// installs it (an installer can do the same).
     pub package: Option<AgentPackage>,
+    /// For an agent with a folder-trust switch of its own: the arguments that follow
+    /// Weft's trust decision for the turn's folder, or why it cannot run there.
+    pub trust_args: Option<TrustArgsFn>,
 }
+
+/// See [`AcpSpec::trust_args`].
+pub type TrustArgsFn = fn(&weft_kernel::driver::AgentTurnInput) -> Result<Vec<String>, String>;
 
 /// A preset's pinned registry package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +128,7 @@ impl AcpSpec {
             stop_grace: Duration::from_secs(5),
             tool_output: None,
             package: None,
+            trust_args: None,
         }
     }
 
@@ -211,7 +218,7 @@ pub fn presets() -> Vec<AcpSpec> {
                            `npm install -g @agentclientprotocol/claude-agent-acp`"
         .into();
 
-    let mut gemini = AcpSpec::new("gemini-acp", "gemini", &["--acp", "--skip-trust"]);
+    let mut gemini = AcpSpec::new("gemini-acp", "gemini", &["--acp"]);
     gemini.name = "Gemini CLI (ACP)".into();
     // gemini 0.61.0 usually refuses session/load ("No previous sessions found for this
     // project": it records the project late) and rewrites the chat file while doing

@@ -312,7 +312,14 @@ impl AgentDriver for AcpDriver {
         catalog.map(|c| c.model_infos()).unwrap_or_default()
     }
 
-    async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+    async fn run(&self, mut input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        if let Some(trust_args) = self.spec.trust_args {
+            // In the extra arguments, so a change of trust is a new process.
+            match trust_args(&input) {
+                Ok(args) => input.extra_args.extend(args),
+                Err(e) => return DriverResult::failed(e),
+            }
+        }
         let Some(read) = self.spec.tool_output else {
             return self.run_turn(input, ctx).await;
         };

@@ -59,6 +59,9 @@ pub struct ProcessShape {
     /// The whole spawn environment (the client's, accounts, endpoints), as a
     /// fingerprint: a turn from a client with another environment gets a new process.
     pub env: EnvFingerprint,
+    /// Whether the folder's own settings and `.mcp.json` were loaded: trusting (or
+    /// revoking) a folder takes effect at the next turn.
+    pub workspace_trusted: bool,
 }
 
 impl ProcessShape {
@@ -71,7 +74,21 @@ impl ProcessShape {
             extra_args: input.extra_args.clone(),
             system_prompt: input.system_prompt.clone(),
             env: EnvFingerprint::of(&input.spawn_env()),
+            workspace_trusted: input.workspace_trusted,
         }
+    }
+}
+
+/// `--setting-sources user` for a folder the user has not trusted: Claude Code then
+/// reads neither the folder's `.claude/settings.json` (hooks, permission rules,
+/// `enableAllProjectMcpServers`) nor its `.mcp.json` (observed with 2.1.197: a
+/// SessionStart hook and an `.mcp.json` server both ran without it, neither with it).
+/// An explicit `--setting-sources` among the extra arguments wins.
+pub fn untrusted_args(input: &AgentTurnInput) -> Vec<String> {
+    if input.workspace_trusted || has_flag(&input.extra_args, "--setting-sources") {
+        Vec::new()
+    } else {
+        vec!["--setting-sources".into(), "user".into()]
     }
 }
 
@@ -191,6 +208,7 @@ pub fn spec(
         args.extend(["--effort".into(), effort.clone()]);
     }
     args.extend(session.args());
+    args.extend(untrusted_args(input));
     let extra = &input.extra_args;
     if !has_flag(extra, "--permission-mode") && !has_flag(extra, "--dangerously-skip-permissions") {
         args.extend(["--permission-mode".into(), cfg.permission_mode.clone()]);
@@ -273,6 +291,21 @@ mod tests {
         assert!(line.contains("--permission-prompt-tool stdio"));
         assert_eq!(line.matches("--permission-mode").count(), 1);
         assert!(line.ends_with("--permission-mode plan"));
+        assert!(
+            line.contains("--setting-sources user"),
+            "an untrusted folder's own settings stay off: {line}"
+        );
+        let trusted = AgentTurnInput {
+            workspace_trusted: true,
+            ..input
+        };
+        let s = spec(
+            Path::new("/bin/claude"),
+            &trusted,
+            &SessionArg::Resume("abc".into()),
+            &Config::default(),
+        );
+        assert!(!s.args.iter().any(|a| a == "--setting-sources"));
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub fn spec(program: &Path, input: &AgentTurnInput, cfg: &Config) -> TuiSpec {
         .is_some_and(|id| never_saved(input, id));
     let session = SessionArg::choose(input, input.session_id.clone(), never);
     let mut args = session.args();
+    args.extend(crate::spawn::untrusted_args(input));
     let session_id = match session {
         SessionArg::Resume(_) => None,
         other => Some(other.id().to_string()),
@@ -115,8 +116,29 @@ mod tests {
         AgentTurnInput {
             workdir: "/w".into(),
             env: vec![("HOME".into(), home.display().to_string())],
+            workspace_trusted: true,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn an_untrusted_folder_s_settings_and_mcp_json_are_not_loaded() {
+        let home = tempfile::tempdir().unwrap();
+        let mut i = input(home.path());
+        i.workspace_trusted = false;
+        let s = spec(Path::new("/bin/claude"), &i, &Config::default());
+        assert!(
+            s.args.join(" ").contains("--setting-sources user"),
+            "{:?}",
+            s.args
+        );
+        i.workspace_trusted = true;
+        let s = spec(Path::new("/bin/claude"), &i, &Config::default());
+        assert!(
+            !s.args.iter().any(|a| a == "--setting-sources"),
+            "{:?}",
+            s.args
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod process;
 pub mod rpc;
 pub mod session;
 pub mod spawn;
+pub mod trust;
 pub mod tui;
 pub mod turn;
 pub mod wire;
@@ -286,6 +287,9 @@ impl AgentDriver for CodexDriver {
         let mut input = input;
         if input.model.as_deref() == Some("default") {
             input.model = None;
+        }
+        if let Some(why) = trust::refusal(&input) {
+            return DriverResult::failed(why);
         }
         let cfg = self.turn_config(&input);
         let mut session = match self.session_for(&input, &ctx, &cfg).await {

@@ -26,6 +26,7 @@ pub mod headless;
 pub mod limits;
 pub mod sessions;
 pub mod stream;
+pub mod trust;
 pub mod tui;
 
 use std::path::Path;
@@ -78,9 +79,11 @@ impl Config {
     }
 }
 
-/// The spec of the ACP side: `gemini --acp --skip-trust`, never `session/load`.
+/// The spec of the ACP side: `gemini --acp` (with `--skip-trust` as Weft's trust
+/// allows: [`trust::trust_args`]), never `session/load`.
 pub fn acp_spec() -> AcpSpec {
-    let mut spec = AcpSpec::new(GEMINI_ID, "gemini", &["--acp", "--skip-trust"]);
+    let mut spec = AcpSpec::new(GEMINI_ID, "gemini", &["--acp"]);
+    spec.trust_args = Some(trust::trust_args);
     spec.name = "Gemini CLI".into();
     spec.load_session = false;
     spec.version_args = Some(vec!["--version".into()]);
@@ -135,6 +138,9 @@ impl GeminiDriver {
             Ok(p) => p,
             Err(e) => return DriverResult::failed(e),
         };
+        if let Err(e) = trust::trust_args(input) {
+            return DriverResult::failed(e);
+        }
         let cfg = self.cfg.with_vars(&|n| input.var(n));
         let approval = cfg.resume_approval.clone();
         ctx.emit(DriverEvent::Notice {

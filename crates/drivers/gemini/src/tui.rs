@@ -14,7 +14,7 @@ use weft_kernel::driver::{AgentTurnInput, TuiSpec};
 
 /// The interactive UI for `input`'s session, run from `program`.
 pub fn spec(program: &Path, input: &AgentTurnInput) -> TuiSpec {
-    let mut args = vec!["--skip-trust".to_string()];
+    let mut args = crate::trust::tui_args(input);
     let session_id = match &input.session_id {
         Some(id) => {
             args.extend(["--resume".to_string(), id.clone()]);

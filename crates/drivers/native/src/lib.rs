@@ -379,6 +379,7 @@ impl AgentDriver for NativeDriver {
         let (mcp, mcp_tools, mcp_problems) = mcp::tools(
             &input.workdir,
             &home,
+            input.workspace_trusted,
             pack.mcp_servers().as_deref(),
             &tool_env,
             &input.mcp_servers,

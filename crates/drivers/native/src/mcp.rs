@@ -47,9 +47,10 @@ pub struct ServerEntry {
 pub fn servers(
     workdir: &Path,
     home: &Path,
+    workspace_trusted: bool,
     extra: &[weft_kernel::mcp::McpServer],
 ) -> (BTreeMap<String, ServerEntry>, Vec<String>) {
-    let cfg = weft_kernel::mcp::load(home, Some(workdir));
+    let cfg = weft_kernel::mcp::load(home, Some(workdir), workspace_trusted);
     let entry = |s: &weft_kernel::mcp::McpServer| ServerEntry {
         command: s.command.clone(),
         args: s.args.clone(),
@@ -121,13 +122,14 @@ async fn connect(
 pub async fn tools(
     workdir: &Path,
     home: &Path,
+    workspace_trusted: bool,
     only: Option<&[String]>,
     env: &[(String, String)],
     extra: &[weft_kernel::mcp::McpServer],
 ) -> (Connections, Vec<ToolRef>, Vec<String>) {
     let mut conns = Connections::default();
     let mut tools: Vec<ToolRef> = Vec::new();
-    let (all, mut problems) = servers(workdir, home, extra);
+    let (all, mut problems) = servers(workdir, home, workspace_trusted, extra);
     for (name, entry) in all {
         if only.is_some_and(|o| !o.contains(&name)) {
             continue;

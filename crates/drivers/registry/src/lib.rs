@@ -28,6 +28,7 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
             // way the Gemini driver does.
             if spec.id == "gemini-acp" {
                 spec.tool_output = Some(weft_gemini::sessions::tool_output);
+                spec.trust_args = Some(weft_gemini::trust::trust_args);
             }
         })
         .into_iter()

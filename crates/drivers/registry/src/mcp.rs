@@ -61,7 +61,7 @@ impl McpPlugin {
     /// The servers this spawn gets: enabled for the session, secrets filled in.
     fn servers(&self, cx: &SpawnCx) -> Result<Vec<McpServer>, String> {
         let state = &cx.input.state_dir;
-        let cfg = mcp::load(state, Some(&cx.input.workdir));
+        let cfg = mcp::load(state, Some(&cx.input.workdir), cx.input.workspace_trusted);
         for p in &cfg.problems {
             tracing::warn!(session = %cx.input.session_key, "mcp: {p}");
         }

@@ -56,7 +56,13 @@ impl Plugin for SkillsPlugin {
     ) -> Result<SpawnContribution, String> {
         let state = &cx.input.state_dir;
         let workdir = Some(cx.input.workdir.as_path());
-        let all = skills::find(state, workdir);
+        // A workspace's own skills (its `.weft/skills/`) are given only once the user
+        // trusted the folder: a skill's scripts and instructions are the repository's.
+        let trusted = cx
+            .input
+            .workspace_trusted
+            .then_some(cx.input.workdir.as_path());
+        let all = skills::find(state, trusted);
         let on: Vec<&Skill> = all.iter().filter(|s| s.enabled).collect();
         let roots: Vec<PathBuf> = skills::roots(state, workdir)
             .into_iter()

@@ -514,6 +514,7 @@ impl Shared {
         while let Some((mut input, cancel, terminal)) = first.take().or_else(|| self.start_next()) {
             let task_id = input.task_id.clone();
             let driver = self.driver();
+            input.workspace_trusted = workspace_trusted(&input).await;
             // Resolved outside the state lock: it may ask the OS secret store or run
             // the account's secret command.
             let mut held = Vec::new();
@@ -714,4 +715,14 @@ impl TurnSink for RunnerSink {
         }
         rx
     }
+}
+
+/// Whether the user trusted what the turn's workspace grants, read off the async
+/// workers (it hashes the folder's granting files). A failed read is untrusted.
+async fn workspace_trusted(input: &AgentTurnInput) -> bool {
+    let state_dir = input.state_dir.clone();
+    let workdir = input.workdir.clone();
+    tokio::task::spawn_blocking(move || weft_workspace::trust::is_trusted(&state_dir, &workdir))
+        .await
+        .unwrap_or(false)
 }

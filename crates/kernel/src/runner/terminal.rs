@@ -71,12 +71,14 @@ impl SessionRunner {
         task_id: String,
         client_env: Option<Arc<ClientEnv>>,
         account: Option<String>,
+        workspace_trusted: bool,
     ) -> Result<Option<AgentTurnInput>, KernelError> {
         let st = self.shared.state.lock();
         if st.record.fork.is_none() || st.record.session_id.is_some() || st.running.is_some() {
             return Ok(None);
         }
-        let (_, input) = self.terminal_input(&st, task_id, client_env, account)?;
+        let (_, mut input) = self.terminal_input(&st, task_id, client_env, account)?;
+        input.workspace_trusted = workspace_trusted;
         Ok(Some(input))
     }
 
@@ -100,6 +102,7 @@ impl SessionRunner {
         task_id: String,
         client_env: Option<Arc<ClientEnv>>,
         account: Option<String>,
+        workspace_trusted: bool,
         spec_for: impl FnOnce(&AgentTurnInput) -> Result<TuiSpec, KernelError>,
     ) -> Result<(TuiSpec, Option<Arc<ClientEnv>>), KernelError> {
         let mut st = self.shared.state.lock();
@@ -109,6 +112,7 @@ impl SessionRunner {
             ));
         }
         let (task, mut input) = self.terminal_input(&st, task_id, client_env, account)?;
+        input.workspace_trusted = workspace_trusted;
         let is_first = input.session_id.is_none();
         let held = self
             .shared
