@@ -13,4 +13,5 @@ mod sandbox_escape;
 mod serve;
 mod setup_once;
 mod support;
+mod trust;
 mod tui;
