@@ -157,6 +157,9 @@ fn declare(b: &str, args: &[Word], _: &Jcx<'_>, out: &mut Out) {
         .filter(|v| v.starts_with(['-', '+']) && *v != "--")
         .flat_map(|v| v.chars().skip(1))
         .collect();
+    if let Some(bad) = flags.chars().find(|c| !"aAfFgiIlnprtux".contains(*c)) {
+        out.mark(Verdict::Unknown, format!("{b} has no option -{bad} known here"));
+    }
     if names.is_empty() && !flags.contains('f') && !flags.contains('F') {
         out.mark(
             Verdict::Unknown,

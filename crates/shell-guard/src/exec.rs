@@ -60,6 +60,14 @@ impl Walker<'_> {
                     self.word(inner, src, depth, &mut g);
                 }
                 "comment" => {}
+                // A statement where a word is expected (`echo( $ 1(2))`, which bash
+                // refuses but the grammar reads): what it holds is judged too.
+                "subshell"
+                | "compound_statement"
+                | "command"
+                | "pipeline"
+                | "list"
+                | "redirected_statement" => self.node(k, src, &Feed::default(), depth),
                 _ => self.word(k, src, depth, &mut g),
             }
         }

@@ -303,6 +303,28 @@ fn copy(b: &str, args: &[Word], cx: &Jcx<'_>, out: &mut Out) {
 }
 
 fn create(b: &str, args: &[Word], cx: &Jcx<'_>, out: &mut Out) {
+    // `tee` with no file only copies stdin to stdout; with an option it is not known
+    // to take, what it does is not known.
+    const TEE: &[&str] = &[
+        "-a",
+        "-i",
+        "-p",
+        "--append",
+        "--ignore-interrupts",
+        "--output-error",
+        "--help",
+        "--version",
+        "--",
+    ];
+    if let Some(o) = args.iter().find(|a| {
+        let s = a.shown();
+        s.starts_with('-') && s.len() > 1 && !TEE.contains(&s) && !s.starts_with("--output-error=")
+    }) {
+        out.mark(
+            Verdict::Unknown,
+            format!("{b} {} is not an option known here", o.brief()),
+        );
+    }
     for t in operands(args) {
         let (v, r) = write_target(t, cx, &format!("{b} writes to"));
         out.mark(v, r);

@@ -62,20 +62,40 @@ fn locations(cx: &Jcx<'_>) -> Vec<PathBuf> {
     v
 }
 
+/// The homes whose credentials are known: the user's and `/root`.
+fn homes<'a>(cx: &Jcx<'a>) -> impl Iterator<Item = &'a Path> {
+    [Some(Path::new("/root")), cx.home].into_iter().flatten()
+}
+
 /// The credential location `p` (absolute, normalized) is in.
 fn inside(p: &Path, cx: &Jcx<'_>) -> Option<PathBuf> {
-    if let Some(s) = locations(cx).into_iter().find(|s| p.starts_with(s)) {
-        return Some(s);
-    }
-    let parts: Vec<&str> = p.iter().filter_map(|c| c.to_str()).collect();
-    // /home/<anyone>/<credentials>: another user's home, reached as `~name`.
-    if let ["/", "home", user, ..] = parts.as_slice() {
-        let h = Path::new("/home").join(user);
-        if let Some(s) = IN_HOME.iter().map(|r| h.join(r)).find(|s| p.starts_with(s)) {
-            return Some(s);
+    // Compared without building every location: a read is judged for each file
+    // operand of each command.
+    for h in homes(cx) {
+        if let Ok(rel) = p.strip_prefix(h) {
+            if let Some(r) = IN_HOME.iter().find(|r| rel.starts_with(r)) {
+                return Some(h.join(r));
+            }
         }
     }
-    if let ["/", "proc", _, "environ", ..] = parts.as_slice() {
+    if let Some(w) = cx.weft_home.filter(|w| p.starts_with(w)) {
+        return Some(w.to_path_buf());
+    }
+    if let Some(s) = SYSTEM.iter().find(|s| p.starts_with(s)) {
+        return Some(PathBuf::from(s));
+    }
+    let mut parts = p.iter().filter_map(|c| c.to_str());
+    let (_root, top, second, third) = (parts.next(), parts.next(), parts.next(), parts.next());
+    // /home/<anyone>/<credentials>: another user's home, reached as `~name`.
+    if let (Some("home"), Some(user)) = (top, second) {
+        let h = Path::new("/home").join(user);
+        if let Ok(rel) = p.strip_prefix(&h) {
+            if let Some(r) = IN_HOME.iter().find(|r| rel.starts_with(r)) {
+                return Some(h.join(r));
+            }
+        }
+    }
+    if let (Some("proc"), Some(_), Some("environ")) = (top, second, third) {
         return Some(p.to_path_buf());
     }
     None

@@ -511,8 +511,8 @@ impl<'a> Walker<'a> {
     }
 
     /// A here-document or here-string: its body walked (unless the delimiter is
-    /// quoted, bash expands `$(…)`, `$x` and `$((…))` in it), what it feeds, and what
-    /// follows its start.
+    /// quoted, bash expands `$(…)`, `$x` and `$((…))` in it, and the grammar parses
+    /// them), what it feeds, and what follows its start.
     pub(crate) fn here<'t>(&mut self, k: Node<'t>, src: &[u8], depth: usize) -> Option<Here<'t>> {
         let mut hc = k.walk();
         let kids: Vec<Node<'t>> = k.named_children(&mut hc).collect();
@@ -534,11 +534,6 @@ impl<'a> Walker<'a> {
                 trailing: Vec::new(),
             });
         }
-        let quoted = kids
-            .iter()
-            .find(|x| x.kind() == "heredoc_start")
-            .and_then(|x| x.utf8_text(src).ok())
-            .is_some_and(|t| t.contains(['\'', '"', '\\']));
         let mut text = String::new();
         let mut expands = false;
         let mut writes = Vec::new();
@@ -548,9 +543,11 @@ impl<'a> Walker<'a> {
                 "heredoc_start" | "heredoc_end" => {}
                 "heredoc_body" => {
                     text.push_str(x.utf8_text(src).unwrap_or(""));
-                    if !quoted {
-                        expands |= self.here_body(x, src, depth);
-                    }
+                    // The grammar parses expansions in the body only when the
+                    // delimiter is unquoted (`<<'EOF'` has none); whatever it parsed,
+                    // bash may run, so it is walked whatever the delimiter looks like
+                    // (the fuzzer found `<<xEOF'` with a live `$(…)` below it).
+                    expands |= self.here_body(x, src, depth);
                 }
                 "file_redirect" => writes.extend(self.redirect(x, src, depth)),
                 _ => trailing.push(x),
@@ -601,10 +598,16 @@ impl<'a> Walker<'a> {
                 op.push_str(ch.utf8_text(src).unwrap_or(""));
             }
         }
+        // tree-sitter puts the words after a redirection's target inside it
+        // (`cat <f <(cmd)`, `ls > f $(cmd)`): bash runs their substitutions too.
+        let mut c = k.walk();
+        let words: Vec<_> = k.named_children(&mut c).collect();
+        for w in words {
+            self.substitutions(w, src, depth);
+        }
         let Some(dest) = k.child_by_field_name("destination") else {
             return Vec::new();
         };
-        self.substitutions(dest, src, depth);
         if op.contains('&') && dest.kind() == "number" {
             return Vec::new();
         }

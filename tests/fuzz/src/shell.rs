@@ -58,122 +58,21 @@ pub fn shell(data: &[u8]) {
 /// Programs a safe line may name: read-only ones, the shell's harmless builtins, the
 /// wrappers that run one of them, and git and find (whose read-only uses the
 /// classifier tells apart). Kept here apart from the classifier's tables on purpose.
+#[rustfmt::skip]
 const READ_ONLY: &[&str] = &[
-    "cat",
-    "head",
-    "tail",
-    "ls",
-    "dir",
-    "vdir",
-    "pwd",
-    "echo",
-    "printf",
-    "wc",
-    "grep",
-    "rg",
-    "cut",
-    "tr",
-    "nl",
-    "stat",
-    "file",
-    "which",
-    "type",
-    "whoami",
-    "id",
-    "groups",
-    "uname",
-    "arch",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "diff",
-    "cmp",
-    "comm",
-    "du",
-    "df",
-    "seq",
-    "true",
-    "false",
-    "test",
-    "[",
-    "sleep",
-    "jq",
-    "md5sum",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "column",
-    "fold",
-    "fmt",
-    "paste",
-    "join",
-    "expand",
-    "unexpand",
-    "rev",
-    "tac",
-    "od",
-    "hexdump",
-    "ps",
-    "pgrep",
-    "free",
-    "uptime",
-    "nproc",
-    "tty",
-    "base64",
-    "base32",
-    "basenc",
-    "sort",
-    "uniq",
-    "date",
-    "yes",
-    "sed",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "find",
-    "git",
-    "cd",
-    "pushd",
-    "popd",
-    "dirs",
-    ":",
-    "help",
-    "shift",
-    "exit",
-    "return",
-    "break",
-    "continue",
-    "set",
-    "export",
-    "declare",
-    "typeset",
-    "local",
-    "readonly",
-    "unset",
-    "jobs",
-    "wait",
-    "printenv",
-    "command",
-    "builtin",
-    "nohup",
-    "time",
-    "timeout",
-    "nice",
-    "stdbuf",
-    "xargs",
-    "env",
-    "bash",
-    "sh",
-    "dash",
-    "zsh",
-    "crontab",
-    "dd",
+    "cat", "head", "tail", "ls", "dir", "vdir", "pwd", "echo", "printf", "wc", "grep", "rg",
+    "cut", "tr", "nl", "stat", "file", "which", "type", "whoami", "id", "groups", "uname",
+    "arch", "basename", "dirname", "realpath", "readlink", "diff", "cmp", "comm", "du", "df",
+    "seq", "true", "false", "test", "[", "sleep", "jq", "md5sum", "sha1sum", "sha224sum",
+    "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "column", "fold", "fmt", "paste",
+    "join", "expand", "unexpand", "rev", "tac", "od", "hexdump", "ps", "pgrep", "free",
+    "uptime", "nproc", "tty", "base64", "base32", "basenc", "sort", "uniq", "date", "yes",
+    "sed", "awk", "gawk", "mawk", "nawk", "find", "git", "cd", "pushd", "popd", "dirs", ":",
+    "help", "shift", "exit", "return", "break", "continue", "set", "export", "declare",
+    "typeset", "local", "readonly", "unset", "jobs", "wait", "printenv", "command", "builtin",
+    "nohup", "time", "timeout", "nice", "stdbuf", "xargs", "env", "bash", "sh", "dash", "zsh",
+    "crontab", "dd", "alias", "trap", "exec", "setsid", "ionice", "chrt", "taskset", "unbuffer",
+    "catchsegv", "busybox", "tee", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash",
 ];
 
 /// An independent look at a line the classifier calls safe: `Err` names the syntax
@@ -229,15 +128,30 @@ fn check(n: Node<'_>, src: &[u8]) -> Result<(), String> {
                 .child_by_field_name("destination")
                 .and_then(|d| d.utf8_text(src).ok())
                 .unwrap_or("");
-            let writes = text.contains('>') && !text.contains(">&") && !text.contains("&>");
-            if writes && dest != "/dev/null" {
+            let mut c = n.walk();
+            let op: String = n
+                .children(&mut c)
+                .filter(|k| !k.is_named())
+                .filter_map(|k| k.utf8_text(src).ok())
+                .collect();
+            let to_fd = n
+                .child_by_field_name("destination")
+                .is_some_and(|d| d.kind() == "number");
+            let writes = op.contains('>') && !(op.contains('&') && to_fd);
+            let sink = dest
+                .split('/')
+                .filter(|p| !p.is_empty())
+                .eq(["dev", "null"]);
+            if writes && !(dest.starts_with('/') && sink) {
                 Err(format!("it redirects output to a file ({text})"))
             } else {
                 Ok(())
             }
         }
         "command_name" => {
-            let name = text.rsplit('/').next().unwrap_or(text);
+            // A backslash before a character that needs one (`\[`) is no disguise.
+            let unescaped = text.replace('\\', "");
+            let name = unescaped.rsplit('/').next().unwrap_or(&unescaped);
             let plain = name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '[' | ':'));

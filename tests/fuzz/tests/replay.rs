@@ -66,12 +66,17 @@ fn the_shell_target_is_seeded_with_the_guards_corpus() {
         .collect();
     let update = std::env::var("WEFT_UPDATE_SEEDS").is_ok_and(|v| v == "1");
     let mut missing = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
+    for e in &entries {
         if seeds.iter().any(|s| s == e.as_bytes()) {
             continue;
         }
         if update {
-            std::fs::write(dir.join(format!("guard-{i:03}")), e).unwrap_or_else(|e| panic!("{e}"));
+            // FNV-1a: a name that is the same for the same line, whatever its place.
+            let hash = e.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+            std::fs::write(dir.join(format!("guard-{hash:016x}")), e)
+                .unwrap_or_else(|e| panic!("{e}"));
         } else {
             missing.push(e.clone());
         }
