@@ -158,7 +158,10 @@ fn declare(b: &str, args: &[Word], _: &Jcx<'_>, out: &mut Out) {
         .flat_map(|v| v.chars().skip(1))
         .collect();
     if let Some(bad) = flags.chars().find(|c| !"aAfFgiIlnprtux".contains(*c)) {
-        out.mark(Verdict::Unknown, format!("{b} has no option -{bad} known here"));
+        out.mark(
+            Verdict::Unknown,
+            format!("{b} has no option -{bad} known here"),
+        );
     }
     if names.is_empty() && !flags.contains('f') && !flags.contains('F') {
         out.mark(

@@ -602,18 +602,37 @@ impl<'a> Walker<'a> {
         // (`cat <f <(cmd)`, `ls > f $(cmd)`): bash runs their substitutions too.
         let mut c = k.walk();
         let words: Vec<_> = k.named_children(&mut c).collect();
-        for w in words {
-            self.substitutions(w, src, depth);
+        let mut o = Out::default();
+        let mut past_target = false;
+        for w in &words {
+            self.substitutions(*w, src, depth);
+            if w.kind() == "file_descriptor" {
+                continue;
+            }
+            if past_target {
+                // Bash reads them as the command's arguments, or as the command when
+                // none came before; where the grammar put them, they are not judged
+                // as either.
+                let extra = words::resolve(*w, src, &self.env());
+                word_checks(&extra, &mut o);
+                o.mark(
+                    Verdict::Unknown,
+                    format!(
+                        "{} follows a redirection's target, where what it is to bash is not known",
+                        extra.brief()
+                    ),
+                );
+            }
+            past_target = true;
         }
         let Some(dest) = k.child_by_field_name("destination") else {
             return Vec::new();
         };
-        if op.contains('&') && dest.kind() == "number" {
+        if op.contains('&') && dest.kind() == "number" && o.reasons.is_empty() {
             return Vec::new();
         }
         let w = words::resolve(dest, src, &self.env());
         let jcx = self.jcx();
-        let mut o = Out::default();
         if op.contains('>') {
             let (v, r) = judge::write_target(&w, &jcx, "writes to");
             o.mark(v, r);
