@@ -95,6 +95,9 @@ pub fn forget(home: &Path, store: &weft_store::SqliteStore, session_key: &str) {
             Err(e) => tracing::warn!(path = %dir.display(), "cleaning up a session: {e}"),
         }
     }
+    if let Err(e) = weft_kernel::mcp::forget_session(home, session_key) {
+        tracing::warn!(session = %session_key, "cleaning up its MCP choices: {e}");
+    }
 }
 
 /// Removes, now and then every [`SWEEP_EVERY`], what sessions archived more than
@@ -219,7 +222,17 @@ mod tests {
             std::fs::create_dir_all(f.parent().unwrap_or(home)).unwrap_or_else(|e| panic!("{e}"));
             std::fs::write(f, "x").unwrap_or_else(|e| panic!("{e}"));
         }
+        for key in ["native:s1", "native:s2"] {
+            let on = [("srv".to_string(), true)].into();
+            weft_kernel::mcp::set_session_overrides(home, key, &on)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
         forget(home, &store, "native:s1");
+        assert!(weft_kernel::mcp::session_overrides(home, "native:s1").is_empty());
+        assert_eq!(
+            weft_kernel::mcp::session_overrides(home, "native:s2").len(),
+            1
+        );
         for f in &mine {
             assert!(!f.exists(), "{} is left", f.display());
             assert!(

@@ -145,6 +145,14 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .default_agent(DEFAULT_AGENT)
         .open()
         .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;
+    // Made before the socket exists: a client that connects as soon as it appears
+    // reads the key it must prove itself with.
+    proof::ensure(&options.home.client_key()).map_err(|e| {
+        DaemonError::Setup(format!(
+            "cannot make {}: {e}",
+            options.home.client_key().display()
+        ))
+    })?;
     let listener = socket::bind(&options.home.socket()).map_err(|e| {
         DaemonError::Setup(format!(
             "cannot listen on {}: {e}",

@@ -32,13 +32,15 @@ pub fn args(input: &AgentTurnInput, session_id: &str, approval_mode: &str) -> Ve
         prompt,
         "--output-format".into(),
         "stream-json".into(),
+    ];
+    // Checked by the driver before the turn: here only the flag it allows.
+    args.extend(crate::trust::tui_args(input));
+    args.extend([
         "--resume".into(),
         session_id.into(),
         "--approval-mode".into(),
         approval_mode.into(),
-    ];
-    // Checked by the driver before the turn: here only the flag it allows.
-    args.extend(crate::trust::tui_args(input));
+    ]);
     if let Some(dir) = include {
         args.extend(["--include-directories".into(), dir.display().to_string()]);
     }

@@ -156,7 +156,13 @@ async fn weft_run_text_tools_permissions_resume_and_subagent() {
     let key = r.json["sessionKey"].as_str().unwrap().to_string();
     assert!(key.starts_with("claude:"));
 
-    // Allowed with --yes: the command runs and the Write makes an artifact.
+    // Allowed with --yes: the command runs (--yes runs an unknown line only when a rule
+    // names it: the user's own, global one here) and the Write makes an artifact.
+    std::fs::write(
+        st.join("permissions.json"),
+        r#"{"allow": ["echo from-weft-run"]}"#,
+    )
+    .unwrap();
     let workdir = env.workdir();
     let r = weft_run(
         &env,

@@ -40,7 +40,10 @@ async fn commands_are_reported_compact_runs_and_an_unknown_one_gets_the_clis_ans
 
     let driver = ClaudeDriver::with_config(fast_config());
     let sink = TestSink::new();
-    let (result, snap) = run_turn(&driver, env.input("c1", "hello"), &sink).await;
+    // The project's own commands come from a folder the user trusted.
+    let mut input = env.input("c1", "hello");
+    input.workspace_trusted = true;
+    let (result, snap) = run_turn(&driver, input, &sink).await;
     assert!(result.ok, "{result:?}");
     let find = |name: &str| snap.commands.iter().find(|c| c.name == name).cloned();
     let compact = find("compact").unwrap_or_else(|| panic!("no /compact in {:?}", snap.commands));

@@ -74,6 +74,14 @@ async fn a_deny_rule_refuses_a_claude_bash_request_without_a_dialog() {
     );
     assert_eq!(r.json["snapshot"]["text"], "not pushed");
 
+    // A workspace's allow rule acts once the user trusted the folder (a deny rule,
+    // above, held untrusted).
+    let trusted = weft(&env, state.path())
+        .args(["trust", "--yes"])
+        .output()
+        .await
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
     // An allow rule lets the request through, still without --yes.
     let r = weft_run(
         &env,

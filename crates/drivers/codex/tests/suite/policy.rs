@@ -66,6 +66,15 @@ async fn an_allow_rule_answers_a_codex_approval() {
     let state = tempfile::tempdir().unwrap();
     let bin = weft_bin();
     let _stop = StopDaemon(state.path().to_path_buf(), bin.clone());
+    // A workspace's allow rule acts once the user trusted the folder.
+    let trusted = std::process::Command::new(&bin)
+        .args(["trust", "--yes"])
+        .env("WEFT_HOME", state.path())
+        .current_dir(&workdir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
     let mut cmd = tokio::process::Command::new(&bin);
     cmd.args(["run", "--agent", "codex", "--json", "Touch it"])
         .env("WEFT_HOME", state.path())
