@@ -104,6 +104,16 @@ impl AcpDriver {
         &self.spec
     }
 
+    /// Adds the arguments the spec's folder-trust switch gives `input`'s folder (in the
+    /// extra arguments, so the session's shape, and a change of trust is a new
+    /// process), or says why the agent cannot run there.
+    fn with_trust_args(&self, input: &mut AgentTurnInput) -> Result<(), String> {
+        if let Some(trust_args) = self.spec.trust_args {
+            input.extra_args.extend(trust_args(input)?);
+        }
+        Ok(())
+    }
+
     /// Process ids of the live session processes (tests check for orphans).
     pub fn live_pids(&self) -> Vec<u32> {
         self.sessions
@@ -116,7 +126,12 @@ impl AcpDriver {
     /// Whether `input`'s turn would continue a live session (same folder and settings,
     /// process alive) rather than start or resume one.
     pub fn can_continue(&self, input: &AgentTurnInput) -> bool {
-        let shape = Shape::of(input);
+        let mut input = input.clone();
+        match self.with_trust_args(&mut input) {
+            Ok(()) => {}
+            Err(_) => return false,
+        }
+        let shape = Shape::of(&input);
         self.sessions
             .lock()
             .get_mut(&input.session_key)
@@ -313,12 +328,8 @@ impl AgentDriver for AcpDriver {
     }
 
     async fn run(&self, mut input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
-        if let Some(trust_args) = self.spec.trust_args {
-            // In the extra arguments, so a change of trust is a new process.
-            match trust_args(&input) {
-                Ok(args) => input.extra_args.extend(args),
-                Err(e) => return DriverResult::failed(e),
-            }
+        if let Err(e) = self.with_trust_args(&mut input) {
+            return DriverResult::failed(e);
         }
         let Some(read) = self.spec.tool_output else {
             return self.run_turn(input, ctx).await;

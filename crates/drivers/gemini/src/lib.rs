@@ -94,6 +94,13 @@ pub fn acp_spec() -> AcpSpec {
     spec
 }
 
+/// What the `gemini-acp` preset of the ACP driver takes from this driver: tool output
+/// read back from the session file, and the folder-trust switch.
+pub fn wire_preset(spec: &mut AcpSpec) {
+    spec.tool_output = Some(sessions::tool_output);
+    spec.trust_args = Some(trust::trust_args);
+}
+
 /// The Gemini CLI driver.
 pub struct GeminiDriver {
     acp: AcpDriver,

@@ -24,11 +24,10 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
     let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
     drivers.extend(
         weft_acp::drivers_with(&weft_kernel::state::global_state_dir(), |spec| {
-            // gemini --acp leaves tool output out of its updates; read it back the
-            // way the Gemini driver does.
+            // gemini --acp leaves tool output out of its updates and has a folder-trust
+            // switch of its own: both as the Gemini driver handles them.
             if spec.id == "gemini-acp" {
-                spec.tool_output = Some(weft_gemini::sessions::tool_output);
-                spec.trust_args = Some(weft_gemini::trust::trust_args);
+                weft_gemini::wire_preset(spec);
             }
         })
         .into_iter()

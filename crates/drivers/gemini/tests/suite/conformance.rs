@@ -144,7 +144,7 @@ fn gemini_acp_spec() -> AcpSpec {
         .find(|s| s.id == "gemini-acp")
         .expect("the gemini-acp preset");
     // As the registry wires it.
-    spec.tool_output = Some(weft_gemini::sessions::tool_output);
+    weft_gemini::wire_preset(&mut spec);
     spec.stop_grace = std::time::Duration::from_secs(5);
     spec
 }
