@@ -191,6 +191,13 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
             ))
         }
     };
+    // A rule the file could not give (a bare `*`, a line of several commands) is
+    // named with its line wherever the decision is shown; the file's others hold.
+    let skipped = (!rules.problems.is_empty()).then(|| {
+        let lines: Vec<String> = rules.problems.iter().map(ToString::to_string).collect();
+        format!(" (rules not taken: {})", lines.join("; "))
+    });
+    let skipped = skipped.unwrap_or_default();
     let report = classify(&line, &Context::new(root));
     // Turned off by the user is a choice they made; only a sandbox that is wanted but
     // missing makes every unproven command ask (fail closed).
@@ -215,17 +222,20 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
     };
     let why = match policy::decide_under(&report, &rules, mode, sandbox) {
         Outcome::Run(..) => return Verdict::Allow,
-        Outcome::Refuse(_, why) => return Verdict::Deny(why),
+        Outcome::Refuse(_, why) => return Verdict::Deny(format!("{why}{skipped}")),
         Outcome::Confirm(step, why) => {
             if step != policy::Step::AskRule
                 && cx.flags.allowed.lock().contains(&session_key(&line))
             {
                 return Verdict::Allow;
             }
-            why
+            format!("{why}{skipped}")
         }
     };
-    let prefix = rules::suggest_prefix(&report);
+    // Never "always allow" a dangerous line, nor write a rule a folder not trusted
+    // would not take.
+    let prefix =
+        rules::suggest_prefix(&report).filter(|_| trusted && report.verdict != Risk::Dangerous);
     let mut choices = vec![
         Choice {
             label: "Allow once".into(),
@@ -237,7 +247,7 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
         },
     ];
     // A rule written into a workspace not trusted would not count.
-    if let Some(p) = prefix.as_ref().filter(|_| trusted) {
+    if let Some(p) = prefix.as_ref() {
         choices.push(Choice {
             label: format!("Always allow `{p}` in this workspace"),
             value: ALLOW_PREFIX.into(),
@@ -272,9 +282,9 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
             cx.flags.allowed.lock().insert(session_key(&line));
             Verdict::Allow
         }
-        (InteractAction::Select, Some(ALLOW_PREFIX)) => match prefix.filter(|_| trusted) {
-            Some(p) => match rules::add_allow(root, &p) {
-                Ok(_) => Verdict::Allow,
+        (InteractAction::Select, Some(ALLOW_PREFIX)) => match prefix {
+            Some(p) => match add_allow(root, shell.weft_home.as_deref(), &p) {
+                Ok(()) => Verdict::Allow,
                 Err(e) => Verdict::Deny(format!(
                     "the rule `{p}` could not be saved ({e}); the command did not run"
                 )),
@@ -286,6 +296,17 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
         }
         _ => Verdict::Deny("the user denied this command; it did not run".into()),
     }
+}
+
+/// Writes the workspace rule the user chose; the folder, trusted before, stays trusted
+/// (Weft's own write moves the trusted hash along).
+fn add_allow(root: &Path, weft_home: Option<&Path>, prefix: &str) -> Result<(), String> {
+    let before = weft_home.map(|h| weft_workspace::trust::status(h, root));
+    rules::add_allow(root, prefix).map_err(|e| e.to_string())?;
+    if let (Some(home), Some(before)) = (weft_home, before) {
+        weft_workspace::trust::after_own_write(home, root, &before).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 fn first_line(s: &str) -> String {

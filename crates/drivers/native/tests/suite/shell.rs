@@ -129,17 +129,23 @@ async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_askin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_rule_file_refuses_every_command_naming_the_line() {
+async fn a_bad_rule_is_named_with_its_line_and_the_file_s_other_rules_hold() {
     let (s, env) = one_bash("ls", "trusted").await;
     let dirs = Dirs::new();
     write(
         &dirs.work(),
         ".weft/permissions.json",
-        "{\n  \"allow\": [\"ls | wc\"]\n}",
+        "{\n  \"allow\": [\"ls | wc\"],\n  \"deny\": [\"ls\"]\n}",
     );
-    let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
+    let (r, _) = sink::run(
+        &driver(),
+        dirs.trusted_input(&env, "go", None),
+        &TestSink::new(),
+    )
+    .await;
     assert!(r.ok);
     let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    assert!(result.contains("denied by the rule `ls`"), "{result}");
     assert!(
         result.contains("permissions.json:2") && result.contains("more than one command"),
         "{result}"
@@ -425,10 +431,10 @@ async fn stop_kills_what_a_sandboxed_command_started() {
     }
 }
 
-/// Headless `weft run --yes`: an unknown command runs, a dangerous one is refused
-/// unless a rule names it.
+/// Headless `weft run --yes`: an unknown command runs only when a rule names it (a
+/// workspace's rule once the folder is trusted), a dangerous one never, rule or not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn headless_yes_never_allows_a_dangerous_command_a_rule_can() {
+async fn headless_yes_runs_an_unknown_command_only_by_rule_and_a_dangerous_one_never() {
     use super::cli::{weft_bin, weft_run, StopDaemon};
     let bin = weft_bin();
     let script = Script::new()
@@ -454,19 +460,22 @@ async fn headless_yes_never_allows_a_dangerous_command_a_rule_can() {
     .await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        dirs.work().join("made.txt").exists(),
-        "--yes allows an unknown command: {err}"
+        !dirs.work().join("made.txt").exists(),
+        "--yes ran an unknown command no rule names: {err}"
     );
+    assert!(err.contains("judges it unknown"), "{err}");
     let pushed = server.messages_requests()[2]
         .last_tool_result("t2")
         .unwrap();
     assert!(pushed.contains("denied"), "{pushed}");
     assert!(err.contains("judges it dangerous"), "{err}");
 
-    // A rule naming it lets it run (here git then fails: no repository).
+    // A trusted workspace's rules: the unknown line they name runs; the dangerous one
+    // they name still does not (an allow rule never covers a dangerous line).
     let script = Script::new()
+        .turn(Turn::new().tool_use("t3", "bash", json!({"command": "touch made.txt"})))
         .turn(Turn::new().tool_use(
-            "t3",
+            "t4",
             "bash",
             json!({"command": "git push --force origin main"}),
         ))
@@ -476,24 +485,31 @@ async fn headless_yes_never_allows_a_dangerous_command_a_rule_can() {
     write(
         &dirs.work(),
         ".weft/permissions.json",
-        r#"{"allow": ["git push"]}"#,
+        r#"{"allow": ["touch", "git push"]}"#,
     );
+    let trusted = std::process::Command::new(&bin)
+        .args(["trust", "--yes"])
+        .env("WEFT_HOME", &home)
+        .current_dir(dirs.work())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
     let (code, out, err) = weft_run(
         &bin,
         &home,
         &dirs.work(),
         &env,
-        &["--agent", "native", "go"],
+        &["--agent", "native", "--yes", "go"],
     )
     .await;
     assert_eq!(code, 0, "{out}\n{err}");
-    let ran = server.messages_requests()[1]
-        .last_tool_result("t3")
+    assert!(dirs.work().join("made.txt").exists(), "{err}");
+    let pushed = server.messages_requests()[2]
+        .last_tool_result("t4")
         .unwrap();
-    assert!(
-        !ran.contains("denied") && ran.contains("exit code"),
-        "{ran}"
-    );
+    assert!(pushed.contains("did not run"), "{pushed}");
+    assert!(err.contains("judges it dangerous"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
