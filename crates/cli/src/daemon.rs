@@ -59,7 +59,10 @@ pub(crate) fn log_to(home: &weft_client::Home, foreground: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(false);
+        .with_ansi(false)
+        // Its report of a failed write goes to stderr with eprintln!, which panics
+        // when stderr is a closed pipe: a lost log line must not end the task logging.
+        .log_internal_errors(false);
     match rotating_log(home) {
         Some(file) if !foreground => {
             builder.with_writer(std::sync::Mutex::new(file)).init();
@@ -70,6 +73,12 @@ pub(crate) fn log_to(home: &weft_client::Home, foreground: bool) {
         }
         None => builder.with_writer(std::io::stderr).init(),
     }
+    // A panic's message reaches the log file too, not only a stderr nobody may read.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        tracing::error!("panic: {info}");
+        default(info);
+    }));
 }
 
 /// Writes to the log file and to stderr.
@@ -81,7 +90,10 @@ impl Write for Tee {
         if let Ok(mut f) = self.0.lock() {
             let _ = f.write_all(buf);
         }
-        std::io::stderr().write_all(buf)?;
+        // A closed stderr (its reader gone) is no reason to lose the line or to fail:
+        // tracing reports a writer's error with eprintln!, which panics on a broken
+        // pipe, and the panic took the logging task with it (`daemon stop` then hung).
+        let _ = std::io::stderr().write_all(buf);
         Ok(buf.len())
     }
 
@@ -89,7 +101,8 @@ impl Write for Tee {
         if let Ok(mut f) = self.0.lock() {
             let _ = f.flush();
         }
-        std::io::stderr().flush()
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }
 
@@ -175,8 +188,18 @@ pub(crate) async fn stop() -> ExitCode {
         }
         Err(code) => return code,
     };
-    if let Err(code) = daemon.call::<()>(ClientRequest::DaemonStop {}).await {
-        return code;
+    let asked = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        daemon.call::<()>(ClientRequest::DaemonStop {}),
+    )
+    .await;
+    match asked {
+        Err(_) => {
+            eprintln!("weft: the daemon did not answer `stop` within 30 s (its log may say why)");
+            return ExitCode::FAILURE;
+        }
+        Ok(Err(code)) => return code,
+        Ok(Ok(())) => {}
     }
     // It is gone when it closes our connection (after ending every turn).
     let gone = tokio::time::timeout(std::time::Duration::from_secs(30), async {

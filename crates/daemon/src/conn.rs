@@ -11,10 +11,12 @@
 //! a read token grow the daemon to 1.4 GB with 200,000 requests in 3 s).
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::FutureExt;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinHandle;
@@ -182,7 +184,20 @@ impl Conn {
                 let running = Running::new(&self.in_flight);
                 let (service, conn) = (service.clone(), self.clone());
                 tokio::spawn(async move {
-                    crate::api::respond(&service, &conn, msg).await;
+                    let id = msg.id;
+                    // A handler that panics still answers: its caller would otherwise
+                    // wait forever for a reply that never comes.
+                    let answered = AssertUnwindSafe(crate::api::respond(&service, &conn, msg))
+                        .catch_unwind()
+                        .await;
+                    if answered.is_err() {
+                        tracing::error!(id, "a request's handler panicked");
+                        let error = WireError::new(
+                            ErrorCode::Internal,
+                            "the daemon failed on this request (its log says where)",
+                        );
+                        conn.send(&ServerMessage::Error { id, error }).await;
+                    }
                     drop((running, slot));
                 });
             }

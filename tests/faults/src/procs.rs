@@ -94,6 +94,22 @@ pub fn poll(within: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// Runs `cmd` to its end, killed if it outlives `within`: whether it succeeded, or
+/// `None` when it could not start or was killed.
+pub fn status_within(cmd: &mut Command, within: Duration) -> Option<bool> {
+    let mut child = cmd.spawn().ok()?;
+    let mut status = None;
+    poll(within, || {
+        status = child.try_wait().ok().flatten();
+        status.is_some()
+    });
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    status.map(|s| s.success())
+}
+
 /// The `weft` executable to test: `WEFT_BIN`, else the one built beside this program
 /// (`target/<profile>/weft`, this being `target/<profile>/weft-faults` or a test in
 /// `target/<profile>/deps/`).

@@ -258,7 +258,9 @@ async fn a_slow_secret_command_holds_up_no_other_client() {
 }
 
 /// `weft daemon run --listen` says where it serves but not the UI's address with its
-/// token: its stderr is the journal under systemd (security-3 L6).
+/// token: its stderr is the journal under systemd (security-3 L6). Its reader then
+/// goes away, as a journal or a terminal may: the daemon still logs, answers and stops
+/// (a closed stderr once made every later log line panic, and `daemon stop` hung).
 #[test]
 fn a_listening_daemon_prints_no_token() {
     use std::io::{BufRead, BufReader};
@@ -274,22 +276,37 @@ fn a_listening_daemon_prints_no_token() {
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let mut said = Vec::new();
-    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-        let done = line.contains("browser UI at");
-        said.push(line);
-        if done {
-            break;
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Reads until the UI's line, then drops the pipe's only reader.
+    std::thread::spawn(move || {
+        let mut said = Vec::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let done = line.contains("browser UI at");
+            said.push(line);
+            if done {
+                break;
+            }
         }
-    }
-    let _ = std::process::Command::new(&weft)
-        .args(["daemon", "stop"])
-        .env("WEFT_HOME", &home)
-        .status();
+        let _ = tx.send(said.join("\n"));
+    });
+    let said = rx.recv_timeout(Duration::from_secs(30));
+    let weft_ = |args: &[&str]| {
+        let mut c = std::process::Command::new(&weft);
+        c.args(args)
+            .env("WEFT_HOME", &home)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        weft_faults::procs::status_within(&mut c, Duration::from_secs(40))
+    };
+    let listed = weft_(&["daemon", "status"]);
+    let stopped = weft_(&["daemon", "stop"]);
     let _ = child.kill();
     let _ = child.wait();
-    let said = said.join("\n");
+    let said = said.unwrap_or_else(|_| panic!("the daemon said nothing of its UI within 30 s"));
     assert!(said.contains("browser UI at"), "{said}");
+    assert_eq!(listed, Some(true), "daemon status with stderr closed");
+    assert_eq!(stopped, Some(true), "daemon stop with stderr closed");
     let tokens = std::fs::read_to_string(home.join("tokens")).unwrap_or_default();
     let token = tokens
         .lines()

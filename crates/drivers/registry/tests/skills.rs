@@ -325,12 +325,14 @@ async fn the_agents_terminal_is_spawned_with_the_plugins_contributions() -> Res 
         )
         .await?;
     let pid = bridge.pid().ok_or("the terminal has no pid")?;
-    // Until the forked child has exec'd, /proc shows this test's own command line.
-    let own = std::fs::read(format!("/proc/{}/cmdline", std::process::id()))?;
+    // Until the forked child has exec'd claude, /proc shows this test's own command
+    // line, in the middle of execve none or a part of it, then `env`'s before node's:
+    // it is read until it names the flag (or the time is up and the assert shows it).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let cmdline = loop {
         let now = std::fs::read(format!("/proc/{pid}/cmdline"))?;
-        if now != own || tokio::time::Instant::now() > deadline {
+        let named = now.split(|b| *b == 0).any(|a| a == b"--mcp-config");
+        if named || tokio::time::Instant::now() > deadline {
             break now;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
