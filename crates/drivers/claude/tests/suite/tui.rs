@@ -243,30 +243,11 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
     bridge.write(b"\x1b").unwrap();
     wait_screen(&bridge, "the interrupt", |s| s.contains("Interrupted")).await;
 
-    // The user leaves the TUI (Ctrl-C twice); the surface closes the terminal. A
-    // Ctrl-C that lands while claude is still settling the interrupt is taken for
-    // something else (no "again to exit" shows), so the first is pressed until claude
-    // asks for the second, as a user would.
-    let mut armed = false;
-    for _ in 0..10 {
-        bridge.write(b"\x03").unwrap();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-        while tokio::time::Instant::now() < deadline && !armed {
-            armed = bridge.screen_text().contains("again to exit");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        if armed || bridge.exit_info().is_some() {
-            break;
-        }
-    }
-    if bridge.exit_info().is_none() {
-        assert!(
-            armed,
-            "claude never asked for a second Ctrl-C:\n{}",
-            bridge.screen_text()
-        );
-        bridge.write(b"\x03").unwrap();
-    }
+    // The user leaves the TUI with `/exit`; the surface closes the terminal. Not with
+    // Ctrl-C twice: claude takes the second press as an exit only within 800 ms of its
+    // hint, and a loaded machine drew the hint, read it and answered later than that
+    // (claude then stayed, showing nothing).
+    submit(&bridge, "/exit").await;
     let exit = tokio::time::timeout(WAIT, bridge.wait()).await;
     assert!(
         exit.is_ok(),
