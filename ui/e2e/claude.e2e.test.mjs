@@ -89,8 +89,27 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     const alive = (p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, "utf8").includes(") Z ");
     const [app] = ofRun((c) => c === "weft-app");
     assert.ok(app, "the app process");
-    // The agent is the kernel's (`weft daemon`), not the window's (the keyring and bus are the run's desktop plumbing).
-    const agents = ofRun((c) => c !== "weft-app" && c !== "weft" && !/^(WebKit|dbus|at-spi|tauri-driver|gnome-keyring)/.test(c));
+    // The agent is the kernel's: a descendant of this run's `weft daemon`, not of the
+    // window (and not the run's own Xvfb or model server, which share its environment).
+    const parentOf = (p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      } catch {
+        return 0;
+      }
+    };
+    const [daemon] = ofRun((c) => c === "weft").filter((p) =>
+      readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").slice(1, 3).join(" ") === "daemon run",
+    );
+    assert.ok(daemon, "the run's weft daemon");
+    const below = (p) => {
+      for (let q = parentOf(p); q > 1; q = parentOf(q)) if (String(q) === daemon) return true;
+      return false;
+    };
+    const agents = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter(below);
     assert.ok(agents.length > 0, "the claude CLI is running");
     process.kill(Number(app), "SIGTERM");
     await waitFor(() => !alive(app), "the app to exit");
@@ -113,7 +132,21 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
       env: { ...process.env, WEFT_HOME: process.env.WEFT_HOME_DIR },
       timeout: 60000,
     });
-    await waitFor(() => agents.every((p) => !alive(p)), "the agent to end with the daemon");
+    const described = (p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+        const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").join(" ");
+        return `${p} [${stat.slice(stat.lastIndexOf(")") + 2).split(" ").slice(0, 3).join(" ")}] ${cmd}`;
+      } catch {
+        return `${p} (gone)`;
+      }
+    };
+    await waitFor(
+      () => agents.every((p) => !alive(p)),
+      "the agent to end with the daemon",
+    ).catch((e) => {
+      throw new Error(`${e.message}; still running (pid [state ppid pgrp] argv): ${agents.filter(alive).map(described).join("; ")}`);
+    });
     await browser.deleteSession().catch(() => {});
     browser = null;
   });
