@@ -29,11 +29,22 @@ struct BashArgs {
     timeout_secs: Option<u64>,
 }
 
-/// Kills the group when dropped (the turn's future went away mid-command).
+/// Kills the command when dropped (the turn's future went away mid-command).
 struct Group(Option<i32>);
 
 impl Group {
+    /// Stop, timeout or drop, the command still running: its group and every
+    /// descendant. A group kill alone is not enough under bubblewrap: its sandbox runs
+    /// in a session of its own and dies with bubblewrap only once set up, so one killed
+    /// in its first moments left the sandbox waiting for a signal that never came.
     fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            weft_proctree::kill_tree(pgid.unsigned_abs());
+        }
+    }
+
+    /// The command ended (and was reaped): what it left in the background, in its group.
+    fn kill_leftovers(&mut self) {
         if let Some(pgid) = self.0.take() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
@@ -207,7 +218,7 @@ async fn finish(
         }
     };
     // The shell is gone; anything it left in the background goes with the group.
-    group.kill();
+    group.kill_leftovers();
     let mut text = String::from_utf8_lossy(&kept).into_owned();
     if total > kept.len() {
         text.push_str(&format!(
