@@ -107,9 +107,18 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
       for (let q = parentOf(p); q > 1; q = parentOf(q)) if (String(q) === daemon) return true;
       return false;
     };
+    // The claude CLI itself: what it starts for a moment (and the daemon's own short
+    // helpers) may end on their own while the window goes.
+    const comm = (p) => {
+      try {
+        return readFileSync(`/proc/${p}/comm`, "utf8").trim();
+      } catch {
+        return "";
+      }
+    };
     const agents = readdirSync("/proc")
       .filter((p) => /^\d+$/.test(p))
-      .filter(below);
+      .filter((p) => below(p) && comm(p).startsWith("claude"));
     assert.ok(agents.length > 0, "the claude CLI is running");
     process.kill(Number(app), "SIGTERM");
     await waitFor(() => !alive(app), "the app to exit");
