@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use notify::{RecursiveMode, Watcher};
 use serde_json::{json, Value};
@@ -486,10 +486,10 @@ mod tests {
 
     #[test]
     fn times_are_stamped_like_the_cli() {
-        let t = UNIX_EPOCH + Duration::from_millis(1_796_018_507_065);
+        let t = std::time::UNIX_EPOCH + Duration::from_millis(1_796_018_507_065);
         assert_eq!(iso_utc(t), "2026-11-30T06:01:47.065Z");
         assert_eq!(
-            iso_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            iso_utc(std::time::UNIX_EPOCH + Duration::from_secs(951_782_400)),
             "2000-02-29T00:00:00.000Z"
         );
     }
