@@ -29,6 +29,7 @@ pub mod gemini;
 pub mod leaks;
 pub mod openai;
 mod playbook;
+pub mod script;
 pub mod server;
 pub mod sink;
 

@@ -272,13 +272,13 @@ pub struct AnthropicServer {
 
 impl AnthropicServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`AnthropicServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         Self::start_recording(script, shutdown, Recorder::default()).await
@@ -288,12 +288,12 @@ impl AnthropicServer {
     /// [`Recorder::keeping_last`] a few for a long run: a resumed Claude session sends
     /// its whole conversation in every request).
     pub async fn start_recording(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
         recorder: Recorder,
     ) -> io::Result<Self> {
         let responder = Arc::new(AnthropicResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_recording(responder.clone(), shutdown, recorder).await?;
         Ok(Self { server, responder })
@@ -332,8 +332,8 @@ impl AnthropicServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -346,3 +346,23 @@ impl AnthropicServer {
         self.server.shutdown().await
     }
 }
+
+impl crate::script::ModelRequest for MessagesRequest {
+    fn model(&self) -> &str {
+        MessagesRequest::model(self)
+    }
+    fn last_user_text(&self) -> String {
+        MessagesRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        MessagesRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        MessagesRequest::tool_names(self)
+    }
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        self.last_tool_result(call_id)
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: thinking_chunks, tool_call: tool_use, delta_delay: delta_delay);

@@ -397,17 +397,17 @@ pub struct ChatServer {
 
 impl ChatServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`ChatServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         let responder = Arc::new(ChatResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
         Ok(Self { server, responder })
@@ -448,8 +448,8 @@ impl ChatServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -466,3 +466,23 @@ impl ChatServer {
 fn is_chat(r: &RecordedRequest) -> bool {
     is_route(r, "POST", "/chat/completions")
 }
+
+impl crate::script::ModelRequest for ChatRequest {
+    fn model(&self) -> &str {
+        ChatRequest::model(self)
+    }
+    fn last_user_text(&self) -> String {
+        ChatRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        ChatRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        ChatRequest::tool_names(self)
+    }
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        self.tool_output(call_id)
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: reasoning_chunks, tool_call: tool_call, delta_delay: delta_delay);

@@ -321,17 +321,17 @@ pub struct GeminiServer {
 
 impl GeminiServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`GeminiServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         let responder = Arc::new(GeminiResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
         Ok(Self { server, responder })
@@ -393,8 +393,8 @@ impl GeminiServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -407,3 +407,39 @@ impl GeminiServer {
         self.server.shutdown().await
     }
 }
+
+impl crate::script::ModelRequest for GenerateRequest {
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn last_user_text(&self) -> String {
+        GenerateRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        GenerateRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        GenerateRequest::tool_names(self)
+    }
+    /// The response in the newest content to call `call_id`: by its id, or, from an
+    /// agent that sends none, by the name of the call with that id.
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        let name = self.contents().iter().find_map(|c| {
+            c["parts"].as_array()?.iter().find_map(|p| {
+                let call = p.get("functionCall")?;
+                (call["id"] == call_id).then(|| call["name"].clone())
+            })
+        });
+        let last = self.contents().last()?;
+        last["parts"].as_array()?.iter().find_map(|p| {
+            let r = p.get("functionResponse")?;
+            let fits = match r.get("id") {
+                Some(id) if !id.is_null() => id == call_id,
+                _ => name.as_ref() == Some(&r["name"]),
+            };
+            fits.then(|| r["response"].to_string())
+        })
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: thought_chunks, tool_call: function_call_id, delta_delay: chunk_delay);

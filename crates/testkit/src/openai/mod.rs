@@ -325,17 +325,17 @@ pub struct ResponsesServer {
 
 impl ResponsesServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`ResponsesServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         let responder = Arc::new(ResponsesResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
         Ok(Self { server, responder })
@@ -376,8 +376,8 @@ impl ResponsesServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -394,3 +394,23 @@ impl ResponsesServer {
 fn is_responses(r: &RecordedRequest) -> bool {
     r.method == "POST" && r.route() == "/v1/responses"
 }
+
+impl crate::script::ModelRequest for ResponsesRequest {
+    fn model(&self) -> &str {
+        ResponsesRequest::model(self)
+    }
+    fn last_user_text(&self) -> String {
+        ResponsesRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        ResponsesRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        ResponsesRequest::tool_names(self)
+    }
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        self.tool_output(call_id)
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: reasoning_chunks, tool_call: function_call, delta_delay: delta_delay);
