@@ -57,6 +57,7 @@ export type { PromptRequest } from "./PromptRequest";
 export type { Question } from "./Question";
 export type { QuestionType } from "./QuestionType";
 export type { QueuedPrompt } from "./QueuedPrompt";
+export type { ReplyOf } from "./ReplyOf";
 export type { SandboxStatus } from "./SandboxStatus";
 export type { Scope } from "./Scope";
 export type { SearchHit } from "./SearchHit";
