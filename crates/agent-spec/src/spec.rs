@@ -25,8 +25,10 @@ pub struct AgentSpec {
     pub accounts: AccountForm,
     /// Variables every spawn on an account of it gets, whatever the kind.
     pub account_env: Vec<(String, String)>,
-    /// Where its skills live, relative to a project (`Project`) or to `HOME` (`Home`).
+    /// Where its own skills live (the user's, for conflicts).
     pub skills: Vec<SkillsDir>,
+    /// How Weft's own skills reach it.
+    pub skills_form: SkillsForm,
     /// How Weft's MCP servers reach it.
     pub mcp: McpForm,
     /// Where a conversation's transcript sits in its config home, so a handover to
@@ -34,6 +36,12 @@ pub struct AgentSpec {
     pub transcript: Option<TranscriptLayout>,
     /// What it can do.
     pub can: Can,
+    /// The packs a new session of it can start with (the first is the default).
+    pub packs: Vec<String>,
+    /// What a conversation on no account is bound to (see [`Binding`]).
+    pub ambient_binding: String,
+    /// Why its own conversation cannot follow to an account bound elsewhere.
+    pub switch_reason: Option<String>,
 }
 
 /// An agent CLI Weft installs, pinned.
@@ -85,8 +93,19 @@ pub struct ConfigHome {
     /// Its default, relative to `HOME` (`.claude`); `None` when the variable names a
     /// folder the CLI puts its own dot-folder in (gemini's `GEMINI_CLI_HOME`).
     pub default_dir: Option<String>,
-    /// The file whose presence says a login home is logged in (relative to the home).
-    pub logged_in: Option<String>,
+    /// What says a login home is logged in.
+    pub logged_in: Option<LoggedIn>,
+}
+
+/// A login home's credentials file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedIn {
+    /// The file, relative to the home.
+    pub file: String,
+    /// The JSON key of an OAuth record in it (`expiresAt`, `refreshToken`): an expired
+    /// one with nothing to refresh it is logged out. `None`: the file is enough.
+    pub oauth: Option<String>,
 }
 
 /// The accounts an agent takes.
@@ -137,12 +156,21 @@ pub struct AccountKind {
     pub secret: Need,
     /// Whether it takes a base URL.
     pub base_url: Need,
-    /// Whether it needs a wire protocol (`--protocol`).
-    pub protocol: bool,
+    /// The wire protocols it speaks, one of which it needs (`--protocol`); empty: it
+    /// takes none.
+    pub protocols: Vec<String>,
     /// The variables it sets, in order; one whose value is missing is left out.
     pub env: Vec<(String, EnvValue)>,
     /// Arguments every spawn on it gets.
     pub args: Vec<String>,
+    /// What binds a conversation to where it ran: two accounts with the same binding
+    /// resume each other's conversations.
+    pub binding: Binding,
+    /// How `weft accounts test` checks its key, when it can.
+    pub probe: Option<Probe>,
+    /// The auth type written into a system-settings file of its own (Gemini's
+    /// `security.auth.selectedType`), when the CLI reads one.
+    pub settings_auth: Option<String>,
 }
 
 impl AccountKind {
@@ -153,10 +181,27 @@ impl AccountKind {
             login,
             secret,
             base_url,
-            protocol: false,
+            protocols: Vec::new(),
             env: Vec::new(),
             args: Vec::new(),
+            binding: Binding::Ambient,
+            probe: None,
+            settings_auth: None,
         }
+    }
+
+    /// Binds conversations by `binding`.
+    #[must_use]
+    pub fn bound(mut self, binding: Binding) -> Self {
+        self.binding = binding;
+        self
+    }
+
+    /// Checks its key with `probe`.
+    #[must_use]
+    pub fn probed(mut self, probe: Probe) -> Self {
+        self.probe = Some(probe);
+        self
     }
 
     /// Sets `var` to `value` too.
@@ -165,6 +210,39 @@ impl AccountKind {
         self.env.push((var.into(), value));
         self
     }
+}
+
+/// What a conversation on an account is bound to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "by", content = "value")]
+pub enum Binding {
+    /// Nothing of the account's: it follows anywhere the ambient login goes.
+    Ambient,
+    /// One provider, whichever account (Claude's thinking signatures hold across
+    /// Anthropic's API, Bedrock and Vertex).
+    Fixed(String),
+    /// The base URL, under this word (`gateway https://…`).
+    BaseUrl(String),
+    /// The account itself (Codex encrypts reasoning for the account's organisation).
+    Account,
+    /// The account's login home (Gemini keeps its sessions there).
+    Home,
+    /// The wire protocol and base URL.
+    ProtocolAndUrl,
+}
+
+/// A request that checks an account's key: `GET <base or default_base><path>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Probe {
+    /// The base when the account has none.
+    pub default_base: String,
+    /// Appended to the base.
+    pub path: String,
+    /// The header the key goes in; `None`: `Authorization: Bearer <key>`.
+    pub key_header: Option<String>,
+    /// Other headers.
+    pub headers: Vec<(String, String)>,
 }
 
 /// Where a variable's value comes from.
@@ -194,14 +272,29 @@ pub enum EnvValue {
     Protocol,
 }
 
-/// A skills folder.
+/// A skills folder of the agent's own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "under", content = "path")]
 pub enum SkillsDir {
-    /// Relative to the project.
-    Project(String),
-    /// Relative to `HOME`.
+    /// Relative to the project and to `HOME` both.
+    Both(String),
+    /// Relative to `HOME` only.
     Home(String),
+}
+
+/// How Weft's own skills reach an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "form", content = "own")]
+pub enum SkillsForm {
+    /// They do not (or its driver gives them itself).
+    #[default]
+    None,
+    /// Linked into `<dir>/<own>/skills` of a folder of the session's, given with
+    /// `--add-dir <dir>` (Claude: own = `.claude`).
+    AddDir(String),
+    /// Linked into the shared `.agents/skills` of the home (global skills) and of the
+    /// project (the project's), leaving those the user keeps in `<own>/skills`.
+    Shared(String),
 }
 
 /// How Weft's MCP servers reach an agent.
@@ -245,8 +338,6 @@ pub struct Can {
     pub fork_at_turn: bool,
     /// Its changes can be undone (Weft applied them itself).
     pub undo: bool,
-    /// Takes packs and Weft's skills.
-    pub packs: bool,
 }
 
 impl AgentSpec {
@@ -255,6 +346,7 @@ impl AgentSpec {
         Self {
             id: id.into(),
             name: name.into(),
+            ambient_binding: "ambient".into(),
             ..Self::default()
         }
     }

@@ -30,6 +30,7 @@ pub mod permission;
 pub mod process;
 pub mod quirks;
 pub mod session;
+pub mod spec;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

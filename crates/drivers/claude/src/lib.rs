@@ -27,6 +27,7 @@ pub mod normalize;
 pub mod process;
 pub mod recover;
 pub mod spawn;
+pub mod spec;
 pub mod tools;
 pub mod tui;
 pub mod turn;

@@ -32,6 +32,7 @@ pub mod process;
 pub mod rpc;
 pub mod session;
 pub mod spawn;
+pub mod spec;
 pub mod trust;
 pub mod tui;
 pub mod turn;

@@ -12,6 +12,7 @@
 //! pause between streamed pieces (default 20).
 
 mod script;
+pub mod spec;
 mod transcript;
 
 use std::collections::HashSet;

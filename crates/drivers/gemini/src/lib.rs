@@ -25,6 +25,7 @@ pub mod follow;
 pub mod headless;
 pub mod limits;
 pub mod sessions;
+pub mod spec;
 pub mod stream;
 pub mod trust;
 pub mod tui;

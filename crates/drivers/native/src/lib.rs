@@ -29,6 +29,7 @@ pub mod secrets;
 pub mod settings;
 pub mod shell;
 pub mod skills;
+pub mod spec;
 pub mod store;
 pub mod subagent;
 pub mod tools;

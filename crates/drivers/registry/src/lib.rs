@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 mod mcp;
 mod skills;
+mod specs;
+pub use specs::{built_in, pinned, specs, specs_in};
 pub use mcp::{McpPlugin, SecretLookup};
 pub use skills::{claude_dir as skills_dir_for_claude, SkillsPlugin};
 

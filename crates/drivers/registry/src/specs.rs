@@ -1,0 +1,122 @@
+//! Every agent's [`AgentSpec`], with the version `agents.toml` (at the repository's
+//! root, the one list of pins `scripts/setup.sh` installs from) gives its package.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+use weft_agent_spec::spec::{AgentSpec, Package};
+
+/// The pins, embedded when the registry is built.
+const AGENTS_TOML: &str = include_str!("../../../../agents.toml");
+
+/// `agents.toml`: package name → exact version, per registry.
+#[derive(Debug, Default, Deserialize)]
+struct Pins {
+    #[serde(default)]
+    npm: BTreeMap<String, String>,
+    #[serde(default)]
+    pypi: BTreeMap<String, String>,
+}
+
+static PINS: LazyLock<Pins> = LazyLock::new(|| match toml::from_str(AGENTS_TOML) {
+    Ok(p) => p,
+    Err(e) => {
+        // A test keeps the file parsing; a build that broke it still runs its agents.
+        tracing::error!("agents.toml does not parse: {e}");
+        Pins::default()
+    }
+});
+
+/// The version `agents.toml` pins `package` to.
+pub fn pinned(package: &Package) -> Option<&'static str> {
+    match package {
+        Package::Npm { name } => PINS.npm.get(name),
+        Package::PyPi { name, .. } => PINS.pypi.get(name),
+    }
+    .map(String::as_str)
+}
+
+fn with_pin(mut spec: AgentSpec) -> AgentSpec {
+    if let Some(install) = &mut spec.install {
+        install.version = pinned(&install.package).unwrap_or_default().to_string();
+    }
+    spec
+}
+
+/// The built-in agents' specs, the default (echo) first, in the order of [`crate::all`].
+static BUILT_IN: LazyLock<Vec<AgentSpec>> = LazyLock::new(|| {
+    [
+        weft_echo::spec::spec(),
+        weft_claude::spec::spec(),
+        weft_codex::spec::spec(),
+        weft_gemini::spec::spec(),
+        weft_native::spec::spec(),
+    ]
+    .into_iter()
+    .map(with_pin)
+    .collect()
+});
+
+/// Every agent's spec: the built-in ones, then the ACP agents (presets and the user's
+/// own from `<state_dir>/agents.json`, read now).
+pub fn specs_in(state_dir: &Path) -> Vec<AgentSpec> {
+    let mut all = BUILT_IN.clone();
+    all.extend(
+        weft_acp::spec::specs(state_dir)
+            .into_iter()
+            .filter(|s| !BUILT_IN.iter().any(|b| b.id == s.id))
+            .map(with_pin),
+    );
+    all
+}
+
+/// Every agent's spec, with the user's ACP agents of the global state folder.
+pub fn specs() -> Vec<AgentSpec> {
+    specs_in(&weft_kernel::state::global_state_dir())
+}
+
+/// The spec of a built-in agent or an ACP preset (no file read).
+pub fn built_in(id: &str) -> Option<&'static AgentSpec> {
+    BUILT_IN.iter().find(|s| s.id == id)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_toml_parses_and_pins_every_spec() {
+        let pins: Pins = toml::from_str(AGENTS_TOML).unwrap();
+        assert!(!pins.npm.is_empty() && !pins.pypi.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let all = specs_in(dir.path());
+        assert!(
+            all.iter().any(|s| s.id == "hermes"),
+            "the ACP presets are listed"
+        );
+        for spec in &all {
+            let Some(install) = &spec.install else {
+                continue;
+            };
+            assert!(
+                !install.version.is_empty(),
+                "{}: agents.toml pins no {}",
+                spec.id,
+                install.package.name()
+            );
+        }
+        for id in ["claude", "codex", "gemini"] {
+            assert!(all.iter().any(|s| s.id == id && s.install.is_some()));
+        }
+    }
+
+    #[test]
+    fn the_pins_are_the_tested_versions() {
+        let npm = |name: &str| Package::Npm { name: name.into() };
+        assert_eq!(pinned(&npm("@google/gemini-cli")), Some("0.61.0"));
+        assert_eq!(pinned(&npm("nothing-of-that-name")), None);
+    }
+}
