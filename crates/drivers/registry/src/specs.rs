@@ -77,7 +77,7 @@ pub fn specs() -> Vec<AgentSpec> {
     specs_in(&weft_kernel::state::global_state_dir())
 }
 
-/// The spec of a built-in agent or an ACP preset (no file read).
+/// The spec of a built-in (non-ACP) agent, read without a file.
 pub fn built_in(id: &str) -> Option<&'static AgentSpec> {
     BUILT_IN.iter().find(|s| s.id == id)
 }
