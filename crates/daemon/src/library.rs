@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use weft_library::{Library, LibraryError};
+use weft_library::{Agent, Library, LibraryError};
 use weft_protocol::{ClientRequest, ErrorCode, PromptRequest, WireError};
 use weft_store::SqliteStore;
 
@@ -44,8 +44,15 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
     if std::env::var("WEFT_LIBRARY").is_ok_and(|v| v == "off") {
         return;
     }
-    let homes = weft_library::ambient_homes(&|n| std::env::var(n).ok());
-    let library = match Library::open(store.path(), homes, Some(store.clone())) {
+    // Claude's and Codex's readers are still the library's own (they move to their
+    // drivers next).
+    let mut agents = vec![
+        Agent::new(weft_library::claude::ClaudeSessions),
+        Agent::new(weft_library::codex::CodexSessions),
+    ];
+    agents.extend(weft_drivers::native_sessions().into_iter().map(Agent::from));
+    let homes = weft_library::ambient_homes(&agents, &|n| std::env::var(n).ok());
+    let library = match Library::open(store.path(), agents, homes, Some(store.clone())) {
         Ok(l) => l,
         Err(e) => {
             tracing::warn!("session library unavailable: {e}");

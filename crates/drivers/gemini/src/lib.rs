@@ -24,6 +24,7 @@
 pub mod follow;
 pub mod headless;
 pub mod limits;
+pub mod native_sessions;
 pub mod sessions;
 pub mod spec;
 pub mod stream;
@@ -189,6 +190,7 @@ impl AgentDriver for GeminiDriver {
     async fn info(&self) -> AgentInfo {
         AgentInfo {
             capabilities: self.capabilities(),
+            facts: spec::spec().facts(),
             ..self.acp.info().await
         }
     }

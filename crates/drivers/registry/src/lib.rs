@@ -7,9 +7,9 @@ use std::sync::Arc;
 mod mcp;
 mod skills;
 mod specs;
-pub use specs::{built_in, pinned, specs, specs_in};
 pub use mcp::{McpPlugin, SecretLookup};
 pub use skills::{claude_dir as skills_dir_for_claude, SkillsPlugin};
+pub use specs::{built_in, pinned, specs, specs_in};
 
 use weft_kernel::AgentDriver;
 
@@ -36,4 +36,10 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
         .filter(|d| !taken.iter().any(|t| t == d.id())),
     );
     drivers
+}
+
+/// Every agent's reader of its own session files, for the session library (the
+/// daemon hands them to it; the library never imports a driver).
+pub fn native_sessions() -> Vec<Arc<dyn weft_agent_spec::sessions::NativeSessions>> {
+    vec![Arc::new(weft_gemini::native_sessions::GeminiSessions)]
 }
