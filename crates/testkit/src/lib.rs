@@ -28,7 +28,7 @@ pub mod conformance;
 pub mod gemini;
 pub mod leaks;
 pub mod openai;
-mod playbook;
+pub mod playbook;
 pub mod script;
 pub mod server;
 pub mod sink;

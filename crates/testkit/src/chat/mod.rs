@@ -50,7 +50,7 @@ use serde_json::{json, Value};
 
 pub use events::*;
 
-use crate::playbook::Playbook;
+use crate::playbook::Models;
 use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
 
 /// A predicate over a chat request.
@@ -280,75 +280,7 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub struct Script {
-    book: Playbook<ChatRequest, Turn>,
-    served: usize,
-    models: Vec<String>,
-}
-
-impl Default for Script {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Script {
-    /// No turns; every request gets the default reply.
-    pub fn new() -> Self {
-        Self {
-            book: Playbook::new(Turn::text_reply("ok")),
-            served: 0,
-            models: vec!["mock-model".into()],
-        }
-    }
-
-    /// Queues `turn` for the next chat request no rule takes.
-    pub fn turn(mut self, turn: Turn) -> Self {
-        self.book.queue(None, turn);
-        self
-    }
-
-    /// Queues `turn`, served only to a request `when` takes (others get the default
-    /// and leave it queued).
-    pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.queue(Some(when), turn);
-        self
-    }
-
-    /// Answers every request `when` takes with `turn`, before the queue.
-    pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.rule(when, turn, None);
-        self
-    }
-
-    /// Answers the next `times` requests `when` takes with `turn`, before the queue.
-    pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
-        self.book.rule(when, turn, Some(times));
-        self
-    }
-
-    /// The reply when nothing else applies.
-    pub fn default_reply(mut self, turn: Turn) -> Self {
-        self.book.set_default(turn);
-        self
-    }
-
-    /// The model ids `GET /v1/models` lists (default `mock-model`).
-    pub fn models(mut self, ids: &[&str]) -> Self {
-        self.models = ids.iter().map(|s| s.to_string()).collect();
-        self
-    }
-
-    fn choose(&mut self, req: &ChatRequest) -> Turn {
-        self.served += 1;
-        if let Some(turn) = self.book.take_rule(req) {
-            return turn;
-        }
-        self.book
-            .take_queued(req)
-            .unwrap_or_else(|| self.book.default_turn())
-    }
-}
+pub type Script = crate::playbook::Script<ChatRequest, Turn, Models>;
 
 struct ChatResponder {
     script: Mutex<Script>,
@@ -364,7 +296,8 @@ impl Responder for ChatResponder {
         if is_route(request, "GET", "/models") {
             let script = self.script.lock();
             let data: Vec<Value> = script
-                .models
+                .extra
+                .0
                 .iter()
                 .map(|id| {
                     json!({"id": id, "object": "model", "created": CREATED,

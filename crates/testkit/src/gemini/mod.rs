@@ -27,7 +27,6 @@ use serde_json::{json, Map, Value};
 
 pub use events::*;
 
-use crate::playbook::Playbook;
 use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
 
 /// A predicate over a generate request.
@@ -203,73 +202,28 @@ pub fn json_for_schema(schema: &Value) -> Value {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub struct Script {
-    book: Playbook<GenerateRequest, Turn>,
+pub type Script = crate::playbook::Script<GenerateRequest, Turn, Extra>;
+
+/// What a Gemini script keeps besides its turns.
+#[derive(Debug, Default)]
+pub struct Extra {
     token_count: Option<u64>,
 }
 
-impl Default for Script {
-    fn default() -> Self {
-        Self::new()
+impl crate::playbook::Extra<GenerateRequest, Turn> for Extra {
+    /// A JSON-mode side request gets an object filled from its schema, never a queued
+    /// turn.
+    fn before_queue(&self, req: &GenerateRequest) -> Option<Turn> {
+        let schema = req.response_schema()?;
+        Some(Turn::text_reply(&json_for_schema(schema).to_string()))
     }
 }
 
 impl Script {
-    /// No turns; every request gets the default reply.
-    pub fn new() -> Self {
-        Self {
-            book: Playbook::new(Turn::text_reply("ok")),
-            token_count: None,
-        }
-    }
-
-    /// Queues `turn` for the next main-loop request no rule takes.
-    pub fn turn(mut self, turn: Turn) -> Self {
-        self.book.queue(None, turn);
-        self
-    }
-
-    /// Queues `turn`, served only to a request `when` takes (others get the default
-    /// and leave it queued).
-    pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.queue(Some(when), turn);
-        self
-    }
-
-    /// Answers every request `when` takes with `turn`, before anything else.
-    pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.rule(when, turn, None);
-        self
-    }
-
-    /// Answers the next `times` requests `when` takes with `turn`.
-    pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
-        self.book.rule(when, turn, Some(times));
-        self
-    }
-
-    /// The reply when nothing else applies.
-    pub fn default_reply(mut self, turn: Turn) -> Self {
-        self.book.set_default(turn);
-        self
-    }
-
     /// What `:countTokens` answers (default: a quarter of the body's bytes).
     pub fn token_count(mut self, n: u64) -> Self {
-        self.token_count = Some(n);
+        self.extra.token_count = Some(n);
         self
-    }
-
-    fn choose(&mut self, req: &GenerateRequest) -> Turn {
-        if let Some(turn) = self.book.take_rule(req) {
-            return turn;
-        }
-        if let Some(schema) = req.response_schema() {
-            return Turn::text_reply(&json_for_schema(schema).to_string());
-        }
-        self.book
-            .take_queued(req)
-            .unwrap_or_else(|| self.book.default_turn())
     }
 }
 
@@ -295,7 +249,7 @@ impl Responder for GeminiResponder {
         };
         match method {
             "countTokens" => {
-                let fixed = self.script.lock().token_count;
+                let fixed = self.script.lock().extra.token_count;
                 let n = fixed.unwrap_or_else(|| (request.raw.len() as u64 / 4).max(1));
                 Reply::json(200, &json!({ "totalTokens": n }))
             }
