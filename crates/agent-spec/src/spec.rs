@@ -4,7 +4,7 @@
 //! skills), so those ask the spec instead of matching agent ids.
 
 use serde::{Deserialize, Serialize};
-use weft_protocol::Capabilities;
+use weft_protocol::{AccountKindInfo, AgentFacts, Capabilities};
 
 /// One agent, as data.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -23,6 +23,9 @@ pub struct AgentSpec {
     pub login: Option<Vec<String>>,
     /// The accounts it takes.
     pub accounts: AccountForm,
+    /// Its kinds in the order the add dialog offers them (the most used first); the
+    /// order of `accounts` when empty.
+    pub offer: Vec<String>,
     /// Variables every spawn on an account of it gets, whatever the kind.
     pub account_env: Vec<(String, String)>,
     /// Where its own skills live (the user's, for conflicts).
@@ -354,6 +357,40 @@ impl AgentSpec {
     /// Its kind `kind`, when it has its own kinds.
     pub fn kind(&self, kind: &str) -> Option<&AccountKind> {
         self.accounts.kinds().iter().find(|k| k.id == kind)
+    }
+}
+
+impl AgentSpec {
+    /// What a surface needs to know of it (the wire's [`AgentFacts`]).
+    pub fn facts(&self) -> AgentFacts {
+        let need = |n: Need| {
+            match n {
+                Need::Required => "required",
+                Need::Optional => "optional",
+                Need::No => "no",
+            }
+            .to_string()
+        };
+        let mut kinds: Vec<&AccountKind> = self.accounts.kinds().iter().collect();
+        let rank = |k: &AccountKind| self.offer.iter().position(|o| *o == k.id);
+        kinds.sort_by_key(|k| rank(k).unwrap_or(usize::MAX));
+        AgentFacts {
+            accounts: self.accounts != AccountForm::None,
+            account_kinds: kinds
+                .into_iter()
+                .map(|k| AccountKindInfo {
+                    id: k.id.clone(),
+                    login: k.login,
+                    secret: need(k.secret),
+                    base_url: need(k.base_url),
+                    protocols: k.protocols.clone(),
+                })
+                .collect(),
+            packs: self.packs.clone(),
+            undo: self.can.undo,
+            attachments: self.can.attachments,
+            fork_at_turn: self.can.fork_at_turn,
+        }
     }
 }
 

@@ -61,6 +61,7 @@ impl AgentDriver for Scripted {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 

@@ -45,6 +45,7 @@ impl AgentDriver for Flood {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 

@@ -35,6 +35,7 @@ impl AgentDriver for Fast {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 

@@ -61,8 +61,8 @@ pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use trust::{TrustGrant, WorkspaceTrust};
 pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};
 pub use wire::{
-    permission, AgentInfo, AskedInteraction, Capabilities, ForkOrigin, InteractAction,
-    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,
-    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
-    SteerOutcome, ToolInfo,
+    permission, AccountKindInfo, AgentFacts, AgentInfo, AskedInteraction, Capabilities, ForkOrigin,
+    InteractAction, InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo,
+    OpenTerminalRequest, PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord,
+    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
 };

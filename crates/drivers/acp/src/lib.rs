@@ -292,6 +292,7 @@ impl AgentDriver for AcpDriver {
             version: self.agent_version.lock().clone(),
             capabilities: self.capabilities(),
             problem: None,
+            facts: spec::spec_of(&self.spec).facts(),
         };
         let program = match self.own_binary() {
             Ok(p) => p,

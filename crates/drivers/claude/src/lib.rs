@@ -236,6 +236,7 @@ impl AgentDriver for ClaudeDriver {
             version: None,
             capabilities: caps,
             problem: None,
+            facts: spec::spec().facts(),
         };
         // No turn: the kernel's own environment.
         let own = |n: &str| std::env::var(n).ok();

@@ -47,6 +47,16 @@ pub fn spec() -> AgentSpec {
         }),
     });
     spec.login = Some(vec!["auth".into(), "login".into()]);
+    spec.offer = [
+        "api-key",
+        "gateway",
+        "setup-token",
+        "login",
+        "bedrock",
+        "vertex",
+    ]
+    .map(String::from)
+    .to_vec();
     spec.accounts = AccountForm::Kinds(vec![
         AccountKind::new("login", true, Need::No, Need::No)
             .set(home, EnvValue::Home)

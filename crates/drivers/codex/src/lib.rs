@@ -235,6 +235,7 @@ impl AgentDriver for CodexDriver {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: spec::spec().facts(),
         };
         let program = match self.own_binary() {
             Ok(p) => p,

@@ -54,6 +54,7 @@ pub fn spec() -> AgentSpec {
         }),
     });
     spec.login = Some(vec!["login".into()]);
+    spec.offer = ["api-key", "endpoint", "login"].map(String::from).to_vec();
     spec.accounts = AccountForm::Kinds(vec![
         AccountKind::new("login", true, Need::No, Need::No)
             .set(home, EnvValue::Home)

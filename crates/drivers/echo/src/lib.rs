@@ -118,6 +118,7 @@ impl AgentDriver for EchoDriver {
             version: Some(env!("CARGO_PKG_VERSION").into()),
             capabilities: self.capabilities(),
             problem: None,
+            facts: spec::spec().facts(),
         }
     }
 

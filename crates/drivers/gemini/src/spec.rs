@@ -51,6 +51,9 @@ pub fn spec() -> AgentSpec {
     });
     // Its login is its first-run dialog ("Login with Google").
     spec.login = Some(Vec::new());
+    spec.offer = ["api-key", "endpoint", "login", "vertex"]
+        .map(String::from)
+        .to_vec();
     spec.accounts = AccountForm::Kinds(vec![
         AccountKind::new("login", true, Need::No, Need::No)
             .set(home, EnvValue::Home)

@@ -236,6 +236,7 @@ impl AgentDriver for NativeDriver {
             version: Some(env!("CARGO_PKG_VERSION").into()),
             capabilities: self.capabilities(),
             problem,
+            facts: spec::spec().facts(),
         }
     }
 
