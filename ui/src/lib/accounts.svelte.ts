@@ -8,7 +8,9 @@ import type {
   AccountTest,
   AutoSwitch,
   AccountUsageDay,
+  AccountKindInfo,
   AddAccountRequest,
+  AgentInfo,
   ClientRequest,
   LimitWindow,
   TerminalAttached,
@@ -20,37 +22,32 @@ import { VerbError, type Transport } from "./transport";
 /** The account id that means the agent's own login. */
 export const AMBIENT = "ambient";
 
-/** The kinds each agent takes, in the order the add dialog offers them. */
-export const KINDS: Record<string, string[]> = {
-  claude: ["api-key", "gateway", "setup-token", "login", "bedrock", "vertex"],
-  codex: ["api-key", "endpoint", "login"],
-  gemini: ["api-key", "endpoint", "login", "vertex"],
-  native: ["endpoint"],
-};
-
-/** Agents that take no account (built in, nothing to sign in to). */
-const NO_ACCOUNTS = new Set(["echo"]);
-
-/** The kinds `agent` takes: its own, or an ACP agent's `env` (named variables). */
-export function kindsOf(agent: string): string[] {
-  if (NO_ACCOUNTS.has(agent)) return [];
-  return KINDS[agent] ?? ["env"];
+/** The kinds `info`'s agent takes, in the order the add dialog offers them: its own, an
+ * ACP agent's `env` (named variables), or none (a built-in agent). An agent the daemon
+ * did not list is an ACP agent of the user's. */
+export function kindsOf(info: AgentInfo | undefined): string[] {
+  if (!info?.facts) return ["env"];
+  if (!info.facts.accounts) return [];
+  const own = info.facts.accountKinds.map((k) => k.id);
+  return own.length > 0 ? own : ["env"];
 }
 
-/** The agents an account can be added for: the known ones, then every ACP agent listed. */
-export function accountAgents(listed: string[]): string[] {
-  return [...Object.keys(KINDS), ...listed.filter((id) => !(id in KINDS) && !NO_ACCOUNTS.has(id))];
+/** The agents an account can be added for, as the daemon lists them. */
+export function accountAgents(infos: AgentInfo[]): string[] {
+  return infos.filter((i) => !i.facts || i.facts.accounts).map((i) => i.id);
 }
 
-/** Protocols the native agent's `endpoint` speaks. */
-export const PROTOCOLS = ["anthropic-messages", "openai-responses", "openai-chat", "gemini"];
+/** The kind `kind` of `info`'s agent, when it is one of its own. */
+export function kindInfo(info: AgentInfo | undefined, kind: string): AccountKindInfo | undefined {
+  return info?.facts?.accountKinds.find((k) => k.id === kind);
+}
 
 /** Kinds whose secret the add dialog asks for. */
 export const SECRET_KINDS = new Set(["api-key", "gateway", "setup-token", "endpoint", "env"]);
 
-/** Whether an account of `kind` for `agent` must have a secret (an ACP agent's variables or a local native endpoint may not). */
-export function secretRequired(agent: string, kind: string): boolean {
-  return SECRET_KINDS.has(kind) && kind !== "env" && agent !== "native";
+/** Whether an account of `kind` must have a secret (an ACP agent's variables or a local endpoint may not). */
+export function secretRequired(kind: AccountKindInfo | undefined): boolean {
+  return kind?.secret === "required";
 }
 
 type Requester = (request: ClientRequest) => Promise<unknown>;
