@@ -309,13 +309,10 @@ impl Script {
         Req: ModelRequest + 'static,
         T: Encode + Clone,
     {
-        fn pred<Req: ModelRequest + 'static>(m: Matcher) -> crate::playbook::Pred<Req> {
-            Arc::new(move |r: &Req| m(r))
-        }
         for entry in self.entries {
             match entry {
-                Entry::Queue(when, turn) => book.queue(when.map(pred), turn.encode()),
-                Entry::Rule(when, turn, times) => book.rule(pred(when), turn.encode(), times),
+                Entry::Queue(when, turn) => book.queue(when.map(typed), turn.encode()),
+                Entry::Rule(when, turn, times) => book.rule(typed(when), turn.encode(), times),
                 Entry::Default(turn) => book.set_default(turn.encode()),
             }
         }
@@ -452,3 +449,8 @@ macro_rules! lower_into {
     };
 }
 pub(crate) use lower_into;
+
+/// A neutral predicate as one vendor's (the vendors' `when` modules are these).
+pub(crate) fn typed<Req: ModelRequest + 'static>(m: Matcher) -> crate::playbook::Pred<Req> {
+    Arc::new(move |r: &Req| m(r))
+}

@@ -30,36 +30,33 @@ pub type Matcher = Arc<dyn Fn(&MessagesRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{Matcher, MessagesRequest};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user text (the last `user` message's text blocks) contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &MessagesRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `messages` (user, assistant, system entries, tool results)
     /// contains `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &MessagesRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The model asked for contains `needle` (e.g. `haiku`).
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &MessagesRequest| r.model().contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// The last user message carries a tool_result for `tool_use_id`.
     pub fn tool_result_for(tool_use_id: &str) -> Matcher {
-        let id = tool_use_id.to_string();
-        Arc::new(move |r: &MessagesRequest| r.last_tool_result(&id).is_some())
+        typed(neutral::tool_result_for(tool_use_id))
     }
 
     /// The request offers no tools (title generation and other side calls).
     pub fn no_tools() -> Matcher {
-        Arc::new(|r: &MessagesRequest| r.tool_names().is_empty())
+        typed(neutral::no_tools())
     }
 
     /// Any custom predicate.

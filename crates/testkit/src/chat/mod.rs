@@ -59,25 +59,23 @@ pub type Matcher = Arc<dyn Fn(&ChatRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{ChatRequest, Matcher};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user message's text contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ChatRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `messages` (every role, tool results, call arguments)
     /// contains `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ChatRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The messages carry the result of call `call_id`.
     pub fn tool_output_for(call_id: &str) -> Matcher {
-        let id = call_id.to_string();
-        Arc::new(move |r: &ChatRequest| r.tool_output(&id).is_some())
+        typed(neutral::tool_result_for(call_id))
     }
 
     /// The last message is a tool result (the model is asked to go on after a call).
@@ -87,13 +85,12 @@ pub mod when {
 
     /// The model asked for contains `needle`.
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ChatRequest| r.model().contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// The request offers no tools (titles, summaries and other side calls).
     pub fn no_tools() -> Matcher {
-        Arc::new(|r: &ChatRequest| r.tool_names().is_empty())
+        typed(neutral::no_tools())
     }
 
     /// Any custom predicate.

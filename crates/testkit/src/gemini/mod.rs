@@ -35,18 +35,17 @@ pub type Matcher = Arc<dyn Fn(&GenerateRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{GenerateRequest, Matcher};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user turn's text contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &GenerateRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `contents` (function responses included) contains `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &GenerateRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The last content carries a functionResponse for a call named `name`.
@@ -57,8 +56,7 @@ pub mod when {
 
     /// The model in the path contains `needle`.
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &GenerateRequest| r.model.contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// Any custom predicate.

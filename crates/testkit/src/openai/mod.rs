@@ -32,25 +32,23 @@ pub type Matcher = Arc<dyn Fn(&ResponsesRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{Matcher, ResponsesRequest};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user message's text contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `input` (messages of every role, tool outputs) contains
     /// `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The input carries the output of call `call_id`.
     pub fn tool_output_for(call_id: &str) -> Matcher {
-        let id = call_id.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.tool_output(&id).is_some())
+        typed(neutral::tool_result_for(call_id))
     }
 
     /// The last input item is a tool output (the model is asked to go on after a call).
@@ -60,8 +58,7 @@ pub mod when {
 
     /// The model asked for contains `needle`.
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.model().contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// Any custom predicate.
