@@ -44,12 +44,8 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
     if std::env::var("WEFT_LIBRARY").is_ok_and(|v| v == "off") {
         return;
     }
-    // Claude's and Codex's readers are still the library's own (they move to their
-    // drivers next).
-    let mut agents = vec![
-        Agent::new(weft_library::claude::ClaudeSessions),
-        Agent::new(weft_library::codex::CodexSessions),
-    ];
+    // Codex's reader is still the library's own (it moves to its driver next).
+    let mut agents = vec![Agent::new(weft_library::codex::CodexSessions)];
     agents.extend(weft_drivers::native_sessions().into_iter().map(Agent::from));
     let homes = weft_library::ambient_homes(&agents, &|n| std::env::var(n).ok());
     let library = match Library::open(store.path(), agents, homes, Some(store.clone())) {

@@ -121,7 +121,7 @@ mod tests {
 
     fn agents() -> Vec<Agent> {
         vec![
-            Agent::new(crate::claude::ClaudeSessions),
+            Agent::new(weft_claude::native_sessions::ClaudeSessions),
             Agent::new(crate::codex::CodexSessions),
             Agent::new(weft_gemini::native_sessions::GeminiSessions),
         ]

@@ -21,7 +21,7 @@ pub fn library_files(data: &[u8]) {
         return;
     };
     let agent = match pick % 3 {
-        0 => Agent::new(weft_library::claude::ClaudeSessions),
+        0 => Agent::new(weft_claude::native_sessions::ClaudeSessions),
         1 => Agent::new(weft_library::codex::CodexSessions),
         _ => Agent::new(weft_gemini::native_sessions::GeminiSessions),
     };

@@ -23,6 +23,7 @@ pub mod config;
 pub mod follow;
 pub mod interact;
 pub mod lines;
+pub mod native_sessions;
 pub mod normalize;
 pub mod process;
 pub mod recover;

@@ -41,5 +41,8 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
 /// Every agent's reader of its own session files, for the session library (the
 /// daemon hands them to it; the library never imports a driver).
 pub fn native_sessions() -> Vec<Arc<dyn weft_agent_spec::sessions::NativeSessions>> {
-    vec![Arc::new(weft_gemini::native_sessions::GeminiSessions)]
+    vec![
+        Arc::new(weft_claude::native_sessions::ClaudeSessions),
+        Arc::new(weft_gemini::native_sessions::GeminiSessions),
+    ]
 }

@@ -6,7 +6,7 @@ use weft_library::Agent;
 /// The readers the daemon hands the library (the registry's list).
 pub(crate) fn agents() -> Vec<Agent> {
     vec![
-        Agent::new(weft_library::claude::ClaudeSessions),
+        Agent::new(weft_claude::native_sessions::ClaudeSessions),
         Agent::new(weft_library::codex::CodexSessions),
         Agent::new(weft_gemini::native_sessions::GeminiSessions),
     ]
