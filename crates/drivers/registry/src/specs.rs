@@ -1,41 +1,18 @@
 //! Every agent's [`AgentSpec`], with the version `agents.toml` (at the repository's
 //! root, the one list of pins `scripts/setup.sh` installs from) gives its package.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use serde::Deserialize;
+use weft_agent_process::pins;
 use weft_agent_spec::spec::{AgentSpec, Package};
 
-/// The pins, embedded when the registry is built.
-const AGENTS_TOML: &str = include_str!("../../../../agents.toml");
-
-/// `agents.toml`: package name → exact version, per registry.
-#[derive(Debug, Default, Deserialize)]
-struct Pins {
-    #[serde(default)]
-    npm: BTreeMap<String, String>,
-    #[serde(default)]
-    pypi: BTreeMap<String, String>,
-}
-
-static PINS: LazyLock<Pins> = LazyLock::new(|| match toml::from_str(AGENTS_TOML) {
-    Ok(p) => p,
-    Err(e) => {
-        // A test keeps the file parsing; a build that broke it still runs its agents.
-        tracing::error!("agents.toml does not parse: {e}");
-        Pins::default()
-    }
-});
-
-/// The version `agents.toml` pins `package` to.
+/// The version `agents.toml` (embedded by `weft_agent_process::pins`) pins `package` to.
 pub fn pinned(package: &Package) -> Option<&'static str> {
     match package {
-        Package::Npm { name } => PINS.npm.get(name),
-        Package::PyPi { name, .. } => PINS.pypi.get(name),
+        Package::Npm { name } => pins::npm(name),
+        Package::PyPi { name, .. } => pins::pypi(name),
     }
-    .map(String::as_str)
 }
 
 fn with_pin(mut spec: AgentSpec) -> AgentSpec {
@@ -89,7 +66,7 @@ mod tests {
 
     #[test]
     fn agents_toml_parses_and_pins_every_spec() {
-        let pins: Pins = toml::from_str(AGENTS_TOML).unwrap();
+        let pins = pins::parse().unwrap();
         assert!(!pins.npm.is_empty() && !pins.pypi.is_empty());
         let dir = tempfile::tempdir().unwrap();
         let all = specs_in(dir.path());
