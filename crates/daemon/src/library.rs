@@ -44,9 +44,11 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
     if std::env::var("WEFT_LIBRARY").is_ok_and(|v| v == "off") {
         return;
     }
-    // Codex's reader is still the library's own (it moves to its driver next).
-    let mut agents = vec![Agent::new(weft_library::codex::CodexSessions)];
-    agents.extend(weft_drivers::native_sessions().into_iter().map(Agent::from));
+    // Each agent's reader of its own session files, from its driver.
+    let agents: Vec<Agent> = weft_drivers::native_sessions()
+        .into_iter()
+        .map(Agent::from)
+        .collect();
     let homes = weft_library::ambient_homes(&agents, &|n| std::env::var(n).ok());
     let library = match Library::open(store.path(), agents, homes, Some(store.clone())) {
         Ok(l) => l,

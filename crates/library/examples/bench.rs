@@ -482,7 +482,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = Arc::new(weft_store::SqliteStore::open(&db)?);
     let agents = vec![
         Agent::new(weft_claude::native_sessions::ClaudeSessions),
-        Agent::new(weft_library::codex::CodexSessions),
+        Agent::new(weft_codex::native_sessions::CodexSessions),
         Agent::new(weft_gemini::native_sessions::GeminiSessions),
     ];
     let homes = agents

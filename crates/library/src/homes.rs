@@ -122,7 +122,7 @@ mod tests {
     fn agents() -> Vec<Agent> {
         vec![
             Agent::new(weft_claude::native_sessions::ClaudeSessions),
-            Agent::new(crate::codex::CodexSessions),
+            Agent::new(weft_codex::native_sessions::CodexSessions),
             Agent::new(weft_gemini::native_sessions::GeminiSessions),
         ]
     }

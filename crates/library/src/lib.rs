@@ -40,7 +40,6 @@
 //!   with `sourceGone`.
 #![deny(missing_docs)]
 
-pub mod codex;
 mod export;
 pub mod fork;
 pub mod homes;

@@ -22,7 +22,7 @@ pub fn library_files(data: &[u8]) {
     };
     let agent = match pick % 3 {
         0 => Agent::new(weft_claude::native_sessions::ClaudeSessions),
-        1 => Agent::new(weft_library::codex::CodexSessions),
+        1 => Agent::new(weft_codex::native_sessions::CodexSessions),
         _ => Agent::new(weft_gemini::native_sessions::GeminiSessions),
     };
     let agent = &agent;

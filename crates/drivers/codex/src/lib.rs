@@ -27,6 +27,7 @@ pub mod interact;
 pub mod items;
 pub mod limits;
 pub mod native;
+pub mod native_sessions;
 pub mod normalize;
 pub mod process;
 pub mod rpc;

@@ -43,6 +43,7 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
 pub fn native_sessions() -> Vec<Arc<dyn weft_agent_spec::sessions::NativeSessions>> {
     vec![
         Arc::new(weft_claude::native_sessions::ClaudeSessions),
+        Arc::new(weft_codex::native_sessions::CodexSessions),
         Arc::new(weft_gemini::native_sessions::GeminiSessions),
     ]
 }

@@ -7,7 +7,7 @@ use weft_library::Agent;
 pub(crate) fn agents() -> Vec<Agent> {
     vec![
         Agent::new(weft_claude::native_sessions::ClaudeSessions),
-        Agent::new(weft_library::codex::CodexSessions),
+        Agent::new(weft_codex::native_sessions::CodexSessions),
         Agent::new(weft_gemini::native_sessions::GeminiSessions),
     ]
 }

@@ -1,5 +1,6 @@
-//! Codex rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`,
-//! one `{timestamp, type, payload}` per line.
+//! Codex rollouts, as the session library reads them:
+//! `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, one
+//! `{timestamp, type, payload}` per line.
 //!
 //! `session_meta` names the thread and its folder (and `forked_from_id` for a fork),
 //! `turn_context` the model, `response_item`s are the conversation (user messages
@@ -529,7 +530,7 @@ mod tests {
 
     #[test]
     fn the_recorded_rollout_reads_into_turns_usage_and_a_title() {
-        let sample = include_str!("../tests/fixtures/codex_rollout.jsonl");
+        let sample = include_str!("../../../library/tests/fixtures/codex_rollout.jsonl");
         let mut meta = Meta::default();
         let mut batch = Batch::default();
         let mut off = 0u64;
