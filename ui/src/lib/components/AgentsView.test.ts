@@ -3,6 +3,7 @@ import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import type { AgentInfo, AgentInstall, ClientRequest } from "../../generated";
 import { AgentsStore, sandboxText, versionText } from "../agents.svelte";
 import type { TerminalClient } from "../terminal/client";
+import type { Requester } from "../transport";
 import AgentsView from "./AgentsView.svelte";
 
 const info = (a: Partial<AgentInfo>): AgentInfo => ({
@@ -41,7 +42,7 @@ describe("AgentsView", () => {
       }
     };
     const terminals = { close: async () => {}, attach: async () => {}, detach: async () => {}, write: async () => {}, resize: async () => {} } as unknown as TerminalClient;
-    render(AgentsView, { agents: new AgentsStore(request, terminals), onclose: () => {} });
+    render(AgentsView, { agents: new AgentsStore(request as Requester, terminals), onclose: () => {} });
     await waitFor(() => expect(screen.getAllByTestId("agent-row")).toHaveLength(4));
     const row = (id: string) => document.querySelector(`[data-testid="agent-row"][data-agent="${id}"]`)!;
     expect(row("claude").querySelector('[data-testid="agent-path"]')?.textContent).toContain("/usr/local/bin/claude");
