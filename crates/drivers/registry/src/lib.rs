@@ -11,18 +11,42 @@ pub use mcp::{McpPlugin, SecretLookup};
 pub use skills::{claude_dir as skills_dir_for_claude, SkillsPlugin};
 pub use specs::{built_in, pinned, specs, specs_in};
 
+use weft_agent_spec::spec::AgentSpec;
 use weft_kernel::AgentDriver;
+
+/// A built-in agent: its driver and its spec.
+type Agent = (fn() -> Arc<dyn AgentDriver>, fn() -> AgentSpec);
+
+/// Every built-in (non-ACP) agent, the default (echo) first: adding one is its crate
+/// and one line here (docs/adding-an-agent.md).
+const AGENTS: &[Agent] = &[
+    (
+        || Arc::new(weft_echo::EchoDriver::new()),
+        weft_echo::spec::spec,
+    ),
+    (
+        || Arc::new(weft_claude::ClaudeDriver::new()),
+        weft_claude::spec::spec,
+    ),
+    (
+        || Arc::new(weft_codex::CodexDriver::new()),
+        weft_codex::spec::spec,
+    ),
+    (
+        || Arc::new(weft_gemini::GeminiDriver::new()),
+        weft_gemini::spec::spec,
+    ),
+    (
+        || Arc::new(weft_native::NativeDriver::new()),
+        weft_native::spec::spec,
+    ),
+];
 
 /// All drivers, the default (echo) first. The ACP agents are the presets (hermes,
 /// kimi, claude-acp, gemini-acp) and the user's own from `<WEFT_HOME>/agents.json`.
 pub fn all() -> Vec<Arc<dyn AgentDriver>> {
-    let mut drivers: Vec<Arc<dyn AgentDriver>> = vec![
-        Arc::new(weft_echo::EchoDriver::new()),
-        Arc::new(weft_claude::ClaudeDriver::new()),
-        Arc::new(weft_codex::CodexDriver::new()),
-        Arc::new(weft_gemini::GeminiDriver::new()),
-        Arc::new(weft_native::NativeDriver::new()),
-    ];
+    let mut drivers: Vec<Arc<dyn AgentDriver>> =
+        AGENTS.iter().map(|(driver, _)| driver()).collect();
     let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
     drivers.extend(
         weft_acp::drivers_with(&weft_kernel::state::global_state_dir(), |spec| {

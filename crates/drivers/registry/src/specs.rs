@@ -22,18 +22,12 @@ fn with_pin(mut spec: AgentSpec) -> AgentSpec {
     spec
 }
 
-/// The built-in agents' specs, the default (echo) first, in the order of [`crate::all`].
+/// The built-in agents' specs, in the order of [`crate::all`].
 static BUILT_IN: LazyLock<Vec<AgentSpec>> = LazyLock::new(|| {
-    [
-        weft_echo::spec::spec(),
-        weft_claude::spec::spec(),
-        weft_codex::spec::spec(),
-        weft_gemini::spec::spec(),
-        weft_native::spec::spec(),
-    ]
-    .into_iter()
-    .map(with_pin)
-    .collect()
+    crate::AGENTS
+        .iter()
+        .map(|(_, spec)| with_pin(spec()))
+        .collect()
 });
 
 /// Every agent's spec: the built-in ones, then the ACP agents (presets and the user's
@@ -87,6 +81,16 @@ mod tests {
         }
         for id in ["claude", "codex", "gemini"] {
             assert!(all.iter().any(|s| s.id == id && s.install.is_some()));
+        }
+    }
+
+    #[test]
+    fn each_built_in_driver_declares_its_own_spec() {
+        for (driver, spec) in crate::AGENTS {
+            let (driver, spec) = (driver(), spec());
+            assert_eq!(driver.id(), spec.id);
+            assert_eq!(driver.name(), spec.name);
+            assert_eq!(driver.capabilities(), spec.can.capabilities, "{}", spec.id);
         }
     }
 
