@@ -8,7 +8,8 @@ import AgentsView from "./AgentsView.svelte";
 
 const info = (a: Partial<AgentInfo>): AgentInfo => ({
   id: "echo", name: "Echo", installed: true, version: "1", problem: null,
-  capabilities: { steer: true, interact: true, resume: true, tui: true }, ...a,
+  capabilities: { steer: true, interact: true, resume: true, tui: true },
+  facts: { accounts: false, accountKinds: [], packs: [], undo: false, attachments: false, forkAtTurn: false }, ...a,
 });
 const install = (i: Partial<AgentInstall>): AgentInstall => ({
   name: "claude", agent: "claude", package: "@anthropic-ai/claude-code", testedVersion: "2.1.197", path: null,
