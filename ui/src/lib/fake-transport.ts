@@ -211,6 +211,10 @@ export class FakeTransport implements Transport {
         id: "claude", name: "Claude Code", installed: false, version: null, capabilities: caps, problem: "not installed",
         facts: { ...facts, accounts: true, attachments: true, forkAtTurn: true },
       },
+      {
+        id: "native", name: "Weft agent (native)", installed: true, version: null, capabilities: caps, problem: null,
+        facts: { ...facts, accounts: true, packs: ["coding", "notes", "data"], undo: true, attachments: true },
+      },
     ];
   }
   async listModels(agent: string) {
