@@ -212,6 +212,19 @@ pub trait NativeSessions: Send + Sync + 'static {
     }
 }
 
+/// The summary of `path`, a session file of `home`, read whole as the library first
+/// reads it; `None` when it cannot be read.
+pub fn summary(sessions: &dyn NativeSessions, home: &Path, path: &Path) -> Option<Meta> {
+    let mut out = None;
+    sessions.index(path, 0, sessions.seed(home, path), &mut |chunk| {
+        if let Chunk::End { meta, .. } = chunk {
+            out = Some(meta);
+        }
+        ControlFlow::Continue(())
+    });
+    out
+}
+
 /// What one line reader of a JSONL transcript does with a line: adds it to `meta` and
 /// `batch`, or says why it is not a record.
 pub type ReadLine = fn(&mut Meta, u64, &[u8], &mut Batch) -> Result<(), String>;

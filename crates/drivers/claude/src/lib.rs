@@ -35,7 +35,6 @@ pub mod turn;
 pub mod wire;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,7 +42,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
 pub use config::Config;
 
@@ -347,17 +346,6 @@ impl AgentDriver for ClaudeDriver {
                 DriverResult::ok()
             }
         }
-    }
-
-    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        // No turn: the kernel's own environment.
-        let Some(config) = recover::config_dir(&AgentTurnInput::default()) else {
-            return Vec::new();
-        };
-        let workdir = workdir.map(Path::to_path_buf);
-        tokio::task::spawn_blocking(move || recover::list_native(&config, workdir.as_deref()))
-            .await
-            .unwrap_or_default()
     }
 
     async fn close_session(&self, session_key: &str) {

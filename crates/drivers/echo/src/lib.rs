@@ -21,7 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, ModelInfo, NativeSessionInfo};
+use weft_protocol::{AgentInfo, Capabilities, ModelInfo};
 
 pub use transcript::EchoTranscript;
 
@@ -156,13 +156,6 @@ impl AgentDriver for EchoDriver {
             cwd: input.workdir.clone(),
             session_id: None,
         })
-    }
-
-    async fn list_native_sessions(
-        &self,
-        workdir: Option<&std::path::Path>,
-    ) -> Vec<NativeSessionInfo> {
-        transcript::list(&self.state_dir, workdir)
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use weft_agent_spec::sessions::{summary, NativeSessions};
 use weft_claude::{recover, ClaudeDriver, Config};
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext};
 use weft_protocol::{permission, InteractionResponse};
@@ -219,16 +220,19 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     )]))
     .unwrap();
     assert_eq!(config, env.claude_dir());
-    let listed = recover::list_native(&config, Some(&env.workdir()));
-    assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0].id, sid);
-    assert_eq!(listed[0].title, "a prompt to list");
-    assert_eq!(listed[0].message_count, 2);
+    // The session library's reader finds the session in its file.
+    let file = recover::session_file(&config, &env.workdir(), &sid).unwrap();
+    let reader = weft_claude::native_sessions::ClaudeSessions;
+    assert!(reader.owns(&config, &file));
+    let listed = summary(&reader, &config, &file).unwrap();
+    assert_eq!(listed.native_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(listed.title().0, "a prompt to list");
+    assert_eq!(listed.messages, 2);
     assert_eq!(
-        listed[0].workdir.as_deref(),
+        listed.workdir.as_deref(),
         Some(env.workdir().to_str().unwrap())
     );
-    assert!(listed[0].updated_at > 0);
+    assert!(listed.updated_at > 0);
     // CLAUDE_CONFIG_DIR wins over HOME.
     let other = tempfile::tempdir().unwrap();
     let dir = recover::config_dir(&with_env(vec![
@@ -240,8 +244,7 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     ]))
     .unwrap();
     assert_eq!(dir, other.path());
-    assert!(recover::list_native(&dir, None).is_empty());
-    assert_eq!(recover::list_native(&config, None).len(), 1);
+    assert!(recover::session_file(&dir, &env.workdir(), &sid).is_none());
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use weft_protocol::{permission, InteractionKind, InteractionResponse, ToolKind, 
 use weft_testkit::conformance::ScriptedModel;
 use weft_testkit::openai::{when, Script, Turn};
 
-use super::support::{fast_config, new_sink, require_codex, run_turn, CodexModel};
+use super::support::{fast_config, new_sink, require_codex, rollouts, run_turn, CodexModel};
 
 fn input(model: &CodexModel, work: &Path, key: &str, prompt: &str) -> AgentTurnInput {
     AgentTurnInput {
@@ -308,13 +308,14 @@ async fn the_thread_is_listed_from_its_rollout_file() {
     assert!(result.ok);
     d.shutdown().await;
     let thread = result.session_id.unwrap();
-    let listed = weft_codex::native::list_native(model.home.path(), Some(work.path()));
-    let s = listed
-        .iter()
-        .find(|s| s.id == thread)
-        .unwrap_or_else(|| panic!("{thread} not in {listed:#?}"));
-    assert_eq!(s.title, "List me, please");
-    assert_eq!(s.message_count, 2);
+    // The session library's reader finds the thread in its rollout.
+    let s = rollouts(model.home.path())
+        .into_iter()
+        .find(|s| s.native_id.as_deref() == Some(thread.as_str()))
+        .unwrap_or_else(|| panic!("{thread} not in the rollouts"));
+    assert_eq!(s.workdir.as_deref(), work.path().to_str());
+    assert_eq!(s.title().0, "List me, please");
+    assert_eq!(s.messages, 2);
 }
 
 #[tokio::test]

@@ -286,3 +286,30 @@ pub async fn eventually(timeout: Duration, mut pred: impl FnMut() -> bool) -> bo
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+/// The summaries of every rollout under `home`, as the session library's reader reads
+/// them.
+pub fn rollouts(home: &std::path::Path) -> Vec<weft_agent_spec::sessions::Meta> {
+    use weft_agent_spec::sessions::{summary, NativeSessions};
+    fn files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let reader = weft_codex::native_sessions::CodexSessions;
+    let mut found = Vec::new();
+    for root in reader.session_roots(home) {
+        files(&root, &mut found);
+    }
+    found.sort();
+    found
+        .iter()
+        .filter(|p| reader.owns(home, p))
+        .filter_map(|p| summary(&reader, home, p))
+        .collect()
+}
