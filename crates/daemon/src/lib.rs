@@ -22,6 +22,7 @@ mod mcp;
 mod notify;
 pub mod policy;
 mod proof;
+mod reply;
 pub mod service;
 mod socket;
 pub mod tokens;

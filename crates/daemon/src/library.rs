@@ -7,7 +7,7 @@ use weft_library::{Agent, Library, LibraryError};
 use weft_protocol::{ClientRequest, ErrorCode, PromptRequest, WireError};
 use weft_store::SqliteStore;
 
-use crate::api::Reply;
+use crate::reply::Reply;
 use crate::service::Service;
 
 fn wire(e: LibraryError) -> WireError {

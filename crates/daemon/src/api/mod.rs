@@ -7,7 +7,7 @@
 
 mod daemon;
 mod forward;
-mod reply;
+
 mod sessions;
 mod terminals;
 
@@ -20,8 +20,8 @@ use weft_protocol::{
     PromptRequest, Scope, ServerMessage, Welcome, WireError, WorkspaceFilesQuery,
 };
 
-use reply::answer;
-pub use reply::Reply;
+use crate::reply::answer;
+pub use crate::reply::Reply;
 
 use crate::conn::{Conn, Transport};
 use crate::service::Service;

@@ -11,9 +11,9 @@ use weft_protocol::{
 };
 
 use super::forward::{forward, forward_all};
-use super::reply::Reply;
 use super::wire;
 use crate::conn::Conn;
+use crate::reply::Reply;
 use crate::service::Service;
 
 pub(super) async fn prompt(

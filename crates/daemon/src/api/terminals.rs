@@ -6,9 +6,9 @@ use std::sync::Arc;
 use weft_kernel::{Caller, Loom};
 use weft_protocol::{ErrorCode, OpenTerminalRequest, ServerMessage, TerminalAttached, WireError};
 
-use super::reply::Reply;
 use super::wire;
 use crate::conn::Conn;
+use crate::reply::Reply;
 use crate::service::Service;
 
 pub(super) async fn open(

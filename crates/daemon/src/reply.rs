@@ -1,5 +1,6 @@
 //! The one reply path: a verb's typed reply, or its error, becomes what the connection
-//! is sent.
+//! is sent. It sits below the API layer and the handlers it calls (accounts, library,
+//! trust, MCP), which all answer with its `Reply`, so none of them imports the API layer back.
 
 use serde_json::Value;
 use weft_protocol::{ErrorCode, Verb, WireError};
