@@ -257,8 +257,8 @@ pub fn prompt_message(input: &AgentTurnInput, text: &str) -> Result<Value, Strin
     }
     let mut content = vec![json!({"type": "text", "text": text})];
     for path in images {
-        let img =
-            weft_attachments::prepare_image(path, weft_attachments::CLAUDE).map_err(|e| e.to_string())?;
+        let img = weft_attachments::prepare_image(path, weft_attachments::CLAUDE)
+            .map_err(|e| e.to_string())?;
         content.push(json!({"type": "image", "source": {
             "type": "base64", "media_type": img.mime, "data": img.base64()}}));
     }

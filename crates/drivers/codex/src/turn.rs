@@ -64,7 +64,12 @@ pub fn user_input(input: &AgentTurnInput) -> Value {
 
 /// `path`, or a copy fitted to OpenAI's limits.
 fn fitted(input: &AgentTurnInput, path: &std::path::Path) -> std::path::PathBuf {
-    weft_attachments::fitted_path(path, weft_attachments::OPENAI, &input.state_dir, &input.task_id)
+    weft_attachments::fitted_path(
+        path,
+        weft_attachments::OPENAI,
+        &input.state_dir,
+        &input.task_id,
+    )
 }
 
 fn steer_input(text: &str) -> Value {
