@@ -26,7 +26,7 @@ fn with_pin(mut spec: AgentSpec) -> AgentSpec {
 static BUILT_IN: LazyLock<Vec<AgentSpec>> = LazyLock::new(|| {
     crate::AGENTS
         .iter()
-        .map(|(_, spec)| with_pin(spec()))
+        .map(|(_, spec, _)| with_pin(spec()))
         .collect()
 });
 
@@ -86,7 +86,7 @@ mod tests {
 
     #[test]
     fn each_built_in_driver_declares_its_own_spec() {
-        for (driver, spec) in crate::AGENTS {
+        for (driver, spec, _) in crate::AGENTS {
             let (driver, spec) = (driver(), spec());
             assert_eq!(driver.id(), spec.id);
             assert_eq!(driver.name(), spec.name);
