@@ -9,6 +9,15 @@ export DEBIAN_FRONTEND=noninteractive
 
 # apt-get install, once per run, only what is missing.
 APT_UPDATED=0
+# The version agents.toml (the one list of pins, also embedded by the registry) gives
+# package $1: its line is `"NAME" = "VERSION"`. Empty (and set-up stops) when it is not there.
+pin() {
+    local v
+    v="$(awk -F'"' -v name="$1" '$2 == name { print $4; exit }' "$ROOT/agents.toml")"
+    [ -n "$v" ] || { echo "agents.toml pins no $1" >&2; exit 1; }
+    echo "$v"
+}
+
 apt_install() {
     local missing=()
     for pkg in "$@"; do
@@ -52,7 +61,7 @@ setup_desktop_app() {
 # The Claude Code driver's real-binary tests: the pinned CLI from its npm package into
 # the project-local, gitignored .tools/agents (tests and `weft` find it there before
 # PATH). Re-running is a no-op once that version is installed.
-CLAUDE_CODE_VERSION="2.1.197"
+CLAUDE_CODE_VERSION="$(pin "@anthropic-ai/claude-code")"
 setup_claude_code() {
     local dir="$ROOT/.tools/agents"
     local bin="$dir/node_modules/.bin/claude"
@@ -76,7 +85,7 @@ setup_claude_code() {
 # The Codex driver's real-binary tests: the pinned codex CLI from its npm package into
 # the same project-local .tools/agents as Claude Code (tests and `weft` find it there
 # before PATH). The package pulls its native binary in as an optional dependency.
-CODEX_VERSION="0.171.0"
+CODEX_VERSION="$(pin "@openai/codex")"
 setup_codex() {
     local dir="$ROOT/.tools/agents"
     local bin="$dir/node_modules/.bin/codex"
@@ -96,8 +105,8 @@ setup_codex() {
 # stream-json and `gemini --acp`) and claude-agent-acp (Claude Code over ACP) from
 # their npm packages into the same project-local .tools/agents. claude-agent-acp brings
 # its own Claude agent SDK; the tests point it at the pinned `claude` above.
-GEMINI_CLI_VERSION="0.61.0"
-CLAUDE_AGENT_ACP_VERSION="0.49.0"
+GEMINI_CLI_VERSION="$(pin "@google/gemini-cli")"
+CLAUDE_AGENT_ACP_VERSION="$(pin "@agentclientprotocol/claude-agent-acp")"
 setup_gemini_acp() {
     local dir="$ROOT/.tools/agents"
     local gemini="$dir/node_modules/.bin/gemini"
@@ -124,14 +133,14 @@ setup_gemini_acp() {
 # >= 3.12: the newest python3.1x found is used. Every install is pinned to an exact
 # version and retried once; one that still fails stops set-up with its name (a
 # missing agent would otherwise only show later, as failed tests under CI=true).
-QWEN_CODE_VERSION="0.24.4"
-COPILOT_CLI_VERSION="1.0.102"
-CODEX_ACP_VERSION="0.16.0"
-AUGGIE_VERSION="0.36.0"
-AMP_VERSION="0.0.1790142911-g7618fb"
-HERMES_AGENT_VERSION="0.19.0"
-KIMI_CLI_VERSION="1.51.0" # 1.52.0, the last release, only prints a deprecation notice
-ACP_AMP_VERSION="0.1.3"
+QWEN_CODE_VERSION="$(pin "@qwen-code/qwen-code")"
+COPILOT_CLI_VERSION="$(pin "@github/copilot")"
+CODEX_ACP_VERSION="$(pin "@zed-industries/codex-acp")"
+AUGGIE_VERSION="$(pin "@augmentcode/auggie")"
+AMP_VERSION="$(pin "@sourcegraph/amp")"
+HERMES_AGENT_VERSION="$(pin "hermes-agent[acp]")"
+KIMI_CLI_VERSION="$(pin "kimi-cli")"
+ACP_AMP_VERSION="$(pin "acp-amp")"
 retry() { "$@" || { echo "retrying: $*" >&2; sleep 5; "$@"; }; }
 npm_pkg_version() {
     node -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true

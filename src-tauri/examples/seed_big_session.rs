@@ -49,6 +49,7 @@ impl AgentDriver for ManyTools {
             version: None,
             capabilities: Capabilities::default(),
             problem: None,
+            facts: Default::default(),
         }
     }
 

@@ -23,7 +23,7 @@ pub fn list(var: &dyn Fn(&str) -> Option<String>) -> Vec<AgentInstall> {
                 name: i.name.into(),
                 agent: i.agent.into(),
                 package: i.package.into(),
-                tested_version: i.tested.into(),
+                tested_version: i.tested().into(),
                 version: path.as_deref().and_then(|p| npm_version(p, i.package)),
                 path: path.map(|p| p.display().to_string()),
                 managed: found.managed,

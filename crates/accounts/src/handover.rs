@@ -10,10 +10,13 @@
 
 use std::path::{Path, PathBuf};
 
-/// The transcript of `session_id` under config folder `home`, relative to it.
-fn find(agent: &str, home: &Path, session_id: &str) -> Option<PathBuf> {
-    match agent {
-        "claude" => {
+use weft_agent_spec::spec::TranscriptLayout;
+
+/// The transcript of `session_id` under config folder `home`, relative to it, where
+/// `layout` (the agent's spec) keeps it.
+fn find(layout: &TranscriptLayout, home: &Path, session_id: &str) -> Option<PathBuf> {
+    match layout {
+        TranscriptLayout::ProjectsJsonl => {
             let name = format!("{session_id}.jsonl");
             let projects = home.join("projects");
             std::fs::read_dir(&projects).ok()?.flatten().find_map(|e| {
@@ -22,7 +25,7 @@ fn find(agent: &str, home: &Path, session_id: &str) -> Option<PathBuf> {
                     .then(|| PathBuf::from("projects").join(e.file_name()).join(&name))
             })
         }
-        "codex" => {
+        TranscriptLayout::DatedRollouts => {
             let tail = format!("-{session_id}.jsonl");
             let mut stack = vec![home.join("sessions")];
             while let Some(dir) = stack.pop() {
@@ -41,14 +44,13 @@ fn find(agent: &str, home: &Path, session_id: &str) -> Option<PathBuf> {
             }
             None
         }
-        _ => None,
     }
 }
 
 /// Copies `session_id`'s transcript into `target` from the first of `known` folders that
 /// has it, unless `target` has it already. Returns the copy made, if any.
 pub fn carry(
-    agent: &str,
+    agent: &TranscriptLayout,
     session_id: &str,
     target: &Path,
     known: &[PathBuf],
@@ -75,6 +77,9 @@ pub fn carry(
 mod tests {
     use super::*;
 
+    const CLAUDE: &TranscriptLayout = &TranscriptLayout::ProjectsJsonl;
+    const CODEX: &TranscriptLayout = &TranscriptLayout::DatedRollouts;
+
     #[test]
     fn a_transcript_follows_the_session_into_another_home() {
         let a = tempfile::tempdir().unwrap();
@@ -84,7 +89,7 @@ mod tests {
         std::fs::write(proj.join("s-1.jsonl"), "{\"type\":\"user\"}\n").unwrap();
         std::fs::write(a.path().join(".credentials.json"), "{}").unwrap();
         let known = vec![a.path().to_path_buf()];
-        let copied = carry("claude", "s-1", b.path(), &known).unwrap().unwrap();
+        let copied = carry(CLAUDE, "s-1", b.path(), &known).unwrap().unwrap();
         assert_eq!(copied, b.path().join("projects/-w-repo/s-1.jsonl"));
         assert_eq!(
             std::fs::read_to_string(&copied).unwrap(),
@@ -92,13 +97,13 @@ mod tests {
         );
         assert!(!b.path().join(".credentials.json").exists());
         // Once there, it is not copied again (the agent appends to its own copy).
-        assert_eq!(carry("claude", "s-1", b.path(), &known).unwrap(), None);
+        assert_eq!(carry(CLAUDE, "s-1", b.path(), &known).unwrap(), None);
 
         let day = a.path().join("sessions/2026/12/01");
         std::fs::create_dir_all(&day).unwrap();
         std::fs::write(day.join("rollout-2026-12-01T10-00-00-t-9.jsonl"), "x").unwrap();
-        let copied = carry("codex", "t-9", b.path(), &known).unwrap().unwrap();
+        let copied = carry(CODEX, "t-9", b.path(), &known).unwrap().unwrap();
         assert!(copied.ends_with("sessions/2026/12/01/rollout-2026-12-01T10-00-00-t-9.jsonl"));
-        assert_eq!(carry("codex", "nope", b.path(), &known).unwrap(), None);
+        assert_eq!(carry(CODEX, "nope", b.path(), &known).unwrap(), None);
     }
 }

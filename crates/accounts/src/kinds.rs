@@ -1,4 +1,6 @@
-//! Which kinds each agent takes, and what each kind puts into a spawn.
+//! Which kinds each agent takes, and what each kind puts into a spawn: each agent's
+//! spec says it (`weft_agent_spec::spec::AccountKind`, declared in its driver's crate
+//! and handed to [`crate::Accounts`] by the daemon); this module reads it.
 //!
 //! Every spawn on a chosen account is isolated (a cleared environment plus the
 //! kernel's allow-list, see `weft_kernel::kept_on_account`) and then gets exactly the
@@ -29,92 +31,33 @@
 
 use std::path::{Path, PathBuf};
 
+use weft_agent_spec::spec::{AccountForm, AgentSpec, EnvValue};
 use weft_protocol::AccountInfo;
+
+pub use weft_agent_spec::spec::Need;
 
 use crate::secret::Secret;
 
-/// The variable holding a codex key account's key (matches codex's own `*KEY*`
-/// default exclusion from the model's shell, and is excluded explicitly too).
-pub const CODEX_KEY_VAR: &str = "WEFT_ACCOUNT_KEY";
-
 /// What a kind needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindRules {
+pub struct KindRules<'a> {
     /// Has its own home folder the CLI logs in to.
     pub login: bool,
     /// Needs a secret.
     pub secret: Need,
     /// Takes a base URL.
     pub base_url: Need,
+    /// The wire protocols it speaks, one of which it needs; empty: it takes none.
+    pub protocols: &'a [String],
 }
-
-/// Required, optional or refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
-    /// Must be given.
-    Required,
-    /// May be given.
-    Optional,
-    /// Must not be given.
-    No,
-}
-
-const LOGIN: KindRules = KindRules {
-    login: true,
-    secret: Need::No,
-    base_url: Need::No,
-};
-const KEY: KindRules = KindRules {
-    login: false,
-    secret: Need::Required,
-    base_url: Need::Optional,
-};
-const ENDPOINT: KindRules = KindRules {
-    login: false,
-    secret: Need::Required,
-    base_url: Need::Required,
-};
-const CLOUD: KindRules = KindRules {
-    login: false,
-    secret: Need::Optional,
-    base_url: Need::Optional,
-};
-
-/// The agents accounts are for, with their kinds.
-pub const AGENTS: &[(&str, &[&str])] = &[
-    (
-        "claude",
-        &[
-            "login",
-            "setup-token",
-            "api-key",
-            "gateway",
-            "bedrock",
-            "vertex",
-        ],
-    ),
-    ("codex", &["login", "api-key", "endpoint"]),
-    ("gemini", &["login", "api-key", "endpoint", "vertex"]),
-    ("native", &["endpoint"]),
-];
-
-/// Agents whose turns run in-process or are Weft's own: no `env` account for them.
-const NOT_ACP: &[&str] = &["claude", "codex", "gemini", "native", "echo"];
 
 /// The kind every ACP agent (Hermes, Kimi, Qwen, one from `acp.json`, …) takes: named
 /// variables, public ones in `env` and at most one secret in `secret_var`.
-const ENV: KindRules = KindRules {
+const ENV: KindRules<'static> = KindRules {
     login: false,
     secret: Need::Optional,
     base_url: Need::No,
-};
-
-/// The native agent's `endpoint`: a base URL and protocol, a key when the server wants
-/// one (a local server may not).
-const NATIVE_ENDPOINT: KindRules = KindRules {
-    login: false,
-    secret: Need::Optional,
-    base_url: Need::Required,
+    protocols: &[],
 };
 
 /// A name an ACP agent goes by (its id in Weft).
@@ -125,46 +68,57 @@ fn agent_id(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
-/// The rules of `agent`'s `kind`, or why there are none.
-pub fn rules(agent: &str, kind: &str) -> Result<KindRules, String> {
-    if !NOT_ACP.contains(&agent) && agent_id(agent) {
-        return match kind {
-            "env" => Ok(ENV),
-            _ => Err(format!(
-                "`{kind}` is not a kind of `{agent}` account; an ACP agent's account is `env` \
-                 (named variables: --env NAME=VALUE, and --secret-var NAME for its secret)"
-            )),
-        };
-    }
-    let Some((_, kinds)) = AGENTS.iter().find(|(a, _)| *a == agent) else {
-        let known: Vec<&str> = AGENTS.iter().map(|(a, _)| *a).collect();
-        return Err(format!(
-            "accounts are for the agents {}; `{agent}` is not one",
-            known.join(", ")
-        ));
+/// The rules of `agent`'s `kind`, or why there are none. An agent with no spec is an
+/// ACP agent of the user's (`agents.json`, read by the registry whenever it is asked).
+pub fn rules<'a>(specs: &'a [AgentSpec], agent: &str, kind: &str) -> Result<KindRules<'a>, String> {
+    let spec = specs.iter().find(|s| s.id == agent);
+    let form = match spec {
+        Some(s) => &s.accounts,
+        None if agent_id(agent) => &AccountForm::Env,
+        None => &AccountForm::None,
     };
-    if !kinds.contains(&kind) {
+    let kinds = match form {
+        AccountForm::Env => {
+            return match kind {
+                "env" => Ok(ENV),
+                _ => Err(format!(
+                    "`{kind}` is not a kind of `{agent}` account; an ACP agent's account is `env` \
+                     (named variables: --env NAME=VALUE, and --secret-var NAME for its secret)"
+                )),
+            }
+        }
+        AccountForm::None => {
+            let known: Vec<&str> = specs
+                .iter()
+                .filter(|s| matches!(s.accounts, AccountForm::Kinds(_)))
+                .map(|s| s.id.as_str())
+                .collect();
+            return Err(format!(
+                "accounts are for the agents {}; `{agent}` is not one",
+                known.join(", ")
+            ));
+        }
+        AccountForm::Kinds(kinds) => kinds,
+    };
+    let Some(k) = kinds.iter().find(|k| k.id == kind) else {
+        let names: Vec<&str> = kinds.iter().map(|k| k.id.as_str()).collect();
         return Err(format!(
             "`{kind}` is not a kind of {agent} account; it takes {}",
-            kinds.join(", ")
+            names.join(", ")
         ));
-    }
-    Ok(match (agent, kind) {
-        ("native", _) => NATIVE_ENDPOINT,
-        (_, "login") => LOGIN,
-        ("claude", "gateway") | (_, "endpoint") => ENDPOINT,
-        ("claude", "bedrock") | (_, "vertex") => CLOUD,
-        _ => KEY,
+    };
+    Ok(KindRules {
+        login: k.login,
+        secret: k.secret,
+        base_url: k.base_url,
+        protocols: &k.protocols,
     })
 }
 
-/// The variable naming a login account's home for `agent`.
-pub fn home_var(agent: &str) -> &'static str {
-    match agent {
-        "codex" => "CODEX_HOME",
-        "gemini" => "GEMINI_CLI_HOME",
-        _ => "CLAUDE_CONFIG_DIR",
-    }
+/// The variable naming `spec`'s config folder (a login account's home), when it has one.
+pub fn home_var(spec: Option<&AgentSpec>) -> Option<&str> {
+    spec.and_then(|s| s.config_home.as_ref())
+        .map(|h| h.var.as_str())
 }
 
 /// Where a login account's home lives.
@@ -193,123 +147,53 @@ pub fn check_base_url(url: &str) -> Result<String, String> {
 }
 
 /// Everything one spawn on `account` gets: variables (the secret among them) and
-/// arguments. `ambient_home` is the config folder the client's environment names for
-/// this agent, kept for key kinds.
+/// arguments, as `spec` (its agent's) says. `ambient_home` is the config folder the
+/// client's environment names for this agent, kept for key kinds.
 pub fn inject(
+    spec: Option<&AgentSpec>,
     account: &AccountInfo,
     secret: Option<&Secret>,
     ambient_home: Option<String>,
 ) -> (Vec<(String, String)>, Vec<String>) {
     let mut env: Vec<(String, String)> = Vec::new();
     let mut args = Vec::new();
-    let mut set = |k: &str, v: &str| env.push((k.to_string(), v.to_string()));
     let key = secret.map(Secret::expose);
-    let base = account.base_url.as_deref();
-    let home_var = home_var(&account.agent);
-    match (account.agent.as_str(), account.kind.as_str()) {
-        (_, "login") => {
-            if let Some(home) = &account.home_dir {
-                set(home_var, home);
-            }
-        }
-        ("claude", kind) => {
-            if let Some(home) = &ambient_home {
-                set(home_var, home);
-            }
-            if let Some(b) = base {
-                let var = match kind {
-                    "bedrock" => "ANTHROPIC_BEDROCK_BASE_URL",
-                    "vertex" => "ANTHROPIC_VERTEX_BASE_URL",
-                    _ => "ANTHROPIC_BASE_URL",
+    match spec.and_then(|s| s.kind(&account.kind)) {
+        Some(kind) => {
+            for (var, from) in &kind.env {
+                let models = (!account.models.is_empty()).then(|| account.models.join(","));
+                let value = match from {
+                    EnvValue::Home => account.home_dir.clone(),
+                    EnvValue::AmbientHome => ambient_home.clone(),
+                    EnvValue::BaseUrl => account.base_url.clone(),
+                    EnvValue::BaseUrlOr(default) => {
+                        Some(account.base_url.clone().unwrap_or_else(|| default.clone()))
+                    }
+                    EnvValue::Secret => key.map(str::to_string),
+                    EnvValue::Literal(v) => Some(v.clone()),
+                    EnvValue::FirstModel => account.models.first().cloned(),
+                    EnvValue::Models => models,
+                    EnvValue::AccountId => Some(account.id.clone()),
+                    EnvValue::Protocol => account.protocol.clone(),
                 };
-                set(var, b);
-            }
-            match (kind, key) {
-                ("setup-token", Some(k)) => set("CLAUDE_CODE_OAUTH_TOKEN", k),
-                ("api-key", Some(k)) => set("ANTHROPIC_API_KEY", k),
-                ("gateway", Some(k)) => set("ANTHROPIC_AUTH_TOKEN", k),
-                ("bedrock", k) => {
-                    set("CLAUDE_CODE_USE_BEDROCK", "1");
-                    if let Some(k) = k {
-                        set("AWS_BEARER_TOKEN_BEDROCK", k);
-                    }
-                }
-                ("vertex", _) => set("CLAUDE_CODE_USE_VERTEX", "1"),
-                _ => {}
-            }
-            if kind == "gateway" {
-                if let Some(m) = account.models.first() {
-                    set("ANTHROPIC_MODEL", m);
+                if let Some(v) = value {
+                    env.push((var.clone(), v));
                 }
             }
+            args.extend(kind.args.iter().cloned());
         }
-        ("codex", _) => {
-            if let Some(home) = &ambient_home {
-                set(home_var, home);
-            }
-            set(
-                "WEFT_CODEX_BASE_URL",
-                base.unwrap_or("https://api.openai.com/v1"),
-            );
-            set("WEFT_CODEX_API_KEY_ENV", CODEX_KEY_VAR);
-            if let Some(k) = key {
-                set(CODEX_KEY_VAR, k);
-            }
-            args.extend([
-                "-c".to_string(),
-                format!("shell_environment_policy.exclude=[\"{CODEX_KEY_VAR}\"]"),
-            ]);
-        }
-        ("gemini", kind) => {
-            if let Some(home) = &ambient_home {
-                set(home_var, home);
-            }
-            if let Some(b) = base {
-                set("GOOGLE_GEMINI_BASE_URL", b);
-            }
-            match (kind, key) {
-                ("vertex", k) => {
-                    set("GOOGLE_GENAI_USE_VERTEXAI", "true");
-                    if let Some(k) = k {
-                        set("GOOGLE_API_KEY", k);
-                    }
-                }
-                (_, Some(k)) => set("GEMINI_API_KEY", k),
-                _ => {}
-            }
-        }
-        ("native", _) => {
-            // The native driver reads its endpoint from these (crates/drivers/native
-            // config.rs); WEFT_NATIVE_ACCOUNT makes them win over providers.json.
-            set("WEFT_NATIVE_ACCOUNT", &account.id);
-            if let Some(p) = &account.protocol {
-                set("WEFT_NATIVE_PROTOCOL", p);
-            }
-            if let Some(b) = base {
-                set("WEFT_NATIVE_BASE_URL", b);
-            }
-            if let Some(m) = account.models.first() {
-                set("WEFT_NATIVE_MODEL", m);
-            }
-            if !account.models.is_empty() {
-                set("WEFT_NATIVE_MODELS", &account.models.join(","));
-            }
-            if let Some(k) = key {
-                set("WEFT_NATIVE_API_KEY", k);
-            }
-        }
-        (_, "env") => {
+        None if account.kind == "env" => {
             if let (Some(var), Some(k)) = (&account.secret_var, key) {
-                set(var, k);
+                env.push((var.clone(), k.to_string()));
             }
         }
-        _ => {}
+        None => {}
     }
-    if account.agent == "claude" {
-        set("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "1");
+    if let Some(spec) = spec {
+        env.extend(spec.account_env.iter().cloned());
     }
     for (k, v) in &account.env {
-        set(k, v);
+        env.push((k.clone(), v.clone()));
     }
     (env, args)
 }
@@ -318,6 +202,29 @@ pub fn inject(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn specs() -> Vec<AgentSpec> {
+        weft_drivers::specs_in(Path::new("/nonexistent"))
+    }
+
+    fn spec(agent: &str) -> Option<AgentSpec> {
+        specs().into_iter().find(|s| s.id == agent)
+    }
+
+    fn inject(
+        account: &AccountInfo,
+        secret: Option<&Secret>,
+        ambient_home: Option<String>,
+    ) -> (Vec<(String, String)>, Vec<String>) {
+        super::inject(spec(&account.agent).as_ref(), account, secret, ambient_home)
+    }
+
+    fn rules(agent: &str, kind: &str) -> Result<KindRules<'static>, String> {
+        let specs: &'static [AgentSpec] = Box::leak(specs().into_boxed_slice());
+        super::rules(specs, agent, kind)
+    }
+
+    const CODEX_KEY_VAR: &str = "WEFT_ACCOUNT_KEY";
 
     fn account(agent: &str, kind: &str, base: Option<&str>) -> AccountInfo {
         AccountInfo {

@@ -31,6 +31,7 @@ pub mod switch;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use weft_agent_spec::spec::AgentSpec;
 use weft_kernel::ports::{ModelResolver, SpawnAccount};
 use weft_kernel::AgentTurnInput;
 use weft_protocol::{
@@ -58,6 +59,9 @@ pub enum AccountError {
 /// Every account, and what a spawn on one gets.
 pub struct Accounts {
     table: AccountTable,
+    /// Every agent's spec (the registry's), handed in by the daemon: what each agent's
+    /// accounts are is read there, never matched on its id here.
+    specs: Arc<[AgentSpec]>,
     secrets: Arc<dyn SecretStore>,
     state_dir: PathBuf,
 }
@@ -88,18 +92,25 @@ fn valid_var_name(name: &str) -> bool {
 }
 
 impl Accounts {
-    /// Accounts of the database at `db`, with secrets in `secrets`; login homes go
-    /// under `state_dir/homes`.
+    /// Accounts of the database at `db`, with secrets in `secrets`, for the agents
+    /// `specs` describe; login homes go under `state_dir/homes`.
     pub fn open(
         state_dir: &Path,
         db: &Path,
         secrets: Arc<dyn SecretStore>,
+        specs: impl Into<Arc<[AgentSpec]>>,
     ) -> Result<Self, AccountError> {
         Ok(Self {
             table: AccountTable::open(db).map_err(storage)?,
+            specs: specs.into(),
             secrets,
             state_dir: state_dir.to_path_buf(),
         })
+    }
+
+    /// The spec of `agent`, when it has one (a user's ACP agent may not).
+    pub fn spec(&self, agent: &str) -> Option<&AgentSpec> {
+        self.specs.iter().find(|s| s.id == agent)
     }
 
     /// Every account, oldest first.
@@ -122,7 +133,7 @@ impl Accounts {
         let bad = AccountError::Bad;
         let agent = request.agent.trim().to_string();
         let kind = request.kind.trim().to_string();
-        let rules = kinds::rules(&agent, &kind).map_err(bad)?;
+        let rules = kinds::rules(&self.specs, &agent, &kind).map_err(bad)?;
         let label = request.label.trim().to_string();
         if label.is_empty() {
             return Err(bad("an account needs a label (--label)".into()));
@@ -139,17 +150,23 @@ impl Accounts {
             (_, Some(u)) => Some(kinds::check_base_url(u).map_err(bad)?),
             (_, None) => None,
         };
+        // A protocol is one some agent speaks; the kind that needs one, one of its own.
+        let mut protocols: Vec<&str> = Vec::new();
+        for p in self.specs.iter().flat_map(|s| s.accounts.kinds()) {
+            for p in &p.protocols {
+                if !protocols.contains(&p.as_str()) {
+                    protocols.push(p);
+                }
+            }
+        }
+        if !rules.protocols.is_empty() {
+            protocols = rules.protocols.iter().map(String::as_str).collect();
+        }
         if let Some(p) = &request.protocol {
-            const PROTOCOLS: &[&str] = &[
-                "anthropic-messages",
-                "openai-responses",
-                "openai-chat",
-                "gemini",
-            ];
-            if !PROTOCOLS.contains(&p.as_str()) {
+            if !protocols.contains(&p.as_str()) {
                 return Err(bad(format!(
                     "`{p}` is not a protocol; use one of {}",
-                    PROTOCOLS.join(", ")
+                    protocols.join(", ")
                 )));
             }
         }
@@ -158,12 +175,12 @@ impl Accounts {
                 return Err(bad(format!("`{name}` is not a variable name")));
             }
         }
-        if agent == "native" && request.protocol.is_none() {
-            return Err(bad(
-                "a native `endpoint` account needs its protocol (--protocol anthropic-messages, \
-                 openai-responses, openai-chat or gemini)"
-                    .into(),
-            ));
+        if let ([first @ .., last], None) = (rules.protocols, &request.protocol) {
+            let first: Vec<&str> = first.iter().map(String::as_str).collect();
+            return Err(bad(format!(
+                "a {agent} `{kind}` account needs its protocol (--protocol {} or {last})",
+                first.join(", ")
+            )));
         }
         let secret_var = request.secret_var.as_deref().map(str::trim);
         match (kind.as_str(), secret_var, &request.secret) {
@@ -347,34 +364,36 @@ impl Accounts {
             return Err(format!("{who} has no home folder"));
         };
         let login = format!("log in with `weft accounts login {}`", account.id);
-        match account.agent.as_str() {
-            "claude" => {
-                let file = home.join(".credentials.json");
-                let Ok(text) = std::fs::read_to_string(&file) else {
-                    return Err(format!("{who} is not logged in: {login}"));
-                };
-                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-                let oauth = &v["claudeAiOauth"];
-                if oauth.is_null() {
-                    return Err(format!("{who} is not logged in: {login}"));
-                }
-                let expired = oauth["expiresAt"].as_i64().is_some_and(|t| t < now_ms());
-                let refresh = oauth["refreshToken"]
-                    .as_str()
-                    .is_some_and(|t| !t.is_empty());
-                if expired && !refresh {
-                    return Err(format!("{who}: its login has expired: {login}"));
-                }
-                Ok(())
-            }
-            "codex" if !home.join("auth.json").is_file() => {
-                Err(format!("{who} is not logged in: {login}"))
-            }
-            "gemini" if !home.join(".gemini").join("oauth_creds.json").is_file() => {
-                Err(format!("{who} is not logged in: {login}"))
-            }
-            _ => Ok(()),
+        let Some(logged_in) = self
+            .spec(&account.agent)
+            .and_then(|s| s.config_home.as_ref())
+            .and_then(|h| h.logged_in.as_ref())
+        else {
+            return Ok(());
+        };
+        let file = home.join(&logged_in.file);
+        let Some(key) = &logged_in.oauth else {
+            return match file.is_file() {
+                true => Ok(()),
+                false => Err(format!("{who} is not logged in: {login}")),
+            };
+        };
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            return Err(format!("{who} is not logged in: {login}"));
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let oauth = &v[key.as_str()];
+        if oauth.is_null() {
+            return Err(format!("{who} is not logged in: {login}"));
         }
+        let expired = oauth["expiresAt"].as_i64().is_some_and(|t| t < now_ms());
+        let refresh = oauth["refreshToken"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty());
+        if expired && !refresh {
+            return Err(format!("{who}: its login has expired: {login}"));
+        }
+        Ok(())
     }
 
     /// Checks that `id` can run a turn of `agent` now (a secret command is not run:
@@ -438,29 +457,29 @@ impl Accounts {
         else {
             return;
         };
-        if !matches!(agent, "claude" | "codex") {
+        let Some(spec) = self.spec(agent) else {
             return;
-        }
-        let var = kinds::home_var(agent);
-        let default_dir = if agent == "codex" {
-            ".codex"
-        } else {
-            ".claude"
         };
+        let (Some(layout), Some(config)) = (&spec.transcript, &spec.config_home) else {
+            return;
+        };
+        let var = config.var.as_str();
         let home = input.base_env().get("HOME").cloned();
-        let default = home.map(|h| Path::new(&h).join(default_dir));
+        let default = home
+            .zip(config.default_dir.as_ref())
+            .map(|(h, d)| Path::new(&h).join(d));
         let set = env
             .iter()
             .rev()
             .find(|(k, _)| k == var)
             .map(|(_, v)| PathBuf::from(v));
         let Some(target) = set
-            .or_else(|| ambient_home(input, agent).map(PathBuf::from))
+            .or_else(|| ambient_home(input, Some(spec)).map(PathBuf::from))
             .or(default.clone())
         else {
             return;
         };
-        let mut known: Vec<PathBuf> = ambient_home(input, agent)
+        let mut known: Vec<PathBuf> = ambient_home(input, Some(spec))
             .map(PathBuf::from)
             .into_iter()
             .chain(default)
@@ -472,7 +491,7 @@ impl Accounts {
                     .filter_map(|a| a.home_dir.as_deref().map(PathBuf::from)),
             );
         }
-        match handover::carry(agent, session_id, &target, &known) {
+        match handover::carry(layout, session_id, &target, &known) {
             Ok(Some(to)) => {
                 tracing::info!(session = %input.session_key, to = %to.display(), "carried the transcript into the account's home")
             }
@@ -497,10 +516,12 @@ impl Accounts {
         input: &AgentTurnInput,
         account: &AccountInfo,
     ) -> Result<Option<String>, String> {
-        let auth = match (account.agent.as_str(), account.kind.as_str()) {
-            ("gemini", "api-key" | "endpoint") => "gemini-api-key",
-            ("gemini", "vertex") => "vertex-ai",
-            _ => return Ok(None),
+        let Some(auth) = self
+            .spec(&account.agent)
+            .and_then(|s| s.kind(&account.kind))
+            .and_then(|k| k.settings_auth.as_deref())
+        else {
+            return Ok(None);
         };
         let system = match &input.client_env {
             Some(env) => env.0.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH").cloned(),
@@ -517,7 +538,7 @@ impl Accounts {
             _ => serde_json::json!({}),
         };
         settings["security"]["auth"] = serde_json::json!({"selectedType": auth});
-        let dir = self.state_dir.join("accounts").join("gemini");
+        let dir = self.state_dir.join("accounts").join(&account.agent);
         let path = dir.join(format!("{}-settings.json", account.id));
         let who = format!("account `{}` ({})", account.id, account.label);
         make_private_dir(&dir).map_err(|e| format!("{who}: {}: {e}", dir.display()))?;
@@ -548,9 +569,9 @@ fn make_private_dir(path: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
 }
 
-/// The config folder the client's environment names for `agent`.
-fn ambient_home(input: &AgentTurnInput, agent: &str) -> Option<String> {
-    let name = kinds::home_var(agent);
+/// The config folder the client's environment names for the agent of `spec`.
+fn ambient_home(input: &AgentTurnInput, spec: Option<&AgentSpec>) -> Option<String> {
+    let name = kinds::home_var(spec)?;
     let value = match &input.client_env {
         Some(env) => env.0.get(name).cloned(),
         None => std::env::var(name).ok(),
@@ -573,8 +594,9 @@ impl ModelResolver for Accounts {
         };
         let account = self.usable(&agent, id)?;
         let secret = self.secret_of(&account)?;
+        let spec = self.spec(&agent);
         let (mut env, extra_args) =
-            kinds::inject(&account, secret.as_ref(), ambient_home(input, &agent));
+            kinds::inject(spec, &account, secret.as_ref(), ambient_home(input, spec));
         if let Some(path) = self.gemini_auth_settings(input, &account)? {
             env.push(("GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(), path));
         }

@@ -49,39 +49,26 @@ pub(crate) async fn test(accounts: &Accounts, account: &AccountInfo) -> AccountT
     };
     let key = secret.as_ref().map(|s| s.expose()).unwrap_or_default();
     let base = account.base_url.as_deref();
-    let request = match (account.agent.as_str(), account.kind.as_str()) {
-        ("claude", kind @ ("api-key" | "setup-token" | "gateway")) => {
-            let url = format!("{}/v1/models", base.unwrap_or("https://api.anthropic.com"));
+    let probe = accounts
+        .spec(&account.agent)
+        .and_then(|s| s.kind(&account.kind))
+        .and_then(|k| k.probe.as_ref());
+    let request = match probe {
+        Some(p) => {
+            let url = format!("{}{}", base.unwrap_or(&p.default_base), p.path);
             let Some(c) = client() else {
                 return result(account, "error", "no HTTP client");
             };
-            let r = c.get(url).header("anthropic-version", "2023-06-01");
-            match kind {
-                "api-key" => r.header("x-api-key", key),
-                "setup-token" => r
-                    .bearer_auth(key)
-                    .header("anthropic-beta", "oauth-2025-04-20"),
-                _ => r.bearer_auth(key),
+            let mut r = c.get(url);
+            for (name, value) in &p.headers {
+                r = r.header(name.as_str(), value.as_str());
+            }
+            match &p.key_header {
+                Some(name) => r.header(name.as_str(), key),
+                None => r.bearer_auth(key),
             }
         }
-        ("codex", _) => {
-            let url = format!("{}/models", base.unwrap_or("https://api.openai.com/v1"));
-            let Some(c) = client() else {
-                return result(account, "error", "no HTTP client");
-            };
-            c.get(url).bearer_auth(key)
-        }
-        ("gemini", "api-key" | "endpoint") => {
-            let url = format!(
-                "{}/v1beta/models",
-                base.unwrap_or("https://generativelanguage.googleapis.com")
-            );
-            let Some(c) = client() else {
-                return result(account, "error", "no HTTP client");
-            };
-            c.get(url).header("x-goog-api-key", key)
-        }
-        _ => {
+        None => {
             return result(
                 account,
                 "ok",

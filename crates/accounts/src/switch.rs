@@ -15,43 +15,32 @@
 //! The transcripts of Claude and Codex are carried between homes (`handover.rs`), so a
 //! move between two homes alone never needs a warning for them.
 
+use weft_agent_spec::spec::{AgentSpec, Binding};
 use weft_protocol::{AccountInfo, ClientEnv};
 
 use crate::Accounts;
 
-/// What an agent session is bound to; two accounts with the same binding can resume
-/// each other's sessions.
-fn binding(agent: &str, account: Option<&AccountInfo>) -> String {
+/// What an agent session is bound to, as its spec's kind says; two accounts with the
+/// same binding can resume each other's sessions.
+fn binding(spec: Option<&AgentSpec>, account: Option<&AccountInfo>) -> String {
     let Some(a) = account else {
         return "ambient".into();
     };
-    match agent {
-        "claude" => match a.kind.as_str() {
-            "gateway" => format!("gateway {}", a.base_url.as_deref().unwrap_or_default()),
-            _ => "anthropic".into(),
-        },
-        "codex" => match a.kind.as_str() {
-            "endpoint" => format!("endpoint {}", a.base_url.as_deref().unwrap_or_default()),
-            _ => format!("account {}", a.id),
-        },
-        "gemini" => match a.kind.as_str() {
-            "login" => format!("home {}", a.home_dir.as_deref().unwrap_or_default()),
-            _ => "ambient".into(),
-        },
-        "native" => format!(
-            "{} {}",
-            a.protocol.as_deref().unwrap_or_default(),
-            a.base_url.as_deref().unwrap_or_default()
-        ),
-        _ => "ambient".into(),
+    let url = || a.base_url.as_deref().unwrap_or_default();
+    match spec.and_then(|s| s.kind(&a.kind)).map(|k| &k.binding) {
+        Some(Binding::Fixed(to)) => to.clone(),
+        Some(Binding::BaseUrl(word)) => format!("{word} {}", url()),
+        Some(Binding::Account) => format!("account {}", a.id),
+        Some(Binding::Home) => format!("home {}", a.home_dir.as_deref().unwrap_or_default()),
+        Some(Binding::ProtocolAndUrl) => {
+            format!("{} {}", a.protocol.as_deref().unwrap_or_default(), url())
+        }
+        Some(Binding::Ambient) | None => "ambient".into(),
     }
 }
 
-fn ambient_binding(agent: &str) -> String {
-    match agent {
-        "claude" => "anthropic".into(),
-        _ => "ambient".into(),
-    }
+fn ambient_binding(spec: Option<&AgentSpec>) -> String {
+    spec.map_or_else(|| "ambient".into(), |s| s.ambient_binding.clone())
 }
 
 impl Accounts {
@@ -80,19 +69,17 @@ impl Accounts {
         }
         let record = |id: Option<&str>| id.and_then(|id| self.get(id).ok());
         let (a, b) = (record(from), record(to));
+        let spec = self.spec(agent);
         let side = |r: Option<&AccountInfo>| match r {
-            Some(r) => binding(agent, Some(r)),
-            None => ambient_binding(agent),
+            Some(r) => binding(spec, Some(r)),
+            None => ambient_binding(spec),
         };
         if side(a.as_ref()) == side(b.as_ref()) {
             return None;
         }
-        let why = match agent {
-            "claude" => "Claude signs its thinking for the provider it ran on, and the other account is another provider",
-            "codex" => "Codex's reasoning is encrypted for the account's organisation, which the other account cannot read",
-            "gemini" => "Gemini keeps its sessions in the account's home, and the other account has another one",
-            _ => "the agent's session is bound to the endpoint it ran on",
-        };
+        let why = spec
+            .and_then(|s| s.switch_reason.as_deref())
+            .unwrap_or("the agent's session is bound to the endpoint it ran on");
         Some(format!(
             "{why}: this session's own {agent} session (on {}) cannot be resumed on {}. \
              Weft continues in a new {agent} session that starts from a handover summary of \
@@ -174,7 +161,10 @@ mod tests {
 
     #[test]
     fn what_binds_a_session_follows_the_vendors_rules() {
-        let b = |agent, kind, id, base| binding(agent, Some(&acct(agent, kind, id, base)));
+        let specs = weft_drivers::specs_in(std::path::Path::new("/nonexistent"));
+        let spec = |agent: &str| specs.iter().find(|s| s.id == agent);
+        let b = |agent, kind, id, base| binding(spec(agent), Some(&acct(agent, kind, id, base)));
+        let ambient_binding = |agent| ambient_binding(spec(agent));
         // Claude: every first-party kind is one provider; a gateway is another.
         assert_eq!(b("claude", "api-key", "a", Some("http://x")), "anthropic");
         assert_eq!(b("claude", "login", "b", None), ambient_binding("claude"));

@@ -16,7 +16,13 @@ struct Fixture {
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(MemoryStore::default());
-    let accounts = Accounts::open(dir.path(), &dir.path().join("weft.db"), store.clone()).unwrap();
+    let accounts = Accounts::open(
+        dir.path(),
+        &dir.path().join("weft.db"),
+        store.clone(),
+        weft_drivers::specs_in(dir.path()),
+    )
+    .unwrap();
     Fixture {
         _dir: dir,
         store,

@@ -58,8 +58,13 @@ fn an_account_secret_lives_in_the_secret_service_and_not_in_the_database() {
     }
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let db = dir.path().join("weft.db");
-    let accounts = Accounts::open(dir.path(), &db, Arc::new(SecretServiceStore))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let accounts = Accounts::open(
+        dir.path(),
+        &db,
+        Arc::new(SecretServiceStore),
+        weft_drivers::specs_in(dir.path()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let value = unique("sk");
     let account = accounts
         .add(AddAccountRequest {
@@ -90,8 +95,13 @@ fn an_account_secret_lives_in_the_secret_service_and_not_in_the_database() {
             );
         }
     }
-    let accounts = Accounts::open(dir.path(), &db, Arc::new(SecretServiceStore))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let accounts = Accounts::open(
+        dir.path(),
+        &db,
+        Arc::new(SecretServiceStore),
+        weft_drivers::specs_in(dir.path()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     accounts
         .remove(&account.id, false)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -134,6 +144,7 @@ fn a_missing_secret_service_is_a_clear_error_and_loses_no_record() {
         dir.path(),
         &dir.path().join("weft.db"),
         Arc::new(SecretServiceStore),
+        weft_drivers::specs_in(dir.path()),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let kept = accounts
@@ -245,6 +256,7 @@ fn a_locked_keyring_is_a_clear_error_and_loses_nothing() {
         dir.path(),
         &dir.path().join("weft.db"),
         Arc::new(SecretServiceStore),
+        weft_drivers::specs_in(dir.path()),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let value = unique("locked-value");

@@ -10,9 +10,10 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use weft_protocol::verb;
 use weft_protocol::{
-    AccountInfo, AccountSwitch, AccountTest, AccountUsageDay, AddAccountRequest, AutoSwitch,
-    ClientRequest, SecretInput, SecretSource, SecretText,
+    AccountInfo, AccountSwitch, AddAccountRequest, AutoSwitch, ClientRequest, SecretInput,
+    SecretSource, SecretText,
 };
 
 use crate::client;
@@ -144,10 +145,10 @@ pub(crate) async fn run(command: AccountsCommand) -> ExitCode {
         AccountsCommand::Login { id } => login(id).await,
         AccountsCommand::Test { id, json } => test(id, json).await,
         AccountsCommand::Rename { id, label } => {
-            simple::<AccountInfo>(ClientRequest::RenameAccount { account: id, label }).await
+            simple(ClientRequest::RenameAccount { account: id, label }).await
         }
         AccountsCommand::Remove { id, delete_home } => {
-            simple::<serde_json::Value>(ClientRequest::RemoveAccount {
+            simple(ClientRequest::RemoveAccount {
                 account: id,
                 delete_home,
             })
@@ -165,12 +166,12 @@ pub(crate) async fn run(command: AccountsCommand) -> ExitCode {
     }
 }
 
-async fn simple<T: serde::de::DeserializeOwned>(request: ClientRequest) -> ExitCode {
+async fn simple(request: ClientRequest) -> ExitCode {
     let daemon = match client::connect().await {
         Ok(d) => d,
         Err(code) => return code,
     };
-    match daemon.call::<T>(request).await {
+    match daemon.run(request).await {
         Ok(_) => ExitCode::SUCCESS,
         Err(code) => code,
     }
@@ -178,7 +179,7 @@ async fn simple<T: serde::de::DeserializeOwned>(request: ClientRequest) -> ExitC
 
 async fn fetch_all() -> Result<Vec<AccountInfo>, ExitCode> {
     let daemon = client::connect().await?;
-    daemon.call(ClientRequest::ListAccounts {}).await
+    daemon.send(verb::ListAccounts {}).await
 }
 
 fn secret_shown(s: &SecretSource) -> String {
@@ -289,10 +290,7 @@ async fn add(args: AddArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    match daemon
-        .call::<AccountInfo>(ClientRequest::AddAccount(request))
-        .await
-    {
+    match daemon.send(request).await {
         Ok(a) => {
             out!("{}", a.id);
             if a.kind == "login" {
@@ -321,10 +319,7 @@ async fn test(id: String, json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let result: AccountTest = match daemon
-        .call(ClientRequest::TestAccount { account: id })
-        .await
-    {
+    let result = match daemon.send(verb::TestAccount { account: id }).await {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -345,10 +340,7 @@ async fn usage(id: Option<String>, json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let days: Vec<AccountUsageDay> = match daemon
-        .call(ClientRequest::AccountUsage { account: id })
-        .await
-    {
+    let days = match daemon.send(verb::AccountUsage { account: id }).await {
         Ok(d) => d,
         Err(code) => return code,
     };
@@ -456,7 +448,7 @@ pub(crate) async fn confirm_switch(
     interactive: bool,
 ) -> Result<(), ExitCode> {
     let plan: AccountSwitch = daemon
-        .call(ClientRequest::CheckAccountSwitch {
+        .send(verb::CheckAccountSwitch {
             session_key: session.to_string(),
             account: account.to_string(),
         })
@@ -476,7 +468,7 @@ pub(crate) async fn confirm_switch(
         }
     }
     daemon
-        .call::<AccountSwitch>(ClientRequest::SwitchAccount {
+        .send(verb::SwitchAccount {
             session_key: session.to_string(),
             account: account.to_string(),
             resume: false,
@@ -492,13 +484,13 @@ async fn switch(id: String, session: String, resume: bool, yes: bool, json: bool
         Ok(d) => d,
         Err(code) => return code,
     };
-    let ask = |confirm| ClientRequest::SwitchAccount {
+    let ask = |confirm| verb::SwitchAccount {
         session_key: session.clone(),
         account: id.clone(),
         resume,
         confirm,
     };
-    let mut outcome: AccountSwitch = match daemon.call(ask(yes)).await {
+    let mut outcome = match daemon.send(ask(yes)).await {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -514,7 +506,7 @@ async fn switch(id: String, session: String, resume: bool, yes: bool, json: bool
             eprintln!("weft: nothing was changed");
             return ExitCode::FAILURE;
         }
-        outcome = match daemon.call(ask(true)).await {
+        outcome = match daemon.send(ask(true)).await {
             Ok(o) => o,
             Err(code) => return code,
         };
@@ -545,7 +537,7 @@ pub(crate) async fn set_auto_switch(
     enabled: bool,
 ) -> Result<AutoSwitch, ExitCode> {
     daemon
-        .call(ClientRequest::SetAutoSwitch {
+        .send(verb::SetAutoSwitch {
             session_key: session.to_string(),
             enabled,
         })
@@ -561,7 +553,7 @@ async fn auto_switch(session: String, state: Option<String>) -> ExitCode {
         Some(s) => set_auto_switch(&daemon, &session, s == "on").await,
         None => {
             daemon
-                .call(ClientRequest::GetAutoSwitch {
+                .send(verb::GetAutoSwitch {
                     session_key: session.clone(),
                 })
                 .await

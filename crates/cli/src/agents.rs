@@ -9,10 +9,7 @@ use std::process::{Command, ExitCode};
 use weft_agent_process::install::{installable, Installable, INSTALLABLE};
 
 pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
-    let Some(&Installable {
-        package, tested, ..
-    }) = installable(name)
-    else {
+    let Some(&Installable { package, .. }) = installable(name) else {
         let known: Vec<&str> = INSTALLABLE.iter().map(|i| i.name).collect();
         eprintln!(
             "weft: `{name}` is not an agent Weft installs; it installs {}",
@@ -20,7 +17,12 @@ pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
         );
         return ExitCode::from(crate::EXIT_USAGE);
     };
-    let version = version.unwrap_or_else(|| tested.to_string());
+    let version = version.unwrap_or_else(|| {
+        installable(name)
+            .map(Installable::tested)
+            .unwrap_or_default()
+            .to_string()
+    });
     let var = |n: &str| std::env::var(n).ok();
     let Some(dir) = weft_agent_process::installed_agents_dir(&var) else {
         eprintln!("weft: neither WEFT_HOME nor HOME is set: no folder to install into");

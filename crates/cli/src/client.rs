@@ -5,10 +5,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use weft_client::{Client, Event, Home};
-use weft_protocol::{ClientRequest, ErrorCode, WireError};
+use weft_protocol::{ClientRequest, ErrorCode, Verb, WireError};
 
 /// A connection and what the daemon pushes on it.
 pub(crate) struct Daemon {
@@ -64,9 +63,20 @@ pub(crate) async fn connect_existing() -> Result<Option<Daemon>, ExitCode> {
 }
 
 impl Daemon {
-    /// A request whose failure is printed and becomes the exit code.
-    pub async fn call<T: DeserializeOwned>(&self, request: ClientRequest) -> Result<T, ExitCode> {
-        self.client.call(request).await.map_err(|e| fail(&e))
+    /// A verb whose failure is printed and becomes the exit code; its reply is the type
+    /// the verb declares.
+    pub async fn send<V: Verb>(&self, verb: V) -> Result<V::Reply, ExitCode> {
+        self.client.send(verb).await.map_err(|e| fail(&e))
+    }
+
+    /// A request whose reply says only that it was done (a command that prints nothing
+    /// of it); a failure is printed and becomes the exit code.
+    pub async fn run(&self, request: ClientRequest) -> Result<(), ExitCode> {
+        self.client
+            .request(request)
+            .await
+            .map(drop)
+            .map_err(|e| fail(&e))
     }
 }
 

@@ -5,7 +5,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use weft_protocol::{ClientRequest, DaemonStatus};
+use weft_protocol::verb;
 
 use crate::client;
 use crate::list::print_json;
@@ -140,7 +140,7 @@ pub(crate) async fn status(json: bool) -> ExitCode {
         }
         Err(code) => return code,
     };
-    let status: DaemonStatus = match daemon.call(ClientRequest::DaemonStatus {}).await {
+    let status = match daemon.send(verb::DaemonStatus {}).await {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -190,7 +190,7 @@ pub(crate) async fn stop() -> ExitCode {
     };
     let asked = tokio::time::timeout(
         std::time::Duration::from_secs(30),
-        daemon.call::<()>(ClientRequest::DaemonStop {}),
+        daemon.send(verb::DaemonStop {}),
     )
     .await;
     match asked {

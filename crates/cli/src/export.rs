@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use weft_protocol::{ClientRequest, ExportFormat, ExportWritten};
+use weft_protocol::verb;
+use weft_protocol::ExportFormat;
 
 use crate::client;
 
@@ -51,8 +52,8 @@ pub(crate) async fn export(key: String, format: Format, output: Option<PathBuf>)
         Ok(d) => d,
         Err(code) => return code,
     };
-    let written: ExportWritten = match daemon
-        .call(ClientRequest::ExportSessionToFile {
+    let written = match daemon
+        .send(verb::ExportSessionToFile {
             session_key: key,
             format,
             path: target.to_string_lossy().into_owned(),

@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use tokio::sync::mpsc;
 use weft_client::{Client, Event};
-use weft_protocol::{
-    apply_in_place, ClientRequest, PatchEvent, ServerMessage, SnapshotAt, UniversalSnapshot,
-};
+use weft_protocol::verb;
+use weft_protocol::{apply_in_place, PatchEvent, ServerMessage, SnapshotAt, UniversalSnapshot};
 
 use crate::client::{fail, Daemon};
 
@@ -41,7 +40,7 @@ impl Daemon {
     /// Subscribes to `key`: its snapshot now; its patches follow on the events.
     pub(crate) async fn follow(&self, key: &str) -> Result<Followed, ExitCode> {
         let at: SnapshotAt = self
-            .call(ClientRequest::Subscribe {
+            .send(verb::Subscribe {
                 session_key: key.to_string(),
             })
             .await?;
@@ -91,7 +90,7 @@ impl Followed {
     /// Starts again from the whole snapshot.
     pub(crate) async fn reread(&mut self, client: &Client) -> Result<Change, Lost> {
         let at: SnapshotAt = client
-            .call(ClientRequest::GetSnapshot {
+            .send(verb::GetSnapshot {
                 session_key: self.key.clone(),
             })
             .await

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use weft_kernel::now_ms;
+use weft_protocol::verb;
 use weft_protocol::{
-    ClientRequest, LibraryHit, LibraryQuery, LibrarySearch, LibrarySession, Origin, SessionAction,
-    TranscriptPage, UniversalSnapshot, UsageBy, UsageRow,
+    LibraryQuery, LibrarySearch, Origin, SessionAction, TranscriptPage, UniversalSnapshot, UsageBy,
+    UsageRow,
 };
 
 use crate::client;
@@ -127,15 +128,15 @@ pub(crate) async fn sessions(args: SessionsArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let request = ClientRequest::ListLibrary(LibraryQuery {
+    let request = LibraryQuery {
         workdir,
         agent: args.agent,
         origin,
         archived: args.archived,
         limit: Some(args.limit),
         offset: None,
-    });
-    let list: Vec<LibrarySession> = match daemon.call(request).await {
+    };
+    let list = match daemon.send(request).await {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -205,8 +206,8 @@ async fn manage(command: SessionsCommand) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let done: Result<serde_json::Value, ExitCode> = daemon
-        .call(ClientRequest::ManageSession {
+    let done = daemon
+        .send(verb::ManageSession {
             session_key: key,
             action,
         })
@@ -283,15 +284,15 @@ pub(crate) async fn search(args: SearchArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let request = ClientRequest::SearchLibrary(LibrarySearch {
+    let request = LibrarySearch {
         query: query.clone(),
         agent: args.agent,
         workdir,
         since,
         until: None,
         limit: Some(u32::try_from(args.limit).unwrap_or(u32::MAX)),
-    });
-    let hits: Vec<LibraryHit> = match daemon.call(request).await {
+    };
+    let hits = match daemon.send(request).await {
         Ok(h) => h,
         Err(code) => return code,
     };
@@ -319,7 +320,7 @@ async fn earlier_turns(
     loop {
         let page: TranscriptPage = daemon
             .client
-            .call(ClientRequest::EarlierTurns {
+            .send(verb::EarlierTurns {
                 session_key: key.to_string(),
                 start: Some(start),
                 limit: Some(500),
@@ -341,7 +342,7 @@ pub(crate) async fn history(key: &str, json: bool) -> ExitCode {
     };
     let managed: Result<Vec<UniversalSnapshot>, _> = daemon
         .client
-        .call(ClientRequest::GetHistory {
+        .send(verb::GetHistory {
             session_key: key.to_string(),
             limit: None,
             before: None,
@@ -428,7 +429,7 @@ pub(crate) async fn usage(args: UsageArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let rows: Vec<UsageRow> = match daemon.call(ClientRequest::Usage { by, since }).await {
+    let rows = match daemon.send(verb::Usage { by, since }).await {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -538,8 +539,8 @@ pub(crate) async fn fork(args: ForkArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let forked: LibrarySession = match daemon
-        .call(ClientRequest::ForkSession {
+    let forked = match daemon
+        .send(verb::ForkSession {
             session_key: args.key,
             at: args.at,
         })

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use weft_protocol::{AgentInfo, ClientRequest};
+use weft_protocol::verb;
 
 use crate::client;
 
@@ -25,7 +25,7 @@ pub(crate) async fn agents(json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let agents: Vec<AgentInfo> = match daemon.call(ClientRequest::ListAgentInfo {}).await {
+    let agents = match daemon.send(verb::ListAgentInfo {}).await {
         Ok(a) => a,
         Err(code) => return code,
     };

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
+use weft_protocol::verb;
 use weft_protocol::{ClientRequest, McpList, SecretText};
 
 use crate::client;
@@ -98,8 +99,8 @@ pub(crate) async fn run(command: McpCommand) -> ExitCode {
                 Ok(d) => d,
                 Err(code) => return code,
             };
-            let list: McpList = match daemon
-                .call(ClientRequest::ListMcp {
+            let list = match daemon
+                .send(verb::ListMcp {
                     workdir: Some(workdir),
                     session_key: session,
                 })
@@ -142,7 +143,7 @@ pub(crate) async fn run(command: McpCommand) -> ExitCode {
             command: SecretCommand::Remove { name },
         } => ClientRequest::RemoveMcpSecret { name },
     };
-    match daemon.call::<serde_json::Value>(request).await {
+    match daemon.run(request).await {
         Ok(_) => ExitCode::SUCCESS,
         Err(code) => code,
     }

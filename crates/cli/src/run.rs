@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
+use weft_protocol::verb;
 use weft_protocol::{
-    diff, ClientRequest, InteractRequest, InteractionKind, InteractionResponse, Phase,
-    PromptAccepted, PromptRequest, UniversalSnapshot,
+    diff, InteractRequest, InteractionKind, InteractionResponse, Phase, PromptRequest,
+    UniversalSnapshot,
 };
 
 use crate::ask;
@@ -131,14 +132,10 @@ struct Shown {
 /// Says once, on stderr, that the folder's grants do not take effect because the user
 /// has not trusted it (the turn runs anyway, without them).
 async fn warn_untrusted(daemon: &client::Daemon, workdir: &str) {
-    let asked = ClientRequest::GetWorkspaceTrust {
+    let asked = verb::GetWorkspaceTrust {
         workdir: workdir.to_string(),
     };
-    let Ok(t) = daemon
-        .client
-        .call::<weft_protocol::WorkspaceTrust>(asked)
-        .await
-    else {
+    let Ok(t) = daemon.client.send(asked).await else {
         return;
     };
     if t.trusted || t.grants.is_empty() {
@@ -207,7 +204,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         pack: args.pack,
         mcp: (!args.mcp.is_empty()).then(|| Box::new(args.mcp.into_iter().collect())),
     };
-    let accepted: PromptAccepted = match daemon.call(ClientRequest::Prompt(request)).await {
+    let accepted = match daemon.send(request).await {
         Ok(a) => a,
         Err(code) => return code,
     };
@@ -291,7 +288,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
                 stopping = true;
                 let _ = out.flush();
                 eprintln!("\nweft: stopping the turn…");
-                let _ = daemon.client.request(ClientRequest::Stop { session_key: key.clone() }).await;
+                let _ = daemon.client.send(verb::Stop { session_key: key.clone() }).await;
                 continue;
             }
         };
@@ -336,7 +333,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
 async fn finished_turn(daemon: &Daemon, key: &str, task_id: &str) -> Option<UniversalSnapshot> {
     let turns: Vec<UniversalSnapshot> = daemon
         .client
-        .call(ClientRequest::GetHistory {
+        .send(verb::GetHistory {
             session_key: key.to_string(),
             limit: Some(50),
             before: None,
@@ -397,11 +394,7 @@ async fn answer_new_interactions(
             prompt_id: interaction.prompt_id.clone(),
             response,
         };
-        if let Err(e) = daemon
-            .client
-            .request(ClientRequest::Interact(request))
-            .await
-        {
+        if let Err(e) = daemon.client.send(request).await {
             // Withdrawn meanwhile (the turn ended): nothing left to answer.
             tracing::debug!("interaction no longer pending: {e}");
         }

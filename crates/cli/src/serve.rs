@@ -7,7 +7,8 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use weft_protocol::{ClientRequest, Listening, Scope};
+use weft_protocol::verb;
+use weft_protocol::Scope;
 
 use crate::client;
 
@@ -51,8 +52,8 @@ pub(crate) async fn serve(args: ServeArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let listening: Listening = match daemon
-        .call(ClientRequest::Listen {
+    let listening = match daemon
+        .send(verb::Listen {
             addr: args.listen.clone(),
         })
         .await

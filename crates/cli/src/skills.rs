@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use weft_protocol::{ClientRequest, SkillInfo};
+use weft_protocol::verb;
+use weft_protocol::ClientRequest;
 
 use crate::client;
 use crate::list::print_json;
@@ -56,8 +57,8 @@ pub(crate) async fn run(command: SkillsCommand) -> ExitCode {
                 Ok(d) => d,
                 Err(code) => return code,
             };
-            let skills: Vec<SkillInfo> = match daemon
-                .call(ClientRequest::ListSkills {
+            let skills = match daemon
+                .send(verb::ListSkills {
                     workdir: Some(workdir),
                 })
                 .await
@@ -89,8 +90,8 @@ pub(crate) async fn run(command: SkillsCommand) -> ExitCode {
                     return ExitCode::from(crate::EXIT_USAGE);
                 }
             };
-            let added: Option<SkillInfo> = match daemon
-                .call(ClientRequest::AddSkill {
+            let added = match daemon
+                .send(verb::AddSkill {
                     path: path.display().to_string(),
                 })
                 .await
@@ -116,7 +117,7 @@ pub(crate) async fn run(command: SkillsCommand) -> ExitCode {
             enabled: false,
         },
     };
-    match daemon.call::<serde_json::Value>(request).await {
+    match daemon.run(request).await {
         Ok(_) => ExitCode::SUCCESS,
         Err(code) => code,
     }

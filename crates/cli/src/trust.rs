@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use weft_protocol::{ClientRequest, WorkspaceTrust};
+use weft_protocol::verb;
+use weft_protocol::WorkspaceTrust;
 
 use crate::client::connect;
 
@@ -66,10 +67,7 @@ pub async fn trust(args: TrustArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     if args.revoke {
-        return match daemon
-            .call::<WorkspaceTrust>(ClientRequest::RevokeWorkspaceTrust { workdir })
-            .await
-        {
+        return match daemon.send(verb::RevokeWorkspaceTrust { workdir }).await {
             Ok(t) => {
                 out!("forgot the trust decision for {}", t.scope);
                 ExitCode::SUCCESS
@@ -78,7 +76,7 @@ pub async fn trust(args: TrustArgs) -> ExitCode {
         };
     }
     let shown = match daemon
-        .call::<WorkspaceTrust>(ClientRequest::GetWorkspaceTrust {
+        .send(verb::GetWorkspaceTrust {
             workdir: workdir.clone(),
         })
         .await
@@ -131,7 +129,7 @@ pub async fn trust(args: TrustArgs) -> ExitCode {
         let _ = stdin.lock().read_line(&mut answer);
         if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
             return match daemon
-                .call::<WorkspaceTrust>(ClientRequest::DeclineWorkspaceTrust {
+                .send(verb::DeclineWorkspaceTrust {
                     workdir,
                     hash: shown.hash,
                 })
@@ -146,7 +144,7 @@ pub async fn trust(args: TrustArgs) -> ExitCode {
         }
     }
     match daemon
-        .call::<WorkspaceTrust>(ClientRequest::TrustWorkspace {
+        .send(verb::TrustWorkspace {
             workdir,
             hash: shown.hash,
         })

@@ -13,9 +13,8 @@ use std::sync::Arc;
 use clap::Args;
 use tokio::sync::mpsc;
 use weft_client::{Client, Event};
-use weft_protocol::{
-    frame_kind, ClientRequest, OpenTerminalRequest, ServerMessage, TerminalAttached,
-};
+use weft_protocol::verb;
+use weft_protocol::{frame_kind, OpenTerminalRequest, ServerMessage};
 
 use crate::client::{self, Daemon};
 
@@ -94,7 +93,7 @@ pub(crate) async fn tui(args: TuiArgs) -> ExitCode {
         rows: Some(rows),
         account: args.account,
     };
-    let attached: TerminalAttached = match daemon.call(ClientRequest::OpenTerminal(request)).await {
+    let attached = match daemon.send(request).await {
         Ok(a) => a,
         Err(code) => return code,
     };
@@ -109,8 +108,8 @@ pub(crate) async fn attach(key: String) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let attached: TerminalAttached = match daemon
-        .call(ClientRequest::AttachTerminal {
+    let attached = match daemon
+        .send(verb::AttachTerminal {
             session_key: key.clone(),
         })
         .await
@@ -121,7 +120,7 @@ pub(crate) async fn attach(key: String) -> ExitCode {
     let (cols, rows) = terminal_size();
     let _ = daemon
         .client
-        .request(ClientRequest::ResizeTerminal {
+        .send(verb::ResizeTerminal {
             session_key: key,
             cols,
             rows,
@@ -189,14 +188,14 @@ async fn pass_through(mut daemon: Daemon, key: String) -> ExitCode {
                     if at > 0 {
                         let _ = client.send_input(&key, &bytes[..at]).await;
                     }
-                    let _ = client.request(ClientRequest::DetachTerminal { session_key: key.clone() }).await;
+                    let _ = client.send(verb::DetachTerminal { session_key: key.clone() }).await;
                     break Ended::Detached;
                 }
                 let _ = client.send_input(&key, &bytes).await;
             }
             Some(()) = async { match winch.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => {
                 let (cols, rows) = terminal_size();
-                let _ = client.request(ClientRequest::ResizeTerminal { session_key: key.clone(), cols, rows }).await;
+                let _ = client.send(verb::ResizeTerminal { session_key: key.clone(), cols, rows }).await;
             }
         }
     };

@@ -3,10 +3,8 @@
 
 use std::process::ExitCode;
 
-use weft_protocol::{
-    AnswerRequest, ClientRequest, InboxItem, InteractAction, InteractionResponse, Phase,
-    SteerOutcome,
-};
+use weft_protocol::verb;
+use weft_protocol::{AnswerRequest, InteractAction, InteractionResponse, Phase, SteerOutcome};
 
 use crate::client;
 use crate::follow::Lost;
@@ -70,10 +68,7 @@ pub(crate) async fn stop(key: String) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    match daemon
-        .call::<()>(ClientRequest::Stop { session_key: key })
-        .await
-    {
+    match daemon.send(verb::Stop { session_key: key }).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(code) => code,
     }
@@ -85,7 +80,7 @@ pub(crate) async fn steer(key: String, text: Vec<String>) -> ExitCode {
         Err(code) => return code,
     };
     match daemon
-        .call::<SteerOutcome>(ClientRequest::Steer {
+        .send(verb::Steer {
             session_key: key,
             text: text.join(" "),
         })
@@ -109,7 +104,7 @@ pub(crate) async fn dequeue(key: String, task_id: String) -> ExitCode {
         Err(code) => return code,
     };
     match daemon
-        .call::<()>(ClientRequest::Dequeue {
+        .send(verb::Dequeue {
             session_key: key,
             task_id,
         })
@@ -126,7 +121,7 @@ pub(crate) async fn requeue(key: String, task_id: String, to: u32) -> ExitCode {
         Err(code) => return code,
     };
     match daemon
-        .call::<()>(ClientRequest::Requeue {
+        .send(verb::Requeue {
             session_key: key,
             task_id,
             to,
@@ -143,7 +138,7 @@ pub(crate) async fn inbox(json: bool) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let items: Vec<InboxItem> = match daemon.call(ClientRequest::Inbox {}).await {
+    let items = match daemon.send(verb::Inbox {}).await {
         Ok(items) => items,
         Err(code) => return code,
     };
@@ -199,10 +194,10 @@ pub(crate) async fn answer(
         Err(code) => return code,
     };
     match daemon
-        .call::<()>(ClientRequest::Answer(AnswerRequest {
+        .send(AnswerRequest {
             prompt_id: prompt_id.clone(),
             response,
-        }))
+        })
         .await
     {
         Ok(()) => ExitCode::SUCCESS,

@@ -20,14 +20,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::Framed;
 use weft_protocol::{
     ClientEnv, ClientMessage, ClientRequest, ErrorCode, Hello, ServerMessage, TerminalFrame,
-    TerminalInput, Welcome, WireError,
+    TerminalInput, Verb, Welcome, WireError,
 };
 
 pub use paths::Home;
@@ -212,18 +211,15 @@ impl Client {
                 restarting: false,
             },
         };
-        client.welcome = client
-            .call(ClientRequest::Hello(hello))
-            .await
-            .map_err(|e| {
-                if e.code == ErrorCode::Internal && e.message == GONE {
-                    ClientError::Closing {
-                        home: home.dir().display().to_string(),
-                    }
-                } else {
-                    ClientError::Refused(e)
+        client.welcome = client.send(hello).await.map_err(|e| {
+            if e.code == ErrorCode::Internal && e.message == GONE {
+                ClientError::Closing {
+                    home: home.dir().display().to_string(),
                 }
-            })?;
+            } else {
+                ClientError::Refused(e)
+            }
+        })?;
         Ok((client, events))
     }
 
@@ -248,9 +244,9 @@ impl Client {
         rx.await.unwrap_or_else(|_| Err(gone()))
     }
 
-    /// Sends a request and reads its reply as `T`.
-    pub async fn call<T: DeserializeOwned>(&self, request: ClientRequest) -> Result<T, WireError> {
-        let value = self.request(request).await?;
+    /// Sends a verb and reads its reply as the type the verb declares.
+    pub async fn send<V: Verb>(&self, verb: V) -> Result<V::Reply, WireError> {
+        let value = self.request(verb.into()).await?;
         serde_json::from_value(value).map_err(|e| {
             WireError::new(
                 ErrorCode::Internal,

@@ -28,6 +28,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_client::{Client, Event, Home};
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::verb;
 use weft_protocol::{
     apply_in_place, AgentInfo, Capabilities, ClientRequest, DriverEvent, Phase, PromptAccepted,
     PromptRequest, ServerMessage, SnapshotAt, ToolCall, ToolStatus, UniversalSnapshot,
@@ -61,6 +62,7 @@ impl AgentDriver for Scripted {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 
@@ -122,7 +124,7 @@ fn per_delta(marks: &[Instant], a: usize, b: usize, n: usize) -> f64 {
 
 async fn snapshot(client: &Client, key: &str) -> SnapshotAt {
     client
-        .call(ClientRequest::GetSnapshot {
+        .send(verb::GetSnapshot {
             session_key: key.to_string(),
         })
         .await
@@ -159,12 +161,12 @@ async fn one(n: usize) {
     tokio::spawn(async move { while ask_events.recv().await.is_some() {} });
     let workdir = Some(dir.path().to_string_lossy().into_owned());
     let warm: PromptAccepted = client
-        .call(ClientRequest::Prompt(PromptRequest {
+        .send(PromptRequest {
             prompt: "warm up".into(),
             agent: Some("scripted".into()),
             workdir,
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let key = warm.session_key;
@@ -172,7 +174,7 @@ async fn one(n: usize) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let sub: SnapshotAt = client
-        .call(ClientRequest::Subscribe {
+        .send(verb::Subscribe {
             session_key: key.clone(),
         })
         .await
@@ -183,11 +185,11 @@ async fn one(n: usize) {
     let written_before = proc_field("io", "write_bytes:");
     let started = Instant::now();
     let turn: PromptAccepted = client
-        .call(ClientRequest::Prompt(PromptRequest {
+        .send(PromptRequest {
             prompt: "go".into(),
             session_key: Some(key.clone()),
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     // The client's progress: the time its folded text first held each 1/MARKS of it.

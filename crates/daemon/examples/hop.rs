@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use weft_client::{Client, Event, Home};
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_protocol::verb;
 use weft_protocol::{
     AgentInfo, Capabilities, ClientRequest, DriverEvent, Phase, PromptAccepted, PromptRequest,
     ServerMessage, SnapshotAt, SnapshotPatch,
@@ -45,6 +46,7 @@ impl AgentDriver for Flood {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 
@@ -203,18 +205,18 @@ async fn through_daemon(n: usize, dir: &std::path::Path, prompt: &str) -> Tally 
     };
     let workdir = Some(dir.to_string_lossy().into_owned());
     let warm: PromptAccepted = client
-        .call(ClientRequest::Prompt(PromptRequest {
+        .send(PromptRequest {
             prompt: "warm up".into(),
             agent: Some("flood".into()),
             workdir,
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let key = warm.session_key;
     loop {
         let at: SnapshotAt = client
-            .call(ClientRequest::GetSnapshot {
+            .send(verb::GetSnapshot {
                 session_key: key.clone(),
             })
             .await
@@ -225,17 +227,17 @@ async fn through_daemon(n: usize, dir: &std::path::Path, prompt: &str) -> Tally 
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let _: SnapshotAt = client
-        .call(ClientRequest::Subscribe {
+        .send(verb::Subscribe {
             session_key: key.clone(),
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let _: PromptAccepted = client
-        .call(ClientRequest::Prompt(PromptRequest {
+        .send(PromptRequest {
             prompt: prompt.into(),
             session_key: Some(key.clone()),
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let mut tally = Tally::default();

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use weft_accounts::{AccountError, Accounts};
 use weft_protocol::{AutoSwitch, ClientRequest, ErrorCode, SecretInput, WireError};
 
-use crate::api::Reply;
 use crate::conn::{Conn, Transport};
+use crate::reply::Reply;
 
 fn wire(e: AccountError) -> WireError {
     let code = match e {

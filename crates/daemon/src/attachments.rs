@@ -28,7 +28,7 @@ fn file_name(name: &str) -> String {
 
 /// Writes `data` (base64) as `name` and returns its absolute path.
 pub fn save(home: &Path, name: &str, data: &str) -> Result<String, WireError> {
-    let limit = weft_attach::MAX_ATTACHMENT_BYTES;
+    let limit = weft_attachments::MAX_ATTACHMENT_BYTES;
     // Refused before decoding: the base64 of a file past the limit is longer still.
     if (data.len() as u64) / 4 * 3 > limit + 2 {
         return Err(bad(format!(
@@ -62,7 +62,7 @@ pub fn save(home: &Path, name: &str, data: &str) -> Result<String, WireError> {
             format!("{}: {e}", path.display()),
         ));
     }
-    if let Err(e) = weft_attach::check(&path) {
+    if let Err(e) = weft_attachments::check(&path) {
         let _ = std::fs::remove_dir_all(&dir);
         // Named as the user knows it, not by the folder it was kept in.
         let why = e.to_string().replace(&path.display().to_string(), name);

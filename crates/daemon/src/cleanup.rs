@@ -51,7 +51,7 @@ pub fn leftovers(home: &Path, record: &SessionRecord, turns: &[UniversalSnapshot
     let pasted = home.join("attachments");
     for turn in turns {
         if let Some(task) = &turn.task_id {
-            out.push(weft_attach::turn_dir(home, task));
+            out.push(weft_attachments::turn_dir(home, task));
         }
         // Only a folder `saveAttachment` made: `attachments/<id>/<name>`.
         for path in turn.attachments.iter().map(Path::new) {

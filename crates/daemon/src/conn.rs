@@ -280,6 +280,7 @@ pub(crate) mod tests {
             dir,
             &dir.join("accounts.db"),
             Arc::new(weft_accounts::MemoryStore::default()),
+            weft_drivers::specs_in(dir),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         Service::new(

@@ -22,6 +22,7 @@ mod mcp;
 mod notify;
 pub mod policy;
 mod proof;
+mod reply;
 pub mod service;
 mod socket;
 pub mod tokens;
@@ -129,6 +130,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
             options.home.dir(),
             &options.home.dir().join("weft.db"),
             Arc::new(weft_accounts::SecretServiceStore),
+            weft_drivers::specs_in(options.home.dir()),
         )
         .map_err(|e| DaemonError::Setup(format!("opening the accounts: {e}")))?,
     );

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use weft_library::{Library, LibraryError};
+use weft_library::{Agent, Library, LibraryError};
 use weft_protocol::{ClientRequest, ErrorCode, PromptRequest, WireError};
 use weft_store::SqliteStore;
 
-use crate::api::Reply;
+use crate::reply::Reply;
 use crate::service::Service;
 
 fn wire(e: LibraryError) -> WireError {
@@ -44,8 +44,13 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
     if std::env::var("WEFT_LIBRARY").is_ok_and(|v| v == "off") {
         return;
     }
-    let homes = weft_library::ambient_homes(&|n| std::env::var(n).ok());
-    let library = match Library::open(store.path(), homes, Some(store.clone())) {
+    // Each agent's reader of its own session files, from its driver.
+    let agents: Vec<Agent> = weft_drivers::native_sessions()
+        .into_iter()
+        .map(Agent::from)
+        .collect();
+    let homes = weft_library::ambient_homes(&agents, &|n| std::env::var(n).ok());
+    let library = match Library::open(store.path(), agents, homes, Some(store.clone())) {
         Ok(l) => l,
         Err(e) => {
             tracing::warn!("session library unavailable: {e}");

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use weft_accounts::{Secret, SecretServiceStore, SecretStore};
 use weft_protocol::{ClientRequest, ErrorCode, WireError};
 
-use crate::api::Reply;
 use crate::conn::{Conn, Transport};
+use crate::reply::Reply;
 
 /// The secret store entry of an MCP secret.
 fn entry(name: &str) -> String {

@@ -52,20 +52,12 @@ pub fn command_line(interaction: &Interaction) -> Option<String> {
             {
                 return Some(words[2].to_string());
             }
-            Some(words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "))
+            // Quoted as a shell would need it, so the line judged is the argv that runs:
+            // `["FOO=bar", "ls"]` runs a program named `FOO=bar`, not `ls` with FOO set.
+            // A NUL cannot be quoted: no line, so the request is asked, unjudged.
+            shlex::try_join(words.iter().copied()).ok()
         }
         _ => None,
-    }
-}
-
-fn quote(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 
@@ -288,6 +280,22 @@ mod tests {
                     .collect(),
             }],
         }
+    }
+
+    #[test]
+    fn an_argv_is_judged_as_the_words_that_run() {
+        let line = |argv: Value| command_line(&ask("exec", json!({ "command": argv })));
+        // The program is `FOO=bar`: a line reading `FOO=bar ls` would be judged as `ls`.
+        assert_eq!(line(json!(["FOO=bar", "ls"])).unwrap(), "'FOO=bar' ls");
+        assert_eq!(
+            line(json!(["ls", "a b", "it's"])).unwrap(),
+            "ls 'a b' \"it's\""
+        );
+        assert_eq!(
+            line(json!(["bash", "-lc", "npm test"])).unwrap(),
+            "npm test"
+        );
+        assert_eq!(line(json!(["echo", "a\u{0}b"])), None);
     }
 
     #[test]

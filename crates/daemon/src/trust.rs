@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use weft_protocol::{ClientRequest, ErrorCode, WireError};
 use weft_workspace::trust::{self, TrustError};
 
-use crate::api::Reply;
+use crate::reply::Reply;
 
 /// The folder a request names: absolute and an existing folder.
 fn folder(workdir: &str) -> Result<PathBuf, WireError> {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use weft_client::{Client, Event, Home};
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::verb;
 use weft_protocol::{
     apply_in_place, AgentInfo, Capabilities, ClientRequest, DriverEvent, Phase, PromptAccepted,
     PromptRequest, ServerMessage, SnapshotAt,
@@ -35,6 +36,7 @@ impl AgentDriver for Fast {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 
@@ -53,7 +55,7 @@ impl AgentDriver for Fast {
 
 async fn snapshot(client: &Client, key: &str) -> SnapshotAt {
     client
-        .call(ClientRequest::GetSnapshot {
+        .send(verb::GetSnapshot {
             session_key: key.to_string(),
         })
         .await
@@ -83,16 +85,16 @@ async fn a_fast_turn_reaches_a_subscriber_merged_and_whole() {
         .unwrap_or_else(|e| panic!("{e}"));
     tokio::spawn(async move { while ask_events.recv().await.is_some() {} });
     client
-        .call::<serde_json::Value>(ClientRequest::SubscribeAll {})
+        .send(verb::SubscribeAll {})
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let accepted: PromptAccepted = client
-        .call(ClientRequest::Prompt(PromptRequest {
+        .send(PromptRequest {
             prompt: "go".into(),
             agent: Some("fast".into()),
             workdir: Some(dir.path().to_string_lossy().into_owned()),
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let key = accepted.session_key;

@@ -38,7 +38,7 @@ impl Loom {
         }
         // Before any session is made: a bad attachment changes nothing.
         for path in &request.attachments {
-            weft_attach::check(Path::new(path))
+            weft_attachments::check(Path::new(path))
                 .map_err(|e| KernelError::BadRequest(e.to_string()))?;
         }
         let runner = match &request.session_key {

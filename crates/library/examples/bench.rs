@@ -480,24 +480,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let db = dir.join("weft.db");
     let store = Arc::new(weft_store::SqliteStore::open(&db)?);
-    let homes = vec![
-        Home {
-            agent: Agent::Claude,
-            root: dir.join(".claude"),
-            account: None,
-        },
-        Home {
-            agent: Agent::Codex,
-            root: dir.join(".codex"),
-            account: None,
-        },
-        Home {
-            agent: Agent::Gemini,
-            root: dir.join(".gemini"),
-            account: None,
-        },
+    let agents = vec![
+        Agent::new(weft_claude::native_sessions::ClaudeSessions),
+        Agent::new(weft_codex::native_sessions::CodexSessions),
+        Agent::new(weft_gemini::native_sessions::GeminiSessions),
     ];
-    let lib = Library::open(&db, homes, Some(store))?;
+    let homes = agents
+        .iter()
+        .zip([".claude", ".codex", ".gemini"])
+        .map(|(agent, folder)| Home {
+            agent: agent.clone(),
+            root: dir.join(folder),
+            account: None,
+        })
+        .collect();
+    let lib = Library::open(&db, agents, homes, Some(store))?;
     let rss_before = peak_rss_mb();
     let t = Instant::now();
     let stats = if reuse {

@@ -5,38 +5,51 @@
 //! each sweep so an account added later is indexed without a restart.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// An agent whose own session files the library reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Codex.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-}
+use weft_agent_spec::sessions::NativeSessions;
+
+/// An agent whose own session files the library reads: its reader, handed to the
+/// library (the daemon takes them from the driver registry). Compared by agent id.
+#[derive(Clone)]
+pub struct Agent(Arc<dyn NativeSessions>);
 
 impl Agent {
-    /// Its agent id.
-    pub fn id(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
+    /// The agent `sessions` reads.
+    pub fn new(sessions: impl NativeSessions) -> Self {
+        Self(Arc::new(sessions))
     }
 
-    /// The agent named `id`.
-    pub fn parse(id: &str) -> Option<Agent> {
-        match id {
-            "claude" => Some(Agent::Claude),
-            "codex" => Some(Agent::Codex),
-            "gemini" => Some(Agent::Gemini),
-            _ => None,
-        }
+    /// Its agent id.
+    pub fn id(&self) -> &'static str {
+        self.0.agent()
+    }
+
+    /// Its reader.
+    pub fn sessions(&self) -> &dyn NativeSessions {
+        &*self.0
     }
 }
+
+impl From<Arc<dyn NativeSessions>> for Agent {
+    fn from(sessions: Arc<dyn NativeSessions>) -> Self {
+        Self(sessions)
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl PartialEq for Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl Eq for Agent {}
 
 /// One agent home: Claude's config folder (`~/.claude`), `CODEX_HOME` (`~/.codex`), or
 /// Gemini's `.gemini` folder.
@@ -53,88 +66,35 @@ pub struct Home {
 impl Home {
     /// The folders under `root` that hold sessions (watched recursively).
     pub fn session_roots(&self) -> Vec<PathBuf> {
-        match self.agent {
-            Agent::Claude => vec![self.root.join("projects")],
-            Agent::Codex => vec![
-                self.root.join("sessions"),
-                self.root.join("archived_sessions"),
-            ],
-            Agent::Gemini => vec![self.root.join("tmp")],
-        }
+        self.agent.sessions().session_roots(&self.root)
     }
 
     /// Whether `path` is a session file of this home.
     pub fn owns(&self, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(&self.root) else {
-            return false;
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        let first = rel
-            .components()
-            .next()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match self.agent {
-            Agent::Claude => {
-                first == "projects"
-                    && name.ends_with(".jsonl")
-                    && !rel.components().any(|c| c.as_os_str() == "tool-results")
-            }
-            Agent::Codex => {
-                (first == "sessions" || first == "archived_sessions")
-                    && name.starts_with("rollout-")
-                    && name.ends_with(".jsonl")
-            }
-            Agent::Gemini => {
-                first == "tmp"
-                    && rel.components().any(|c| c.as_os_str() == "chats")
-                    && (name.ends_with(".jsonl") || name.ends_with(".json"))
-            }
-        }
+        self.agent.sessions().owns(&self.root, path)
     }
 }
 
-/// The homes of the environment `var` describes: `CLAUDE_CONFIG_DIR` else
-/// `~/.claude`; `CODEX_HOME` else `~/.codex`; `GEMINI_CLI_HOME/.gemini` else
-/// `~/.gemini`.
-pub fn ambient_homes(var: &dyn Fn(&str) -> Option<String>) -> Vec<Home> {
-    let get = |n: &str| var(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let home = get("HOME");
-    let mut out = Vec::new();
-    let mut push = |agent, root: Option<PathBuf>| {
-        if let Some(root) = root {
-            out.push(Home {
-                agent,
-                root,
+/// The homes of the environment `var` describes, one per agent that has one there
+/// (each agent's config-home variable, else its folder under `HOME`).
+pub fn ambient_homes(agents: &[Agent], var: &dyn Fn(&str) -> Option<String>) -> Vec<Home> {
+    agents
+        .iter()
+        .filter_map(|agent| {
+            Some(Home {
+                root: agent.sessions().home(var)?,
+                agent: agent.clone(),
                 account: None,
-            });
-        }
-    };
-    push(
-        Agent::Claude,
-        get("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude"))),
-    );
-    push(
-        Agent::Codex,
-        get("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex"))),
-    );
-    push(
-        Agent::Gemini,
-        get("GEMINI_CLI_HOME")
-            .or_else(|| home.clone())
-            .map(|h| h.join(".gemini")),
-    );
-    out
+            })
+        })
+        .collect()
 }
 
 /// The login accounts' homes under `accounts` (`<WEFT_HOME>/homes`): one folder per
-/// account id per agent; Gemini's is that folder's `.gemini` (it is `GEMINI_CLI_HOME`).
-pub fn account_homes(accounts: &Path) -> Vec<Home> {
+/// account id per agent, the agent's home in it as its reader says.
+pub fn account_homes(agents: &[Agent], accounts: &Path) -> Vec<Home> {
     let mut out = Vec::new();
-    for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+    for agent in agents {
         let Ok(dir) = std::fs::read_dir(accounts.join(agent.id())) else {
             continue;
         };
@@ -146,11 +106,8 @@ pub fn account_homes(accounts: &Path) -> Vec<Home> {
         found.sort();
         for (id, path) in found {
             out.push(Home {
-                agent,
-                root: match agent {
-                    Agent::Gemini => path.join(".gemini"),
-                    _ => path,
-                },
+                agent: agent.clone(),
+                root: agent.sessions().account_home(&path),
                 account: Some(id),
             });
         }
@@ -162,6 +119,14 @@ pub fn account_homes(accounts: &Path) -> Vec<Home> {
 mod tests {
     use super::*;
 
+    fn agents() -> Vec<Agent> {
+        vec![
+            Agent::new(weft_claude::native_sessions::ClaudeSessions),
+            Agent::new(weft_codex::native_sessions::CodexSessions),
+            Agent::new(weft_gemini::native_sessions::GeminiSessions),
+        ]
+    }
+
     #[test]
     fn homes_follow_the_agents_variables() {
         let env = |n: &str| match n {
@@ -169,7 +134,7 @@ mod tests {
             "CODEX_HOME" => Some("/c".to_string()),
             _ => None,
         };
-        let homes = ambient_homes(&env);
+        let homes = ambient_homes(&agents(), &env);
         let roots: Vec<_> = homes.iter().map(|h| h.root.clone()).collect();
         assert_eq!(
             roots,
@@ -196,23 +161,32 @@ mod tests {
         for d in ["claude/acc1", "codex/acc2", "gemini/acc3"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap_or_else(|e| panic!("{e}"));
         }
-        let homes = account_homes(dir.path());
+        let agents = agents();
+        let homes = account_homes(&agents, dir.path());
         let got: Vec<(Agent, PathBuf, Option<&str>)> = homes
             .iter()
-            .map(|h| (h.agent, h.root.clone(), h.account.as_deref()))
+            .map(|h| (h.agent.clone(), h.root.clone(), h.account.as_deref()))
             .collect();
         assert_eq!(
             got,
             [
-                (Agent::Claude, dir.path().join("claude/acc1"), Some("acc1")),
-                (Agent::Codex, dir.path().join("codex/acc2"), Some("acc2")),
                 (
-                    Agent::Gemini,
+                    agents[0].clone(),
+                    dir.path().join("claude/acc1"),
+                    Some("acc1")
+                ),
+                (
+                    agents[1].clone(),
+                    dir.path().join("codex/acc2"),
+                    Some("acc2")
+                ),
+                (
+                    agents[2].clone(),
                     dir.path().join("gemini/acc3/.gemini"),
                     Some("acc3")
                 ),
             ]
         );
-        assert!(account_homes(&dir.path().join("none")).is_empty());
+        assert!(account_homes(&agents, &dir.path().join("none")).is_empty());
     }
 }

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::homes::{Agent, Home};
-use crate::lines::{Line, LineReader};
 use crate::model::{Batch, Meta};
 use crate::progress::Progress;
 use crate::read::{self, stat, Chunk, FileRow, Plan, Stat};
@@ -72,6 +71,8 @@ pub struct Indexer {
     base: Vec<Home>,
     /// Where login accounts' homes are (`<WEFT_HOME>/homes`).
     accounts: Option<PathBuf>,
+    /// The agents whose accounts' homes are looked for there.
+    agents: Vec<Agent>,
 }
 
 impl Indexer {
@@ -109,6 +110,7 @@ impl Indexer {
             words_due: Vec::new(),
             base: homes.clone(),
             accounts: None,
+            agents: Vec::new(),
             homes,
         })
     }
@@ -118,16 +120,17 @@ impl Indexer {
         &self.homes
     }
 
-    /// Also index the login accounts' homes under `root`.
-    pub fn accounts_under(&mut self, root: Option<PathBuf>) {
+    /// Also index the login accounts' homes under `root`, of these agents.
+    pub fn accounts_under(&mut self, root: Option<PathBuf>, agents: Vec<Agent>) {
         self.accounts = root;
+        self.agents = agents;
     }
 
     /// The homes given plus every account home that exists now.
     pub fn refresh_homes(&mut self) {
         let mut homes = self.base.clone();
         if let Some(root) = &self.accounts {
-            for h in crate::homes::account_homes(root) {
+            for h in crate::homes::account_homes(&self.agents, root) {
                 if !homes.iter().any(|b| b.root == h.root) {
                     homes.push(h);
                 }
@@ -310,7 +313,7 @@ impl Indexer {
             }
             if names {
                 self.begin()?;
-                self.load_codex_names()?;
+                self.load_names()?;
             }
             self.commit()?;
             Ok(())
@@ -668,46 +671,27 @@ impl Indexer {
         Ok(())
     }
 
-    /// Codex thread names (`session_index.jsonl`, newest line wins) onto their sessions.
-    pub(crate) fn load_codex_names(&mut self) -> Result<(), LibraryError> {
-        let homes: Vec<Home> = self
-            .homes
-            .iter()
-            .filter(|h| h.agent == Agent::Codex)
-            .cloned()
-            .collect();
+    /// Session titles agents keep apart from their files (Codex's thread names) onto
+    /// their sessions.
+    pub(crate) fn load_names(&mut self) -> Result<(), LibraryError> {
+        let homes: Vec<Home> = self.homes.clone();
         for h in homes {
-            let file = h.root.join("session_index.jsonl");
+            let Some(file) = h.agent.sessions().names_file(&h.root) else {
+                continue;
+            };
             let Some(st) = stat(&file) else { continue };
             if self.names_seen.get(&file) == Some(&st.mtime_ns) {
                 continue;
             }
             self.names_seen.insert(file.clone(), st.mtime_ns);
-            let mut names: HashMap<String, String> = HashMap::new();
-            let Ok(mut reader) = LineReader::open(&file, 0) else {
-                continue;
-            };
-            while let Ok(Some(line)) = reader.next_line() {
-                if let Line::Text { bytes, .. } = line {
-                    #[derive(serde::Deserialize)]
-                    struct Entry {
-                        id: String,
-                        #[serde(default)]
-                        thread_name: Option<String>,
-                    }
-                    if let Ok(e) = serde_json::from_slice::<Entry>(bytes) {
-                        if let Some(n) = e.thread_name.filter(|n| !n.trim().is_empty()) {
-                            names.insert(e.id, n);
-                        }
-                    }
-                }
-            }
+            let names: HashMap<String, String> =
+                h.agent.sessions().read_names(&file).into_iter().collect();
             self.begin()?;
             let mut stmt = self.conn.prepare_cached(
                 "UPDATE lib_sessions SET index_title = ?2 WHERE session_key = ?1",
             )?;
             for (id, name) in names {
-                stmt.execute(params![format!("codex:{id}"), name])?;
+                stmt.execute(params![format!("{}:{id}", h.agent.id()), name])?;
             }
         }
         Ok(())

@@ -1,7 +1,9 @@
 //! The session library: every agent's own sessions (Claude Code's `~/.claude/projects`,
 //! Codex's `~/.codex/sessions`, Gemini's `~/.gemini/tmp`) indexed beside Weft's managed
 //! ones in the session store's SQLite database, so one query lists, searches and
-//! totals all of them.
+//! totals all of them. Each agent's files are read through its `NativeSessions`
+//! implementation (`weft-agent-spec`), handed to [`Library::open`]: the readers live
+//! in the drivers, which the library never imports.
 //!
 //! # Design
 //!
@@ -15,7 +17,7 @@
 //!   indexed line end, re-reads a rewritten one, and keeps the rows of a file that is
 //!   gone, marked `source_gone`. A `notify` watcher feeds it changed paths between
 //!   sweeps; a periodic sweep catches what a watcher misses.
-//! - **Bounded memory.** Files are read line by line ([`lines`]); a line past 64 MB is
+//! - **Bounded memory.** Files are read line by line (`weft_agent_spec::sessions::lines`); a line past 64 MB is
 //!   skipped, a huge file's excerpts are written part way. Parsers deserialize into
 //!   borrowed structs naming only the fields used, so tool outputs and file snapshots
 //!   are skipped without being allocated.
@@ -38,14 +40,10 @@
 //!   with `sourceGone`.
 #![deny(missing_docs)]
 
-mod claude;
-mod codex;
 mod export;
 pub mod fork;
-mod gemini;
 pub mod homes;
 pub mod index;
-pub mod lines;
 pub mod model;
 mod open;
 pub mod price;
@@ -54,7 +52,6 @@ pub mod query;
 mod read;
 mod search;
 mod sweep;
-pub mod transcript;
 pub mod usage;
 mod watcher;
 pub mod words;
@@ -103,6 +100,15 @@ pub enum LibraryError {
     Invalid(String),
 }
 
+impl From<weft_agent_spec::sessions::SessionsError> for LibraryError {
+    fn from(e: weft_agent_spec::sessions::SessionsError) -> Self {
+        match e {
+            weft_agent_spec::sessions::SessionsError::Io(e) => LibraryError::Io(e),
+            weft_agent_spec::sessions::SessionsError::Invalid(why) => LibraryError::Invalid(why),
+        }
+    }
+}
+
 /// A connection to the store's database, as the library uses it.
 pub(crate) fn connect(db: &Path) -> Result<Connection, LibraryError> {
     let conn = Connection::open(db)?;
@@ -121,6 +127,7 @@ pub struct Library {
     db: PathBuf,
     read: Mutex<Connection>,
     progress: Arc<Progress>,
+    agents: Vec<Agent>,
     homes: Vec<Home>,
     accounts: Mutex<Option<PathBuf>>,
     store: Option<Arc<SqliteStore>>,
@@ -128,11 +135,14 @@ pub struct Library {
 }
 
 impl Library {
-    /// The library of the database at `db` (the store has migrated it) over `homes`;
-    /// `store`, when given, is flushed before reads so they see its latest writes and
-    /// receives the records of adopted sessions. Indexing starts with [`Library::start`].
+    /// The library of the database at `db` (the store has migrated it) over `homes`,
+    /// reading the session files of `agents` (the readers the daemon hands it; an
+    /// account's home is looked for for each); `store`, when given, is flushed before
+    /// reads so they see its latest writes and receives the records of adopted
+    /// sessions. Indexing starts with [`Library::start`].
     pub fn open(
         db: &Path,
+        agents: Vec<Agent>,
         homes: Vec<Home>,
         store: Option<Arc<SqliteStore>>,
     ) -> Result<Arc<Self>, LibraryError> {
@@ -140,11 +150,20 @@ impl Library {
             db: db.to_path_buf(),
             read: Mutex::new(connect(db)?),
             progress: Arc::new(Progress::default()),
+            agents,
             homes,
             accounts: Mutex::new(None),
             store,
             worker: Mutex::new(None),
         }))
+    }
+
+    /// The reader of `agent`'s sessions.
+    pub(crate) fn agent(&self, agent: &str) -> Result<&Agent, LibraryError> {
+        self.agents
+            .iter()
+            .find(|a| a.id() == agent)
+            .ok_or_else(|| LibraryError::Invalid(format!("{agent} sessions are not read by Weft")))
     }
 
     /// The ambient homes indexed (account homes come on top, see
@@ -187,7 +206,7 @@ impl Library {
     fn indexer(&self) -> Result<Indexer, LibraryError> {
         let mut indexer = Indexer::open(&self.db, self.homes.clone(), self.progress.clone())?;
         indexer.yield_to(self.store.clone());
-        indexer.accounts_under(self.accounts.lock().clone());
+        indexer.accounts_under(self.accounts.lock().clone(), self.agents.clone());
         indexer.refresh_homes();
         Ok(indexer)
     }
@@ -220,10 +239,12 @@ impl Library {
     pub fn list(&self, q: &LibraryQuery) -> Result<Vec<LibrarySession>, LibraryError> {
         self.flush_store();
         let mut rows = query::list(&self.read.lock(), q)?;
-        // A Codex fork's first turns are in its parent's rollout (see `open`): counted
-        // as its transcript shows them. Forks are few; each costs its first line.
+        // A fork's first turns may be in its parent's file (Codex's, see `open`):
+        // counted as its transcript shows them. Forks are few; each costs its first line.
         for s in rows.iter_mut().filter(|s| {
-            s.agent == "codex" && s.relation.as_deref() == Some("fork") && s.session_id.is_some()
+            s.relation.as_deref() == Some("fork")
+                && s.session_id.is_some()
+                && self.agents.iter().any(|a| a.id() == s.agent)
         }) {
             let own = match s.origin {
                 weft_protocol::Origin::Native => Some(s.clone()),

@@ -1,324 +1,40 @@
-//! What a reader takes out of a transcript: the session's summary (carried across
-//! incremental reads), its turns, the excerpts to search, and usage events.
+//! What a reader takes out of a transcript (the types live with the readers' trait,
+//! in `weft-agent-spec`), and what the library does to it before writing.
 
-use serde::{Deserialize, Serialize};
+pub use weft_agent_spec::sessions::batch::*;
 
-/// The most of one message kept as a searchable excerpt.
-pub const EXCERPT_BYTES: usize = 2048;
-/// The most of a tool call (name + command/path) kept as an excerpt.
-pub const TOOL_EXCERPT_BYTES: usize = 512;
-/// The most of a title.
-pub const TITLE_CHARS: usize = 100;
-
-/// A session's summary as read so far. Stored with its file, so an appended file is read
-/// on from where it stopped without re-reading what came before.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct Meta {
-    /// The agent's session id.
-    pub native_id: Option<String>,
-    /// The folder it ran in.
-    pub workdir: Option<String>,
-    /// Git branch.
-    pub git_branch: Option<String>,
-    /// Latest model seen.
-    pub model: Option<String>,
-    /// A title the user gave it in the agent (Claude `/rename`: custom-title).
-    pub custom_title: Option<String>,
-    /// The agent's generated title (Claude ai-title).
-    pub ai_title: Option<String>,
-    /// An older summary record.
-    pub summary: Option<String>,
-    /// The first prompt the user typed.
-    pub first_prompt: Option<String>,
-    /// First activity (ms).
-    pub created_at: i64,
-    /// Last activity (ms).
-    pub updated_at: i64,
-    /// Messages (user prompts and assistant messages).
-    pub messages: u32,
-    /// Turns (user prompts).
-    pub turns: u32,
-    /// The session it was forked or continued from (native id).
-    pub parent: Option<String>,
-    /// `fork`, `subagent`, …
-    pub relation: Option<String>,
-    /// Claude: the last assistant message id, so the blocks of one message count once.
-    pub last_message_id: Option<String>,
-}
-
-impl Meta {
-    /// The title by precedence: the user's, the agent's, a summary, the first prompt.
-    pub fn title(&self) -> (String, &'static str) {
-        for (t, src) in [
-            (&self.custom_title, "custom"),
-            (&self.ai_title, "ai"),
-            (&self.summary, "summary"),
-            (&self.first_prompt, "prompt"),
-        ] {
-            if let Some(t) = t.as_deref().filter(|t| !t.trim().is_empty()) {
-                return (title_of(t), src);
-            }
-        }
-        (String::new(), "none")
-    }
-
-    /// Notes an activity time.
-    pub fn saw(&mut self, at: Option<i64>) {
-        if let Some(at) = at {
-            if self.created_at == 0 || at < self.created_at {
-                self.created_at = at;
-            }
-            self.updated_at = self.updated_at.max(at);
-        }
-    }
-}
-
-/// The first line of `text`, shortened.
-pub fn title_of(text: &str) -> String {
-    let line = text.trim().lines().next().unwrap_or_default().trim();
-    if line.chars().count() > TITLE_CHARS {
-        let cut: String = line.chars().take(TITLE_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        line.to_string()
-    }
-}
-
-/// At most `max` bytes of `text`, cut at a char boundary.
-pub fn excerpt(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-/// What kind of text an excerpt is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocKind {
-    /// What the user asked.
-    Prompt,
-    /// What the agent answered.
-    Reply,
-    /// A tool call: its name and what it ran on.
-    Tool,
-}
-
-impl DocKind {
-    /// Its stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocKind::Prompt => "prompt",
-            DocKind::Reply => "reply",
-            DocKind::Tool => "tool",
-        }
-    }
-}
-
-/// A searchable excerpt of one record.
-#[derive(Debug, Clone)]
-pub struct Doc {
-    /// The turn it belongs to (1-based; 0 before the first prompt).
-    pub turn: u32,
-    /// Byte offset of its record in the file.
-    pub off: u64,
-    /// When (ms), if known.
-    pub at: i64,
-    /// Prompt, reply or tool.
-    pub kind: DocKind,
-    /// The excerpt.
-    pub text: String,
-}
-
-/// One model call's tokens, with the key that makes repeats of it count once.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct UsageEvent {
-    /// Unique per model call (Claude: message id + request id).
-    pub key: String,
-    /// When (ms).
-    pub at: i64,
-    /// The model.
-    pub model: String,
-    /// Input tokens (not counting cache reads or writes).
-    pub input: u64,
-    /// Output tokens (reasoning included).
-    pub output: u64,
-    /// Input tokens read from cache.
-    pub cache_read: u64,
-    /// Input tokens written to cache.
-    pub cache_write: u64,
-    /// Reasoning tokens (part of output, where reported apart).
-    pub reasoning: u64,
-}
-
-impl UsageEvent {
-    /// Every token counted.
-    pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
-    }
-}
-
-/// Where a turn starts.
-#[derive(Debug, Clone, Copy)]
-pub struct TurnStart {
-    /// Its number (1-based).
-    pub n: u32,
-    /// Byte offset of its prompt's record.
-    pub off: u64,
-    /// When (ms).
-    pub at: i64,
-}
-
-/// What one read of a file produced.
-#[derive(Debug, Default)]
-pub struct Batch {
-    /// Excerpts to index.
-    pub docs: Vec<Doc>,
-    /// Usage events.
-    pub usage: Vec<UsageEvent>,
-    /// Turn starts.
-    pub turns: Vec<TurnStart>,
-    /// Bytes of excerpt text held (to flush a huge file's batch part way).
-    pub text_bytes: usize,
-    /// The distinct words of `docs` for the vocabulary, set by [`Batch::seal`].
-    pub words: Vec<String>,
-}
-
-impl Batch {
-    /// Adds an excerpt (empty text is dropped).
-    pub fn doc(&mut self, turn: u32, off: u64, at: i64, kind: DocKind, text: &str) {
-        let max = match kind {
-            DocKind::Tool => TOOL_EXCERPT_BYTES,
-            _ => EXCERPT_BYTES,
-        };
-        let text = excerpt(text.trim(), max);
-        if text.is_empty() {
-            return;
-        }
-        self.text_bytes += text.len();
-        self.docs.push(Doc {
-            turn,
-            off,
-            at,
-            kind,
-            text: text.to_string(),
-        });
-    }
-
-    /// Readies the batch for the writer, on the reader's thread: works out
-    /// [`Batch::words`], and keeps one usage event per key (Claude writes a message's
-    /// usage on each of its blocks' lines) as the store's upsert would: the first
-    /// event's time, the largest count's tokens and model.
-    pub fn seal(&mut self) {
-        self.words = crate::words::distinct(self.docs.iter().map(|d| d.text.as_str()));
-        if self.usage.len() > 1 {
-            let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
-            let mut kept: Vec<UsageEvent> = Vec::with_capacity(self.usage.len());
-            for u in self.usage.drain(..) {
-                match at.get(&u.key) {
-                    Some(&i) => {
-                        if u.total() > kept[i].total() {
-                            kept[i] = UsageEvent {
-                                at: kept[i].at,
-                                ..u
-                            };
-                        }
-                    }
-                    None => {
-                        at.insert(u.key.clone(), kept.len());
-                        kept.push(u);
+/// Readies the batch for the writer, on the reader's thread: works out
+/// [`Batch::words`], and keeps one usage event per key (Claude writes a message's
+/// usage on each of its blocks' lines) as the store's upsert would: the first
+/// event's time, the largest count's tokens and model.
+pub fn seal(batch: &mut Batch) {
+    batch.words = crate::words::distinct(batch.docs.iter().map(|d| d.text.as_str()));
+    if batch.usage.len() > 1 {
+        let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+        let mut kept: Vec<UsageEvent> = Vec::with_capacity(batch.usage.len());
+        for u in batch.usage.drain(..) {
+            match at.get(&u.key) {
+                Some(&i) => {
+                    if u.total() > kept[i].total() {
+                        kept[i] = UsageEvent {
+                            at: kept[i].at,
+                            ..u
+                        };
                     }
                 }
+                None => {
+                    at.insert(u.key.clone(), kept.len());
+                    kept.push(u);
+                }
             }
-            self.usage = kept;
         }
+        batch.usage = kept;
     }
-
-    /// True when nothing was produced.
-    pub fn is_empty(&self) -> bool {
-        self.docs.is_empty() && self.usage.is_empty() && self.turns.is_empty()
-    }
-}
-
-/// Milliseconds since the epoch of an RFC 3339 UTC time (`2026-11-30T03:01:53.161Z`,
-/// an offset such as `+02:00` is honoured); `None` when it does not parse.
-pub fn parse_time(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = b.get(r)?;
-        let mut v: i64 = 0;
-        for &c in part {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            v = v * 10 + i64::from(c - b'0');
-        }
-        Some(v)
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut i = 19;
-    let mut ms = 0i64;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let mut scale = 100;
-        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            ms += i64::from(c - b'0') * scale;
-            scale /= 10;
-            i += 1;
-        }
-    }
-    let offset_min = match b.get(i) {
-        Some(b'+') | Some(b'-') => {
-            let sign = if b[i] == b'-' { -1 } else { 1 };
-            sign * (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?)
-        }
-        _ => 0,
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
-    Some(secs * 1000 + ms)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_parse() {
-        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(
-            parse_time("2026-11-30T03:01:53.161Z"),
-            Some(1_796_007_713_161)
-        );
-        assert_eq!(parse_time("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(parse_time("garbage"), None);
-    }
-
-    #[test]
-    fn titles_prefer_the_users_then_the_agents_then_the_prompt() {
-        let mut m = Meta {
-            first_prompt: Some("fix the parser\nplease".into()),
-            ..Default::default()
-        };
-        assert_eq!(m.title(), ("fix the parser".to_string(), "prompt"));
-        m.ai_title = Some("Parser fix".into());
-        assert_eq!(m.title().1, "ai");
-        m.custom_title = Some("mine".into());
-        assert_eq!(m.title(), ("mine".to_string(), "custom"));
-        assert_eq!(excerpt("日本語", 4), "日");
-    }
 
     #[test]
     fn a_sealed_batch_keeps_one_usage_event_a_key_as_the_upsert_would() {
@@ -349,7 +65,7 @@ mod tests {
             DocKind::Reply,
             "Parse_Config 日本語 parse_config ok",
         );
-        batch.seal();
+        seal(&mut batch);
         let kept: Vec<(&str, i64, &str, u64)> = batch
             .usage
             .iter()

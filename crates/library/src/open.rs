@@ -11,7 +11,7 @@
 use rusqlite::params;
 use weft_protocol::{LibrarySession, TranscriptPage, UniversalSnapshot};
 
-use crate::{fork, query, transcript, Library, LibraryError};
+use crate::{query, Library, LibraryError};
 
 /// A transcript's sources (see [`Library::parts`]).
 struct Parts {
@@ -134,19 +134,19 @@ impl Library {
         &self,
         s: &LibrarySession,
     ) -> Result<Option<(LibrarySession, u32)>, LibraryError> {
-        if s.agent != "codex" {
+        let Some(agent) = self.agents.iter().find(|a| a.id() == s.agent) else {
             return Ok(None);
-        }
+        };
         let Some((_, path, gone)) = self.file_of(&s.session_key)? else {
             return Ok(None);
         };
         if gone {
             return Ok(None);
         }
-        let Some((parent_id, end)) = fork::codex_history_base(&path) else {
+        let Some((parent_id, end)) = agent.sessions().history_base(&path) else {
             return Ok(None);
         };
-        let parent_key = format!("codex:{parent_id}");
+        let parent_key = format!("{}:{parent_id}", s.agent);
         let Some(parent) = query::native_session(&self.read.lock(), &parent_key)? else {
             return Ok(None);
         };
@@ -183,10 +183,12 @@ impl Library {
             rows.collect::<rusqlite::Result<_>>()?
         };
         let native_id = session.session_id.clone().unwrap_or_default();
-        let turns = if gone || !path.is_file() {
-            self.excerpt_turns(sid, start, end, session)?
-        } else if session.agent == "gemini" {
-            let all = transcript::read_page("gemini", &native_id, &path, 0, None)?;
+        if gone || !path.is_file() {
+            return Ok((self.excerpt_turns(sid, start, end, session)?, gone));
+        }
+        let reader = self.agent(&session.agent)?.sessions();
+        let turns = if reader.rewrites() {
+            let all = reader.open_page(&native_id, &path, 0, None)?;
             all.into_iter()
                 .skip(start as usize)
                 .take((end - start) as usize)
@@ -201,9 +203,7 @@ impl Library {
                 .find(|(n, _)| *n == end + 1)
                 .map(|o| o.1 as u64);
             match from {
-                Some(from) => {
-                    transcript::read_page(&session.agent, &native_id, &path, from, until)?
-                }
+                Some(from) => reader.open_page(&native_id, &path, from, until)?,
                 None => Vec::new(),
             }
         };

@@ -110,7 +110,7 @@ impl Indexer {
                     stats.gone += 1;
                 }
             }
-            self.load_codex_names()?;
+            self.load_names()?;
             self.commit()?;
             Ok(())
             // Returning drops `rx`: a parser still sending stops at its next chunk.

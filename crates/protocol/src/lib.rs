@@ -26,6 +26,7 @@ mod snapshot;
 mod status;
 mod terminal_frame;
 mod trust;
+mod verbs;
 mod wire;
 
 pub use account::{
@@ -34,8 +35,8 @@ pub use account::{
 };
 pub use accumulate::{Accumulator, ACTIVITY_LINES};
 pub use api::{
-    AnswerRequest, ClientEnv, ClientMessage, ClientRequest, Hello, InboxItem, Listening, Scope,
-    ServerMessage, TerminalAttached, Welcome,
+    AnswerRequest, ClientEnv, ClientMessage, Hello, InboxItem, Listening, Scope, ServerMessage,
+    TerminalAttached, Welcome,
 };
 pub use command::{CommandSource, SlashCommand};
 pub use error::{ErrorCode, WireError};
@@ -58,9 +59,10 @@ pub use snapshot::{
 pub use status::{DaemonStatus, SandboxStatus};
 pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use trust::{TrustGrant, WorkspaceTrust};
+pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};
 pub use wire::{
-    permission, AgentInfo, AskedInteraction, Capabilities, ForkOrigin, InteractAction,
-    InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo, OpenTerminalRequest,
-    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
-    SteerOutcome, ToolInfo,
+    permission, AccountKindInfo, AgentFacts, AgentInfo, AskedInteraction, Capabilities, ForkOrigin,
+    InteractAction, InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo,
+    OpenTerminalRequest, PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord,
+    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
 };

@@ -189,6 +189,45 @@ pub struct AgentInfo {
     pub capabilities: Capabilities,
     /// Why it is not usable, when it is not.
     pub problem: Option<String>,
+    /// What a surface needs to know of it beyond its capabilities (its spec's facts), so
+    /// a surface names no agent id.
+    #[serde(default)]
+    pub facts: AgentFacts,
+}
+
+/// What a surface needs to know of an agent: its accounts, packs, what applies to it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentFacts {
+    /// Whether it takes accounts at all (a built-in agent may not).
+    pub accounts: bool,
+    /// Its own account kinds, in the order the add dialog offers them; empty with
+    /// `accounts`: an ACP agent's `env` account (named variables).
+    pub account_kinds: Vec<AccountKindInfo>,
+    /// The packs a new session can start with, the default first; empty: none.
+    pub packs: Vec<String>,
+    /// Whether a turn's changes can be undone (Weft applied them itself).
+    pub undo: bool,
+    /// Whether it takes attachments.
+    pub attachments: bool,
+    /// Whether it forks a conversation at a turn.
+    pub fork_at_turn: bool,
+}
+
+/// One kind of account an agent takes, as the add dialog needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountKindInfo {
+    /// `login`, `api-key`, …
+    pub id: String,
+    /// Logs in to a home of its own (no secret).
+    pub login: bool,
+    /// `required`, `optional` or `no`.
+    pub secret: String,
+    /// `required`, `optional` or `no`.
+    pub base_url: String,
+    /// The wire protocols it speaks, one of which it needs; empty: none.
+    pub protocols: Vec<String>,
 }
 
 /// A model an agent offers.

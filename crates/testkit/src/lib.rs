@@ -12,7 +12,10 @@
 //! [`anthropic`] (the Messages API Claude Code uses), [`openai`] (the Responses API
 //! codex uses), [`chat`] (OpenAI Chat Completions, the wire of every
 //! "OpenAI-compatible base URL") and [`gemini`], each reusing
-//! [`server::ScriptedServer`], [`server::Reply`] and [`server::Recorder`].
+//! [`server::ScriptedServer`], [`server::Reply`] and [`server::Recorder`], and one
+//! [`playbook::Script`] that picks each reply. A behaviour every wire shares is
+//! scripted once in [`script`] (one `Script`, `Turn` and `when`) and served in each
+//! vendor's format by [`script::ModelServer`].
 //!
 //! Hazards worth knowing:
 //! - An agent retries a 500 or a dropped connection (Claude Code up to 10 times with
@@ -28,7 +31,8 @@ pub mod conformance;
 pub mod gemini;
 pub mod leaks;
 pub mod openai;
-mod playbook;
+pub mod playbook;
+pub mod script;
 pub mod server;
 pub mod sink;
 

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A predicate over one vendor's request type.
-pub(crate) type Pred<Req> = Arc<dyn Fn(&Req) -> bool + Send + Sync>;
+pub type Pred<Req> = Arc<dyn Fn(&Req) -> bool + Send + Sync>;
 
 struct Rule<Req, T> {
     when: Pred<Req>,
@@ -84,5 +84,119 @@ impl<Req, T: Clone> Playbook<Req, T> {
 
     pub fn default_turn(&self) -> T {
         self.default.clone()
+    }
+}
+
+/// What a vendor's script keeps besides its turns (the model list it serves, a token
+/// count), and a reply it owes a request before the queue is asked.
+pub trait Extra<Req, T>: Default {
+    /// A reply that takes `req` after the rules and before the queue (Gemini's
+    /// JSON-mode side requests).
+    fn before_queue(&self, _req: &Req) -> Option<T> {
+        None
+    }
+}
+
+impl<Req, T> Extra<Req, T> for () {}
+
+/// The model ids a `GET /v1/models` lists (default `mock-model`).
+#[derive(Debug, Clone)]
+pub struct Models(pub(crate) Vec<String>);
+
+impl Default for Models {
+    fn default() -> Self {
+        Self(vec!["mock-model".into()])
+    }
+}
+
+impl<Req, T> Extra<Req, T> for Models {}
+
+/// The model's replies, in order, with rules for requests outside the order: every
+/// vendor's `Script` (`anthropic::Script` and the others name this with their request,
+/// turn and extras). Each request is answered by the first [`Script::rule`] that takes
+/// it, then the vendor's [`Extra::before_queue`], then the next queued
+/// [`Script::turn`] if its own guard (if any) takes it, then the default reply
+/// (`Turn::text_reply("ok")` unless [`Script::default_reply`]).
+pub struct Script<Req, T, X = ()> {
+    pub(crate) book: Playbook<Req, T>,
+    /// Requests answered so far (numbers default ids).
+    pub(crate) served: usize,
+    pub(crate) extra: X,
+}
+
+impl<Req, T, X> Default for Script<Req, T, X>
+where
+    T: Clone + From<crate::script::Turn>,
+    X: Extra<Req, T>,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<Req, T, X> Script<Req, T, X>
+where
+    T: Clone + From<crate::script::Turn>,
+    X: Extra<Req, T>,
+{
+    /// No turns; every request gets the default reply.
+    pub fn new() -> Self {
+        Self {
+            book: Playbook::new(crate::script::Turn::text_reply("ok").into()),
+            served: 0,
+            extra: X::default(),
+        }
+    }
+
+    /// Queues `turn` for the next request no rule takes.
+    pub fn turn(mut self, turn: T) -> Self {
+        self.book.queue(None, turn);
+        self
+    }
+
+    /// Queues `turn`, served only to a request `when` takes (others get the default
+    /// and leave it queued).
+    pub fn turn_when(mut self, when: Pred<Req>, turn: T) -> Self {
+        self.book.queue(Some(when), turn);
+        self
+    }
+
+    /// Answers every request `when` takes with `turn`, before the queue.
+    pub fn rule(mut self, when: Pred<Req>, turn: T) -> Self {
+        self.book.rule(when, turn, None);
+        self
+    }
+
+    /// Answers the next `times` requests `when` takes with `turn`, before the queue.
+    pub fn rule_times(mut self, when: Pred<Req>, turn: T, times: usize) -> Self {
+        self.book.rule(when, turn, Some(times));
+        self
+    }
+
+    /// The reply when nothing else applies.
+    pub fn default_reply(mut self, turn: T) -> Self {
+        self.book.set_default(turn);
+        self
+    }
+
+    pub(crate) fn choose(&mut self, req: &Req) -> T {
+        self.served += 1;
+        if let Some(turn) = self.book.take_rule(req) {
+            return turn;
+        }
+        if let Some(turn) = self.extra.before_queue(req) {
+            return turn;
+        }
+        self.book
+            .take_queued(req)
+            .unwrap_or_else(|| self.book.default_turn())
+    }
+}
+
+impl<Req, T> Script<Req, T, Models> {
+    /// The model ids `GET /v1/models` lists (default `mock-model`).
+    pub fn models(mut self, ids: &[&str]) -> Self {
+        self.extra = Models(ids.iter().map(|s| s.to_string()).collect());
+        self
     }
 }

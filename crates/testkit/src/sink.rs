@@ -1,6 +1,7 @@
 //! A `TurnSink` for driving one driver directly in tests: it folds events into a
 //! snapshot with the kernel's own `Accumulator`, records every event and question, and
-//! answers questions by a policy (or holds them). `run`/`run_with` run one turn on it.
+//! answers questions by a policy (or holds them, or cancels them: [`SinkOptions`]).
+//! `run`/`run_with` run one turn on it.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -16,15 +17,61 @@ use weft_protocol::{
 
 type Policy = Box<dyn Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync>;
 
+/// How a [`TestSink`] is set up.
+#[derive(Debug, Clone)]
+pub struct SinkOptions {
+    agent: String,
+    steer: bool,
+    cancel_unanswered: bool,
+}
+
+impl Default for SinkOptions {
+    fn default() -> Self {
+        Self {
+            agent: "test".into(),
+            steer: false,
+            cancel_unanswered: false,
+        }
+    }
+}
+
+impl SinkOptions {
+    /// Agent `test`, no steer channel, unanswered interactions held.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The agent the snapshot names.
+    pub fn agent(mut self, agent: &str) -> Self {
+        self.agent = agent.into();
+        self
+    }
+
+    /// Keeps the steer channel the driver registers, for [`TestSink::steer`] (without
+    /// it the driver's channel is closed at once).
+    pub fn steer(mut self) -> Self {
+        self.steer = true;
+        self
+    }
+
+    /// Cancels an interaction the policy does not answer, instead of holding it.
+    pub fn cancel_unanswered(mut self) -> Self {
+        self.cancel_unanswered = true;
+        self
+    }
+}
+
 /// Records a turn's events into a snapshot and answers its questions.
 pub struct TestSink {
-    /// Every event, in order.
     acc: Mutex<Accumulator>,
+    /// Every event, in order.
     pub events: Mutex<Vec<DriverEvent>>,
     /// Every interaction asked, in order.
     pub asked: Mutex<Vec<Interaction>>,
     policy: Mutex<Option<Policy>>,
     held: Mutex<VecDeque<(Interaction, oneshot::Sender<InteractionResponse>)>>,
+    steer: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    options: SinkOptions,
     changed: Notify,
 }
 
@@ -32,18 +79,45 @@ impl TestSink {
     /// A sink whose snapshot starts streaming, holding every interaction until
     /// [`TestSink::answer_with`] says otherwise.
     pub fn new() -> Arc<Self> {
+        Self::with(SinkOptions::default())
+    }
+
+    /// A sink set up by `options`.
+    pub fn with(options: SinkOptions) -> Arc<Self> {
         Arc::new(Self {
             acc: Mutex::new(Accumulator::new(UniversalSnapshot {
                 phase: Phase::Streaming,
-                agent: "test".into(),
+                agent: options.agent.clone(),
                 ..Default::default()
             })),
             events: Mutex::new(Vec::new()),
             asked: Mutex::new(Vec::new()),
             policy: Mutex::new(None),
             held: Mutex::new(VecDeque::new()),
+            steer: Mutex::new(None),
+            options,
             changed: Notify::new(),
         })
+    }
+
+    /// Sends a steer into the running turn (false without [`SinkOptions::steer`] or
+    /// once the driver dropped its end).
+    pub fn steer(&self, text: &str) -> bool {
+        self.steer
+            .lock()
+            .as_ref()
+            .is_some_and(|tx| tx.send(text.to_string()).is_ok())
+    }
+
+    /// How many interactions are held unanswered.
+    pub fn held(&self) -> usize {
+        self.held.lock().len()
+    }
+
+    /// Runs `f` on the accumulator behind the snapshot (to finish a turn another way
+    /// than [`TestSink::finish`]).
+    pub fn accumulate<R>(&self, f: impl FnOnce(&mut Accumulator) -> R) -> R {
+        f(&mut self.acc.lock())
     }
 
     /// Answers every interaction with `f` (None: hold it).
@@ -81,14 +155,24 @@ impl TestSink {
         timeout: Duration,
         pred: impl Fn(&UniversalSnapshot) -> bool,
     ) -> bool {
+        self.wait_for_held(timeout, |s, _| pred(s)).await
+    }
+
+    /// Polls `pred` on the snapshot and the number of held interactions until it holds
+    /// or `timeout` passes.
+    pub async fn wait_for_held(
+        &self,
+        timeout: Duration,
+        pred: impl Fn(&UniversalSnapshot, usize) -> bool,
+    ) -> bool {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.changed.notified();
-            if pred(&self.snapshot()) {
+            if pred(&self.snapshot(), self.held()) {
                 return true;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return pred(&self.snapshot());
+                return pred(&self.snapshot(), self.held());
             }
         }
     }
@@ -109,6 +193,9 @@ impl TurnSink for TestSink {
             Some(a) => {
                 let _ = tx.send(a);
             }
+            None if self.options.cancel_unanswered => {
+                let _ = tx.send(InteractionResponse::cancel());
+            }
             None => self.held.lock().push_back((interaction, tx)),
         }
         self.changed.notify_waiters();
@@ -116,7 +203,11 @@ impl TurnSink for TestSink {
     }
 
     fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
-        mpsc::unbounded_channel().1
+        let (tx, rx) = mpsc::unbounded_channel();
+        if self.options.steer {
+            *self.steer.lock() = Some(tx);
+        }
+        rx
     }
 }
 

@@ -8,8 +8,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use weft_client::{Client, Event, Home};
 use weft_protocol::{
-    apply_in_place, ClientEnv, ClientRequest, Hello, Phase, PromptAccepted, PromptRequest,
-    ServerMessage, SnapshotAt, UniversalSnapshot,
+    apply_in_place, verb, ClientEnv, Hello, Phase, PromptAccepted, PromptRequest, ServerMessage,
+    SnapshotAt, UniversalSnapshot,
 };
 
 /// A connection with an environment for the agents of its turns.
@@ -54,16 +54,13 @@ impl Conn {
             workdir: Some(workdir.to_string_lossy().into_owned()),
             ..Default::default()
         };
-        self.client
-            .call(ClientRequest::Prompt(request))
-            .await
-            .map_err(|e| e.to_string())
+        self.client.send(request).await.map_err(|e| e.to_string())
     }
 
     /// The daemon's snapshot of `key`.
     pub async fn snapshot(&self, key: &str) -> Result<SnapshotAt, String> {
         self.client
-            .call(ClientRequest::GetSnapshot {
+            .send(verb::GetSnapshot {
                 session_key: key.to_string(),
             })
             .await
@@ -72,9 +69,9 @@ impl Conn {
 
     /// Subscribes to `key` and follows it.
     pub async fn follow(self, key: &str) -> Result<Follower, String> {
-        let at: SnapshotAt = self
+        let at = self
             .client
-            .call(ClientRequest::Subscribe {
+            .send(verb::Subscribe {
                 session_key: key.to_string(),
             })
             .await

@@ -51,7 +51,7 @@ async fn status_within(home: &std::path::Path, within: Duration) -> Result<Value
     tokio::time::timeout(within, async {
         let c = client(home).await;
         c.client
-            .call::<Value>(ClientRequest::DaemonStatus {})
+            .request(ClientRequest::DaemonStatus {})
             .await
             .map_err(|e| e.to_string())
     })
@@ -206,9 +206,9 @@ async fn a_flood_on_one_connection_leaves_the_daemon_small_and_answering() {
 async fn a_slow_secret_command_holds_up_no_other_client() {
     let mut s = start();
     let c = client(&s.home).await;
-    let account: Value = c
+    let account = c
         .client
-        .call(ClientRequest::AddAccount(AddAccountRequest {
+        .send(AddAccountRequest {
             agent: "claude".into(),
             kind: "api-key".into(),
             label: "slow".into(),
@@ -216,10 +216,10 @@ async fn a_slow_secret_command_holds_up_no_other_client() {
                 command: "sleep 12; echo k".into(),
             }),
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
-    let id = account["id"].as_str().unwrap_or_default().to_string();
+    let id = account.id;
     // As many as the daemon has workers (one per core), and at least two.
     let prompts = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     for _ in 0..prompts {

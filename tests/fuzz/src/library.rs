@@ -21,10 +21,13 @@ pub fn library_files(data: &[u8]) {
         return;
     };
     let agent = match pick % 3 {
-        0 => Agent::Claude,
-        1 => Agent::Codex,
-        _ => Agent::Gemini,
+        0 => Agent::new(weft_claude::native_sessions::ClaudeSessions),
+        1 => Agent::new(weft_codex::native_sessions::CodexSessions),
+        _ => Agent::new(weft_gemini::native_sessions::GeminiSessions),
     };
+    let agent = &agent;
+    // A chat the agent rewrites (Gemini's) is always read whole.
+    let whole_only = agent.sessions().rewrites();
     // One folder per thread, the file written over for each input: making and removing
     // a folder per input was most of an execution.
     thread_local! {
@@ -34,7 +37,7 @@ pub fn library_files(data: &[u8]) {
         return;
     };
     let seed = Meta {
-        native_id: (agent == Agent::Claude).then(|| "fuzz-session".to_string()),
+        native_id: (agent.id() == "claude").then(|| "fuzz-session".to_string()),
         ..Meta::default()
     };
     let Some(whole) = read(agent, &path, content, 0, seed.clone()) else {
@@ -42,7 +45,7 @@ pub fn library_files(data: &[u8]) {
     };
     let len = content.len() as u64;
     assert!(whole.consumed <= len, "read past the end");
-    if agent == Agent::Gemini {
+    if whole_only {
         assert!(whole.unreadable.is_some() || whole.consumed == len);
     } else {
         assert!(
@@ -55,7 +58,7 @@ pub fn library_files(data: &[u8]) {
     for d in &whole.batch.docs {
         let _ = weft_library::words::words(&d.text).count();
     }
-    if agent == Agent::Gemini {
+    if whole_only {
         return;
     }
 
@@ -84,7 +87,7 @@ pub fn library_files(data: &[u8]) {
     );
 }
 
-fn read(agent: Agent, path: &Path, bytes: &[u8], from: u64, meta: Meta) -> Option<FileRead> {
+fn read(agent: &Agent, path: &Path, bytes: &[u8], from: u64, meta: Meta) -> Option<FileRead> {
     std::fs::write(path, bytes).ok()?;
     match read_file(agent, path, from, meta) {
         Ok(r) => Some(r),
@@ -94,17 +97,17 @@ fn read(agent: Agent, path: &Path, bytes: &[u8], from: u64, meta: Meta) -> Optio
 
 /// Pages a client could open: all turns, and the first few turns each on its own
 /// (each page opens the file: all of a long file's would make the target slow).
-fn pages(agent: Agent, path: &Path, whole: &FileRead) {
+fn pages(agent: &Agent, path: &Path, whole: &FileRead) {
     let id = whole.meta.native_id.clone().unwrap_or_default();
-    let name = agent.id();
-    let _ = weft_library::transcript::read_page(name, &id, path, 0, None);
-    if agent == Agent::Gemini {
+    let sessions = agent.sessions();
+    let _ = sessions.open_page(&id, path, 0, None);
+    if sessions.rewrites() {
         return;
     }
     let offs: Vec<u64> = whole.batch.turns.iter().map(|t| t.off).collect();
     for (i, &from) in offs.iter().enumerate().take(4) {
         let until = offs.get(i + 1).copied();
-        let _ = weft_library::transcript::read_page(name, &id, path, from, until);
+        let _ = sessions.open_page(&id, path, from, until);
     }
 }
 

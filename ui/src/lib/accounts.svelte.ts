@@ -6,54 +6,48 @@ import type {
   AccountInfo,
   AccountSwitch,
   AccountTest,
-  AutoSwitch,
   AccountUsageDay,
+  AccountKindInfo,
   AddAccountRequest,
+  AgentInfo,
   ClientRequest,
   LimitWindow,
-  TerminalAttached,
 } from "../generated";
 import { AgentsStore } from "./agents.svelte";
 import type { TerminalClient } from "./terminal/client";
+import type { Reply, Requester } from "./transport";
 import { VerbError, type Transport } from "./transport";
 
 /** The account id that means the agent's own login. */
 export const AMBIENT = "ambient";
 
-/** The kinds each agent takes, in the order the add dialog offers them. */
-export const KINDS: Record<string, string[]> = {
-  claude: ["api-key", "gateway", "setup-token", "login", "bedrock", "vertex"],
-  codex: ["api-key", "endpoint", "login"],
-  gemini: ["api-key", "endpoint", "login", "vertex"],
-  native: ["endpoint"],
-};
-
-/** Agents that take no account (built in, nothing to sign in to). */
-const NO_ACCOUNTS = new Set(["echo"]);
-
-/** The kinds `agent` takes: its own, or an ACP agent's `env` (named variables). */
-export function kindsOf(agent: string): string[] {
-  if (NO_ACCOUNTS.has(agent)) return [];
-  return KINDS[agent] ?? ["env"];
+/** The kinds `info`'s agent takes, in the order the add dialog offers them: its own, an
+ * ACP agent's `env` (named variables), or none (a built-in agent). An agent the daemon
+ * did not list is an ACP agent of the user's. */
+export function kindsOf(info: AgentInfo | undefined): string[] {
+  if (!info?.facts) return ["env"];
+  if (!info.facts.accounts) return [];
+  const own = info.facts.accountKinds.map((k) => k.id);
+  return own.length > 0 ? own : ["env"];
 }
 
-/** The agents an account can be added for: the known ones, then every ACP agent listed. */
-export function accountAgents(listed: string[]): string[] {
-  return [...Object.keys(KINDS), ...listed.filter((id) => !(id in KINDS) && !NO_ACCOUNTS.has(id))];
+/** The agents an account can be added for, as the daemon lists them. */
+export function accountAgents(infos: AgentInfo[]): string[] {
+  return infos.filter((i) => !i.facts || i.facts.accounts).map((i) => i.id);
 }
 
-/** Protocols the native agent's `endpoint` speaks. */
-export const PROTOCOLS = ["anthropic-messages", "openai-responses", "openai-chat", "gemini"];
+/** The kind `kind` of `info`'s agent, when it is one of its own. */
+export function kindInfo(info: AgentInfo | undefined, kind: string): AccountKindInfo | undefined {
+  return info?.facts?.accountKinds.find((k) => k.id === kind);
+}
 
 /** Kinds whose secret the add dialog asks for. */
 export const SECRET_KINDS = new Set(["api-key", "gateway", "setup-token", "endpoint", "env"]);
 
-/** Whether an account of `kind` for `agent` must have a secret (an ACP agent's variables or a local native endpoint may not). */
-export function secretRequired(agent: string, kind: string): boolean {
-  return SECRET_KINDS.has(kind) && kind !== "env" && agent !== "native";
+/** Whether an account of `kind` must have a secret (an ACP agent's variables or a local endpoint may not). */
+export function secretRequired(kind: AccountKindInfo | undefined): boolean {
+  return kind?.secret === "required";
 }
-
-type Requester = (request: ClientRequest) => Promise<unknown>;
 
 export class AccountsStore {
   list = $state<AccountInfo[]>([]);
@@ -93,11 +87,11 @@ export class AccountsStore {
     return this.list.find((a) => a.id === id)?.label ?? id;
   }
 
-  private async run<T>(request: ClientRequest): Promise<T | null> {
+  private async run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
     if (!this.call) return null;
     try {
       this.error = null;
-      return (await this.call(request)) as T;
+      return await this.call(request);
     } catch (e) {
       this.error = new VerbError(e).message;
       return null;
@@ -105,12 +99,12 @@ export class AccountsStore {
   }
 
   async refresh(): Promise<void> {
-    const list = await this.run<AccountInfo[]>({ type: "listAccounts" });
+    const list = await this.run({ type: "listAccounts" });
     if (list) this.list = list;
   }
 
   async refreshUsage(): Promise<void> {
-    const usage = await this.run<AccountUsageDay[]>({ type: "accountUsage", account: null });
+    const usage = await this.run({ type: "accountUsage", account: null });
     if (usage) this.usage = usage;
   }
 
@@ -123,7 +117,7 @@ export class AccountsStore {
    * in a terminal of the daemon's; the key of that terminal, for a pane to attach to.
    */
   async login(account: string, cols = 100, rows = 16): Promise<string | null> {
-    const attached = await this.run<TerminalAttached>({ type: "loginAccount", account, cols, rows });
+    const attached = await this.run({ type: "loginAccount", account, cols, rows });
     return attached?.sessionKey ?? null;
   }
 
@@ -151,7 +145,7 @@ export class AccountsStore {
    * agent's own session cannot follow, the warning waits in `pendingSwitch`.
    */
   async checkSwitch(sessionKey: string, account: string): Promise<boolean> {
-    const check = await this.run<AccountSwitch>({ type: "checkAccountSwitch", sessionKey, account });
+    const check = await this.run({ type: "checkAccountSwitch", sessionKey, account });
     if (!check) return false;
     if (check.warning) {
       this.pendingSwitch = { sessionKey, account, warning: check.warning, resume: false };
@@ -165,7 +159,7 @@ export class AccountsStore {
    * runs again there). One the agent cannot follow waits in `pendingSwitch`.
    */
   async switchAccount(sessionKey: string, account: string, resume: boolean, confirm = false): Promise<AccountSwitch | null> {
-    const done = await this.run<AccountSwitch>({ type: "switchAccount", sessionKey, account, resume, confirm });
+    const done = await this.run({ type: "switchAccount", sessionKey, account, resume, confirm });
     if (done && !done.switched && done.warning) {
       this.pendingSwitch = { sessionKey, account, warning: done.warning, resume };
     } else if (done?.switched) {
@@ -187,23 +181,23 @@ export class AccountsStore {
   }
 
   async loadAutoSwitch(sessionKey: string): Promise<void> {
-    const got = await this.run<AutoSwitch>({ type: "getAutoSwitch", sessionKey });
+    const got = await this.run({ type: "getAutoSwitch", sessionKey });
     if (got) this.autoSwitch = { ...this.autoSwitch, [sessionKey]: got.enabled };
   }
 
   async setAutoSwitch(sessionKey: string, enabled: boolean): Promise<void> {
-    const set = await this.run<AutoSwitch>({ type: "setAutoSwitch", sessionKey, enabled });
+    const set = await this.run({ type: "setAutoSwitch", sessionKey, enabled });
     if (set) this.autoSwitch = { ...this.autoSwitch, [sessionKey]: set.enabled };
   }
 
   async add(request: AddAccountRequest): Promise<AccountInfo | null> {
-    const added = await this.run<AccountInfo>({ type: "addAccount", ...request });
+    const added = await this.run({ type: "addAccount", ...request });
     if (added) await this.refresh();
     return added;
   }
 
   async rename(account: string, label: string): Promise<boolean> {
-    const renamed = await this.run<AccountInfo>({ type: "renameAccount", account, label });
+    const renamed = await this.run({ type: "renameAccount", account, label });
     if (renamed) await this.refresh();
     return renamed !== null;
   }
@@ -222,7 +216,7 @@ export class AccountsStore {
   }
 
   async test(account: string): Promise<AccountTest | null> {
-    const result = await this.run<AccountTest>({ type: "testAccount", account });
+    const result = await this.run({ type: "testAccount", account });
     if (result) this.tests = { ...this.tests, [account]: result };
     return result;
   }

@@ -3,11 +3,10 @@
 // (listAgentInstalls: where the daemon finds each binary, or every place it looked,
 // and the version Weft is tested with). An install runs `weft agents install NAME` in
 // a terminal of the daemon's, whose key the pane then attaches to.
-import type { AgentInfo, AgentInstall, ClientRequest, DaemonStatus, SandboxStatus, TerminalAttached } from "../generated";
+import type { AgentInfo, AgentInstall, ClientRequest, SandboxStatus } from "../generated";
 import type { TerminalClient } from "./terminal/client";
+import type { Reply, Requester } from "./transport";
 import { VerbError } from "./transport";
-
-type Requester = (request: ClientRequest) => Promise<unknown>;
 
 /** One row of the Agents view. */
 export interface AgentRow {
@@ -47,11 +46,11 @@ export class AgentsStore {
     return rows;
   }
 
-  private async run<T>(request: ClientRequest): Promise<T | null> {
+  private async run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
     if (!this.call) return null;
     try {
       this.error = null;
-      return (await this.call(request)) as T;
+      return await this.call(request);
     } catch (e) {
       this.error = new VerbError(e).message;
       return null;
@@ -60,9 +59,9 @@ export class AgentsStore {
 
   async refresh(): Promise<void> {
     const [infos, installs, status] = await Promise.all([
-      this.run<AgentInfo[]>({ type: "listAgentInfo" }),
-      this.run<AgentInstall[]>({ type: "listAgentInstalls" }),
-      this.run<DaemonStatus>({ type: "daemonStatus" }),
+      this.run({ type: "listAgentInfo" }),
+      this.run({ type: "listAgentInstalls" }),
+      this.run({ type: "daemonStatus" }),
     ]);
     if (infos) this.infos = infos;
     if (installs) this.installs = installs;
@@ -71,7 +70,7 @@ export class AgentsStore {
 
   /** Starts `weft agents install NAME` in the daemon; the key of its terminal. */
   async install(name: string, cols = 100, rows = 16): Promise<string | null> {
-    const attached = await this.run<TerminalAttached>({ type: "installAgent", name, version: null, cols, rows });
+    const attached = await this.run({ type: "installAgent", name, version: null, cols, rows });
     return attached?.sessionKey ?? null;
   }
 }

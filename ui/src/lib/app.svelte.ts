@@ -44,11 +44,6 @@ function readList(key: string): string[] {
   }
 }
 
-/** Weft's own agent, the one that takes a domain pack. */
-export const NATIVE_AGENT = "native";
-/** The packs it ships (declarative ones from `.weft/packs/` are picked with `weft run --pack`). */
-export const NATIVE_PACKS = ["coding", "notes", "data"] as const;
-
 export class AppStore {
   readonly transport: Transport;
   /** Agent terminals, where the surface has them. */
@@ -84,7 +79,7 @@ export class AppStore {
   /** Each workspace's trust (what its files grant takes effect only once trusted). */
   readonly trust: TrustStore;
   account = $state<string | null>(null);
-  /** The domain pack of Weft's own agent (`native`) for a new session; null: its default. */
+  /** The domain pack for a new session of an agent that takes one; null: its default. */
   pack = $state<string | null>(null);
   sendMode = $state<SendMode>("steer");
   /** A prompt to put into the composer (edit and re-send); the composer takes it. */
@@ -382,10 +377,17 @@ export class AppStore {
     if (account && this.accounts.forAgent(id).some((a) => a.id === account)) this.account = account;
   }
 
-  /** Whether the selected session is Weft's own agent's, whose turns can be undone. */
+  /** The packs a new session of the chosen agent can start with, the default first (its facts). */
+  get packs(): string[] {
+    return this.agents.find((a) => a.id === this.agent)?.facts.packs ?? [];
+  }
+
+  /** Whether the selected session's turns can be undone (its agent's facts say Weft applied them). */
   get canUndo(): boolean {
     const view = this.selected;
-    return view !== null && view.key.startsWith(`${NATIVE_AGENT}:`) && !view.running;
+    if (view === null || view.running) return false;
+    const agent = view.key.slice(0, view.key.indexOf(":"));
+    return this.agents.find((a) => a.id === agent)?.facts.undo ?? false;
   }
 
   /** Restores the files the selected native session's last turn changed (a turn of its own). */
@@ -423,7 +425,7 @@ export class AppStore {
         effort: this.effort,
         attachments,
         account: this.account,
-        pack: !view && this.agent === NATIVE_AGENT ? this.pack : null,
+        pack: !view && this.packs.length > 0 ? this.pack : null,
       }),
     );
     if (!accepted) return false;

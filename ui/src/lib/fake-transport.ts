@@ -204,9 +204,17 @@ export class FakeTransport implements Transport {
   }
   async listAgentInfo() {
     const caps = { steer: true, interact: true, resume: true, tui: false };
+    const facts = { accounts: false, accountKinds: [], packs: [], undo: false, attachments: false, forkAtTurn: false };
     return [
-      { id: "echo", name: "Echo", installed: true, version: "1", capabilities: caps, problem: null },
-      { id: "claude", name: "Claude Code", installed: false, version: null, capabilities: caps, problem: "not installed" },
+      { id: "echo", name: "Echo", installed: true, version: "1", capabilities: caps, problem: null, facts },
+      {
+        id: "claude", name: "Claude Code", installed: false, version: null, capabilities: caps, problem: "not installed",
+        facts: { ...facts, accounts: true, attachments: true, forkAtTurn: true },
+      },
+      {
+        id: "native", name: "Weft agent (native)", installed: true, version: null, capabilities: caps, problem: null,
+        facts: { ...facts, accounts: true, packs: ["coding", "notes", "data"], undo: true, attachments: true },
+      },
     ];
   }
   async listModels(agent: string) {

@@ -14,9 +14,7 @@ import type {
   UsageBy,
   UsageRow,
 } from "../generated";
-import type { Transport } from "./transport";
-
-type Requester = (request: ClientRequest) => Promise<unknown>;
+import type { Reply, Requester, Transport } from "./transport";
 
 export class LibraryStore {
   sessions = $state<LibrarySession[]>([]);
@@ -49,11 +47,11 @@ export class LibraryStore {
     return this.call !== null;
   }
 
-  private async run<T>(request: ClientRequest): Promise<T | null> {
+  private async run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
     if (!this.call) return null;
     try {
       this.error = null;
-      return (await this.call(request)) as T;
+      return await this.call(request);
     } catch (e) {
       this.error = e instanceof Error ? e.message : String(e);
       return null;
@@ -62,7 +60,7 @@ export class LibraryStore {
 
   async refresh(): Promise<void> {
     const [list, progress] = await Promise.all([
-      this.run<LibrarySession[]>({
+      this.run({
         type: "listLibrary",
         workdir: null,
         agent: null,
@@ -71,7 +69,7 @@ export class LibraryStore {
         limit: 5000,
         offset: null,
       }),
-      this.run<LibraryProgress>({ type: "libraryProgress" }),
+      this.run({ type: "libraryProgress" }),
     ]);
     if (list) this.sessions = list;
     if (progress) this.progress = progress;
@@ -79,7 +77,7 @@ export class LibraryStore {
 
   async refreshNatives(): Promise<void> {
     const [list, progress] = await Promise.all([
-      this.run<LibrarySession[]>({
+      this.run({
         type: "listLibrary",
         workdir: null,
         agent: null,
@@ -88,7 +86,7 @@ export class LibraryStore {
         limit: 5000,
         offset: null,
       }),
-      this.run<LibraryProgress>({ type: "libraryProgress" }),
+      this.run({ type: "libraryProgress" }),
     ]);
     if (list) this.natives = list;
     if (progress) this.progress = progress;
@@ -101,7 +99,7 @@ export class LibraryStore {
       this.nativeHits = [];
       return;
     }
-    const hits = await this.run<LibraryHit[]>({
+    const hits = await this.run({
       type: "searchLibrary",
       query: query.trim(),
       agent: null,
@@ -118,7 +116,7 @@ export class LibraryStore {
       this.hits = null;
       return;
     }
-    const hits = await this.run<LibraryHit[]>({
+    const hits = await this.run({
       type: "searchLibrary",
       query,
       agent: null,
@@ -132,13 +130,13 @@ export class LibraryStore {
 
   /** The last turns of a session's transcript (from the agent's own file). */
   async open(sessionKey: string, start: number | null = null): Promise<void> {
-    const page = await this.run<TranscriptPage>({ type: "openTranscript", sessionKey, start, limit: 50 });
+    const page = await this.run({ type: "openTranscript", sessionKey, start, limit: 50 });
     if (page) this.page = page;
   }
 
   /** Continue: the prompt goes to the same key; the daemon adopts the session and the agent resumes it. */
   async continueWith(sessionKey: string, prompt: string): Promise<PromptAccepted | null> {
-    return this.run<PromptAccepted>({
+    return this.run({
       type: "prompt",
       prompt,
       agent: null,
@@ -149,11 +147,11 @@ export class LibraryStore {
       attachments: [],
       account: null,
       pack: null,
-    } as ClientRequest);
+    } as Extract<ClientRequest, { type: "prompt" }>);
   }
 
   async fork(sessionKey: string, at: number | null): Promise<LibrarySession | null> {
-    const forked = await this.run<LibrarySession>({ type: "forkSession", sessionKey, at });
+    const forked = await this.run({ type: "forkSession", sessionKey, at });
     if (forked) await this.refresh();
     return forked;
   }
@@ -173,7 +171,7 @@ export class LibraryStore {
       }
       return;
     }
-    const text = await this.run<string>({ type: "exportSession", sessionKey, format });
+    const text = await this.run({ type: "exportSession", sessionKey, format });
     if (text === null) return;
     const name = `${sessionKey.slice(0, 48).replace(/[^A-Za-z0-9_-]/g, "-") || "session"}.${format === "json" ? "json" : "md"}`;
     const url = URL.createObjectURL(new Blob([text], { type: format === "json" ? "application/json" : "text/markdown" }));
@@ -186,13 +184,13 @@ export class LibraryStore {
   }
 
   async loadUsage(by: UsageBy = "day"): Promise<void> {
-    const rows = await this.run<UsageRow[]>({ type: "usage", by, since: null });
+    const rows = await this.run({ type: "usage", by, since: null });
     if (rows) this.usage = rows;
   }
 
   /** The billing blocks of the last week. */
   async loadBlocks(now = Date.now()): Promise<void> {
-    const rows = await this.run<UsageRow[]>({ type: "usage", by: "block", since: now - 7 * 86_400_000 });
+    const rows = await this.run({ type: "usage", by: "block", since: now - 7 * 86_400_000 });
     if (rows) this.blocks = rows;
   }
 }

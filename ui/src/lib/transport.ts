@@ -12,6 +12,7 @@ import type {
   PatchEvent,
   PromptAccepted,
   PromptRequest,
+  ReplyOf,
   SearchHit,
   SessionInfo,
   SkillInfo,
@@ -24,6 +25,12 @@ import type {
   WorkspaceEntry,
   WorkspaceTrust,
 } from "../generated";
+
+/** The reply to request `R`: the type crates/protocol/src/verbs.rs pairs with its `type`. */
+export type Reply<R extends ClientRequest> = ReplyOf[R["type"]];
+
+/** Sends one request; its reply is typed by the request's `type`. */
+export type Requester = <R extends ClientRequest>(request: R) => Promise<Reply<R>>;
 
 /** What the surface tells the UI about itself. */
 export interface AppInfo {
@@ -112,7 +119,7 @@ export interface Transport {
    */
   earlierTurns?(sessionKey: string, start: number | null, limit: number): Promise<TranscriptPage>;
   /** Any verb by its wire request (the accounts view's); absent where the surface has none. */
-  request?<T>(request: ClientRequest): Promise<T>;
+  request?: Requester;
 
   /** Every session's patches, in order per session. Returns an unsubscribe function. */
   onPatch(handler: (event: PatchEvent) => void): Promise<() => void>;

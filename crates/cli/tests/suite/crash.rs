@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use weft_client::{Client, Event, Home};
-use weft_protocol::{apply_in_place, ClientRequest, ServerMessage, SnapshotAt};
+use weft_protocol::verb;
+use weft_protocol::{apply_in_place, ServerMessage, SnapshotAt};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
 use super::support::Env;
@@ -89,7 +90,7 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let at: SnapshotAt = client
-        .call(ClientRequest::Subscribe {
+        .send(verb::Subscribe {
             session_key: key.clone(),
         })
         .await

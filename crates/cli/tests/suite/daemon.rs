@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use weft_client::{Client, Event, Home};
+use weft_protocol::verb;
 use weft_protocol::{
-    apply_in_place, ClientRequest, Phase, PromptAccepted, PromptRequest, ServerMessage, SnapshotAt,
+    apply_in_place, Phase, PromptAccepted, PromptRequest, ServerMessage, SnapshotAt,
     UniversalSnapshot,
 };
 
@@ -44,7 +45,7 @@ async fn follow(
     mut done: impl FnMut(&UniversalSnapshot) -> bool,
 ) -> UniversalSnapshot {
     let at: SnapshotAt = client
-        .call(ClientRequest::Subscribe {
+        .send(verb::Subscribe {
             session_key: key.to_string(),
         })
         .await
@@ -115,11 +116,11 @@ async fn two_clients_on_one_session_run_their_turns_in_order_in_one_daemon() {
     let (app, mut events) = app_client(&env).await;
     // The app's turn is slow; `weft run --session` sends its own meanwhile.
     let accepted: PromptAccepted = app
-        .call(ClientRequest::Prompt(PromptRequest {
+        .send(PromptRequest {
             prompt: "slow from the app".into(),
             session_key: Some(key.clone()),
             ..Default::default()
-        }))
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     follow(&app, &mut events, &key, |s| {

@@ -6,9 +6,7 @@
 use std::path::Path;
 
 use weft_client::Home;
-use weft_protocol::{
-    ClientRequest, ErrorCode, WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery,
-};
+use weft_protocol::{ErrorCode, WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery};
 
 use super::support::Env;
 
@@ -19,12 +17,12 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
 }
 
-fn query(workspace: &Path, q: &str) -> ClientRequest {
-    ClientRequest::ListWorkspaceFiles(WorkspaceFilesQuery {
+fn query(workspace: &Path, q: &str) -> WorkspaceFilesQuery {
+    WorkspaceFilesQuery {
         workspace: workspace.display().to_string(),
         query: q.into(),
         limit: None,
-    })
+    }
 }
 
 #[tokio::test]
@@ -63,7 +61,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
     let client = connected.client;
 
     let found: Vec<WorkspaceEntry> = client
-        .call(query(&work, "widget"))
+        .send(query(&work, "widget"))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let paths: Vec<&str> = found.iter().map(|e| e.path.as_str()).collect();
@@ -72,7 +70,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
 
     // Fuzzy, and folders are offered as folders.
     let found: Vec<WorkspaceEntry> = client
-        .call(query(&work, "srcnest"))
+        .send(query(&work, "srcnest"))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -86,7 +84,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
 
     // The link is offered as itself, its target's files are not.
     let found: Vec<WorkspaceEntry> = client
-        .call(query(&work, "linked"))
+        .send(query(&work, "linked"))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(
@@ -95,7 +93,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
     );
 
     let escaped = client
-        .call::<Vec<WorkspaceEntry>>(query(&work, "../"))
+        .send(query(&work, "../"))
         .await
         .err()
         .unwrap_or_else(|| panic!("a query leaving the workspace was answered"));
@@ -107,7 +105,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
     );
 
     let not_a_folder = client
-        .call::<Vec<WorkspaceEntry>>(query(&work.join(".gitignore"), "x"))
+        .send(query(&work.join(".gitignore"), "x"))
         .await
         .err()
         .unwrap_or_else(|| panic!("a file as the workspace was answered"));

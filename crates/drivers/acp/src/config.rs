@@ -54,8 +54,8 @@ pub struct AcpSpec {
     pub stop_grace: Duration,
     /// Reads tool output the agent leaves out of its updates (see [`crate::backfill`]).
     pub tool_output: Option<ToolOutputFn>,
-    /// The registry package the binary comes from, pinned as `scripts/setup.sh`
-    /// installs it (an installer can do the same).
+    /// The registry package the binary comes from (`agents.toml` at the repository's
+    /// root pins its version, for `scripts/setup.sh` and the registry alike).
     pub package: Option<AgentPackage>,
     /// For an agent with a folder-trust switch of its own: the arguments that follow
     /// Weft's trust decision for the turn's folder, or why it cannot run there.
@@ -65,50 +65,18 @@ pub struct AcpSpec {
 /// See [`AcpSpec::trust_args`].
 pub type TrustArgsFn = fn(&weft_kernel::driver::AgentTurnInput) -> Result<Vec<String>, String>;
 
-/// A preset's pinned registry package.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AgentPackage {
-    /// An npm package; its binaries land in `node_modules/.bin`.
-    Npm {
-        /// The package name.
-        name: String,
-        /// The exact version.
-        version: String,
-    },
-    /// A PyPI package (extras included), installed into a venv of its own whose
-    /// commands are linked beside the npm ones.
-    PyPi {
-        /// The requirement's name, with extras (`hermes-agent[acp]`).
-        name: String,
-        /// The exact version.
-        version: String,
-        /// The oldest Python it installs on, as (major, minor).
-        python: (u32, u32),
-    },
+/// A preset's registry package (its pinned version is the repository's `agents.toml`).
+pub use weft_agent_spec::spec::Package as AgentPackage;
+
+fn npm(name: &str) -> Option<AgentPackage> {
+    Some(AgentPackage::Npm { name: name.into() })
 }
 
-impl AgentPackage {
-    fn npm(name: &str, version: &str) -> Option<Self> {
-        Some(Self::Npm {
-            name: name.into(),
-            version: version.into(),
-        })
-    }
-
-    fn pypi(name: &str, version: &str, python: (u32, u32)) -> Option<Self> {
-        Some(Self::PyPi {
-            name: name.into(),
-            version: version.into(),
-            python,
-        })
-    }
-
-    /// The exact version.
-    pub fn version(&self) -> &str {
-        match self {
-            Self::Npm { version, .. } | Self::PyPi { version, .. } => version,
-        }
-    }
+fn pypi(name: &str, python: (u32, u32)) -> Option<AgentPackage> {
+    Some(AgentPackage::PyPi {
+        name: name.into(),
+        python,
+    })
 }
 
 impl AcpSpec {
@@ -197,7 +165,7 @@ pub fn presets() -> Vec<AcpSpec> {
     hermes.name = "Hermes (ACP)".into();
     hermes.version_args = Some(vec!["--version".into()]);
     hermes.install_hint = setup_hint("hermes-agent[acp] from PyPI");
-    hermes.package = AgentPackage::pypi("hermes-agent[acp]", "0.19.0", (3, 11));
+    hermes.package = pypi("hermes-agent[acp]", (3, 11));
 
     // kimi-cli (PyPI, Python >= 3.12): `kimi acp`; a provider of type `openai_legacy`
     // in `~/.kimi/config.toml` points it at any OpenAI-compatible endpoint.
@@ -208,12 +176,11 @@ pub fn presets() -> Vec<AcpSpec> {
         "{}, then run `kimi login`",
         setup_hint("kimi-cli from PyPI")
     );
-    // 1.52.0, the last release, only prints a deprecation notice.
-    kimi.package = AgentPackage::pypi("kimi-cli", "1.51.0", (3, 12));
+    kimi.package = pypi("kimi-cli", (3, 12));
 
     let mut claude = AcpSpec::new("claude-acp", "claude-agent-acp", &[]);
     claude.name = "Claude (ACP)".into();
-    claude.package = AgentPackage::npm("@agentclientprotocol/claude-agent-acp", "0.49.0");
+    claude.package = npm("@agentclientprotocol/claude-agent-acp");
     claude.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
                            `npm install -g @agentclientprotocol/claude-agent-acp`"
         .into();
@@ -224,7 +191,7 @@ pub fn presets() -> Vec<AcpSpec> {
     // project": it records the project late) and rewrites the chat file while doing
     // so: never try it.
     gemini.load_session = false;
-    gemini.package = AgentPackage::npm("@google/gemini-cli", "0.61.0");
+    gemini.package = npm("@google/gemini-cli");
     gemini.version_args = Some(vec!["--version".into()]);
     gemini.bin_env = vec![bin_env_name("gemini-acp"), "WEFT_GEMINI_BIN".into()];
     gemini.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
@@ -237,7 +204,7 @@ pub fn presets() -> Vec<AcpSpec> {
     qwen.name = "Qwen Code (ACP)".into();
     qwen.version_args = Some(vec!["--version".into()]);
     qwen.install_hint = setup_hint("@qwen-code/qwen-code from npm");
-    qwen.package = AgentPackage::npm("@qwen-code/qwen-code", "0.24.4");
+    qwen.package = npm("@qwen-code/qwen-code");
 
     // @github/copilot (npm): `copilot --acp`; GitHub login, or a model provider of
     // one's own (COPILOT_PROVIDER_BASE_URL, COPILOT_OFFLINE=true: no GitHub at all).
@@ -245,7 +212,7 @@ pub fn presets() -> Vec<AcpSpec> {
     copilot.name = "GitHub Copilot CLI (ACP)".into();
     copilot.version_args = Some(vec!["--version".into()]);
     copilot.install_hint = setup_hint("@github/copilot from npm");
-    copilot.package = AgentPackage::npm("@github/copilot", "1.0.102");
+    copilot.package = npm("@github/copilot");
 
     // @zed-industries/codex-acp (npm): Codex over ACP, configured like codex itself
     // (`$CODEX_HOME/config.toml`, a custom model provider). No --version: the npm
@@ -253,14 +220,14 @@ pub fn presets() -> Vec<AcpSpec> {
     let mut codex = AcpSpec::new("codex-acp", "codex-acp", &[]);
     codex.name = "Codex (ACP)".into();
     codex.install_hint = setup_hint("@zed-industries/codex-acp from npm");
-    codex.package = AgentPackage::npm("@zed-industries/codex-acp", "0.16.0");
+    codex.package = npm("@zed-industries/codex-acp");
 
     // @augmentcode/auggie (npm): `auggie --acp`; models only through an Augment
     // login (`auggie login`), which it cannot do over ACP.
     let mut auggie = AcpSpec::new("auggie", "auggie", &["--acp"]);
     auggie.name = "Auggie (ACP)".into();
     auggie.version_args = Some(vec!["--version".into()]);
-    auggie.package = AgentPackage::npm("@augmentcode/auggie", "0.36.0");
+    auggie.package = npm("@augmentcode/auggie");
     auggie.install_hint = format!(
         "{}, then run `auggie login`",
         setup_hint("@augmentcode/auggie from npm")
@@ -275,7 +242,7 @@ pub fn presets() -> Vec<AcpSpec> {
     amp.load_session = false;
     // The adapter drives `amp` (npm @sourcegraph/amp 0.0.1790142911-g7618fb), which
     // setup.sh installs beside it.
-    amp.package = AgentPackage::pypi("acp-amp", "0.1.3", (3, 10));
+    amp.package = pypi("acp-amp", (3, 10));
     amp.install_hint = "install `acp-amp` (PyPI) and `amp` (npm @sourcegraph/amp), \
                         then run `amp login`"
         .into();
@@ -365,39 +332,6 @@ mod tests {
         assert_eq!(get("KEY"), Some("from-account"));
         assert_eq!(get("PATH"), Some("/usr/bin"));
         assert_eq!(env.len(), 3);
-    }
-
-    /// The version variable setup.sh installs `needle` (`"name@$` or `"name==$`) with.
-    fn setup_var<'a>(setup: &'a str, needle: &str) -> &'a str {
-        let line = setup
-            .lines()
-            .find(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("setup.sh installs nothing like {needle}"));
-        let rest = &line[line.find(needle).unwrap() + needle.len()..];
-        rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .next()
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn presets_pin_what_setup_sh_installs() {
-        let setup = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../scripts/setup.sh"
-        ))
-        .unwrap();
-        for spec in presets() {
-            let package = spec
-                .package
-                .as_ref()
-                .unwrap_or_else(|| panic!("{} has no package", spec.id));
-            let var = match package {
-                AgentPackage::Npm { name, .. } => setup_var(&setup, &format!("\"{name}@$")),
-                AgentPackage::PyPi { name, .. } => setup_var(&setup, &format!("\"{name}==$")),
-            };
-            let pin = format!("{var}=\"{}\"", package.version());
-            assert!(setup.contains(&pin), "{}: setup.sh lacks {pin}", spec.id);
-        }
     }
 
     #[test]

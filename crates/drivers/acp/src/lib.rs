@@ -30,6 +30,7 @@ pub mod permission;
 pub mod process;
 pub mod quirks;
 pub mod session;
+pub mod spec;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -291,6 +292,7 @@ impl AgentDriver for AcpDriver {
             version: self.agent_version.lock().clone(),
             capabilities: self.capabilities(),
             problem: None,
+            facts: spec::spec_of(&self.spec).facts(),
         };
         let program = match self.own_binary() {
             Ok(p) => p,
@@ -353,9 +355,8 @@ impl AgentDriver for AcpDriver {
 
     async fn shutdown(&self) {
         let all: Vec<LiveSession> = self.sessions.lock().drain().map(|(_, s)| s).collect();
-        for s in all {
-            s.conn.close(CLOSE_GRACE).await;
-        }
+        // Each gets its grace at the same time: one by one, ten sessions took ten graces.
+        futures::future::join_all(all.into_iter().map(|s| s.conn.close(CLOSE_GRACE))).await;
     }
 }
 

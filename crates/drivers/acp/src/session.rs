@@ -539,12 +539,12 @@ pub fn prompt_blocks(
     }
     blocks.push(ContentBlock::Text(TextContent::new(input.prompt.clone())));
     let limits = match input.session_key.split(':').next() {
-        Some("gemini") => weft_attach::GEMINI,
-        _ => weft_attach::CLAUDE,
+        Some("gemini") => weft_attachments::GEMINI,
+        _ => weft_attachments::CLAUDE,
     };
     for path in &input.attachments {
-        if caps.image && weft_attach::looks_like_image(path) {
-            if let Ok(img) = weft_attach::prepare_image(path, limits) {
+        if caps.image && weft_attachments::looks_like_image(path) {
+            if let Ok(img) = weft_attachments::prepare_image(path, limits) {
                 let mut content = ImageContent::new(img.base64(), img.mime);
                 content.uri = Some(format!("file://{}", path.display()));
                 blocks.push(ContentBlock::Image(content));

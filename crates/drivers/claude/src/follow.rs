@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use notify::{RecursiveMode, Watcher};
 use serde_json::{json, Value};
@@ -221,29 +221,10 @@ fn shorten(s: &str) -> String {
 
 /// `t` as the CLI stamps its records: `2026-01-01T00:00:00.000Z`.
 fn iso_utc(t: SystemTime) -> String {
-    let ms = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    let secs = (ms / 1000) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
+    jiff::Timestamp::try_from(t)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 /// Tails `session_id`'s file for `input`'s session until `ctx` is cancelled, emitting
@@ -505,10 +486,10 @@ mod tests {
 
     #[test]
     fn times_are_stamped_like_the_cli() {
-        let t = UNIX_EPOCH + Duration::from_millis(1_796_018_507_065);
+        let t = std::time::UNIX_EPOCH + Duration::from_millis(1_796_018_507_065);
         assert_eq!(iso_utc(t), "2026-11-30T06:01:47.065Z");
         assert_eq!(
-            iso_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            iso_utc(std::time::UNIX_EPOCH + Duration::from_secs(951_782_400)),
             "2000-02-29T00:00:00.000Z"
         );
     }

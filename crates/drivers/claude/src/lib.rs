@@ -23,17 +23,18 @@ pub mod config;
 pub mod follow;
 pub mod interact;
 pub mod lines;
+pub mod native_sessions;
 pub mod normalize;
 pub mod process;
 pub mod recover;
 pub mod spawn;
+pub mod spec;
 pub mod tools;
 pub mod tui;
 pub mod turn;
 pub mod wire;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
 pub use config::Config;
 
@@ -235,6 +236,7 @@ impl AgentDriver for ClaudeDriver {
             version: None,
             capabilities: caps,
             problem: None,
+            facts: spec::spec().facts(),
         };
         // No turn: the kernel's own environment.
         let own = |n: &str| std::env::var(n).ok();
@@ -346,17 +348,6 @@ impl AgentDriver for ClaudeDriver {
         }
     }
 
-    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        // No turn: the kernel's own environment.
-        let Some(config) = recover::config_dir(&AgentTurnInput::default()) else {
-            return Vec::new();
-        };
-        let workdir = workdir.map(Path::to_path_buf);
-        tokio::task::spawn_blocking(move || recover::list_native(&config, workdir.as_deref()))
-            .await
-            .unwrap_or_default()
-    }
-
     async fn close_session(&self, session_key: &str) {
         let proc = self.procs.lock().remove(session_key);
         if let Some(p) = proc {
@@ -366,9 +357,7 @@ impl AgentDriver for ClaudeDriver {
 
     async fn shutdown(&self) {
         let all: Vec<ClaudeProcess> = self.procs.lock().drain().map(|(_, p)| p).collect();
-        let closing: Vec<_> = all.into_iter().map(|p| p.close(CLOSE_GRACE)).collect();
-        for c in closing {
-            c.await;
-        }
+        // Each gets its grace at the same time: one by one, ten sessions took ten graces.
+        futures::future::join_all(all.into_iter().map(|p| p.close(CLOSE_GRACE))).await;
     }
 }

@@ -1,19 +1,18 @@
-//! Claude Code's own session files: where they are, recovering a turn's reply from one
-//! when stdout lost it, and listing them as native sessions.
+//! Claude Code's own session files: where they are, and recovering a turn's reply from
+//! one when stdout lost it (the session library reads them through
+//! [`crate::native_sessions`]).
 //!
 //! `<config>/projects/<cwd, every non-alphanumeric byte as '-'>/<session id>.jsonl`,
 //! where `<config>` is `$CLAUDE_CONFIG_DIR` or `~/.claude`. One JSON record per line:
 //! `user` and `assistant` records (one content block per assistant line, blocks of a
 //! message sharing `message.id`), plus queue operations, attachments, summaries.
 
-use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
 use weft_kernel::driver::AgentTurnInput;
-use weft_protocol::NativeSessionInfo;
 
 /// The folder Claude Code keeps its state in, as `input`'s agent sees it (its
 /// `CLAUDE_CONFIG_DIR`, else its `HOME`'s `.claude`). `AgentTurnInput::default()`
@@ -58,12 +57,6 @@ struct Record {
     message: Option<RecordMessage>,
     #[serde(default, rename = "isSidechain")]
     is_sidechain: bool,
-    #[serde(default, rename = "isMeta")]
-    is_meta: bool,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    summary: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -147,101 +140,6 @@ pub fn turn_text(file: &Path, prompt: &str) -> Option<String> {
 pub fn missing_tail<'a>(full: &'a str, have: &str) -> Option<&'a str> {
     let tail = full.strip_prefix(have)?;
     (!tail.is_empty()).then_some(tail)
-}
-
-fn shorten(s: &str, max: usize) -> String {
-    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > max {
-        let cut: String = line.chars().take(max).collect();
-        format!("{cut}…")
-    } else {
-        line
-    }
-}
-
-/// One session file as a native session, read line by line (never whole).
-pub fn native_info(file: &Path) -> Option<NativeSessionInfo> {
-    let meta = std::fs::metadata(file).ok()?;
-    let updated_at = meta
-        .modified()
-        .ok()
-        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    let id = file.file_stem()?.to_string_lossy().into_owned();
-    let reader = BufReader::new(std::fs::File::open(file).ok()?);
-    let mut title: Option<String> = None;
-    let mut summary: Option<String> = None;
-    let mut workdir: Option<String> = None;
-    let mut count: u32 = 0;
-    let mut assistant_ids: HashSet<String> = HashSet::new();
-    for line in reader.split(b'\n').map_while(Result::ok) {
-        let Ok(rec) = serde_json::from_slice::<Record>(&line) else {
-            continue;
-        };
-        if rec.kind == "summary" {
-            summary = rec.summary.or(summary);
-            continue;
-        }
-        if rec.is_sidechain || rec.is_meta {
-            continue;
-        }
-        if workdir.is_none() {
-            workdir = rec.cwd.clone();
-        }
-        let Some(msg) = rec.message else { continue };
-        match rec.kind.as_str() {
-            "user" => {
-                if let Some(text) = prompt_text(&msg.content) {
-                    if text.starts_with('<') || text.starts_with("[Request interrupted") {
-                        continue;
-                    }
-                    count += 1;
-                    if title.is_none() {
-                        title = Some(shorten(&text, 80));
-                    }
-                }
-            }
-            "assistant" if assistant_ids.insert(msg.id.unwrap_or_default()) => count += 1,
-            _ => {}
-        }
-    }
-    if count == 0 {
-        return None;
-    }
-    Some(NativeSessionInfo {
-        id,
-        workdir,
-        title: summary.or(title).unwrap_or_default(),
-        updated_at,
-        message_count: count,
-    })
-}
-
-/// Sessions under `config`, only those run in `workdir` when given, newest first.
-pub fn list_native(config: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-    let projects = config.join("projects");
-    let dirs: Vec<PathBuf> = match workdir {
-        Some(w) => vec![projects.join(encode_cwd(w))],
-        None => std::fs::read_dir(&projects)
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.is_dir())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
-    let mut out: Vec<NativeSessionInfo> = dirs
-        .iter()
-        .filter_map(|d| std::fs::read_dir(d).ok())
-        .flat_map(|rd| rd.flatten())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .filter_map(|p| native_info(&p))
-        .collect();
-    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
-    out
 }
 
 #[cfg(test)]

@@ -234,7 +234,7 @@ pub fn prompt_text(input: &AgentTurnInput) -> String {
     let files: Vec<String> = input
         .attachments
         .iter()
-        .filter(|p| !weft_attach::looks_like_image(p))
+        .filter(|p| !weft_attachments::looks_like_image(p))
         .map(|p| format!("- {}", p.display()))
         .collect();
     if files.is_empty() {
@@ -250,15 +250,15 @@ pub fn prompt_message(input: &AgentTurnInput, text: &str) -> Result<Value, Strin
     let images: Vec<&PathBuf> = input
         .attachments
         .iter()
-        .filter(|p| weft_attach::looks_like_image(p))
+        .filter(|p| weft_attachments::looks_like_image(p))
         .collect();
     if images.is_empty() {
         return Ok(wire::user_message(text));
     }
     let mut content = vec![json!({"type": "text", "text": text})];
     for path in images {
-        let img =
-            weft_attach::prepare_image(path, weft_attach::CLAUDE).map_err(|e| e.to_string())?;
+        let img = weft_attachments::prepare_image(path, weft_attachments::CLAUDE)
+            .map_err(|e| e.to_string())?;
         content.push(json!({"type": "image", "source": {
             "type": "base64", "media_type": img.mime, "data": img.base64()}}));
     }

@@ -1,6 +1,6 @@
 //! Following codex's own UI: while a session's terminal is open, its rollout file
 //! (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, see
-//! [`crate::native`]) is tailed and the items codex records there become events.
+//! [`crate::native_sessions`]) is tailed and the items codex records there become events.
 //!
 //! The rollout's `event_msg`/`item_completed` records carry codex's own items
 //! (`UserMessage`, `AgentMessage`, `CommandExecution`, …, the core protocol's names, not

@@ -26,19 +26,19 @@ pub mod follow;
 pub mod interact;
 pub mod items;
 pub mod limits;
-pub mod native;
+pub mod native_sessions;
 pub mod normalize;
 pub mod process;
 pub mod rpc;
 pub mod session;
 pub mod spawn;
+pub mod spec;
 pub mod trust;
 pub mod tui;
 pub mod turn;
 pub mod wire;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -46,7 +46,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
 pub use config::{Config, TurnKnobs};
 
@@ -234,6 +234,7 @@ impl AgentDriver for CodexDriver {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: spec::spec().facts(),
         };
         let program = match self.own_binary() {
             Ok(p) => p,
@@ -343,16 +344,6 @@ impl AgentDriver for CodexDriver {
         // takes its starting point, so whatever it writes as it exits is history.
         self.close_session(&input.session_key).await;
         follow::follow(&input, &ctx).await
-    }
-
-    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        let Some(home) = native::codex_home() else {
-            return Vec::new();
-        };
-        let workdir = workdir.map(Path::to_path_buf);
-        tokio::task::spawn_blocking(move || native::list_native(&home, workdir.as_deref()))
-            .await
-            .unwrap_or_default()
     }
 
     async fn close_session(&self, session_key: &str) {

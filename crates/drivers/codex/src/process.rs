@@ -97,23 +97,7 @@ impl CodexProcess {
 
 /// `s` without ANSI escape sequences (codex colours its log lines).
 pub fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    strip_ansi_escapes::strip_str(s)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub fn user_input(input: &AgentTurnInput) -> Value {
     let (images, files): (Vec<_>, Vec<_>) = input
         .attachments
         .iter()
-        .partition(|p| weft_attach::looks_like_image(p));
+        .partition(|p| weft_attachments::looks_like_image(p));
     let images: Vec<std::path::PathBuf> = images.into_iter().map(|p| fitted(input, p)).collect();
     let mut text = input.prompt.clone();
     if !files.is_empty() {
@@ -64,7 +64,12 @@ pub fn user_input(input: &AgentTurnInput) -> Value {
 
 /// `path`, or a copy fitted to OpenAI's limits.
 fn fitted(input: &AgentTurnInput, path: &std::path::Path) -> std::path::PathBuf {
-    weft_attach::fitted_path(path, weft_attach::OPENAI, &input.state_dir, &input.task_id)
+    weft_attachments::fitted_path(
+        path,
+        weft_attachments::OPENAI,
+        &input.state_dir,
+        &input.task_id,
+    )
 }
 
 fn steer_input(text: &str) -> Value {

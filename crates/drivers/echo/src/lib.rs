@@ -12,6 +12,7 @@
 //! pause between streamed pieces (default 20).
 
 mod script;
+pub mod spec;
 mod transcript;
 
 use std::collections::HashSet;
@@ -20,7 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, ModelInfo, NativeSessionInfo};
+use weft_protocol::{AgentInfo, Capabilities, ModelInfo};
 
 pub use transcript::EchoTranscript;
 
@@ -117,6 +118,7 @@ impl AgentDriver for EchoDriver {
             version: Some(env!("CARGO_PKG_VERSION").into()),
             capabilities: self.capabilities(),
             problem: None,
+            facts: spec::spec().facts(),
         }
     }
 
@@ -154,13 +156,6 @@ impl AgentDriver for EchoDriver {
             cwd: input.workdir.clone(),
             session_id: None,
         })
-    }
-
-    async fn list_native_sessions(
-        &self,
-        workdir: Option<&std::path::Path>,
-    ) -> Vec<NativeSessionInfo> {
-        transcript::list(&self.state_dir, workdir)
     }
 }
 

@@ -5,7 +5,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use weft_protocol::NativeSessionInfo;
 
 /// One past turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,44 +47,6 @@ pub fn append(state_dir: &Path, session_id: &str, turn: &EchoTranscript) -> std:
     .open(file(state_dir, session_id))?;
     let line = serde_json::to_string(turn).map_err(std::io::Error::other)?;
     writeln!(f, "{line}")
-}
-
-/// Echo sessions on disk, newest first, optionally only those run in `workdir`.
-pub fn list(state_dir: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-    let Ok(entries) = std::fs::read_dir(dir(state_dir)) else {
-        return Vec::new();
-    };
-    let mut out: Vec<NativeSessionInfo> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let path = entry.path();
-            let id = path.file_stem()?.to_str()?.to_string();
-            if path.extension()? != "jsonl" {
-                return None;
-            }
-            let turns = load(state_dir, &id);
-            let first = turns.first()?;
-            if workdir.is_some_and(|w| Path::new(&first.workdir) != w) {
-                return None;
-            }
-            let updated_at = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0);
-            Some(NativeSessionInfo {
-                id,
-                workdir: Some(first.workdir.clone()),
-                title: first.prompt.lines().next().unwrap_or_default().to_string(),
-                updated_at,
-                message_count: (turns.len() * 2) as u32,
-            })
-        })
-        .collect();
-    out.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
-    out
 }
 
 #[cfg(test)]

@@ -62,17 +62,17 @@ pub fn args(input: &AgentTurnInput, session_id: &str, approval_mode: &str) -> Ve
 /// and that one folder — never the user's own folder the file came from — is added
 /// with `--include-directories`.
 fn mentioned(input: &AgentTurnInput) -> (Vec<PathBuf>, Option<PathBuf>) {
-    let dir = weft_attach::turn_dir(&input.state_dir, &input.task_id);
+    let dir = weft_attachments::turn_dir(&input.state_dir, &input.task_id);
     let mut include = None;
     let files = input
         .attachments
         .iter()
         .map(|path| {
             let inside = path.is_absolute() && path.starts_with(&input.workdir);
-            let fitted = if weft_attach::looks_like_image(path) {
-                weft_attach::fitted_path(
+            let fitted = if weft_attachments::looks_like_image(path) {
+                weft_attachments::fitted_path(
                     path,
-                    weft_attach::GEMINI,
+                    weft_attachments::GEMINI,
                     &input.state_dir,
                     &input.task_id,
                 )

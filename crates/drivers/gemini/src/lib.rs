@@ -18,24 +18,25 @@
 //!
 //! Binary: the turn's `$WEFT_GEMINI_BIN`, the project-local
 //! `.tools/agents/node_modules/.bin` above the running executable, then the turn's
-//! `PATH` (never relative to the current folder). [`AgentDriver::list_native_sessions`] reads `~/.gemini`'s chat files
-//! ([`sessions`]).
+//! `PATH` (never relative to the current folder). The session library reads
+//! `~/.gemini`'s chat files through [`native_sessions`].
 
 pub mod follow;
 pub mod headless;
 pub mod limits;
+pub mod native_sessions;
 pub mod sessions;
+pub mod spec;
 pub mod stream;
 pub mod trust;
 pub mod tui;
 
-use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use weft_acp::{AcpDriver, AcpSpec};
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, NativeSessionInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
 
 /// The driver's id.
 pub const GEMINI_ID: &str = "gemini";
@@ -188,6 +189,7 @@ impl AgentDriver for GeminiDriver {
     async fn info(&self) -> AgentInfo {
         AgentInfo {
             capabilities: self.capabilities(),
+            facts: spec::spec().facts(),
             ..self.acp.info().await
         }
     }
@@ -234,17 +236,6 @@ impl AgentDriver for GeminiDriver {
                 DriverResult::ok()
             }
         }
-    }
-
-    async fn list_native_sessions(&self, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        // No turn: the kernel's own environment.
-        let Some(dir) = sessions::gemini_dir_for(&AgentTurnInput::default()) else {
-            return Vec::new();
-        };
-        let workdir = workdir.map(Path::to_path_buf);
-        tokio::task::spawn_blocking(move || sessions::list(&dir, workdir.as_deref()))
-            .await
-            .unwrap_or_default()
     }
 
     async fn close_session(&self, session_key: &str) {

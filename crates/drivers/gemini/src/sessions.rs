@@ -1,4 +1,6 @@
-//! The Gemini CLI's own session files: listing them, and reading tool results back.
+//! The Gemini CLI's own session files as its driver uses them: finding them, and
+//! reading tool results back (the session library reads them through
+//! [`crate::native_sessions`]).
 //!
 //! 0.61.0 keeps one JSONL file per session under the home's `.gemini` folder, in a
 //! per-project `tmp/<project>/chats/` folder (`session-<YYYY-MM-DDTHH-MM>-<first 8 of
@@ -14,7 +16,6 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use weft_acp::backfill::ToolOutput;
 use weft_kernel::driver::AgentTurnInput;
-use weft_protocol::NativeSessionInfo;
 
 /// The `.gemini` folder of a whole spawn environment: its `HOME`'s.
 pub fn gemini_dir(env: &[(String, String)]) -> Option<PathBuf> {
@@ -173,59 +174,6 @@ pub fn read_chat(path: &Path) -> Option<ChatFile> {
         .filter_map(|id| by_id.remove(&id))
         .collect();
     Some(chat)
-}
-
-fn user_text(m: &Value) -> Option<String> {
-    let text = match &m["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => return None,
-    };
-    let t = text.trim();
-    (!t.is_empty() && !t.starts_with("<session_context>")).then(|| t.to_string())
-}
-
-/// The sessions in `gemini`, newest first; only those of `workdir` when given.
-pub fn list(gemini: &Path, workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-    let want = workdir.map(|w| w.to_string_lossy().trim_end_matches('/').to_string());
-    let mut out: Vec<NativeSessionInfo> = session_files(gemini)
-        .into_iter()
-        .filter(|(_, dir)| match (&want, dir) {
-            (Some(w), Some(d)) => d.trim_end_matches('/') == w,
-            (Some(_), None) => false,
-            (None, _) => true,
-        })
-        .filter_map(|(path, dir)| {
-            let chat = read_chat(&path)?;
-            let talk: Vec<&Value> = chat
-                .messages
-                .iter()
-                .filter(|m| m["type"] == "gemini" || user_text(m).is_some())
-                .collect();
-            if talk.is_empty() {
-                return None;
-            }
-            let title = chat
-                .messages
-                .iter()
-                .filter(|m| m["type"] == "user")
-                .find_map(user_text)
-                .unwrap_or_default();
-            Some(NativeSessionInfo {
-                id: chat.session_id,
-                workdir: dir,
-                title: title.chars().take(120).collect(),
-                updated_at: chat.updated_at,
-                message_count: u32::try_from(talk.len()).unwrap_or(u32::MAX),
-            })
-        })
-        .collect();
-    out.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
-    out
 }
 
 /// What a tool call returned, by call id, from the session's file.

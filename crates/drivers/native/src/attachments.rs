@@ -3,7 +3,7 @@
 //! read them better than a copy inlined into the prompt would, and a large log stays
 //! out of the context until asked for).
 //!
-//! Images are fitted by `weft-attach` to the strictest of the vendors' limits, not to
+//! Images are fitted by `weft-attachments` to the strictest of the vendors' limits, not to
 //! the current endpoint's: the block is stored in the session's conversation and
 //! replayed on every later request, and a session may move to another provider
 //! (`providers.json` offers several); an image one provider took must not make the
@@ -12,14 +12,14 @@
 
 use std::path::PathBuf;
 
-use weft_attach::ImageLimits;
+use weft_attachments::ImageLimits;
 
 use crate::conversation::{Block, Message, Origin, Role};
 
 /// What every protocol the native agent speaks takes.
-pub const LIMITS: ImageLimits = weft_attach::CLAUDE
-    .within(weft_attach::OPENAI)
-    .within(weft_attach::GEMINI);
+pub const LIMITS: ImageLimits = weft_attachments::CLAUDE
+    .within(weft_attachments::OPENAI)
+    .within(weft_attachments::GEMINI);
 
 /// The user message of a turn: `prompt`, the non-image files listed after it, then one
 /// image block per attached image. An image that cannot be read or fitted fails the
@@ -27,7 +27,7 @@ pub const LIMITS: ImageLimits = weft_attach::CLAUDE
 pub fn user_message(prompt: &str, attachments: &[PathBuf]) -> Result<Message, String> {
     let (images, files): (Vec<&PathBuf>, Vec<&PathBuf>) = attachments
         .iter()
-        .partition(|p| weft_attach::looks_like_image(p));
+        .partition(|p| weft_attachments::looks_like_image(p));
     let mut text = prompt.to_string();
     if !files.is_empty() {
         text.push_str("\n\nAttached files:");
@@ -37,7 +37,7 @@ pub fn user_message(prompt: &str, attachments: &[PathBuf]) -> Result<Message, St
     }
     let mut blocks = vec![Block::Text { text }];
     for path in images {
-        let img = weft_attach::prepare_image(path, LIMITS).map_err(|e| e.to_string())?;
+        let img = weft_attachments::prepare_image(path, LIMITS).map_err(|e| e.to_string())?;
         blocks.push(Block::Image {
             media_type: img.mime.to_string(),
             data: img.base64(),

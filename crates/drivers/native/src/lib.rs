@@ -29,6 +29,7 @@ pub mod secrets;
 pub mod settings;
 pub mod shell;
 pub mod skills;
+pub mod spec;
 pub mod store;
 pub mod subagent;
 pub mod tools;
@@ -235,6 +236,7 @@ impl AgentDriver for NativeDriver {
             version: Some(env!("CARGO_PKG_VERSION").into()),
             capabilities: self.capabilities(),
             problem,
+            facts: spec::spec().facts(),
         }
     }
 

@@ -6,21 +6,60 @@ use std::sync::Arc;
 
 mod mcp;
 mod skills;
+mod specs;
 pub use mcp::{McpPlugin, SecretLookup};
 pub use skills::{claude_dir as skills_dir_for_claude, SkillsPlugin};
+pub use specs::{built_in, pinned, specs, specs_in};
 
+use weft_agent_spec::spec::AgentSpec;
 use weft_kernel::AgentDriver;
+
+/// The reader of an agent's own session files.
+type Sessions = Arc<dyn weft_agent_spec::sessions::NativeSessions>;
+
+/// A built-in agent: its driver, its spec, and its reader of its own session files
+/// when it keeps any.
+type Agent = (
+    fn() -> Arc<dyn AgentDriver>,
+    fn() -> AgentSpec,
+    Option<fn() -> Sessions>,
+);
+
+/// Every built-in (non-ACP) agent, the default (echo) first: adding one is its crate
+/// and one line here (docs/adding-an-agent.md).
+const AGENTS: &[Agent] = &[
+    (
+        || Arc::new(weft_echo::EchoDriver::new()),
+        weft_echo::spec::spec,
+        None,
+    ),
+    (
+        || Arc::new(weft_claude::ClaudeDriver::new()),
+        weft_claude::spec::spec,
+        Some(|| Arc::new(weft_claude::native_sessions::ClaudeSessions)),
+    ),
+    (
+        || Arc::new(weft_codex::CodexDriver::new()),
+        weft_codex::spec::spec,
+        Some(|| Arc::new(weft_codex::native_sessions::CodexSessions)),
+    ),
+    (
+        || Arc::new(weft_gemini::GeminiDriver::new()),
+        weft_gemini::spec::spec,
+        Some(|| Arc::new(weft_gemini::native_sessions::GeminiSessions)),
+    ),
+    (
+        || Arc::new(weft_native::NativeDriver::new()),
+        weft_native::spec::spec,
+        None,
+    ),
+];
 
 /// All drivers, the default (echo) first. The ACP agents are the presets (hermes,
 /// kimi, claude-acp, gemini-acp) and the user's own from `<WEFT_HOME>/agents.json`.
 pub fn all() -> Vec<Arc<dyn AgentDriver>> {
-    let mut drivers: Vec<Arc<dyn AgentDriver>> = vec![
-        Arc::new(weft_echo::EchoDriver::new()),
-        Arc::new(weft_claude::ClaudeDriver::new()),
-        Arc::new(weft_codex::CodexDriver::new()),
-        Arc::new(weft_gemini::GeminiDriver::new()),
-        Arc::new(weft_native::NativeDriver::new()),
-    ];
+    let mut drivers: Vec<Arc<dyn AgentDriver>> =
+        AGENTS.iter().map(|(driver, _, _)| driver()).collect();
     let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
     drivers.extend(
         weft_acp::drivers_with(&weft_kernel::state::global_state_dir(), |spec| {
@@ -34,4 +73,13 @@ pub fn all() -> Vec<Arc<dyn AgentDriver>> {
         .filter(|d| !taken.iter().any(|t| t == d.id())),
     );
     drivers
+}
+
+/// Every agent's reader of its own session files, for the session library (the
+/// daemon hands them to it; the library never imports a driver).
+pub fn native_sessions() -> Vec<Sessions> {
+    AGENTS
+        .iter()
+        .filter_map(|(_, _, sessions)| sessions.map(|s| s()))
+        .collect()
 }

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
+use weft_agent_spec::spec::McpForm;
 use weft_kernel::mcp::{self, McpServer};
 use weft_kernel::{Plugin, SpawnContribution, SpawnCx};
 
@@ -117,18 +118,19 @@ impl Plugin for McpPlugin {
         if tools.is_empty() {
             return Ok(SpawnContribution::default());
         }
+        let form = crate::built_in(cx.agent).map_or(McpForm::None, |s| s.mcp);
         let wrapped: Vec<McpServer>;
-        let tools = match cx.agent {
-            "claude" | "codex" | "gemini" => {
+        let tools = match form {
+            McpForm::ClaudeConfig | McpForm::CodexOverrides | McpForm::GeminiSettings => {
                 wrapped = capture_stderr(cx, tools)?;
                 &wrapped[..]
             }
             _ => tools,
         };
-        match cx.agent {
-            "claude" => {
+        match form {
+            McpForm::ClaudeConfig => {
                 let (tools, env) = by_reference(tools);
-                let path = run_file(cx, "claude")?;
+                let path = run_file(cx, cx.agent)?;
                 let file = TempFile::write(path, &claude_config(&tools))?;
                 Ok(SpawnContribution {
                     env,
@@ -136,8 +138,8 @@ impl Plugin for McpPlugin {
                     keep: vec![Box::new(file)],
                 })
             }
-            "codex" => Ok(codex_overrides(tools)),
-            "gemini" => {
+            McpForm::CodexOverrides => Ok(codex_overrides(tools)),
+            McpForm::GeminiSettings => {
                 let base = cx
                     .input
                     .var("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
@@ -147,7 +149,7 @@ impl Plugin for McpPlugin {
                     .ok()
                     .and_then(|t| serde_json::from_str::<Value>(&t).ok());
                 let (tools, mut env) = by_reference(tools);
-                let path = run_file(cx, "gemini")?;
+                let path = run_file(cx, cx.agent)?;
                 let file = TempFile::write(path, &gemini_defaults(existing, &tools))?;
                 env.push((
                     "GEMINI_CLI_SYSTEM_DEFAULTS_PATH".into(),

@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use weft_agent_spec::spec::SkillsForm;
 use weft_kernel::mcp::McpServer;
 use weft_kernel::skills::{self, Skill, Source};
 use weft_kernel::{Plugin, SpawnContribution, SpawnCx};
@@ -78,34 +79,30 @@ impl Plugin for SkillsPlugin {
                 );
             }
         };
-        match cx.agent {
-            "claude" => {
+        let form = crate::built_in(cx.agent).map_or(SkillsForm::None, |s| s.skills_form.clone());
+        match form {
+            SkillsForm::AddDir(own) => {
                 let dir = claude_dir(state, &cx.input.session_key);
-                let folder = dir.join(".claude").join("skills");
+                let folder = dir.join(&own).join("skills");
                 if on.is_empty() && !folder.exists() {
                     return Ok(SpawnContribution::default());
                 }
-                let mut taken = vec![cx.input.workdir.join(".claude").join("skills")];
-                taken.extend(home.iter().map(|h| h.join(".claude").join("skills")));
+                let mut taken = vec![cx.input.workdir.join(&own).join("skills")];
+                taken.extend(home.iter().map(|h| h.join(&own).join("skills")));
                 let r = skills::link_into(&folder, &on, &roots, &taken)?;
-                report("claude", r);
+                report(cx.agent, r);
                 Ok(SpawnContribution {
                     extra_args: vec!["--add-dir".into(), dir.display().to_string()],
                     ..Default::default()
                 })
             }
-            "codex" | "gemini" => {
-                let own = if cx.agent == "codex" {
-                    ".codex"
-                } else {
-                    ".gemini"
-                };
+            SkillsForm::Shared(own) => {
                 let (global, local): (Vec<&Skill>, Vec<&Skill>) =
                     on.iter().partition(|s| s.source == Source::Global);
                 if let Some(h) = &home {
                     let folder = h.join(".agents").join("skills");
                     if !global.is_empty() || folder.exists() {
-                        let taken = [h.join(own).join("skills")];
+                        let taken = [h.join(&own).join("skills")];
                         report(
                             cx.agent,
                             skills::link_into(&folder, &global, &roots, &taken)?,
@@ -114,7 +111,7 @@ impl Plugin for SkillsPlugin {
                 }
                 let folder = cx.input.workdir.join(".agents").join("skills");
                 if !local.is_empty() || folder.exists() {
-                    let taken = [cx.input.workdir.join(own).join("skills")];
+                    let taken = [cx.input.workdir.join(&own).join("skills")];
                     report(
                         cx.agent,
                         skills::link_into(&folder, &local, &roots, &taken)?,
@@ -122,7 +119,7 @@ impl Plugin for SkillsPlugin {
                 }
                 Ok(SpawnContribution::default())
             }
-            _ => Ok(SpawnContribution::default()),
+            SkillsForm::None => Ok(SpawnContribution::default()),
         }
     }
 }

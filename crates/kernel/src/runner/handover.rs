@@ -41,7 +41,7 @@ fn attached(s: &UniversalSnapshot) -> String {
         .iter()
         .map(|a| {
             let path = std::path::Path::new(a);
-            if weft_attach::looks_like_image(path) {
+            if weft_attachments::looks_like_image(path) {
                 let name = path
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())

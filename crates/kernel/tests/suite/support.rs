@@ -63,6 +63,7 @@ impl AgentDriver for ScriptDriver {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
+            facts: Default::default(),
         }
     }
 

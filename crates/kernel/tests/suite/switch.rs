@@ -33,6 +33,7 @@ impl AgentDriver for Other {
             version: None,
             capabilities: Capabilities::default(),
             problem: None,
+            facts: Default::default(),
         }
     }
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {

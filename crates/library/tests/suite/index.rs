@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_library::{Agent, Home, Library};
+use weft_library::{Home, Library};
 use weft_protocol::{
     LibraryQuery, LibrarySearch, Origin, Phase, SessionAction, SessionRecord, UniversalSnapshot,
     UsageBy,
@@ -66,23 +66,28 @@ impl Fixture {
             Arc::new(SqliteStore::open(&root.join("weft.db")).unwrap_or_else(|e| panic!("{e}")));
         let homes = vec![
             Home {
-                agent: Agent::Claude,
+                agent: super::agent("claude"),
                 root: root.join(".claude"),
                 account: None,
             },
             Home {
-                agent: Agent::Codex,
+                agent: super::agent("codex"),
                 root: root.join(".codex"),
                 account: None,
             },
             Home {
-                agent: Agent::Gemini,
+                agent: super::agent("gemini"),
                 root: root.join(".gemini"),
                 account: None,
             },
         ];
-        let library = Library::open(&root.join("weft.db"), homes, Some(store.clone()))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let library = Library::open(
+            &root.join("weft.db"),
+            super::agents(),
+            homes,
+            Some(store.clone()),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         Self {
             _dir: dir,
             root,
@@ -394,7 +399,8 @@ fn an_index_built_before_the_word_index_is_carried_over() {
         .unwrap_or_else(|e| panic!("{e}"));
     }
     let store = Arc::new(SqliteStore::open(&db).unwrap_or_else(|e| panic!("{e}")));
-    let library = Library::open(&db, Vec::new(), Some(store)).unwrap_or_else(|e| panic!("{e}"));
+    let library = Library::open(&db, super::agents(), Vec::new(), Some(store))
+        .unwrap_or_else(|e| panic!("{e}"));
     for q in ["wombat_migrator", "bat_mig", "本語"] {
         let hits = library
             .search(&LibrarySearch {

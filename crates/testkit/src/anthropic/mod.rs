@@ -22,7 +22,6 @@ use serde_json::{json, Value};
 
 pub use events::*;
 
-use crate::playbook::Playbook;
 use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
 
 /// A predicate over a messages request.
@@ -31,36 +30,33 @@ pub type Matcher = Arc<dyn Fn(&MessagesRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{Matcher, MessagesRequest};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user text (the last `user` message's text blocks) contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &MessagesRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `messages` (user, assistant, system entries, tool results)
     /// contains `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &MessagesRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The model asked for contains `needle` (e.g. `haiku`).
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &MessagesRequest| r.model().contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// The last user message carries a tool_result for `tool_use_id`.
     pub fn tool_result_for(tool_use_id: &str) -> Matcher {
-        let id = tool_use_id.to_string();
-        Arc::new(move |r: &MessagesRequest| r.last_tool_result(&id).is_some())
+        typed(neutral::tool_result_for(tool_use_id))
     }
 
     /// The request offers no tools (title generation and other side calls).
     pub fn no_tools() -> Matcher {
-        Arc::new(|r: &MessagesRequest| r.tool_names().is_empty())
+        typed(neutral::no_tools())
     }
 
     /// Any custom predicate.
@@ -175,67 +171,7 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub struct Script {
-    book: Playbook<MessagesRequest, Turn>,
-    served: usize,
-}
-
-impl Default for Script {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Script {
-    /// No turns; every request gets the default reply.
-    pub fn new() -> Self {
-        Self {
-            book: Playbook::new(Turn::text_reply("ok")),
-            served: 0,
-        }
-    }
-
-    /// Queues `turn` for the next messages request no rule takes.
-    pub fn turn(mut self, turn: Turn) -> Self {
-        self.book.queue(None, turn);
-        self
-    }
-
-    /// Queues `turn`, served only to a request `when` takes (others get the default
-    /// and leave it queued).
-    pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.queue(Some(when), turn);
-        self
-    }
-
-    /// Answers every request `when` takes with `turn`, before the queue.
-    pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.rule(when, turn, None);
-        self
-    }
-
-    /// Answers the next `times` requests `when` takes with `turn`, before the queue.
-    pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
-        self.book.rule(when, turn, Some(times));
-        self
-    }
-
-    /// The reply when nothing else applies.
-    pub fn default_reply(mut self, turn: Turn) -> Self {
-        self.book.set_default(turn);
-        self
-    }
-
-    fn choose(&mut self, req: &MessagesRequest) -> Turn {
-        self.served += 1;
-        if let Some(turn) = self.book.take_rule(req) {
-            return turn;
-        }
-        self.book
-            .take_queued(req)
-            .unwrap_or_else(|| self.book.default_turn())
-    }
-}
+pub type Script = crate::playbook::Script<MessagesRequest, Turn>;
 
 struct AnthropicResponder {
     script: Mutex<Script>,
@@ -272,13 +208,13 @@ pub struct AnthropicServer {
 
 impl AnthropicServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`AnthropicServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         Self::start_recording(script, shutdown, Recorder::default()).await
@@ -288,12 +224,12 @@ impl AnthropicServer {
     /// [`Recorder::keeping_last`] a few for a long run: a resumed Claude session sends
     /// its whole conversation in every request).
     pub async fn start_recording(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
         recorder: Recorder,
     ) -> io::Result<Self> {
         let responder = Arc::new(AnthropicResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_recording(responder.clone(), shutdown, recorder).await?;
         Ok(Self { server, responder })
@@ -332,8 +268,8 @@ impl AnthropicServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -346,3 +282,23 @@ impl AnthropicServer {
         self.server.shutdown().await
     }
 }
+
+impl crate::script::ModelRequest for MessagesRequest {
+    fn model(&self) -> &str {
+        MessagesRequest::model(self)
+    }
+    fn last_user_text(&self) -> String {
+        MessagesRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        MessagesRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        MessagesRequest::tool_names(self)
+    }
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        self.last_tool_result(call_id)
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: thinking_chunks, tool_call: tool_use, delta_delay: delta_delay);

@@ -27,7 +27,6 @@ use serde_json::{json, Map, Value};
 
 pub use events::*;
 
-use crate::playbook::Playbook;
 use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
 
 /// A predicate over a generate request.
@@ -36,18 +35,17 @@ pub type Matcher = Arc<dyn Fn(&GenerateRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{GenerateRequest, Matcher};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user turn's text contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &GenerateRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `contents` (function responses included) contains `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &GenerateRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The last content carries a functionResponse for a call named `name`.
@@ -58,8 +56,7 @@ pub mod when {
 
     /// The model in the path contains `needle`.
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &GenerateRequest| r.model.contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// Any custom predicate.
@@ -203,73 +200,28 @@ pub fn json_for_schema(schema: &Value) -> Value {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub struct Script {
-    book: Playbook<GenerateRequest, Turn>,
+pub type Script = crate::playbook::Script<GenerateRequest, Turn, Extra>;
+
+/// What a Gemini script keeps besides its turns.
+#[derive(Debug, Default)]
+pub struct Extra {
     token_count: Option<u64>,
 }
 
-impl Default for Script {
-    fn default() -> Self {
-        Self::new()
+impl crate::playbook::Extra<GenerateRequest, Turn> for Extra {
+    /// A JSON-mode side request gets an object filled from its schema, never a queued
+    /// turn.
+    fn before_queue(&self, req: &GenerateRequest) -> Option<Turn> {
+        let schema = req.response_schema()?;
+        Some(Turn::text_reply(&json_for_schema(schema).to_string()))
     }
 }
 
 impl Script {
-    /// No turns; every request gets the default reply.
-    pub fn new() -> Self {
-        Self {
-            book: Playbook::new(Turn::text_reply("ok")),
-            token_count: None,
-        }
-    }
-
-    /// Queues `turn` for the next main-loop request no rule takes.
-    pub fn turn(mut self, turn: Turn) -> Self {
-        self.book.queue(None, turn);
-        self
-    }
-
-    /// Queues `turn`, served only to a request `when` takes (others get the default
-    /// and leave it queued).
-    pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.queue(Some(when), turn);
-        self
-    }
-
-    /// Answers every request `when` takes with `turn`, before anything else.
-    pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.rule(when, turn, None);
-        self
-    }
-
-    /// Answers the next `times` requests `when` takes with `turn`.
-    pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
-        self.book.rule(when, turn, Some(times));
-        self
-    }
-
-    /// The reply when nothing else applies.
-    pub fn default_reply(mut self, turn: Turn) -> Self {
-        self.book.set_default(turn);
-        self
-    }
-
     /// What `:countTokens` answers (default: a quarter of the body's bytes).
     pub fn token_count(mut self, n: u64) -> Self {
-        self.token_count = Some(n);
+        self.extra.token_count = Some(n);
         self
-    }
-
-    fn choose(&mut self, req: &GenerateRequest) -> Turn {
-        if let Some(turn) = self.book.take_rule(req) {
-            return turn;
-        }
-        if let Some(schema) = req.response_schema() {
-            return Turn::text_reply(&json_for_schema(schema).to_string());
-        }
-        self.book
-            .take_queued(req)
-            .unwrap_or_else(|| self.book.default_turn())
     }
 }
 
@@ -295,7 +247,7 @@ impl Responder for GeminiResponder {
         };
         match method {
             "countTokens" => {
-                let fixed = self.script.lock().token_count;
+                let fixed = self.script.lock().extra.token_count;
                 let n = fixed.unwrap_or_else(|| (request.raw.len() as u64 / 4).max(1));
                 Reply::json(200, &json!({ "totalTokens": n }))
             }
@@ -321,17 +273,17 @@ pub struct GeminiServer {
 
 impl GeminiServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`GeminiServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         let responder = Arc::new(GeminiResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
         Ok(Self { server, responder })
@@ -393,8 +345,8 @@ impl GeminiServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -407,3 +359,39 @@ impl GeminiServer {
         self.server.shutdown().await
     }
 }
+
+impl crate::script::ModelRequest for GenerateRequest {
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn last_user_text(&self) -> String {
+        GenerateRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        GenerateRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        GenerateRequest::tool_names(self)
+    }
+    /// The response in the newest content to call `call_id`: by its id, or, from an
+    /// agent that sends none, by the name of the call with that id.
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        let name = self.contents().iter().find_map(|c| {
+            c["parts"].as_array()?.iter().find_map(|p| {
+                let call = p.get("functionCall")?;
+                (call["id"] == call_id).then(|| call["name"].clone())
+            })
+        });
+        let last = self.contents().last()?;
+        last["parts"].as_array()?.iter().find_map(|p| {
+            let r = p.get("functionResponse")?;
+            let fits = match r.get("id") {
+                Some(id) if !id.is_null() => id == call_id,
+                _ => name.as_ref() == Some(&r["name"]),
+            };
+            fits.then(|| r["response"].to_string())
+        })
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: thought_chunks, tool_call: function_call_id, delta_delay: chunk_delay);

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 pub use events::*;
 
-use crate::playbook::Playbook;
+use crate::playbook::Models;
 use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
 
 /// A predicate over a responses request.
@@ -32,25 +32,23 @@ pub type Matcher = Arc<dyn Fn(&ResponsesRequest) -> bool + Send + Sync>;
 /// Ready-made matchers.
 pub mod when {
     use super::{Matcher, ResponsesRequest};
+    use crate::script::{typed, when as neutral};
     use std::sync::Arc;
 
     /// The latest user message's text contains `needle`.
     pub fn user_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.last_user_text().contains(&needle))
+        typed(neutral::user_text_contains(needle))
     }
 
     /// Any text anywhere in `input` (messages of every role, tool outputs) contains
     /// `needle`.
     pub fn any_text_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.all_text().contains(&needle))
+        typed(neutral::any_text_contains(needle))
     }
 
     /// The input carries the output of call `call_id`.
     pub fn tool_output_for(call_id: &str) -> Matcher {
-        let id = call_id.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.tool_output(&id).is_some())
+        typed(neutral::tool_result_for(call_id))
     }
 
     /// The last input item is a tool output (the model is asked to go on after a call).
@@ -60,8 +58,7 @@ pub mod when {
 
     /// The model asked for contains `needle`.
     pub fn model_contains(needle: &str) -> Matcher {
-        let needle = needle.to_string();
-        Arc::new(move |r: &ResponsesRequest| r.model().contains(&needle))
+        typed(neutral::model_contains(needle))
     }
 
     /// Any custom predicate.
@@ -219,75 +216,7 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub struct Script {
-    book: Playbook<ResponsesRequest, Turn>,
-    served: usize,
-    models: Vec<String>,
-}
-
-impl Default for Script {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Script {
-    /// No turns; every request gets the default reply.
-    pub fn new() -> Self {
-        Self {
-            book: Playbook::new(Turn::text_reply("ok")),
-            served: 0,
-            models: vec!["mock-model".into()],
-        }
-    }
-
-    /// Queues `turn` for the next responses request no rule takes.
-    pub fn turn(mut self, turn: Turn) -> Self {
-        self.book.queue(None, turn);
-        self
-    }
-
-    /// Queues `turn`, served only to a request `when` takes (others get the default
-    /// and leave it queued).
-    pub fn turn_when(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.queue(Some(when), turn);
-        self
-    }
-
-    /// Answers every request `when` takes with `turn`, before the queue.
-    pub fn rule(mut self, when: Matcher, turn: Turn) -> Self {
-        self.book.rule(when, turn, None);
-        self
-    }
-
-    /// Answers the next `times` requests `when` takes with `turn`, before the queue.
-    pub fn rule_times(mut self, when: Matcher, turn: Turn, times: usize) -> Self {
-        self.book.rule(when, turn, Some(times));
-        self
-    }
-
-    /// The reply when nothing else applies.
-    pub fn default_reply(mut self, turn: Turn) -> Self {
-        self.book.set_default(turn);
-        self
-    }
-
-    /// The model ids `GET /v1/models` lists (default `mock-model`).
-    pub fn models(mut self, ids: &[&str]) -> Self {
-        self.models = ids.iter().map(|s| s.to_string()).collect();
-        self
-    }
-
-    fn choose(&mut self, req: &ResponsesRequest) -> Turn {
-        self.served += 1;
-        if let Some(turn) = self.book.take_rule(req) {
-            return turn;
-        }
-        self.book
-            .take_queued(req)
-            .unwrap_or_else(|| self.book.default_turn())
-    }
-}
+pub type Script = crate::playbook::Script<ResponsesRequest, Turn, Models>;
 
 struct ResponsesResponder {
     script: Mutex<Script>,
@@ -299,7 +228,8 @@ impl Responder for ResponsesResponder {
         if request.method == "GET" && route == "/v1/models" {
             let script = self.script.lock();
             let data: Vec<Value> = script
-                .models
+                .extra
+                .0
                 .iter()
                 .map(|id| json!({"id": id, "object": "model", "owned_by": "weft-testkit"}))
                 .collect();
@@ -325,17 +255,17 @@ pub struct ResponsesServer {
 
 impl ResponsesServer {
     /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: Script) -> io::Result<Self> {
+    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
         Self::start_with_shutdown(script, std::future::pending()).await
     }
 
     /// Like [`ResponsesServer::start`], also stopping when `shutdown` resolves.
     pub async fn start_with_shutdown(
-        script: Script,
+        script: impl Into<Script>,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> io::Result<Self> {
         let responder = Arc::new(ResponsesResponder {
-            script: Mutex::new(script),
+            script: Mutex::new(script.into()),
         });
         let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
         Ok(Self { server, responder })
@@ -376,8 +306,8 @@ impl ResponsesServer {
     }
 
     /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: Turn) {
-        self.responder.script.lock().book.queue(None, turn);
+    pub fn push_turn(&self, turn: impl Into<Turn>) {
+        self.responder.script.lock().book.queue(None, turn.into());
     }
 
     /// Turns still queued.
@@ -394,3 +324,23 @@ impl ResponsesServer {
 fn is_responses(r: &RecordedRequest) -> bool {
     r.method == "POST" && r.route() == "/v1/responses"
 }
+
+impl crate::script::ModelRequest for ResponsesRequest {
+    fn model(&self) -> &str {
+        ResponsesRequest::model(self)
+    }
+    fn last_user_text(&self) -> String {
+        ResponsesRequest::last_user_text(self)
+    }
+    fn all_text(&self) -> String {
+        ResponsesRequest::all_text(self)
+    }
+    fn tool_names(&self) -> Vec<String> {
+        ResponsesRequest::tool_names(self)
+    }
+    fn tool_result(&self, call_id: &str) -> Option<String> {
+        self.tool_output(call_id)
+    }
+}
+
+crate::script::lower_into!(Turn, Script, thinking: reasoning_chunks, tool_call: function_call, delta_delay: delta_delay);

@@ -2,3 +2,4 @@ mod anthropic;
 mod chat;
 mod gemini;
 mod openai;
+mod script;

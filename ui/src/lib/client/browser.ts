@@ -4,7 +4,6 @@
 // so a reload still connects. There is no shell around the page: what the app would
 // say about itself comes from the daemon's status, recent workspaces live in
 // localStorage, there is no folder dialog (the path is typed) and no log to open.
-import type { DaemonStatus } from "../../generated";
 import type { Shell } from "./link";
 
 const TOKEN_KEY = "weft.token";
@@ -44,7 +43,7 @@ export function browserShell(start: PageStart, storage: Pick<Storage, "getItem" 
   };
   return {
     async appInfo(request) {
-      const status = await request<DaemonStatus>({ type: "daemonStatus" });
+      const status = await request({ type: "daemonStatus" });
       return { version: status.version, stateDir: status.home, logPath: null, initialWorkspace: start.workspace };
     },
     recentWorkspaces: async () => recents(),

@@ -5,33 +5,18 @@
 // WebSocket link comes back after a drop, the client subscribes again, re-attaches the
 // open panes and asks every view to re-read its snapshot.
 import type {
-  AgentInfo,
   ClientMessage,
   ClientRequest,
   ExportFormat,
-  InboxItem,
   InteractRequest,
-  ModelInfo,
   PatchEvent,
-  PromptAccepted,
   PromptRequest,
-  SearchHit,
   ServerMessage,
-  SessionInfo,
-  SkillInfo,
-  SnapshotAt,
-  SteerOutcome,
-  TerminalAttached,
-  ToolInfo,
-  TranscriptPage,
-  UniversalSnapshot,
   Welcome,
-  WorkspaceEntry,
-  WorkspaceTrust,
 } from "../../generated";
 import type { FrameHandler, TerminalClient } from "../terminal/client";
 import { decodeFrame, type Frame } from "../terminal/stream";
-import { VerbError, type AppInfo, type LinkState, type Transport } from "../transport";
+import { VerbError, type AppInfo, type LinkState, type Reply, type Transport } from "../transport";
 import type { Link, LinkEvents, Shell } from "./link";
 
 interface Pending {
@@ -107,10 +92,10 @@ export class WeftClient implements Transport, TerminalClient {
     return this.connecting;
   }
 
-  /** Sends one request; resolves to its result, rejects with a VerbError. */
-  request<T>(request: ClientRequest): Promise<T> {
+  /** Sends one request; resolves to its reply (typed by its `type`), rejects with a VerbError. */
+  request<R extends ClientRequest>(request: R): Promise<Reply<R>> {
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<Reply<R>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
       try {
         this.link.send({ id, ...request } as ClientMessage);
@@ -197,33 +182,38 @@ export class WeftClient implements Transport, TerminalClient {
     this.resyncs.emit(null);
   }
 
-  // Verbs: each is the wire request of the same name.
-  prompt = (request: PromptRequest) => this.request<PromptAccepted>({ type: "prompt", ...request });
-  stop = (sessionKey: string) => this.request<void>({ type: "stop", sessionKey });
-  steer = (sessionKey: string, text: string) => this.request<SteerOutcome>({ type: "steer", sessionKey, text });
-  interact = (request: InteractRequest) => this.request<void>({ type: "interact", ...request });
-  dequeue = (sessionKey: string, taskId: string) => this.request<void>({ type: "dequeue", sessionKey, taskId });
+  /** A verb answered by `null`: resolves to nothing, as the Transport's methods say. */
+  private done = async <R extends ClientRequest>(request: R): Promise<void> => {
+    await this.request(request);
+  };
+
+  // Verbs: each is the wire request of the same name; its reply type is the request's.
+  prompt = (request: PromptRequest) => this.request({ type: "prompt", ...request });
+  stop = (sessionKey: string) => this.done({ type: "stop", sessionKey });
+  steer = (sessionKey: string, text: string) => this.request({ type: "steer", sessionKey, text });
+  interact = (request: InteractRequest) => this.done({ type: "interact", ...request });
+  dequeue = (sessionKey: string, taskId: string) => this.done({ type: "dequeue", sessionKey, taskId });
   requeue = (sessionKey: string, taskId: string, to: number) =>
-    this.request<void>({ type: "requeue", sessionKey, taskId, to });
-  inbox = () => this.request<InboxItem[]>({ type: "inbox" });
-  getSnapshot = (sessionKey: string) => this.request<SnapshotAt>({ type: "getSnapshot", sessionKey });
+    this.done({ type: "requeue", sessionKey, taskId, to });
+  inbox = () => this.request({ type: "inbox" });
+  getSnapshot = (sessionKey: string) => this.request({ type: "getSnapshot", sessionKey });
   getHistory = (sessionKey: string) =>
-    this.request<UniversalSnapshot[]>({ type: "getHistory", sessionKey, limit: null, before: null });
+    this.request({ type: "getHistory", sessionKey, limit: null, before: null });
   earlierTurns = (sessionKey: string, start: number | null, limit: number) =>
-    this.request<TranscriptPage>({ type: "earlierTurns", sessionKey, start, limit });
-  listSessions = (workdir: string | null) => this.request<SessionInfo[]>({ type: "listSessions", workdir });
-  search = (query: string, limit?: number) => this.request<SearchHit[]>({ type: "search", query, limit: limit ?? null });
-  listAgentInfo = () => this.request<AgentInfo[]>({ type: "listAgentInfo" });
-  listModels = (agent: string) => this.request<ModelInfo[]>({ type: "listModels", agent });
-  listEffort = (agent: string) => this.request<string[]>({ type: "listEffort", agent });
-  listTools = () => this.request<ToolInfo[]>({ type: "listTools" });
-  listSkills = (workdir: string | null) => this.request<SkillInfo[]>({ type: "listSkills", workdir });
+    this.request({ type: "earlierTurns", sessionKey, start, limit });
+  listSessions = (workdir: string | null) => this.request({ type: "listSessions", workdir });
+  search = (query: string, limit?: number) => this.request({ type: "search", query, limit: limit ?? null });
+  listAgentInfo = () => this.request({ type: "listAgentInfo" });
+  listModels = (agent: string) => this.request({ type: "listModels", agent });
+  listEffort = (agent: string) => this.request({ type: "listEffort", agent });
+  listTools = () => this.request({ type: "listTools" });
+  listSkills = (workdir: string | null) => this.request({ type: "listSkills", workdir });
   listWorkspaceFiles = (workspace: string, query: string, limit?: number) =>
-    this.request<WorkspaceEntry[]>({ type: "listWorkspaceFiles", workspace, query, limit: limit ?? null });
-  getWorkspaceTrust = (workdir: string) => this.request<WorkspaceTrust>({ type: "getWorkspaceTrust", workdir });
-  trustWorkspace = (workdir: string, hash: string) => this.request<WorkspaceTrust>({ type: "trustWorkspace", workdir, hash });
+    this.request({ type: "listWorkspaceFiles", workspace, query, limit: limit ?? null });
+  getWorkspaceTrust = (workdir: string) => this.request({ type: "getWorkspaceTrust", workdir });
+  trustWorkspace = (workdir: string, hash: string) => this.request({ type: "trustWorkspace", workdir, hash });
   declineWorkspaceTrust = (workdir: string, hash: string) =>
-    this.request<WorkspaceTrust>({ type: "declineWorkspaceTrust", workdir, hash });
+    this.request({ type: "declineWorkspaceTrust", workdir, hash });
 
   // The surface's own.
   appInfo = (): Promise<AppInfo> => this.shell.appInfo((request) => this.request(request));
@@ -247,7 +237,7 @@ export class WeftClient implements Transport, TerminalClient {
       if (known) this.panes.set(known, onFrame);
       else this.opening += 1;
       try {
-        const attached = await this.request<TerminalAttached>({
+        const attached = await this.request({
           type: "openTerminal",
           agent: args.agent ?? null,
           sessionKey: known ?? null,
@@ -271,25 +261,25 @@ export class WeftClient implements Transport, TerminalClient {
   attach(sessionKey: string, onFrame: FrameHandler): Promise<void> {
     return this.inTurn(sessionKey, async () => {
       this.panes.set(sessionKey, onFrame);
-      await this.request<TerminalAttached>({ type: "attachTerminal", sessionKey });
+      await this.request({ type: "attachTerminal", sessionKey });
     });
   }
 
   detach(sessionKey: string): Promise<void> {
     return this.inTurn(sessionKey, async () => {
       this.panes.delete(sessionKey);
-      await this.request<void>({ type: "detachTerminal", sessionKey });
+      await this.request({ type: "detachTerminal", sessionKey });
     });
   }
 
-  write = (sessionKey: string, data: string) => this.request<void>({ type: "writeTerminal", sessionKey, data });
+  write = (sessionKey: string, data: string) => this.done({ type: "writeTerminal", sessionKey, data });
   resize = (sessionKey: string, cols: number, rows: number) =>
-    this.request<void>({ type: "resizeTerminal", sessionKey, cols, rows });
+    this.done({ type: "resizeTerminal", sessionKey, cols, rows });
 
   close(sessionKey: string): Promise<void> {
     return this.inTurn(sessionKey, async () => {
       this.panes.delete(sessionKey);
-      await this.request<void>({ type: "closeTerminal", sessionKey });
+      await this.request({ type: "closeTerminal", sessionKey });
     });
   }
 

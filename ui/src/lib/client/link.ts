@@ -2,8 +2,8 @@
 // daemon; `WeftClient` (client.ts) does everything else (request ids, replies and
 // errors, patches, resyncs, terminal frames) the same way over any link. Two exist:
 // the desktop shell's IPC (tauri.ts) and a WebSocket (websocket.ts).
-import type { ClientMessage, ClientRequest, ExportFormat, ServerMessage, Welcome } from "../../generated";
-import type { AppInfo } from "../transport";
+import type { ClientMessage, ExportFormat, ServerMessage, Welcome } from "../../generated";
+import type { AppInfo, Requester } from "../transport";
 
 /** What a link reports to its client. */
 export interface LinkEvents {
@@ -33,7 +33,7 @@ export interface Link {
 }
 
 /** Sends one request to the daemon; resolves to its result, rejects with a VerbError. */
-export type Requester = <T>(request: ClientRequest) => Promise<T>;
+export type { Requester };
 
 /**
  * What only the surface around the UI knows: who it is, where recent workspaces are

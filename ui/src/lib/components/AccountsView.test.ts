@@ -1,10 +1,33 @@
 import { describe, expect, it } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
-import type { AccountInfo, AccountUsageDay, ClientRequest } from "../../generated";
+import type { AccountInfo, AccountKindInfo, AccountUsageDay, AgentFacts, ClientRequest } from "../../generated";
 import { AccountsStore, limitsText, usageDayText } from "../accounts.svelte";
 import type { TerminalClient } from "../terminal/client";
 import type { Transport } from "../transport";
 import AccountsView from "./AccountsView.svelte";
+
+// The agents as the daemon lists them, each with its spec's account facts.
+const kind = (id: string, secret: string, protocols: string[] = []): AccountKindInfo => ({
+  id, login: id === "login", secret, baseUrl: "optional", protocols,
+});
+const facts = (accounts: boolean, accountKinds: AccountKindInfo[] = []): AgentFacts => ({
+  accounts, accountKinds, packs: [], undo: false, attachments: true, forkAtTurn: false,
+});
+const AGENTS = [
+  { id: "echo", facts: facts(false) },
+  {
+    id: "claude",
+    facts: facts(true, [
+      kind("api-key", "required"), kind("gateway", "required"), kind("setup-token", "required"),
+      kind("login", "no"), kind("bedrock", "optional"), kind("vertex", "optional"),
+    ]),
+  },
+  { id: "kimi", facts: facts(true) },
+  {
+    id: "native",
+    facts: facts(true, [kind("endpoint", "optional", ["anthropic-messages", "openai-responses", "openai-chat", "gemini"])]),
+  },
+];
 
 const account = (a: Partial<AccountInfo>): AccountInfo => ({
   id: "acct-1", agent: "claude", kind: "api-key", label: "work", homeDir: null, baseUrl: null, protocol: null,
@@ -40,7 +63,7 @@ function fake(initial: AccountInfo[] = [], usage: AccountUsageDay[] = []) {
       case "loginAccount":
         return { sessionKey: `login:${r.account}` };
       case "listAgentInfo":
-        return [{ id: "echo" }, { id: "claude" }, { id: "kimi" }, { id: "native" }];
+        return AGENTS;
       case "listAgentInstalls":
         return [];
       default:

@@ -3,11 +3,13 @@ import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import type { AgentInfo, AgentInstall, ClientRequest } from "../../generated";
 import { AgentsStore, sandboxText, versionText } from "../agents.svelte";
 import type { TerminalClient } from "../terminal/client";
+import type { Requester } from "../transport";
 import AgentsView from "./AgentsView.svelte";
 
 const info = (a: Partial<AgentInfo>): AgentInfo => ({
   id: "echo", name: "Echo", installed: true, version: "1", problem: null,
-  capabilities: { steer: true, interact: true, resume: true, tui: true }, ...a,
+  capabilities: { steer: true, interact: true, resume: true, tui: true },
+  facts: { accounts: false, accountKinds: [], packs: [], undo: false, attachments: false, forkAtTurn: false }, ...a,
 });
 const install = (i: Partial<AgentInstall>): AgentInstall => ({
   name: "claude", agent: "claude", package: "@anthropic-ai/claude-code", testedVersion: "2.1.197", path: null,
@@ -41,7 +43,7 @@ describe("AgentsView", () => {
       }
     };
     const terminals = { close: async () => {}, attach: async () => {}, detach: async () => {}, write: async () => {}, resize: async () => {} } as unknown as TerminalClient;
-    render(AgentsView, { agents: new AgentsStore(request, terminals), onclose: () => {} });
+    render(AgentsView, { agents: new AgentsStore(request as Requester, terminals), onclose: () => {} });
     await waitFor(() => expect(screen.getAllByTestId("agent-row")).toHaveLength(4));
     const row = (id: string) => document.querySelector(`[data-testid="agent-row"][data-agent="${id}"]`)!;
     expect(row("claude").querySelector('[data-testid="agent-path"]')?.textContent).toContain("/usr/local/bin/claude");

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use weft_client::{Client, Home};
-use weft_protocol::{AgentInstall, ClientRequest, TerminalAttached};
+use weft_protocol::verb;
+use weft_protocol::{AgentInstall, TerminalAttached};
 
 use crate::suite::support::{wait_for, Env};
 
@@ -73,7 +74,7 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
         .unwrap_or_else(|e| panic!("{e}"));
 
     let attached: TerminalAttached = client
-        .call(ClientRequest::LoginAccount {
+        .send(verb::LoginAccount {
             account: login.clone(),
             cols: Some(100),
             rows: Some(20),
@@ -95,20 +96,20 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
     // Ended, it stays to be attached (its last screen) until closed.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let again: TerminalAttached = client
-        .call(ClientRequest::AttachTerminal {
+        .send(verb::AttachTerminal {
             session_key: attached.session_key.clone(),
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.session_key, attached.session_key);
     client
-        .call::<()>(ClientRequest::CloseTerminal {
+        .send(verb::CloseTerminal {
             session_key: attached.session_key.clone(),
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let gone = client
-        .call::<TerminalAttached>(ClientRequest::AttachTerminal {
+        .send(verb::AttachTerminal {
             session_key: attached.session_key.clone(),
         })
         .await
@@ -117,7 +118,7 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
     assert!(gone.message.contains("no terminal is open"), "{gone:?}");
 
     let unknown = client
-        .call::<TerminalAttached>(ClientRequest::LoginAccount {
+        .send(verb::LoginAccount {
             account: "acct-nope".into(),
             cols: None,
             rows: None,
@@ -130,7 +131,7 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
         "{unknown:?}"
     );
     let keyed = client
-        .call::<TerminalAttached>(ClientRequest::LoginAccount {
+        .send(verb::LoginAccount {
             account: key_account.clone(),
             cols: None,
             rows: None,
@@ -143,7 +144,7 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
         "{keyed:?}"
     );
     let vim = client
-        .call::<TerminalAttached>(ClientRequest::InstallAgent {
+        .send(verb::InstallAgent {
             name: "vim".into(),
             version: None,
             cols: None,
@@ -157,7 +158,7 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
         "{vim:?}"
     );
     let option = client
-        .call::<TerminalAttached>(ClientRequest::InstallAgent {
+        .send(verb::InstallAgent {
             name: "codex".into(),
             version: Some("--registry=http://x".into()),
             cols: None,
@@ -169,7 +170,7 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
     assert!(option.message.contains("is not a version"), "{option:?}");
 
     let installs: Vec<AgentInstall> = client
-        .call(ClientRequest::ListAgentInstalls {})
+        .send(verb::ListAgentInstalls {})
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = installs.iter().map(|i| i.name.as_str()).collect();

@@ -19,7 +19,7 @@ async fn an_attached_image_reaches_the_model_as_an_image_block() {
     let notes = env.workdir().join("notes.md");
     std::fs::write(&notes, "# notes\n").unwrap();
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let mut input = env.input("a1", "what is in the picture?");
     input.attachments = vec![big.clone(), notes.clone()];
     let (result, snap) = run_turn(&driver, input, &sink).await;
@@ -67,7 +67,7 @@ async fn an_at_path_mention_in_the_prompt_reaches_the_model_with_the_file() {
     )
     .unwrap();
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let input = env.input("m1", "summarise @src/deep/quokka.md please");
     let (result, snap) = run_turn(&driver, input, &sink).await;
     assert!(result.ok, "{result:?}");

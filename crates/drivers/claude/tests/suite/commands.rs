@@ -39,7 +39,7 @@ async fn commands_are_reported_compact_runs_and_an_unknown_one_gets_the_clis_ans
     .unwrap();
 
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     // The project's own commands come from a folder the user trusted.
     let mut input = env.input("c1", "hello");
     input.workspace_trusted = true;
@@ -63,7 +63,7 @@ async fn commands_are_reported_compact_runs_and_an_unknown_one_gets_the_clis_ans
     // answers by itself (a model given the text would not), or it asks the model for a
     // summary.
     let before = env.server.messages_requests().len();
-    let sink = TestSink::new();
+    let sink = new_sink();
     let mut input = env.input("c1", "/compact");
     input.session_id = result.session_id.clone();
     let (compacted, snap) = run_turn(&driver, input, &sink).await;
@@ -88,7 +88,7 @@ async fn commands_are_reported_compact_runs_and_an_unknown_one_gets_the_clis_ans
     // An unknown command gets the CLI's own answer, shown as the agent's reply, and
     // never reaches the model.
     let before = env.server.messages_requests().len();
-    let sink = TestSink::new();
+    let sink = new_sink();
     let mut input = env.input("c1", "/no-such-command now");
     input.session_id = result.session_id.clone();
     let (unknown, snap) = run_turn(&driver, input, &sink).await;

@@ -30,7 +30,7 @@ async fn text_reply_with_usage_and_session() {
     )
     .await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let (result, snap) = run_turn(&driver, env.input("t1", "say hello"), &sink).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.text, "Hello from the script.");
@@ -69,7 +69,7 @@ async fn bash_runs_and_write_makes_an_artifact_after_permission() {
         .turn_when(when::tool_result_for("toolu_w1"), Turn::text_reply("All done."));
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let mut input = env.input("t2", "do the work");
     input.workdir = env_work.path().canonicalize().unwrap();
@@ -117,7 +117,7 @@ async fn permission_denied_reaches_the_model() {
         );
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::DENY)));
     let (result, snap) = run_turn(&driver, env.input("t3", "touch it"), &sink).await;
     assert!(result.ok, "{result:?}");
@@ -151,7 +151,7 @@ async fn ask_user_question_is_answered() {
         .turn_when(when::tool_result_for("toolu_q1"), Turn::text_reply("Blue it is."));
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|i| {
         (i.kind == InteractionKind::UserInput).then(|| InteractionResponse::select("Blue"))
     });
@@ -181,14 +181,14 @@ async fn stop_during_streaming_then_next_prompt_in_the_same_process() {
         .turn(Turn::text_reply("after the stop"));
     let env = ClaudeEnv::start(script).await;
     let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
-    let sink = TestSink::new();
+    let sink = new_sink();
     let cancel = CancellationToken::new();
     let ctx = DriverContext::new(cancel.clone(), sink.clone());
     let d = driver.clone();
     let input = env.input("t5", "stream slowly");
     let run = tokio::spawn(async move { d.run(input, ctx).await });
     assert!(
-        sink.wait_for(Duration::from_secs(60), |s, _| s.text.contains("w2 "))
+        sink.wait_for(Duration::from_secs(60), |s| s.text.contains("w2 "))
             .await
     );
     cancel.cancel();
@@ -198,13 +198,13 @@ async fn stop_during_streaming_then_next_prompt_in_the_same_process() {
         .unwrap();
     assert!(!result.ok);
     assert!(result.error.is_none(), "{result:?}");
-    let snap = sink.finish(&result, true);
+    let snap = finish(&sink, &result, true);
     assert!(snap.incomplete);
     assert!(snap.text.starts_with("w0 w1 w2 "));
     assert!(!snap.text.contains("w59"));
     let pids = driver.live_pids();
     assert_eq!(pids.len(), 1, "the process stays for the next prompt");
-    let sink2 = TestSink::new();
+    let sink2 = new_sink();
     let (result, snap) = run_turn(&driver, env.input("t5", "again"), &sink2).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.text, "after the stop");
@@ -231,14 +231,14 @@ async fn steer_during_a_running_tool_is_injected() {
         );
     let env = ClaudeEnv::start(script).await;
     let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let ctx = DriverContext::new(CancellationToken::new(), sink.clone());
     let d = driver.clone();
     let input = env.input("t6", "run the slow tool");
     let run = tokio::spawn(async move { d.run(input, ctx).await });
     assert!(
-        sink.wait_for(Duration::from_secs(60), |s, _| s
+        sink.wait_for(Duration::from_secs(60), |s| s
             .tool_calls
             .iter()
             .any(|c| c.id == "toolu_s1"))
@@ -249,7 +249,7 @@ async fn steer_during_a_running_tool_is_injected() {
         .await
         .unwrap()
         .unwrap();
-    let snap = sink.finish(&result, false);
+    let snap = finish(&sink, &result, false);
     assert!(result.ok, "{result:?} {:?}", snap.notices);
     assert!(snap.text.ends_with("Saw the steer."), "{}", snap.text);
     assert!(
@@ -273,19 +273,14 @@ async fn resume_in_a_new_process_sends_the_earlier_conversation() {
         .turn(Turn::text_reply("Second answer."));
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let (r1, _) = run_turn(
-        &driver,
-        env.input("t7", "remember the number"),
-        &TestSink::new(),
-    )
-    .await;
+    let (r1, _) = run_turn(&driver, env.input("t7", "remember the number"), &new_sink()).await;
     assert!(r1.ok);
     let sid = r1.session_id.unwrap();
     driver.shutdown().await;
     let driver2 = ClaudeDriver::with_config(fast_config());
     let mut input = env.input("t7", "what was it?");
     input.session_id = Some(sid.clone());
-    let (r2, snap) = run_turn(&driver2, input, &TestSink::new()).await;
+    let (r2, snap) = run_turn(&driver2, input, &new_sink()).await;
     assert!(r2.ok, "{r2:?}");
     assert_eq!(r2.session_id.as_deref(), Some(sid.as_str()));
     assert_eq!(snap.text, "Second answer.");
@@ -325,7 +320,7 @@ async fn subagent_and_its_nested_tools() {
         ));
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let (result, snap) = run_turn(&driver, env.input("t8", "delegate"), &sink).await;
     assert!(result.ok, "{result:?}");
@@ -350,12 +345,12 @@ async fn server_crash_mid_stream_fails_the_turn_and_the_next_prompt_works() {
         .turn(Turn::text_reply("recovered fine"));
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let (result, snap) = run_turn(&driver, env.input("t9", "go"), &sink).await;
     assert!(!result.ok, "{result:?}");
     assert!(snap.error.is_some());
     assert!(snap.incomplete);
-    let (result, snap) = run_turn(&driver, env.input("t9", "again"), &TestSink::new()).await;
+    let (result, snap) = run_turn(&driver, env.input("t9", "again"), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.text, "recovered fine");
     driver.shutdown().await;
@@ -381,7 +376,7 @@ async fn a_pending_permission_is_cancelled_when_the_turn_is_stopped() {
         );
     let env = ClaudeEnv::start(script).await;
     let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| None); // hold every question
     let cancel = CancellationToken::new();
     let ctx = DriverContext::new(cancel.clone(), sink.clone());
@@ -389,7 +384,7 @@ async fn a_pending_permission_is_cancelled_when_the_turn_is_stopped() {
     let input = env.input("pending", "touch it");
     let run = tokio::spawn(async move { d.run(input, ctx).await });
     assert!(
-        sink.wait_for(Duration::from_secs(60), |_, held| held == 1)
+        sink.wait_for_held(Duration::from_secs(60), |_, held| held == 1)
             .await
     );
     cancel.cancel();
@@ -397,7 +392,7 @@ async fn a_pending_permission_is_cancelled_when_the_turn_is_stopped() {
         .await
         .unwrap()
         .unwrap();
-    let snap = sink.finish(&result, true);
+    let snap = finish(&sink, &result, true);
     assert!(!result.ok && snap.incomplete);
     assert!(
         snap.notices.iter().any(|n| n.ends_with("cancelled")),
@@ -405,7 +400,7 @@ async fn a_pending_permission_is_cancelled_when_the_turn_is_stopped() {
         snap.notices
     );
     assert!(!env.workdir().join("never.txt").exists());
-    let (result, snap) = run_turn(&driver, env.input("pending", "again"), &TestSink::new()).await;
+    let (result, snap) = run_turn(&driver, env.input("pending", "again"), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert!(snap.text.ends_with("next turn fine"), "{}", snap.text);
     driver.shutdown().await;
@@ -435,7 +430,7 @@ async fn an_edit_carries_its_change_as_a_unified_diff() {
         .turn_when(when::tool_result_for("toolu_e1"), Turn::text_reply("Edited."));
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let mut input = env.input("t-edit", "edit the notes");
     input.workdir = dir.clone();

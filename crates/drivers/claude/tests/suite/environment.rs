@@ -44,13 +44,13 @@ async fn a_new_client_environment_respawns_the_cli_and_resumes_and_the_same_one_
         ]));
         input
     };
-    let (r1, _) = run_turn(&driver, turn("one", "default"), &TestSink::new()).await;
+    let (r1, _) = run_turn(&driver, turn("one", "default"), &new_sink()).await;
     assert!(r1.ok, "{r1:?}");
     let first = driver.live_pids();
     assert_eq!(first.len(), 1);
     assert!(proc_file(first[0], "environ").contains(&"WEFT_TEST_CLIENT=one".to_string()));
 
-    let (r2, _) = run_turn(&driver, turn("one", "default"), &TestSink::new()).await;
+    let (r2, _) = run_turn(&driver, turn("one", "default"), &new_sink()).await;
     assert!(r2.ok, "{r2:?}");
     assert_eq!(
         driver.live_pids(),
@@ -60,7 +60,7 @@ async fn a_new_client_environment_respawns_the_cli_and_resumes_and_the_same_one_
 
     // Another client environment, which also asks for another permission mode: a new
     // process with both, on the same conversation.
-    let (r3, _) = run_turn(&driver, turn("two", "acceptEdits"), &TestSink::new()).await;
+    let (r3, _) = run_turn(&driver, turn("two", "acceptEdits"), &new_sink()).await;
     assert!(r3.ok, "{r3:?}");
     let second = driver.live_pids();
     assert_eq!(second.len(), 1);

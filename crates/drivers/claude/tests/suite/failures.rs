@@ -48,10 +48,10 @@ impl FakeEnv {
 async fn first_then_next(mode: &str) -> (UniversalSnapshot, UniversalSnapshot) {
     let env = FakeEnv::new();
     let driver = fake_driver();
-    let (r1, s1) = run_turn(&driver, env.input(mode, "first prompt"), &TestSink::new()).await;
+    let (r1, s1) = run_turn(&driver, env.input(mode, "first prompt"), &new_sink()).await;
     assert!(!r1.ok, "{mode}: the first turn must fail: {r1:?}");
     assert!(s1.incomplete && s1.error.is_some(), "{mode}: {s1:?}");
-    let (r2, s2) = run_turn(&driver, env.input(mode, "second prompt"), &TestSink::new()).await;
+    let (r2, s2) = run_turn(&driver, env.input(mode, "second prompt"), &new_sink()).await;
     assert!(r2.ok, "{mode}: the next prompt must work: {r2:?}");
     assert!(s2.text.starts_with("normal reply"), "{mode}: {}", s2.text);
     driver.shutdown().await;
@@ -65,7 +65,7 @@ async fn missing_binary_is_a_clear_error() {
         ..fast_config()
     });
     let env = FakeEnv::new();
-    let (r, s) = run_turn(&driver, env.input("x", "hi"), &TestSink::new()).await;
+    let (r, s) = run_turn(&driver, env.input("x", "hi"), &new_sink()).await;
     assert!(!r.ok);
     assert!(s.error.unwrap().contains("WEFT_CLAUDE_BIN"));
     let info = driver.info().await;
@@ -76,7 +76,7 @@ async fn missing_binary_is_a_clear_error() {
 async fn crash_on_start_reports_stderr() {
     let env = FakeEnv::new();
     let driver = fake_driver();
-    let (r, s) = run_turn(&driver, env.input("crash_on_start", "hi"), &TestSink::new()).await;
+    let (r, s) = run_turn(&driver, env.input("crash_on_start", "hi"), &new_sink()).await;
     assert!(!r.ok);
     let err = s.error.unwrap();
     assert!(err.contains("exited before it started"), "{err}");
@@ -137,7 +137,7 @@ async fn invalid_utf8_is_replaced_and_reported() {
 async fn resume_noop_is_sent_again() {
     let env = FakeEnv::new();
     let driver = fake_driver();
-    let (r, s) = run_turn(&driver, env.input("noop", "do it"), &TestSink::new()).await;
+    let (r, s) = run_turn(&driver, env.input("noop", "do it"), &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert_eq!(s.text, "normal reply 3");
     assert_eq!(
@@ -154,7 +154,7 @@ async fn resume_noop_is_sent_again() {
         noop_retries: 1,
         ..fast_config()
     });
-    let (r, s) = run_turn(&driver, env.input("noop", "do it"), &TestSink::new()).await;
+    let (r, s) = run_turn(&driver, env.input("noop", "do it"), &new_sink()).await;
     assert!(!r.ok);
     assert!(s.error.unwrap().contains("did not run the prompt"));
     driver.shutdown().await;
@@ -164,7 +164,7 @@ async fn resume_noop_is_sent_again() {
 async fn truncated_reply_asks_once_then_settles_as_truncated() {
     let env = FakeEnv::new();
     let driver = fake_driver();
-    let sink = TestSink::new();
+    let sink = new_sink();
     let (r, s) = tokio::time::timeout(
         Duration::from_secs(30),
         run_turn(&driver, env.input("truncated", "read it"), &sink),

@@ -13,7 +13,7 @@ use weft_protocol::ForkOrigin;
 use weft_testkit::anthropic::{when, Turn};
 use weft_testkit::Script;
 
-use super::support::{claude_bin, fast_config, run_turn, ClaudeEnv, TestSink};
+use super::support::{claude_bin, fast_config, new_sink, run_turn, ClaudeEnv};
 
 /// The session file of `id` in the test's Claude home.
 fn session_file(env: &ClaudeEnv, id: &str) -> Option<PathBuf> {
@@ -74,19 +74,9 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     }
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let (r1, _) = run_turn(
-        &driver,
-        env.input("parent", "first question"),
-        &TestSink::new(),
-    )
-    .await;
+    let (r1, _) = run_turn(&driver, env.input("parent", "first question"), &new_sink()).await;
     assert!(r1.ok, "{r1:?}");
-    let (r2, _) = run_turn(
-        &driver,
-        env.input("parent", "second question"),
-        &TestSink::new(),
-    )
-    .await;
+    let (r2, _) = run_turn(&driver, env.input("parent", "second question"), &new_sink()).await;
     assert!(r2.ok, "{r2:?}");
     driver.shutdown().await;
     let parent = r1.session_id.unwrap();
@@ -99,7 +89,7 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     let at_one_id = "00000000-0000-4000-8000-000000000001".to_string();
     let mut input = env.input("fork-one", "fork at one");
     input.fork = fork(&parent, Some(after_one), 1, &at_one_id);
-    let (r, snap) = run_turn(&driver, input, &TestSink::new()).await;
+    let (r, snap) = run_turn(&driver, input, &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert_eq!(snap.text, "charlie-reply-fork");
     assert_eq!(r.session_id.as_deref(), Some(at_one_id.as_str()));
@@ -120,7 +110,7 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     let at_end_id = "00000000-0000-4000-8000-000000000002".to_string();
     let mut input = env.input("fork-end", "fork at the end");
     input.fork = fork(&parent, None, 2, &at_end_id);
-    let (r, _) = run_turn(&driver, input, &TestSink::new()).await;
+    let (r, _) = run_turn(&driver, input, &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert_eq!(r.session_id.as_deref(), Some(at_end_id.as_str()));
     let seen = request_with(&env, "fork at the end");
@@ -136,7 +126,7 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     let mut input = env.input("fork-one", "again in the fork");
     input.session_id = Some(at_one_id.clone());
     input.fork = fork(&parent, None, 1, &at_one_id);
-    let (r, _) = run_turn(&driver, input, &TestSink::new()).await;
+    let (r, _) = run_turn(&driver, input, &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert_eq!(r.session_id.as_deref(), Some(at_one_id.as_str()));
     let seen = request_with(&env, "again in the fork");

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use weft_agent_spec::sessions::{summary, NativeSessions};
 use weft_claude::{recover, ClaudeDriver, Config};
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext};
 use weft_protocol::{permission, InteractionResponse};
@@ -34,7 +35,7 @@ async fn background_shell_keeps_the_turn_open_until_the_agent_reports() {
         );
     let env = ClaudeEnv::start(script).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let (result, snap) = run_turn(&driver, env.input("bg", "start a background job"), &sink).await;
     assert!(result.ok, "{result:?}");
@@ -71,13 +72,13 @@ async fn steer_while_streaming_text_is_queued_by_the_cli() {
         );
     let env = ClaudeEnv::start(script).await;
     let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
-    let sink = TestSink::new();
+    let sink = new_sink();
     let ctx = DriverContext::new(CancellationToken::new(), sink.clone());
     let d = driver.clone();
     let input = env.input("steerq", "stream a while");
     let run = tokio::spawn(async move { d.run(input, ctx).await });
     assert!(
-        sink.wait_for(Duration::from_secs(60), |s, _| s.text.contains("w1 "))
+        sink.wait_for(Duration::from_secs(60), |s| s.text.contains("w1 "))
             .await
     );
     assert!(sink.steer("STEER-QUEUED please"));
@@ -85,7 +86,7 @@ async fn steer_while_streaming_text_is_queued_by_the_cli() {
         .await
         .unwrap()
         .unwrap();
-    let snap = sink.finish(&result, false);
+    let snap = finish(&sink, &result, false);
     assert!(result.ok, "{result:?}");
     assert!(snap.text.starts_with("w0 w1 "), "{}", snap.text);
     assert!(snap.text.ends_with("Answer to the steer."), "{}", snap.text);
@@ -108,12 +109,12 @@ async fn a_stalled_model_settles_the_turn_without_killing() {
         stall: Duration::from_secs(3),
         ..fast_config()
     });
-    let (result, snap) = run_turn(&driver, env.input("stall", "hang"), &TestSink::new()).await;
+    let (result, snap) = run_turn(&driver, env.input("stall", "hang"), &new_sink()).await;
     assert!(!result.ok);
     assert!(snap.error.unwrap().contains("stalled"));
     assert_eq!(snap.text, "thinking out loud");
     assert_eq!(driver.live_pids().len(), 1, "the CLI is not killed");
-    let (result, snap) = run_turn(&driver, env.input("stall", "again"), &TestSink::new()).await;
+    let (result, snap) = run_turn(&driver, env.input("stall", "again"), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.text, "back again");
     driver.shutdown().await;
@@ -153,7 +154,7 @@ async fn dropping_a_running_turn_leaves_no_process_behind() {
     ));
     let env = ClaudeEnv::start(script).await;
     let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let mark = uuid::Uuid::new_v4().to_string();
     let mut input = env.input("orphans", "sleep long");
@@ -180,9 +181,9 @@ async fn closing_a_session_and_shutdown_end_the_process() {
     let Some(_) = claude_bin() else { return };
     let env = ClaudeEnv::start(Script::new()).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let (r, _) = run_turn(&driver, env.input("close-a", "hi"), &TestSink::new()).await;
+    let (r, _) = run_turn(&driver, env.input("close-a", "hi"), &new_sink()).await;
     assert!(r.ok);
-    let (r, _) = run_turn(&driver, env.input("close-b", "hi"), &TestSink::new()).await;
+    let (r, _) = run_turn(&driver, env.input("close-b", "hi"), &new_sink()).await;
     assert!(r.ok);
     let pids = driver.live_pids();
     assert_eq!(pids.len(), 2);
@@ -203,7 +204,7 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     let (r, _) = run_turn(
         &driver,
         env.input("native", "a prompt to list"),
-        &TestSink::new(),
+        &new_sink(),
     )
     .await;
     assert!(r.ok);
@@ -219,16 +220,19 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     )]))
     .unwrap();
     assert_eq!(config, env.claude_dir());
-    let listed = recover::list_native(&config, Some(&env.workdir()));
-    assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0].id, sid);
-    assert_eq!(listed[0].title, "a prompt to list");
-    assert_eq!(listed[0].message_count, 2);
+    // The session library's reader finds the session in its file.
+    let file = recover::session_file(&config, &env.workdir(), &sid).unwrap();
+    let reader = weft_claude::native_sessions::ClaudeSessions;
+    assert!(reader.owns(&config, &file));
+    let listed = summary(&reader, &config, &file).unwrap();
+    assert_eq!(listed.native_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(listed.title().0, "a prompt to list");
+    assert_eq!(listed.messages, 2);
     assert_eq!(
-        listed[0].workdir.as_deref(),
+        listed.workdir.as_deref(),
         Some(env.workdir().to_str().unwrap())
     );
-    assert!(listed[0].updated_at > 0);
+    assert!(listed.updated_at > 0);
     // CLAUDE_CONFIG_DIR wins over HOME.
     let other = tempfile::tempdir().unwrap();
     let dir = recover::config_dir(&with_env(vec![
@@ -240,8 +244,7 @@ async fn native_sessions_are_listed_from_the_cli_files() {
     ]))
     .unwrap();
     assert_eq!(dir, other.path());
-    assert!(recover::list_native(&dir, None).is_empty());
-    assert_eq!(recover::list_native(&config, None).len(), 1);
+    assert!(recover::session_file(&dir, &env.workdir(), &sid).is_none());
 }
 
 #[tokio::test]
@@ -250,8 +253,7 @@ async fn a_2_mib_reply_arrives_whole() {
     let big: String = (0..(2 << 20) / 16).map(|i| format!("{i:015} ")).collect();
     let env = ClaudeEnv::start(Script::new().turn(Turn::text_reply(&big))).await;
     let driver = ClaudeDriver::with_config(fast_config());
-    let (result, snap) =
-        run_turn(&driver, env.input("big", "a long answer"), &TestSink::new()).await;
+    let (result, snap) = run_turn(&driver, env.input("big", "a long answer"), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     // Whole, whether it came on stdout or was recovered from the session file.
     assert_eq!(snap.text.len(), big.len());

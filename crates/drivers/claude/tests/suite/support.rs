@@ -1,65 +1,28 @@
 //! Shared test plumbing: a TurnSink that records and answers, an isolated Claude
 //! home per test, and finding the real binary (or saying loudly why a test skipped).
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
-use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 use weft_claude::{ClaudeDriver, Config};
-use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
-use weft_protocol::{
-    Accumulator, DriverEvent, Interaction, InteractionResponse, Phase, UniversalSnapshot,
-};
+use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
+use weft_protocol::{DriverEvent, UniversalSnapshot};
 use weft_testkit::{AnthropicServer, Script};
 
-type Policy = Box<dyn Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync>;
+use weft_testkit::sink::SinkOptions;
+pub use weft_testkit::sink::TestSink;
 
-/// Records a turn's events into a snapshot and answers its questions.
-pub struct TestSink {
-    acc: Mutex<Accumulator>,
-    pub events: Mutex<Vec<DriverEvent>>,
-    pub asked: Mutex<Vec<Interaction>>,
-    policy: Mutex<Option<Policy>>,
-    held: Mutex<VecDeque<(Interaction, oneshot::Sender<InteractionResponse>)>>,
-    steer: Mutex<Option<mpsc::UnboundedSender<String>>>,
-    changed: Notify,
+/// A sink for claude: its steer channel kept, an unanswered question held.
+pub fn new_sink() -> Arc<TestSink> {
+    TestSink::with(SinkOptions::new().agent("claude").steer())
 }
 
-impl TestSink {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Self {
-            acc: Mutex::new(Accumulator::new(UniversalSnapshot {
-                phase: Phase::Streaming,
-                agent: "claude".into(),
-                ..Default::default()
-            })),
-            events: Mutex::new(Vec::new()),
-            asked: Mutex::new(Vec::new()),
-            policy: Mutex::new(None),
-            held: Mutex::new(VecDeque::new()),
-            steer: Mutex::new(None),
-            changed: Notify::new(),
-        })
-    }
-
-    /// Answers every interaction with `f` (None: hold it until [`TestSink::answer`]).
-    pub fn answer_with(
-        &self,
-        f: impl Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync + 'static,
-    ) {
-        *self.policy.lock() = Some(Box::new(f));
-    }
-
-    pub fn snapshot(&self) -> UniversalSnapshot {
-        self.acc.lock().snapshot().clone()
-    }
-
-    pub fn finish(&self, result: &DriverResult, stopped: bool) -> UniversalSnapshot {
-        let mut acc = self.acc.lock();
+/// Ends the turn as these tests always have: the result's text stands in for a
+/// snapshot that streamed none (no session event is replayed).
+pub fn finish(sink: &TestSink, result: &DriverResult, stopped: bool) -> UniversalSnapshot {
+    sink.accumulate(|acc| {
         if acc.snapshot().text.is_empty() {
             if let Some(t) = &result.text {
                 acc.apply(&DriverEvent::Text { delta: t.clone() }, 0);
@@ -67,60 +30,7 @@ impl TestSink {
         }
         acc.finish(result.error.clone(), stopped || !result.ok, 0);
         acc.snapshot().clone()
-    }
-
-    pub fn steer(&self, text: &str) -> bool {
-        match self.steer.lock().as_ref() {
-            Some(tx) => tx.send(text.to_string()).is_ok(),
-            None => false,
-        }
-    }
-
-    /// Polls `pred` on the snapshot until it holds or `timeout` passes.
-    pub async fn wait_for(
-        &self,
-        timeout: Duration,
-        pred: impl Fn(&UniversalSnapshot, usize) -> bool,
-    ) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notified = self.changed.notified();
-            if pred(&self.snapshot(), self.held.lock().len()) {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return pred(&self.snapshot(), self.held.lock().len());
-            }
-        }
-    }
-}
-
-impl TurnSink for TestSink {
-    fn emit(&self, event: DriverEvent) {
-        self.acc.lock().apply(&event, 0);
-        self.events.lock().push(event);
-        self.changed.notify_waiters();
-    }
-
-    fn ask(&self, interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
-        let (tx, rx) = oneshot::channel();
-        self.asked.lock().push(interaction.clone());
-        let answer = self.policy.lock().as_ref().and_then(|p| p(&interaction));
-        match answer {
-            Some(a) => {
-                let _ = tx.send(a);
-            }
-            None => self.held.lock().push_back((interaction, tx)),
-        }
-        self.changed.notify_waiters();
-        rx
-    }
-
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        *self.steer.lock() = Some(tx);
-        rx
-    }
+    })
 }
 
 /// The real `claude`, or None after printing why the test is skipped. Under CI=true a
@@ -225,7 +135,7 @@ pub async fn run_turn(
     let result = tokio::time::timeout(Duration::from_secs(120), driver.run(input, ctx))
         .await
         .expect("turn did not end in 120 s");
-    let snap = sink.finish(&result, false);
+    let snap = finish(sink, &result, false);
     (result, snap)
 }
 

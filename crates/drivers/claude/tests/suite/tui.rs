@@ -362,7 +362,7 @@ async fn the_follower_picks_up_a_session_file_that_appears_later() {
         ..Default::default()
     };
     let driver = ClaudeDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let cancel = CancellationToken::new();
     let ctx = DriverContext::new(cancel.clone(), sink.clone());
     let following = tokio::spawn(async move { driver.follow_tui(input, ctx).await });
@@ -384,7 +384,7 @@ async fn the_follower_picks_up_a_session_file_that_appears_later() {
     };
     file.write_all(record("m1", "first").as_bytes()).unwrap();
     assert!(
-        sink.wait_for(WAIT, |s, _| s.text == "first").await,
+        sink.wait_for(WAIT, |s| s.text == "first").await,
         "{:#?}",
         sink.snapshot()
     );
@@ -397,8 +397,7 @@ async fn the_follower_picks_up_a_session_file_that_appears_later() {
     assert_eq!(sink.snapshot().text, "first");
     file.write_all(b.as_bytes()).unwrap();
     assert!(
-        sink.wait_for(WAIT, |s, _| s.text == "first\n\nsecond")
-            .await,
+        sink.wait_for(WAIT, |s| s.text == "first\n\nsecond").await,
         "{:#?}",
         sink.snapshot()
     );

@@ -8,7 +8,7 @@ use weft_kernel::AgentDriver;
 use weft_testkit::conformance::ScriptedModel;
 use weft_testkit::openai::{Script, Turn};
 
-use super::support::{fast_config, require_codex, run_turn, CodexModel, TestSink};
+use super::support::{fast_config, new_sink, require_codex, run_turn, CodexModel};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attached_image_reaches_the_model_as_an_input_image() {
@@ -35,7 +35,7 @@ async fn an_attached_image_reaches_the_model_as_an_input_image() {
         attachments: vec![big],
         ..Default::default()
     };
-    let (result, snap) = run_turn(&d, input, &TestSink::new()).await;
+    let (result, snap) = run_turn(&d, input, &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.text, "A gradient.");
     let reqs = model.server.responses_requests();

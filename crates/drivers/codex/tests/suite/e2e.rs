@@ -14,7 +14,7 @@ use weft_protocol::{permission, InteractionKind, InteractionResponse, ToolKind, 
 use weft_testkit::conformance::ScriptedModel;
 use weft_testkit::openai::{when, Script, Turn};
 
-use super::support::{fast_config, require_codex, run_turn, CodexModel, TestSink};
+use super::support::{fast_config, new_sink, require_codex, rollouts, run_turn, CodexModel};
 
 fn input(model: &CodexModel, work: &Path, key: &str, prompt: &str) -> AgentTurnInput {
     AgentTurnInput {
@@ -77,7 +77,7 @@ async fn a_file_change_asks_first_and_carries_its_diff() {
         .with("WEFT_CODEX_APPROVAL_POLICY", "untrusted");
     let work = tempfile::tempdir().unwrap();
     let d = CodexDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let (result, snap) = run_turn(&d, input(&model, work.path(), "patch", "Patch it"), &sink).await;
     assert!(result.ok, "{result:?} {snap:#?}");
@@ -137,7 +137,7 @@ async fn an_update_patch_is_the_same_change_shape_as_an_edit() {
     let target = dir.join("notes.txt");
     std::fs::write(&target, "one\ntwo\nthree\n").unwrap();
     let d = CodexDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
     let (result, snap) = run_turn(&d, input(&model, &dir, "upd", "Edit the notes"), &sink).await;
     assert!(result.ok, "{result:?} {snap:#?}");
@@ -189,12 +189,7 @@ async fn reasoning_streams_and_usage_counts_every_response() {
     .await;
     let work = tempfile::tempdir().unwrap();
     let d = CodexDriver::with_config(fast_config());
-    let (result, snap) = run_turn(
-        &d,
-        input(&model, work.path(), "r", "Think"),
-        &TestSink::new(),
-    )
-    .await;
+    let (result, snap) = run_turn(&d, input(&model, work.path(), "r", "Think"), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.reasoning, "Weighing the options.");
     assert_eq!(snap.text, "Done thinking.");
@@ -221,22 +216,12 @@ async fn a_model_error_fails_the_turn_clearly_and_the_next_one_works() {
     .await;
     let work = tempfile::tempdir().unwrap();
     let d = CodexDriver::with_config(fast_config());
-    let (result, snap) = run_turn(
-        &d,
-        input(&model, work.path(), "e", "first"),
-        &TestSink::new(),
-    )
-    .await;
+    let (result, snap) = run_turn(&d, input(&model, work.path(), "e", "first"), &new_sink()).await;
     assert!(!result.ok);
     let error = result.error.clone().unwrap_or_default();
     assert!(!error.is_empty(), "{snap:#?}");
     assert!(snap.incomplete);
-    let (next, snap) = run_turn(
-        &d,
-        input(&model, work.path(), "e", "second"),
-        &TestSink::new(),
-    )
-    .await;
+    let (next, snap) = run_turn(&d, input(&model, work.path(), "e", "second"), &new_sink()).await;
     assert!(next.ok, "{next:?}");
     assert_eq!(snap.text, "All good now.");
     assert_eq!(
@@ -263,7 +248,7 @@ async fn deny_and_stop_ends_the_turn() {
     .with("WEFT_CODEX_APPROVAL_POLICY", "untrusted");
     let work = tempfile::tempdir().unwrap();
     let d = CodexDriver::with_config(fast_config());
-    let sink = TestSink::new();
+    let sink = new_sink();
     sink.answer_with(|_| {
         Some(InteractionResponse::select(
             weft_codex::interact::DENY_AND_STOP,
@@ -292,12 +277,7 @@ async fn a_web_search_is_a_fetch_call() {
     .await;
     let work = tempfile::tempdir().unwrap();
     let d = CodexDriver::with_config(fast_config());
-    let (result, snap) = run_turn(
-        &d,
-        input(&model, work.path(), "w", "Search"),
-        &TestSink::new(),
-    )
-    .await;
+    let (result, snap) = run_turn(&d, input(&model, work.path(), "w", "Search"), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     let call = snap
         .tool_calls
@@ -322,19 +302,20 @@ async fn the_thread_is_listed_from_its_rollout_file() {
     let (result, _) = run_turn(
         &d,
         input(&model, work.path(), "n", "List me, please"),
-        &TestSink::new(),
+        &new_sink(),
     )
     .await;
     assert!(result.ok);
     d.shutdown().await;
     let thread = result.session_id.unwrap();
-    let listed = weft_codex::native::list_native(model.home.path(), Some(work.path()));
-    let s = listed
-        .iter()
-        .find(|s| s.id == thread)
-        .unwrap_or_else(|| panic!("{thread} not in {listed:#?}"));
-    assert_eq!(s.title, "List me, please");
-    assert_eq!(s.message_count, 2);
+    // The session library's reader finds the thread in its rollout.
+    let s = rollouts(model.home.path())
+        .into_iter()
+        .find(|s| s.native_id.as_deref() == Some(thread.as_str()))
+        .unwrap_or_else(|| panic!("{thread} not in the rollouts"));
+    assert_eq!(s.workdir.as_deref(), work.path().to_str());
+    assert_eq!(s.title().0, "List me, please");
+    assert_eq!(s.messages, 2);
 }
 
 #[tokio::test]

@@ -50,13 +50,13 @@ async fn a_new_client_environment_respawns_app_server_on_the_same_thread() {
         client_env: Some(client(&[("WEFT_TEST_CLIENT", mark)])),
         ..Default::default()
     };
-    let (r1, _) = run_turn(&d, turn("one"), &TestSink::new()).await;
+    let (r1, _) = run_turn(&d, turn("one"), &new_sink()).await;
     assert!(r1.ok, "{r1:?}");
     let first = d.live_pids();
     assert_eq!(first.len(), 1);
     assert!(environ(first[0]).contains(&"WEFT_TEST_CLIENT=one".to_string()));
 
-    let (r2, _) = run_turn(&d, turn("one"), &TestSink::new()).await;
+    let (r2, _) = run_turn(&d, turn("one"), &new_sink()).await;
     assert!(r2.ok, "{r2:?}");
     assert_eq!(
         d.live_pids(),
@@ -64,7 +64,7 @@ async fn a_new_client_environment_respawns_app_server_on_the_same_thread() {
         "the same environment keeps the process"
     );
 
-    let (r3, _) = run_turn(&d, turn("two"), &TestSink::new()).await;
+    let (r3, _) = run_turn(&d, turn("two"), &new_sink()).await;
     assert!(r3.ok, "{r3:?}");
     let second = d.live_pids();
     assert_eq!(second.len(), 1);

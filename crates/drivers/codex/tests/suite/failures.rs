@@ -10,7 +10,7 @@ use weft_codex::{CodexDriver, Config};
 use weft_kernel::driver::AgentTurnInput;
 use weft_kernel::AgentDriver;
 
-use super::support::{eventually, fast_config, gone, run_turn, TestSink};
+use super::support::{eventually, fast_config, gone, new_sink, run_turn};
 
 fn fake() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-codex.sh")
@@ -40,12 +40,8 @@ fn input(work: &Path, mode: &str, session_id: Option<String>) -> AgentTurnInput 
 async fn a_crash_on_start_is_a_clear_error() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
-    let (result, snap) = run_turn(
-        &d,
-        input(work.path(), "crash_on_start", None),
-        &TestSink::new(),
-    )
-    .await;
+    let (result, snap) =
+        run_turn(&d, input(work.path(), "crash_on_start", None), &new_sink()).await;
     assert!(!result.ok);
     let error = result.error.unwrap();
     assert!(error.contains("`initialize`"), "{error}");
@@ -59,12 +55,7 @@ async fn a_crash_on_start_is_a_clear_error() {
 async fn a_child_exiting_mid_request_is_a_clear_error() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
-    let (result, _) = run_turn(
-        &d,
-        input(work.path(), "exit_in_request", None),
-        &TestSink::new(),
-    )
-    .await;
+    let (result, _) = run_turn(&d, input(work.path(), "exit_in_request", None), &new_sink()).await;
     let error = result.error.unwrap();
     assert!(error.contains("could not start a codex thread"), "{error}");
     assert!(error.contains("thread/start"), "{error}");
@@ -75,7 +66,7 @@ async fn a_child_exiting_mid_request_is_a_clear_error() {
 async fn a_crash_mid_turn_keeps_the_text_and_the_next_prompt_resumes() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
-    let sink = TestSink::new();
+    let sink = new_sink();
     let (result, snap) = run_turn(&d, input(work.path(), "crash_mid", None), &sink).await;
     assert!(!result.ok);
     assert_eq!(result.session_id.as_deref(), Some("fake-thread-1"));
@@ -86,7 +77,7 @@ async fn a_crash_mid_turn_keeps_the_text_and_the_next_prompt_resumes() {
     assert!(snap.incomplete);
     assert!(d.live_pids().is_empty(), "the dead process is not kept");
     // The next prompt starts a new process that resumes the thread.
-    let sink = TestSink::new();
+    let sink = new_sink();
     let (next, snap) = run_turn(
         &d,
         input(work.path(), "crash_mid", result.session_id),
@@ -103,7 +94,7 @@ async fn a_crash_mid_turn_keeps_the_text_and_the_next_prompt_resumes() {
 async fn malformed_lines_unknown_notifications_and_unanswerable_requests() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
-    let sink = TestSink::new();
+    let sink = new_sink();
     // The fake goes on only once its unanswerable request is answered (with an error).
     let (result, snap) = run_turn(&d, input(work.path(), "malformed", None), &sink).await;
     assert!(result.ok, "{result:?}");
@@ -124,7 +115,7 @@ async fn malformed_lines_unknown_notifications_and_unanswerable_requests() {
     // The process is kept for the next turn, which works.
     let pids = d.live_pids();
     assert_eq!(pids.len(), 1);
-    let (next, snap) = run_turn(&d, input(work.path(), "malformed", None), &TestSink::new()).await;
+    let (next, snap) = run_turn(&d, input(work.path(), "malformed", None), &new_sink()).await;
     assert!(next.ok);
     assert_eq!(snap.text, "normal reply 2");
     d.shutdown().await;
@@ -135,7 +126,7 @@ async fn malformed_lines_unknown_notifications_and_unanswerable_requests() {
 async fn a_line_over_the_cap_is_skipped_and_reported() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
-    let (result, snap) = run_turn(&d, input(work.path(), "huge", None), &TestSink::new()).await;
+    let (result, snap) = run_turn(&d, input(work.path(), "huge", None), &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(snap.text, "went on after the huge line");
     assert!(
@@ -150,7 +141,7 @@ async fn a_line_over_the_cap_is_skipped_and_reported() {
 async fn closing_a_session_ends_its_process_group() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
-    let (result, _) = run_turn(&d, input(work.path(), "", None), &TestSink::new()).await;
+    let (result, _) = run_turn(&d, input(work.path(), "", None), &new_sink()).await;
     assert!(result.ok);
     let pids = d.live_pids();
     assert_eq!(pids.len(), 1);
@@ -163,7 +154,7 @@ async fn closing_a_session_ends_its_process_group() {
 async fn a_dropped_turn_kills_its_process_group() {
     let work = tempfile::tempdir().unwrap();
     let d = std::sync::Arc::new(driver());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let mark = format!("dropped-{}", std::process::id());
     let mut inp = input(work.path(), "stall", None);
     inp.env.push(("WEFT_CONFORMANCE_MARK".into(), mark.clone()));
@@ -196,7 +187,7 @@ async fn a_dropped_turn_kills_its_process_group() {
 async fn a_steer_refused_as_the_turn_ends_follows_in_the_same_turn() {
     let work = tempfile::tempdir().unwrap();
     let d = std::sync::Arc::new(driver());
-    let sink = TestSink::new();
+    let sink = new_sink();
     let ctx = weft_kernel::driver::DriverContext::new(
         tokio_util::sync::CancellationToken::new(),
         sink.clone(),
@@ -231,7 +222,7 @@ async fn a_thread_codex_never_saved_is_replaced_by_a_new_one() {
     let work = tempfile::tempdir().unwrap();
     let d = driver();
     let inp = input(work.path(), "lost_thread", Some("gone-thread".into()));
-    let (result, snap) = run_turn(&d, inp, &TestSink::new()).await;
+    let (result, snap) = run_turn(&d, inp, &new_sink()).await;
     assert!(result.ok, "{result:?}");
     assert_eq!(result.session_id.as_deref(), Some("fake-thread-1"));
     assert_eq!(snap.text, "normal reply 1");

@@ -14,7 +14,7 @@ use weft_protocol::ForkOrigin;
 use weft_testkit::conformance::ScriptedModel;
 use weft_testkit::openai::{when, Script, Turn};
 
-use super::support::{fast_config, require_codex, run_turn, CodexModel, TestSink};
+use super::support::{fast_config, new_sink, require_codex, run_turn, CodexModel};
 
 fn input(model: &CodexModel, work: &Path, key: &str, prompt: &str) -> AgentTurnInput {
     AgentTurnInput {
@@ -107,13 +107,13 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     let (r1, _) = run_turn(
         &d,
         input(&model, work.path(), "parent", "first question"),
-        &TestSink::new(),
+        &new_sink(),
     )
     .await;
     assert!(r1.ok, "{r1:?}");
     let mut second = input(&model, work.path(), "parent", "second question");
     second.session_id = r1.session_id.clone();
-    let (r2, _) = run_turn(&d, second, &TestSink::new()).await;
+    let (r2, _) = run_turn(&d, second, &new_sink()).await;
     assert!(r2.ok, "{r2:?}");
     d.shutdown().await;
     let parent = r1.session_id.unwrap();
@@ -126,7 +126,7 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     let d = CodexDriver::with_config(fast_config());
     let mut i = input(&model, work.path(), "fork-one", "fork at one");
     i.fork = fork(&parent, Some(turns[0].clone()), 1);
-    let (r, snap) = run_turn(&d, i, &TestSink::new()).await;
+    let (r, snap) = run_turn(&d, i, &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert!(snap.text.contains("charlie-reply-fork"), "{}", snap.text);
     let at_one = r.session_id.clone().unwrap();
@@ -149,7 +149,7 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     // Fork at the end: both turns.
     let mut i = input(&model, work.path(), "fork-end", "fork at the end");
     i.fork = fork(&parent, None, 2);
-    let (r, _) = run_turn(&d, i, &TestSink::new()).await;
+    let (r, _) = run_turn(&d, i, &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert_ne!(r.session_id.as_deref(), Some(parent.as_str()));
     let seen = request_with(&model, "fork at the end");
@@ -164,7 +164,7 @@ async fn a_fork_at_a_turn_or_at_the_end_carries_the_parents_turns_up_to_there() 
     let mut i = input(&model, work.path(), "fork-one", "again in the fork");
     i.session_id = Some(at_one.clone());
     i.fork = fork(&parent, Some(turns[0].clone()), 1);
-    let (r, _) = run_turn(&d, i, &TestSink::new()).await;
+    let (r, _) = run_turn(&d, i, &new_sink()).await;
     assert!(r.ok, "{r:?}");
     assert_eq!(r.session_id.as_deref(), Some(at_one.as_str()));
     let seen = request_with(&model, "again in the fork");

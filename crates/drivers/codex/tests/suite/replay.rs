@@ -187,16 +187,17 @@ fn rollout_files_list_as_native_sessions() {
     )
     .unwrap();
     std::fs::write(day.join("notes.txt"), "not a rollout").unwrap();
-    let all = weft_codex::native::list_native(home.path(), None);
+    let all = super::support::rollouts(home.path());
     assert_eq!(all.len(), 1);
     let s = &all[0];
-    assert_eq!(s.id, "01a22a6b-1a33-73c2-8da3-697eac086135");
+    assert_eq!(
+        s.native_id.as_deref(),
+        Some("01a22a6b-1a33-73c2-8da3-697eac086135")
+    );
     assert_eq!(s.workdir.as_deref(), Some("/home/dev/probe/codex/work"));
-    assert_eq!(s.title, "USE_TOOL please");
-    assert_eq!(s.message_count, 6);
+    assert_eq!(s.title().0, "USE_TOOL please");
+    assert_eq!(s.messages, 6);
     assert!(s.updated_at > 0);
-    let elsewhere = weft_codex::native::list_native(home.path(), Some(Path::new("/elsewhere")));
-    assert!(elsewhere.is_empty());
 }
 
 /// Items and notifications no recorded transcript has (no MCP server, no subagents,

@@ -7,15 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use parking_lot::Mutex;
 use serde_json::json;
-use tokio::sync::{mpsc, oneshot, Notify};
 use weft_codex::{CodexDriver, Config};
-use weft_kernel::driver::TurnSink;
 use weft_kernel::AgentDriver;
-use weft_protocol::{
-    Accumulator, DriverEvent, Interaction, InteractionResponse, Phase, UniversalSnapshot,
-};
+use weft_protocol::{Accumulator, UniversalSnapshot};
 use weft_testkit::conformance::{self as c, Behaviour, Harness, ScriptedModel};
 use weft_testkit::openai::{when, Script, Turn};
 use weft_testkit::ResponsesServer;
@@ -233,94 +228,17 @@ impl Harness for CodexHarness {
     }
 }
 
-type Policy = Box<dyn Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync>;
+use weft_testkit::sink::SinkOptions;
+pub use weft_testkit::sink::TestSink;
 
-/// Records a turn's events into a snapshot and answers its questions.
-pub struct TestSink {
-    acc: Mutex<Accumulator>,
-    pub events: Mutex<Vec<DriverEvent>>,
-    pub asked: Mutex<Vec<Interaction>>,
-    policy: Mutex<Option<Policy>>,
-    steer: Mutex<Option<mpsc::UnboundedSender<String>>>,
-    changed: Notify,
-}
-
-impl TestSink {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Self {
-            acc: Mutex::new(Accumulator::new(UniversalSnapshot {
-                phase: Phase::Streaming,
-                agent: "codex".into(),
-                ..Default::default()
-            })),
-            events: Mutex::new(Vec::new()),
-            asked: Mutex::new(Vec::new()),
-            policy: Mutex::new(None),
-            steer: Mutex::new(None),
-            changed: Notify::new(),
-        })
-    }
-
-    /// Answers every interaction with `f` (None: cancel it).
-    pub fn answer_with(
-        &self,
-        f: impl Fn(&Interaction) -> Option<InteractionResponse> + Send + Sync + 'static,
-    ) {
-        *self.policy.lock() = Some(Box::new(f));
-    }
-
-    /// Sends a steer into the running turn.
-    pub fn steer(&self, text: &str) -> bool {
-        self.steer
-            .lock()
-            .as_ref()
-            .is_some_and(|tx| tx.send(text.to_string()).is_ok())
-    }
-
-    pub fn snapshot(&self) -> UniversalSnapshot {
-        self.acc.lock().snapshot().clone()
-    }
-
-    /// Polls `pred` until it holds or `timeout` passes.
-    pub async fn wait_for(
-        &self,
-        timeout: Duration,
-        pred: impl Fn(&UniversalSnapshot) -> bool,
-    ) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notified = self.changed.notified();
-            if pred(&self.snapshot()) {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return pred(&self.snapshot());
-            }
-        }
-    }
-}
-
-impl TurnSink for TestSink {
-    fn emit(&self, event: DriverEvent) {
-        self.acc.lock().apply(&event, 0);
-        self.events.lock().push(event);
-        self.changed.notify_waiters();
-    }
-
-    fn ask(&self, interaction: Interaction) -> oneshot::Receiver<InteractionResponse> {
-        let (tx, rx) = oneshot::channel();
-        self.asked.lock().push(interaction.clone());
-        let answer = self.policy.lock().as_ref().and_then(|p| p(&interaction));
-        let _ = tx.send(answer.unwrap_or_else(InteractionResponse::cancel));
-        self.changed.notify_waiters();
-        rx
-    }
-
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        *self.steer.lock() = Some(tx);
-        rx
-    }
+/// A sink for codex: its steer channel kept, an unanswered question cancelled.
+pub fn new_sink() -> Arc<TestSink> {
+    TestSink::with(
+        SinkOptions::new()
+            .agent("codex")
+            .steer()
+            .cancel_unanswered(),
+    )
 }
 
 /// Runs one turn of `driver` against `sink`, returning the result and the finished
@@ -367,4 +285,31 @@ pub async fn eventually(timeout: Duration, mut pred: impl FnMut() -> bool) -> bo
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+}
+
+/// The summaries of every rollout under `home`, as the session library's reader reads
+/// them.
+pub fn rollouts(home: &std::path::Path) -> Vec<weft_agent_spec::sessions::Meta> {
+    use weft_agent_spec::sessions::{summary, NativeSessions};
+    fn files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let reader = weft_codex::native_sessions::CodexSessions;
+    let mut found = Vec::new();
+    for root in reader.session_roots(home) {
+        files(&root, &mut found);
+    }
+    found.sort();
+    found
+        .iter()
+        .filter(|p| reader.owns(home, p))
+        .filter_map(|p| summary(&reader, home, p))
+        .collect()
 }

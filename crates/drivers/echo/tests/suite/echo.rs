@@ -251,16 +251,19 @@ fn resume_by_session_id_survives_a_restart() {
             "{}",
             s.text
         );
-        let driver = loom.driver("echo").unwrap_or_else(|e| panic!("{e}"));
-        let native = driver.list_native_sessions(Some(setup.work.path())).await;
-        assert_eq!(native.len(), 1);
-        assert_eq!(Some(native[0].id.clone()), first_id);
-        assert_eq!(native[0].title, "remember me");
-        assert_eq!(native[0].message_count, 4);
-        assert!(driver
-            .list_native_sessions(Some(setup.state.path()))
-            .await
-            .is_empty());
+        // Echo's own session file holds both turns, run in the work folder.
+        let id = first_id.clone().unwrap_or_default();
+        let file = setup.state.path().join("echo").join(format!("{id}.jsonl"));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
+        let turns: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[0]["prompt"], "remember me");
+        assert!(turns
+            .iter()
+            .all(|t| t["workdir"].as_str() == setup.work.path().to_str()));
     });
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use weft_agent_spec::sessions::{summary, NativeSessions};
 use weft_kernel::AgentDriver;
 use weft_protocol::{permission, InteractionKind, InteractionResponse, ToolKind, ToolStatus};
 use weft_testkit::gemini::{when, Script, Turn};
@@ -56,12 +57,18 @@ async fn a_tool_turn_gets_its_output_from_the_session_file() {
         "{call:#?}"
     );
     assert!(snap.text.contains("The tool has finished."));
-    // The CLI's own list knows the session, titled by the prompt.
+    // The session library's reader knows the session, titled by the prompt.
     let dir = weft_gemini::sessions::gemini_dir(&h.env("x")).unwrap();
-    let listed = weft_gemini::sessions::list(&dir, Some(&h.workdir()));
+    let reader = weft_gemini::native_sessions::GeminiSessions;
+    let listed: Vec<_> = weft_gemini::sessions::session_files(&dir)
+        .into_iter()
+        .filter(|(p, _)| reader.owns(&dir, p))
+        .filter_map(|(p, _)| summary(&reader, &dir, &p))
+        .filter(|m| m.turns > 0)
+        .collect();
     assert_eq!(listed.len(), 1, "{listed:#?}");
-    assert_eq!(listed[0].id, r.session_id.clone().unwrap());
-    assert_eq!(listed[0].title, "Run it.");
+    assert_eq!(listed[0].native_id, r.session_id.clone());
+    assert_eq!(listed[0].title().0, "Run it.");
     assert_eq!(
         listed[0].workdir.as_deref(),
         Some(h.workdir().to_str().unwrap())

@@ -1,6 +1,7 @@
 //! Recorded headless output and session files (captured from gemini-cli 0.61.0),
 //! asserting whole snapshots.
 
+use weft_agent_spec::sessions::{summary, NativeSessions};
 use weft_gemini::sessions;
 use weft_gemini::stream::{Outcome, StreamNormalizer};
 use weft_protocol::{Accumulator, Phase, UniversalSnapshot};
@@ -77,17 +78,25 @@ fn the_session_file_lists_and_gives_tool_output() {
         r#"{"projects":{"/home/dev/probe/gemini/work":"work"}}"#,
     )
     .unwrap();
-    let all = sessions::list(&gemini, None);
-    insta::assert_json_snapshot!(all);
+    // The session library's reader: the chat with its folder and title, the header-only
+    // file without a turn.
+    let reader = weft_gemini::native_sessions::GeminiSessions;
+    let mut all: Vec<_> = sessions::session_files(&gemini)
+        .into_iter()
+        .filter(|(p, _)| reader.owns(&gemini, p))
+        .filter_map(|(p, _)| summary(&reader, &gemini, &p))
+        .filter(|m| m.turns > 0)
+        .collect();
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let s = all.remove(0);
     assert_eq!(
-        sessions::list(
-            &gemini,
-            Some(std::path::Path::new("/home/dev/probe/gemini/work"))
-        )
-        .len(),
-        1
+        s.native_id.as_deref(),
+        Some("6f1fd193-c4e2-4471-acd0-fc646b5f1f76")
     );
-    assert!(sessions::list(&gemini, Some(std::path::Path::new("/elsewhere"))).is_empty());
+    assert_eq!(s.workdir.as_deref(), Some("/home/dev/probe/gemini/work"));
+    assert_eq!(s.title().0, "USE_TOOL please");
+    assert_eq!(s.updated_at, 1796008118791);
+    assert_eq!(s.messages, 7);
     let results = sessions::tool_results(&gemini, "6f1fd193-c4e2-4471-acd0-fc646b5f1f76");
     let r = &results["run_shell_command__run_shell_command_1796008098165_0"];
     assert!(r.ok);

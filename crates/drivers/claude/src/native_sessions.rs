@@ -1,5 +1,6 @@
-//! Claude Code's session files: `<config>/projects/<cwd as a folder name>/<session
-//! id>.jsonl`, subagents in `<session id>/subagents/agent-*.jsonl`.
+//! Claude Code's session files, as the session library reads them:
+//! `<config>/projects/<cwd as a folder name>/<session id>.jsonl`, subagents in
+//! `<session id>/subagents/agent-*.jsonl`.
 //!
 //! One record per line. `user` and `assistant` records carry `message`, `cwd`,
 //! `gitBranch`, `timestamp`, `isSidechain`; an assistant message is written one line
@@ -11,13 +12,21 @@
 //! Lines are parsed into borrowed structs that name only the fields used: serde skips
 //! the rest (huge tool results, file snapshots) without allocating.
 
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-
-use crate::model::{parse_time, Batch, DocKind, Meta, TurnStart, UsageEvent};
+use serde_json::Value;
+use weft_agent_spec::sessions::lines::json;
+use weft_agent_spec::sessions::transcript::{input_value, result_text, tool_line, Turns};
+use weft_agent_spec::sessions::{
+    copy_lines, each_line, excerpt, index_lines, new_id, parse_time, Batch, Chunk, DocKind, Forked,
+    Keep, Meta, NativeSessions, SessionsError, TurnStart, UsageEvent,
+};
+use weft_protocol::UniversalSnapshot;
 
 #[derive(Deserialize)]
 struct Rec<'a> {
@@ -72,7 +81,7 @@ struct ClaudeUsage {
 
 /// A content block; only what is shown or searched.
 #[derive(Deserialize)]
-pub(crate) struct Block {
+struct Block {
     #[serde(rename = "type", default)]
     pub kind: String,
     #[serde(default)]
@@ -93,53 +102,8 @@ pub(crate) struct Block {
     pub is_error: bool,
 }
 
-/// The fields of a tool's input that say what it did.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-pub(crate) struct ToolInput {
-    pub command: Option<String>,
-    pub cmd: Option<String>,
-    pub file_path: Option<String>,
-    pub path: Option<String>,
-    pub pattern: Option<String>,
-    pub query: Option<String>,
-    pub url: Option<String>,
-    pub description: Option<String>,
-    pub prompt: Option<String>,
-}
-
-impl ToolInput {
-    /// The one thing it ran on.
-    pub fn subject(&self) -> Option<&str> {
-        [
-            &self.command,
-            &self.cmd,
-            &self.file_path,
-            &self.path,
-            &self.pattern,
-            &self.query,
-            &self.url,
-            &self.description,
-            &self.prompt,
-        ]
-        .into_iter()
-        .find_map(|v| v.as_deref())
-    }
-}
-
-/// A tool's name and subject in one line.
-pub(crate) fn tool_line(name: &str, input: Option<&RawValue>) -> String {
-    let subject = input
-        .and_then(|i| serde_json::from_str::<ToolInput>(i.get()).ok())
-        .and_then(|i| i.subject().map(str::to_string));
-    match subject {
-        Some(s) => format!("{name}: {s}"),
-        None => name.to_string(),
-    }
-}
-
 /// What a user record's content is.
-pub(crate) enum UserContent {
+enum UserContent {
     /// Something the user typed (or a command they ran).
     Prompt(String),
     /// Tool results going back to the model.
@@ -148,7 +112,7 @@ pub(crate) enum UserContent {
     Other,
 }
 
-pub(crate) fn user_content(raw: &RawValue) -> UserContent {
+fn user_content(raw: &RawValue) -> UserContent {
     let text = raw.get();
     if text.starts_with('"') {
         return match serde_json::from_str::<String>(text) {
@@ -175,7 +139,7 @@ pub(crate) fn user_content(raw: &RawValue) -> UserContent {
 }
 
 /// True when a prompt is a wrapper Claude Code writes, not words the user typed.
-pub(crate) fn is_wrapper(text: &str) -> bool {
+fn is_wrapper(text: &str) -> bool {
     let t = text.trim_start();
     t.is_empty()
         || t.starts_with("Caveat:")
@@ -206,7 +170,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     if skippable(line) {
         return Ok(());
     }
-    let rec: Rec<'_> = crate::lines::json(line).map_err(|e| e.to_string())?;
+    let rec: Rec<'_> = json(line).map_err(|e| e.to_string())?;
     let at = rec.timestamp.and_then(parse_time);
     match rec.kind {
         Some("custom-title") => meta.custom_title = rec.custom_title,
@@ -301,7 +265,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
         meta.turns += 1;
         meta.messages += 1;
         if meta.first_prompt.is_none() {
-            meta.first_prompt = Some(crate::model::excerpt(&text, 400).to_string());
+            meta.first_prompt = Some(excerpt(&text, 400).to_string());
         }
         batch.turns.push(TurnStart {
             n: meta.turns,
@@ -313,13 +277,245 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     Ok(())
 }
 
+/// Claude Code's config folder's session files, for the session library.
+pub struct ClaudeSessions;
+
+impl NativeSessions for ClaudeSessions {
+    fn agent(&self) -> &'static str {
+        "claude"
+    }
+
+    /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    fn home(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        let get = |n: &str| var(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+        get("CLAUDE_CONFIG_DIR").or_else(|| get("HOME").map(|h| h.join(".claude")))
+    }
+
+    fn session_roots(&self, home: &Path) -> Vec<PathBuf> {
+        vec![home.join("projects")]
+    }
+
+    fn owns(&self, home: &Path, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(home) else {
+            return false;
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        rel.components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == "projects")
+            && name.ends_with(".jsonl")
+            && !rel.components().any(|c| c.as_os_str() == "tool-results")
+    }
+
+    /// The session id is the file's name; a subagent's parent is the folder above
+    /// `subagents`.
+    fn seed(&self, _home: &Path, path: &Path) -> Meta {
+        let dir_name = |p: Option<&Path>| {
+            p.and_then(Path::file_name)
+                .map(|s| s.to_string_lossy().into_owned())
+        };
+        let mut meta = Meta {
+            native_id: Some(
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+            ..Meta::default()
+        };
+        if dir_name(path.parent()).as_deref() == Some("subagents") {
+            meta.parent = dir_name(path.parent().and_then(Path::parent));
+            meta.relation = Some("subagent".into());
+        }
+        meta
+    }
+
+    fn index(
+        &self,
+        path: &Path,
+        from: u64,
+        meta: Meta,
+        emit: &mut dyn FnMut(Chunk) -> ControlFlow<()>,
+    ) {
+        index_lines(read_line, path, from, meta, emit);
+    }
+
+    fn open_page(
+        &self,
+        session_id: &str,
+        path: &Path,
+        from: u64,
+        until: Option<u64>,
+    ) -> std::io::Result<Vec<UniversalSnapshot>> {
+        let mut turns = Turns::new("claude", session_id);
+        each_line(path, from, until, &mut |line| {
+            claude_line(&mut turns, line);
+            ControlFlow::Continue(())
+        })?;
+        Ok(turns.out)
+    }
+
+    /// What `--resume <id> --fork-session` (with `--resume-session-at`) would write:
+    /// every record copied as it is (uuids, times, message ids and usage kept, so
+    /// usage totals count the copied calls once) with its `sessionId` changed.
+    fn fork_file(&self, source: &Path, _old_id: &str, keep: Keep) -> Result<Forked, SessionsError> {
+        let id = new_id();
+        let dir = source
+            .parent()
+            .ok_or_else(|| SessionsError::Invalid("the session file has no folder".into()))?;
+        let path = dir.join(format!("{id}.jsonl"));
+        let until = match keep {
+            Keep::Until(end) => Some(end),
+            Keep::All | Keep::Turns(_) => None,
+        };
+        let mut rewrite = |v: &mut Value| {
+            if v.get("sessionId").is_some() {
+                v["sessionId"] = Value::String(id.clone());
+            }
+        };
+        copy_lines(source, &path, until, &mut rewrite, None)?;
+        Ok(Forked {
+            native_id: id,
+            path,
+        })
+    }
+
+    fn forks_itself(&self) -> bool {
+        true
+    }
+
+    fn fork_takes_id(&self) -> bool {
+        true
+    }
+
+    /// The `uuid` of the turn's last main-chain assistant record, for
+    /// `--resume-session-at`.
+    fn fork_point(
+        &self,
+        source: &Path,
+        from: u64,
+        until: Option<u64>,
+    ) -> std::io::Result<Option<String>> {
+        let mut found = None;
+        each_line(source, from, until, &mut |line| {
+            if let Ok(v) = serde_json::from_slice::<Value>(line) {
+                if v["type"] == "assistant" && v["isSidechain"] != true {
+                    if let Some(u) = v["uuid"].as_str() {
+                        found = Some(u.to_string());
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(found)
+    }
+}
+
+/// One transcript line into `turns`.
+fn claude_line(turns: &mut Turns, line: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Rec<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<&'a str>,
+        #[serde(borrow, default)]
+        timestamp: Option<&'a str>,
+        #[serde(rename = "isSidechain", default)]
+        is_sidechain: bool,
+        #[serde(rename = "isMeta", default)]
+        is_meta: bool,
+        #[serde(rename = "isCompactSummary", default)]
+        is_compact_summary: bool,
+        #[serde(borrow, default)]
+        message: Option<Msg<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Msg<'a> {
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(borrow, default)]
+        content: Option<&'a RawValue>,
+        #[serde(default)]
+        usage: Option<U>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct U {
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_input_tokens: u64,
+        cache_creation_input_tokens: u64,
+    }
+    let Ok(rec) = serde_json::from_slice::<Rec<'_>>(line) else {
+        return;
+    };
+    if rec.is_sidechain {
+        return;
+    }
+    let at = rec.timestamp.and_then(parse_time);
+    let Some(msg) = rec.message else { return };
+    match rec.kind {
+        Some("user") if !rec.is_meta && !rec.is_compact_summary => {
+            match msg.content.map(user_content) {
+                Some(UserContent::Prompt(p)) if !is_wrapper(&p) => turns.start(p, at),
+                Some(UserContent::ToolResults(blocks)) => {
+                    for b in blocks.into_iter().filter(|b| b.kind == "tool_result") {
+                        let id = b.tool_use_id.clone().unwrap_or_default();
+                        turns.result(&id, result_text(b.content.as_deref()), b.is_error, at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some("assistant") => {
+            let model = msg.model.as_deref().filter(|m| *m != "<synthetic>");
+            let first_block = msg.id.is_none() || msg.id != turns.last_message;
+            let blocks: Vec<Block> = msg
+                .content
+                .and_then(|c| serde_json::from_str(c.get()).ok())
+                .unwrap_or_default();
+            for b in blocks {
+                match b.kind.as_str() {
+                    "text" => turns.text(msg.id.as_deref(), b.text.as_deref().unwrap_or(""), at),
+                    "thinking" => turns.reasoning(b.thinking.as_deref().unwrap_or(""), at),
+                    "tool_use" => {
+                        let name = b.name.clone().unwrap_or_default();
+                        let summary = tool_line(&name, b.input.as_deref());
+                        turns.call(
+                            b.id.clone().unwrap_or_default(),
+                            name,
+                            input_value(b.input.as_deref()),
+                            summary,
+                            at,
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            turns.last_message = msg.id.clone();
+            if let (true, Some(u)) = (first_block, &msg.usage) {
+                turns.usage(
+                    model,
+                    u.input_tokens + u.cache_creation_input_tokens,
+                    u.output_tokens,
+                    u.cache_read_input_tokens,
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_recorded_sample_reads_into_turns_usage_and_a_title() {
-        let sample = include_str!("../tests/fixtures/claude_session.jsonl");
+        let sample = include_str!("../../../library/tests/fixtures/claude_session.jsonl");
         let mut meta = Meta {
             native_id: Some("2beba834-ea9e-4d74-9e9f-b4a9f23cf57b".into()),
             ..Default::default()

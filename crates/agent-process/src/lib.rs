@@ -20,6 +20,7 @@ pub mod env;
 pub mod install;
 pub mod lines;
 pub mod paced;
+pub mod pins;
 #[cfg(feature = "test-support")]
 pub mod planted;
 pub mod program;

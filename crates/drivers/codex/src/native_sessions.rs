@@ -1,5 +1,6 @@
-//! Codex rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`,
-//! one `{timestamp, type, payload}` per line.
+//! Codex rollouts, as the session library reads them:
+//! `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, one
+//! `{timestamp, type, payload}` per line.
 //!
 //! `session_meta` names the thread and its folder (and `forked_from_id` for a fork),
 //! `turn_context` the model, `response_item`s are the conversation (user messages
@@ -9,16 +10,24 @@
 //! history copied into a fork counts once). Thread names the user gave live in
 //! `$CODEX_HOME/session_index.jsonl` (newest line wins), read by the indexer.
 
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-
-use crate::model::{parse_time, Batch, DocKind, Meta, TurnStart, UsageEvent};
+use serde_json::Value;
+use weft_agent_spec::sessions::lines::{json, Line, LineReader};
+use weft_agent_spec::sessions::transcript::{input_value, tool_line, Turns};
+use weft_agent_spec::sessions::{
+    copy_lines, each_line, excerpt, index_lines, new_id, parse_time, Batch, Chunk, DocKind, Forked,
+    Keep, Meta, NativeSessions, SessionsError, TurnStart, UsageEvent,
+};
+use weft_protocol::UniversalSnapshot;
 
 #[derive(Deserialize)]
-struct Line<'a> {
+struct Rollout<'a> {
     #[serde(borrow, default)]
     timestamp: Option<&'a str>,
     #[serde(rename = "type", borrow, default)]
@@ -55,7 +64,7 @@ struct TurnContext {
 
 /// A response item; only what is shown or searched.
 #[derive(Deserialize)]
-pub(crate) struct Item {
+struct Item {
     #[serde(rename = "type", default)]
     pub kind: String,
     #[serde(default)]
@@ -77,7 +86,7 @@ pub(crate) struct Item {
 }
 
 #[derive(Deserialize)]
-pub(crate) struct Part {
+struct Part {
     #[serde(default)]
     pub text: Option<String>,
 }
@@ -108,7 +117,7 @@ struct Tokens {
     total_tokens: u64,
 }
 
-pub(crate) fn text_of(parts: &[Part]) -> String {
+fn text_of(parts: &[Part]) -> String {
     parts
         .iter()
         .filter_map(|p| p.text.as_deref())
@@ -117,7 +126,7 @@ pub(crate) fn text_of(parts: &[Part]) -> String {
 }
 
 /// True when a user message is the user's own, not codex's injected context.
-pub(crate) fn is_users_own(text: &str) -> bool {
+fn is_users_own(text: &str) -> bool {
     let t = text.trim_start();
     !(t.is_empty()
         || t.starts_with("<environment_context>")
@@ -128,7 +137,7 @@ pub(crate) fn is_users_own(text: &str) -> bool {
 }
 
 /// What a line is, for the transcript reader too.
-pub(crate) enum Record {
+enum Record {
     Prompt(String),
     Reply(String),
     Reasoning(String),
@@ -144,7 +153,7 @@ pub(crate) enum Record {
     Other,
 }
 
-pub(crate) fn item_record(item: Item) -> Record {
+fn item_record(item: Item) -> Record {
     match item.kind.as_str() {
         "message" => {
             let text = text_of(item.content.as_deref().unwrap_or_default());
@@ -197,7 +206,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     if skippable(line) {
         return Ok(());
     }
-    let l: Line<'_> = crate::lines::json(line).map_err(|e| e.to_string())?;
+    let l: Rollout<'_> = json(line).map_err(|e| e.to_string())?;
     let at = l.timestamp.and_then(parse_time);
     meta.saw(at);
     let at = at.unwrap_or(meta.updated_at);
@@ -240,7 +249,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
                     meta.turns += 1;
                     meta.messages += 1;
                     if meta.first_prompt.is_none() {
-                        meta.first_prompt = Some(crate::model::excerpt(&text, 400).to_string());
+                        meta.first_prompt = Some(excerpt(&text, 400).to_string());
                     }
                     batch.turns.push(TurnStart {
                         n: meta.turns,
@@ -255,7 +264,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
                 }
                 Record::Call { name, args, .. } => {
                     let raw = RawValue::from_string(args).ok();
-                    let line = crate::claude::tool_line(&name, raw.as_deref());
+                    let line = tool_line(&name, raw.as_deref());
                     batch.doc(meta.turns, off, at, DocKind::Tool, &line);
                 }
                 _ => {}
@@ -296,13 +305,232 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
     Ok(())
 }
 
+/// `CODEX_HOME`'s rollouts, for the session library.
+pub struct CodexSessions;
+
+impl NativeSessions for CodexSessions {
+    fn agent(&self) -> &'static str {
+        "codex"
+    }
+
+    /// `CODEX_HOME`, else `~/.codex`.
+    fn home(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        let get = |n: &str| var(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+        get("CODEX_HOME").or_else(|| get("HOME").map(|h| h.join(".codex")))
+    }
+
+    fn session_roots(&self, home: &Path) -> Vec<PathBuf> {
+        vec![home.join("sessions"), home.join("archived_sessions")]
+    }
+
+    fn owns(&self, home: &Path, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(home) else {
+            return false;
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        rel.components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == "sessions" || c.as_os_str() == "archived_sessions")
+            && name.starts_with("rollout-")
+            && name.ends_with(".jsonl")
+    }
+
+    fn index(
+        &self,
+        path: &Path,
+        from: u64,
+        meta: Meta,
+        emit: &mut dyn FnMut(Chunk) -> ControlFlow<()>,
+    ) {
+        index_lines(read_line, path, from, meta, emit);
+    }
+
+    fn open_page(
+        &self,
+        session_id: &str,
+        path: &Path,
+        from: u64,
+        until: Option<u64>,
+    ) -> std::io::Result<Vec<UniversalSnapshot>> {
+        let mut turns = Turns::new("codex", session_id);
+        each_line(path, from, until, &mut |line| {
+            codex_line(&mut turns, line);
+            ControlFlow::Continue(())
+        })?;
+        Ok(turns.out)
+    }
+
+    /// The copy gets a new `session_meta.id` and `forked_from_id` (what app-server
+    /// `thread/fork` records).
+    fn fork_file(&self, source: &Path, old_id: &str, keep: Keep) -> Result<Forked, SessionsError> {
+        let id = new_id();
+        let dir = source
+            .parent()
+            .ok_or_else(|| SessionsError::Invalid("the session file has no folder".into()))?;
+        let name = source
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let path = dir.join(name.replace(old_id, &id));
+        let until = match keep {
+            Keep::Until(end) => Some(end),
+            Keep::All | Keep::Turns(_) => None,
+        };
+        let mut rewrite = |v: &mut Value| {
+            if v["type"] == "session_meta" {
+                v["payload"]["id"] = Value::String(id.clone());
+                if v["payload"].get("session_id").is_some() {
+                    v["payload"]["session_id"] = Value::String(id.clone());
+                }
+                v["payload"]["forked_from_id"] = Value::String(old_id.to_string());
+            }
+        };
+        copy_lines(source, &path, until, &mut rewrite, None)?;
+        Ok(Forked {
+            native_id: id,
+            path,
+        })
+    }
+
+    fn forks_itself(&self) -> bool {
+        true
+    }
+
+    /// The turn's id, for `thread/fork`'s `lastTurnId`: everything from the turn's
+    /// user message on carries it; the next turn's `task_started` comes later in the
+    /// range.
+    fn fork_point(
+        &self,
+        source: &Path,
+        from: u64,
+        until: Option<u64>,
+    ) -> std::io::Result<Option<String>> {
+        let mut found = None;
+        each_line(source, from, until, &mut |line| {
+            if let Ok(v) = serde_json::from_slice::<Value>(line) {
+                if let Some(t) = v["payload"]["turn_id"].as_str() {
+                    found = Some(t.to_string());
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(found)
+    }
+
+    /// Codex's paginated history: a forked rollout's `session_meta.history_base` (the
+    /// parent thread's id and the byte offset of its rollout the fork's history ends
+    /// at).
+    fn history_base(&self, path: &Path) -> Option<(String, u64)> {
+        let mut reader = LineReader::open(path, 0).ok()?;
+        let Line::Text { bytes, .. } = reader.next_line().ok()?? else {
+            return None;
+        };
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        if v["type"] != "session_meta" {
+            return None;
+        }
+        let base = &v["payload"]["history_base"];
+        Some((
+            base["thread_id"].as_str()?.to_string(),
+            base["end_byte_offset"].as_u64()?,
+        ))
+    }
+
+    /// Thread names the user gave (`session_index.jsonl`, newest line wins).
+    fn names_file(&self, home: &Path) -> Option<PathBuf> {
+        Some(home.join("session_index.jsonl"))
+    }
+
+    fn read_names(&self, file: &Path) -> Vec<(String, String)> {
+        #[derive(Deserialize)]
+        struct Entry {
+            id: String,
+            #[serde(default)]
+            thread_name: Option<String>,
+        }
+        let mut names = Vec::new();
+        let _ = each_line(file, 0, None, &mut |line| {
+            if let Ok(e) = serde_json::from_slice::<Entry>(line) {
+                if let Some(n) = e.thread_name.filter(|n| !n.trim().is_empty()) {
+                    names.push((e.id, n));
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        names
+    }
+}
+
+/// One transcript line into `turns`.
+fn codex_line(turns: &mut Turns, line: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Rec<'a> {
+        #[serde(borrow, default)]
+        timestamp: Option<&'a str>,
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<&'a str>,
+        #[serde(borrow, default)]
+        payload: Option<&'a RawValue>,
+    }
+    let Ok(l) = serde_json::from_slice::<Rec<'_>>(line) else {
+        return;
+    };
+    let at = l.timestamp.and_then(parse_time);
+    let Some(p) = l.payload else { return };
+    match l.kind {
+        Some("response_item") => {
+            let Ok(item) = serde_json::from_str::<Item>(p.get()) else {
+                return;
+            };
+            match item_record(item) {
+                Record::Prompt(t) => turns.start(t, at),
+                Record::Reply(t) => turns.text(None, &t, at),
+                Record::Reasoning(t) if !t.is_empty() => turns.reasoning(&t, at),
+                Record::Call { id, name, args } => {
+                    let raw = RawValue::from_string(args).ok();
+                    let summary = tool_line(&name, raw.as_deref());
+                    turns.call(id, name, input_value(raw.as_deref()), summary, at);
+                }
+                Record::Output { id, output } => turns.result(&id, output, false, at),
+                _ => {}
+            }
+        }
+        Some("turn_context") => {
+            #[derive(serde::Deserialize)]
+            struct Tc {
+                #[serde(default)]
+                model: Option<String>,
+            }
+            if let (Ok(tc), Some(t)) = (serde_json::from_str::<Tc>(p.get()), turns.cur(at)) {
+                if tc.model.is_some() {
+                    t.model = tc.model;
+                }
+            }
+        }
+        Some("event_msg") if p.get().contains("\"token_count\"") => {
+            let v: Value = serde_json::from_str(p.get()).unwrap_or_default();
+            let last = &v["info"]["last_token_usage"];
+            if last.is_object() {
+                let n = |k: &str| last[k].as_u64().unwrap_or(0);
+                let cached = n("cached_input_tokens").min(n("input_tokens"));
+                turns.usage(None, n("input_tokens") - cached, n("output_tokens"), cached);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_recorded_rollout_reads_into_turns_usage_and_a_title() {
-        let sample = include_str!("../tests/fixtures/codex_rollout.jsonl");
+        let sample = include_str!("../../../library/tests/fixtures/codex_rollout.jsonl");
         let mut meta = Meta::default();
         let mut batch = Batch::default();
         let mut off = 0u64;

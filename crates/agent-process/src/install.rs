@@ -14,8 +14,6 @@ pub struct Installable {
     pub agent: &'static str,
     /// Its npm package.
     pub package: &'static str,
-    /// The version Weft is tested with (the same pins as `scripts/setup.sh`).
-    pub tested: &'static str,
 }
 
 /// Every agent CLI Weft installs.
@@ -24,25 +22,21 @@ pub const INSTALLABLE: &[Installable] = &[
         name: "claude",
         agent: "claude",
         package: "@anthropic-ai/claude-code",
-        tested: "2.1.197",
     },
     Installable {
         name: "codex",
         agent: "codex",
         package: "@openai/codex",
-        tested: "0.171.0",
     },
     Installable {
         name: "gemini",
         agent: "gemini",
         package: "@google/gemini-cli",
-        tested: "0.61.0",
     },
     Installable {
         name: "claude-agent-acp",
         agent: "claude-acp",
         package: "@agentclientprotocol/claude-agent-acp",
-        tested: "0.49.0",
     },
 ];
 
@@ -61,6 +55,11 @@ pub struct Found {
 }
 
 impl Installable {
+    /// The version Weft is tested with: `agents.toml`'s, as `scripts/setup.sh` installs.
+    pub fn tested(&self) -> &'static str {
+        crate::pins::npm(self.package).unwrap_or_default()
+    }
+
     /// The variable naming an explicit binary (`WEFT_CLAUDE_BIN`, …), as the drivers read it.
     pub fn bin_var(&self) -> String {
         format!(
@@ -108,10 +107,12 @@ mod tests {
             name: "weft-no-such-agent",
             agent: "weft-no-such-agent",
             package: "weft-no-such-agent",
-            tested: "1.0.0",
         }
         .find(&var);
         let looked = missing.path.unwrap_err();
+        for i in INSTALLABLE {
+            assert!(!i.tested().is_empty(), "agents.toml pins no {}", i.package);
+        }
         assert!(
             looked.contains("weft agents install weft-no-such-agent"),
             "{looked}"

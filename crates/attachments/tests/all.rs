@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use image::{ImageFormat, Rgb, RgbImage, Rgba, RgbaImage};
-use weft_attach::{
+use weft_attachments::{
     check, prepare_image, AttachError, ImageLimits, Kind, CLAUDE, MAX_ATTACHMENT_BYTES,
 };
 
@@ -155,9 +155,9 @@ fn bmp_is_re_encoded_for_the_vendor() {
 
 #[test]
 fn limits_within_each_other_take_the_smaller_of_each() {
-    let all = weft_attach::CLAUDE
-        .within(weft_attach::OPENAI)
-        .within(weft_attach::GEMINI);
+    let all = weft_attachments::CLAUDE
+        .within(weft_attachments::OPENAI)
+        .within(weft_attachments::GEMINI);
     assert_eq!(all.max_edge, 1568);
     assert_eq!(all.max_bytes, 3_750_000);
     let mixed = ImageLimits {
@@ -209,5 +209,5 @@ fn an_image_that_would_decode_past_the_memory_cap_is_refused() {
     std::fs::write(&p, &png).unwrap();
     let e = check(&p).unwrap_err().to_string();
     assert!(e.to_lowercase().contains("limit"), "{e}");
-    const { assert!(weft_attach::MAX_DECODED_BYTES < 9000 * 9000 * 4) };
+    const { assert!(weft_attachments::MAX_DECODED_BYTES < 9000 * 9000 * 4) };
 }

@@ -1,0 +1,104 @@
+//! The daemon itself: its status, stopping, listening for WebSocket clients, the agent
+//! CLIs it installs, skills, workspace files and attachments.
+
+use std::sync::Arc;
+
+use weft_kernel::Caller;
+use weft_protocol::{
+    AgentInstall, DaemonStatus, ErrorCode, Listening, SkillInfo, WireError, WorkspaceEntry,
+    WorkspaceFilesQuery,
+};
+
+use super::forbidden;
+use crate::conn::{Conn, Transport};
+use crate::service::Service;
+
+fn joined(e: tokio::task::JoinError) -> WireError {
+    WireError::new(ErrorCode::Internal, e.to_string())
+}
+
+pub(super) fn status(service: &Service) -> Result<DaemonStatus, WireError> {
+    Ok(service.status())
+}
+
+pub(super) fn stop(service: &Service, caller: &Caller) -> Result<(), WireError> {
+    tracing::info!(surface = %caller.surface, "stop asked by a client");
+    service.stop_soon("stopped by `weft daemon stop` or the app's Quit");
+    Ok(())
+}
+
+pub(super) async fn listen(
+    service: &Arc<Service>,
+    conn: &Arc<Conn>,
+    addr: &str,
+) -> Result<Listening, WireError> {
+    if conn.transport != Transport::Socket {
+        return Err(forbidden(
+            "only a client on the daemon's own socket may open a listener",
+        ));
+    }
+    crate::ws::listen(service, conn, addr).await
+}
+
+pub(super) fn agent_installs() -> Result<Vec<AgentInstall>, WireError> {
+    Ok(weft_accounts::agents::list(&|n| std::env::var(n).ok()))
+}
+
+pub(super) async fn save_attachment(
+    service: &Service,
+    name: String,
+    data: String,
+) -> Result<String, WireError> {
+    // Decoding up to 32 MiB of base64 and an image: off the runtime's threads.
+    let home = service.home.dir().to_path_buf();
+    tokio::task::spawn_blocking(move || crate::attachments::save(&home, &name, &data))
+        .await
+        .map_err(joined)?
+}
+
+pub(super) async fn workspace_files(
+    q: WorkspaceFilesQuery,
+) -> Result<Vec<WorkspaceEntry>, WireError> {
+    // A walk of a big tree blocks for a while: off the runtime's threads.
+    tokio::task::spawn_blocking(move || crate::files::list(&q))
+        .await
+        .map_err(joined)?
+}
+
+// A skill is a folder copied, removed or rewritten: off the runtime's threads.
+
+pub(super) async fn add_skill(
+    service: &Service,
+    path: String,
+) -> Result<Option<SkillInfo>, WireError> {
+    let state = service.home.dir().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let skill = weft_kernel::skills::add(&state, std::path::Path::new(&path))
+            .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let listed = weft_kernel::skills::list(&state, None, home.as_deref());
+        Ok::<_, WireError>(listed.into_iter().find(|s| s.name == skill.name))
+    })
+    .await
+    .map_err(joined)?
+}
+
+pub(super) async fn remove_skill(service: &Service, name: String) -> Result<(), WireError> {
+    let state = service.home.dir().to_path_buf();
+    tokio::task::spawn_blocking(move || weft_kernel::skills::remove(&state, &name))
+        .await
+        .map_err(joined)?
+        .map_err(|e| WireError::new(ErrorCode::BadRequest, e))
+}
+
+pub(super) async fn set_skill_enabled(
+    service: &Service,
+    name: String,
+    enabled: bool,
+) -> Result<(), WireError> {
+    let state = service.home.dir().to_path_buf();
+    tokio::task::spawn_blocking(move || weft_kernel::skills::set_enabled(&state, &name, enabled))
+        .await
+        .map_err(joined)?
+        .map_err(|e| WireError::new(ErrorCode::Storage, e))
+}

@@ -1,0 +1,588 @@
+//! The verb set: each request a client sends, declared once with the type of its reply.
+//!
+//! `verbs!` turns the one declaration into the [`ClientRequest`] enum (its wire form
+//! is the enum's serde form, unchanged), one type per verb in [`verb`] (a tuple verb's
+//! own request type stands for it), a [`Verb`] impl naming each one's reply, and
+//! [`REPLIES`], from which the UI's `ReplyOf` map is generated. A call site then gets
+//! its reply type from the verb it sends, and the daemon's answer to a verb is checked
+//! against the same type: adding a verb is one edit here that the compiler follows.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::*;
+
+/// A request that names its reply: what [`ClientRequest`]'s variant `Self` is answered by.
+pub trait Verb: Into<ClientRequest> {
+    /// The reply's type, as the daemon sends it.
+    type Reply: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// One verb's wire name (`type`) and its reply's TypeScript type.
+pub struct ReplyType {
+    /// The verb's variant name (`ListSessions`).
+    pub variant: &'static str,
+    /// The reply's TypeScript name (`Array<SessionInfo>`, `null`, …).
+    pub name: fn(&ts_rs::Config) -> String,
+    /// The generated types the name mentions, by their TypeScript name and file.
+    pub imports: fn(&ts_rs::Config) -> Vec<(String, std::path::PathBuf)>,
+}
+
+impl ReplyType {
+    /// The request's `type` on the wire: the variant's name as serde's
+    /// `rename_all = "camelCase"` spells it (`listSessions`).
+    pub fn wire(&self) -> String {
+        let mut chars = self.variant.chars();
+        chars
+            .next()
+            .map(|c| c.to_ascii_lowercase().to_string() + chars.as_str())
+            .unwrap_or_default()
+    }
+}
+
+/// The generated types `T`'s TypeScript name mentions (`T` itself, or what an
+/// `Array<…>` or `… | null` holds), by name and file.
+fn imports_of<T: TS + 'static + ?Sized>(cfg: &ts_rs::Config) -> Vec<(String, std::path::PathBuf)> {
+    struct Named<'a>(&'a ts_rs::Config, Vec<(String, std::path::PathBuf)>);
+    impl ts_rs::TypeVisitor for Named<'_> {
+        fn visit<U: TS + 'static + ?Sized>(&mut self) {
+            match U::output_path() {
+                Some(path) => self.1.push((U::name(self.0), path)),
+                None => U::visit_generics(self),
+            }
+        }
+    }
+    let mut named = Named(cfg, Vec::new());
+    ts_rs::TypeVisitor::visit::<T>(&mut named);
+    named.1
+}
+
+/// Declares the request enum, with each variant followed by `=> ReplyType`.
+macro_rules! verbs {
+    (
+        $(#[$enum_meta:meta])*
+        $vis:vis enum $Enum:ident {
+            $(
+                $(#[$meta:meta])*
+                $Verb:ident $body:tt => $Reply:ty
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$enum_meta])*
+        $vis enum $Enum {
+            $( $(#[$meta])* $Verb $body, )*
+        }
+
+        /// One type per verb with fields of its own, named as its variant; a verb whose
+        /// variant wraps a request type (`Prompt(PromptRequest)`) is that type.
+        pub mod verb {
+            #[allow(unused_imports)]
+            use super::*;
+            $( verb_type! { $(#[$meta])* $Verb $body } )*
+        }
+
+        $( verb_impl! { $Verb $body => $Reply } )*
+
+        /// Every verb's wire name and reply type, in declaration order.
+        pub const REPLIES: &[ReplyType] = &[
+            $( ReplyType {
+                variant: stringify!($Verb),
+                name: <$Reply as TS>::name,
+                imports: imports_of::<$Reply>,
+            }, )*
+        ];
+    };
+}
+
+/// A struct verb's own type (a tuple verb has its request type already).
+macro_rules! verb_type {
+    ($(#[$meta:meta])* $Verb:ident ( $T:ty )) => {};
+    (
+        $(#[$meta:meta])*
+        $Verb:ident { $( $(#[$fmeta:meta])* $field:ident : $fty:ty ),* $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $Verb {
+            $( $(#[$fmeta])* pub $field: $fty, )*
+        }
+    };
+}
+
+/// The [`Verb`] impl and the conversion into the request enum.
+macro_rules! verb_impl {
+    ($Verb:ident ( $T:ty ) => $Reply:ty) => {
+        impl Verb for $T {
+            type Reply = $Reply;
+        }
+        impl From<$T> for ClientRequest {
+            fn from(request: $T) -> Self {
+                ClientRequest::$Verb(request)
+            }
+        }
+    };
+    ($Verb:ident { $( $(#[$fmeta:meta])* $field:ident : $fty:ty ),* $(,)? } => $Reply:ty) => {
+        impl Verb for verb::$Verb {
+            type Reply = $Reply;
+        }
+        impl From<verb::$Verb> for ClientRequest {
+            fn from(request: verb::$Verb) -> Self {
+                let verb::$Verb { $( $field ),* } = request;
+                ClientRequest::$Verb { $( $field ),* }
+            }
+        }
+    };
+}
+
+verbs! {
+/// A verb, as a client sends it. Every surface speaks exactly these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ClientRequest {
+    /// The first request on a connection. Answered by [`Welcome`].
+    Hello(Hello) => Welcome,
+    /// Answered by `PromptAccepted`.
+    Prompt(PromptRequest) => PromptAccepted,
+    /// Stop the running turn. Answered by `null`.
+    Stop {
+        /// The session.
+        session_key: String,
+    } => (),
+    /// Send a message into the running turn (or queue it). Answered by `SteerOutcome`.
+    Steer {
+        /// The session.
+        session_key: String,
+        /// The message.
+        text: String,
+    } => SteerOutcome,
+    /// Take a queued prompt out of a session's queue: it never runs. Answered by `null`.
+    Dequeue {
+        /// The session.
+        session_key: String,
+        /// The queued prompt's task id (the snapshot's `queued`).
+        task_id: String,
+    } => (),
+    /// Move a queued prompt within its session's queue. Answered by `null`.
+    Requeue {
+        /// The session.
+        session_key: String,
+        /// The queued prompt's task id.
+        task_id: String,
+        /// Its new position: 1 runs next; past the end moves it last.
+        to: u32,
+    } => (),
+    /// Answer a pending interaction of a session. Answered by `null`.
+    Interact(InteractRequest) => (),
+    /// Answer a pending interaction by its id alone. Answered by `null`.
+    Answer(AnswerRequest) => (),
+    /// Answered by [`InboxItem`]s, oldest first.
+    Inbox {} => Vec<InboxItem>,
+    /// Receive this session's patches. Answered by `SnapshotAt`, then patches follow.
+    Subscribe {
+        /// The session.
+        session_key: String,
+    } => SnapshotAt,
+    /// Stop receiving a session's patches. Answered by `null`.
+    Unsubscribe {
+        /// The session.
+        session_key: String,
+    } => (),
+    /// Receive every session's patches (a window). Answered by `null`; a `resync`
+    /// message says when some were dropped.
+    SubscribeAll {} => (),
+    /// Answered by `SnapshotAt`.
+    GetSnapshot {
+        /// The session.
+        session_key: String,
+    } => SnapshotAt,
+    /// Answered by past turns' final snapshots, oldest first.
+    GetHistory {
+        /// The session.
+        session_key: String,
+        /// Only the newest this many turns (of those before `before`).
+        limit: Option<u32>,
+        /// Only turns before the turn with this task id.
+        before: Option<String>,
+    } => Vec<UniversalSnapshot>,
+    /// Answered by `SessionInfo`s, newest first.
+    ListSessions {
+        /// Only sessions in this folder.
+        workdir: Option<String>,
+    } => Vec<SessionInfo>,
+    /// Answered by `SearchHit`s, best match first.
+    Search {
+        /// Words to find in prompts and replies (the last one as a prefix).
+        query: String,
+        /// At most this many hits (default 50).
+        limit: Option<u32>,
+    } => Vec<SearchHit>,
+    /// Answered by `AgentInfo`s.
+    ListAgentInfo {} => Vec<AgentInfo>,
+    /// Answered by `ModelInfo`s.
+    ListModels {
+        /// The agent.
+        agent: String,
+    } => Vec<ModelInfo>,
+    /// Answered by effort names.
+    ListEffort {
+        /// The agent.
+        agent: String,
+    } => Vec<String>,
+    /// Answered by `ToolInfo`s.
+    ListTools {} => Vec<ToolInfo>,
+    /// A workspace's files matching what was typed after `@` (the composer's
+    /// completion). Answered by `WorkspaceEntry`s, best first.
+    ListWorkspaceFiles(crate::files::WorkspaceFilesQuery) => Vec<WorkspaceEntry>,
+    /// Answered by `SkillInfo`s.
+    ListSkills {
+        /// Skills visible from this folder.
+        workdir: Option<String>,
+    } => Vec<SkillInfo>,
+    /// Keep a file pasted or dropped into a composer: `data` (base64) is written 0600
+    /// under `$WEFT_HOME/attachments/<id>/<name>` and checked like every attachment.
+    /// Answered by the file's absolute path, for [`PromptRequest::attachments`].
+    SaveAttachment {
+        /// The file's name (its folders are dropped).
+        name: String,
+        /// Its bytes, base64.
+        data: String,
+    } => String,
+    /// Open the agent's own terminal UI for a session (or attach to the one open), and
+    /// attach this connection. Answered by [`TerminalAttached`]; frames follow.
+    OpenTerminal(OpenTerminalRequest) => TerminalAttached,
+    /// Attach this connection to a session's open terminal: a screen frame, then live
+    /// output. Answered by [`TerminalAttached`].
+    AttachTerminal {
+        /// The session.
+        session_key: String,
+    } => TerminalAttached,
+    /// Stop receiving a terminal's frames; it goes on running. Answered by `null`.
+    DetachTerminal {
+        /// The session.
+        session_key: String,
+    } => (),
+    /// Keystrokes for a terminal (binary input frames carry raw bytes). Answered by `null`.
+    WriteTerminal {
+        /// The session.
+        session_key: String,
+        /// The text typed.
+        data: String,
+    } => (),
+    /// Answered by `null`.
+    ResizeTerminal {
+        /// The session.
+        session_key: String,
+        /// Columns.
+        cols: u16,
+        /// Rows.
+        rows: u16,
+    } => (),
+    /// End the terminal (its program is killed); the structured rail takes the session
+    /// back. Answered by `null`.
+    CloseTerminal {
+        /// The session.
+        session_key: String,
+    } => (),
+    /// Answered by [`DaemonStatus`](crate::DaemonStatus).
+    DaemonStatus {} => DaemonStatus,
+    /// Stop every turn and terminal, then exit. Answered by `null` first.
+    DaemonStop {} => (),
+    /// Accept WebSocket clients on `addr` for as long as this connection lasts (what
+    /// `weft serve` does). Answered by [`Listening`].
+    Listen {
+        /// `IP:PORT`; port 0 picks a free one.
+        addr: String,
+    } => Listening,
+    /// The session library: managed and native sessions, pinned first, newest first.
+    /// Answered by `LibrarySession`s.
+    ListLibrary(LibraryQuery) => Vec<LibrarySession>,
+    /// Search prompts, replies and tool calls of every session, managed and native.
+    /// Answered by `LibraryHit`s, best first, one per session.
+    SearchLibrary(LibrarySearch) => Vec<LibraryHit>,
+    /// Some turns of a native session's transcript, read from the agent's file.
+    /// Answered by `TranscriptPage`.
+    OpenTranscript {
+        /// The session (`agent:<native id>`, or a managed session with a native file).
+        session_key: String,
+        /// The first turn (0-based); default: the last `limit`.
+        start: Option<u32>,
+        /// How many turns (default 50).
+        limit: Option<u32>,
+    } => TranscriptPage,
+    /// The turns of a managed session's agent file from before its first turn in Weft
+    /// (an adopted session's past, a fork's inherited turns), paged like
+    /// `openTranscript`. Answered by `TranscriptPage`, whose `total` counts those turns.
+    EarlierTurns {
+        /// The managed session.
+        session_key: String,
+        /// The first turn (0-based); default: the last `limit`.
+        start: Option<u32>,
+        /// How many turns (default 50).
+        limit: Option<u32>,
+    } => TranscriptPage,
+    /// How far the library's indexer is. Answered by `LibraryProgress`.
+    LibraryProgress {} => LibraryProgress,
+    /// Usage and cost, grouped. Answered by `UsageRow`s.
+    Usage {
+        /// The grouping.
+        by: UsageBy,
+        /// Only usage from this time on (ms since the epoch).
+        #[ts(type = "number | null")]
+        since: Option<i64>,
+    } => Vec<UsageRow>,
+    /// Rename, archive, pin or delete a session's record. Answered by `null`.
+    ManageSession {
+        /// The session.
+        session_key: String,
+        /// What to do.
+        action: SessionAction,
+    } => (),
+    /// Fork a session at its end or after a turn: a new session of the same agent with
+    /// the history up to there, recorded with its parent. Answered by its
+    /// `LibrarySession`. A Claude or Codex fork is a managed session whose first prompt
+    /// has the agent fork itself (`--fork-session`, `thread/fork`); until then its
+    /// transcript is the parent's up to the fork point. Others get a new session file.
+    ForkSession {
+        /// The session (native, or managed with a native file).
+        session_key: String,
+        /// Keep turns 1 to this one (default: all).
+        at: Option<u32>,
+    } => LibrarySession,
+    /// A session's whole transcript (managed or native, an adopted one's earlier
+    /// turns from the agent's file first) as one document. Answered by its text.
+    ExportSession {
+        /// The session.
+        session_key: String,
+        /// Markdown or JSON (`{session, turns}`).
+        format: ExportFormat,
+    } => String,
+    /// The same document written by the daemon to a file, a page of the transcript at a
+    /// time: no reply has to carry it, so a session of any size exports. Accepted over
+    /// the owner's Unix socket only (the daemon writes where its owner may). The file
+    /// appears whole or not at all. Answered by `ExportWritten`.
+    ExportSessionToFile {
+        /// The session.
+        session_key: String,
+        /// Markdown or JSON.
+        format: ExportFormat,
+        /// An absolute path; a file there is replaced.
+        path: String,
+    } => ExportWritten,
+    /// Answered by `AccountInfo`s (never a secret).
+    ListAccounts {} => Vec<AccountInfo>,
+    /// Add an account; a secret value is accepted over the Unix socket only. Answered
+    /// by its `AccountInfo`.
+    AddAccount(AddAccountRequest) => AccountInfo,
+    /// Rename an account. Answered by its `AccountInfo`.
+    RenameAccount {
+        /// The account's id (a request's own `id` is the reply's).
+        account: String,
+        /// Its new name.
+        label: String,
+    } => AccountInfo,
+    /// Remove an account: its record, its secret in the OS secret store, and (with
+    /// `deleteHome`) its home folder. Answered by `null`.
+    RemoveAccount {
+        /// The account's id (a request's own `id` is the reply's).
+        account: String,
+        /// Also delete the account's home folder (its login, its transcripts).
+        delete_home: bool,
+    } => (),
+    /// Check that an account can be used now. Answered by `AccountTest`.
+    TestAccount {
+        /// The account's id (a request's own `id` is the reply's).
+        account: String,
+    } => AccountTest,
+    /// Usage per account per day, newest first. Answered by `AccountUsageDay`s.
+    AccountUsage {
+        /// Only this account's.
+        account: Option<String>,
+    } => Vec<AccountUsageDay>,
+    /// Move an idle session to another account from its next turn (the app's one-click
+    /// "switch account and continue" after a used-up limit: `resume` runs the last
+    /// turn's prompt again there). A switch the agent's own session cannot follow
+    /// changes nothing without `confirm` and answers with the `warning` to show; with
+    /// it, the next turn starts a new agent session seeded with a handover. Refused
+    /// (`busy`) while a turn runs or waits. Answered by `AccountSwitch`.
+    ///
+    /// A `Prompt` naming another account than the session's runs the same check: one the
+    /// agent cannot follow is refused with the code `needsConfirmation` (the message is
+    /// the warning); confirm it with this verb, then send the prompt again.
+    SwitchAccount {
+        /// The session.
+        session_key: String,
+        /// The account's id (`ambient`: the agent's own login).
+        account: String,
+        /// Run the last turn's prompt again on the new account.
+        resume: bool,
+        /// Go ahead although the agent's own session cannot follow (a handover).
+        confirm: bool,
+    } => AccountSwitch,
+    /// Move an idle session to another agent (the app's switch control): its key,
+    /// history and transcript stay; the next prompt runs on `agent`, which starts a new
+    /// session of its own from a handover of the conversation. Until then the
+    /// snapshot's `recordedAgent` names it. Refused (`busy`) while a turn runs or
+    /// waits, with the reason; nothing is interrupted. Answered by null.
+    SwitchAgent {
+        /// The session.
+        session_key: String,
+        /// The agent id to move to (`codex`, `claude`, …).
+        agent: String,
+    } => (),
+    /// What [`ClientRequest::SwitchAccount`] would do; nothing changes. Answered by
+    /// `AccountSwitch` (`switched` false).
+    CheckAccountSwitch {
+        /// The session.
+        session_key: String,
+        /// The account's id (`ambient`: the agent's own login).
+        account: String,
+    } => AccountSwitch,
+    /// Opt a session in to (or out of) switching accounts by itself when its account's
+    /// limit is used up (see `AutoSwitch`). Answered by `AutoSwitch`.
+    SetAutoSwitch {
+        /// The session.
+        session_key: String,
+        /// On or off.
+        enabled: bool,
+    } => AutoSwitch,
+    /// Whether a session switches accounts by itself. Answered by `AutoSwitch`.
+    GetAutoSwitch {
+        /// The session.
+        session_key: String,
+    } => AutoSwitch,
+    /// The MCP servers configured in Weft (`$WEFT_HOME/mcp.json`, the workspace's
+    /// `.weft/mcp.json`), each with its file and whether it is on. Answered by `McpList`.
+    ListMcp {
+        /// The workspace whose `.weft/mcp.json` counts too.
+        workdir: Option<String>,
+        /// Whether each is on for this session (its own choices count).
+        session_key: Option<String>,
+    } => McpList,
+    /// What a workspace's `.weft/` and the agents' project files grant, and whether the
+    /// user trusted it. Answered by `WorkspaceTrust`.
+    GetWorkspaceTrust {
+        /// The workspace folder.
+        workdir: String,
+    } => WorkspaceTrust,
+    /// Trust a workspace: what it grants takes effect. `hash` is the one the user was
+    /// shown; when the folder changed since, the request is refused (show it again).
+    /// Answered by `WorkspaceTrust`.
+    TrustWorkspace {
+        /// The workspace folder.
+        workdir: String,
+        /// The `hash` of the `WorkspaceTrust` the user saw.
+        hash: String,
+    } => WorkspaceTrust,
+    /// Say no to a workspace's grants: it keeps running without them, and the app does
+    /// not ask again until they change. Answered by `WorkspaceTrust`.
+    DeclineWorkspaceTrust {
+        /// The workspace folder.
+        workdir: String,
+        /// The `hash` of the `WorkspaceTrust` the user saw.
+        hash: String,
+    } => WorkspaceTrust,
+    /// Forget every trust decision for a workspace's repository (or folder). Answered
+    /// by `WorkspaceTrust`.
+    RevokeWorkspaceTrust {
+        /// The workspace folder.
+        workdir: String,
+    } => WorkspaceTrust,
+    /// Turn MCP servers on (`true`) or off for one session, from its next spawn.
+    /// Answered by the session's `McpList`.
+    SetMcpEnabled {
+        /// The session.
+        session_key: String,
+        /// Server name → on.
+        servers: std::collections::BTreeMap<String, bool>,
+    } => McpList,
+    /// Keep a secret an MCP server's `${secret:NAME}` names, in the OS secret store;
+    /// accepted over the Unix socket only. Answered by `null`.
+    SetMcpSecret {
+        /// Its name.
+        name: String,
+        /// Its value.
+        value: crate::SecretText,
+    } => (),
+    /// Forget an MCP secret. Answered by `null`.
+    RemoveMcpSecret {
+        /// Its name.
+        name: String,
+    } => (),
+    /// Place a skill once for every agent: copy the folder at `path` (with its
+    /// SKILL.md) into `$WEFT_HOME/skills`. Answered by its `SkillInfo`.
+    AddSkill {
+        /// The skill's folder (or its SKILL.md), absolute.
+        path: String,
+    } => Option<SkillInfo>,
+    /// Delete a global skill. Answered by `null`.
+    RemoveSkill {
+        /// Its name.
+        name: String,
+    } => (),
+    /// Turn a skill on or off for every agent, from their next spawn. Answered by `null`.
+    SetSkillEnabled {
+        /// Its name.
+        name: String,
+        /// On or off.
+        enabled: bool,
+    } => (),
+    /// Log a login account in: `weft accounts login ID` (the agent's own login, inside
+    /// the account's home) in a terminal of the daemon's, keyed `login:ID`, this
+    /// connection attached. Answered by [`TerminalAttached`]; frames follow.
+    LoginAccount {
+        /// The account's id.
+        account: String,
+        /// The terminal's width in columns (default 80).
+        cols: Option<u16>,
+        /// The terminal's height in rows (default 24).
+        rows: Option<u16>,
+    } => TerminalAttached,
+    /// The agent CLIs Weft installs, where each was found. Answered by `AgentInstall`s.
+    ListAgentInstalls {} => Vec<AgentInstall>,
+    /// Install (or update) an agent CLI: `weft agents install NAME` in a terminal of the
+    /// daemon's, keyed `install:NAME`, showing npm's progress. Answered by
+    /// [`TerminalAttached`]; frames follow.
+    InstallAgent {
+        /// `claude`, `codex`, `gemini` or `claude-agent-acp`.
+        name: String,
+        /// Another version than the tested one.
+        version: Option<String>,
+        /// The terminal's width in columns (default 80).
+        cols: Option<u16>,
+        /// The terminal's height in rows (default 24).
+        rows: Option<u16>,
+    } => TerminalAttached,
+}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verb_is_its_variant_and_every_wire_name_is_serdes() {
+        let stop: ClientRequest = verb::Stop {
+            session_key: "k".into(),
+        }
+        .into();
+        assert_eq!(
+            stop,
+            ClientRequest::Stop {
+                session_key: "k".into()
+            }
+        );
+        let tag = serde_json::to_value(&stop).unwrap_or_default()["type"].clone();
+        assert_eq!(tag, "stop");
+        assert!(REPLIES.iter().any(|r| r.wire() == "listAgentInfo"));
+        let mut wires: Vec<String> = REPLIES.iter().map(ReplyType::wire).collect();
+        wires.sort();
+        wires.dedup();
+        assert_eq!(wires.len(), REPLIES.len());
+    }
+}
