@@ -103,7 +103,10 @@ fn check_listener(home: &Home, stream: &UnixStream) -> Result<(), ClientError> {
     Ok(())
 }
 
-pub(crate) type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, WireError>>>>>;
+/// The requests waiting for their replies; `None` once the reader has ended, so a
+/// request made after that fails at once instead of waiting for a reply nobody reads.
+pub(crate) type Waiters =
+    Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Result<Value, WireError>>>>>>;
 
 /// One connection to the kernel service. Cheap to share behind an `Arc`; requests may
 /// be sent from many tasks at once.
@@ -176,10 +179,26 @@ impl Client {
         if hello.proof.is_none() {
             hello.proof = proof_of(home);
         }
+        let (mut client, events) = Client::over(stream);
+        client.welcome = client.send(hello).await.map_err(|e| {
+            if e.code == ErrorCode::Internal && e.message == GONE {
+                ClientError::Closing {
+                    home: home.dir().display().to_string(),
+                }
+            } else {
+                ClientError::Refused(e)
+            }
+        })?;
+        Ok((client, events))
+    }
+
+    /// A client over a connected stream: its writer and reader tasks started, no hello
+    /// said yet.
+    fn over(stream: UnixStream) -> (Client, mpsc::Receiver<Event>) {
         let (mut sink, stream) = Framed::new(stream, frame::codec()).split();
         let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
         let (events_tx, events) = mpsc::channel(EVENTS);
-        let waiters: Waiters = Arc::default();
+        let waiters: Waiters = Arc::new(Mutex::new(Some(HashMap::new())));
         tokio::spawn(async move {
             while let Some(bytes) = outgoing.recv().await {
                 if sink.send(bytes).await.is_err() {
@@ -199,7 +218,7 @@ impl Client {
             },
             events_tx,
         ));
-        let mut client = Client {
+        let client = Client {
             out,
             waiters,
             catchup,
@@ -211,16 +230,7 @@ impl Client {
                 restarting: false,
             },
         };
-        client.welcome = client.send(hello).await.map_err(|e| {
-            if e.code == ErrorCode::Internal && e.message == GONE {
-                ClientError::Closing {
-                    home: home.dir().display().to_string(),
-                }
-            } else {
-                ClientError::Refused(e)
-            }
-        })?;
-        Ok((client, events))
+        (client, events)
     }
 
     /// What the daemon said to our hello.
@@ -235,10 +245,18 @@ impl Client {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.waiters.lock().insert(id, tx);
+        // The connection may have closed since this client was made (a daemon killed
+        // as it answered our hello): a waiter put in after the reader ended would wait
+        // for ever, so the check and the insert are one step.
+        match self.waiters.lock().as_mut() {
+            Some(waiters) => waiters.insert(id, tx),
+            None => return Err(gone()),
+        };
         let bytes = frame::encode_json(&ClientMessage { id, request });
         if self.out.send(bytes).await.is_err() {
-            self.waiters.lock().remove(&id);
+            if let Some(waiters) = self.waiters.lock().as_mut() {
+                waiters.remove(&id);
+            }
             return Err(gone());
         }
         rx.await.unwrap_or_else(|_| Err(gone()))
@@ -272,6 +290,31 @@ impl Client {
 mod tests {
     use super::*;
     use tokio::net::UnixListener;
+
+    /// A connection the daemon closed before the request was made (killed as it took
+    /// the connection): the request fails at once. It once waited for ever, its waiter
+    /// put in after the reader had ended (a CI run's `weft history` hung so).
+    #[tokio::test]
+    async fn a_request_on_a_closed_connection_fails_at_once() {
+        let (ours, theirs) = UnixStream::pair().unwrap_or_else(|e| panic!("{e}"));
+        drop(theirs);
+        let (client, mut events) = Client::over(ours);
+        // The reader has ended once it says so.
+        loop {
+            match events.recv().await {
+                Some(Event::Disconnected(_)) | None => break,
+                Some(_) => {}
+            }
+        }
+        let reply = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            client.request(ClientRequest::DaemonStatus {}),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("a request on a closed connection waited for ever"));
+        let e = reply.err().unwrap_or_else(|| panic!("no error"));
+        assert_eq!(e.message, GONE);
+    }
 
     /// A stand-in daemon that greets, then answers the next request with an error it
     /// cannot attribute (id 0), as the daemon does for a frame whose id it cannot read.

@@ -131,7 +131,7 @@ pub(crate) async fn read(
         };
         let event = match frame::decode_server(&bytes) {
             Ok(ServerFrame::Message(ServerMessage::Reply { id, result })) => {
-                if let Some(w) = shared.waiters.lock().remove(&id) {
+                if let Some(w) = shared.waiters.lock().as_mut().and_then(|w| w.remove(&id)) {
                     let _ = w.send(Ok(result));
                 }
                 continue;
@@ -140,13 +140,13 @@ pub(crate) async fn read(
                 // The daemon could not read which request this answers (ids start at
                 // 1): every request in flight may be the one, and waiting for a reply
                 // that never comes would hang its caller.
-                for (_, w) in shared.waiters.lock().drain() {
+                for (_, w) in shared.waiters.lock().iter_mut().flat_map(|w| w.drain()) {
                     let _ = w.send(Err(error.clone()));
                 }
                 continue;
             }
             Ok(ServerFrame::Message(ServerMessage::Error { id, error })) => {
-                if let Some(w) = shared.waiters.lock().remove(&id) {
+                if let Some(w) = shared.waiters.lock().as_mut().and_then(|w| w.remove(&id)) {
                     let _ = w.send(Err(error));
                 }
                 continue;
@@ -183,8 +183,9 @@ pub(crate) async fn read(
             Err(mpsc::error::TrySendError::Closed(_)) => {}
         }
     };
-    // Whoever still waits for a reply gets an error, not a hang.
-    shared.waiters.lock().clear();
+    // Whoever still waits for a reply gets an error, not a hang; so does whoever asks
+    // from now on.
+    *shared.waiters.lock() = None;
     let _ = take_reattach(&shared.catchup);
     while let Some(event) = next_catchup(&shared.catchup) {
         if events.send(event).await.is_err() {

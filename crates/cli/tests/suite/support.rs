@@ -95,10 +95,7 @@ impl Env {
     }
 
     pub fn weft(&self, args: &[&str]) -> Output {
-        let out = self
-            .cmd(args)
-            .output()
-            .unwrap_or_else(|e| panic!("run weft: {e}"));
+        let out = bounded(self.cmd(args), args);
         self.keep_output(&out);
         out
     }
@@ -114,6 +111,58 @@ impl Env {
 
     pub fn workdir(&self) -> String {
         self.work.path().to_string_lossy().into_owned()
+    }
+}
+
+/// How long one `weft` command may take before the test calls it hung.
+const HUNG: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Runs `cmd` to its end like `output()`, but a command that hangs is killed and fails
+/// the test naming it, instead of holding up the whole suite (a hung client once kept
+/// a CI run waiting for its 90 minutes).
+pub fn bounded(mut cmd: Command, args: &[&str]) -> Output {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run weft: {e}"));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(
+        child.stdout.take().unwrap_or_else(|| panic!("stdout")),
+    ));
+    let stderr = drain(Box::new(
+        child.stderr.take().unwrap_or_else(|| panic!("stderr")),
+    ));
+    let deadline = std::time::Instant::now() + HUNG;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let err = stderr.join().unwrap_or_default();
+                panic!(
+                    "weft {args:?} did not end within {} s; stderr: {}",
+                    HUNG.as_secs(),
+                    String::from_utf8_lossy(&err)
+                );
+            }
+        }
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     }
 }
 
