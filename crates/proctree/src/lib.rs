@@ -96,6 +96,10 @@ pub fn kill_tree(leader: u32) {
         .filter(|p| getpgid(Some(*p)).is_ok_and(|g| g == *p))
         .collect();
     let _ = killpg(group, Signal::SIGKILL);
+    // And the leader by its pid: one that is not (or no longer) its group's leader —
+    // a process that called setsid, or one found by pid rather than spawned as a
+    // group — is in no group of that number.
+    let _ = kill(group, Signal::SIGKILL);
     for g in &led {
         let _ = killpg(*g, Signal::SIGKILL);
     }
