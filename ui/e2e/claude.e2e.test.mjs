@@ -107,18 +107,20 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
       for (let q = parentOf(p); q > 1; q = parentOf(q)) if (String(q) === daemon) return true;
       return false;
     };
-    // The claude CLI itself: what it starts for a moment (and the daemon's own short
-    // helpers) may end on their own while the window goes.
-    const comm = (p) => {
+    // The turn's claude CLI: the long-lived `claude -p --input-format stream-json …`.
+    // What it starts for a moment, and the daemon's short `claude --version` probes (one
+    // ran as the new window listed the agents, and ended on its own in a CI run), may
+    // end while the window goes.
+    const argv = (p) => {
       try {
-        return readFileSync(`/proc/${p}/comm`, "utf8").trim();
+        return readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
       } catch {
-        return "";
+        return [];
       }
     };
     const agents = readdirSync("/proc")
       .filter((p) => /^\d+$/.test(p))
-      .filter((p) => below(p) && comm(p).startsWith("claude"));
+      .filter((p) => below(p) && argv(p).includes("--input-format"));
     assert.ok(agents.length > 0, "the claude CLI is running");
     process.kill(Number(app), "SIGTERM");
     await waitFor(() => !alive(app), "the app to exit");
