@@ -2,13 +2,13 @@
 //
 // Agents: the sandbox the daemon found for Weft's own agent, and every agent the kernel
 // knows with where its binary was found (the real
-// claude at WEFT_CLAUDE_BIN) or where it looked, and an Install that runs `weft agents
-// install gemini` in the daemon's terminal — with the npm stand-in scripts/e2e-app.sh
+// claude at WEFT_CLAUDE_BIN) or where it looked, and an Install that runs npm in the
+// daemon's terminal, as `weft agents install gemini` does — with the npm stand-in scripts/e2e-app.sh
 // puts at WEFT_NPM_BIN (no registry here), which lays out what npm would: the pane shows
 // its progress and the row then shows the binary in $WEFT_HOME/agents with its version.
 //
 // Login: a claude `login` account added in the Accounts view, then "Log in": the pane
-// runs `weft accounts login ID`, i.e. the real `claude auth login` with the account's
+// runs the real `claude auth login` (as `weft accounts login ID` does) with the account's
 // own CLAUDE_CONFIG_DIR, up to where it needs the internet (its sign-in URL and code
 // prompt). Closing the pane reads the account again and tests it: logged out, since
 // nobody signed in. Skipped without the claude CLI (CI has it).
@@ -88,7 +88,7 @@ describe("Weft desktop app: agents and logins", () => {
     const row = await rowOf(`[data-testid="account-row"][data-account="${id}"]`);
     await (await row.$('[data-testid="account-login"]')).click();
     await until(browser, async () => (await byTestId(browser, "account-login-pane")).isExisting(), "the login's terminal pane");
-    // `weft accounts login` names the account and its home, then claude's own login runs there.
+    // The pane names the account and its home, then claude's own login runs there.
     await until(browser, async () => new RegExp(`logging in claude account \`${id}\` \\(e2e login\\) in /`).test((await bufferText()).replace(/\n/g, "")), "weft accounts login's line");
     await until(browser, async () => /Paste code here|oauth\/authorize/.test((await bufferText()).replace(/\n/g, "")), "claude's own sign-in prompt", 60000);
     await screenshot(browser, "34-account-login-light");

@@ -4,15 +4,16 @@
 
 use std::path::Path;
 
-pub use weft_agent_process::install::{installable, Installable, INSTALLABLE};
+use weft_agent_process::install::installables;
+use weft_agent_spec::spec::AgentSpec;
 use weft_protocol::AgentInstall;
 
-/// Where each installable agent is found, as the drivers look for it in the
-/// environment `var` gives.
-pub fn list(var: &dyn Fn(&str) -> Option<String>) -> Vec<AgentInstall> {
+/// Where each agent of `specs` offered for install is found, as the drivers look for
+/// it in the environment `var` gives.
+pub fn list(specs: &[AgentSpec], var: &dyn Fn(&str) -> Option<String>) -> Vec<AgentInstall> {
     let dir = weft_agent_process::installed_agents_dir(var);
-    INSTALLABLE
-        .iter()
+    installables(specs)
+        .into_iter()
         .map(|i| {
             let found = i.find(var);
             let (path, problem) = match found.path {
@@ -20,11 +21,11 @@ pub fn list(var: &dyn Fn(&str) -> Option<String>) -> Vec<AgentInstall> {
                 Err(e) => (None, Some(e)),
             };
             AgentInstall {
-                name: i.name.into(),
-                agent: i.agent.into(),
-                package: i.package.into(),
-                tested_version: i.tested().into(),
-                version: path.as_deref().and_then(|p| npm_version(p, i.package)),
+                version: path.as_deref().and_then(|p| npm_version(p, &i.package)),
+                name: i.name,
+                agent: i.agent,
+                package: i.package,
+                tested_version: i.tested,
                 path: path.map(|p| p.display().to_string()),
                 managed: found.managed,
                 problem,
@@ -77,12 +78,13 @@ mod tests {
             "PATH" => Some("/nonexistent".into()),
             _ => None,
         };
-        let listed = list(&var);
+        let listed = list(&weft_drivers::specs_in(home.path()), &var);
         let gemini = listed.iter().find(|a| a.name == "gemini").unwrap();
         assert_eq!(gemini.version.as_deref(), Some("0.60.1"));
         assert_eq!(gemini.tested_version, "0.61.0");
         assert!(gemini.managed);
         assert_eq!(gemini.path, Some(bin.join("gemini").display().to_string()));
-        assert_eq!(listed.len(), INSTALLABLE.len());
+        let names: Vec<&str> = listed.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["claude", "codex", "gemini", "claude-agent-acp"]);
     }
 }

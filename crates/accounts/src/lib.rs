@@ -108,6 +108,11 @@ impl Accounts {
         })
     }
 
+    /// Every agent's spec, as the daemon handed them over.
+    pub fn specs(&self) -> &[AgentSpec] {
+        &self.specs
+    }
+
     /// The spec of `agent`, when it has one (a user's ACP agent may not).
     pub fn spec(&self, agent: &str) -> Option<&AgentSpec> {
         self.specs.iter().find(|s| s.id == agent)

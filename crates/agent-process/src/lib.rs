@@ -19,6 +19,7 @@ pub mod child;
 pub mod env;
 pub mod install;
 pub mod lines;
+pub mod login;
 pub mod paced;
 pub mod pins;
 #[cfg(feature = "test-support")]

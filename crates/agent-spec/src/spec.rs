@@ -58,6 +58,29 @@ pub struct Install {
     /// The version Weft is tested with, from the repository's `agents.toml` (empty
     /// until the registry fills it in).
     pub version: String,
+    /// Offered to the user (the Agents view, `weft agents install`); the other pins
+    /// are what `scripts/setup.sh` installs for the tests.
+    #[serde(default)]
+    pub offered: bool,
+    /// Run in the installed package's folder when its command does not run once npm
+    /// is done (a postinstall step npm may skip).
+    #[serde(default)]
+    pub repair: Option<Vec<String>>,
+}
+
+impl Install {
+    /// An npm package offered to the user, with nothing to repair.
+    pub fn npm(command: &str, package: &str) -> Self {
+        Self {
+            command: command.into(),
+            package: Package::Npm {
+                name: package.into(),
+            },
+            version: String::new(),
+            offered: true,
+            repair: None,
+        }
+    }
 }
 
 /// A registry package.
@@ -415,11 +438,9 @@ mod tests {
         )
         .set("X_KEY", EnvValue::Secret)]);
         spec.install = Some(Install {
-            command: "x".into(),
-            package: Package::Npm {
-                name: "x-cli".into(),
-            },
             version: "1.0.0".into(),
+            repair: Some(vec!["node".into(), "fix.js".into()]),
+            ..Install::npm("x", "x-cli")
         });
         let text = serde_json::to_string(&spec).unwrap();
         assert_eq!(serde_json::from_str::<AgentSpec>(&text).unwrap(), spec);

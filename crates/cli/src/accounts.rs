@@ -386,17 +386,13 @@ async fn login(id: String) -> ExitCode {
         );
         return ExitCode::from(crate::EXIT_USAGE);
     };
-    let (home_var, args): (&str, &[&str]) = match account.agent.as_str() {
-        "claude" => ("CLAUDE_CONFIG_DIR", &["auth", "login"]),
-        "codex" => ("CODEX_HOME", &["login"]),
-        // Gemini's login is its first-run dialog ("Login with Google").
-        _ => ("GEMINI_CLI_HOME", &[]),
+    let specs = weft_drivers::specs();
+    let Some(spec) = specs.iter().find(|s| s.id == account.agent) else {
+        eprintln!("weft: no agent `{}` to log in with", account.agent);
+        return ExitCode::FAILURE;
     };
-    let bin_var = format!("WEFT_{}_BIN", account.agent.to_uppercase());
-    let program = match weft_agent_process::find_agent(&account.agent, &[&bin_var], &|n| {
-        std::env::var(n).ok()
-    }) {
-        Ok(p) => p,
+    let login = match weft_agent_process::login::command(spec, &|n| std::env::var(n).ok()) {
+        Ok(l) => l,
         Err(e) => {
             eprintln!("weft: {e}");
             return ExitCode::FAILURE;
@@ -406,11 +402,11 @@ async fn login(id: String) -> ExitCode {
         "weft: logging in {} account `{id}` ({}) in {home}",
         account.agent, account.label
     );
-    let status = std::process::Command::new(program)
-        .args(args)
+    let status = std::process::Command::new(login.program)
+        .args(login.args)
         .env_clear()
         .envs(weft_kernel::isolated_env(std::env::vars()))
-        .env(home_var, home)
+        .env(login.home_var, home)
         .status();
     match status {
         Ok(s) if s.success() => ExitCode::SUCCESS,

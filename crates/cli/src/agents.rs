@@ -3,26 +3,22 @@
 //! system's own npm — never the user's global install. The drivers look there before
 //! `PATH` (`weft_agent_process::find_agent`).
 
-use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use weft_agent_process::install::{installable, Installable, INSTALLABLE};
+use weft_agent_process::install::{self, installable};
 
 pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
-    let Some(&Installable { package, .. }) = installable(name) else {
-        let known: Vec<&str> = INSTALLABLE.iter().map(|i| i.name).collect();
-        eprintln!(
-            "weft: `{name}` is not an agent Weft installs; it installs {}",
-            known.join(", ")
-        );
-        return ExitCode::from(crate::EXIT_USAGE);
+    let agent = match installable(&weft_drivers::specs(), name) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("weft: {e}");
+            return ExitCode::from(crate::EXIT_USAGE);
+        }
     };
-    let version = version.unwrap_or_else(|| {
-        installable(name)
-            .map(Installable::tested)
-            .unwrap_or_default()
-            .to_string()
-    });
+    if let Some(Err(e)) = version.as_deref().map(install::check_version) {
+        eprintln!("weft: {e}");
+        return ExitCode::from(crate::EXIT_USAGE);
+    }
     let var = |n: &str| std::env::var(n).ok();
     let Some(dir) = weft_agent_process::installed_agents_dir(&var) else {
         eprintln!("weft: neither WEFT_HOME nor HOME is set: no folder to install into");
@@ -35,22 +31,17 @@ pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
         );
         return ExitCode::FAILURE;
     };
-    if let Err(e) = prepare(&dir) {
+    if let Err(e) = install::prepare(&dir) {
         eprintln!("weft: cannot prepare {}: {e}", dir.display());
         return ExitCode::FAILURE;
     }
+    let args = agent.npm_args(&dir, version.as_deref());
     eprintln!(
-        "weft: installing {package}@{version} into {} (npm's progress follows)",
+        "weft: installing {} into {} (npm's progress follows)",
+        args.last().map_or("", String::as_str),
         dir.display()
     );
-    let status = Command::new(&npm)
-        .arg("install")
-        .arg("--prefix")
-        .arg(&dir)
-        .args(["--no-audit", "--no-fund"])
-        .arg(format!("{package}@{version}"))
-        .status();
-    match status {
+    match Command::new(&npm).args(&args).status() {
         Ok(s) if s.success() => {}
         Ok(s) => {
             eprintln!(
@@ -63,43 +54,16 @@ pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    let bin = dir.join("node_modules/.bin").join(name);
-    // Claude Code's postinstall puts its native binary in place; npm may skip scripts.
-    if name == "claude" && !runs(&bin) {
-        let _ = Command::new("node")
-            .arg("install.cjs")
-            .current_dir(dir.join("node_modules").join(package))
-            .status();
+    match agent.finish(&dir) {
+        Ok(bin) => {
+            out!("{}", bin.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("weft: {e}");
+            ExitCode::FAILURE
+        }
     }
-    if !runs(&bin) {
-        eprintln!(
-            "weft: {} was installed but does not run (`{} --version` failed)",
-            package,
-            bin.display()
-        );
-        return ExitCode::FAILURE;
-    }
-    out!("{}", bin.display());
-    ExitCode::SUCCESS
-}
-
-fn prepare(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let manifest = dir.join("package.json");
-    if !manifest.exists() {
-        std::fs::write(manifest, "{\"name\":\"weft-agents\",\"private\":true}\n")?;
-    }
-    Ok(())
-}
-
-fn runs(bin: &Path) -> bool {
-    Command::new(bin)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// `weft agents` subcommands.

@@ -125,16 +125,18 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     restrict(&options.home.dir().join("weft.db"));
     reap_leftovers(&store);
     weft_proctree::ledger::install(Arc::new(StoreLedger(store.clone())));
+    let specs = weft_drivers::specs_in(options.home.dir());
     let accounts = Arc::new(
         weft_accounts::Accounts::open(
             options.home.dir(),
             &options.home.dir().join("weft.db"),
             Arc::new(weft_accounts::SecretServiceStore),
-            weft_drivers::specs_in(options.home.dir()),
+            specs.clone(),
         )
         .map_err(|e| DaemonError::Setup(format!("opening the accounts: {e}")))?,
     );
     let loom = Loom::builder(options.home.dir())
+        .skills_dirs(specs.iter().flat_map(|s| s.skills.clone()))
         .model_resolver(accounts.clone())
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())

@@ -40,6 +40,8 @@ pub(crate) struct KernelEnv {
     pub interactions: Arc<dyn InteractionHandler>,
     pub plugins: crate::plugin::Plugins,
     pub state_dir: PathBuf,
+    /// Every agent's own skills folders (from the specs), for `list_skills`' conflicts.
+    pub skills_dirs: Vec<weft_agent_spec::spec::SkillsDir>,
     pub all_patches: Feed,
     /// Set by `shutdown`: no new turn starts.
     pub closing: std::sync::atomic::AtomicBool,
@@ -87,6 +89,7 @@ pub struct LoomBuilder {
     default_agent: Option<String>,
     idle_close: Option<std::time::Duration>,
     interaction_timeout: Option<std::time::Duration>,
+    skills_dirs: Vec<weft_agent_spec::spec::SkillsDir>,
 }
 
 impl LoomBuilder {
@@ -100,6 +103,16 @@ impl LoomBuilder {
     /// Registers drivers (a later one with the same id replaces an earlier one).
     pub fn drivers(mut self, drivers: impl IntoIterator<Item = Arc<dyn AgentDriver>>) -> Self {
         self.drivers.extend(drivers);
+        self
+    }
+
+    /// The agents' own skills folders (each spec's), where a user's skill of a Weft
+    /// skill's name is a conflict `list_skills` names.
+    pub fn skills_dirs(
+        mut self,
+        dirs: impl IntoIterator<Item = weft_agent_spec::spec::SkillsDir>,
+    ) -> Self {
+        self.skills_dirs.extend(dirs);
         self
     }
 
@@ -199,6 +212,7 @@ impl LoomBuilder {
                 interactions: self.interactions,
                 plugins: crate::plugin::Plugins::new(self.plugins),
                 state_dir: self.state_dir,
+                skills_dirs: self.skills_dirs,
                 all_patches,
                 closing: std::sync::atomic::AtomicBool::new(false),
                 idle_close: self.idle_close,
@@ -237,6 +251,7 @@ impl Loom {
             catalog: Arc::new(EmptyCatalog),
             interactions: Arc::new(DeferToSurface),
             plugins: Vec::new(),
+            skills_dirs: Vec::new(),
             default_agent: None,
             idle_close: idle_close_from_env(),
             interaction_timeout: interaction_timeout_from_env(),

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use weft_agent_spec::spec::SkillsDir;
 use weft_protocol::SkillInfo;
 
 /// Where a skill was placed.
@@ -226,33 +227,48 @@ pub fn link_into(
     Ok(out)
 }
 
-/// The user's own skills folders of each agent (`home`: the agent's HOME), for
-/// conflicts: Claude's `.claude/skills`, Codex's and Gemini's `.agents/skills`, and
-/// their own (`.codex/skills`, `.gemini/skills`), in the workspace and the home.
-pub fn agent_folders(home: Option<&Path>, workdir: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
-    let mut out = Vec::new();
-    for base in [workdir, home].into_iter().flatten() {
-        out.push(("claude", base.join(".claude").join("skills")));
-        out.push(("codex", base.join(".agents").join("skills")));
-        out.push(("gemini", base.join(".gemini").join("skills")));
-    }
-    if let Some(h) = home {
-        out.push(("codex", h.join(".codex").join("skills")));
+/// The user's own skills folders of every agent, for conflicts: each agent's
+/// [`SkillsDir`]s (from its spec) in the workspace and the home (`home`: the agents'
+/// HOME), each folder once.
+pub fn agent_folders(
+    dirs: &[SkillsDir],
+    home: Option<&Path>,
+    workdir: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for (base, is_home) in [(workdir, false), (home, true)] {
+        let Some(base) = base else { continue };
+        for dir in dirs {
+            let rel = match dir {
+                SkillsDir::Both(rel) => rel,
+                SkillsDir::Home(rel) if is_home => rel,
+                SkillsDir::Home(_) => continue,
+            };
+            let folder = base.join(rel);
+            if !out.contains(&folder) {
+                out.push(folder);
+            }
+        }
     }
     out
 }
 
 /// The skills as `list_skills` and `weft skills list` show them: each with its source,
 /// whether it is on, and the user's own skills of its name (conflicts).
-pub fn list(state_dir: &Path, workdir: Option<&Path>, home: Option<&Path>) -> Vec<SkillInfo> {
+pub fn list(
+    state_dir: &Path,
+    workdir: Option<&Path>,
+    home: Option<&Path>,
+    dirs: &[SkillsDir],
+) -> Vec<SkillInfo> {
     let roots: Vec<PathBuf> = roots(state_dir, workdir).into_iter().map(|r| r.1).collect();
-    let folders = agent_folders(home, workdir);
+    let folders = agent_folders(dirs, home, workdir);
     find(state_dir, workdir)
         .into_iter()
         .map(|s| SkillInfo {
             conflicts: folders
                 .iter()
-                .filter_map(|(_, f)| conflicts(f, &s.name, &roots))
+                .filter_map(|f| conflicts(f, &s.name, &roots))
                 .map(|p| p.display().to_string())
                 .collect(),
             name: s.name,
@@ -417,7 +433,8 @@ mod tests {
         assert_eq!(r.conflicts, [other.join("free")]);
         assert!(std::fs::symlink_metadata(folder.join("old")).is_err());
         assert!(folder.join("mine/SKILL.md").exists());
-        let listed = list(home.path(), None, Some(agent.path()));
+        let dirs = [SkillsDir::Both(".claude/skills".into())];
+        let listed = list(home.path(), None, Some(agent.path()), &dirs);
         let mine = listed
             .iter()
             .find(|s| s.name == "mine")

@@ -99,6 +99,7 @@ impl Loom {
                 .map(|env| env.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
             env: opened.spec.env,
             cwd: opened.spec.cwd,
+            ..PtySpec::default()
         };
         let runner = self.runner(&key).await?;
         let bridge = match PtyBridge::spawn(&spec, size) {

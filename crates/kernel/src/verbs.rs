@@ -388,7 +388,12 @@ impl LoomIO for Loom {
     async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let workdir = workdir.map(Path::new);
-        let mut out = crate::skills::list(&self.env.state_dir, workdir, home.as_deref());
+        let mut out = crate::skills::list(
+            &self.env.state_dir,
+            workdir,
+            home.as_deref(),
+            &self.env.skills_dirs,
+        );
         let more: Vec<SkillInfo> = self.env.catalog.skills(workdir);
         for s in more {
             if !out.iter().any(|o| o.name == s.name) {

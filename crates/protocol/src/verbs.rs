@@ -532,9 +532,9 @@ pub enum ClientRequest {
         /// On or off.
         enabled: bool,
     } => (),
-    /// Log a login account in: `weft accounts login ID` (the agent's own login, inside
-    /// the account's home) in a terminal of the daemon's, keyed `login:ID`, this
-    /// connection attached. Answered by [`TerminalAttached`]; frames follow.
+    /// Log a login account in: the agent's own login (its spec's login command, inside
+    /// the account's home, as `weft accounts login ID` runs it) in a terminal of the
+    /// daemon's, keyed `login:ID`, this connection attached. Answered by [`TerminalAttached`]; frames follow.
     LoginAccount {
         /// The account's id.
         account: String,
@@ -545,11 +545,11 @@ pub enum ClientRequest {
     } => TerminalAttached,
     /// The agent CLIs Weft installs, where each was found. Answered by `AgentInstall`s.
     ListAgentInstalls {} => Vec<AgentInstall>,
-    /// Install (or update) an agent CLI: `weft agents install NAME` in a terminal of the
-    /// daemon's, keyed `install:NAME`, showing npm's progress. Answered by
+    /// Install (or update) an agent CLI: npm, as `weft agents install NAME` runs it, in
+    /// a terminal of the daemon's, keyed `install:NAME`, showing npm's progress. Answered by
     /// [`TerminalAttached`]; frames follow.
     InstallAgent {
-        /// `claude`, `codex`, `gemini` or `claude-agent-acp`.
+        /// An agent CLI offered for install (`listAgentInstalls` names them).
         name: String,
         /// Another version than the tested one.
         version: Option<String>,

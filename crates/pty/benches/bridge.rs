@@ -33,6 +33,7 @@ fn sh(script: &str) -> PtySpec {
         base_env: None,
         env: Vec::new(),
         cwd: std::env::temp_dir(),
+        ..PtySpec::default()
     }
 }
 

@@ -48,6 +48,41 @@ pub struct PtySpec {
     pub env: Vec<(String, String)>,
     /// Where it runs.
     pub cwd: PathBuf,
+    /// Shown before the program's output (what Weft runs, and why), as terminal text.
+    pub banner: Option<String>,
+    /// Run once the program has exited, before the exit is reported.
+    pub after: Option<After>,
+}
+
+/// A step that follows a terminal's program (checking what an install left, say): its
+/// text is shown after the program's output, and its failure fails the terminal.
+#[derive(Clone)]
+pub struct After(pub Arc<AfterFn>);
+
+/// See [`After`]: `Ok` text is shown, `Err` text is shown and fails the terminal.
+pub type AfterFn = dyn Fn(&ExitInfo) -> Result<String, String> + Send + Sync;
+
+impl PartialEq for After {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for After {}
+
+impl std::fmt::Debug for After {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("After(..)")
+    }
+}
+
+/// Text for a terminal: its lines end `\r\n`.
+fn terminal_text(text: &str) -> Bytes {
+    let mut out = text.replace("\r\n", "\n").replace('\n', "\r\n");
+    if !out.ends_with("\r\n") {
+        out.push_str("\r\n");
+    }
+    Bytes::from(out)
 }
 
 impl std::fmt::Debug for PtySpec {
@@ -60,6 +95,8 @@ impl std::fmt::Debug for PtySpec {
             .field("base_env", &self.base_env.as_deref().map(names))
             .field("env", &names(&self.env))
             .field("cwd", &self.cwd)
+            .field("banner", &self.banner)
+            .field("after", &self.after)
             .finish()
     }
 }
@@ -269,6 +306,9 @@ impl PtyBridge {
             chunks,
             exit,
         });
+        if let Some(banner) = &spec.banner {
+            shared.publish(terminal_text(banner));
+        }
 
         // Output goes to viewers as soon as it is read; the kept screen follows on a
         // thread of its own, so a viewer never waits for the terminal model (which
@@ -302,6 +342,7 @@ impl PtyBridge {
             .map_err(|e| spawn_err(&e))?;
 
         let waiting = shared.clone();
+        let after = spec.after.clone();
         let waiter_thread = std::thread::Builder::new()
             .name("weft-pty-wait".into())
             .spawn(move || {
@@ -325,7 +366,7 @@ impl PtyBridge {
                         break;
                     }
                 }
-                let info = match status {
+                let mut info = match status {
                     Ok(s) => ExitInfo {
                         code: s.exit_code(),
                         signal: s.signal().map(str::to_string),
@@ -337,6 +378,25 @@ impl PtyBridge {
                         success: false,
                     },
                 };
+                if let Some(After(after)) = after {
+                    let (text, failed) = match after(&info) {
+                        Ok(text) => (text, false),
+                        Err(text) => (text, true),
+                    };
+                    if !text.is_empty() {
+                        waiting.publish(terminal_text(&text));
+                        // The screen's thread may be done: the text is on the kept
+                        // screen before the exit is reported, as the output is.
+                        waiting.settle();
+                    }
+                    if failed && info.success {
+                        info = ExitInfo {
+                            code: 1,
+                            signal: None,
+                            success: false,
+                        };
+                    }
+                }
                 waiting.exit.send_replace(Some(info));
             })
             .map_err(|e| spawn_err(&e))?;
@@ -519,6 +579,20 @@ impl Shared {
         drop(backlog);
         self.room.notify_all();
         true
+    }
+
+    /// Takes everything read so far onto the kept screen.
+    fn settle(&self) {
+        let mut backlog = self.backlog.lock();
+        let mut kept = self.kept.lock();
+        for chunk in &backlog.chunks {
+            kept.take(chunk);
+        }
+        let done = kept.offset;
+        drop(kept);
+        backlog.drop_through(done);
+        drop(backlog);
+        self.room.notify_all();
     }
 
     fn attach(&self, history: bool) -> Attach {

@@ -17,5 +17,7 @@
 mod bridge;
 mod screen;
 
-pub use bridge::{check_size, Attach, Chunk, ExitInfo, PtyBridge, PtyError, PtySize, PtySpec};
+pub use bridge::{
+    check_size, After, Attach, Chunk, ExitInfo, PtyBridge, PtyError, PtySize, PtySpec,
+};
 pub use screen::{Screen, MAX_COLS, MAX_ROWS, SCROLLBACK_CELLS};

@@ -50,6 +50,7 @@ pub fn spawn(opened: &TerminalOpened) -> Result<PtyBridge, PtyError> {
             base_env: None,
             env: opened.spec.env.clone(),
             cwd: opened.spec.cwd.clone(),
+            ..PtySpec::default()
         },
         PtySize {
             rows: 40,

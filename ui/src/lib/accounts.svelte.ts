@@ -113,8 +113,8 @@ export class AccountsStore {
   }
 
   /**
-   * Starts `weft accounts login ID` (the agent's own login inside the account's home)
-   * in a terminal of the daemon's; the key of that terminal, for a pane to attach to.
+   * Starts the agent's own login inside the account's home (as `weft accounts login ID`
+   * runs it) in a terminal of the daemon's; the key of that terminal, for a pane to attach to.
    */
   async login(account: string, cols = 100, rows = 16): Promise<string | null> {
     const attached = await this.run({ type: "loginAccount", account, cols, rows });

@@ -1,8 +1,8 @@
 // The agents as the Agents view sees them: every agent the kernel knows (listAgentInfo:
 // found or not, its version, or why it is not usable) beside the CLIs Weft installs
 // (listAgentInstalls: where the daemon finds each binary, or every place it looked,
-// and the version Weft is tested with). An install runs `weft agents install NAME` in
-// a terminal of the daemon's, whose key the pane then attaches to.
+// and the version Weft is tested with). An install runs npm (as `weft agents install
+// NAME` does) in a terminal of the daemon's, whose key the pane then attaches to.
 import type { AgentInfo, AgentInstall, ClientRequest, SandboxStatus } from "../generated";
 import type { TerminalClient } from "./terminal/client";
 import type { Reply, Requester } from "./transport";
@@ -68,7 +68,7 @@ export class AgentsStore {
     if (status?.sandbox) this.sandbox = status.sandbox;
   }
 
-  /** Starts `weft agents install NAME` in the daemon; the key of its terminal. */
+  /** Starts an install of NAME (npm) in the daemon; the key of its terminal. */
   async install(name: string, cols = 100, rows = 16): Promise<string | null> {
     const attached = await this.run({ type: "installAgent", name, version: null, cols, rows });
     return attached?.sessionKey ?? null;

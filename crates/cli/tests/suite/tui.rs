@@ -41,6 +41,7 @@ async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
                 ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
             ],
             cwd: work.path().to_path_buf(),
+            ..PtySpec::default()
         },
         PtySize {
             rows: 24,
@@ -134,6 +135,7 @@ async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
                 ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
             ],
             cwd: work.path().to_path_buf(),
+            ..PtySpec::default()
         },
         PtySize {
             rows: 40,
@@ -172,6 +174,7 @@ fn weft_in_pty(home: &std::path::Path, work: &std::path::Path, args: &[&str]) ->
                 ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
             ],
             cwd: work.to_path_buf(),
+            ..PtySpec::default()
         },
         PtySize {
             rows: 24,

@@ -40,8 +40,11 @@ pub(super) async fn listen(
     crate::ws::listen(service, conn, addr).await
 }
 
-pub(super) fn agent_installs() -> Result<Vec<AgentInstall>, WireError> {
-    Ok(weft_accounts::agents::list(&|n| std::env::var(n).ok()))
+pub(super) fn agent_installs(service: &Service) -> Result<Vec<AgentInstall>, WireError> {
+    Ok(weft_accounts::agents::list(
+        service.accounts.specs(),
+        &|n| std::env::var(n).ok(),
+    ))
 }
 
 pub(super) async fn save_attachment(
@@ -72,15 +75,14 @@ pub(super) async fn add_skill(
     path: String,
 ) -> Result<Option<SkillInfo>, WireError> {
     let state = service.home.dir().to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let skill = weft_kernel::skills::add(&state, std::path::Path::new(&path))
-            .map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let listed = weft_kernel::skills::list(&state, None, home.as_deref());
-        Ok::<_, WireError>(listed.into_iter().find(|s| s.name == skill.name))
+    let skill = tokio::task::spawn_blocking(move || {
+        weft_kernel::skills::add(&state, std::path::Path::new(&path))
+            .map_err(|e| WireError::new(ErrorCode::BadRequest, e))
     })
     .await
-    .map_err(joined)?
+    .map_err(joined)??;
+    let listed = weft_kernel::LoomIO::list_skills(&*service.loom, None).await;
+    Ok(listed.into_iter().find(|s| s.name == skill.name))
 }
 
 pub(super) async fn remove_skill(service: &Service, name: String) -> Result<(), WireError> {

@@ -213,7 +213,7 @@ pub async fn handle(
             answer::<verb::Listen>(daemon::listen(service, conn, &addr).await)
         }
         ClientRequest::ListAgentInstalls {} => {
-            answer::<verb::ListAgentInstalls>(daemon::agent_installs())
+            answer::<verb::ListAgentInstalls>(daemon::agent_installs(service))
         }
         ClientRequest::SaveAttachment { name, data } => {
             answer::<verb::SaveAttachment>(daemon::save_attachment(service, name, data).await)

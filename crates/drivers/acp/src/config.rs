@@ -60,6 +60,8 @@ pub struct AcpSpec {
     /// For an agent with a folder-trust switch of its own: the arguments that follow
     /// Weft's trust decision for the turn's folder, or why it cannot run there.
     pub trust_args: Option<TrustArgsFn>,
+    /// Offered to the user to install (the Agents view, `weft agents install`).
+    pub offer_install: bool,
 }
 
 /// See [`AcpSpec::trust_args`].
@@ -97,6 +99,7 @@ impl AcpSpec {
             tool_output: None,
             package: None,
             trust_args: None,
+            offer_install: false,
         }
     }
 
@@ -181,6 +184,7 @@ pub fn presets() -> Vec<AcpSpec> {
     let mut claude = AcpSpec::new("claude-acp", "claude-agent-acp", &[]);
     claude.name = "Claude (ACP)".into();
     claude.package = npm("@agentclientprotocol/claude-agent-acp");
+    claude.offer_install = true;
     claude.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
                            `npm install -g @agentclientprotocol/claude-agent-acp`"
         .into();

@@ -16,6 +16,8 @@ pub fn spec_of(acp: &AcpSpec) -> AgentSpec {
         command: acp.command.clone(),
         package,
         version: String::new(),
+        offered: acp.offer_install,
+        repair: None,
     });
     spec.accounts = AccountForm::Env;
     spec.mcp = McpForm::Acp;

@@ -2,7 +2,7 @@
 
 use weft_agent_spec::spec::{
     AccountForm, AccountKind, AgentSpec, Binding, Can, ConfigHome, EnvValue, Install, LoggedIn,
-    McpForm, Need, Package, Probe, SkillsDir, SkillsForm, TranscriptLayout,
+    McpForm, Need, Probe, SkillsDir, SkillsForm, TranscriptLayout,
 };
 use weft_protocol::Capabilities;
 
@@ -32,11 +32,9 @@ pub fn spec() -> AgentSpec {
     let (req, opt) = (Need::Required, Need::Optional);
     let mut spec = AgentSpec::new("claude", "Claude Code");
     spec.install = Some(Install {
-        command: "claude".into(),
-        package: Package::Npm {
-            name: "@anthropic-ai/claude-code".into(),
-        },
-        version: String::new(),
+        // Its postinstall puts the native binary in place; npm may skip scripts.
+        repair: Some(vec!["node".into(), "install.cjs".into()]),
+        ..Install::npm("claude", "@anthropic-ai/claude-code")
     });
     spec.config_home = Some(ConfigHome {
         var: home.into(),

@@ -2,7 +2,7 @@
 
 use weft_agent_spec::spec::{
     AccountForm, AccountKind, AgentSpec, Binding, Can, ConfigHome, EnvValue, Install, LoggedIn,
-    McpForm, Need, Package, Probe, SkillsDir, SkillsForm, TranscriptLayout,
+    McpForm, Need, Probe, SkillsDir, SkillsForm, TranscriptLayout,
 };
 use weft_protocol::Capabilities;
 
@@ -38,13 +38,7 @@ pub fn spec() -> AgentSpec {
         kind
     };
     let mut spec = AgentSpec::new("codex", "Codex");
-    spec.install = Some(Install {
-        command: "codex".into(),
-        package: Package::Npm {
-            name: "@openai/codex".into(),
-        },
-        version: String::new(),
-    });
+    spec.install = Some(Install::npm("codex", "@openai/codex"));
     spec.config_home = Some(ConfigHome {
         var: home.into(),
         default_dir: Some(".codex".into()),

@@ -2,7 +2,7 @@
 
 use weft_agent_spec::spec::{
     AccountForm, AccountKind, AgentSpec, Binding, Can, ConfigHome, EnvValue, Install, LoggedIn,
-    McpForm, Need, Package, Probe, SkillsDir, SkillsForm,
+    McpForm, Need, Probe, SkillsDir, SkillsForm,
 };
 use weft_protocol::Capabilities;
 
@@ -33,13 +33,7 @@ pub fn spec() -> AgentSpec {
         .set("GOOGLE_API_KEY", EnvValue::Secret);
     vertex.settings_auth = Some("vertex-ai".into());
     let mut spec = AgentSpec::new("gemini", "Gemini CLI");
-    spec.install = Some(Install {
-        command: "gemini".into(),
-        package: Package::Npm {
-            name: "@google/gemini-cli".into(),
-        },
-        version: String::new(),
-    });
+    spec.install = Some(Install::npm("gemini", "@google/gemini-cli"));
     // GEMINI_CLI_HOME names the folder gemini puts its own `.gemini` in.
     spec.config_home = Some(ConfigHome {
         var: home.into(),

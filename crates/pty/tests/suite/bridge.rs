@@ -16,6 +16,7 @@ fn sh(script: &str) -> PtySpec {
         base_env: None,
         env: vec![("WEFT_PTY_TEST".into(), "1".into())],
         cwd: std::env::temp_dir(),
+        ..PtySpec::default()
     }
 }
 
@@ -191,6 +192,38 @@ async fn a_child_that_exits_at_once_leaves_its_last_output_and_code() {
     assert!(!exit.success);
     assert!(bridge.screen_text().contains("fatal: no config"));
     assert!(bridge.write(b"x").is_err() || bridge.exit_info().is_some());
+}
+
+#[tokio::test]
+async fn a_banner_comes_before_the_output_and_a_step_after_it_can_fail_the_terminal() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let saw = seen.clone();
+    let spec = PtySpec {
+        banner: Some("weft: installing pkg@1\nfirst".into()),
+        after: Some(weft_pty::After(std::sync::Arc::new(move |exit| {
+            *saw.lock().unwrap_or_else(|e| e.into_inner()) = Some(exit.code);
+            Err("weft: pkg was installed but does not run".into())
+        }))),
+        ..sh("echo npm-says-done")
+    };
+    let bridge = PtyBridge::spawn(&spec, SIZE).unwrap_or_else(|e| panic!("{e}"));
+    let exit = bridge.wait().await;
+    assert_eq!(*seen.lock().unwrap_or_else(|e| e.into_inner()), Some(0));
+    assert!(!exit.success, "the step after failed it: {exit:?}");
+    let text = bridge.screen_text();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} not on the screen:\n{text}"))
+    };
+    assert!(at("weft: installing pkg@1") < at("first"));
+    assert!(at("first") < at("npm-says-done"));
+    assert!(at("npm-says-done") < at("does not run"));
+    // Lines end as a terminal wants them: the banner's second line starts at column 0.
+    assert!(text.lines().any(|l| l == "first"), "{text}");
+    // A viewer attaching now gets all of it.
+    let mut screen = viewer();
+    screen.process(&bridge.attach().screen);
+    assert!(screen.text().contains("does not run"));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The app's Log in and Install, through the daemon's own verbs: `loginAccount` runs
-//! `weft accounts login ID` and `installAgent` runs `weft agents install NAME` in a
-//! terminal of no session; bad input is a clear error naming what was wrong.
+//! the agent's own login and `installAgent` runs npm, each straight from the agent's
+//! spec, in a terminal of no session; bad input is a clear error naming what was wrong.
 
 use std::time::Duration;
 
@@ -185,4 +185,91 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
                     .to_string()
                     .as_str()
             )));
+}
+
+/// `installAgent` runs npm itself (here a stand-in at `WEFT_NPM_BIN` that lays out what
+/// npm would) in a daemon terminal: the pane says what is installed where, shows npm's
+/// output, then the installed binary; the Agents view then finds it in Weft's folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_runs_npm_from_the_agents_spec_in_a_daemon_terminal_and_shows_what_it_left() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let npm = bin.path().join("npm");
+    std::fs::write(
+        &npm,
+        r#"#!/bin/sh
+prefix=""; last=""
+for a in "$@"; do [ "$last" = --prefix ] && prefix="$a"; last="$a"; done
+echo "npm stand-in: $last"
+mkdir -p "$prefix/node_modules/.bin"
+printf '#!/bin/sh\necho 0.171.0\n' > "$prefix/node_modules/.bin/codex"
+chmod +x "$prefix/node_modules/.bin/codex"
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Any command starts the daemon.
+    let listed = env.weft(&["accounts", "list"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let mut hello = weft_client::hello_with_env("test");
+    if let Some(vars) = hello.env.as_mut() {
+        vars.0
+            .insert("WEFT_NPM_BIN".into(), npm.display().to_string());
+    }
+    let (client, mut events) = Client::connect(&Home::at(env.home.path()), hello)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let attached: TerminalAttached = client
+        .send(verb::InstallAgent {
+            name: "codex".into(),
+            version: None,
+            cols: Some(200),
+            rows: Some(20),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(attached.session_key, "install:codex");
+    let exit = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(event) = events.recv().await {
+            if let weft_client::Event::Terminal(t) = event {
+                if t.kind == weft_protocol::frame_kind::EXIT {
+                    return serde_json::from_slice::<serde_json::Value>(&t.payload).ok();
+                }
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| panic!("no exit frame"));
+    assert_eq!(exit["code"], 0, "{exit}");
+    let screen = exit["screen"].as_str().unwrap_or_default();
+    let dir = env.home.path().join("agents");
+    let installed = dir.join("node_modules/.bin/codex");
+    let at = |needle: &str| {
+        screen
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} not in the pane:\n{screen}"))
+    };
+    assert!(
+        at(&format!(
+            "weft: installing @openai/codex@0.171.0 into {}",
+            dir.display()
+        )) < at("npm stand-in: @openai/codex@0.171.0")
+    );
+    assert!(at("npm stand-in:") < at(&installed.display().to_string()));
+    let installs: Vec<AgentInstall> = client
+        .send(verb::ListAgentInstalls {})
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let codex = installs.iter().find(|i| i.name == "codex");
+    assert_eq!(
+        codex.and_then(|c| c.path.clone()),
+        Some(installed.display().to_string()),
+        "{installs:?}"
+    );
+    assert!(codex.is_some_and(|c| c.managed));
 }

@@ -175,6 +175,7 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
             base_env: None,
             env: opened.spec.env.clone(),
             cwd: opened.spec.cwd.clone(),
+            ..PtySpec::default()
         },
         PtySize {
             rows: 40,
@@ -304,6 +305,7 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
             base_env: None,
             env: again.spec.env.clone(),
             cwd: again.spec.cwd.clone(),
+            ..PtySpec::default()
         },
         PtySize {
             rows: 40,
