@@ -7,7 +7,7 @@
 //! behind a command — never in a file Weft writes, the database, a log, an event, a
 //! snapshot or an argument list.
 //!
-//! [`Accounts`] is the kernel's `ModelResolver` port: for a turn on an account it
+//! [`Accounts`] is the kernel's `Accounts` port: for a turn on an account it
 //! returns an isolated spawn (a cleared environment plus the kernel's allow-list) with
 //! that account's variables and arguments. Every driver reads its spawn environment
 //! through `AgentTurnInput::spawn_env`, and the PTY rail starts from the same
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use weft_agent_spec::spec::AgentSpec;
-use weft_kernel::ports::{ModelResolver, SpawnAccount};
+use weft_kernel::ports::SpawnAccount;
 use weft_kernel::AgentTurnInput;
 use weft_protocol::{
     AccountInfo, AccountTest, AccountUsageDay, AddAccountRequest, DriverEvent, SecretInput,
@@ -584,7 +584,7 @@ fn ambient_home(input: &AgentTurnInput, spec: Option<&AgentSpec>) -> Option<Stri
     value.filter(|v| !v.trim().is_empty())
 }
 
-impl ModelResolver for Accounts {
+impl weft_kernel::ports::Accounts for Accounts {
     fn check(&self, agent: &str, account: &str) -> Result<(), String> {
         self.usable(agent, account).map(|_| ())
     }

@@ -183,7 +183,7 @@ pub const MAX_COMMAND_OUTPUT: usize = 64 * 1024;
 /// Runs blocking `work` (a secret command, a call to the OS secret store) without
 /// holding up the async runtime it may be called from: on a multi-threaded tokio
 /// runtime the worker hands its other tasks to another thread first
-/// (`block_in_place`), elsewhere it just runs. The resolver port is synchronous and
+/// (`block_in_place`), elsewhere it just runs. The accounts port is synchronous and
 /// the kernel calls it from its runners' tasks: a secret command that took 12 s there
 /// held a worker each, and two of them stalled every client of the daemon.
 pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {

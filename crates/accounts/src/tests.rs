@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use weft_kernel::ports::ModelResolver;
+use weft_kernel::ports::Accounts as _;
 use weft_kernel::AgentTurnInput;
 use weft_protocol::{AddAccountRequest, ClientEnv, SecretInput, SecretSource, SecretText};
 

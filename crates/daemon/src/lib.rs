@@ -137,7 +137,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     );
     let loom = Loom::builder(options.home.dir())
         .skills_dirs(specs.iter().flat_map(|s| s.skills.clone()))
-        .model_resolver(accounts.clone())
+        .accounts(accounts.clone())
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
         .drivers(weft_drivers::all())
         .drivers(options.extra_drivers.iter().cloned())

@@ -41,7 +41,7 @@ pub struct Service {
     pub ui_dir: Option<PathBuf>,
     /// The session library, once opened beside the store.
     pub library: std::sync::OnceLock<Arc<weft_library::Library>>,
-    /// The accounts (also the kernel's ModelResolver).
+    /// The accounts (also the kernel's Accounts).
     pub accounts: Arc<weft_accounts::Accounts>,
     /// The store, whose commits patches wait for before they leave ([`Service::durable`]).
     pub(crate) store: std::sync::OnceLock<Arc<weft_store::SqliteStore>>,

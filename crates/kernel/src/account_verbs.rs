@@ -1,7 +1,7 @@
 //! The account-switch verbs: `checkAccountSwitch`, `switchAccount`, and the check a
 //! prompt naming another account goes through. The runner does the switch
-//! (`runner/accounts_switch.rs`); the resolver says whether the agent's own session can
-//! follow (`ModelResolver::switch_warning`).
+//! (`runner/accounts_switch.rs`); the accounts port says whether the agent's own session can
+//! follow (`Accounts::switch_warning`).
 
 use weft_protocol::{AccountSwitch, ClientEnv};
 
@@ -11,13 +11,13 @@ use crate::io::Caller;
 use crate::runner::{chosen, SessionRunner};
 
 impl Loom {
-    /// The account `account` names for `agent`, checked with the resolver (none:
+    /// The account `account` names for `agent`, checked with the accounts port (none:
     /// ambient).
     fn target(&self, agent: &str, account: &str) -> Result<Option<String>, KernelError> {
         let to = chosen(account);
         if let Some(a) = &to {
             self.env
-                .resolver
+                .accounts
                 .check(agent, a)
                 .map_err(KernelError::BadRequest)?;
         }
@@ -33,7 +33,7 @@ impl Loom {
         let record = runner.record();
         let warning = (record.account != to && record.session_id.is_some())
             .then(|| {
-                self.env.resolver.switch_warning(
+                self.env.accounts.switch_warning(
                     &record.agent,
                     record.account.as_deref(),
                     to.as_deref(),

@@ -36,7 +36,7 @@ pub struct AgentTurnInput {
     pub effort: Option<String>,
     /// Files attached to the prompt.
     pub attachments: Vec<PathBuf>,
-    /// Extra system prompt from the SystemPromptBuilder port.
+    /// Extra system prompt: plugins' fragments and an agent switch's handover.
     pub system_prompt: Option<String>,
     /// Environment for this spawn only (accounts, model endpoints, plugin contributions).
     /// Never logged, never persisted: it may hold secrets.

@@ -14,9 +14,8 @@ use crate::driver::AgentDriver;
 use crate::error::KernelError;
 use crate::feed::Feed;
 use crate::ports::{
-    AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
-    ModelResolver, NoTools, Passthrough, SessionRecord, SessionStore, StoreError,
-    SystemPromptBuilder, ToolProvider,
+    Accounts, AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
+    NoTools, SessionRecord, SessionStore, StoreError, ToolProvider,
 };
 use crate::runner::SessionRunner;
 use crate::time::now_ms;
@@ -33,9 +32,8 @@ pub(crate) const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from
 /// What every runner shares: the ports and the hub-wide patch channel.
 pub(crate) struct KernelEnv {
     pub store: Arc<dyn SessionStore>,
-    pub resolver: Arc<dyn ModelResolver>,
+    pub accounts: Arc<dyn Accounts>,
     pub tools: Arc<dyn ToolProvider>,
-    pub prompt_builder: Arc<dyn SystemPromptBuilder>,
     pub catalog: Arc<dyn Catalog>,
     pub interactions: Arc<dyn InteractionHandler>,
     pub plugins: crate::plugin::Plugins,
@@ -80,9 +78,8 @@ pub struct LoomBuilder {
     state_dir: PathBuf,
     drivers: Vec<Arc<dyn AgentDriver>>,
     store: Option<Arc<dyn SessionStore>>,
-    resolver: Arc<dyn ModelResolver>,
+    accounts: Arc<dyn Accounts>,
     tools: Arc<dyn ToolProvider>,
-    prompt_builder: Arc<dyn SystemPromptBuilder>,
     catalog: Arc<dyn Catalog>,
     interactions: Arc<dyn InteractionHandler>,
     plugins: Vec<Arc<dyn crate::plugin::Plugin>>,
@@ -133,21 +130,15 @@ impl LoomBuilder {
         self.store(Arc::new(MemoryStore::default()))
     }
 
-    /// Sets the ModelResolver port.
-    pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
-        self.resolver = resolver;
+    /// Sets the Accounts port.
+    pub fn accounts(mut self, accounts: Arc<dyn Accounts>) -> Self {
+        self.accounts = accounts;
         self
     }
 
     /// Sets the ToolProvider port.
     pub fn tool_provider(mut self, tools: Arc<dyn ToolProvider>) -> Self {
         self.tools = tools;
-        self
-    }
-
-    /// Sets the SystemPromptBuilder port.
-    pub fn system_prompt_builder(mut self, builder: Arc<dyn SystemPromptBuilder>) -> Self {
-        self.prompt_builder = builder;
         self
     }
 
@@ -205,9 +196,8 @@ impl LoomBuilder {
             agent_info: Mutex::new(None),
             env: Arc::new(KernelEnv {
                 store,
-                resolver: self.resolver,
+                accounts: self.accounts,
                 tools: self.tools,
-                prompt_builder: self.prompt_builder,
                 catalog: self.catalog,
                 interactions: self.interactions,
                 plugins: crate::plugin::Plugins::new(self.plugins),
@@ -245,9 +235,8 @@ impl Loom {
             state_dir: state_dir.into(),
             drivers: Vec::new(),
             store: None,
-            resolver: Arc::new(AgentLogin),
+            accounts: Arc::new(AgentLogin),
             tools: Arc::new(NoTools),
-            prompt_builder: Arc::new(Passthrough),
             catalog: Arc::new(EmptyCatalog),
             interactions: Arc::new(DeferToSurface),
             plugins: Vec::new(),

@@ -4,8 +4,8 @@
 //! environment / arguments; and, per snapshot, to decorate it.
 //!
 //! Plugins compose in registration order and deterministically: servers are
-//! concatenated (the first plugin naming a server keeps it), fragments joined after
-//! the SystemPromptBuilder's prompt, environment and arguments appended after the
+//! concatenated (the first plugin naming a server keeps it), fragments joined in
+//! order, environment and arguments appended after the
 //! account's (a later variable wins, as in [`AgentTurnInput::spawn_env`]). A
 //! contribution lands in the spawn's own `AgentTurnInput`: the kernel's process
 //! environment is never touched.

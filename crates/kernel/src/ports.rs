@@ -229,7 +229,7 @@ pub const AMBIENT: &str = "ambient";
 
 /// Which account (model endpoint, credentials) a spawn gets. The default knows no
 /// account: every turn uses the agent's own login (ambient).
-pub trait ModelResolver: Send + Sync {
+pub trait Accounts: Send + Sync {
     /// Whether `account` can run turns of `agent`; the error names the account and
     /// says why not (unknown, another agent's, its secret gone, …).
     fn check(&self, agent: &str, account: &str) -> Result<(), String> {
@@ -284,7 +284,7 @@ pub trait ModelResolver: Send + Sync {
 /// The agent's own login.
 pub struct AgentLogin;
 
-impl ModelResolver for AgentLogin {
+impl Accounts for AgentLogin {
     fn resolve(&self, input: &AgentTurnInput) -> Result<SpawnAccount, String> {
         match &input.account {
             Some(a) => Err(format!("unknown account `{a}`: no accounts are set up")),
@@ -305,21 +305,6 @@ pub struct NoTools;
 impl ToolProvider for NoTools {
     fn tools(&self) -> Vec<ToolInfo> {
         Vec::new()
-    }
-}
-
-/// Adds Weft's own instructions to a turn. The default adds nothing.
-pub trait SystemPromptBuilder: Send + Sync {
-    /// The system prompt to pass, if any.
-    fn build(&self, input: &AgentTurnInput) -> Option<String>;
-}
-
-/// The agent's own system prompt, unchanged.
-pub struct Passthrough;
-
-impl SystemPromptBuilder for Passthrough {
-    fn build(&self, _input: &AgentTurnInput) -> Option<String> {
-        None
     }
 }
 

@@ -101,14 +101,14 @@ impl Loom {
         })
     }
 
-    /// Refuses an account the resolver cannot run `agent`'s turns on (the session, if
+    /// Refuses an account the accounts port cannot run `agent`'s turns on (the session, if
     /// any, is left as it was).
     fn check_account(&self, agent: &str, account: &str) -> Result<(), KernelError> {
         if crate::runner::chosen(account).is_none() {
             return Ok(());
         }
         self.env
-            .resolver
+            .accounts
             .check(agent, account.trim())
             .map_err(KernelError::BadRequest)
     }

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use weft_kernel::ports::ModelResolver;
+use weft_kernel::ports::Accounts;
 use weft_kernel::{AgentTurnInput, KernelError, Loom, LoomIO, TerminalOpened};
 use weft_protocol::UniversalSnapshot;
 use weft_pty::{PtyBridge, PtyError, PtySize, PtySpec};
@@ -19,7 +19,7 @@ pub const WAIT: Duration = Duration::from_secs(60);
 /// The same spawn environment for every turn (the account/endpoint port in a test).
 pub struct FixedEnv(pub Vec<(String, String)>);
 
-impl ModelResolver for FixedEnv {
+impl Accounts for FixedEnv {
     fn resolve(&self, _input: &AgentTurnInput) -> Result<weft_kernel::ports::SpawnAccount, String> {
         Ok(weft_kernel::ports::SpawnAccount {
             env: self.0.clone(),
@@ -36,7 +36,7 @@ pub fn loom(
 ) -> Result<Arc<Loom>, KernelError> {
     Loom::builder(state)
         .driver(driver)
-        .model_resolver(Arc::new(FixedEnv(env)))
+        .accounts(Arc::new(FixedEnv(env)))
         .in_memory()
         .open()
 }

@@ -2,7 +2,7 @@
 //! driver" section).
 //!
 //! Each is read from the turn's environment (`AgentTurnInput::var`: what the kernel's
-//! ModelResolver and account ports give that one turn, then the environment of the
+//! Accounts and account ports give that one turn, then the environment of the
 //! client that started it, or the kernel's own when no client did), then defaults. The user's `~/.codex/config.toml` is never edited:
 //! everything Weft needs goes on the command line as `-c key=value` overrides.
 

@@ -11,7 +11,7 @@
 //! are interactions ([`interact`]).
 //!
 //! The model provider and endpoint come from the turn's environment (the kernel's
-//! ModelResolver) as `-c` overrides ([`spawn`], [`config`]); the user's
+//! Accounts) as `-c` overrides ([`spawn`], [`config`]); the user's
 //! `config.toml` is never edited.
 //!
 //! Hazards (all observed in codex-cli 0.171.0, see the shared protocol notes):

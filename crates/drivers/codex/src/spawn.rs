@@ -6,7 +6,7 @@
 //! (`.tools/agents/node_modules/.bin/codex`, above the running executable only); then
 //! the turn's `PATH`.
 //!
-//! The model provider comes from the turn's environment (the kernel's ModelResolver):
+//! The model provider comes from the turn's environment (the kernel's Accounts):
 //! with `WEFT_CODEX_BASE_URL` set, a `weft` provider (`wire_api = "responses"`) is
 //! defined and selected with `-c` overrides. Nothing is written to the user's
 //! `config.toml`.

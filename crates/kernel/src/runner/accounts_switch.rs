@@ -4,7 +4,7 @@
 //!
 //! Where the agent's own session can follow (same provider; Weft carries the
 //! transcript into the new account's home, see the accounts crate), only the account
-//! changes. Where it cannot (the resolver's `switch_warning`), the session forgets its
+//! changes. Where it cannot (the accounts port's `switch_warning`), the session forgets its
 //! agent session id and the next turn starts a new one from the same handover a change
 //! of agent uses (`handover.rs`), so the Weft session and its history stay one.
 
@@ -25,10 +25,10 @@ fn handover_text(
     history: &[UniversalSnapshot],
 ) -> String {
     let agent = &st.record.agent;
-    let resolver = &shared.env.resolver;
+    let accounts = &shared.env.accounts;
     handover::text(
-        &format!("{agent} on account {}", resolver.describe(from)),
-        &format!("{agent} on account {}", resolver.describe(to)),
+        &format!("{agent} on account {}", accounts.describe(from)),
+        &format!("{agent} on account {}", accounts.describe(to)),
         &st.record.workdir,
         history,
     )
@@ -113,13 +113,13 @@ impl Shared {
             return;
         };
         let agent = st.record.agent.clone();
-        let resolver = self.env.resolver.clone();
-        let Some(to) = resolver.auto_switch_to(&self.key, &agent, &from) else {
+        let accounts = self.env.accounts.clone();
+        let Some(to) = accounts.auto_switch_to(&self.key, &agent, &from) else {
             return;
         };
         let prompt = snap.prompt.clone();
         let cannot_follow = st.record.session_id.is_some()
-            && resolver
+            && accounts
                 .switch_warning(&agent, Some(&from), Some(&to), None)
                 .is_some();
         if cannot_follow {
@@ -133,8 +133,8 @@ impl Shared {
         }
         let text = format!(
             "auto-switch: account {} used up its limit, so the session moves to account {} and runs this prompt again there{}",
-            resolver.describe(Some(&from)),
-            resolver.describe(Some(&to)),
+            accounts.describe(Some(&from)),
+            accounts.describe(Some(&to)),
             if cannot_follow {
                 " (in a new agent session started from a handover: the old one cannot follow)"
             } else {

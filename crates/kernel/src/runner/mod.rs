@@ -499,7 +499,6 @@ impl Shared {
             fork: st.record.fork.clone(),
             ..Default::default()
         };
-        input.system_prompt = self.env.prompt_builder.build(&input);
         with_handover(st, &mut input);
         input
     }
@@ -518,7 +517,7 @@ impl Shared {
             // Resolved outside the state lock: it may ask the OS secret store or run
             // the account's secret command.
             let mut held = Vec::new();
-            let refused = match self.env.resolver.resolve(&input) {
+            let refused = match self.env.accounts.resolve(&input) {
                 Ok(spawn) => {
                     input.env = spawn.env;
                     input.extra_args.extend(spawn.extra_args);
@@ -649,7 +648,7 @@ impl Shared {
         let patch = st.acc.finish(error, incomplete, now);
         self.publish(&mut st, patch);
         if let Some(account) = st.running.as_ref().and_then(|r| r.account.clone()) {
-            self.env.resolver.turn_finished(&account, st.acc.snapshot());
+            self.env.accounts.turn_finished(&account, st.acc.snapshot());
         }
         st.running = None;
         st.held.clear();
@@ -693,7 +692,7 @@ impl TurnSink for RunnerSink {
         );
         shared.publish(&mut st, patch);
         if let Some(account) = st.running.as_ref().and_then(|r| r.account.as_deref()) {
-            shared.env.resolver.observe(account, &event);
+            shared.env.accounts.observe(account, &event);
         }
         if let DriverEvent::Session { session_id, .. } = &event {
             if st.record.session_id.as_ref() != Some(session_id) {

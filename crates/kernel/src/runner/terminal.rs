@@ -27,7 +27,7 @@ impl SessionRunner {
     }
 
     /// The terminal turn's task and its input, with the environment its account and the
-    /// resolver give it.
+    /// accounts port give it.
     fn terminal_input(
         &self,
         st: &State,
@@ -54,7 +54,7 @@ impl SessionRunner {
         let spawn = self
             .shared
             .env
-            .resolver
+            .accounts
             .resolve(&input)
             .map_err(KernelError::BadRequest)?;
         input.env = spawn.env;

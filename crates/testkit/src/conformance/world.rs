@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_kernel::driver::AgentTurnInput;
-use weft_kernel::ports::ModelResolver;
+use weft_kernel::ports::Accounts;
 use weft_kernel::{AgentDriver, Loom, LoomIO};
 use weft_protocol::{
     Capabilities, InteractAction, InteractRequest, InteractionKind, InteractionResponse, Phase,
@@ -18,7 +18,7 @@ use super::{Behaviour, Harness, ScriptedModel, TURN_TIMEOUT};
 
 pub(crate) struct FixedEnv(Vec<(String, String)>);
 
-impl ModelResolver for FixedEnv {
+impl Accounts for FixedEnv {
     fn resolve(&self, _input: &AgentTurnInput) -> Result<weft_kernel::ports::SpawnAccount, String> {
         Ok(weft_kernel::ports::SpawnAccount {
             env: self.0.clone(),
@@ -242,7 +242,7 @@ pub(crate) fn open_loom(
 ) -> Arc<Loom> {
     Loom::builder(state)
         .driver(driver)
-        .model_resolver(Arc::new(FixedEnv(env.to_vec())))
+        .accounts(Arc::new(FixedEnv(env.to_vec())))
         .store(weft_store_port::open(&state.join("weft.db")).expect("store"))
         .open()
         .expect("kernel")

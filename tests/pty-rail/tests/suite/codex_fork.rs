@@ -52,7 +52,7 @@ impl Rig {
         let store = Arc::new(MemoryStore::default());
         let loom = Loom::builder(home.path().join(".weft"))
             .driver(driver.clone())
-            .model_resolver(Arc::new(FixedEnv(env)))
+            .accounts(Arc::new(FixedEnv(env)))
             .store(store.clone())
             .open()
             .unwrap();

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use weft_claude::ClaudeDriver;
-use weft_kernel::ports::ModelResolver;
+use weft_kernel::ports::Accounts;
 use weft_kernel::{AgentTurnInput, Loom, LoomIO};
 use weft_protocol::{OpenTerminalRequest, Phase, PromptRequest, ToolStatus, UniversalSnapshot};
 use weft_pty::{PtyBridge, PtySize, PtySpec};
@@ -25,7 +25,7 @@ const WAIT: Duration = Duration::from_secs(60);
 /// The test's spawn environment for every turn (the account/endpoint port).
 struct FixedEnv(Vec<(String, String)>);
 
-impl ModelResolver for FixedEnv {
+impl Accounts for FixedEnv {
     fn resolve(&self, _input: &AgentTurnInput) -> Result<weft_kernel::ports::SpawnAccount, String> {
         Ok(weft_kernel::ports::SpawnAccount {
             env: self.0.clone(),
@@ -147,7 +147,7 @@ async fn the_claude_terminal_runs_is_followed_and_hands_the_session_back() {
     let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
     let loom = Loom::builder(env.home.path().join(".weft"))
         .driver(driver.clone())
-        .model_resolver(Arc::new(FixedEnv(env.env())))
+        .accounts(Arc::new(FixedEnv(env.env())))
         .in_memory()
         .open()
         .unwrap();
