@@ -33,8 +33,10 @@ pub mod leaks;
 pub mod openai;
 pub mod playbook;
 pub mod script;
+pub mod served;
 pub mod server;
 pub mod sink;
+mod stream;
 
 pub use anthropic::{AnthropicServer, MessagesRequest, Script, Turn};
 pub use chat::{ChatRequest, ChatServer};

@@ -111,6 +111,14 @@ impl Default for Models {
 
 impl<Req, T> Extra<Req, T> for Models {}
 
+impl Models {
+    /// The `GET /v1/models` reply: a list of `entry(id)` for each model id.
+    pub(crate) fn list(&self, entry: impl Fn(&str) -> serde_json::Value) -> crate::server::Reply {
+        let data: Vec<serde_json::Value> = self.0.iter().map(|id| entry(id)).collect();
+        crate::server::Reply::json(200, &serde_json::json!({"object": "list", "data": data}))
+    }
+}
+
 /// The model's replies, in order, with rules for requests outside the order: every
 /// vendor's `Script` (`anthropic::Script` and the others name this with their request,
 /// turn and extras). Each request is answered by the first [`Script::rule`] that takes

@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::playbook::Playbook;
+use crate::stream::owned;
 use crate::{anthropic, chat, gemini, openai};
 
 /// What every vendor's request can answer, for predicates written once.
@@ -228,10 +229,6 @@ impl Turn {
             Op::Usage(i, o) => t.usage(*i, *o),
         })
     }
-}
-
-fn owned(chunks: &[&str]) -> Vec<String> {
-    chunks.iter().map(|s| s.to_string()).collect()
 }
 
 fn borrowed(chunks: &[String]) -> Vec<&str> {
@@ -449,6 +446,62 @@ macro_rules! lower_into {
     };
 }
 pub(crate) use lower_into;
+
+/// A vendor module's `Matcher` and `when` module: each listed function is the neutral
+/// predicate of that name (after `=>`), typed for `$req`; the block adds the vendor's
+/// own matchers.
+macro_rules! vendor_when {
+    ($req:ident; $( $(#[$doc:meta])* $name:ident($($arg:ident),*) => $neutral:ident; )* { $($extra:item)* }) => {
+        /// A predicate over a request of this wire.
+        pub type Matcher = std::sync::Arc<dyn Fn(&$req) -> bool + Send + Sync>;
+
+        /// Ready-made matchers.
+        pub mod when {
+            use super::{Matcher, $req};
+            use std::sync::Arc;
+
+            $(
+                $(#[$doc])*
+                pub fn $name($($arg: &str),*) -> Matcher {
+                    $crate::script::typed($crate::script::when::$neutral($($arg),*))
+                }
+            )*
+
+            $($extra)*
+
+            /// Any custom predicate.
+            pub fn custom(f: impl Fn(&$req) -> bool + Send + Sync + 'static) -> Matcher {
+                Arc::new(f)
+            }
+        }
+    };
+}
+pub(crate) use vendor_when;
+
+/// Answers [`ModelRequest`] with a vendor request's own helpers of the same names, and
+/// `$tool_result` for [`ModelRequest::tool_result`].
+macro_rules! model_request_by_helpers {
+    ($req:ident, tool_result: $tool_result:ident) => {
+        impl $crate::script::ModelRequest for $req {
+            fn model(&self) -> &str {
+                $req::model(self)
+            }
+            fn last_user_text(&self) -> String {
+                $req::last_user_text(self)
+            }
+            fn all_text(&self) -> String {
+                $req::all_text(self)
+            }
+            fn tool_names(&self) -> Vec<String> {
+                $req::tool_names(self)
+            }
+            fn tool_result(&self, call_id: &str) -> Option<String> {
+                $req::$tool_result(self, call_id)
+            }
+        }
+    };
+}
+pub(crate) use model_request_by_helpers;
 
 /// A neutral predicate as one vendor's (the vendors' `when` modules are these).
 pub(crate) fn typed<Req: ModelRequest + 'static>(m: Matcher) -> crate::playbook::Pred<Req> {

@@ -44,17 +44,22 @@ pub struct RecordedRequest {
 impl RecordedRequest {
     /// The first header named `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
 
     /// The path without its query.
     pub fn route(&self) -> &str {
         self.path.split('?').next().unwrap_or_default()
     }
+}
+
+/// The first of `headers` (names lower-cased) named `name` (case-insensitive).
+pub(crate) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    let name = name.to_ascii_lowercase();
+    headers
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Every request a server received, shared with the test — or, for a long run, only

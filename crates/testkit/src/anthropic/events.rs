@@ -5,12 +5,10 @@
 //! with pauses, errors and dropped connections where a test wants them. A turn renders
 //! as an SSE stream for `stream: true` requests and as one message JSON otherwise.
 
-use std::time::Duration;
-
-use bytes::Bytes;
 use serde_json::{json, Value};
 
 use crate::server::{Reply, Step};
+use crate::stream::{owned, turn_builders, Body};
 
 /// `message_start`.
 pub fn ev_message_start(id: &str, model: &str, input_tokens: u64) -> Value {
@@ -106,22 +104,6 @@ enum Block {
     },
 }
 
-#[derive(Debug, Clone)]
-enum Part {
-    Block(Block),
-    Delay(Duration),
-    Event(Value),
-    Drop,
-    Hang,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Message,
-    Status(u16, Value),
-    DropAtOnce,
-}
-
 /// One scripted model reply.
 ///
 /// ```
@@ -136,8 +118,7 @@ enum Kind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Turn {
-    kind: Kind,
-    parts: Vec<Part>,
+    body: Body<Block>,
     id: Option<String>,
     model: Option<String>,
     stop_reason: Option<String>,
@@ -145,21 +126,15 @@ pub struct Turn {
     output_tokens: u64,
     cache_read: u64,
     cache_creation: u64,
-    delta_delay: Option<Duration>,
 }
 
-impl Default for Turn {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+turn_builders!(Turn, Block::Text, raw: event, delta_delay: delta_delay);
 
 impl Turn {
     /// An empty reply (add blocks to it).
     pub fn new() -> Self {
         Self {
-            kind: Kind::Message,
-            parts: Vec::new(),
+            body: Body::default(),
             id: None,
             model: None,
             stop_reason: None,
@@ -167,13 +142,7 @@ impl Turn {
             output_tokens: 5,
             cache_read: 0,
             cache_creation: 0,
-            delta_delay: None,
         }
-    }
-
-    /// A reply of one text block, streamed as one delta.
-    pub fn text_reply(text: &str) -> Self {
-        Self::new().text(text)
     }
 
     /// An HTTP error status with the API's error body (500 → `api_error`).
@@ -185,30 +154,7 @@ impl Turn {
             401 => "authentication_error",
             _ => "api_error",
         };
-        Self {
-            kind: Kind::Status(code, error_body(kind, "scripted failure")),
-            ..Self::new()
-        }
-    }
-
-    /// The connection is cut right after the headers.
-    pub fn dropped() -> Self {
-        Self {
-            kind: Kind::DropAtOnce,
-            ..Self::new()
-        }
-    }
-
-    /// Appends a text block streamed as one delta.
-    pub fn text(self, text: &str) -> Self {
-        self.text_chunks(&[text])
-    }
-
-    /// Appends a text block streamed as these deltas.
-    pub fn text_chunks(mut self, chunks: &[&str]) -> Self {
-        let chunks = chunks.iter().map(|s| s.to_string()).collect();
-        self.parts.push(Part::Block(Block::Text(chunks)));
-        self
+        Self::status_body(code, error_body(kind, "scripted failure"))
     }
 
     /// Appends a thinking block streamed as one delta.
@@ -218,48 +164,17 @@ impl Turn {
 
     /// Appends a thinking block streamed as these deltas.
     pub fn thinking_chunks(mut self, chunks: &[&str]) -> Self {
-        let chunks = chunks.iter().map(|s| s.to_string()).collect();
-        self.parts.push(Part::Block(Block::Thinking(chunks)));
+        self.body.push_item(Block::Thinking(owned(chunks)));
         self
     }
 
     /// Appends a tool_use block.
     pub fn tool_use(mut self, id: &str, name: &str, input: Value) -> Self {
-        self.parts.push(Part::Block(Block::ToolUse {
+        self.body.push_item(Block::ToolUse {
             id: id.into(),
             name: name.into(),
             input,
-        }));
-        self
-    }
-
-    /// Pauses here (between blocks).
-    pub fn delay(mut self, d: Duration) -> Self {
-        self.parts.push(Part::Delay(d));
-        self
-    }
-
-    /// Pauses before every delta of the blocks after this call.
-    pub fn delta_delay(mut self, d: Duration) -> Self {
-        self.delta_delay = Some(d);
-        self
-    }
-
-    /// Sends a raw event here.
-    pub fn event(mut self, event: Value) -> Self {
-        self.parts.push(Part::Event(event));
-        self
-    }
-
-    /// Cuts the connection here: no later block, no `message_stop`.
-    pub fn then_drop(mut self) -> Self {
-        self.parts.push(Part::Drop);
-        self
-    }
-
-    /// Stops sending here and never finishes (a stalled model).
-    pub fn then_hang(mut self) -> Self {
-        self.parts.push(Part::Hang);
+        });
         self
     }
 
@@ -301,18 +216,16 @@ impl Turn {
             return s.clone();
         }
         let has_tool = self
-            .parts
-            .iter()
-            .any(|p| matches!(p, Part::Block(Block::ToolUse { .. })));
+            .body
+            .items()
+            .any(|b| matches!(b, Block::ToolUse { .. }));
         if has_tool { "tool_use" } else { "end_turn" }.into()
     }
 
     /// Renders the reply to a request for `model`; `n` numbers default message ids.
     pub fn render(&self, model: &str, stream: bool, n: usize) -> Reply {
-        match &self.kind {
-            Kind::Status(code, body) => return Reply::json(*code, body),
-            Kind::DropAtOnce => return Reply::dropped(),
-            Kind::Message => {}
+        if let Some(reply) = self.body.early_reply() {
+            return reply;
         }
         let id = self.id.clone().unwrap_or_else(|| format!("msg_{n}"));
         let model = self.model.clone().unwrap_or_else(|| model.to_string());
@@ -331,20 +244,19 @@ impl Turn {
 
     /// The whole reply as one non-streamed message.
     pub fn message_json(&self, id: &str, model: &str) -> Value {
-        let mut content = Vec::new();
-        for part in &self.parts {
-            if let Part::Block(b) = part {
-                content.push(match b {
-                    Block::Text(c) => json!({"type": "text", "text": c.concat()}),
-                    Block::Thinking(c) => {
-                        json!({"type": "thinking", "thinking": c.concat(), "signature": "sig"})
-                    }
-                    Block::ToolUse { id, name, input } => {
-                        json!({"type": "tool_use", "id": id, "name": name, "input": input})
-                    }
-                });
-            }
-        }
+        let content: Vec<Value> = self
+            .body
+            .items()
+            .map(|b| match b {
+                Block::Text(c) => json!({"type": "text", "text": c.concat()}),
+                Block::Thinking(c) => {
+                    json!({"type": "thinking", "thinking": c.concat(), "signature": "sig"})
+                }
+                Block::ToolUse { id, name, input } => {
+                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                }
+            })
+            .collect();
         json!({"id": id, "type": "message", "role": "assistant", "model": model,
                "content": content, "stop_reason": self.effective_stop(),
                "stop_sequence": null, "usage": self.usage_json()})
@@ -356,49 +268,32 @@ impl Turn {
         start["message"]["usage"]["cache_creation_input_tokens"] = json!(self.cache_creation);
         let mut steps = vec![sse(&start)];
         let mut index = 0;
-        let delta_delay = self.delta_delay;
-        let push_delta = |steps: &mut Vec<Step>, ev: Value| {
-            if let Some(d) = delta_delay {
-                steps.push(Step::Delay(d));
-            }
-            steps.push(sse(&ev));
-        };
-        for part in &self.parts {
-            match part {
-                Part::Delay(d) => steps.push(Step::Delay(*d)),
-                Part::Event(ev) => steps.push(sse(ev)),
-                Part::Drop => {
-                    steps.push(Step::Drop);
-                    return steps;
-                }
-                Part::Hang => {
-                    steps.push(Step::Hang);
-                    return steps;
-                }
-                Part::Block(Block::Text(chunks)) => {
+        let finished = self.body.stream(&mut steps, sse, |block, steps| {
+            match block {
+                Block::Text(chunks) => {
                     steps.push(sse(&ev_text_start(index)));
                     for c in chunks {
-                        push_delta(&mut steps, ev_text_delta(index, c));
+                        self.body.delta(steps, sse(&ev_text_delta(index, c)));
                     }
-                    steps.push(sse(&ev_block_stop(index)));
-                    index += 1;
                 }
-                Part::Block(Block::Thinking(chunks)) => {
+                Block::Thinking(chunks) => {
                     steps.push(sse(&ev_thinking_start(index)));
                     for c in chunks {
-                        push_delta(&mut steps, ev_thinking_delta(index, c));
+                        self.body.delta(steps, sse(&ev_thinking_delta(index, c)));
                     }
                     steps.push(sse(&ev_signature_delta(index, "sig")));
-                    steps.push(sse(&ev_block_stop(index)));
-                    index += 1;
                 }
-                Part::Block(Block::ToolUse { id, name, input }) => {
+                Block::ToolUse { id, name, input } => {
                     steps.push(sse(&ev_tool_use_start(index, id, name)));
-                    push_delta(&mut steps, ev_input_json_delta(index, &input.to_string()));
-                    steps.push(sse(&ev_block_stop(index)));
-                    index += 1;
+                    let partial = ev_input_json_delta(index, &input.to_string());
+                    self.body.delta(steps, sse(&partial));
                 }
             }
+            steps.push(sse(&ev_block_stop(index)));
+            index += 1;
+        });
+        if !finished {
+            return steps;
         }
         let mut delta = ev_message_delta(&self.effective_stop(), self.output_tokens);
         delta["usage"]["input_tokens"] = json!(self.input_tokens);
@@ -411,10 +306,4 @@ impl Turn {
 }
 
 /// One SSE frame: `event: <type>` and `data: <json>`.
-pub fn sse(event: &Value) -> Step {
-    let kind = event
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("message");
-    Step::Bytes(Bytes::from(format!("event: {kind}\ndata: {event}\n\n")))
-}
+pub use crate::stream::sse_named as sse;

@@ -13,8 +13,6 @@
 
 mod events;
 
-use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -22,47 +20,22 @@ use serde_json::{json, Value};
 
 pub use events::*;
 
-use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
+use crate::served::{choose, items, model_of, stream_of, ScriptOf, Served, Wire};
+use crate::server::{RecordedRequest, Reply};
 
-/// A predicate over a messages request.
-pub type Matcher = Arc<dyn Fn(&MessagesRequest) -> bool + Send + Sync>;
-
-/// Ready-made matchers.
-pub mod when {
-    use super::{Matcher, MessagesRequest};
-    use crate::script::{typed, when as neutral};
-    use std::sync::Arc;
-
+crate::script::vendor_when! { MessagesRequest;
     /// The latest user text (the last `user` message's text blocks) contains `needle`.
-    pub fn user_text_contains(needle: &str) -> Matcher {
-        typed(neutral::user_text_contains(needle))
-    }
-
+    user_text_contains(needle) => user_text_contains;
     /// Any text anywhere in `messages` (user, assistant, system entries, tool results)
     /// contains `needle`.
-    pub fn any_text_contains(needle: &str) -> Matcher {
-        typed(neutral::any_text_contains(needle))
-    }
-
+    any_text_contains(needle) => any_text_contains;
     /// The model asked for contains `needle` (e.g. `haiku`).
-    pub fn model_contains(needle: &str) -> Matcher {
-        typed(neutral::model_contains(needle))
-    }
-
+    model_contains(needle) => model_contains;
     /// The last user message carries a tool_result for `tool_use_id`.
-    pub fn tool_result_for(tool_use_id: &str) -> Matcher {
-        typed(neutral::tool_result_for(tool_use_id))
-    }
-
+    tool_result_for(tool_use_id) => tool_result_for;
     /// The request offers no tools (title generation and other side calls).
-    pub fn no_tools() -> Matcher {
-        typed(neutral::no_tools())
-    }
-
-    /// Any custom predicate.
-    pub fn custom(f: impl Fn(&MessagesRequest) -> bool + Send + Sync + 'static) -> Matcher {
-        Arc::new(f)
-    }
+    no_tools() => no_tools;
+    {}
 }
 
 /// A `POST /v1/messages` body, with helpers for matching and assertions.
@@ -75,20 +48,17 @@ pub struct MessagesRequest {
 impl MessagesRequest {
     /// The model asked for.
     pub fn model(&self) -> &str {
-        self.body["model"].as_str().unwrap_or_default()
+        model_of(&self.body)
     }
 
     /// True for `stream: true`.
     pub fn stream(&self) -> bool {
-        self.body["stream"].as_bool().unwrap_or(false)
+        stream_of(&self.body)
     }
 
     /// The `messages` array.
     pub fn messages(&self) -> &[Value] {
-        self.body["messages"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        items(&self.body["messages"])
     }
 
     /// Names of the tools offered.
@@ -171,134 +141,52 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub type Script = crate::playbook::Script<MessagesRequest, Turn>;
+pub type Script = ScriptOf<Messages>;
 
-struct AnthropicResponder {
-    script: Mutex<Script>,
-}
+/// The Anthropic Messages wire.
+pub struct Messages;
 
-impl Responder for AnthropicResponder {
-    fn respond(&self, request: &RecordedRequest) -> Reply {
-        let route = request.route();
-        if request.method != "POST" {
-            return Reply::json(404, &error_body("not_found_error", "no such route"));
-        }
-        if route.ends_with("/count_tokens") {
+impl Wire for Messages {
+    type Request = MessagesRequest;
+    type Turn = Turn;
+    type Extra = ();
+
+    fn request(r: &RecordedRequest) -> Option<MessagesRequest> {
+        (r.method == "POST" && r.route() == "/v1/messages").then(|| MessagesRequest {
+            body: r.body.clone(),
+        })
+    }
+
+    fn respond(script: &Mutex<Script>, request: &RecordedRequest) -> Reply {
+        if request.method == "POST" && request.route().ends_with("/count_tokens") {
             // A rough count: enough for the CLI's budgeting, stable for tests.
             let tokens = (request.raw.len() / 4).max(1);
             return Reply::json(200, &json!({ "input_tokens": tokens }));
         }
-        if route != "/v1/messages" {
+        let Some(req) = Self::request(request) else {
             return Reply::json(404, &error_body("not_found_error", "no such route"));
-        }
-        let req = MessagesRequest {
-            body: request.body.clone(),
         };
-        let mut script = self.script.lock();
-        let turn = script.choose(&req);
-        turn.render(req.model(), req.stream(), script.served)
+        let (turn, served) = choose::<Self>(script, &req);
+        turn.render(req.model(), req.stream(), served)
     }
 }
 
-/// A running scripted Anthropic server.
-pub struct AnthropicServer {
-    server: ScriptedServer,
-    responder: Arc<AnthropicResponder>,
-}
+/// A running scripted Anthropic server: its base URL is what `ANTHROPIC_BASE_URL`
+/// should be.
+pub type AnthropicServer = Served<Messages>;
 
-impl AnthropicServer {
-    /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
-        Self::start_with_shutdown(script, std::future::pending()).await
-    }
-
-    /// Like [`AnthropicServer::start`], also stopping when `shutdown` resolves.
-    pub async fn start_with_shutdown(
-        script: impl Into<Script>,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> io::Result<Self> {
-        Self::start_recording(script, shutdown, Recorder::default()).await
-    }
-
-    /// Like [`AnthropicServer::start_with_shutdown`], recording into `recorder` (one
-    /// [`Recorder::keeping_last`] a few for a long run: a resumed Claude session sends
-    /// its whole conversation in every request).
-    pub async fn start_recording(
-        script: impl Into<Script>,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-        recorder: Recorder,
-    ) -> io::Result<Self> {
-        let responder = Arc::new(AnthropicResponder {
-            script: Mutex::new(script.into()),
-        });
-        let server = ScriptedServer::start_recording(responder.clone(), shutdown, recorder).await?;
-        Ok(Self { server, responder })
-    }
-
-    /// What `ANTHROPIC_BASE_URL` should be.
-    pub fn base_url(&self) -> String {
-        self.server.base_url()
-    }
-
-    /// The recorder of every request (count_tokens and 404s included).
-    pub fn recorder(&self) -> &Recorder {
-        self.server.recorder()
-    }
-
+impl Served<Messages> {
     /// Every `POST /v1/messages` body so far, in order.
     pub fn messages_requests(&self) -> Vec<MessagesRequest> {
-        self.recorder()
-            .requests()
-            .into_iter()
-            .filter(|r| r.method == "POST" && r.route() == "/v1/messages")
-            .map(|r| MessagesRequest { body: r.body })
-            .collect()
+        self.requests()
     }
 
     /// Waits until at least `n` messages requests arrived, or `timeout` passes.
     pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> bool {
-        self.recorder()
-            .wait_until(timeout, |reqs| {
-                reqs.iter()
-                    .filter(|r| r.method == "POST" && r.route() == "/v1/messages")
-                    .count()
-                    >= n
-            })
-            .await
-    }
-
-    /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: impl Into<Turn>) {
-        self.responder.script.lock().book.queue(None, turn.into());
-    }
-
-    /// Turns still queued.
-    pub fn queued_turns(&self) -> usize {
-        self.responder.script.lock().book.queued()
-    }
-
-    /// Stops the server at once, cutting open streams (a crashed model server).
-    pub async fn shutdown(self) {
-        self.server.shutdown().await
+        self.wait_for_answered(n, timeout).await
     }
 }
 
-impl crate::script::ModelRequest for MessagesRequest {
-    fn model(&self) -> &str {
-        MessagesRequest::model(self)
-    }
-    fn last_user_text(&self) -> String {
-        MessagesRequest::last_user_text(self)
-    }
-    fn all_text(&self) -> String {
-        MessagesRequest::all_text(self)
-    }
-    fn tool_names(&self) -> Vec<String> {
-        MessagesRequest::tool_names(self)
-    }
-    fn tool_result(&self, call_id: &str) -> Option<String> {
-        self.last_tool_result(call_id)
-    }
-}
+crate::script::model_request_by_helpers!(MessagesRequest, tool_result: last_tool_result);
 
 crate::script::lower_into!(Turn, Script, thinking: thinking_chunks, tool_call: tool_use, delta_delay: delta_delay);

@@ -9,13 +9,12 @@
 //! `data: [DONE]`. A turn can also be an HTTP error, a pause, a stall or a cut
 //! connection.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::ChatRequest;
 use crate::server::{Reply, Step};
+use crate::stream::{owned, turn_builders, Body};
 
 /// The `created` time every reply carries (fixed, so transcripts compare equal).
 pub const CREATED: u64 = 1_764_547_200;
@@ -101,22 +100,6 @@ enum Item {
     EchoToolOutput(String),
 }
 
-#[derive(Debug, Clone)]
-enum Part {
-    Item(Item),
-    Delay(Duration),
-    Chunk(Value),
-    Drop,
-    Hang,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Completion,
-    Status(u16, Value),
-    DropAtOnce,
-}
-
 /// One scripted model reply (one `POST /v1/chat/completions`).
 ///
 /// ```
@@ -131,42 +114,29 @@ enum Kind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Turn {
-    kind: Kind,
-    parts: Vec<Part>,
+    body: Body<Item>,
     id: Option<String>,
     finish_reason: Option<String>,
     prompt_tokens: u64,
     cached_tokens: u64,
     completion_tokens: u64,
     reasoning_tokens: u64,
-    delta_delay: Option<Duration>,
 }
 
-impl Default for Turn {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+turn_builders!(Turn, Item::Text, raw: chunk, delta_delay: delta_delay);
 
 impl Turn {
     /// An empty reply (add items to it).
     pub fn new() -> Self {
         Self {
-            kind: Kind::Completion,
-            parts: Vec::new(),
+            body: Body::default(),
             id: None,
             finish_reason: None,
             prompt_tokens: 20,
             cached_tokens: 0,
             completion_tokens: 7,
             reasoning_tokens: 0,
-            delta_delay: None,
         }
-    }
-
-    /// A reply of one message, streamed as one delta.
-    pub fn text_reply(text: &str) -> Self {
-        Self::new().text(text)
     }
 
     /// An HTTP error status with the API's error body.
@@ -178,30 +148,7 @@ impl Turn {
             404 => "model_not_found",
             _ => "server_error",
         };
-        Self {
-            kind: Kind::Status(code, error_body(kind, "scripted failure")),
-            ..Self::new()
-        }
-    }
-
-    /// The connection is cut right after the headers.
-    pub fn dropped() -> Self {
-        Self {
-            kind: Kind::DropAtOnce,
-            ..Self::new()
-        }
-    }
-
-    /// Appends text streamed as one delta.
-    pub fn text(self, text: &str) -> Self {
-        self.text_chunks(&[text])
-    }
-
-    /// Appends text streamed as these deltas.
-    pub fn text_chunks(mut self, chunks: &[&str]) -> Self {
-        let chunks = chunks.iter().map(|s| s.to_string()).collect();
-        self.parts.push(Part::Item(Item::Text(chunks)));
-        self
+        Self::status_body(code, error_body(kind, "scripted failure"))
     }
 
     /// Appends reasoning (`delta.reasoning_content`) streamed as one delta.
@@ -211,8 +158,7 @@ impl Turn {
 
     /// Appends reasoning streamed as these deltas.
     pub fn reasoning_chunks(mut self, chunks: &[&str]) -> Self {
-        let chunks = chunks.iter().map(|s| s.to_string()).collect();
-        self.parts.push(Part::Item(Item::Reasoning(chunks)));
+        self.body.push_item(Item::Reasoning(owned(chunks)));
         self
     }
 
@@ -226,16 +172,15 @@ impl Turn {
     /// Appends a call whose arguments stream as exactly these pieces (their
     /// concatenation may be malformed JSON on purpose).
     pub fn tool_call_chunks(self, id: &str, name: &str, pieces: &[&str]) -> Self {
-        let pieces = pieces.iter().map(|s| s.to_string()).collect();
-        self.push_call(id, name, pieces)
+        self.push_call(id, name, owned(pieces))
     }
 
     fn push_call(mut self, id: &str, name: &str, pieces: Vec<String>) -> Self {
-        self.parts.push(Part::Item(Item::Call {
+        self.body.push_item(Item::Call {
             id: id.into(),
             name: name.into(),
             pieces,
-        }));
+        });
         self
     }
 
@@ -243,48 +188,17 @@ impl Turn {
     /// `bash`, `shell`, …), with `command` under the parameter its schema names
     /// (`command` or `cmd`; an argv when the schema says array).
     pub fn shell(mut self, id: &str, command: &str) -> Self {
-        self.parts.push(Part::Item(Item::Shell {
+        self.body.push_item(Item::Shell {
             id: id.into(),
             command: command.into(),
-        }));
+        });
         self
     }
 
     /// Appends text quoting the request's latest tool result after `prefix` (the model
     /// "read" the result).
     pub fn echo_tool_output(mut self, prefix: &str) -> Self {
-        self.parts
-            .push(Part::Item(Item::EchoToolOutput(prefix.into())));
-        self
-    }
-
-    /// Pauses here (between items).
-    pub fn delay(mut self, d: Duration) -> Self {
-        self.parts.push(Part::Delay(d));
-        self
-    }
-
-    /// Pauses before every delta of the items after this call.
-    pub fn delta_delay(mut self, d: Duration) -> Self {
-        self.delta_delay = Some(d);
-        self
-    }
-
-    /// Sends a raw chunk object here.
-    pub fn chunk(mut self, chunk: Value) -> Self {
-        self.parts.push(Part::Chunk(chunk));
-        self
-    }
-
-    /// Cuts the connection here: no later delta, no `finish_reason`, no `[DONE]`.
-    pub fn then_drop(mut self) -> Self {
-        self.parts.push(Part::Drop);
-        self
-    }
-
-    /// Stops sending here and never finishes (a stalled model).
-    pub fn then_hang(mut self) -> Self {
-        self.parts.push(Part::Hang);
+        self.body.push_item(Item::EchoToolOutput(prefix.into()));
         self
     }
 
@@ -325,10 +239,8 @@ impl Turn {
 
     /// Renders the reply to `req`; `n` numbers the default id.
     pub fn render(&self, req: &ChatRequest, n: usize) -> Reply {
-        match &self.kind {
-            Kind::Status(code, body) => return Reply::json(*code, body),
-            Kind::DropAtOnce => return Reply::dropped(),
-            Kind::Completion => {}
+        if let Some(reply) = self.body.early_reply() {
+            return reply;
         }
         let id = self.id.clone().unwrap_or_else(|| format!("chatcmpl-{n}"));
         if req.stream() {
@@ -339,13 +251,7 @@ impl Turn {
     }
 
     fn items(&self, req: &ChatRequest) -> Vec<Item> {
-        self.parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Item(i) => Some(resolve(i, req)),
-                _ => None,
-            })
-            .collect()
+        self.body.items().map(|i| resolve(i, req)).collect()
     }
 
     fn finish(&self, items: &[Item]) -> String {
@@ -398,53 +304,37 @@ impl Turn {
         ))];
         let mut calls = 0;
         let mut items = Vec::new();
-        for part in &self.parts {
-            match part {
-                Part::Delay(d) => steps.push(Step::Delay(*d)),
-                Part::Chunk(c) => steps.push(sse(c)),
-                Part::Drop => {
-                    steps.push(Step::Drop);
-                    return steps;
-                }
-                Part::Hang => {
-                    steps.push(Step::Hang);
-                    return steps;
-                }
-                Part::Item(item) => {
-                    let item = resolve(item, req);
-                    let delta = |steps: &mut Vec<Step>, d: Value| {
-                        if let Some(pause) = self.delta_delay {
-                            steps.push(Step::Delay(pause));
-                        }
-                        steps.push(sse(&chunk(id, model, d, None)));
-                    };
-                    match &item {
-                        Item::Text(c) => {
-                            for piece in c {
-                                delta(&mut steps, json!({"content": piece}));
-                            }
-                        }
-                        Item::Reasoning(c) => {
-                            for piece in c {
-                                delta(&mut steps, json!({"reasoning_content": piece}));
-                            }
-                        }
-                        Item::Call {
-                            id: call_id,
-                            name,
-                            pieces,
-                        } => {
-                            delta(&mut steps, delta_call_start(calls, call_id, name));
-                            for piece in pieces {
-                                delta(&mut steps, delta_call_arguments(calls, piece));
-                            }
-                            calls += 1;
-                        }
-                        Item::Shell { .. } | Item::EchoToolOutput(_) => {}
+        let finished = self.body.stream(&mut steps, sse, |item, steps| {
+            let item = resolve(item, req);
+            let mut delta = |d: Value| self.body.delta(steps, sse(&chunk(id, model, d, None)));
+            match &item {
+                Item::Text(c) => {
+                    for piece in c {
+                        delta(json!({"content": piece}));
                     }
-                    items.push(item);
                 }
+                Item::Reasoning(c) => {
+                    for piece in c {
+                        delta(json!({"reasoning_content": piece}));
+                    }
+                }
+                Item::Call {
+                    id: call_id,
+                    name,
+                    pieces,
+                } => {
+                    delta(delta_call_start(calls, call_id, name));
+                    for piece in pieces {
+                        delta(delta_call_arguments(calls, piece));
+                    }
+                    calls += 1;
+                }
+                Item::Shell { .. } | Item::EchoToolOutput(_) => {}
             }
+            items.push(item);
+        });
+        if !finished {
+            return steps;
         }
         steps.push(sse(&chunk(
             id,

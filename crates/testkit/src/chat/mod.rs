@@ -41,8 +41,6 @@
 
 mod events;
 
-use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -51,51 +49,27 @@ use serde_json::{json, Value};
 pub use events::*;
 
 use crate::playbook::Models;
-use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
+use crate::served::{choose, items, model_of, stream_of, ScriptOf, Served, Wire};
+use crate::server::{RecordedRequest, Reply};
 
-/// A predicate over a chat request.
-pub type Matcher = Arc<dyn Fn(&ChatRequest) -> bool + Send + Sync>;
-
-/// Ready-made matchers.
-pub mod when {
-    use super::{ChatRequest, Matcher};
-    use crate::script::{typed, when as neutral};
-    use std::sync::Arc;
-
+crate::script::vendor_when! { ChatRequest;
     /// The latest user message's text contains `needle`.
-    pub fn user_text_contains(needle: &str) -> Matcher {
-        typed(neutral::user_text_contains(needle))
-    }
-
+    user_text_contains(needle) => user_text_contains;
     /// Any text anywhere in `messages` (every role, tool results, call arguments)
     /// contains `needle`.
-    pub fn any_text_contains(needle: &str) -> Matcher {
-        typed(neutral::any_text_contains(needle))
-    }
-
+    any_text_contains(needle) => any_text_contains;
     /// The messages carry the result of call `call_id`.
-    pub fn tool_output_for(call_id: &str) -> Matcher {
-        typed(neutral::tool_result_for(call_id))
-    }
-
-    /// The last message is a tool result (the model is asked to go on after a call).
-    pub fn after_tool_output() -> Matcher {
-        Arc::new(|r: &ChatRequest| r.last_tool_output().is_some())
-    }
-
+    tool_output_for(call_id) => tool_result_for;
     /// The model asked for contains `needle`.
-    pub fn model_contains(needle: &str) -> Matcher {
-        typed(neutral::model_contains(needle))
-    }
-
+    model_contains(needle) => model_contains;
     /// The request offers no tools (titles, summaries and other side calls).
-    pub fn no_tools() -> Matcher {
-        typed(neutral::no_tools())
-    }
-
-    /// Any custom predicate.
-    pub fn custom(f: impl Fn(&ChatRequest) -> bool + Send + Sync + 'static) -> Matcher {
-        Arc::new(f)
+    no_tools() => no_tools;
+    {
+        /// The last message is a tool result (the model is asked to go on after a
+        /// call).
+        pub fn after_tool_output() -> Matcher {
+            Arc::new(|r: &ChatRequest| r.last_tool_output().is_some())
+        }
     }
 }
 
@@ -118,11 +92,7 @@ impl ChatRequest {
 
     /// The first header named `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
+        crate::server::header(&self.headers, name)
     }
 
     /// The token of `Authorization: Bearer <token>`.
@@ -132,12 +102,12 @@ impl ChatRequest {
 
     /// The model asked for.
     pub fn model(&self) -> &str {
-        self.body["model"].as_str().unwrap_or_default()
+        model_of(&self.body)
     }
 
     /// True for `stream: true`.
     pub fn stream(&self) -> bool {
-        self.body["stream"].as_bool().unwrap_or(false)
+        stream_of(&self.body)
     }
 
     /// True when a streamed reply should end with a usage chunk.
@@ -149,18 +119,12 @@ impl ChatRequest {
 
     /// The `messages` array.
     pub fn messages(&self) -> &[Value] {
-        self.body["messages"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        items(&self.body["messages"])
     }
 
     /// The `tools` offered, as sent (`{type: "function", function: {name, parameters}}`).
     pub fn tools(&self) -> &[Value] {
-        self.body["tools"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        items(&self.body["tools"])
     }
 
     /// Names of the tools offered.
@@ -277,142 +241,66 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub type Script = crate::playbook::Script<ChatRequest, Turn, Models>;
-
-struct ChatResponder {
-    script: Mutex<Script>,
-}
+pub type Script = ScriptOf<Completions>;
 
 fn is_route(r: &RecordedRequest, method: &str, path: &str) -> bool {
     let route = r.route();
     r.method == method && (route == path || route.strip_prefix("/v1") == Some(path))
 }
 
-impl Responder for ChatResponder {
-    fn respond(&self, request: &RecordedRequest) -> Reply {
+/// The OpenAI Chat Completions wire.
+pub struct Completions;
+
+impl Wire for Completions {
+    type Request = ChatRequest;
+    type Turn = Turn;
+    type Extra = Models;
+
+    fn request(r: &RecordedRequest) -> Option<ChatRequest> {
+        is_route(r, "POST", "/chat/completions").then(|| ChatRequest::from_recorded(r))
+    }
+
+    fn respond(script: &Mutex<Script>, request: &RecordedRequest) -> Reply {
         if is_route(request, "GET", "/models") {
-            let script = self.script.lock();
-            let data: Vec<Value> = script
-                .extra
-                .0
-                .iter()
-                .map(|id| {
-                    json!({"id": id, "object": "model", "created": CREATED,
-                           "owned_by": "weft-testkit"})
-                })
-                .collect();
-            return Reply::json(200, &json!({"object": "list", "data": data}));
+            return script.lock().extra.list(|id| {
+                json!({"id": id, "object": "model", "created": CREATED,
+                       "owned_by": "weft-testkit"})
+            });
         }
-        if !is_chat(request) {
+        let Some(req) = Self::request(request) else {
             return Reply::json(404, &error_body("not_found", "no such route"));
-        }
+        };
         if request.body.is_null() {
             return Reply::json(
                 400,
                 &error_body("invalid_request_error", "the body is not JSON"),
             );
         }
-        let req = ChatRequest::from_recorded(request);
-        let mut script = self.script.lock();
-        let turn = script.choose(&req);
-        turn.render(&req, script.served)
+        let (turn, served) = choose::<Self>(script, &req);
+        turn.render(&req, served)
     }
 }
 
 /// A running scripted Chat Completions server.
-pub struct ChatServer {
-    server: ScriptedServer,
-    responder: Arc<ChatResponder>,
-}
+pub type ChatServer = Served<Completions>;
 
-impl ChatServer {
-    /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
-        Self::start_with_shutdown(script, std::future::pending()).await
-    }
-
-    /// Like [`ChatServer::start`], also stopping when `shutdown` resolves.
-    pub async fn start_with_shutdown(
-        script: impl Into<Script>,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> io::Result<Self> {
-        let responder = Arc::new(ChatResponder {
-            script: Mutex::new(script.into()),
-        });
-        let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
-        Ok(Self { server, responder })
-    }
-
-    /// `http://127.0.0.1:PORT`.
-    pub fn base_url(&self) -> String {
-        self.server.base_url()
-    }
-
+impl Served<Completions> {
     /// What an OpenAI-compatible `base_url` setting should be: `http://127.0.0.1:PORT/v1`.
     pub fn v1_url(&self) -> String {
-        format!("{}/v1", self.server.base_url())
-    }
-
-    /// The recorder of every request (404s and model listings included).
-    pub fn recorder(&self) -> &Recorder {
-        self.server.recorder()
+        format!("{}/v1", self.base_url())
     }
 
     /// Every chat completions request so far, in order, with its headers.
     pub fn chat_requests(&self) -> Vec<ChatRequest> {
-        self.recorder()
-            .requests()
-            .iter()
-            .filter(|r| is_chat(r))
-            .map(ChatRequest::from_recorded)
-            .collect()
+        self.requests()
     }
 
     /// Waits until at least `n` chat requests arrived, or `timeout` passes.
     pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
-        self.recorder()
-            .wait_until(timeout, |reqs| {
-                reqs.iter().filter(|r| is_chat(r)).count() >= n
-            })
-            .await
-    }
-
-    /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: impl Into<Turn>) {
-        self.responder.script.lock().book.queue(None, turn.into());
-    }
-
-    /// Turns still queued.
-    pub fn queued_turns(&self) -> usize {
-        self.responder.script.lock().book.queued()
-    }
-
-    /// Stops the server at once, cutting open streams (a crashed model server).
-    pub async fn shutdown(self) {
-        self.server.shutdown().await
+        self.wait_for_answered(n, timeout).await
     }
 }
 
-fn is_chat(r: &RecordedRequest) -> bool {
-    is_route(r, "POST", "/chat/completions")
-}
-
-impl crate::script::ModelRequest for ChatRequest {
-    fn model(&self) -> &str {
-        ChatRequest::model(self)
-    }
-    fn last_user_text(&self) -> String {
-        ChatRequest::last_user_text(self)
-    }
-    fn all_text(&self) -> String {
-        ChatRequest::all_text(self)
-    }
-    fn tool_names(&self) -> Vec<String> {
-        ChatRequest::tool_names(self)
-    }
-    fn tool_result(&self, call_id: &str) -> Option<String> {
-        self.tool_output(call_id)
-    }
-}
+crate::script::model_request_by_helpers!(ChatRequest, tool_result: tool_output);
 
 crate::script::lower_into!(Turn, Script, thinking: reasoning_chunks, tool_call: tool_call, delta_delay: delta_delay);

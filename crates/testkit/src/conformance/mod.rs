@@ -37,11 +37,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use weft_kernel::{AgentDriver, LoomIO};
 use weft_protocol::{
-    permission, InteractionKind, Phase, PromptRequest, SteerOutcome, ToolKind, ToolStatus,
+    permission, InteractionKind, PromptRequest, SteerOutcome, ToolKind, ToolStatus,
     UniversalSnapshot,
 };
 
-use world::{kill_all, open_loom};
+use world::{ended, kill_all, open_loom, wait_on};
 pub use world::{marked_pids, World};
 
 /// [`Behaviour::Text`]: the reply, streamed as these separate deltas.
@@ -192,6 +192,13 @@ fn shell_calls(s: &UniversalSnapshot) -> Vec<&weft_protocol::ToolCall> {
         .collect()
 }
 
+fn first_shell_call(s: &UniversalSnapshot) -> &weft_protocol::ToolCall {
+    shell_calls(s)
+        .first()
+        .copied()
+        .unwrap_or_else(|| panic!("no shell call: {s:#?}"))
+}
+
 fn assert_clean(s: &UniversalSnapshot) {
     assert_eq!(s.error, None, "the turn failed: {s:#?}");
     assert!(!s.incomplete, "the turn is incomplete: {s:#?}");
@@ -231,10 +238,7 @@ pub async fn tool_call(h: &dyn Harness) {
     };
     let (_, snap) = w.turn(None, "Run the tool.").await;
     assert_clean(&snap);
-    let calls = shell_calls(&snap);
-    let call = calls
-        .first()
-        .unwrap_or_else(|| panic!("no shell call: {snap:#?}"));
+    let call = first_shell_call(&snap);
     assert_eq!(call.status, ToolStatus::Done, "{call:#?}");
     assert!(
         call.result
@@ -259,10 +263,7 @@ pub async fn failing_tool_call(h: &dyn Harness) {
     };
     let (_, snap) = w.turn(None, "Run the failing tool.").await;
     assert_clean(&snap);
-    let calls = shell_calls(&snap);
-    let call = calls
-        .first()
-        .unwrap_or_else(|| panic!("no shell call: {snap:#?}"));
+    let call = first_shell_call(&snap);
     assert_eq!(call.status, ToolStatus::Failed, "{call:#?}");
     assert!(
         snap.activity.contains("failed"),
@@ -274,13 +275,10 @@ pub async fn failing_tool_call(h: &dyn Harness) {
 }
 
 async fn permission(h: &dyn Harness, allow: bool) {
-    let Some(w) = World::start(h, Behaviour::Permission).await else {
+    let Some(w) = World::start_needing(h, Behaviour::Permission, "interact", |c| c.interact).await
+    else {
         return;
     };
-    if !w.caps.interact {
-        eprintln!("SKIPPED: {} does not declare interact", w.agent);
-        return w.close().await;
-    }
     let (key, task) = w.prompt(None, "Touch the probe file.").await;
     let choice = if allow {
         permission::ALLOW
@@ -294,10 +292,7 @@ async fn permission(h: &dyn Harness, allow: bool) {
     let snap = w.finished(&key, &task).await;
     assert_clean(&snap);
     let file = w.workdir().join(PERMISSION_FILE);
-    let calls = shell_calls(&snap);
-    let call = calls
-        .first()
-        .unwrap_or_else(|| panic!("no shell call: {snap:#?}"));
+    let call = first_shell_call(&snap);
     if allow {
         assert!(file.exists(), "allowed, yet {PERMISSION_FILE} was not made");
         assert_eq!(call.status, ToolStatus::Done, "{call:#?}");
@@ -329,13 +324,10 @@ pub async fn permission_deny(h: &dyn Harness) {
 
 /// The agent's question is answered through `interact`; the model gets the answer.
 pub async fn question_answered(h: &dyn Harness) {
-    let Some(w) = World::start(h, Behaviour::Question).await else {
+    let Some(w) = World::start_needing(h, Behaviour::Question, "interact", |c| c.interact).await
+    else {
         return;
     };
-    if !w.caps.interact {
-        eprintln!("SKIPPED: {} does not declare interact", w.agent);
-        return w.close().await;
-    }
     let (key, task) = w.prompt(None, "Ask me for a color.").await;
     let pick = QUESTION_CHOICES[1];
     w.answer(&key, InteractionKind::UserInput, |value, label| {
@@ -355,13 +347,9 @@ pub async fn question_answered(h: &dyn Harness) {
 
 /// A steer sent while a tool runs reaches the model within the same turn.
 pub async fn steer(h: &dyn Harness) {
-    let Some(w) = World::start(h, Behaviour::Steer).await else {
+    let Some(w) = World::start_needing(h, Behaviour::Steer, "steer", |c| c.steer).await else {
         return;
     };
-    if !w.caps.steer {
-        eprintln!("SKIPPED: {} does not declare steer", w.agent);
-        return w.close().await;
-    }
     let (key, task) = w.prompt(None, "Run the slow tool.").await;
     w.wait(&key, "the slow tool to start", |s| {
         s.tool_calls.iter().any(|c| c.status == ToolStatus::Running)
@@ -379,14 +367,28 @@ pub async fn steer(h: &dyn Harness) {
     w.close().await;
 }
 
+/// Starts a turn and waits until the model has streamed its first words and stalled.
+async fn stalled(w: &World) -> (String, String) {
+    let (key, task) = w.prompt(None, "Think for a long time.").await;
+    w.wait(&key, "the first words", |s| s.text.contains(STALL_TEXT))
+        .await;
+    (key, task)
+}
+
+/// After an interrupted turn, the next prompt in the session works.
+async fn goes_on(w: World, key: &str) {
+    let (_, next) = w.turn(Some(key), "Go on.").await;
+    assert_clean(&next);
+    assert!(next.text.contains(CONTINUED), "text: {:?}", next.text);
+    w.close().await;
+}
+
 /// Stop ends the running turn (incomplete, text kept); the next prompt works.
 pub async fn stop_then_continue(h: &dyn Harness) {
     let Some(w) = World::start(h, Behaviour::Stop).await else {
         return;
     };
-    let (key, task) = w.prompt(None, "Think for a long time.").await;
-    w.wait(&key, "the first words", |s| s.text.contains(STALL_TEXT))
-        .await;
+    let (key, task) = stalled(&w).await;
     w.loom.stop(&key).await.expect("stop");
     let snap = w.finished(&key, &task).await;
     assert!(snap.incomplete, "a stopped turn is incomplete: {snap:#?}");
@@ -394,22 +396,15 @@ pub async fn stop_then_continue(h: &dyn Harness) {
         snap.text.contains(STALL_TEXT),
         "the text so far is kept: {snap:#?}"
     );
-    let (_, next) = w.turn(Some(&key), "Go on.").await;
-    assert_clean(&next);
-    assert!(next.text.contains(CONTINUED), "text: {:?}", next.text);
-    w.close().await;
+    goes_on(w, &key).await;
 }
 
 /// A session continues in a new kernel with a new driver (a new process): the model
 /// sees the first turn again.
 pub async fn resume_in_new_process(h: &dyn Harness) {
-    let Some(w) = World::start(h, Behaviour::Resume).await else {
+    let Some(w) = World::start_needing(h, Behaviour::Resume, "resume", |c| c.resume).await else {
         return;
     };
-    if !w.caps.resume {
-        eprintln!("SKIPPED: {} does not declare resume", w.agent);
-        return w.close().await;
-    }
     let (key, first) = w.turn(None, RESUME_PROMPT).await;
     assert_clean(&first);
     assert!(first.text.contains(RESUME_FIRST));
@@ -423,22 +418,14 @@ pub async fn resume_in_new_process(h: &dyn Harness) {
         })
         .await
         .expect("prompt in the new kernel");
-    let deadline = tokio::time::Instant::now() + TURN_TIMEOUT;
-    let second = loop {
-        let s = second_loom
-            .get_snapshot(&key)
-            .await
-            .expect("snapshot")
-            .snapshot;
-        if s.task_id.as_deref() == Some(&accepted.task_id) && s.phase == Phase::Done {
-            break s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "resumed turn timed out: {s:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let second = wait_on(
+        &second_loom,
+        &key,
+        "the resumed turn to end",
+        TURN_TIMEOUT,
+        ended(&accepted.task_id),
+    )
+    .await;
     second_loom.shutdown().await;
     assert_clean(&second);
     assert_eq!(
@@ -506,9 +493,7 @@ pub async fn crash_mid_turn(h: &dyn Harness) {
     let Some(w) = World::start(h, Behaviour::Crash).await else {
         return;
     };
-    let (key, task) = w.prompt(None, "Think for a long time.").await;
-    w.wait(&key, "the first words", |s| s.text.contains(STALL_TEXT))
-        .await;
+    let (key, task) = stalled(&w).await;
     let pids = w.marked_pids();
     assert!(!pids.is_empty(), "no agent process carries the mark");
     kill_all(&pids);
@@ -522,10 +507,7 @@ pub async fn crash_mid_turn(h: &dyn Harness) {
         snap.text.contains(STALL_TEXT),
         "the text so far is kept: {snap:#?}"
     );
-    let (_, next) = w.turn(Some(&key), "Go on.").await;
-    assert_clean(&next);
-    assert!(next.text.contains(CONTINUED), "text: {:?}", next.text);
-    w.close().await;
+    goes_on(w, &key).await;
 }
 
 /// A missing binary: `info` says so, and a turn fails at once with a clear error.
@@ -547,19 +529,15 @@ pub async fn missing_binary(h: &dyn Harness) {
         })
         .await
         .expect("prompt accepted");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let snap = loop {
-        let s = loom
-            .get_snapshot(&accepted.session_key)
-            .await
-            .expect("snapshot")
-            .snapshot;
-        if s.task_id.as_deref() == Some(&accepted.task_id) && s.phase == Phase::Done {
-            break s;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no end: {s:#?}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let key = &accepted.session_key;
+    let snap = wait_on(
+        &loom,
+        key,
+        "the turn to end",
+        Duration::from_secs(30),
+        ended(&accepted.task_id),
+    )
+    .await;
     loom.shutdown().await;
     assert!(snap.incomplete, "{snap:#?}");
     assert!(

@@ -70,6 +70,23 @@ fn new_mark() -> String {
 }
 
 impl World {
+    /// A world for `behaviour` on a driver that declares capability `cap` (`has` reads
+    /// it), or `None` (skipped) when it does not.
+    pub async fn start_needing(
+        h: &dyn Harness,
+        behaviour: Behaviour,
+        cap: &str,
+        has: fn(&Capabilities) -> bool,
+    ) -> Option<World> {
+        let w = Self::start(h, behaviour).await?;
+        if has(&w.caps) {
+            return Some(w);
+        }
+        eprintln!("SKIPPED: {} does not declare {cap}", w.agent);
+        w.close().await;
+        None
+    }
+
     /// A world for `behaviour`, or `None` (skipped) when the binary is missing.
     pub async fn start(h: &dyn Harness, behaviour: Behaviour) -> Option<World> {
         if let Some(why) = h.unsupported(behaviour) {
@@ -127,30 +144,12 @@ impl World {
         what: &str,
         pred: impl Fn(&UniversalSnapshot) -> bool,
     ) -> UniversalSnapshot {
-        let deadline = tokio::time::Instant::now() + TURN_TIMEOUT;
-        loop {
-            let snap = self
-                .loom
-                .get_snapshot(key)
-                .await
-                .expect("snapshot")
-                .snapshot;
-            if pred(&snap) {
-                return snap;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                panic!("timed out waiting for {what}; the snapshot: {snap:#?}");
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        wait_on(&self.loom, key, what, TURN_TIMEOUT, pred).await
     }
 
     /// Waits for turn `task` to end.
     pub async fn finished(&self, key: &str, task: &str) -> UniversalSnapshot {
-        self.wait(key, "the turn to end", |s| {
-            s.task_id.as_deref() == Some(task) && s.phase == Phase::Done
-        })
-        .await
+        self.wait(key, "the turn to end", ended(task)).await
     }
 
     /// Runs one turn to its end.
@@ -233,6 +232,32 @@ impl World {
         }
         drop(self.state);
     }
+}
+
+/// Polls session `key`'s snapshot in `loom` until `pred` holds; panics after `timeout`.
+pub(crate) async fn wait_on(
+    loom: &Loom,
+    key: &str,
+    what: &str,
+    timeout: Duration,
+    pred: impl Fn(&UniversalSnapshot) -> bool,
+) -> UniversalSnapshot {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let snap = loom.get_snapshot(key).await.expect("snapshot").snapshot;
+        if pred(&snap) {
+            return snap;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            panic!("timed out waiting for {what}; the snapshot: {snap:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Turn `task` has ended.
+pub(crate) fn ended(task: &str) -> impl Fn(&UniversalSnapshot) -> bool + '_ {
+    move |s| s.task_id.as_deref() == Some(task) && s.phase == Phase::Done
 }
 
 pub(crate) fn open_loom(

@@ -6,12 +6,11 @@
 //! connections where a test wants them. A turn renders as an SSE stream for
 //! `:streamGenerateContent` and as one JSON response for `:generateContent`.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use serde_json::{json, Value};
 
 use crate::server::{Reply, Step};
+use crate::stream::{owned, turn_builders, Body};
 
 /// A chunk carrying `parts` of the model's content.
 pub fn ev_parts(parts: Vec<Value>, model: &str) -> Value {
@@ -72,7 +71,7 @@ pub fn sse(chunk: &Value) -> Step {
 }
 
 #[derive(Debug, Clone)]
-enum Part {
+enum Item {
     Text(Vec<String>),
     Thought(Vec<String>),
     Call {
@@ -80,17 +79,6 @@ enum Part {
         name: String,
         args: Value,
     },
-    Delay(Duration),
-    Chunk(Value),
-    Drop,
-    Hang,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Message,
-    Status(u16, Value),
-    DropAtOnce,
 }
 
 /// One scripted model reply.
@@ -106,58 +94,34 @@ enum Kind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Turn {
-    kind: Kind,
-    parts: Vec<Part>,
+    body: Body<Item>,
     model: Option<String>,
     finish_reason: String,
     prompt_tokens: u64,
     output_tokens: u64,
     thought_tokens: u64,
     cached_tokens: u64,
-    chunk_delay: Option<Duration>,
 }
 
-impl Default for Turn {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+turn_builders!(Turn, Item::Text, raw: chunk, delta_delay: chunk_delay);
 
 impl Turn {
     /// An empty reply (add parts to it).
     pub fn new() -> Self {
         Self {
-            kind: Kind::Message,
-            parts: Vec::new(),
+            body: Body::default(),
             model: None,
             finish_reason: "STOP".into(),
             prompt_tokens: 10,
             output_tokens: 5,
             thought_tokens: 0,
             cached_tokens: 0,
-            chunk_delay: None,
         }
-    }
-
-    /// A reply of one text chunk.
-    pub fn text_reply(text: &str) -> Self {
-        Self::new().text(text)
     }
 
     /// An HTTP error status with the API's error body.
     pub fn status(code: u16) -> Self {
-        Self {
-            kind: Kind::Status(code, error_body(code, "scripted failure")),
-            ..Self::new()
-        }
-    }
-
-    /// An HTTP error status with this JSON body.
-    pub fn status_body(code: u16, body: Value) -> Self {
-        Self {
-            kind: Kind::Status(code, body),
-            ..Self::new()
-        }
+        Self::status_body(code, error_body(code, "scripted failure"))
     }
 
     /// The API's 429 for a used-up daily quota: `RESOURCE_EXHAUSTED` with a
@@ -176,26 +140,6 @@ impl Turn {
         )
     }
 
-    /// The connection is cut right after the headers.
-    pub fn dropped() -> Self {
-        Self {
-            kind: Kind::DropAtOnce,
-            ..Self::new()
-        }
-    }
-
-    /// Appends text streamed as one chunk.
-    pub fn text(self, text: &str) -> Self {
-        self.text_chunks(&[text])
-    }
-
-    /// Appends text streamed as these chunks.
-    pub fn text_chunks(mut self, chunks: &[&str]) -> Self {
-        self.parts
-            .push(Part::Text(chunks.iter().map(|s| s.to_string()).collect()));
-        self
-    }
-
     /// Appends a thought streamed as one chunk.
     pub fn thought(self, text: &str) -> Self {
         self.thought_chunks(&[text])
@@ -203,9 +147,7 @@ impl Turn {
 
     /// Appends a thought streamed as these chunks.
     pub fn thought_chunks(mut self, chunks: &[&str]) -> Self {
-        self.parts.push(Part::Thought(
-            chunks.iter().map(|s| s.to_string()).collect(),
-        ));
+        self.body.push_item(Item::Thought(owned(chunks)));
         if self.thought_tokens == 0 {
             self.thought_tokens = 3;
         }
@@ -214,7 +156,7 @@ impl Turn {
 
     /// Appends a function call without an id (what the real API sends).
     pub fn function_call(mut self, name: &str, args: Value) -> Self {
-        self.parts.push(Part::Call {
+        self.body.push_item(Item::Call {
             id: None,
             name: name.into(),
             args,
@@ -224,41 +166,11 @@ impl Turn {
 
     /// Appends a function call with an explicit id.
     pub fn function_call_id(mut self, id: &str, name: &str, args: Value) -> Self {
-        self.parts.push(Part::Call {
+        self.body.push_item(Item::Call {
             id: Some(id.into()),
             name: name.into(),
             args,
         });
-        self
-    }
-
-    /// Pauses here (between chunks).
-    pub fn delay(mut self, d: Duration) -> Self {
-        self.parts.push(Part::Delay(d));
-        self
-    }
-
-    /// Pauses before every text or thought chunk after this call.
-    pub fn chunk_delay(mut self, d: Duration) -> Self {
-        self.chunk_delay = Some(d);
-        self
-    }
-
-    /// Sends a raw chunk here.
-    pub fn chunk(mut self, chunk: Value) -> Self {
-        self.parts.push(Part::Chunk(chunk));
-        self
-    }
-
-    /// Cuts the connection here: no later chunk, no finish reason.
-    pub fn then_drop(mut self) -> Self {
-        self.parts.push(Part::Drop);
-        self
-    }
-
-    /// Stops sending here and never finishes (a stalled model).
-    pub fn then_hang(mut self) -> Self {
-        self.parts.push(Part::Hang);
         self
     }
 
@@ -299,10 +211,8 @@ impl Turn {
 
     /// Renders the reply to a request for `model`.
     pub fn render(&self, model: &str, stream: bool) -> Reply {
-        match &self.kind {
-            Kind::Status(code, body) => return Reply::json(*code, body),
-            Kind::DropAtOnce => return Reply::dropped(),
-            Kind::Message => {}
+        if let Some(reply) = self.body.early_reply() {
+            return reply;
         }
         let model = self.model.clone().unwrap_or_else(|| model.to_string());
         if stream {
@@ -314,17 +224,11 @@ impl Turn {
 
     /// The whole reply as one `GenerateContentResponse`.
     pub fn response_json(&self, model: &str) -> Value {
-        let mut parts = Vec::new();
-        for part in &self.parts {
-            match part {
-                Part::Text(c) => parts.push(part_text(&c.concat())),
-                Part::Thought(c) => parts.push(part_thought(&c.concat())),
-                Part::Call { id, name, args } => {
-                    parts.push(part_function_call(id.as_deref(), name, args))
-                }
-                _ => {}
-            }
-        }
+        let parts = self
+            .body
+            .items()
+            .map(|item| item_part(item, None))
+            .collect();
         let mut v = ev_parts(parts, model);
         v["candidates"][0]["finishReason"] = json!(self.finish_reason);
         v["usageMetadata"] = self.usage_json();
@@ -333,40 +237,17 @@ impl Turn {
 
     fn sse_steps(&self, model: &str) -> Vec<Step> {
         let mut steps = Vec::new();
-        let delay = self.chunk_delay;
-        let push_chunk = |steps: &mut Vec<Step>, part: Value| {
-            if let Some(d) = delay {
-                steps.push(Step::Delay(d));
-            }
-            steps.push(sse(&ev_parts(vec![part], model)));
-        };
-        for part in &self.parts {
-            match part {
-                Part::Text(chunks) => {
-                    for c in chunks {
-                        push_chunk(&mut steps, part_text(c));
-                    }
-                }
-                Part::Thought(chunks) => {
-                    for c in chunks {
-                        push_chunk(&mut steps, part_thought(c));
-                    }
-                }
-                Part::Call { id, name, args } => steps.push(sse(&ev_parts(
-                    vec![part_function_call(id.as_deref(), name, args)],
-                    model,
-                ))),
-                Part::Delay(d) => steps.push(Step::Delay(*d)),
-                Part::Chunk(c) => steps.push(sse(c)),
-                Part::Drop => {
-                    steps.push(Step::Drop);
-                    return steps;
-                }
-                Part::Hang => {
-                    steps.push(Step::Hang);
-                    return steps;
+        let finished = self.body.stream(&mut steps, sse, |item, steps| match item {
+            Item::Text(chunks) | Item::Thought(chunks) => {
+                for c in chunks {
+                    let part = item_part(item, Some(c));
+                    self.body.delta(steps, sse(&ev_parts(vec![part], model)));
                 }
             }
+            Item::Call { .. } => steps.push(sse(&ev_parts(vec![item_part(item, None)], model))),
+        });
+        if !finished {
+            return steps;
         }
         // The last chunk carries the finish reason and the usage, with an empty text
         // part as the API does.
@@ -375,5 +256,15 @@ impl Turn {
         last["usageMetadata"] = self.usage_json();
         steps.push(sse(&last));
         steps
+    }
+}
+
+/// The part `item` sends: its text is `chunk` when given, else all its chunks.
+fn item_part(item: &Item, chunk: Option<&str>) -> Value {
+    let text = |chunks: &[String]| chunk.map_or_else(|| chunks.concat(), str::to_string);
+    match item {
+        Item::Text(c) => part_text(&text(c)),
+        Item::Thought(c) => part_thought(&text(c)),
+        Item::Call { id, name, args } => part_function_call(id.as_deref(), name, args),
     }
 }

@@ -18,8 +18,6 @@
 
 mod events;
 
-use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -27,41 +25,22 @@ use serde_json::{json, Map, Value};
 
 pub use events::*;
 
-use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
+use crate::served::{choose, items, ScriptOf, Served, Wire};
+use crate::server::{RecordedRequest, Reply};
 
-/// A predicate over a generate request.
-pub type Matcher = Arc<dyn Fn(&GenerateRequest) -> bool + Send + Sync>;
-
-/// Ready-made matchers.
-pub mod when {
-    use super::{GenerateRequest, Matcher};
-    use crate::script::{typed, when as neutral};
-    use std::sync::Arc;
-
+crate::script::vendor_when! { GenerateRequest;
     /// The latest user turn's text contains `needle`.
-    pub fn user_text_contains(needle: &str) -> Matcher {
-        typed(neutral::user_text_contains(needle))
-    }
-
+    user_text_contains(needle) => user_text_contains;
     /// Any text anywhere in `contents` (function responses included) contains `needle`.
-    pub fn any_text_contains(needle: &str) -> Matcher {
-        typed(neutral::any_text_contains(needle))
-    }
-
-    /// The last content carries a functionResponse for a call named `name`.
-    pub fn function_response_for(name: &str) -> Matcher {
-        let name = name.to_string();
-        Arc::new(move |r: &GenerateRequest| r.last_function_response(&name).is_some())
-    }
-
+    any_text_contains(needle) => any_text_contains;
     /// The model in the path contains `needle`.
-    pub fn model_contains(needle: &str) -> Matcher {
-        typed(neutral::model_contains(needle))
-    }
-
-    /// Any custom predicate.
-    pub fn custom(f: impl Fn(&GenerateRequest) -> bool + Send + Sync + 'static) -> Matcher {
-        Arc::new(f)
+    model_contains(needle) => model_contains;
+    {
+        /// The last content carries a functionResponse for a call named `name`.
+        pub fn function_response_for(name: &str) -> Matcher {
+            let name = name.to_string();
+            Arc::new(move |r: &GenerateRequest| r.last_function_response(&name).is_some())
+        }
     }
 }
 
@@ -79,10 +58,7 @@ pub struct GenerateRequest {
 impl GenerateRequest {
     /// The `contents` array.
     pub fn contents(&self) -> &[Value] {
-        self.body["contents"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        items(&self.body["contents"])
     }
 
     /// Names of the function declarations offered.
@@ -200,7 +176,7 @@ pub fn json_for_schema(schema: &Value) -> Value {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub type Script = crate::playbook::Script<GenerateRequest, Turn, Extra>;
+pub type Script = ScriptOf<Generate>;
 
 /// What a Gemini script keeps besides its turns.
 #[derive(Debug, Default)]
@@ -233,72 +209,53 @@ fn parse_route(route: &str) -> Option<(&str, &str)> {
     rest.rsplit_once(':')
 }
 
-struct GeminiResponder {
-    script: Mutex<Script>,
-}
+/// The Gemini `generateContent` wire.
+pub struct Generate;
 
-impl Responder for GeminiResponder {
-    fn respond(&self, request: &RecordedRequest) -> Reply {
+impl Wire for Generate {
+    type Request = GenerateRequest;
+    type Turn = Turn;
+    type Extra = Extra;
+
+    fn request(r: &RecordedRequest) -> Option<GenerateRequest> {
+        let (model, method) = parse_route(r.route())?;
+        let stream = match method {
+            "streamGenerateContent" => true,
+            "generateContent" => false,
+            _ => return None,
+        };
+        Some(GenerateRequest {
+            model: model.to_string(),
+            stream,
+            body: r.body.clone(),
+        })
+    }
+
+    fn respond(script: &Mutex<Script>, request: &RecordedRequest) -> Reply {
         if request.method != "POST" {
             return Reply::json(404, &error_body(404, "no such route"));
         }
-        let Some((model, method)) = parse_route(request.route()) else {
+        let Some((_, method)) = parse_route(request.route()) else {
             return Reply::json(404, &error_body(404, "no such route"));
         };
-        match method {
-            "countTokens" => {
-                let fixed = self.script.lock().extra.token_count;
-                let n = fixed.unwrap_or_else(|| (request.raw.len() as u64 / 4).max(1));
-                Reply::json(200, &json!({ "totalTokens": n }))
-            }
-            "generateContent" | "streamGenerateContent" => {
-                let req = GenerateRequest {
-                    model: model.to_string(),
-                    stream: method == "streamGenerateContent",
-                    body: request.body.clone(),
-                };
-                let turn = self.script.lock().choose(&req);
-                turn.render(&req.model, req.stream)
-            }
-            _ => Reply::json(404, &error_body(404, "no such method")),
+        if method == "countTokens" {
+            let fixed = script.lock().extra.token_count;
+            let n = fixed.unwrap_or_else(|| (request.raw.len() as u64 / 4).max(1));
+            return Reply::json(200, &json!({ "totalTokens": n }));
         }
+        let Some(req) = Self::request(request) else {
+            return Reply::json(404, &error_body(404, "no such method"));
+        };
+        let (turn, _) = choose::<Self>(script, &req);
+        turn.render(&req.model, req.stream)
     }
 }
 
-/// A running scripted Gemini server.
-pub struct GeminiServer {
-    server: ScriptedServer,
-    responder: Arc<GeminiResponder>,
-}
+/// A running scripted Gemini server: its base URL is what `GOOGLE_GEMINI_BASE_URL`
+/// should be.
+pub type GeminiServer = Served<Generate>;
 
-impl GeminiServer {
-    /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
-        Self::start_with_shutdown(script, std::future::pending()).await
-    }
-
-    /// Like [`GeminiServer::start`], also stopping when `shutdown` resolves.
-    pub async fn start_with_shutdown(
-        script: impl Into<Script>,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> io::Result<Self> {
-        let responder = Arc::new(GeminiResponder {
-            script: Mutex::new(script.into()),
-        });
-        let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
-        Ok(Self { server, responder })
-    }
-
-    /// What `GOOGLE_GEMINI_BASE_URL` should be.
-    pub fn base_url(&self) -> String {
-        self.server.base_url()
-    }
-
-    /// The recorder of every request (side requests and 404s included).
-    pub fn recorder(&self) -> &Recorder {
-        self.server.recorder()
-    }
-
+impl Served<Generate> {
     /// Every generate request that is not a JSON-mode side request, in order.
     pub fn main_requests(&self) -> Vec<GenerateRequest> {
         self.generate_requests()
@@ -309,54 +266,17 @@ impl GeminiServer {
 
     /// Every generate request (streamed or not), in order.
     pub fn generate_requests(&self) -> Vec<GenerateRequest> {
-        self.recorder()
-            .requests()
-            .into_iter()
-            .filter_map(|r| {
-                let (model, method) = parse_route(r.route())?;
-                let stream = match method {
-                    "streamGenerateContent" => true,
-                    "generateContent" => false,
-                    _ => return None,
-                };
-                Some(GenerateRequest {
-                    model: model.to_string(),
-                    stream,
-                    body: r.body.clone(),
-                })
-            })
-            .collect()
+        self.requests()
     }
 
     /// Waits until at least `n` main-loop requests arrived, or `timeout` passes.
     pub async fn wait_for_main(&self, n: usize, timeout: Duration) -> bool {
-        self.recorder()
-            .wait_until(timeout, |reqs| {
-                reqs.iter()
-                    .filter(|r| {
-                        parse_route(r.route()).is_some_and(|(_, m)| m.contains("enerateContent"))
-                            && r.body["generationConfig"]["responseJsonSchema"].is_null()
-                            && r.body["generationConfig"]["responseSchema"].is_null()
-                    })
-                    .count()
-                    >= n
-            })
-            .await
-    }
-
-    /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: impl Into<Turn>) {
-        self.responder.script.lock().book.queue(None, turn.into());
-    }
-
-    /// Turns still queued.
-    pub fn queued_turns(&self) -> usize {
-        self.responder.script.lock().book.queued()
-    }
-
-    /// Stops the server at once, cutting open streams (a crashed model server).
-    pub async fn shutdown(self) {
-        self.server.shutdown().await
+        self.wait_for_count(n, timeout, |r| {
+            parse_route(r.route()).is_some_and(|(_, m)| m.contains("enerateContent"))
+                && r.body["generationConfig"]["responseJsonSchema"].is_null()
+                && r.body["generationConfig"]["responseSchema"].is_null()
+        })
+        .await
     }
 }
 

@@ -11,13 +11,11 @@
 //! freeform or a function tool, or not offered at all). [`Turn::shell`] and
 //! [`Turn::patch`] pick the form from the tools the request offers, at render time.
 
-use std::time::Duration;
-
-use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::ResponsesRequest;
 use crate::server::{Reply, Step};
+use crate::stream::{owned, turn_builders, Body, Start};
 
 /// `response.created`.
 pub fn ev_created(id: &str, model: &str) -> Value {
@@ -91,13 +89,7 @@ pub fn error_body(kind: &str, message: &str) -> Value {
 }
 
 /// One SSE frame: `event: <type>` and `data: <json>`.
-pub fn sse(event: &Value) -> Step {
-    let kind = event
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("message");
-    Step::Bytes(Bytes::from(format!("event: {kind}\ndata: {event}\n\n")))
-}
+pub use crate::stream::sse_named as sse;
 
 #[derive(Debug, Clone)]
 enum Item {
@@ -130,23 +122,6 @@ enum Item {
     EchoToolOutput(String),
 }
 
-#[derive(Debug, Clone)]
-enum Part {
-    Item(Item),
-    Delay(Duration),
-    Event(Value),
-    Drop,
-    Hang,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Response,
-    Status(u16, Value),
-    DropAtOnce,
-    Failed(String, String),
-}
-
 /// One scripted model reply (one `POST /v1/responses`).
 ///
 /// ```
@@ -159,35 +134,30 @@ enum Kind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Turn {
-    kind: Kind,
-    parts: Vec<Part>,
+    body: Body<Item>,
+    /// A stream that ends in `response.failed` with this code and message.
+    failed: Option<(String, String)>,
     id: Option<String>,
     input_tokens: u64,
     cached_tokens: u64,
     output_tokens: u64,
     reasoning_tokens: u64,
-    delta_delay: Option<Duration>,
     headers: Vec<(String, String)>,
 }
 
-impl Default for Turn {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+turn_builders!(Turn, Item::Text, raw: event, delta_delay: delta_delay);
 
 impl Turn {
     /// An empty reply (add items to it).
     pub fn new() -> Self {
         Self {
-            kind: Kind::Response,
-            parts: Vec::new(),
+            body: Body::default(),
+            failed: None,
             id: None,
             input_tokens: 20,
             cached_tokens: 0,
             output_tokens: 7,
             reasoning_tokens: 0,
-            delta_delay: None,
             headers: Vec::new(),
         }
     }
@@ -200,20 +170,6 @@ impl Turn {
         self
     }
 
-    /// An HTTP error status with this JSON body (e.g. a 429 whose error says which
-    /// limit was reached).
-    pub fn status_body(code: u16, body: Value) -> Self {
-        Self {
-            kind: Kind::Status(code, body),
-            ..Self::new()
-        }
-    }
-
-    /// A reply of one message, streamed as one delta.
-    pub fn text_reply(text: &str) -> Self {
-        Self::new().text(text)
-    }
-
     /// An HTTP error status with the API's error body.
     pub fn status(code: u16) -> Self {
         let kind = match code {
@@ -222,35 +178,13 @@ impl Turn {
             401 => "invalid_api_key",
             _ => "server_error",
         };
-        Self {
-            kind: Kind::Status(code, error_body(kind, "scripted failure")),
-            ..Self::new()
-        }
-    }
-
-    /// The connection is cut right after the headers.
-    pub fn dropped() -> Self {
-        Self {
-            kind: Kind::DropAtOnce,
-            ..Self::new()
-        }
+        Self::status_body(code, error_body(kind, "scripted failure"))
     }
 
     /// A stream that ends in `response.failed` (after any items added before).
     pub fn failed(mut self, code: &str, message: &str) -> Self {
-        self.kind = Kind::Failed(code.into(), message.into());
-        self
-    }
-
-    /// Appends a message item streamed as one delta.
-    pub fn text(self, text: &str) -> Self {
-        self.text_chunks(&[text])
-    }
-
-    /// Appends a message item streamed as these deltas.
-    pub fn text_chunks(mut self, chunks: &[&str]) -> Self {
-        let chunks = chunks.iter().map(|s| s.to_string()).collect();
-        self.parts.push(Part::Item(Item::Text(chunks)));
+        self.body.start = Start::Reply;
+        self.failed = Some((code.into(), message.into()));
         self
     }
 
@@ -261,19 +195,18 @@ impl Turn {
 
     /// Appends a reasoning item whose summary streams as these deltas.
     pub fn reasoning_chunks(mut self, chunks: &[&str]) -> Self {
-        let chunks = chunks.iter().map(|s| s.to_string()).collect();
-        self.parts.push(Part::Item(Item::Reasoning(chunks)));
+        self.body.push_item(Item::Reasoning(owned(chunks)));
         self
     }
 
     /// Appends a function call with these arguments (serialized as the API does).
     pub fn function_call(mut self, call_id: &str, name: &str, arguments: Value) -> Self {
-        self.parts.push(Part::Item(Item::Function {
+        self.body.push_item(Item::Function {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.to_string(),
             namespace: None,
-        }));
+        });
         self
     }
 
@@ -286,100 +219,69 @@ impl Turn {
         name: &str,
         arguments: Value,
     ) -> Self {
-        self.parts.push(Part::Item(Item::Function {
+        self.body.push_item(Item::Function {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.to_string(),
             namespace: Some(namespace.into()),
-        }));
+        });
         self
     }
 
     /// Appends a function call whose arguments are this raw string (malformed JSON on
     /// purpose, say).
     pub fn function_call_raw(mut self, call_id: &str, name: &str, arguments: &str) -> Self {
-        self.parts.push(Part::Item(Item::Function {
+        self.body.push_item(Item::Function {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.into(),
             namespace: None,
-        }));
+        });
         self
     }
 
     /// Appends a freeform (custom) tool call.
     pub fn custom_tool_call(mut self, call_id: &str, name: &str, input: &str) -> Self {
-        self.parts.push(Part::Item(Item::Custom {
+        self.body.push_item(Item::Custom {
             call_id: call_id.into(),
             name: name.into(),
             input: input.into(),
-        }));
+        });
         self
     }
 
     /// Appends a shell command through whichever shell tool the request offers
     /// (`exec_command`, `shell_command` or `shell`).
     pub fn shell(mut self, call_id: &str, command: &str) -> Self {
-        self.parts.push(Part::Item(Item::Shell {
+        self.body.push_item(Item::Shell {
             call_id: call_id.into(),
             command: command.into(),
-        }));
+        });
         self
     }
 
     /// Appends an `apply_patch` call with this patch (`*** Begin Patch` …), as the
     /// offered tool takes it: freeform, function `{input}`, or through the shell.
     pub fn patch(mut self, call_id: &str, patch: &str) -> Self {
-        self.parts.push(Part::Item(Item::Patch {
+        self.body.push_item(Item::Patch {
             call_id: call_id.into(),
             patch: patch.into(),
-        }));
+        });
         self
     }
 
     /// Appends a message quoting the request's latest tool output after `prefix` (the
     /// model "read" the result: a question's answer, a command's output).
     pub fn echo_tool_output(mut self, prefix: &str) -> Self {
-        self.parts
-            .push(Part::Item(Item::EchoToolOutput(prefix.into())));
+        self.body.push_item(Item::EchoToolOutput(prefix.into()));
         self
     }
 
     /// Appends a hosted web search (`web_search_call`).
     pub fn web_search(mut self, query: &str) -> Self {
-        self.parts.push(Part::Item(Item::WebSearch {
+        self.body.push_item(Item::WebSearch {
             query: query.into(),
-        }));
-        self
-    }
-
-    /// Pauses here (between items).
-    pub fn delay(mut self, d: Duration) -> Self {
-        self.parts.push(Part::Delay(d));
-        self
-    }
-
-    /// Pauses before every delta of the items after this call.
-    pub fn delta_delay(mut self, d: Duration) -> Self {
-        self.delta_delay = Some(d);
-        self
-    }
-
-    /// Sends a raw event here.
-    pub fn event(mut self, event: Value) -> Self {
-        self.parts.push(Part::Event(event));
-        self
-    }
-
-    /// Cuts the connection here: no later item, no `response.completed`.
-    pub fn then_drop(mut self) -> Self {
-        self.parts.push(Part::Drop);
-        self
-    }
-
-    /// Stops sending here and never finishes (a stalled model).
-    pub fn then_hang(mut self) -> Self {
-        self.parts.push(Part::Hang);
+        });
         self
     }
 
@@ -414,18 +316,14 @@ impl Turn {
 
     /// Renders the reply to `req`; `n` numbers default ids.
     pub fn render(&self, req: &ResponsesRequest, n: usize) -> Reply {
-        let mut reply = match &self.kind {
-            Kind::Status(code, body) => Reply::json(*code, body),
-            Kind::DropAtOnce => Reply::dropped(),
-            Kind::Response | Kind::Failed(..) => {
-                let id = self.id.clone().unwrap_or_else(|| format!("resp_{n}"));
-                if req.stream() {
-                    Reply::sse(self.sse_steps(req, &id, n))
-                } else {
-                    Reply::json(200, &self.response_json(req, &id, n))
-                }
+        let mut reply = self.body.early_reply().unwrap_or_else(|| {
+            let id = self.id.clone().unwrap_or_else(|| format!("resp_{n}"));
+            if req.stream() {
+                Reply::sse(self.sse_steps(req, &id, n))
+            } else {
+                Reply::json(200, &self.response_json(req, &id, n))
             }
-        };
+        });
         reply.headers.extend(self.headers.iter().cloned());
         reply
     }
@@ -433,6 +331,7 @@ impl Turn {
     /// The whole reply as one non-streamed response object.
     pub fn response_json(&self, req: &ResponsesRequest, id: &str, n: usize) -> Value {
         let output: Vec<Value> = self
+            .body
             .items()
             .enumerate()
             .map(|(i, item)| done_item(&resolve(item, req), n, i))
@@ -441,47 +340,22 @@ impl Turn {
                "output": output, "usage": self.usage_json()})
     }
 
-    fn items(&self) -> impl Iterator<Item = &Item> {
-        self.parts.iter().filter_map(|p| match p {
-            Part::Item(i) => Some(i),
-            _ => None,
-        })
-    }
-
     fn sse_steps(&self, req: &ResponsesRequest, id: &str, n: usize) -> Vec<Step> {
         let mut steps = vec![sse(&ev_created(id, req.model()))];
         let mut index = 0;
-        for part in &self.parts {
-            match part {
-                Part::Delay(d) => steps.push(Step::Delay(*d)),
-                Part::Event(ev) => steps.push(sse(ev)),
-                Part::Drop => {
-                    steps.push(Step::Drop);
-                    return steps;
-                }
-                Part::Hang => {
-                    steps.push(Step::Hang);
-                    return steps;
-                }
-                Part::Item(item) => {
-                    self.item_steps(&resolve(item, req), n, index, &mut steps);
-                    index += 1;
-                }
-            }
+        let finished = self.body.stream(&mut steps, sse, |item, steps| {
+            self.item_steps(&resolve(item, req), n, index, steps);
+            index += 1;
+        });
+        if !finished {
+            return steps;
         }
-        let last = match &self.kind {
-            Kind::Failed(code, message) => ev_failed(id, code, message),
-            _ => ev_completed(id, &self.usage_json()),
+        let last = match &self.failed {
+            Some((code, message)) => ev_failed(id, code, message),
+            None => ev_completed(id, &self.usage_json()),
         };
         steps.push(sse(&last));
         steps
-    }
-
-    fn delta(&self, steps: &mut Vec<Step>, ev: Value) {
-        if let Some(d) = self.delta_delay {
-            steps.push(Step::Delay(d));
-        }
-        steps.push(sse(&ev));
     }
 
     fn item_steps(&self, item: &Item, n: usize, index: usize, steps: &mut Vec<Step>) {
@@ -494,7 +368,8 @@ impl Turn {
                 added["status"] = json!("in_progress");
                 steps.push(sse(&ev_item_added(index, &added)));
                 for c in chunks {
-                    self.delta(steps, ev_text_delta(index, &item_id, c));
+                    self.body
+                        .delta(steps, sse(&ev_text_delta(index, &item_id, c)));
                 }
                 steps.push(sse(&ev_text_done(index, &item_id, &chunks.concat())));
             }
@@ -504,7 +379,8 @@ impl Turn {
                 steps.push(sse(&ev_item_added(index, &added)));
                 steps.push(sse(&ev_summary_part_added(index, &item_id, 0)));
                 for c in chunks {
-                    self.delta(steps, ev_summary_delta(index, &item_id, 0, c));
+                    self.body
+                        .delta(steps, sse(&ev_summary_delta(index, &item_id, 0, c)));
                 }
             }
             Item::Function { arguments, .. } => {
@@ -512,7 +388,8 @@ impl Turn {
                 added["arguments"] = json!("");
                 added["status"] = json!("in_progress");
                 steps.push(sse(&ev_item_added(index, &added)));
-                self.delta(steps, ev_arguments_delta(index, &item_id, arguments));
+                self.body
+                    .delta(steps, sse(&ev_arguments_delta(index, &item_id, arguments)));
                 steps.push(sse(&ev_arguments_done(index, &item_id, arguments)));
             }
             Item::Custom { .. } | Item::WebSearch { .. } => {

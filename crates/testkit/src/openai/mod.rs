@@ -14,8 +14,6 @@
 
 mod events;
 
-use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -24,46 +22,25 @@ use serde_json::{json, Value};
 pub use events::*;
 
 use crate::playbook::Models;
-use crate::server::{RecordedRequest, Recorder, Reply, Responder, ScriptedServer};
+use crate::served::{choose, items, model_of, stream_of, ScriptOf, Served, Wire};
+use crate::server::{RecordedRequest, Reply};
 
-/// A predicate over a responses request.
-pub type Matcher = Arc<dyn Fn(&ResponsesRequest) -> bool + Send + Sync>;
-
-/// Ready-made matchers.
-pub mod when {
-    use super::{Matcher, ResponsesRequest};
-    use crate::script::{typed, when as neutral};
-    use std::sync::Arc;
-
+crate::script::vendor_when! { ResponsesRequest;
     /// The latest user message's text contains `needle`.
-    pub fn user_text_contains(needle: &str) -> Matcher {
-        typed(neutral::user_text_contains(needle))
-    }
-
+    user_text_contains(needle) => user_text_contains;
     /// Any text anywhere in `input` (messages of every role, tool outputs) contains
     /// `needle`.
-    pub fn any_text_contains(needle: &str) -> Matcher {
-        typed(neutral::any_text_contains(needle))
-    }
-
+    any_text_contains(needle) => any_text_contains;
     /// The input carries the output of call `call_id`.
-    pub fn tool_output_for(call_id: &str) -> Matcher {
-        typed(neutral::tool_result_for(call_id))
-    }
-
-    /// The last input item is a tool output (the model is asked to go on after a call).
-    pub fn after_tool_output() -> Matcher {
-        Arc::new(|r: &ResponsesRequest| r.last_tool_output().is_some())
-    }
-
+    tool_output_for(call_id) => tool_result_for;
     /// The model asked for contains `needle`.
-    pub fn model_contains(needle: &str) -> Matcher {
-        typed(neutral::model_contains(needle))
-    }
-
-    /// Any custom predicate.
-    pub fn custom(f: impl Fn(&ResponsesRequest) -> bool + Send + Sync + 'static) -> Matcher {
-        Arc::new(f)
+    model_contains(needle) => model_contains;
+    {
+        /// The last input item is a tool output (the model is asked to go on after a
+        /// call).
+        pub fn after_tool_output() -> Matcher {
+            Arc::new(|r: &ResponsesRequest| r.last_tool_output().is_some())
+        }
     }
 }
 
@@ -77,20 +54,17 @@ pub struct ResponsesRequest {
 impl ResponsesRequest {
     /// The model asked for.
     pub fn model(&self) -> &str {
-        self.body["model"].as_str().unwrap_or_default()
+        model_of(&self.body)
     }
 
     /// True for `stream: true`.
     pub fn stream(&self) -> bool {
-        self.body["stream"].as_bool().unwrap_or(false)
+        stream_of(&self.body)
     }
 
     /// The `input` items.
     pub fn input(&self) -> &[Value] {
-        self.body["input"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        items(&self.body["input"])
     }
 
     /// Names of the tools offered (hosted tools by their type, e.g. `web_search`).
@@ -216,131 +190,57 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The model's replies, in order, with rules for requests outside the order.
-pub type Script = crate::playbook::Script<ResponsesRequest, Turn, Models>;
+pub type Script = ScriptOf<Responses>;
 
-struct ResponsesResponder {
-    script: Mutex<Script>,
-}
+/// The OpenAI Responses wire.
+pub struct Responses;
 
-impl Responder for ResponsesResponder {
-    fn respond(&self, request: &RecordedRequest) -> Reply {
-        let route = request.route();
-        if request.method == "GET" && route == "/v1/models" {
-            let script = self.script.lock();
-            let data: Vec<Value> = script
+impl Wire for Responses {
+    type Request = ResponsesRequest;
+    type Turn = Turn;
+    type Extra = Models;
+
+    fn request(r: &RecordedRequest) -> Option<ResponsesRequest> {
+        (r.method == "POST" && r.route() == "/v1/responses").then(|| ResponsesRequest {
+            body: r.body.clone(),
+        })
+    }
+
+    fn respond(script: &Mutex<Script>, request: &RecordedRequest) -> Reply {
+        if request.method == "GET" && request.route() == "/v1/models" {
+            return script
+                .lock()
                 .extra
-                .0
-                .iter()
-                .map(|id| json!({"id": id, "object": "model", "owned_by": "weft-testkit"}))
-                .collect();
-            return Reply::json(200, &json!({"object": "list", "data": data}));
+                .list(|id| json!({"id": id, "object": "model", "owned_by": "weft-testkit"}));
         }
-        if request.method != "POST" || route != "/v1/responses" {
+        let Some(req) = Self::request(request) else {
             return Reply::json(404, &error_body("not_found", "no such route"));
-        }
-        let req = ResponsesRequest {
-            body: request.body.clone(),
         };
-        let mut script = self.script.lock();
-        let turn = script.choose(&req);
-        turn.render(&req, script.served)
+        let (turn, served) = choose::<Self>(script, &req);
+        turn.render(&req, served)
     }
 }
 
 /// A running scripted Responses server.
-pub struct ResponsesServer {
-    server: ScriptedServer,
-    responder: Arc<ResponsesResponder>,
-}
+pub type ResponsesServer = Served<Responses>;
 
-impl ResponsesServer {
-    /// Serves `script` on 127.0.0.1, a free port, until dropped.
-    pub async fn start(script: impl Into<Script>) -> io::Result<Self> {
-        Self::start_with_shutdown(script, std::future::pending()).await
-    }
-
-    /// Like [`ResponsesServer::start`], also stopping when `shutdown` resolves.
-    pub async fn start_with_shutdown(
-        script: impl Into<Script>,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> io::Result<Self> {
-        let responder = Arc::new(ResponsesResponder {
-            script: Mutex::new(script.into()),
-        });
-        let server = ScriptedServer::start_with_shutdown(responder.clone(), shutdown).await?;
-        Ok(Self { server, responder })
-    }
-
-    /// `http://127.0.0.1:PORT`.
-    pub fn base_url(&self) -> String {
-        self.server.base_url()
-    }
-
+impl Served<Responses> {
     /// What a provider's `base_url` should be: `http://127.0.0.1:PORT/v1`.
     pub fn v1_url(&self) -> String {
-        format!("{}/v1", self.server.base_url())
-    }
-
-    /// The recorder of every request (404s included).
-    pub fn recorder(&self) -> &Recorder {
-        self.server.recorder()
+        format!("{}/v1", self.base_url())
     }
 
     /// Every `POST /v1/responses` body so far, in order.
     pub fn responses_requests(&self) -> Vec<ResponsesRequest> {
-        self.recorder()
-            .requests()
-            .into_iter()
-            .filter(is_responses)
-            .map(|r| ResponsesRequest { body: r.body })
-            .collect()
+        self.requests()
     }
 
     /// Waits until at least `n` responses requests arrived, or `timeout` passes.
     pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
-        self.recorder()
-            .wait_until(timeout, |reqs| {
-                reqs.iter().filter(|r| is_responses(r)).count() >= n
-            })
-            .await
-    }
-
-    /// Queues one more turn while running.
-    pub fn push_turn(&self, turn: impl Into<Turn>) {
-        self.responder.script.lock().book.queue(None, turn.into());
-    }
-
-    /// Turns still queued.
-    pub fn queued_turns(&self) -> usize {
-        self.responder.script.lock().book.queued()
-    }
-
-    /// Stops the server at once, cutting open streams (a crashed model server).
-    pub async fn shutdown(self) {
-        self.server.shutdown().await
+        self.wait_for_answered(n, timeout).await
     }
 }
 
-fn is_responses(r: &RecordedRequest) -> bool {
-    r.method == "POST" && r.route() == "/v1/responses"
-}
-
-impl crate::script::ModelRequest for ResponsesRequest {
-    fn model(&self) -> &str {
-        ResponsesRequest::model(self)
-    }
-    fn last_user_text(&self) -> String {
-        ResponsesRequest::last_user_text(self)
-    }
-    fn all_text(&self) -> String {
-        ResponsesRequest::all_text(self)
-    }
-    fn tool_names(&self) -> Vec<String> {
-        ResponsesRequest::tool_names(self)
-    }
-    fn tool_result(&self, call_id: &str) -> Option<String> {
-        self.tool_output(call_id)
-    }
-}
+crate::script::model_request_by_helpers!(ResponsesRequest, tool_result: tool_output);
 
 crate::script::lower_into!(Turn, Script, thinking: reasoning_chunks, tool_call: function_call, delta_delay: delta_delay);

@@ -3,33 +3,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use weft_testkit::anthropic::when;
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-/// Sends one request with `Connection: close`; returns (status, body text, clean end).
-async fn post(base: &str, path: &str, body: &Value) -> (u16, String, bool) {
-    let addr = base.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let body = body.to_string();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    let clean = stream.read_to_end(&mut out).await.is_ok();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    // A chunked body ends with the zero-size chunk; a cut one does not.
-    let complete = clean && (text.ends_with("0\r\n\r\n") || !text.contains("chunked"));
-    (status, text, complete)
-}
+use super::http::{data_events, post};
 
 fn messages(text: &str, stream: bool) -> Value {
     json!({
@@ -41,13 +18,6 @@ fn messages(text: &str, stream: bool) -> Value {
             {"role": "system", "content": "Available agent types: none"}
         ]
     })
-}
-
-fn data_events(sse: &str) -> Vec<Value> {
-    sse.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
 }
 
 #[tokio::test]

@@ -3,31 +3,26 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use weft_testkit::chat::{when, Script, Turn};
 use weft_testkit::ChatServer;
 
-/// Sends one request with `Connection: close`; returns (status, body text, clean end).
+use super::http;
+
+/// Sends one request with the key a chat client sends.
 async fn send(base: &str, method: &str, path: &str, body: &Value) -> (u16, String, bool) {
-    let addr = base.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let body = body.to_string();
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer sk-chat-test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    let clean = stream.read_to_end(&mut out).await.is_ok();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let complete = clean && (text.ends_with("0\r\n\r\n") || !text.contains("chunked"));
-    (status, text, complete)
+    let auth = "Authorization: Bearer sk-chat-test\r\n";
+    http::send_with(base, method, path, auth, body).await
+}
+
+/// A streamed chat request saying `text`, asking for usage.
+async fn stream(base: &str, text: &str) -> (u16, String, bool) {
+    send(
+        base,
+        "POST",
+        "/v1/chat/completions",
+        &request(text, true, true),
+    )
+    .await
 }
 
 fn shell_tool(name: &str, key: &str, kind: &str) -> Value {
@@ -53,8 +48,7 @@ fn request(text: &str, stream: bool, usage: bool) -> Value {
 
 /// The `data:` payloads of an SSE body, `[DONE]` as a string.
 fn data_frames(body: &str) -> Vec<Value> {
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
+    http::data_lines(body)
         .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.into())))
         .collect()
 }
@@ -331,59 +325,26 @@ async fn errors_drops_stalls_delays_models_and_routes() {
         assert!(body.contains("\"object\":\"list\"") && body.contains("mock-large"));
     }
 
-    let (status, body, _) = send(
-        &base,
-        "POST",
-        "/v1/chat/completions",
-        &request("a", true, true),
-    )
-    .await;
+    let (status, body, _) = stream(&base, "a").await;
     assert_eq!(status, 429);
     assert!(body.contains("rate_limit_exceeded"));
 
-    let (status, body, complete) = send(
-        &base,
-        "POST",
-        "/v1/chat/completions",
-        &request("b", true, true),
-    )
-    .await;
+    let (status, body, complete) = stream(&base, "b").await;
     assert_eq!(status, 200);
     assert!(body.contains("partial"));
     assert!(!body.contains("[DONE]"));
     assert!(!complete, "a dropped stream must not end cleanly");
 
-    let (_, body, complete) = send(
-        &base,
-        "POST",
-        "/v1/chat/completions",
-        &request("c", true, true),
-    )
-    .await;
+    let (_, body, complete) = stream(&base, "c").await;
     assert!(!complete);
     assert!(!body.contains("chat.completion.chunk"));
 
     let started = tokio::time::Instant::now();
-    let (_, body, _) = send(
-        &base,
-        "POST",
-        "/v1/chat/completions",
-        &request("d", true, true),
-    )
-    .await;
+    let (_, body, _) = stream(&base, "d").await;
     assert!(body.contains("late"));
     assert!(started.elapsed() >= Duration::from_millis(200));
 
-    let stalled = tokio::time::timeout(
-        Duration::from_millis(500),
-        send(
-            &base,
-            "POST",
-            "/v1/chat/completions",
-            &request("e", true, true),
-        ),
-    )
-    .await;
+    let stalled = tokio::time::timeout(Duration::from_millis(500), stream(&base, "e")).await;
     assert!(stalled.is_err(), "a stalled stream never ends");
 
     let (status, _, _) = send(&base, "POST", "/v1/responses", &request("f", true, true)).await;

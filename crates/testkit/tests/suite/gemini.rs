@@ -3,39 +3,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use weft_testkit::gemini::{when, Script, Turn};
 use weft_testkit::GeminiServer;
 
-/// Sends one request with `Connection: close`; returns (status, body text, clean end).
-async fn post(base: &str, path: &str, body: &Value) -> (u16, String, bool) {
-    let addr = base.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let body = body.to_string();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    let clean = stream.read_to_end(&mut out).await.is_ok();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let complete = clean && (text.ends_with("0\r\n\r\n") || !text.contains("chunked"));
-    (status, text, complete)
-}
-
-fn chunks(sse: &str) -> Vec<Value> {
-    sse.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .collect()
-}
+use super::http::{data_events, post};
 
 fn body_json(text: &str) -> Value {
     let body = text.split("\r\n\r\n").nth(1).unwrap();
@@ -70,7 +41,7 @@ async fn streams_text_thoughts_calls_and_usage_then_records() {
     let (status, body, complete) = post(&server.base_url(), STREAM, &request("go")).await;
     assert_eq!(status, 200);
     assert!(complete);
-    let evs = chunks(&body);
+    let evs = data_events(&body);
     let parts: Vec<&Value> = evs
         .iter()
         .flat_map(|e| e["candidates"][0]["content"]["parts"].as_array().unwrap())
@@ -93,7 +64,7 @@ async fn streams_text_thoughts_calls_and_usage_then_records() {
     assert_eq!(last["modelVersion"], "gemini-test");
 
     let (_, body, _) = post(&server.base_url(), STREAM, &request("again")).await;
-    let text: String = chunks(&body)
+    let text: String = data_events(&body)
         .iter()
         .filter_map(|e| e["candidates"][0]["content"]["parts"][0]["text"].as_str())
         .collect();

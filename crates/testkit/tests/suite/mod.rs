@@ -1,5 +1,6 @@
 mod anthropic;
 mod chat;
 mod gemini;
+mod http;
 mod openai;
 mod script;

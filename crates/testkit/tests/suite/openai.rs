@@ -3,32 +3,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use weft_testkit::openai::{when, Script, Turn};
 use weft_testkit::ResponsesServer;
 
-/// Sends one request with `Connection: close`; returns (status, body text, clean end).
-async fn send(base: &str, method: &str, path: &str, body: &Value) -> (u16, String, bool) {
-    let addr = base.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let body = body.to_string();
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    let clean = stream.read_to_end(&mut out).await.is_ok();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let complete = clean && (text.ends_with("0\r\n\r\n") || !text.contains("chunked"));
-    (status, text, complete)
-}
+use super::http::{data_events, send};
 
 fn request(text: &str, tools: Value) -> Value {
     json!({
@@ -45,13 +23,6 @@ fn request(text: &str, tools: Value) -> Value {
 
 fn exec_tools() -> Value {
     json!([{"type": "function", "name": "exec_command"}, {"type": "web_search"}])
-}
-
-fn data_events(sse: &str) -> Vec<Value> {
-    sse.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
 }
 
 fn done_items(events: &[Value]) -> Vec<Value> {

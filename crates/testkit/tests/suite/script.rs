@@ -41,96 +41,60 @@ fn neutral_turns() -> Vec<script::Turn> {
     ]
 }
 
+/// The turns of [`neutral_turns`], written with vendor module `$vendor`'s own builders:
+/// `$thinking` (with `$thinking_chunks`), `$tool_call` and `$delta_delay` are its names
+/// for reasoning, a tool call and the pause before every delta.
+macro_rules! vendor_turns {
+    ($vendor:ident, $thinking:ident, $thinking_chunks:ident, $tool_call:ident, $delta_delay:ident) => {{
+        use $vendor::Turn;
+        let args = json!({"command": "echo hi"});
+        vec![
+            Turn::text_reply("hello"),
+            Turn::new()
+                .$thinking_chunks(&["let ", "me see"])
+                .text_chunks(&["a", "b"])
+                .$tool_call("call_1", "bash", args)
+                .usage(3, 4),
+            Turn::new()
+                .$delta_delay(Duration::from_millis(5))
+                .$thinking("hm")
+                .delay(Duration::from_millis(10))
+                .text("half")
+                .then_drop(),
+            Turn::new().text("stall").then_hang(),
+            Turn::status(429),
+            Turn::status(500),
+            Turn::dropped(),
+        ]
+    }};
+}
+
 fn anthropic_turns() -> Vec<anthropic::Turn> {
-    use anthropic::Turn;
-    let args = json!({"command": "echo hi"});
-    vec![
-        Turn::text_reply("hello"),
-        Turn::new()
-            .thinking_chunks(&["let ", "me see"])
-            .text_chunks(&["a", "b"])
-            .tool_use("call_1", "bash", args)
-            .usage(3, 4),
-        Turn::new()
-            .delta_delay(Duration::from_millis(5))
-            .thinking("hm")
-            .delay(Duration::from_millis(10))
-            .text("half")
-            .then_drop(),
-        Turn::new().text("stall").then_hang(),
-        Turn::status(429),
-        Turn::status(500),
-        Turn::dropped(),
-    ]
+    vendor_turns!(anthropic, thinking, thinking_chunks, tool_use, delta_delay)
 }
 
 fn openai_turns() -> Vec<openai::Turn> {
-    use openai::Turn;
-    let args = json!({"command": "echo hi"});
-    vec![
-        Turn::text_reply("hello"),
-        Turn::new()
-            .reasoning_chunks(&["let ", "me see"])
-            .text_chunks(&["a", "b"])
-            .function_call("call_1", "bash", args)
-            .usage(3, 4),
-        Turn::new()
-            .delta_delay(Duration::from_millis(5))
-            .reasoning("hm")
-            .delay(Duration::from_millis(10))
-            .text("half")
-            .then_drop(),
-        Turn::new().text("stall").then_hang(),
-        Turn::status(429),
-        Turn::status(500),
-        Turn::dropped(),
-    ]
+    vendor_turns!(
+        openai,
+        reasoning,
+        reasoning_chunks,
+        function_call,
+        delta_delay
+    )
 }
 
 fn chat_turns() -> Vec<chat::Turn> {
-    use chat::Turn;
-    let args = json!({"command": "echo hi"});
-    vec![
-        Turn::text_reply("hello"),
-        Turn::new()
-            .reasoning_chunks(&["let ", "me see"])
-            .text_chunks(&["a", "b"])
-            .tool_call("call_1", "bash", args)
-            .usage(3, 4),
-        Turn::new()
-            .delta_delay(Duration::from_millis(5))
-            .reasoning("hm")
-            .delay(Duration::from_millis(10))
-            .text("half")
-            .then_drop(),
-        Turn::new().text("stall").then_hang(),
-        Turn::status(429),
-        Turn::status(500),
-        Turn::dropped(),
-    ]
+    vendor_turns!(chat, reasoning, reasoning_chunks, tool_call, delta_delay)
 }
 
 fn gemini_turns() -> Vec<gemini::Turn> {
-    use gemini::Turn;
-    let args = json!({"command": "echo hi"});
-    vec![
-        Turn::text_reply("hello"),
-        Turn::new()
-            .thought_chunks(&["let ", "me see"])
-            .text_chunks(&["a", "b"])
-            .function_call_id("call_1", "bash", args)
-            .usage(3, 4),
-        Turn::new()
-            .chunk_delay(Duration::from_millis(5))
-            .thought("hm")
-            .delay(Duration::from_millis(10))
-            .text("half")
-            .then_drop(),
-        Turn::new().text("stall").then_hang(),
-        Turn::status(429),
-        Turn::status(500),
-        Turn::dropped(),
-    ]
+    vendor_turns!(
+        gemini,
+        thought,
+        thought_chunks,
+        function_call_id,
+        chunk_delay
+    )
 }
 
 #[test]
