@@ -19,7 +19,7 @@ impl Loom {
             self.env
                 .accounts
                 .check(agent, a)
-                .map_err(KernelError::BadRequest)?;
+                .map_err(KernelError::Account)?;
         }
         Ok(to)
     }

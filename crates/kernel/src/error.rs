@@ -41,6 +41,18 @@ pub enum KernelError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[from] StoreError),
+    /// The Accounts port refused the account.
+    #[error("{0}")]
+    Account(String),
+    /// A plugin could not prepare the spawn.
+    #[error("{0}")]
+    Plugin(String),
+    /// The agent's program (or a terminal's) is missing or would not start.
+    #[error("{0}")]
+    AgentUnavailable(String),
+    /// A bug: a task panicked, a channel closed under us.
+    #[error("internal: {0}")]
+    Internal(String),
     /// The user must confirm first (an account switch the agent's session cannot
     /// follow); the message says what.
     #[error("{0}")]
@@ -59,6 +71,10 @@ impl KernelError {
             KernelError::Busy(_) => ErrorCode::Busy,
             KernelError::Store(_) => ErrorCode::Storage,
             KernelError::NeedsConfirmation(_) => ErrorCode::NeedsConfirmation,
+            KernelError::Account(_) => ErrorCode::Account,
+            KernelError::Plugin(_) => ErrorCode::Plugin,
+            KernelError::AgentUnavailable(_) => ErrorCode::AgentUnavailable,
+            KernelError::Internal(_) => ErrorCode::Internal,
         }
     }
 

@@ -387,7 +387,7 @@ impl Loom {
         let store = self.env.store.clone();
         tokio::task::spawn_blocking(move || f(store.as_ref()))
             .await
-            .map_err(|e| KernelError::BadRequest(format!("a store read failed: {e}")))?
+            .map_err(|e| KernelError::Internal(format!("a store call failed: {e}")))?
             .map_err(KernelError::from)
     }
 

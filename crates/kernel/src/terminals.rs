@@ -72,6 +72,18 @@ async fn kill(bridge: Arc<PtyBridge>) {
     }
 }
 
+/// Why a terminal did not start, with its wire code: a program missing or refusing
+/// to start is the agent's (or the login's, the install's) unavailability.
+pub(crate) fn spawn_failed(e: weft_pty::PtyError) -> KernelError {
+    let message = format!("cannot start the terminal: {e}");
+    match e {
+        weft_pty::PtyError::NotFound(_) | weft_pty::PtyError::Spawn { .. } => {
+            KernelError::AgentUnavailable(message)
+        }
+        _ => KernelError::BadRequest(message),
+    }
+}
+
 impl Loom {
     /// The session's terminal: the one already open (`sessionKey` given), else a new
     /// one — its program in a PTY of the asked size, with the caller's environment.
@@ -106,9 +118,7 @@ impl Loom {
             Ok(b) => Arc::new(b),
             Err(e) => {
                 let _ = runner.close_terminal();
-                return Err(KernelError::BadRequest(format!(
-                    "cannot start the terminal: {e}"
-                )));
+                return Err(spawn_failed(e));
             }
         };
         tracing::info!(session = %key, pid = ?bridge.pid(), "terminal opened");
@@ -175,7 +185,7 @@ impl Loom {
         }
         let bridge = PtyBridge::spawn(spec, size(cols, rows)?)
             .map(Arc::new)
-            .map_err(|e| KernelError::BadRequest(format!("cannot start the terminal: {e}")))?;
+            .map_err(spawn_failed)?;
         tracing::info!(terminal = %key, pid = ?bridge.pid(), "terminal opened");
         if let Some(pid) = bridge.pid() {
             weft_proctree::ledger::record_started(pid);
@@ -232,5 +242,31 @@ async fn close_on_exit(
         if let Err(e) = runner.close_terminal() {
             tracing::warn!(session = %key, "closing the terminal turn: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_protocol::ErrorCode;
+
+    use super::*;
+
+    #[test]
+    fn a_program_that_is_missing_or_will_not_start_is_the_agent_unavailable() {
+        let missing = spawn_failed(weft_pty::PtyError::NotFound("claude".into()));
+        assert_eq!(missing.code(), ErrorCode::AgentUnavailable);
+        assert!(
+            missing.to_string().contains("`claude` was not found"),
+            "{missing}"
+        );
+        let refused = spawn_failed(weft_pty::PtyError::Spawn {
+            program: "/x".into(),
+            message: "permission denied".into(),
+        });
+        assert_eq!(refused.code(), ErrorCode::AgentUnavailable);
+        assert_eq!(
+            spawn_failed(weft_pty::PtyError::BadSize).code(),
+            ErrorCode::BadRequest
+        );
     }
 }

@@ -110,7 +110,7 @@ impl Loom {
         self.env
             .accounts
             .check(agent, account.trim())
-            .map_err(KernelError::BadRequest)
+            .map_err(KernelError::Account)
     }
 
     /// Sends a message into the running turn, or queues it.
@@ -186,7 +186,7 @@ impl Loom {
             trusted,
         )? {
             let made = driver.fork_for_tui(&input).await.map_err(|e| {
-                KernelError::BadRequest(format!("cannot open the fork in the terminal: {e}"))
+                KernelError::AgentUnavailable(format!("cannot open the fork in the terminal: {e}"))
             })?;
             if let Some(id) = made {
                 tracing::info!(session = %record.session_key, "the fork was made for its terminal");

@@ -20,6 +20,11 @@ pub enum ErrorCode {
     NotPending,
     /// The agent's binary is missing or will not start.
     AgentUnavailable,
+    /// The account cannot run this agent's turns (unknown, another agent's, its secret
+    /// gone, …): the message says which and why.
+    Account,
+    /// A plugin (MCP servers, skills) could not prepare the turn: the message says why.
+    Plugin,
     /// The session is busy in a way that rules the verb out (a turn is running while
     /// its terminal is asked for; the terminal is open while stop is asked for).
     Busy,

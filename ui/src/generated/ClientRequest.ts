@@ -358,7 +358,7 @@ cols: number | null,
  */
 rows: number | null, } | { "type": "listAgentInstalls", } | { "type": "installAgent", 
 /**
- * `claude`, `codex`, `gemini` or `claude-agent-acp`.
+ * An agent CLI offered for install (`listAgentInstalls` names them).
  */
 name: string, 
 /**

@@ -3,4 +3,4 @@
 /**
  * What kind of failure a verb met.
  */
-export type ErrorCode = "badRequest" | "unknownAgent" | "unknownSession" | "badWorkdir" | "notPending" | "agentUnavailable" | "busy" | "storage" | "needsConfirmation" | "forbidden" | "internal";
+export type ErrorCode = "badRequest" | "unknownAgent" | "unknownSession" | "badWorkdir" | "notPending" | "agentUnavailable" | "account" | "plugin" | "busy" | "storage" | "needsConfirmation" | "forbidden" | "internal";

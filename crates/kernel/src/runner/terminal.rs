@@ -56,7 +56,7 @@ impl SessionRunner {
             .env
             .accounts
             .resolve(&input)
-            .map_err(KernelError::BadRequest)?;
+            .map_err(KernelError::Account)?;
         input.env = spawn.env;
         input.extra_args.extend(spawn.extra_args);
         input.isolated = spawn.isolated;
@@ -119,7 +119,7 @@ impl SessionRunner {
             .env
             .plugins
             .apply(self.shared.driver().id(), &mut input, is_first)
-            .map_err(KernelError::BadRequest)?;
+            .map_err(KernelError::Plugin)?;
         let spec = spec_for(&input)?;
         st.held.extend(held);
         if task.account.is_some() {

@@ -82,6 +82,17 @@ async fn unknown_agent_session_workdir_and_interaction_are_clear_errors() {
         .await;
     assert_eq!(code_of(r), ErrorCode::BadRequest);
 
+    // The accounts port's refusal keeps its own code (this kernel has no accounts).
+    let r = loom
+        .prompt(PromptRequest {
+            prompt: "hi".into(),
+            workdir: Some(tmp.clone()),
+            account: Some("acct-nope".into()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code_of(r), ErrorCode::Account);
+
     let ok = loom
         .prompt(PromptRequest {
             prompt: "hi".into(),
