@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom};
 use weft_protocol::{
     AgentInfo, Capabilities, DriverEvent, Phase, PromptRequest, ToolCall, ToolKind, ToolStatus,
     Usage,

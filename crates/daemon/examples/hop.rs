@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use weft_client::{Client, Event, Home};
-use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom};
 use weft_protocol::verb;
 use weft_protocol::{
     AgentInfo, Capabilities, ClientRequest, DriverEvent, Phase, PromptAccepted, PromptRequest,

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use weft_client::attention::Tracker;
 use weft_kernel::feed::RecvError;
-use weft_kernel::LoomIO;
 
 use crate::service::Service;
 

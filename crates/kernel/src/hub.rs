@@ -1,5 +1,5 @@
 //! The hub: every session's runner, the registered drivers, and the ports, behind the
-//! `LoomIO` verbs.
+//! kernel's verbs (`verbs.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -215,7 +215,7 @@ impl LoomBuilder {
     }
 }
 
-/// The kernel: drivers, sessions and ports behind the `LoomIO` verbs.
+/// The kernel: drivers, sessions and ports behind its verbs.
 pub struct Loom {
     pub(crate) drivers: BTreeMap<String, Arc<dyn AgentDriver>>,
     pub(crate) default_agent: Option<String>,

@@ -1,16 +1,11 @@
-//! `LoomIO`: the verbs every surface calls. Surfaces are one-line calls into this.
+//! What the kernel's verbs speak: who asks ([`Caller`]), a terminal opened, a
+//! subscription.
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use weft_protocol::{
-    AgentInfo, ClientEnv, InteractRequest, ModelInfo, OpenTerminalRequest, PromptAccepted,
-    PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
-    UniversalSnapshot,
-};
+use weft_protocol::{ClientEnv, SnapshotAt};
 
 use crate::driver::TuiSpec;
-use crate::error::KernelError;
 use crate::feed::Patches;
 
 /// Who is asking: the surface (for the record of who answered what) and the
@@ -51,49 +46,4 @@ pub struct Subscription {
     /// Patches with `seq > snapshot.seq`, in order. An `Overflowed` error means patches
     /// were missed: take a fresh snapshot.
     pub patches: Patches,
-}
-
-/// The kernel's verbs.
-#[async_trait]
-pub trait LoomIO: Send + Sync {
-    /// Starts (or queues) a turn.
-    async fn prompt(&self, request: PromptRequest) -> Result<PromptAccepted, KernelError>;
-    /// Stops the running turn of a session; the next queued prompt starts.
-    async fn stop(&self, session_key: &str) -> Result<(), KernelError>;
-    /// Sends a message into the running turn, or queues it.
-    async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError>;
-    /// Opens the agent's own terminal UI for a session. While it is open the session has
-    /// one writer: structured prompts queue until `close_terminal`.
-    async fn open_terminal(
-        &self,
-        request: OpenTerminalRequest,
-    ) -> Result<TerminalOpened, KernelError>;
-    /// The terminal closed: the structured rail takes the session back.
-    async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError>;
-    /// Answers a pending interaction.
-    async fn interact(&self, request: InteractRequest) -> Result<(), KernelError>;
-    /// One session's snapshot, then its patches.
-    async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError>;
-    /// Every session's patches (what a window forwards). On `Overflowed`, re-read
-    /// snapshots.
-    fn subscribe_all(&self) -> Patches;
-    /// One session's current snapshot.
-    async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError>;
-    /// Final snapshots of a session's turns, oldest first.
-    async fn get_history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, KernelError>;
-    /// Sessions, newest first.
-    async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError>;
-    /// Past turns whose prompt or reply contain every word of `query` (the last one as
-    /// a prefix), best match first, at most `limit`.
-    async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError>;
-    /// Every registered agent, installed or not.
-    async fn list_agent_info(&self) -> Vec<AgentInfo>;
-    /// An agent's models.
-    async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError>;
-    /// An agent's reasoning efforts.
-    async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError>;
-    /// Tools offered to agents.
-    async fn list_tools(&self) -> Vec<ToolInfo>;
-    /// Skills visible from a folder.
-    async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo>;
 }

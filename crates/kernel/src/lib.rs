@@ -1,7 +1,7 @@
 //! Weft's kernel: the runtime every surface stands on.
 //!
 //! Data flows one way up (driver → [`runner`] → [`Loom`] → surface) and verbs flow one
-//! way down through [`LoomIO`]. A driver ([`AgentDriver`]) turns one agent into
+//! way down through [`Loom`]'s verbs. A driver ([`AgentDriver`]) turns one agent into
 //! `DriverEvent`s; the session runner folds them into the session's snapshot with the
 //! protocol's `Accumulator`, numbers the resulting patches (gap-free per session),
 //! persists every event through the `SessionStore` port, and queues prompts so a
@@ -37,7 +37,7 @@ pub use driver::{
 };
 pub use error::KernelError;
 pub use hub::{Loom, LoomBuilder};
-pub use io::{Caller, LoomIO, Subscription, TerminalOpened};
+pub use io::{Caller, Subscription, TerminalOpened};
 pub use plugin::{Plugin, Plugins, SpawnContribution, SpawnCx};
 pub use time::now_ms;
 pub use turn::{run_turn, TurnCallbacks};

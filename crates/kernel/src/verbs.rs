@@ -1,10 +1,9 @@
 //! The verbs, each taking the [`Caller`] that asks: its environment goes to the agents
-//! its turns start, its surface to the record of who answered what. [`LoomIO`] is the
-//! same verbs for a caller in the kernel's own process.
+//! its turns start, its surface to the record of who answered what; the plain forms are
+//! the same verbs for a caller in the kernel's own process.
 
 use std::path::{Path, PathBuf};
 
-use async_trait::async_trait;
 use weft_protocol::{
     AgentInfo, InboxItem, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
     PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
@@ -14,7 +13,7 @@ use weft_protocol::{
 use crate::error::KernelError;
 use crate::feed::Patches;
 use crate::hub::{checked_workdir, new_task_id, Loom, AGENT_INFO_TTL};
-use crate::io::{Caller, LoomIO, Subscription, TerminalOpened};
+use crate::io::{Caller, Subscription, TerminalOpened};
 use crate::runner::Task;
 
 /// A session's queue holds at most this many prompts: a peer cannot grow it without end.
@@ -133,7 +132,7 @@ impl Loom {
     }
 
     /// Opens the agent's own terminal UI's turn for a session (see
-    /// [`LoomIO::open_terminal`]); the caller's environment is the program's.
+    /// [`Loom::open_terminal`]); the caller's environment is the program's.
     pub async fn open_terminal_as(
         &self,
         caller: &Caller,
@@ -293,53 +292,78 @@ impl Loom {
     }
 }
 
-#[async_trait]
-impl LoomIO for Loom {
-    async fn prompt(&self, request: PromptRequest) -> Result<PromptAccepted, KernelError> {
+/// The verbs every surface calls, in the kernel's own process (as the caller
+/// [`Caller::local`]); the API layer calls their `_as` forms with its caller.
+impl Loom {
+    /// The kernel's verbs.
+    /// Starts (or queues) a turn.
+    pub async fn prompt(&self, request: PromptRequest) -> Result<PromptAccepted, KernelError> {
         self.prompt_as(&Caller::local(), request).await
     }
 
-    async fn stop(&self, session_key: &str) -> Result<(), KernelError> {
+    /// Stops the running turn of a session; the next queued prompt starts.
+    pub async fn stop(&self, session_key: &str) -> Result<(), KernelError> {
         self.runner(session_key).await?.stop()
     }
 
-    async fn steer(&self, session_key: &str, text: String) -> Result<SteerOutcome, KernelError> {
+    /// Sends a message into the running turn, or queues it.
+    pub async fn steer(
+        &self,
+        session_key: &str,
+        text: String,
+    ) -> Result<SteerOutcome, KernelError> {
         self.steer_as(&Caller::local(), session_key, text).await
     }
 
-    async fn open_terminal(
+    /// Opens the agent's own terminal UI for a session. While it is open the session has
+    /// one writer: structured prompts queue until `close_terminal`.
+    pub async fn open_terminal(
         &self,
         request: OpenTerminalRequest,
     ) -> Result<TerminalOpened, KernelError> {
         self.open_terminal_as(&Caller::local(), request).await
     }
 
-    async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError> {
+    /// The terminal closed: the structured rail takes the session back.
+    pub async fn close_terminal(&self, session_key: &str) -> Result<(), KernelError> {
         self.runner(session_key).await?.close_terminal()
     }
 
-    async fn interact(&self, request: InteractRequest) -> Result<(), KernelError> {
+    /// Answers a pending interaction.
+    pub async fn interact(&self, request: InteractRequest) -> Result<(), KernelError> {
         self.interact_as(&Caller::local(), request).await
     }
 
-    async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError> {
+    /// One session's snapshot, then its patches.
+    pub async fn subscribe(&self, session_key: &str) -> Result<Subscription, KernelError> {
         let (snapshot, patches) = self.runner(session_key).await?.subscribe();
         Ok(Subscription { snapshot, patches })
     }
 
-    fn subscribe_all(&self) -> Patches {
+    /// Every session's patches (what a window forwards). On `Overflowed`, re-read
+    /// snapshots.
+    pub fn subscribe_all(&self) -> Patches {
         self.env.all_patches.subscribe()
     }
 
-    async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError> {
+    /// One session's current snapshot.
+    pub async fn get_snapshot(&self, session_key: &str) -> Result<SnapshotAt, KernelError> {
         Ok(self.runner(session_key).await?.snapshot_at())
     }
 
-    async fn get_history(&self, session_key: &str) -> Result<Vec<UniversalSnapshot>, KernelError> {
+    /// Final snapshots of a session's turns, oldest first.
+    pub async fn get_history(
+        &self,
+        session_key: &str,
+    ) -> Result<Vec<UniversalSnapshot>, KernelError> {
         self.history_page(session_key, None, None).await
     }
 
-    async fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, KernelError> {
+    /// Sessions, newest first.
+    pub async fn list_sessions(
+        &self,
+        workdir: Option<&str>,
+    ) -> Result<Vec<SessionInfo>, KernelError> {
         let workdir = match workdir {
             Some(dir) => Some(
                 checked_workdir(Path::new(dir))?
@@ -352,7 +376,9 @@ impl LoomIO for Loom {
             .await
     }
 
-    async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError> {
+    /// Past turns whose prompt or reply contain every word of `query` (the last one as
+    /// a prefix), best match first, at most `limit`.
+    pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, KernelError> {
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
@@ -361,7 +387,8 @@ impl LoomIO for Loom {
             .await
     }
 
-    async fn list_agent_info(&self) -> Vec<AgentInfo> {
+    /// Every registered agent, installed or not.
+    pub async fn list_agent_info(&self) -> Vec<AgentInfo> {
         if let Some((at, infos)) = self.agent_info.lock().clone() {
             if at.elapsed() < AGENT_INFO_TTL {
                 return infos;
@@ -373,19 +400,23 @@ impl LoomIO for Loom {
         infos
     }
 
-    async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError> {
+    /// An agent's models.
+    pub async fn list_models(&self, agent: &str) -> Result<Vec<ModelInfo>, KernelError> {
         Ok(self.driver(agent)?.models().await)
     }
 
-    async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError> {
+    /// An agent's reasoning efforts.
+    pub async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError> {
         Ok(self.driver(agent)?.efforts())
     }
 
-    async fn list_tools(&self) -> Vec<ToolInfo> {
+    /// Tools offered to agents.
+    pub async fn list_tools(&self) -> Vec<ToolInfo> {
         self.env.tools.tools()
     }
 
-    async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo> {
+    /// Skills visible from a folder.
+    pub async fn list_skills(&self, workdir: Option<&str>) -> Vec<SkillInfo> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let workdir = workdir.map(Path::new);
         let mut out = crate::skills::list(

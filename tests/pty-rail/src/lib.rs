@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use weft_kernel::ports::Accounts;
-use weft_kernel::{AgentTurnInput, KernelError, Loom, LoomIO, TerminalOpened};
+use weft_kernel::{AgentTurnInput, KernelError, Loom, TerminalOpened};
 use weft_protocol::UniversalSnapshot;
 use weft_pty::{PtyBridge, PtyError, PtySize, PtySpec};
 

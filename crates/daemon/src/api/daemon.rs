@@ -81,7 +81,7 @@ pub(super) async fn add_skill(
     })
     .await
     .map_err(joined)??;
-    let listed = weft_kernel::LoomIO::list_skills(&*service.loom, None).await;
+    let listed = service.loom.list_skills(None).await;
     Ok(listed.into_iter().find(|s| s.name == skill.name))
 }
 

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use weft_kernel::feed::{Patches, RecvError, TryRecvError};
-use weft_kernel::LoomIO;
 use weft_protocol::{PatchEvent, ServerMessage};
 
 use crate::service::Service;

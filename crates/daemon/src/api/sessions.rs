@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use weft_kernel::{Caller, Loom, LoomIO};
+use weft_kernel::{Caller, Loom};
 use weft_protocol::{
     AccountSwitch, AgentInfo, AnswerRequest, InboxItem, InteractRequest, ModelInfo, PromptAccepted,
     PromptRequest, SearchHit, ServerMessage, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,

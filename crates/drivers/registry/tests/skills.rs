@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::{agents_bin, fixture, Res};
 use serde_json::json;
-use weft_kernel::{Caller, Loom, LoomIO};
+use weft_kernel::{Caller, Loom};
 use weft_protocol::{ClientEnv, OpenTerminalRequest, Phase, PromptRequest, SnapshotAt};
 
 fn skill(root: &Path, name: &str, description: &str) -> Res {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_kernel::{Caller, Loom, LoomIO};
+use weft_kernel::{Caller, Loom};
 use weft_protocol::{ClientEnv, Phase, PromptRequest, SnapshotAt};
 
 type Res<T = ()> = Result<T, Box<dyn std::error::Error>>;

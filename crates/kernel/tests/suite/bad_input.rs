@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use weft_kernel::LoomIO;
 use weft_protocol::{ErrorCode, InteractRequest, InteractionResponse, PromptRequest};
 
 use super::support::*;

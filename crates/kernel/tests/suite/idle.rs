@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_kernel::{Loom, LoomIO};
+use weft_kernel::Loom;
 
 use super::support::*;
 

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use weft_kernel::LoomIO;
 use weft_protocol::{
     apply_in_place, InteractRequest, InteractionResponse, Phase, SteerOutcome, UniversalSnapshot,
 };

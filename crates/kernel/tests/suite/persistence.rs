@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_kernel::LoomIO;
 use weft_protocol::Phase;
 
 use super::support::*;

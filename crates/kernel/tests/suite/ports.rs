@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use weft_kernel::ports::{AutoCancel, InteractionHandler};
-use weft_kernel::{run_turn, AgentTurnInput, Loom, LoomIO, TurnCallbacks};
+use weft_kernel::{run_turn, AgentTurnInput, Loom, TurnCallbacks};
 use weft_protocol::{
     Choice, InteractRequest, Interaction, InteractionResponse, Phase, PromptRequest,
 };

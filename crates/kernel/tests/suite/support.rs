@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
-use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom};
 use weft_protocol::{
     AgentInfo, Capabilities, DriverEvent, InteractAction, Interaction, InteractionKind, Phase,
     PromptRequest, Question, QuestionType, SnapshotAt, UniversalSnapshot,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomIO};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom};
 use weft_protocol::{AgentInfo, Capabilities, DriverEvent, PromptRequest};
 
 use super::support::*;

@@ -1,5 +1,5 @@
 //! The one conformance suite every driver runs: the behaviours a user relies on,
-//! written once, driven through the kernel (`Loom` / `LoomIO`) against the agent's
+//! written once, driven through the kernel (`Loom`) against the agent's
 //! real binary and a scripted model server.
 //!
 //! # Instantiating it for a driver (Gemini, ACP, …)
@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use weft_kernel::{AgentDriver, LoomIO};
+use weft_kernel::AgentDriver;
 use weft_protocol::{
     permission, InteractionKind, PromptRequest, SteerOutcome, ToolKind, ToolStatus,
     UniversalSnapshot,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use weft_kernel::driver::AgentTurnInput;
 use weft_kernel::ports::Accounts;
-use weft_kernel::{AgentDriver, Loom, LoomIO};
+use weft_kernel::{AgentDriver, Loom};
 use weft_protocol::{
     Capabilities, InteractAction, InteractRequest, InteractionKind, InteractionResponse, Phase,
     PromptRequest, UniversalSnapshot,

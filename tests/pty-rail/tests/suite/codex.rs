@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_codex::{CodexDriver, Config};
-use weft_kernel::LoomIO;
 use weft_protocol::{OpenTerminalRequest, Phase, PromptRequest, ToolStatus};
 use weft_pty_rail_tests::*;
 use weft_testkit::openai::{when, Script, Turn};

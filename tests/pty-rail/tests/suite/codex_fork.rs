@@ -11,7 +11,7 @@ use std::time::Duration;
 use weft_codex::{CodexDriver, Config};
 use weft_kernel::driver::AgentDriver;
 use weft_kernel::ports::{MemoryStore, SessionStore};
-use weft_kernel::{Loom, LoomIO};
+use weft_kernel::Loom;
 use weft_protocol::{ForkOrigin, OpenTerminalRequest, Phase, PromptRequest, SessionRecord};
 use weft_pty_rail_tests::*;
 use weft_testkit::openai::{when, Script, Turn};

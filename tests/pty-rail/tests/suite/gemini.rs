@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use weft_kernel::LoomIO;
 use weft_protocol::{OpenTerminalRequest, Phase, PromptRequest};
 use weft_pty_rail_tests::*;
 use weft_testkit::gemini::{when, Script, Turn};

@@ -1,5 +1,5 @@
 //! The conformance suite every driver runs, against the real claude-agent-acp (which
-//! runs the pinned Claude Code underneath) through the kernel's LoomIO. `steer` is
+//! runs the pinned Claude Code underneath) through the kernel's verbs. `steer` is
 //! skipped by the suite itself: ACP has no steer. The `gemini-acp` preset runs the
 //! suite in the weft-gemini crate, beside the Gemini driver.
 

@@ -1,5 +1,5 @@
 //! The conformance suite every driver runs, against the real `claude` CLI through the
-//! kernel's LoomIO. It replaced the LoomIO scenarios this crate had of its own (text,
+//! kernel's verbs. It replaced the kernel scenarios this crate had of its own (text,
 //! Bash, permissions allowed and denied, a question, stop then continue, steer during a
 //! running tool, resume in a new kernel, usage); the driver-level tests in `e2e.rs` and
 //! the `weft run` tests in `cli.rs` keep the rest (artifacts, subagents, server crashes).

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use weft_claude::ClaudeDriver;
 use weft_kernel::ports::Accounts;
-use weft_kernel::{AgentTurnInput, Loom, LoomIO};
+use weft_kernel::{AgentTurnInput, Loom};
 use weft_protocol::{OpenTerminalRequest, Phase, PromptRequest, ToolStatus, UniversalSnapshot};
 use weft_pty::{PtyBridge, PtySize, PtySpec};
 use weft_testkit::anthropic::when;

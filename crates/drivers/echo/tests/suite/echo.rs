@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_echo::EchoDriver;
-use weft_kernel::{Loom, LoomIO};
+use weft_kernel::Loom;
 use weft_protocol::{
     permission, InteractRequest, InteractionKind, InteractionResponse, Phase, PromptRequest,
     SteerOutcome, ToolStatus, UniversalSnapshot,
