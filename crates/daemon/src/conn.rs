@@ -1,6 +1,7 @@
 //! One client connection, whatever carries it (the Unix socket, a WebSocket): what it
 //! may do, who it is, what it is subscribed and attached to. Transports only move
-//! frames; everything a frame means is decided here and in [`crate::api`].
+//! frames, and hand each to the API layer's [`OnFrame`] (its `on_frame`), which
+//! decides what it means.
 //!
 //! Every channel a peer can fill is bounded: outgoing frames (a slow reader makes its
 //! forwarders wait, their broadcast receivers lag, and the client is told to resync
@@ -11,18 +12,16 @@
 //! a read token grow the daemon to 1.4 GB with 200,000 requests in 3 s).
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::FutureExt;
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
-use weft_client::frame::{self, ClientFrame, FrameError};
+use weft_client::frame;
 use weft_kernel::Caller;
-use weft_protocol::{ErrorCode, Scope, ServerMessage, TerminalInput, WireError};
+use weft_protocol::{Scope, ServerMessage, TerminalInput};
 
 use crate::service::Service;
 
@@ -34,6 +33,15 @@ const INPUT: usize = 256;
 /// start (a dozen reads) and a slow probe beside a stop never wait on each other; a
 /// peer with more outstanding is read no further until one is answered.
 pub const IN_FLIGHT: usize = 64;
+
+/// What a transport hands each frame to: the API layer's `on_frame` (a parameter, so
+/// a transport need not know the API layer that starts it).
+pub type OnFrame = for<'a> fn(
+    &'a Arc<Service>,
+    &'a Arc<Conn>,
+    &'a [u8],
+    bool,
+) -> futures::future::BoxFuture<'a, ()>;
 
 /// How the connection reached us.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +66,8 @@ pub struct Conn {
     pub(crate) subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
     pub(crate) all: Mutex<Option<JoinHandle<()>>>,
     pub(crate) terminals: Mutex<HashMap<String, JoinHandle<()>>>,
-    pub(crate) listeners: Mutex<Vec<crate::ws::Listener>>,
+    /// What this connection opened that ends with it (`weft serve`'s listeners).
+    pub(crate) held: Mutex<Vec<Box<dyn std::any::Any + Send + Sync>>>,
     input: mpsc::Sender<TerminalInput>,
     input_task: JoinHandle<()>,
     /// A permit per request being answered ([`IN_FLIGHT`]).
@@ -67,13 +76,14 @@ pub struct Conn {
     in_flight: Arc<AtomicUsize>,
 }
 
-/// Counts a request task while it runs.
-struct Running(Arc<AtomicUsize>);
+/// A request being answered: counted while it runs, and holding one of the
+/// connection's [`IN_FLIGHT`] permits.
+pub(crate) struct Running(Arc<AtomicUsize>, #[allow(dead_code)] OwnedSemaphorePermit);
 
 impl Running {
-    fn new(count: &Arc<AtomicUsize>) -> Running {
+    fn new(count: &Arc<AtomicUsize>, slot: OwnedSemaphorePermit) -> Running {
         count.fetch_add(1, Ordering::SeqCst);
-        Running(count.clone())
+        Running(count.clone(), slot)
     }
 }
 
@@ -104,14 +114,14 @@ impl Conn {
             subscriptions: Mutex::default(),
             all: Mutex::default(),
             terminals: Mutex::default(),
-            listeners: Mutex::default(),
+            held: Mutex::default(),
             input,
             input_task,
             slots: Arc::new(Semaphore::new(IN_FLIGHT)),
             in_flight: Arc::default(),
         });
         // Known to the service, to be told why when it stops.
-        service.conns.lock().insert(conn.id, Arc::downgrade(&conn));
+        service.conns.lock().insert(conn.id, conn.out.downgrade());
         conn
     }
 
@@ -152,75 +162,24 @@ impl Conn {
         self.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Takes a permit to answer one request: waits while [`IN_FLIGHT`] are being
+    /// answered; `None` once the service hangs up.
+    pub(crate) async fn slot(&self, service: &Service) -> Option<Running> {
+        let slot = tokio::select! {
+            slot = self.slots.clone().acquire_owned() => slot.ok()?,
+            _ = service.hung_up() => return None,
+        };
+        Some(Running::new(&self.in_flight, slot))
+    }
+
     /// Sends a message; false when the peer is gone.
     pub async fn send(&self, message: &ServerMessage) -> bool {
         self.out.send(frame::encode_json(message)).await.is_ok()
     }
 
-    /// Handles one frame from the peer. Requests run concurrently (a slow probe does
-    /// not hold up a stop), at most [`IN_FLIGHT`] at once: past that it returns only
-    /// once one has ended, and the transport reads nothing meanwhile. Keystrokes keep
-    /// their order.
-    pub async fn on_frame(self: &Arc<Self>, service: &Arc<Service>, bytes: &[u8], text: bool) {
-        let parsed = if text {
-            frame::decode_client_text(bytes)
-        } else {
-            frame::decode_client(bytes)
-        };
-        match parsed {
-            Ok(ClientFrame::Message(msg)) => {
-                if !self.greeted() {
-                    // The hello is answered before anything else is read.
-                    crate::api::respond(service, self, msg).await;
-                    return;
-                }
-                let slot = tokio::select! {
-                    slot = self.slots.clone().acquire_owned() => slot,
-                    _ = service.hung_up() => return,
-                };
-                let Ok(slot) = slot else {
-                    return;
-                };
-                let running = Running::new(&self.in_flight);
-                let (service, conn) = (service.clone(), self.clone());
-                tokio::spawn(async move {
-                    let id = msg.id;
-                    // A handler that panics still answers: its caller would otherwise
-                    // wait forever for a reply that never comes.
-                    let answered = AssertUnwindSafe(crate::api::respond(&service, &conn, msg))
-                        .catch_unwind()
-                        .await;
-                    if answered.is_err() {
-                        tracing::error!(id, "a request's handler panicked");
-                        let error = WireError::new(
-                            ErrorCode::Internal,
-                            "the daemon failed on this request (its log says where)",
-                        );
-                        conn.send(&ServerMessage::Error { id, error }).await;
-                    }
-                    drop((running, slot));
-                });
-            }
-            Ok(ClientFrame::Input(input)) => {
-                if !self.scopes().contains(&Scope::Control) {
-                    return;
-                }
-                let _ = self.input.send(input).await;
-            }
-            Err(FrameError::Json { message, id }) => {
-                let error =
-                    WireError::new(ErrorCode::BadRequest, format!("bad message: {message}"));
-                self.send(&ServerMessage::Error {
-                    id: id.unwrap_or(0),
-                    error,
-                })
-                .await;
-            }
-            Err(FrameError::Unknown) => {
-                let error = WireError::new(ErrorCode::BadRequest, "a frame of an unknown kind");
-                self.send(&ServerMessage::Error { id: 0, error }).await;
-            }
-        }
+    /// Queues keystrokes (a binary frame), in order.
+    pub(crate) async fn queue_input(&self, input: TerminalInput) {
+        let _ = self.input.send(input).await;
     }
 
     /// Queues keystrokes typed as JSON (`writeTerminal`) behind binary ones.
@@ -248,7 +207,7 @@ impl Drop for Conn {
             task.abort();
         }
         // Listeners opened by this connection (`weft serve`) close with it.
-        self.listeners.get_mut().clear();
+        self.held.get_mut().clear();
     }
 }
 
@@ -320,8 +279,7 @@ pub(crate) mod tests {
                         id,
                         request: ClientRequest::DaemonStatus {},
                     };
-                    conn.on_frame(&service, &frame::encode_json(&msg), false)
-                        .await;
+                    crate::api::on_frame(&service, &conn, &frame::encode_json(&msg), false).await;
                     read.store(id, Ordering::SeqCst);
                 }
             })

@@ -30,7 +30,7 @@ mod trust;
 pub mod ws;
 
 use std::os::unix::fs::PermissionsExt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use weft_client::Home;
@@ -38,8 +38,6 @@ use weft_kernel::Loom;
 use weft_protocol::ServerMessage;
 
 pub use service::Service;
-
-use conn::Conn;
 
 /// The agent a prompt goes to when it names none: the built-in echo agent, which
 /// needs no account.
@@ -173,7 +171,7 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     let _ = service.store.set(store.clone());
     let mut kept = Vec::new();
     for addr in &options.listen {
-        let (listener, listening) = ws::open(&service, addr)
+        let (listener, listening) = ws::open(&service, addr, api::on_frame)
             .await
             .map_err(|e| DaemonError::Setup(e.message))?;
         // Not the UI's address with its token: stderr is the journal under systemd.
@@ -205,20 +203,15 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     }
     let reason = service.stop_reason();
     tracing::info!(%reason, "weft daemon stopping");
-    let conns: Vec<Arc<Conn>> = service
+    let conns: Vec<_> = service
         .conns
         .lock()
         .values()
-        .filter_map(Weak::upgrade)
+        .filter_map(tokio::sync::mpsc::WeakSender::upgrade)
         .collect();
-    for conn in &conns {
-        let _ = tokio::time::timeout(
-            Duration::from_millis(500),
-            conn.send(&ServerMessage::Closing {
-                reason: reason.clone(),
-            }),
-        )
-        .await;
+    let goodbye = weft_client::frame::encode_json(&ServerMessage::Closing { reason });
+    for out in &conns {
+        let _ = tokio::time::timeout(Duration::from_millis(500), out.send(goodbye.clone())).await;
     }
     drop(conns);
     service.hang_up();

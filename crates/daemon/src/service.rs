@@ -48,8 +48,8 @@ pub struct Service {
     started_at: i64,
     next_conn: AtomicU64,
     clients: Mutex<HashMap<u64, String>>,
-    /// Live connections, to say goodbye to at stop.
-    pub(crate) conns: Mutex<HashMap<u64, std::sync::Weak<crate::conn::Conn>>>,
+    /// Live connections' outgoing frames, to say goodbye to at stop.
+    pub(crate) conns: Mutex<HashMap<u64, tokio::sync::mpsc::WeakSender<bytes::Bytes>>>,
     pub(crate) listening: Mutex<Vec<String>>,
     tokens: Mutex<TokenFile>,
     /// What a socket client proves it runs outside the sandbox with (none when the key

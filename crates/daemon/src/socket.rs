@@ -92,7 +92,7 @@ async fn connection(service: Arc<Service>, stream: UnixStream) {
             _ = service.hung_up() => break,
         };
         match frame {
-            Some(Ok(bytes)) => conn.on_frame(&service, &bytes, false).await,
+            Some(Ok(bytes)) => crate::api::on_frame(&service, &conn, &bytes, false).await,
             Some(Err(e)) => {
                 tracing::debug!("a socket client sent a bad frame: {e}");
                 break;

@@ -32,7 +32,7 @@ use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 use weft_protocol::{ErrorCode, Listening, WireError};
 
-use crate::conn::{Conn, Transport, OUTGOING};
+use crate::conn::{Conn, OnFrame, Transport, OUTGOING};
 use crate::service::Service;
 
 /// The browser page's policy: its own scripts and styles, WebSockets to itself, no
@@ -74,25 +74,32 @@ impl Drop for Listener {
 #[derive(Clone)]
 struct Host {
     service: Arc<Service>,
+    on_frame: OnFrame,
     port: u16,
     /// A permit per connection that has not proven itself yet ([`UNPROVEN`]).
     unproven: Arc<tokio::sync::Semaphore>,
 }
 
-/// Starts a listener on `addr` owned by `conn` (it closes when `conn` does); `conn`
-/// of `None` keeps it for the daemon's life.
+/// Starts a listener on `addr` owned by `conn` (it closes when `conn` does), whose
+/// connections' frames go to `on_frame`.
 pub async fn listen(
     service: &Arc<Service>,
     conn: &Arc<Conn>,
     addr: &str,
+    on_frame: OnFrame,
 ) -> Result<Listening, WireError> {
-    let (listener, listening) = open(service, addr).await?;
-    conn.listeners.lock().push(listener);
+    let (listener, listening) = open(service, addr, on_frame).await?;
+    conn.held.lock().push(Box::new(listener));
     Ok(listening)
 }
 
-/// Binds `addr` and serves it; the caller keeps the [`Listener`].
-pub async fn open(service: &Arc<Service>, addr: &str) -> Result<(Listener, Listening), WireError> {
+/// Binds `addr` and serves it, each connection's frames to `on_frame`; the caller
+/// keeps the [`Listener`].
+pub async fn open(
+    service: &Arc<Service>,
+    addr: &str,
+    on_frame: OnFrame,
+) -> Result<(Listener, Listening), WireError> {
     let bad = |m: String| WireError::new(ErrorCode::BadRequest, m);
     let wanted: SocketAddr = addr
         .parse()
@@ -111,6 +118,7 @@ pub async fn open(service: &Arc<Service>, addr: &str) -> Result<(Listener, Liste
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot make a token: {e}")))?;
     let host = Host {
         service: service.clone(),
+        on_frame,
         port: bound.port(),
         unproven: Arc::new(tokio::sync::Semaphore::new(UNPROVEN)),
     };
@@ -236,11 +244,12 @@ async fn upgrade(State(host): State<Host>, headers: HeaderMap, ws: WebSocketUpgr
         },
     };
     ws.max_message_size(weft_client::frame::MAX_FRAME)
-        .on_upgrade(move |socket| connection(host.service, socket, scopes, unproven))
+        .on_upgrade(move |socket| connection(host.service, host.on_frame, socket, scopes, unproven))
 }
 
 async fn connection(
     service: Arc<Service>,
+    on_frame: OnFrame,
     socket: WebSocket,
     scopes: Vec<weft_protocol::Scope>,
     mut unproven: Option<tokio::sync::OwnedSemaphorePermit>,
@@ -289,7 +298,7 @@ async fn connection(
             );
             break;
         }
-        conn.on_frame(&service, bytes, text).await;
+        on_frame(&service, &conn, bytes, text).await;
         if conn.greeted() {
             // Proven: no longer counted against the ones waiting.
             unproven.take();
@@ -377,7 +386,7 @@ mod tests {
     async fn unproven_connections_are_capped_and_their_frames_small() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let service = crate::conn::tests::service(dir.path());
-        let (_listener, listening) = open(&service, "127.0.0.1:0")
+        let (_listener, listening) = open(&service, "127.0.0.1:0", crate::api::on_frame)
             .await
             .unwrap_or_else(|e| panic!("{}", e.message));
         let addr = listening.addr;

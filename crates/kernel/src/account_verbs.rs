@@ -5,8 +5,9 @@
 
 use weft_protocol::{AccountSwitch, ClientEnv};
 
+use crate::env::new_task_id;
 use crate::error::KernelError;
-use crate::hub::{new_task_id, Loom};
+use crate::hub::Loom;
 use crate::io::Caller;
 use crate::runner::{chosen, SessionRunner};
 

@@ -11,6 +11,7 @@ use weft_protocol::{
 };
 
 use crate::driver::AgentDriver;
+use crate::env::KernelEnv;
 use crate::error::KernelError;
 use crate::feed::Feed;
 use crate::ports::{
@@ -28,30 +29,6 @@ const ALL_CHANNEL: usize = 16_384;
 
 /// How long `list_agent_info` answers from its last probe.
 pub(crate) const AGENT_INFO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// What every runner shares: the ports and the hub-wide patch channel.
-pub(crate) struct KernelEnv {
-    pub store: Arc<dyn SessionStore>,
-    pub accounts: Arc<dyn Accounts>,
-    pub tools: Arc<dyn ToolProvider>,
-    pub catalog: Arc<dyn Catalog>,
-    pub interactions: Arc<dyn InteractionHandler>,
-    pub plugins: crate::plugin::Plugins,
-    pub state_dir: PathBuf,
-    /// Every agent's own skills folders (from the specs), for `list_skills`' conflicts.
-    pub skills_dirs: Vec<weft_agent_spec::spec::SkillsDir>,
-    pub all_patches: Feed,
-    /// Set by `shutdown`: no new turn starts.
-    pub closing: std::sync::atomic::AtomicBool,
-    /// How long a session may sit idle before its agent process (if the driver keeps
-    /// one) is closed; the next prompt resumes the agent session in a new one.
-    pub idle_close: Option<std::time::Duration>,
-    /// How long a question waits for an answer before it expires (`None`: forever).
-    pub interaction_timeout: Option<std::time::Duration>,
-    /// Notified whenever a runner's worker ends (its session has nothing left to run),
-    /// so `shutdown` waits without polling.
-    pub settled: tokio::sync::Notify,
-}
 
 /// `WEFT_INTERACTION_TIMEOUT_SECS` (default: none, a question waits forever).
 fn interaction_timeout_from_env() -> Option<std::time::Duration> {
@@ -455,8 +432,4 @@ pub(crate) fn checked_workdir(path: &Path) -> Result<PathBuf, KernelError> {
         return Err(bad("is not a folder"));
     }
     std::fs::canonicalize(path).map_err(|e| bad(&format!("cannot be resolved: {e}")))
-}
-
-pub(crate) fn new_task_id() -> String {
-    uuid::Uuid::new_v4().to_string()
 }

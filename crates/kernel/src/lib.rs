@@ -16,6 +16,7 @@ mod account_verbs;
 mod agent_switch;
 pub mod changes;
 pub mod driver;
+mod env;
 pub mod error;
 pub mod feed;
 mod hub;

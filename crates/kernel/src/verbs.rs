@@ -10,9 +10,10 @@ use weft_protocol::{
     ToolInfo, UniversalSnapshot,
 };
 
+use crate::env::new_task_id;
 use crate::error::KernelError;
 use crate::feed::Patches;
-use crate::hub::{checked_workdir, new_task_id, Loom, AGENT_INFO_TTL};
+use crate::hub::{checked_workdir, Loom, AGENT_INFO_TTL};
 use crate::io::{Caller, Subscription, TerminalOpened};
 use crate::runner::Task;
 

@@ -37,7 +37,7 @@ pub(super) async fn listen(
             "only a client on the daemon's own socket may open a listener",
         ));
     }
-    crate::ws::listen(service, conn, addr).await
+    crate::ws::listen(service, conn, addr, super::on_frame).await
 }
 
 pub(super) fn agent_installs(service: &Service) -> Result<Vec<AgentInstall>, WireError> {

@@ -7,6 +7,7 @@
 
 mod daemon;
 mod forward;
+mod frames;
 
 mod sessions;
 mod terminals;
@@ -19,6 +20,8 @@ use weft_protocol::{
     verb, AnswerRequest, ClientMessage, ClientRequest, ErrorCode, Hello, InteractRequest,
     PromptRequest, Scope, ServerMessage, Welcome, WireError, WorkspaceFilesQuery,
 };
+
+pub use frames::on_frame;
 
 use crate::reply::answer;
 pub use crate::reply::Reply;

@@ -145,7 +145,7 @@ impl Shared {
         self.publish(st, patch);
         st.record.account = Some(to);
         st.queue
-            .push_front(again(crate::hub::new_task_id(), prompt, None));
+            .push_front(again(crate::env::new_task_id(), prompt, None));
         // Shown at once, so a client waiting for the session sees more is coming.
         let queued = super::queued_list(&st.queue);
         let patch = st.acc.set_queued(queued, now);

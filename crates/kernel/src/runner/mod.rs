@@ -32,9 +32,9 @@ use weft_protocol::{
 };
 
 use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
+use crate::env::KernelEnv;
 use crate::error::KernelError;
 use crate::feed::{Feed, Patches};
-use crate::hub::KernelEnv;
 use crate::ports::SessionRecord;
 use crate::time::now_ms;
 
