@@ -25,19 +25,10 @@ pub fn from_event(event: &DriverEvent, now: i64) -> Option<Vec<LimitWindow>> {
 
 /// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.
 pub fn day_of(ms: i64) -> String {
-    // Civil-from-days (Howard Hinnant's algorithm): no date crate for one conversion.
-    let days = ms.div_euclid(86_400_000);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}")
+    jiff::Timestamp::from_millisecond(ms)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%d")
+        .to_string()
 }
 
 /// What a finished turn adds to its account's day: its cost as the agent reported it,

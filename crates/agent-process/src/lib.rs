@@ -25,6 +25,7 @@ pub mod pins;
 #[cfg(feature = "test-support")]
 pub mod planted;
 pub mod program;
+pub mod time;
 
 pub use child::{probe_output, GroupChild, STDERR_TAIL};
 pub use env::EnvFingerprint;

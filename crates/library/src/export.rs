@@ -355,25 +355,10 @@ fn one_line(s: &str) -> String {
 
 /// `YYYY-MM-DD HH:MM UTC` of a time in ms since the epoch.
 fn utc(ms: i64) -> String {
-    let [y, m, d, h, min] = civil_utc(ms);
-    format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02} UTC")
-}
-
-/// Year, month, day, hour and minute (UTC) of a time in ms since the epoch.
-pub(crate) fn civil_utc(ms: i64) -> [i64; 5] {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    [y, m, d, rem / 3600, rem % 3600 / 60]
+    jiff::Timestamp::from_millisecond(ms)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%d %H:%M UTC")
+        .to_string()
 }
 
 #[cfg(test)]

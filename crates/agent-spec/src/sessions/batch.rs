@@ -216,67 +216,9 @@ impl Batch {
     }
 }
 
-/// Milliseconds since the epoch of an RFC 3339 UTC time (`2026-11-30T03:01:53.161Z`,
-/// an offset such as `+02:00` is honoured); `None` when it does not parse.
-pub fn parse_time(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = b.get(r)?;
-        let mut v: i64 = 0;
-        for &c in part {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            v = v * 10 + i64::from(c - b'0');
-        }
-        Some(v)
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut i = 19;
-    let mut ms = 0i64;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let mut scale = 100;
-        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            ms += i64::from(c - b'0') * scale;
-            scale /= 10;
-            i += 1;
-        }
-    }
-    let offset_min = match b.get(i) {
-        Some(b'+') | Some(b'-') => {
-            let sign = if b[i] == b'-' { -1 } else { 1 };
-            sign * (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?)
-        }
-        _ => 0,
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
-    Some(secs * 1000 + ms)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_parse() {
-        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(
-            parse_time("2026-11-30T03:01:53.161Z"),
-            Some(1_796_007_713_161)
-        );
-        assert_eq!(parse_time("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(parse_time("garbage"), None);
-    }
 
     #[test]
     fn titles_prefer_the_users_then_the_agents_then_the_prompt() {

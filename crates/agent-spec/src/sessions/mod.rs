@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use weft_protocol::UniversalSnapshot;
 
-pub use batch::{excerpt, parse_time, title_of, Batch, Doc, DocKind, Meta, TurnStart, UsageEvent};
+pub use batch::{excerpt, title_of, Batch, Doc, DocKind, Meta, TurnStart, UsageEvent};
 use lines::{Line, LineReader};
 
 /// Flush a huge file's excerpts part way once this much text is held.

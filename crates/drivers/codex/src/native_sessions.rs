@@ -18,11 +18,12 @@ use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use weft_agent_process::time::parse_time;
 use weft_agent_spec::sessions::lines::{json, Line, LineReader};
 use weft_agent_spec::sessions::transcript::{input_value, tool_line, Turns};
 use weft_agent_spec::sessions::{
-    copy_lines, each_line, excerpt, index_lines, new_id, parse_time, Batch, Chunk, DocKind, Forked,
-    Keep, Meta, NativeSessions, SessionsError, TurnStart, UsageEvent,
+    copy_lines, each_line, excerpt, index_lines, new_id, Batch, Chunk, DocKind, Forked, Keep, Meta,
+    NativeSessions, SessionsError, TurnStart, UsageEvent,
 };
 use weft_protocol::UniversalSnapshot;
 

@@ -18,11 +18,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use weft_agent_process::time::parse_time;
 use weft_agent_spec::sessions::lines::{Line, LineReader, MAX_LINE};
 use weft_agent_spec::sessions::transcript::{input_value, tool_line, Turns, RESULT_BYTES};
 use weft_agent_spec::sessions::{
-    copy_lines, excerpt, new_id, parse_time, Batch, Chunk, DocKind, Forked, Keep, Meta,
-    NativeSessions, SessionsError, TurnStart, UsageEvent,
+    copy_lines, excerpt, new_id, Batch, Chunk, DocKind, Forked, Keep, Meta, NativeSessions,
+    SessionsError, TurnStart, UsageEvent,
 };
 use weft_protocol::UniversalSnapshot;
 

@@ -95,25 +95,7 @@ pub fn session_files(gemini: &Path) -> Vec<(PathBuf, Option<String>)> {
 }
 
 fn ms(ts: &str) -> Option<i64> {
-    // RFC 3339 UTC as the CLI writes it: 2026-11-30T03:08:18.021Z.
-    let (date, time) = ts.trim_end_matches('Z').split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let mut t = time.split(':');
-    let (h, min) = (
-        t.next()?.parse::<i64>().ok()?,
-        t.next()?.parse::<i64>().ok()?,
-    );
-    let sec: f64 = t.next()?.parse().ok()?;
-    // Days from civil (Howard Hinnant's algorithm).
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = if y2 >= 0 { y2 } else { y2 - 399 } / 400;
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + h * 3600 + min * 60) as f64 * 1000.0 + sec * 1000.0) as i64)
+    weft_agent_process::time::parse_time(ts)
 }
 
 /// One session file, folded.
