@@ -23,7 +23,6 @@ pub mod agents;
 mod handover;
 pub mod kinds;
 pub mod limits;
-pub mod pricing;
 mod probe;
 pub mod secret;
 pub mod switch;

@@ -4,6 +4,7 @@
 //! agent's own figure (Claude's `total_cost_usd`), else the shipped pricing table's for
 //! its model. A turn with neither counts as unpriced: shown as unknown, never as $0.
 
+use weft_agent_spec::prices::Tokens;
 use weft_protocol::{DriverEvent, LimitWindow, UniversalSnapshot};
 use weft_store::accounts::UsageDelta;
 
@@ -32,7 +33,7 @@ pub fn day_of(ms: i64) -> String {
 }
 
 /// What a finished turn adds to its account's day: its cost as the agent reported it,
-/// else from the pricing table for its model (see [`crate::pricing`]), else unknown.
+/// else from the pricing table for its model (see [`weft_agent_spec::prices`]), else unknown.
 pub fn usage_of(snapshot: &UniversalSnapshot) -> Option<(String, UsageDelta)> {
     let usage = snapshot.usage.as_ref()?;
     let input = usage.input_tokens.unwrap_or(0);
@@ -40,7 +41,16 @@ pub fn usage_of(snapshot: &UniversalSnapshot) -> Option<(String, UsageDelta)> {
     let output = usage.output_tokens.unwrap_or(0);
     let cost = usage.cost_usd.or_else(|| {
         let model = snapshot.model.as_deref()?;
-        crate::pricing::cost_of(model, input, cached, output)
+        let cached = cached.min(input);
+        // The input count includes the cached part (as OpenAI and Gemini report it).
+        weft_agent_spec::prices::price_of(model).map(|p| {
+            p.cost(Tokens {
+                input: input - cached,
+                cache_read: cached,
+                cache_write: 0,
+                output,
+            })
+        })
     });
     Some((
         day_of(snapshot.updated_at),

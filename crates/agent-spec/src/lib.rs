@@ -3,5 +3,6 @@
 //! through the trait in [`sessions`], with implementations the daemon hands it. A leaf:
 //! it depends on the protocol and std only, so neither side imports the other.
 
+pub mod prices;
 pub mod sessions;
 pub mod spec;

@@ -46,7 +46,6 @@ pub mod homes;
 pub mod index;
 pub mod model;
 mod open;
-pub mod price;
 mod progress;
 pub mod query;
 mod read;

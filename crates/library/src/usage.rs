@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use rusqlite::Connection;
 use weft_protocol::{ModelCost, UsageBlock, UsageBy, UsageRow};
 
-use crate::price;
 use crate::LibraryError;
+use weft_agent_spec::prices::{price_of, Tokens};
 
 /// A group's totals, folded one (group, model) sum at a time.
 struct Fold {
@@ -51,9 +51,14 @@ impl Fold {
         } else {
             model.to_string()
         };
-        match price::price_of(model) {
+        match price_of(model) {
             Some(p) => {
-                let c = price::cost(p, input, output, read, write);
+                let c = p.cost(Tokens {
+                    input,
+                    cache_read: read,
+                    cache_write: write,
+                    output,
+                });
                 e.cost_usd = Some(e.cost_usd.unwrap_or(0.0) + c);
                 *self.costs.entry(name).or_default() += c;
             }
