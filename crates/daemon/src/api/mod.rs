@@ -322,17 +322,11 @@ fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result
     }))
 }
 
-/// True when version `a` is newer than `b` (dot-separated numbers; anything that does
-/// not parse is not newer).
+/// True when version `a` is newer than `b` (semantic versions; anything that does not
+/// parse is not newer).
 fn newer(a: &str, b: &str) -> bool {
-    let parse = |v: &str| -> Option<Vec<u64>> {
-        v.split(['.', '-', '+'])
-            .take(3)
-            .map(|p| p.parse().ok())
-            .collect()
-    };
-    match (parse(a), parse(b)) {
-        (Some(a), Some(b)) => a > b,
+    match (semver::Version::parse(a), semver::Version::parse(b)) {
+        (Ok(a), Ok(b)) => a > b,
         _ => false,
     }
 }
@@ -390,5 +384,9 @@ mod tests {
         assert!(!super::newer("0.0.9", "0.1.0"));
         assert!(!super::newer("test", "0.1.0"));
         assert!(!super::newer("", "0.1.0"));
+        assert!(
+            super::newer("0.2.0", "0.2.0-dev"),
+            "a release is newer than its pre-release"
+        );
     }
 }
