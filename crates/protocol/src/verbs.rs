@@ -2,8 +2,9 @@
 //!
 //! `verbs!` turns the one declaration into the [`ClientRequest`] enum (its wire form
 //! is the enum's serde form, unchanged), one type per verb in [`verb`] (a tuple verb's
-//! own request type stands for it), a [`Verb`] impl naming each one's reply, and
-//! [`REPLIES`], from which the UI's `ReplyOf` map is generated. A call site then gets
+//! own request type stands for it), a [`Verb`] impl naming each one's reply, the scope
+//! a connection needs to send it (`ClientRequest::scope`, `as Read` / `as Control`
+//! after the reply), and [`REPLIES`], from which the UI's `ReplyOf` map is generated. A call site then gets
 //! its reply type from the verb it sends, and the daemon's answer to a verb is checked
 //! against the same type: adding a verb is one edit here that the compiler follows.
 
@@ -65,7 +66,7 @@ macro_rules! verbs {
         $vis:vis enum $Enum:ident {
             $(
                 $(#[$meta:meta])*
-                $Verb:ident $body:tt => $Reply:ty
+                $Verb:ident $body:tt => $Reply:ty as $Scope:ident
             ),* $(,)?
         }
     ) => {
@@ -84,6 +85,15 @@ macro_rules! verbs {
 
         $( verb_impl! { $Verb $body => $Reply } )*
 
+        impl $Enum {
+            /// The scope a connection needs to send this (declared with the verb).
+            pub fn scope(&self) -> Scope {
+                match self {
+                    $( verb_pattern!($Enum $Verb $body) => Scope::$Scope, )*
+                }
+            }
+        }
+
         /// Every verb's wire name and reply type, in declaration order.
         pub const REPLIES: &[ReplyType] = &[
             $( ReplyType {
@@ -92,6 +102,16 @@ macro_rules! verbs {
                 imports: imports_of::<$Reply>,
             }, )*
         ];
+    };
+}
+
+/// The pattern that matches a verb of either shape.
+macro_rules! verb_pattern {
+    ($Enum:ident $Verb:ident ( $T:ty )) => {
+        $Enum::$Verb(_)
+    };
+    ($Enum:ident $Verb:ident { $($rest:tt)* }) => {
+        $Enum::$Verb { .. }
     };
 }
 
@@ -146,28 +166,28 @@ verbs! {
 )]
 pub enum ClientRequest {
     /// The first request on a connection. Answered by [`Welcome`].
-    Hello(Hello) => Welcome,
+    Hello(Hello) => Welcome as Read,
     /// Answered by `PromptAccepted`.
-    Prompt(PromptRequest) => PromptAccepted,
+    Prompt(PromptRequest) => PromptAccepted as Control,
     /// Stop the running turn. Answered by `null`.
     Stop {
         /// The session.
         session_key: String,
-    } => (),
+    } => () as Control,
     /// Send a message into the running turn (or queue it). Answered by `SteerOutcome`.
     Steer {
         /// The session.
         session_key: String,
         /// The message.
         text: String,
-    } => SteerOutcome,
+    } => SteerOutcome as Control,
     /// Take a queued prompt out of a session's queue: it never runs. Answered by `null`.
     Dequeue {
         /// The session.
         session_key: String,
         /// The queued prompt's task id (the snapshot's `queued`).
         task_id: String,
-    } => (),
+    } => () as Control,
     /// Move a queued prompt within its session's queue. Answered by `null`.
     Requeue {
         /// The session.
@@ -176,31 +196,31 @@ pub enum ClientRequest {
         task_id: String,
         /// Its new position: 1 runs next; past the end moves it last.
         to: u32,
-    } => (),
+    } => () as Control,
     /// Answer a pending interaction of a session. Answered by `null`.
-    Interact(InteractRequest) => (),
+    Interact(InteractRequest) => () as Control,
     /// Answer a pending interaction by its id alone. Answered by `null`.
-    Answer(AnswerRequest) => (),
+    Answer(AnswerRequest) => () as Control,
     /// Answered by [`InboxItem`]s, oldest first.
-    Inbox {} => Vec<InboxItem>,
+    Inbox {} => Vec<InboxItem> as Read,
     /// Receive this session's patches. Answered by `SnapshotAt`, then patches follow.
     Subscribe {
         /// The session.
         session_key: String,
-    } => SnapshotAt,
+    } => SnapshotAt as Read,
     /// Stop receiving a session's patches. Answered by `null`.
     Unsubscribe {
         /// The session.
         session_key: String,
-    } => (),
+    } => () as Read,
     /// Receive every session's patches (a window). Answered by `null`; a `resync`
     /// message says when some were dropped.
-    SubscribeAll {} => (),
+    SubscribeAll {} => () as Read,
     /// Answered by `SnapshotAt`.
     GetSnapshot {
         /// The session.
         session_key: String,
-    } => SnapshotAt,
+    } => SnapshotAt as Read,
     /// Answered by past turns' final snapshots, oldest first.
     GetHistory {
         /// The session.
@@ -209,41 +229,41 @@ pub enum ClientRequest {
         limit: Option<u32>,
         /// Only turns before the turn with this task id.
         before: Option<String>,
-    } => Vec<UniversalSnapshot>,
+    } => Vec<UniversalSnapshot> as Read,
     /// Answered by `SessionInfo`s, newest first.
     ListSessions {
         /// Only sessions in this folder.
         workdir: Option<String>,
-    } => Vec<SessionInfo>,
+    } => Vec<SessionInfo> as Read,
     /// Answered by `SearchHit`s, best match first.
     Search {
         /// Words to find in prompts and replies (the last one as a prefix).
         query: String,
         /// At most this many hits (default 50).
         limit: Option<u32>,
-    } => Vec<SearchHit>,
+    } => Vec<SearchHit> as Read,
     /// Answered by `AgentInfo`s.
-    ListAgentInfo {} => Vec<AgentInfo>,
+    ListAgentInfo {} => Vec<AgentInfo> as Read,
     /// Answered by `ModelInfo`s.
     ListModels {
         /// The agent.
         agent: String,
-    } => Vec<ModelInfo>,
+    } => Vec<ModelInfo> as Read,
     /// Answered by effort names.
     ListEffort {
         /// The agent.
         agent: String,
-    } => Vec<String>,
+    } => Vec<String> as Read,
     /// Answered by `ToolInfo`s.
-    ListTools {} => Vec<ToolInfo>,
+    ListTools {} => Vec<ToolInfo> as Read,
     /// A workspace's files matching what was typed after `@` (the composer's
     /// completion). Answered by `WorkspaceEntry`s, best first.
-    ListWorkspaceFiles(crate::files::WorkspaceFilesQuery) => Vec<WorkspaceEntry>,
+    ListWorkspaceFiles(crate::files::WorkspaceFilesQuery) => Vec<WorkspaceEntry> as Control,
     /// Answered by `SkillInfo`s.
     ListSkills {
         /// Skills visible from this folder.
         workdir: Option<String>,
-    } => Vec<SkillInfo>,
+    } => Vec<SkillInfo> as Read,
     /// Keep a file pasted or dropped into a composer: `data` (base64) is written 0600
     /// under `$WEFT_HOME/attachments/<id>/<name>` and checked like every attachment.
     /// Answered by the file's absolute path, for [`PromptRequest::attachments`].
@@ -252,28 +272,28 @@ pub enum ClientRequest {
         name: String,
         /// Its bytes, base64.
         data: String,
-    } => String,
+    } => String as Control,
     /// Open the agent's own terminal UI for a session (or attach to the one open), and
     /// attach this connection. Answered by [`TerminalAttached`]; frames follow.
-    OpenTerminal(OpenTerminalRequest) => TerminalAttached,
+    OpenTerminal(OpenTerminalRequest) => TerminalAttached as Control,
     /// Attach this connection to a session's open terminal: a screen frame, then live
     /// output. Answered by [`TerminalAttached`].
     AttachTerminal {
         /// The session.
         session_key: String,
-    } => TerminalAttached,
+    } => TerminalAttached as Control,
     /// Stop receiving a terminal's frames; it goes on running. Answered by `null`.
     DetachTerminal {
         /// The session.
         session_key: String,
-    } => (),
+    } => () as Control,
     /// Keystrokes for a terminal (binary input frames carry raw bytes). Answered by `null`.
     WriteTerminal {
         /// The session.
         session_key: String,
         /// The text typed.
         data: String,
-    } => (),
+    } => () as Control,
     /// Answered by `null`.
     ResizeTerminal {
         /// The session.
@@ -282,29 +302,29 @@ pub enum ClientRequest {
         cols: u16,
         /// Rows.
         rows: u16,
-    } => (),
+    } => () as Control,
     /// End the terminal (its program is killed); the structured rail takes the session
     /// back. Answered by `null`.
     CloseTerminal {
         /// The session.
         session_key: String,
-    } => (),
+    } => () as Control,
     /// Answered by [`DaemonStatus`](crate::DaemonStatus).
-    DaemonStatus {} => DaemonStatus,
+    DaemonStatus {} => DaemonStatus as Read,
     /// Stop every turn and terminal, then exit. Answered by `null` first.
-    DaemonStop {} => (),
+    DaemonStop {} => () as Control,
     /// Accept WebSocket clients on `addr` for as long as this connection lasts (what
     /// `weft serve` does). Answered by [`Listening`].
     Listen {
         /// `IP:PORT`; port 0 picks a free one.
         addr: String,
-    } => Listening,
+    } => Listening as Control,
     /// The session library: managed and native sessions, pinned first, newest first.
     /// Answered by `LibrarySession`s.
-    ListLibrary(LibraryQuery) => Vec<LibrarySession>,
+    ListLibrary(LibraryQuery) => Vec<LibrarySession> as Read,
     /// Search prompts, replies and tool calls of every session, managed and native.
     /// Answered by `LibraryHit`s, best first, one per session.
-    SearchLibrary(LibrarySearch) => Vec<LibraryHit>,
+    SearchLibrary(LibrarySearch) => Vec<LibraryHit> as Read,
     /// Some turns of a native session's transcript, read from the agent's file.
     /// Answered by `TranscriptPage`.
     OpenTranscript {
@@ -314,7 +334,7 @@ pub enum ClientRequest {
         start: Option<u32>,
         /// How many turns (default 50).
         limit: Option<u32>,
-    } => TranscriptPage,
+    } => TranscriptPage as Read,
     /// The turns of a managed session's agent file from before its first turn in Weft
     /// (an adopted session's past, a fork's inherited turns), paged like
     /// `openTranscript`. Answered by `TranscriptPage`, whose `total` counts those turns.
@@ -325,9 +345,9 @@ pub enum ClientRequest {
         start: Option<u32>,
         /// How many turns (default 50).
         limit: Option<u32>,
-    } => TranscriptPage,
+    } => TranscriptPage as Read,
     /// How far the library's indexer is. Answered by `LibraryProgress`.
-    LibraryProgress {} => LibraryProgress,
+    LibraryProgress {} => LibraryProgress as Read,
     /// Usage and cost, grouped. Answered by `UsageRow`s.
     Usage {
         /// The grouping.
@@ -335,14 +355,14 @@ pub enum ClientRequest {
         /// Only usage from this time on (ms since the epoch).
         #[ts(type = "number | null")]
         since: Option<i64>,
-    } => Vec<UsageRow>,
+    } => Vec<UsageRow> as Read,
     /// Rename, archive, pin or delete a session's record. Answered by `null`.
     ManageSession {
         /// The session.
         session_key: String,
         /// What to do.
         action: SessionAction,
-    } => (),
+    } => () as Control,
     /// Fork a session at its end or after a turn: a new session of the same agent with
     /// the history up to there, recorded with its parent. Answered by its
     /// `LibrarySession`. A Claude or Codex fork is a managed session whose first prompt
@@ -353,7 +373,7 @@ pub enum ClientRequest {
         session_key: String,
         /// Keep turns 1 to this one (default: all).
         at: Option<u32>,
-    } => LibrarySession,
+    } => LibrarySession as Control,
     /// A session's whole transcript (managed or native, an adopted one's earlier
     /// turns from the agent's file first) as one document. Answered by its text.
     ExportSession {
@@ -361,7 +381,7 @@ pub enum ClientRequest {
         session_key: String,
         /// Markdown or JSON (`{session, turns}`).
         format: ExportFormat,
-    } => String,
+    } => String as Read,
     /// The same document written by the daemon to a file, a page of the transcript at a
     /// time: no reply has to carry it, so a session of any size exports. Accepted over
     /// the owner's Unix socket only (the daemon writes where its owner may). The file
@@ -373,19 +393,19 @@ pub enum ClientRequest {
         format: ExportFormat,
         /// An absolute path; a file there is replaced.
         path: String,
-    } => ExportWritten,
+    } => ExportWritten as Control,
     /// Answered by `AccountInfo`s (never a secret).
-    ListAccounts {} => Vec<AccountInfo>,
+    ListAccounts {} => Vec<AccountInfo> as Read,
     /// Add an account; a secret value is accepted over the Unix socket only. Answered
     /// by its `AccountInfo`.
-    AddAccount(AddAccountRequest) => AccountInfo,
+    AddAccount(AddAccountRequest) => AccountInfo as Control,
     /// Rename an account. Answered by its `AccountInfo`.
     RenameAccount {
         /// The account's id (a request's own `id` is the reply's).
         account: String,
         /// Its new name.
         label: String,
-    } => AccountInfo,
+    } => AccountInfo as Control,
     /// Remove an account: its record, its secret in the OS secret store, and (with
     /// `deleteHome`) its home folder. Answered by `null`.
     RemoveAccount {
@@ -393,17 +413,17 @@ pub enum ClientRequest {
         account: String,
         /// Also delete the account's home folder (its login, its transcripts).
         delete_home: bool,
-    } => (),
+    } => () as Control,
     /// Check that an account can be used now. Answered by `AccountTest`.
     TestAccount {
         /// The account's id (a request's own `id` is the reply's).
         account: String,
-    } => AccountTest,
+    } => AccountTest as Control,
     /// Usage per account per day, newest first. Answered by `AccountUsageDay`s.
     AccountUsage {
         /// Only this account's.
         account: Option<String>,
-    } => Vec<AccountUsageDay>,
+    } => Vec<AccountUsageDay> as Read,
     /// Move an idle session to another account from its next turn (the app's one-click
     /// "switch account and continue" after a used-up limit: `resume` runs the last
     /// turn's prompt again there). A switch the agent's own session cannot follow
@@ -423,7 +443,7 @@ pub enum ClientRequest {
         resume: bool,
         /// Go ahead although the agent's own session cannot follow (a handover).
         confirm: bool,
-    } => AccountSwitch,
+    } => AccountSwitch as Control,
     /// Move an idle session to another agent (the app's switch control): its key,
     /// history and transcript stay; the next prompt runs on `agent`, which starts a new
     /// session of its own from a handover of the conversation. Until then the
@@ -434,7 +454,7 @@ pub enum ClientRequest {
         session_key: String,
         /// The agent id to move to (`codex`, `claude`, …).
         agent: String,
-    } => (),
+    } => () as Control,
     /// What [`ClientRequest::SwitchAccount`] would do; nothing changes. Answered by
     /// `AccountSwitch` (`switched` false).
     CheckAccountSwitch {
@@ -442,7 +462,7 @@ pub enum ClientRequest {
         session_key: String,
         /// The account's id (`ambient`: the agent's own login).
         account: String,
-    } => AccountSwitch,
+    } => AccountSwitch as Read,
     /// Opt a session in to (or out of) switching accounts by itself when its account's
     /// limit is used up (see `AutoSwitch`). Answered by `AutoSwitch`.
     SetAutoSwitch {
@@ -450,12 +470,12 @@ pub enum ClientRequest {
         session_key: String,
         /// On or off.
         enabled: bool,
-    } => AutoSwitch,
+    } => AutoSwitch as Control,
     /// Whether a session switches accounts by itself. Answered by `AutoSwitch`.
     GetAutoSwitch {
         /// The session.
         session_key: String,
-    } => AutoSwitch,
+    } => AutoSwitch as Read,
     /// The MCP servers configured in Weft (`$WEFT_HOME/mcp.json`, the workspace's
     /// `.weft/mcp.json`), each with its file and whether it is on. Answered by `McpList`.
     ListMcp {
@@ -463,13 +483,13 @@ pub enum ClientRequest {
         workdir: Option<String>,
         /// Whether each is on for this session (its own choices count).
         session_key: Option<String>,
-    } => McpList,
+    } => McpList as Read,
     /// What a workspace's `.weft/` and the agents' project files grant, and whether the
     /// user trusted it. Answered by `WorkspaceTrust`.
     GetWorkspaceTrust {
         /// The workspace folder.
         workdir: String,
-    } => WorkspaceTrust,
+    } => WorkspaceTrust as Read,
     /// Trust a workspace: what it grants takes effect. `hash` is the one the user was
     /// shown; when the folder changed since, the request is refused (show it again).
     /// Answered by `WorkspaceTrust`.
@@ -478,7 +498,7 @@ pub enum ClientRequest {
         workdir: String,
         /// The `hash` of the `WorkspaceTrust` the user saw.
         hash: String,
-    } => WorkspaceTrust,
+    } => WorkspaceTrust as Control,
     /// Say no to a workspace's grants: it keeps running without them, and the app does
     /// not ask again until they change. Answered by `WorkspaceTrust`.
     DeclineWorkspaceTrust {
@@ -486,13 +506,13 @@ pub enum ClientRequest {
         workdir: String,
         /// The `hash` of the `WorkspaceTrust` the user saw.
         hash: String,
-    } => WorkspaceTrust,
+    } => WorkspaceTrust as Control,
     /// Forget every trust decision for a workspace's repository (or folder). Answered
     /// by `WorkspaceTrust`.
     RevokeWorkspaceTrust {
         /// The workspace folder.
         workdir: String,
-    } => WorkspaceTrust,
+    } => WorkspaceTrust as Control,
     /// Turn MCP servers on (`true`) or off for one session, from its next spawn.
     /// Answered by the session's `McpList`.
     SetMcpEnabled {
@@ -500,7 +520,7 @@ pub enum ClientRequest {
         session_key: String,
         /// Server name → on.
         servers: std::collections::BTreeMap<String, bool>,
-    } => McpList,
+    } => McpList as Control,
     /// Keep a secret an MCP server's `${secret:NAME}` names, in the OS secret store;
     /// accepted over the Unix socket only. Answered by `null`.
     SetMcpSecret {
@@ -508,30 +528,30 @@ pub enum ClientRequest {
         name: String,
         /// Its value.
         value: crate::SecretText,
-    } => (),
+    } => () as Control,
     /// Forget an MCP secret. Answered by `null`.
     RemoveMcpSecret {
         /// Its name.
         name: String,
-    } => (),
+    } => () as Control,
     /// Place a skill once for every agent: copy the folder at `path` (with its
     /// SKILL.md) into `$WEFT_HOME/skills`. Answered by its `SkillInfo`.
     AddSkill {
         /// The skill's folder (or its SKILL.md), absolute.
         path: String,
-    } => Option<SkillInfo>,
+    } => Option<SkillInfo> as Control,
     /// Delete a global skill. Answered by `null`.
     RemoveSkill {
         /// Its name.
         name: String,
-    } => (),
+    } => () as Control,
     /// Turn a skill on or off for every agent, from their next spawn. Answered by `null`.
     SetSkillEnabled {
         /// Its name.
         name: String,
         /// On or off.
         enabled: bool,
-    } => (),
+    } => () as Control,
     /// Log a login account in: the agent's own login (its spec's login command, inside
     /// the account's home, as `weft accounts login ID` runs it) in a terminal of the
     /// daemon's, keyed `login:ID`, this connection attached. Answered by [`TerminalAttached`]; frames follow.
@@ -542,9 +562,9 @@ pub enum ClientRequest {
         cols: Option<u16>,
         /// The terminal's height in rows (default 24).
         rows: Option<u16>,
-    } => TerminalAttached,
+    } => TerminalAttached as Control,
     /// The agent CLIs Weft installs, where each was found. Answered by `AgentInstall`s.
-    ListAgentInstalls {} => Vec<AgentInstall>,
+    ListAgentInstalls {} => Vec<AgentInstall> as Read,
     /// Install (or update) an agent CLI: npm, as `weft agents install NAME` runs it, in
     /// a terminal of the daemon's, keyed `install:NAME`, showing npm's progress. Answered by
     /// [`TerminalAttached`]; frames follow.
@@ -557,7 +577,7 @@ pub enum ClientRequest {
         cols: Option<u16>,
         /// The terminal's height in rows (default 24).
         rows: Option<u16>,
-    } => TerminalAttached,
+    } => TerminalAttached as Control,
 }
 }
 
@@ -580,6 +600,19 @@ mod tests {
         let tag = serde_json::to_value(&stop).unwrap_or_default()["type"].clone();
         assert_eq!(tag, "stop");
         assert!(REPLIES.iter().any(|r| r.wire() == "listAgentInfo"));
+        // Each verb's scope is declared beside its reply.
+        assert_eq!(ClientRequest::ListAgentInfo {}.scope(), Scope::Read);
+        assert_eq!(
+            ClientRequest::Stop {
+                session_key: "k".into()
+            }
+            .scope(),
+            Scope::Control
+        );
+        assert_eq!(
+            ClientRequest::Prompt(PromptRequest::default()).scope(),
+            Scope::Control
+        );
         let mut wires: Vec<String> = REPLIES.iter().map(ReplyType::wire).collect();
         wires.sort();
         wires.dedup();
