@@ -15,8 +15,7 @@ import type {
 } from "../generated";
 import { AgentsStore } from "./agents.svelte";
 import type { TerminalClient } from "./terminal/client";
-import type { Reply, Requester } from "./transport";
-import { VerbError, type Transport } from "./transport";
+import { requestOrNull, VerbError, wideRequester, type Reply, type Requester, type Transport } from "./transport";
 
 /** The account id that means the agent's own login. */
 export const AMBIENT = "ambient";
@@ -68,8 +67,7 @@ export class AccountsStore {
     transport: Transport,
     readonly terminals: TerminalClient | null = null,
   ) {
-    const request = transport.request?.bind(transport);
-    this.call = request ? (r) => request(r) : null;
+    this.call = wideRequester(transport);
     this.agents = new AgentsStore(this.call, terminals);
   }
 
@@ -87,15 +85,8 @@ export class AccountsStore {
     return this.list.find((a) => a.id === id)?.label ?? id;
   }
 
-  private async run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
-    if (!this.call) return null;
-    try {
-      this.error = null;
-      return await this.call(request);
-    } catch (e) {
-      this.error = new VerbError(e).message;
-      return null;
-    }
+  private run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
+    return requestOrNull(this.call, request, (message) => (this.error = message));
   }
 
   async refresh(): Promise<void> {

@@ -5,8 +5,7 @@
 // NAME` does) in a terminal of the daemon's, whose key the pane then attaches to.
 import type { AgentInfo, AgentInstall, ClientRequest, SandboxStatus } from "../generated";
 import type { TerminalClient } from "./terminal/client";
-import type { Reply, Requester } from "./transport";
-import { VerbError } from "./transport";
+import { requestOrNull, type Reply, type Requester } from "./transport";
 
 /** One row of the Agents view. */
 export interface AgentRow {
@@ -46,15 +45,8 @@ export class AgentsStore {
     return rows;
   }
 
-  private async run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
-    if (!this.call) return null;
-    try {
-      this.error = null;
-      return await this.call(request);
-    } catch (e) {
-      this.error = new VerbError(e).message;
-      return null;
-    }
+  private run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
+    return requestOrNull(this.call, request, (message) => (this.error = message));
   }
 
   async refresh(): Promise<void> {

@@ -151,7 +151,7 @@ export class AppStore {
       this.searchSettle = resolve;
       this.searchTimer = setTimeout(async () => {
         this.searchTimer = null;
-        const hits = await this.guard(() => this.transport.search(query, 30));
+        const hits = await this.guard(() => this.transport.request({ type: "search", query, limit: 30 }));
         if (gen === this.searchGen && hits) this.searchHits = hits;
         resolve();
       }, delayMs);
@@ -183,7 +183,7 @@ export class AppStore {
   }
 
   private async loadAgents() {
-    const agents = await this.guard(() => this.transport.listAgentInfo());
+    const agents = await this.guard(() => this.transport.request({ type: "listAgentInfo" }));
     if (!agents) return;
     this.agents = agents;
     // A new session in a workspace starts with what was last used there.
@@ -242,7 +242,7 @@ export class AppStore {
   }
 
   async refreshSessions() {
-    const sessions = await this.guard(() => this.transport.listSessions(null));
+    const sessions = await this.guard(() => this.transport.request({ type: "listSessions", workdir: null }));
     if (sessions) this.sessions = sessions;
   }
 
@@ -255,7 +255,7 @@ export class AppStore {
 
   /** Which sessions wait for an answer, from the daemon's inbox (patches keep it current). */
   async refreshInbox() {
-    const items = await this.guard(() => this.transport.inbox());
+    const items = await this.guard(() => this.transport.request({ type: "inbox" }));
     if (items) this.needsAnswer = countBySession(items);
   }
 
@@ -362,8 +362,8 @@ export class AppStore {
     if (id !== this.agent) this.account = null;
     this.agent = id;
     const [models, efforts] = await Promise.all([
-      this.guard(() => this.transport.listModels(id)),
-      this.guard(() => this.transport.listEffort(id)),
+      this.guard(() => this.transport.request({ type: "listModels", agent: id })),
+      this.guard(() => this.transport.request({ type: "listEffort", agent: id })),
     ]);
     if (this.agent !== id) return;
     this.models = models ?? [];
@@ -406,7 +406,7 @@ export class AppStore {
     this.error = null;
     const view = this.selected;
     if (view && view.running && this.sendMode === "steer") {
-      const outcome = await this.guard(() => this.transport.steer(view.key, prompt));
+      const outcome = await this.guard(() => this.transport.request({ type: "steer", sessionKey: view.key, text: prompt }));
       if (!outcome) return false;
       view.addNote(
         outcome === "injected"
@@ -416,7 +416,8 @@ export class AppStore {
       return true;
     }
     const accepted = await this.guard(() =>
-      this.transport.prompt({
+      this.transport.request({
+        type: "prompt",
         prompt,
         agent: view ? null : this.agent,
         sessionKey: view?.key ?? null,
@@ -476,12 +477,12 @@ export class AppStore {
 
   /** Takes a queued prompt out of its session's queue: it never runs. */
   async dequeue(view: SessionView, taskId: string) {
-    await this.guard(() => this.transport.dequeue(view.key, taskId));
+    await this.guard(() => this.transport.request({ type: "dequeue", sessionKey: view.key, taskId }));
   }
 
   /** Moves a queued prompt to position `to` (1 runs next). */
   async requeue(view: SessionView, taskId: string, to: number) {
-    await this.guard(() => this.transport.requeue(view.key, taskId, to));
+    await this.guard(() => this.transport.request({ type: "requeue", sessionKey: view.key, taskId, to }));
   }
 
   /** Puts a past prompt into the composer to edit and send as a new turn. */
@@ -501,7 +502,7 @@ export class AppStore {
       effort: turn.effort,
       attachments: [] as string[],
     } as PromptRequest;
-    const accepted = await this.guard(() => this.transport.prompt(request));
+    const accepted = await this.guard(() => this.transport.request({ type: "prompt", ...request }));
     if (!accepted) return false;
     if (view.running) view.addNote(`Queued: “${turn.prompt}”`, accepted.taskId);
     return true;
@@ -510,7 +511,7 @@ export class AppStore {
   async stopSelected() {
     const view = this.selected;
     // A terminal's turn ends by closing the terminal (the kernel refuses a stop).
-    if (view && view.running && !view.terminalOpen) await this.guard(() => this.transport.stop(view.key));
+    if (view && view.running && !view.terminalOpen) await this.guard(() => this.transport.request({ type: "stop", sessionKey: view.key }));
   }
 
   async answer(
@@ -522,7 +523,7 @@ export class AppStore {
   ) {
     view.markAnswered(promptId);
     await this.guard(() =>
-      this.transport.interact({ sessionKey: view.key, promptId, action, value, answers }),
+      this.transport.request({ type: "interact", sessionKey: view.key, promptId, action, value, answers }),
     );
   }
 

@@ -129,8 +129,10 @@ describe("AppStore", () => {
 
   it("shows a verb's failure as a banner", async () => {
     const { t, app } = await started();
-    t.getSnapshot = async () => {
-      throw { code: "unknownSession", message: "unknown session `x`" };
+    const served = t.request.bind(t);
+    t.request = async (r) => {
+      if (r.type === "getSnapshot") throw { code: "unknownSession", message: "unknown session `x`" };
+      return served(r);
     };
     app.selectSession("echo:nope");
     await tick();
@@ -165,8 +167,10 @@ describe("AppStore", () => {
     expect(t.calls[0].verb).toBe("connect");
     t.linkState({ state: "disconnected", reason: "going away", reconnecting: true });
     expect(app.link).toEqual({ state: "disconnected", reason: "going away", reconnecting: true });
-    t.listSessions = async () => {
-      throw new VerbError({ code: "internal", message: "Not connected to Weft (reconnecting)." }, true);
+    const served = t.request.bind(t);
+    t.request = async (r) => {
+      if (r.type === "listSessions") throw new VerbError({ code: "internal", message: "Not connected to Weft (reconnecting)." }, true);
+      return served(r);
     };
     await app.refreshSessions();
     expect(app.error).toBeNull();

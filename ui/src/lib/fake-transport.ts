@@ -2,18 +2,22 @@
 // daemon: sessions and snapshots held here, patches pushed by the test. Every verb call
 // is recorded in `calls`.
 import type {
-  InboxItem,
+  ClientRequest,
   PatchEvent,
+  ReplyOf,
   SessionInfo,
   SnapshotPatch,
-  TranscriptPage,
   UniversalSnapshot,
   TrustGrant,
   WorkspaceEntry,
   WorkspaceTrust,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
-import { VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
+import { VerbError, type AppInfo, type LinkState, type Reply, type Transport } from "./transport";
+
+type Verb = ClientRequest["type"];
+/** The wire request of verb `K`. */
+type VerbRequest<K extends Verb> = Extract<ClientRequest, { type: K }>;
 
 interface FakeSession {
   info: SessionInfo;
@@ -24,6 +28,8 @@ interface FakeSession {
 
 export class FakeTransport implements Transport {
   calls: { verb: string; args: unknown[] }[] = [];
+  /** It answers the session verbs only: no library, accounts, attachments, MCP or skills. */
+  readonly sessionVerbsOnly = true;
   sessions = new Map<string, FakeSession>();
   recents: string[] = [];
   initialWorkspace: string | null = "/work/demo";
@@ -102,135 +108,166 @@ export class FakeTransport implements Transport {
     this.record("connect");
   }
 
-  async prompt(request: Parameters<Transport["prompt"]>[0]) {
-    this.record("prompt", request);
-    const key = request.sessionKey ?? this.addSession(request.agent ?? "echo", request.workdir ?? "/", request.prompt);
-    const taskId = `t${this.next++}`;
-    const s = this.sessions.get(key);
-    if (s && s.current.phase !== "streaming") {
-      this.emit(key, { phase: "streaming", taskId, prompt: request.prompt, text: "", startedAt: Date.now() });
-    } else if (s) {
-      this.emit(key, { queued: [...s.current.queued, { taskId, prompt: request.prompt, steer: false }] });
-    }
-    return { sessionKey: key, taskId };
-  }
-  async stop(sessionKey: string) {
-    this.record("stop", sessionKey);
-    this.emit(sessionKey, { phase: "done", incomplete: true, notices: ["stopped"] });
-  }
-  async dequeue(sessionKey: string, taskId: string) {
-    this.record("dequeue", sessionKey, taskId);
-    const s = this.sessions.get(sessionKey);
-    if (s) this.emit(sessionKey, { queued: s.current.queued.filter((q) => q.taskId !== taskId) });
-  }
-  async requeue(sessionKey: string, taskId: string, to: number) {
-    this.record("requeue", sessionKey, taskId, to);
-    const s = this.sessions.get(sessionKey);
-    const q = s?.current.queued.find((x) => x.taskId === taskId);
-    if (!s || !q) return;
-    const rest = s.current.queued.filter((x) => x.taskId !== taskId);
-    rest.splice(Math.min(to - 1, rest.length), 0, q);
-    this.emit(sessionKey, { queued: rest });
-  }
-  async steer(sessionKey: string, text: string) {
-    this.record("steer", sessionKey, text);
-    return this.steerOutcome;
-  }
-  async interact(request: Parameters<Transport["interact"]>[0]) {
-    this.record("interact", request);
-    const s = this.sessions.get(request.sessionKey);
-    if (s) {
-      this.emit(request.sessionKey, {
-        interactions: s.current.interactions.filter((i) => i.promptId !== request.promptId),
-      });
-    }
-  }
-  async inbox(): Promise<InboxItem[]> {
-    this.record("inbox");
-    const now = Date.now();
-    return [...this.sessions.entries()].flatMap(([sessionKey, s]) =>
-      s.current.interactions.map((i) => ({
-        promptId: i.promptId,
-        sessionKey,
-        kind: i.kind,
-        title: i.title,
-        detail: i.detail,
-        toolName: i.toolName,
-        questions: i.questions,
-        createdAt: now,
-        expiresAt: null,
-      })),
-    );
-  }
-  async getSnapshot(sessionKey: string) {
-    this.record("getSnapshot", sessionKey);
-    const s = this.sessions.get(sessionKey);
-    if (!s) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
-    return { sessionKey, seq: s.seq, snapshot: structuredClone(s.current) };
-  }
-  async getHistory(sessionKey: string) {
-    this.record("getHistory", sessionKey);
-    return structuredClone(this.sessions.get(sessionKey)?.history ?? []);
-  }
-  async earlierTurns(sessionKey: string, start: number | null, limit: number): Promise<TranscriptPage> {
-    this.record("earlierTurns", sessionKey, start, limit);
-    const all = this.earlier.get(sessionKey);
-    if (!all) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
-    const from = Math.min(start ?? Math.max(0, all.length - limit), all.length);
-    return { sessionKey, total: all.length, start: from, turns: structuredClone(all.slice(from, from + limit)), sourceGone: false };
-  }
-  async listSessions(workdir: string | null) {
-    this.record("listSessions", workdir);
-    return [...this.sessions.values()]
-      .map((s) => ({ ...s.info }))
-      .filter((s) => workdir === null || s.workdir === workdir)
-      .reverse();
-  }
-  async search(query: string, limit = 50) {
-    this.record("search", query);
-    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-    if (!words.length) return [];
-    const hits = [];
-    for (const [sessionKey, s] of this.sessions) {
-      for (const turn of s.history) {
-        const text = `${turn.prompt}\n${turn.text}`;
-        if (!words.every((w) => text.toLowerCase().includes(w))) continue;
-        const at = text.toLowerCase().indexOf(words[0]);
-        const snippet = `${text.slice(0, at)}«${text.slice(at, at + words[0].length)}»${text.slice(at + words[0].length)}`;
-        hits.push({ sessionKey, taskId: turn.taskId ?? "", snippet });
+  /** What each verb this stand-in serves does; any other is refused with `badRequest`. */
+  private verbs: { [K in Verb]?: (request: VerbRequest<K>) => Promise<ReplyOf[K]> } = {
+    prompt: async (request) => {
+      const { type: _, ...fields } = request;
+      this.record("prompt", fields);
+      const key = request.sessionKey ?? this.addSession(request.agent ?? "echo", request.workdir ?? "/", request.prompt);
+      const taskId = `t${this.next++}`;
+      const s = this.sessions.get(key);
+      if (s && s.current.phase !== "streaming") {
+        this.emit(key, { phase: "streaming", taskId, prompt: request.prompt, text: "", startedAt: Date.now() });
+      } else if (s) {
+        this.emit(key, { queued: [...s.current.queued, { taskId, prompt: request.prompt, steer: false }] });
       }
-    }
-    return hits.slice(0, limit);
+      return { sessionKey: key, taskId };
+    },
+    stop: async ({ sessionKey }) => {
+      this.record("stop", sessionKey);
+      this.emit(sessionKey, { phase: "done", incomplete: true, notices: ["stopped"] });
+      return null;
+    },
+    dequeue: async ({ sessionKey, taskId }) => {
+      this.record("dequeue", sessionKey, taskId);
+      const s = this.sessions.get(sessionKey);
+      if (s) this.emit(sessionKey, { queued: s.current.queued.filter((q) => q.taskId !== taskId) });
+      return null;
+    },
+    requeue: async ({ sessionKey, taskId, to }) => {
+      this.record("requeue", sessionKey, taskId, to);
+      const s = this.sessions.get(sessionKey);
+      const q = s?.current.queued.find((x) => x.taskId === taskId);
+      if (!s || !q) return null;
+      const rest = s.current.queued.filter((x) => x.taskId !== taskId);
+      rest.splice(Math.min(to - 1, rest.length), 0, q);
+      this.emit(sessionKey, { queued: rest });
+      return null;
+    },
+    steer: async ({ sessionKey, text }) => {
+      this.record("steer", sessionKey, text);
+      return this.steerOutcome;
+    },
+    interact: async (request) => {
+      const { type: _, ...fields } = request;
+      this.record("interact", fields);
+      const s = this.sessions.get(request.sessionKey);
+      if (s) {
+        this.emit(request.sessionKey, {
+          interactions: s.current.interactions.filter((i) => i.promptId !== request.promptId),
+        });
+      }
+      return null;
+    },
+    inbox: async () => {
+      this.record("inbox");
+      const now = Date.now();
+      return [...this.sessions.entries()].flatMap(([sessionKey, s]) =>
+        s.current.interactions.map((i) => ({
+          promptId: i.promptId,
+          sessionKey,
+          kind: i.kind,
+          title: i.title,
+          detail: i.detail,
+          toolName: i.toolName,
+          questions: i.questions,
+          createdAt: now,
+          expiresAt: null,
+        })),
+      );
+    },
+    getSnapshot: async ({ sessionKey }) => {
+      this.record("getSnapshot", sessionKey);
+      const s = this.sessions.get(sessionKey);
+      if (!s) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
+      return { sessionKey, seq: s.seq, snapshot: structuredClone(s.current) };
+    },
+    getHistory: async ({ sessionKey }) => {
+      this.record("getHistory", sessionKey);
+      return structuredClone(this.sessions.get(sessionKey)?.history ?? []);
+    },
+    earlierTurns: async ({ sessionKey, start, limit: asked }) => {
+      this.record("earlierTurns", sessionKey, start, asked);
+      const limit = asked ?? 50;
+      const all = this.earlier.get(sessionKey);
+      if (!all) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
+      const from = Math.min(start ?? Math.max(0, all.length - limit), all.length);
+      return { sessionKey, total: all.length, start: from, turns: structuredClone(all.slice(from, from + limit)), sourceGone: false };
+    },
+    listSessions: async ({ workdir }) => {
+      this.record("listSessions", workdir);
+      return [...this.sessions.values()]
+        .map((s) => ({ ...s.info }))
+        .filter((s) => workdir === null || s.workdir === workdir)
+        .reverse();
+    },
+    search: async ({ query, limit }) => {
+      this.record("search", query);
+      const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+      if (!words.length) return [];
+      const hits = [];
+      for (const [sessionKey, s] of this.sessions) {
+        for (const turn of s.history) {
+          const text = `${turn.prompt}\n${turn.text}`;
+          if (!words.every((w) => text.toLowerCase().includes(w))) continue;
+          const at = text.toLowerCase().indexOf(words[0]);
+          const snippet = `${text.slice(0, at)}«${text.slice(at, at + words[0].length)}»${text.slice(at + words[0].length)}`;
+          hits.push({ sessionKey, taskId: turn.taskId ?? "", snippet });
+        }
+      }
+      return hits.slice(0, limit ?? 50);
+    },
+    listAgentInfo: async () => {
+      const caps = { steer: true, interact: true, resume: true, tui: false };
+      const facts = { accounts: false, accountKinds: [], packs: [], undo: false, attachments: false, forkAtTurn: false };
+      return [
+        { id: "echo", name: "Echo", installed: true, version: "1", capabilities: caps, problem: null, facts },
+        {
+          id: "claude", name: "Claude Code", installed: false, version: null, capabilities: caps, problem: "not installed",
+          facts: { ...facts, accounts: true, attachments: true, forkAtTurn: true },
+        },
+        {
+          id: "native", name: "Weft agent (native)", installed: true, version: null, capabilities: caps, problem: null,
+          facts: { ...facts, accounts: true, packs: ["coding", "notes", "data"], undo: true, attachments: true },
+        },
+      ];
+    },
+    listModels: async ({ agent }) =>
+      agent === "echo"
+        ? [{ id: "echo-1", label: "Echo 1", default: true }, { id: "echo-2", label: "Echo 2", default: false }]
+        : [],
+    listEffort: async ({ agent }) => (agent === "echo" ? ["low", "high"] : []),
+    listTools: async () => [],
+    listSkills: async () => [],
+    getWorkspaceTrust: async ({ workdir }) => {
+      this.record("getWorkspaceTrust", workdir);
+      return structuredClone(this.trustOf(workdir));
+    },
+    trustWorkspace: async ({ workdir, hash }) => {
+      this.record("trustWorkspace", workdir, hash);
+      return this.decide(workdir, hash, { trusted: true, declined: false });
+    },
+    declineWorkspaceTrust: async ({ workdir, hash }) => {
+      this.record("declineWorkspaceTrust", workdir, hash);
+      return this.decide(workdir, hash, { trusted: false, declined: true });
+    },
+    listWorkspaceFiles: async ({ workspace, query, limit }) => {
+      this.record("listWorkspaceFiles", workspace, query);
+      const q = query.toLowerCase();
+      return this.files
+        .filter((f) => f.path.toLowerCase().includes(q))
+        .sort((a, b) => a.path.length - b.path.length)
+        .slice(0, limit ?? 50);
+    },
+  };
+
+  /** Any verb: answered by its behaviour above, or refused with `badRequest`. */
+  async request<R extends ClientRequest>(request: R): Promise<Reply<R>> {
+    const answer = this.verbs[request.type] as ((request: R) => Promise<Reply<R>>) | undefined;
+    if (!answer) throw new VerbError({ code: "badRequest", message: `unexpected ${request.type}` });
+    return answer(request);
   }
-  async listAgentInfo() {
-    const caps = { steer: true, interact: true, resume: true, tui: false };
-    const facts = { accounts: false, accountKinds: [], packs: [], undo: false, attachments: false, forkAtTurn: false };
-    return [
-      { id: "echo", name: "Echo", installed: true, version: "1", capabilities: caps, problem: null, facts },
-      {
-        id: "claude", name: "Claude Code", installed: false, version: null, capabilities: caps, problem: "not installed",
-        facts: { ...facts, accounts: true, attachments: true, forkAtTurn: true },
-      },
-      {
-        id: "native", name: "Weft agent (native)", installed: true, version: null, capabilities: caps, problem: null,
-        facts: { ...facts, accounts: true, packs: ["coding", "notes", "data"], undo: true, attachments: true },
-      },
-    ];
-  }
-  async listModels(agent: string) {
-    return agent === "echo"
-      ? [{ id: "echo-1", label: "Echo 1", default: true }, { id: "echo-2", label: "Echo 2", default: false }]
-      : [];
-  }
-  async listEffort(agent: string) {
-    return agent === "echo" ? ["low", "high"] : [];
-  }
-  async listTools() {
-    return [];
-  }
-  async listSkills() {
-    return [];
-  }
+
   /** Gives `workdir` these grants (untrusted, undecided), as if its files were edited. */
   grantsOf(workdir: string, grants: TrustGrant[]) {
     const hash = `h${this.next++}`;
@@ -239,11 +276,6 @@ export class FakeTransport implements Transport {
 
   private trustOf(workdir: string): WorkspaceTrust {
     return this.trust.get(workdir) ?? { trusted: true, grants: [], hash: "none", workdir, scope: workdir, declined: false };
-  }
-
-  async getWorkspaceTrust(workdir: string) {
-    this.record("getWorkspaceTrust", workdir);
-    return structuredClone(this.trustOf(workdir));
   }
 
   /** As the daemon: refused with `needsConfirmation` when the grants changed since `hash` was shown. */
@@ -255,24 +287,6 @@ export class FakeTransport implements Transport {
     return structuredClone(next);
   }
 
-  async trustWorkspace(workdir: string, hash: string) {
-    this.record("trustWorkspace", workdir, hash);
-    return this.decide(workdir, hash, { trusted: true, declined: false });
-  }
-
-  async declineWorkspaceTrust(workdir: string, hash: string) {
-    this.record("declineWorkspaceTrust", workdir, hash);
-    return this.decide(workdir, hash, { trusted: false, declined: true });
-  }
-
-  async listWorkspaceFiles(workspace: string, query: string, limit = 50) {
-    this.record("listWorkspaceFiles", workspace, query);
-    const q = query.toLowerCase();
-    return this.files
-      .filter((f) => f.path.toLowerCase().includes(q))
-      .sort((a, b) => a.path.length - b.path.length)
-      .slice(0, limit);
-  }
   async appInfo(): Promise<AppInfo> {
     return { version: "0.0.0", stateDir: "/tmp/weft", logPath: "/tmp/weft/logs/weft.log", initialWorkspace: this.initialWorkspace };
   }

@@ -14,7 +14,7 @@ import type {
   UsageBy,
   UsageRow,
 } from "../generated";
-import type { Reply, Requester, Transport } from "./transport";
+import { requestOrNull, wideRequester, type Reply, type Requester, type Transport } from "./transport";
 
 export class LibraryStore {
   sessions = $state<LibrarySession[]>([]);
@@ -37,8 +37,7 @@ export class LibraryStore {
   private saveExport: Transport["saveExport"];
 
   constructor(transport: Transport) {
-    const request = transport.request?.bind(transport);
-    this.call = request ? (r) => request(r) : null;
+    this.call = wideRequester(transport);
     this.saveExport = transport.saveExport?.bind(transport);
   }
 
@@ -47,15 +46,8 @@ export class LibraryStore {
     return this.call !== null;
   }
 
-  private async run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
-    if (!this.call) return null;
-    try {
-      this.error = null;
-      return await this.call(request);
-    } catch (e) {
-      this.error = e instanceof Error ? e.message : String(e);
-      return null;
-    }
+  private run<R extends ClientRequest>(request: R): Promise<Reply<R> | null> {
+    return requestOrNull(this.call, request, (message) => (this.error = message));
   }
 
   async refresh(): Promise<void> {

@@ -142,8 +142,8 @@ export class SessionView {
     }
     try {
       const [at, history] = await Promise.all([
-        this.transport.getSnapshot(this.key),
-        this.transport.getHistory(this.key),
+        this.transport.request({ type: "getSnapshot", sessionKey: this.key }),
+        this.transport.request({ type: "getHistory", sessionKey: this.key, limit: null, before: null }),
       ]);
       // The current turn, once finished, is also the last of the history: keep one copy.
       this.history = history.filter((t) => t.taskId === null || t.taskId !== at.snapshot.taskId);
@@ -165,17 +165,16 @@ export class SessionView {
 
   /**
    * The next page of earlier turns (the last ones first). A session with no agent file
-   * (or a surface with no library) has none: its error is not the session's.
+   * (or a surface with no library, which refuses the verb) has none: its error is not the
+   * session's.
    */
   async loadEarlier(page = EARLIER_PAGE): Promise<void> {
-    const earlierTurns = this.transport.earlierTurns?.bind(this.transport);
-    if (!earlierTurns) return;
     const first = this.earlier.length === 0;
     if (!first && this.earlierBefore === 0) return;
     const start = first ? null : Math.max(0, this.earlierBefore - page);
     const limit = first ? page : this.earlierBefore - (start ?? 0);
     try {
-      const got = await earlierTurns(this.key, start, limit);
+      const got = await this.transport.request({ type: "earlierTurns", sessionKey: this.key, start, limit });
       this.earlier = [...got.turns, ...this.earlier];
       this.earlierBefore = got.start;
     } catch {

@@ -1,30 +1,8 @@
-// What the UI needs from the kernel: its verbs (one method each, the wire request of the
-// same name in crates/protocol), the window's own few (workspaces, log), and the pushed
-// patches. `WeftClient` (client/client.ts) implements it over any link to the daemon;
-// `FakeTransport` is an in-memory stand-in for tests.
-import type {
-  AgentInfo,
-  ClientRequest,
-  ExportFormat,
-  InboxItem,
-  InteractRequest,
-  ModelInfo,
-  PatchEvent,
-  PromptAccepted,
-  PromptRequest,
-  ReplyOf,
-  SearchHit,
-  SessionInfo,
-  SkillInfo,
-  SnapshotAt,
-  SteerOutcome,
-  ToolInfo,
-  TranscriptPage,
-  UniversalSnapshot,
-  WireError,
-  WorkspaceEntry,
-  WorkspaceTrust,
-} from "../generated";
+// What the UI needs from the kernel: its verbs (all through `request`: the wire request of
+// crates/protocol, its reply typed by ReplyOf), the window's own few (workspaces, log),
+// and the pushed patches. `WeftClient` (client/client.ts) implements it over any link to
+// the daemon; `FakeTransport` is an in-memory stand-in for tests.
+import type { ClientRequest, ExportFormat, PatchEvent, ReplyOf, WireError } from "../generated";
 
 /** The reply to request `R`: the type crates/protocol/src/verbs.rs pairs with its `type`. */
 export type Reply<R extends ClientRequest> = ReplyOf[R["type"]];
@@ -48,40 +26,12 @@ export type LinkState =
   /** The daemon went away or the connection dropped; `reconnecting` when it is retried. */
   | { state: "disconnected"; reason: string; reconnecting: boolean };
 
-export interface Transport {
-  /** Connects (once, before any verb) and subscribes to every session's patches. */
-  connect(): Promise<void>;
-
-  prompt(request: PromptRequest): Promise<PromptAccepted>;
-  stop(sessionKey: string): Promise<void>;
-  steer(sessionKey: string, text: string): Promise<SteerOutcome>;
-  interact(request: InteractRequest): Promise<void>;
-  /** Takes a queued prompt out of the session's queue: it never runs. */
-  dequeue(sessionKey: string, taskId: string): Promise<void>;
-  /** Moves a queued prompt to position `to` (1 runs next). */
-  requeue(sessionKey: string, taskId: string, to: number): Promise<void>;
-  /** Every pending question, permission and confirmation across sessions, oldest first. */
-  inbox(): Promise<InboxItem[]>;
-  getSnapshot(sessionKey: string): Promise<SnapshotAt>;
-  getHistory(sessionKey: string): Promise<UniversalSnapshot[]>;
-  listSessions(workdir: string | null): Promise<SessionInfo[]>;
-  /** Past turns whose prompt or reply contain every word (the last as a prefix). */
-  search(query: string, limit?: number): Promise<SearchHit[]>;
-  listAgentInfo(): Promise<AgentInfo[]>;
-  listModels(agent: string): Promise<ModelInfo[]>;
-  listEffort(agent: string): Promise<string[]>;
-  listTools(): Promise<ToolInfo[]>;
-  listSkills(workdir: string | null): Promise<SkillInfo[]>;
-  /** The workspace's files matching `query` (what follows `@`), best first. */
-  listWorkspaceFiles(workspace: string, query: string, limit?: number): Promise<WorkspaceEntry[]>;
-  /** What a workspace's `.weft/` and the agents' project files grant, and whether the user trusted it. */
-  getWorkspaceTrust(workdir: string): Promise<WorkspaceTrust>;
-  /** Trusts the grants the user was shown (`hash`); refused with `needsConfirmation` when they changed since. */
-  trustWorkspace(workdir: string, hash: string): Promise<WorkspaceTrust>;
-  /** Says no to the grants shown (`hash`): the folder runs without them, and is not asked about again until they change. */
-  declineWorkspaceTrust(workdir: string, hash: string): Promise<WorkspaceTrust>;
-
-  appInfo(): Promise<AppInfo>;
+/**
+ * The window's own commands, which the surface around the UI (the desktop shell, a
+ * browser page) answers and the daemon does not: the same on the Transport and on a
+ * client's Shell (client/link.ts).
+ */
+export interface WindowCommands {
   recentWorkspaces(): Promise<string[]>;
   /** Remembers `path` as the most recent workspace; returns the new list. */
   addRecentWorkspace(path: string): Promise<string[]>;
@@ -111,15 +61,24 @@ export interface Transport {
    * written (null when cancelled). Absent where there is no dialog (a browser downloads).
    */
   saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
+}
+
+export interface Transport extends WindowCommands {
+  /** Connects (once, before any verb) and subscribes to every session's patches. */
+  connect(): Promise<void>;
 
   /**
-   * The turns of the session's agent file from before its first turn in Weft (an adopted
-   * session's past, a fork's inherited turns): the last `limit` before `start`'s end, or
-   * from `start`. Absent where the surface has no library.
+   * Any verb, by its wire request (ClientRequest); the reply is typed by the request's
+   * `type` (ReplyOf). Rejects with a VerbError.
    */
-  earlierTurns?(sessionKey: string, start: number | null, limit: number): Promise<TranscriptPage>;
-  /** Any verb by its wire request (the accounts view's); absent where the surface has none. */
-  request?: Requester;
+  request: Requester;
+  /**
+   * True where the surface answers only the session verbs (the in-memory stand-in): the
+   * views built on the others (library, accounts, attachments, MCP, skills) are not offered.
+   */
+  readonly sessionVerbsOnly?: boolean;
+
+  appInfo(): Promise<AppInfo>;
 
   /** Every session's patches, in order per session. Returns an unsubscribe function. */
   onPatch(handler: (event: PatchEvent) => void): Promise<() => void>;
@@ -130,6 +89,30 @@ export interface Transport {
   onResync(handler: (sessionKey: string | null) => void): Promise<() => void>;
   /** The connection went down or came back. */
   onLinkState(handler: (state: LinkState) => void): Promise<() => void>;
+}
+
+/** The transport's `request` for the views built on the wider verbs; null where it answers only the session verbs. */
+export function wideRequester(transport: Transport): Requester | null {
+  return transport.sessionVerbsOnly ? null : (request) => transport.request(request);
+}
+
+/**
+ * Sends `request` by `call` for a view's store: its reply, or null when it failed (its
+ * sentence goes to `error`, which is cleared first) or there is no `call`.
+ */
+export async function requestOrNull<R extends ClientRequest>(
+  call: Requester | null,
+  request: R,
+  error: (message: string | null) => void,
+): Promise<Reply<R> | null> {
+  if (!call) return null;
+  try {
+    error(null);
+    return await call(request);
+  } catch (e) {
+    error(new VerbError(e).message);
+    return null;
+  }
 }
 
 /** A verb's failure as the UI sees it: the wire code to branch on, and a sentence. */

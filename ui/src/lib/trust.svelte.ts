@@ -88,7 +88,7 @@ export class TrustStore {
   async check(workdir: string) {
     let t: WorkspaceTrust;
     try {
-      t = await this.transport.getWorkspaceTrust(workdir);
+      t = await this.transport.request({ type: "getWorkspaceTrust", workdir });
     } catch {
       // An older daemon, or a folder that is gone: nothing to ask about.
       return;
@@ -100,7 +100,7 @@ export class TrustStore {
   /** Opens the dialog for `workdir` again (the "Restricted" indicator). */
   async open(workdir: string) {
     try {
-      this.show(await this.transport.getWorkspaceTrust(workdir), false);
+      this.show(await this.transport.request({ type: "getWorkspaceTrust", workdir }), false);
     } catch (e) {
       this.error = new VerbError(e).message;
     }
@@ -116,20 +116,20 @@ export class TrustStore {
 
   /** "Trust this folder": trusts exactly what was shown; shown again if it changed since. */
   async trust() {
-    await this.decide((t) => this.transport.trustWorkspace(t.workdir, t.hash));
+    await this.decide("trustWorkspace");
   }
 
   /** "Not now": the folder runs without its grants and is not asked about again until they change. */
   async decline() {
-    await this.decide((t) => this.transport.declineWorkspaceTrust(t.workdir, t.hash));
+    await this.decide("declineWorkspaceTrust");
   }
 
-  private async decide(send: (t: WorkspaceTrust) => Promise<WorkspaceTrust>) {
+  private async decide(type: "trustWorkspace" | "declineWorkspaceTrust") {
     const shown = this.asking;
     if (!shown || this.busy) return;
     this.busy = true;
     try {
-      const answer = await send(shown);
+      const answer = await this.transport.request({ type, workdir: shown.workdir, hash: shown.hash });
       this.byWorkdir.set(answer.workdir, answer);
       this.asking = null;
       this.changed = false;
@@ -145,7 +145,7 @@ export class TrustStore {
   /** The folder changed after it was shown: show what it grants now. */
   private async reshow(workdir: string, why: string) {
     try {
-      const now = await this.transport.getWorkspaceTrust(workdir);
+      const now = await this.transport.request({ type: "getWorkspaceTrust", workdir });
       if (restricted(now)) this.show(now, true);
       else {
         this.byWorkdir.set(workdir, now);

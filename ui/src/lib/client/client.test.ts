@@ -70,8 +70,8 @@ describe("WeftClient requests", () => {
     const { link, client } = await connected();
     expect(link.sent.map((m) => m.type)).toEqual(["subscribeAll"]);
     expect(client.welcome).toEqual(WELCOME);
-    const sessions = client.listSessions("/w");
-    const effort = client.listEffort("echo");
+    const sessions = client.request({ type: "listSessions", workdir: "/w" });
+    const effort = client.request({ type: "listEffort", agent: "echo" });
     const [a, b] = link.sent.slice(1);
     expect(a).toEqual({ id: a.id, type: "listSessions", workdir: "/w" });
     expect(b).toEqual({ id: b.id, type: "listEffort", agent: "echo" });
@@ -92,10 +92,10 @@ describe("WeftClient requests", () => {
 
   it("sends each verb as its wire request with every field", async () => {
     const { link, client } = await connected();
-    void client.prompt({ prompt: "hi", agent: "echo", sessionKey: null, workdir: "/w", model: null, effort: null, attachments: [] });
-    void client.getHistory("echo:1");
-    void client.search("zebra");
-    void client.interact({ sessionKey: "echo:1", promptId: "p", action: "select", value: "allow", answers: {} });
+    void client.request({ type: "prompt", prompt: "hi", agent: "echo", sessionKey: null, workdir: "/w", model: null, effort: null, attachments: [] });
+    void client.request({ type: "getHistory", sessionKey: "echo:1", limit: null, before: null });
+    void client.request({ type: "search", query: "zebra", limit: null });
+    void client.request({ type: "interact", sessionKey: "echo:1", promptId: "p", action: "select", value: "allow", answers: {} });
     const [prompt, history, search, interact] = link.sent.slice(1);
     expect(prompt).toMatchObject({ type: "prompt", prompt: "hi", agent: "echo", workdir: "/w", attachments: [] });
     expect(history).toMatchObject({ type: "getHistory", sessionKey: "echo:1", limit: null, before: null });
@@ -105,7 +105,7 @@ describe("WeftClient requests", () => {
 
   it("turns an error reply into a VerbError with the wire code", async () => {
     const { link, client } = await connected();
-    const snap = client.getSnapshot("echo:nope");
+    const snap = client.request({ type: "getSnapshot", sessionKey: "echo:nope" });
     link.fail(link.last("getSnapshot").id, "unknownSession", "unknown session `echo:nope`");
     const error = await snap.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(VerbError);
@@ -114,8 +114,8 @@ describe("WeftClient requests", () => {
 
   it("fails every request in flight on an error the daemon could not attribute (id 0)", async () => {
     const { link, client } = await connected();
-    const a = client.getSnapshot("echo:1").catch((e: unknown) => e);
-    const b = client.stop("echo:2").catch((e: unknown) => e);
+    const a = client.request({ type: "getSnapshot", sessionKey: "echo:1" }).catch((e: unknown) => e);
+    const b = client.request({ type: "stop", sessionKey: "echo:2" }).catch((e: unknown) => e);
     link.push({ type: "error", id: 0, error: { code: "badRequest", message: "bad message: no id" } });
     for (const e of [await a, await b]) {
       expect(e).toBeInstanceOf(VerbError);
@@ -126,7 +126,7 @@ describe("WeftClient requests", () => {
   it("rejects at once with a VerbError when the link cannot send", async () => {
     const { link, client } = await connected();
     link.down = true;
-    await expect(client.stop("echo:1")).rejects.toMatchObject({ code: "internal", message: "link down" });
+    await expect(client.request({ type: "stop", sessionKey: "echo:1" })).rejects.toMatchObject({ code: "internal", message: "link down" });
   });
 });
 
@@ -263,7 +263,7 @@ describe("WeftClient over a link that reconnects", () => {
     await tick();
     link.reply(link.last("attachTerminal").id, { sessionKey: "echo:1" });
     await attached;
-    const inFlight = client.listSessions(null);
+    const inFlight = client.request({ type: "listSessions", workdir: null });
     link.events.down("closed (1006)", true);
     await expect(inFlight).rejects.toMatchObject({ code: "internal", offline: true, message: "The connection to Weft was lost (closed (1006))." });
     expect(states).toEqual([{ state: "disconnected", reason: "closed (1006)", reconnecting: true }]);

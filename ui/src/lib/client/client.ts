@@ -8,9 +8,7 @@ import type {
   ClientMessage,
   ClientRequest,
   ExportFormat,
-  InteractRequest,
   PatchEvent,
-  PromptRequest,
   ServerMessage,
   Welcome,
 } from "../../generated";
@@ -182,38 +180,10 @@ export class WeftClient implements Transport, TerminalClient {
     this.resyncs.emit(null);
   }
 
-  /** A verb answered by `null`: resolves to nothing, as the Transport's methods say. */
+  /** A verb answered by `null`: resolves to nothing, as the TerminalClient's methods say. */
   private done = async <R extends ClientRequest>(request: R): Promise<void> => {
     await this.request(request);
   };
-
-  // Verbs: each is the wire request of the same name; its reply type is the request's.
-  prompt = (request: PromptRequest) => this.request({ type: "prompt", ...request });
-  stop = (sessionKey: string) => this.done({ type: "stop", sessionKey });
-  steer = (sessionKey: string, text: string) => this.request({ type: "steer", sessionKey, text });
-  interact = (request: InteractRequest) => this.done({ type: "interact", ...request });
-  dequeue = (sessionKey: string, taskId: string) => this.done({ type: "dequeue", sessionKey, taskId });
-  requeue = (sessionKey: string, taskId: string, to: number) =>
-    this.done({ type: "requeue", sessionKey, taskId, to });
-  inbox = () => this.request({ type: "inbox" });
-  getSnapshot = (sessionKey: string) => this.request({ type: "getSnapshot", sessionKey });
-  getHistory = (sessionKey: string) =>
-    this.request({ type: "getHistory", sessionKey, limit: null, before: null });
-  earlierTurns = (sessionKey: string, start: number | null, limit: number) =>
-    this.request({ type: "earlierTurns", sessionKey, start, limit });
-  listSessions = (workdir: string | null) => this.request({ type: "listSessions", workdir });
-  search = (query: string, limit?: number) => this.request({ type: "search", query, limit: limit ?? null });
-  listAgentInfo = () => this.request({ type: "listAgentInfo" });
-  listModels = (agent: string) => this.request({ type: "listModels", agent });
-  listEffort = (agent: string) => this.request({ type: "listEffort", agent });
-  listTools = () => this.request({ type: "listTools" });
-  listSkills = (workdir: string | null) => this.request({ type: "listSkills", workdir });
-  listWorkspaceFiles = (workspace: string, query: string, limit?: number) =>
-    this.request({ type: "listWorkspaceFiles", workspace, query, limit: limit ?? null });
-  getWorkspaceTrust = (workdir: string) => this.request({ type: "getWorkspaceTrust", workdir });
-  trustWorkspace = (workdir: string, hash: string) => this.request({ type: "trustWorkspace", workdir, hash });
-  declineWorkspaceTrust = (workdir: string, hash: string) =>
-    this.request({ type: "declineWorkspaceTrust", workdir, hash });
 
   // The surface's own.
   appInfo = (): Promise<AppInfo> => this.shell.appInfo((request) => this.request(request));

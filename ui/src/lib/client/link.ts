@@ -2,8 +2,8 @@
 // daemon; `WeftClient` (client.ts) does everything else (request ids, replies and
 // errors, patches, resyncs, terminal frames) the same way over any link. Two exist:
 // the desktop shell's IPC (tauri.ts) and a WebSocket (websocket.ts).
-import type { ClientMessage, ExportFormat, ServerMessage, Welcome } from "../../generated";
-import type { AppInfo, Requester } from "../transport";
+import type { ClientMessage, ServerMessage, Welcome } from "../../generated";
+import type { AppInfo, Requester, WindowCommands } from "../transport";
 
 /** What a link reports to its client. */
 export interface LinkEvents {
@@ -39,17 +39,7 @@ export type { Requester };
  * What only the surface around the UI knows: who it is, where recent workspaces are
  * kept, whether there is a folder dialog and a log to open.
  */
-export interface Shell {
+export interface Shell extends WindowCommands {
   /** `request` reaches the daemon, for a shell that learns about itself from it. */
   appInfo(request: Requester): Promise<AppInfo>;
-  recentWorkspaces(): Promise<string[]>;
-  addRecentWorkspace(path: string): Promise<string[]>;
-  removeRecentWorkspace(path: string): Promise<string[]>;
-  pickWorkspace?: () => Promise<string | null>;
-  openLog?: () => Promise<void>;
-  openUrl?: (url: string) => Promise<void>;
-  openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
-  saveWindowSize?: () => Promise<void>;
-  fetchImage?: (url: string) => Promise<string>;
-  saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
 }

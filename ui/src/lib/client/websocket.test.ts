@@ -191,11 +191,11 @@ describe("webSocketLink", () => {
     expect(subscribe.type).toBe("subscribeAll");
     latest().serve({ type: "reply", id: subscribe.id, result: null });
     await connecting;
-    const pending = client.listSessions(null);
+    const pending = client.request({ type: "listSessions", workdir: null });
     latest().serve({ type: "closing", reason: "stopped by `weft daemon stop`" });
     latest().drop(1001, "going away");
     await expect(pending).rejects.toMatchObject({ code: "internal" });
-    await expect(client.inbox()).rejects.toMatchObject({ offline: true, message: expect.stringMatching(/Not connected/) });
+    await expect(client.request({ type: "inbox" })).rejects.toMatchObject({ offline: true, message: expect.stringMatching(/Not connected/) });
     await vi.advanceTimersByTimeAsync(100);
     latest().accept();
     latest().welcome();

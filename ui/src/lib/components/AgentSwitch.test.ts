@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fireEvent, render, screen } from "@testing-library/svelte";
 import type { AgentInfo, ClientRequest } from "../../generated";
 import { emptySnapshot } from "../patch";
+import type { Requester } from "../transport";
 import AgentSwitch from "./AgentSwitch.svelte";
 
 const agent = (id: string, installed = true): AgentInfo =>
@@ -15,10 +16,10 @@ describe("AgentSwitch", () => {
       sessionKey: "k1",
       current: { ...emptySnapshot("claude"), phase: "done" },
       agents,
-      request: async (r: ClientRequest) => {
+      request: (async (r: ClientRequest) => {
         sent.push(r);
         return null;
-      },
+      }) as Requester,
     });
     expect(screen.getByTestId("session-agent").textContent).toBe("Claude");
     const select = screen.getByTestId("agent-switch-select") as HTMLSelectElement;
@@ -45,9 +46,9 @@ describe("AgentSwitch", () => {
       sessionKey: "k1",
       current: { ...emptySnapshot("claude"), phase: "streaming" },
       agents,
-      request: async () => {
+      request: (async () => {
         throw new Error("a turn is running or queued in this session: it can move from claude to codex only between turns");
-      },
+      }) as Requester,
     });
     const select = screen.getByTestId("agent-switch-select") as HTMLSelectElement;
     expect(select.title).toContain("between turns");

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen } from "@testing-library/svelte";
 import type { ClientRequest, McpList, McpServerStatus } from "../../generated";
+import type { Requester } from "../transport";
 import McpPanel from "./McpPanel.svelte";
 
 const servers: McpServerStatus[] = [
@@ -33,7 +34,7 @@ describe("McpPanel", () => {
       if (r.type === "setMcpEnabled") return { ...list, servers: [{ ...list.servers[0], enabled: false }] };
       return list;
     });
-    render(McpPanel, { servers: [], sessionKey: "claude:1", workdir: "/w", request });
+    render(McpPanel, { servers: [], sessionKey: "claude:1", workdir: "/w", request: request as unknown as Requester });
     await fireEvent.click(screen.getByTestId("mcp-chip"));
     const toggle = (await screen.findByTestId("mcp-toggle-rec")) as HTMLInputElement;
     expect(toggle.checked).toBe(true);

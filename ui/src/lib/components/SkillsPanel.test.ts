@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen } from "@testing-library/svelte";
 import type { ClientRequest, SkillInfo } from "../../generated";
+import type { Requester } from "../transport";
 import SkillsPanel from "./SkillsPanel.svelte";
 
 describe("SkillsPanel", () => {
@@ -18,7 +19,7 @@ describe("SkillsPanel", () => {
       }
       return skills;
     });
-    render(SkillsPanel, { workdir: "/w", request });
+    render(SkillsPanel, { workdir: "/w", request: request as unknown as Requester });
     await fireEvent.click(screen.getByTestId("skills-chip"));
     expect((await screen.findAllByTestId("skill")).length).toBe(2);
     expect(screen.getByText("Tidy the repo")).toBeTruthy();
