@@ -55,3 +55,19 @@ export function trapTab(root: HTMLElement, from: Element | null, backwards: bool
   if (backwards) return at <= 0 ? focusable[focusable.length - 1] : null;
   return at === -1 || at === focusable.length - 1 ? focusable[0] : null;
 }
+
+/** Whether a key event was typed into a terminal pane: its keys are the agent's. */
+export function inTerminalPane(e: Event): boolean {
+  return e.target instanceof Element && e.target.closest('[data-testid="terminal-pane"]') !== null;
+}
+
+/** A view's keydown handler: Esc closes it, except in a terminal pane (the agent's Esc). */
+export function closeOnEscape(onclose: () => void): (e: KeyboardEvent) => void {
+  return (e) => {
+    if (inTerminalPane(e)) return;
+    if (e.key === "Escape") {
+      e.stopPropagation();
+      onclose();
+    }
+  };
+}

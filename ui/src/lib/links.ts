@@ -34,3 +34,21 @@ export function toolFilePath(input: unknown): string | null {
   }
   return null;
 }
+
+/**
+ * A Svelte action: a click on any link element inside `node` (SVG's and image maps'
+ * too; the sanitizer keeps none of those, and the shell refuses the navigation anyway)
+ * never navigates the window; its href goes to `open` instead. In-page anchors stay.
+ */
+export function interceptLinks(node: HTMLElement, open: (href: string) => void) {
+  const onClick = (e: MouseEvent) => {
+    const a = e.target instanceof Element ? e.target.closest("a, area") : null;
+    if (!a || !node.contains(a)) return;
+    const href = a.getAttribute("href") ?? a.getAttributeNS("http://www.w3.org/1999/xlink", "href") ?? "";
+    if (href.startsWith("#")) return;
+    e.preventDefault();
+    if (href) open(href);
+  };
+  node.addEventListener("click", onClick);
+  return { destroy: () => node.removeEventListener("click", onClick) };
+}
