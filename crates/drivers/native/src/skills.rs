@@ -12,11 +12,12 @@
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::ToolKind;
 
-use crate::tools::{args, field, first_line, Tool, ToolCx, ToolOutput};
+use crate::tools::{field, first_line, Native, NoArgs, Spec, ToolCx, ToolOutput};
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,33 +109,27 @@ pub fn prompt(skills: &[Skill]) -> Option<String> {
 /// `skill {name}`.
 pub struct SkillTool(pub Vec<Skill>);
 
-#[derive(Deserialize)]
-struct SkillArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct SkillArgs {
     name: String,
 }
 
 #[async_trait]
-impl Tool for SkillTool {
-    fn name(&self) -> &str {
-        "skill"
-    }
-    fn description(&self) -> &str {
-        "Load a skill's instructions by name (the skills are listed in the system prompt)."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for SkillTool {
+    const SPEC: Spec = Spec {
+        name: "skill",
+        description:
+            "Load a skill's instructions by name (the skills are listed in the system prompt).",
+        read_only: true,
+        kind: ToolKind::Read,
+    };
+    type Args = SkillArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("skill {}", field(input, "name"))
     }
-    async fn run(&self, input: &Value, _cx: &ToolCx<'_>) -> ToolOutput {
-        let a: SkillArgs = match args("skill", input) {
+    async fn call(&self, input: &Value, _cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -190,33 +185,26 @@ pub fn memory_prompt(workdir: &Path) -> Option<String> {
 /// `memory_save {text}`.
 pub struct MemorySave;
 
-#[derive(Deserialize)]
-struct SaveArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct SaveArgs {
     text: String,
 }
 
 #[async_trait]
-impl Tool for MemorySave {
-    fn name(&self) -> &str {
-        "memory_save"
-    }
-    fn description(&self) -> &str {
-        "Remember one fact about this workspace for later sessions (a preference, a convention, where something is)."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Other
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for MemorySave {
+    const SPEC: Spec = Spec {
+        name: "memory_save",
+        description: "Remember one fact about this workspace for later sessions (a preference, a convention, where something is).",
+        read_only: false,
+        kind: ToolKind::Other,
+    };
+    type Args = SaveArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("memory_save {}", first_line(field(input, "text"), 60))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: SaveArgs = match args("memory_save", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -250,23 +238,15 @@ impl Tool for MemorySave {
 pub struct MemoryList;
 
 #[async_trait]
-impl Tool for MemoryList {
-    fn name(&self) -> &str {
-        "memory_list"
-    }
-    fn description(&self) -> &str {
-        "List what is remembered about this workspace."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    async fn run(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+impl Native for MemoryList {
+    const SPEC: Spec = Spec {
+        name: "memory_list",
+        description: "List what is remembered about this workspace.",
+        read_only: true,
+        kind: ToolKind::Read,
+    };
+    type Args = NoArgs;
+    async fn call(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
         let all = memories(cx.root());
         ToolOutput::ok(if all.is_empty() {
             "(nothing remembered yet)".into()

@@ -6,12 +6,13 @@ use std::future::Future;
 use std::pin::Pin;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::{DriverEvent, SubAgent, ToolKind, ToolStatus};
 
 use crate::conversation::Message;
-use crate::tools::{args, field, Tool, ToolCx, ToolOutput};
+use crate::tools::{field, Native, Spec, ToolCx, ToolOutput};
 use crate::turn::Turn;
 
 /// A subagent's step limit.
@@ -20,36 +21,27 @@ const CHILD_STEPS: usize = 25;
 /// `task {description, prompt}`.
 pub struct Task;
 
-#[derive(Deserialize)]
-struct TaskArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct TaskArgs {
+    #[schemars(description = "3-5 words")]
     description: String,
     prompt: String,
 }
 
 #[async_trait]
-impl Tool for Task {
-    fn name(&self) -> &str {
-        "task"
-    }
-    fn description(&self) -> &str {
-        "Hand a self-contained research question to a subagent that can only look (read-only tools). Give it a short description and a complete prompt; its final answer comes back as the result."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "description": {"type": "string", "description": "3-5 words"},
-            "prompt": {"type": "string"}},
-            "required": ["description", "prompt"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Task
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Task {
+    const SPEC: Spec = Spec {
+        name: "task",
+        description: "Hand a self-contained research question to a subagent that can only look (read-only tools). Give it a short description and a complete prompt; its final answer comes back as the result.",
+        read_only: true,
+        kind: ToolKind::Task,
+    };
+    type Args = TaskArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("task {}", field(input, "description"))
     }
-    async fn run(&self, _input: &Value, _cx: &ToolCx<'_>) -> ToolOutput {
+    async fn call(&self, _input: &Value, _cx: &ToolCx<'_>) -> ToolOutput {
         ToolOutput::error("task runs only inside the loop")
     }
 }
@@ -61,7 +53,7 @@ pub(crate) fn run<'a>(
     input: &'a Value,
 ) -> Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>> {
     Box::pin(async move {
-        let a: TaskArgs = match args("task", input) {
+        let a = match Task::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::sse::{self, Decoder};
+use super::sse::Decoder;
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
@@ -165,19 +165,18 @@ impl ModelClient for AnthropicClient {
         cancel: &CancellationToken,
         sink: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let mut builder = super::http()?
-            .post(format!("{}/v1/messages", self.base_url))
-            .header("anthropic-version", "2023-06-01")
-            .header("accept", "text/event-stream")
-            .json(&self.body(request));
+        let mut builder = super::post(
+            format!("{}/v1/messages", self.base_url),
+            &self.body(request),
+        )?
+        .header("anthropic-version", "2023-06-01");
         builder = match &self.auth {
             Auth::ApiKey(k) => builder.header("x-api-key", k),
             Auth::Bearer(t) => builder.bearer_auth(t),
             Auth::None => builder,
         };
-        let response = super::send(builder, cancel).await?;
         let mut decoder = AnthropicDecoder::new(&self.origin);
-        sse::pump(sse::body(response), &mut decoder, cancel, sse::IDLE, sink).await
+        super::stream_sse(builder, &mut decoder, cancel, sink).await
     }
 }
 

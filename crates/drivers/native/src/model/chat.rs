@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::parse_args;
-use super::sse::{self, Decoder};
+use super::sse::Decoder;
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
@@ -145,16 +145,14 @@ impl ModelClient for ChatClient {
         cancel: &CancellationToken,
         sink: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let mut builder = super::http()?
-            .post(format!("{}/chat/completions", self.base_url))
-            .header("accept", "text/event-stream")
-            .json(&self.body(request));
+        let mut builder = super::post(
+            format!("{}/chat/completions", self.base_url),
+            &self.body(request),
+        )?;
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }
-        let response = super::send(builder, cancel).await?;
-        let mut decoder = ChatDecoder::default();
-        sse::pump(sse::body(response), &mut decoder, cancel, sse::IDLE, sink).await
+        super::stream_sse(builder, &mut ChatDecoder::default(), cancel, sink).await
     }
 }
 

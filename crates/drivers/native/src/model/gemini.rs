@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::sse::{self, Decoder};
+use super::sse::Decoder;
 use super::{
     ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
 };
@@ -113,19 +113,16 @@ impl ModelClient for GeminiClient {
         cancel: &CancellationToken,
         sink: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let mut builder = super::http()?
-            .post(format!(
-                "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
-                self.base_url, request.model
-            ))
-            .header("accept", "text/event-stream")
-            .json(&self.body(request));
+        let url = format!(
+            "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
+            self.base_url, request.model
+        );
+        let mut builder = super::post(url, &self.body(request))?;
         if let Some(key) = &self.api_key {
             builder = builder.header("x-goog-api-key", key);
         }
-        let response = super::send(builder, cancel).await?;
         let mut decoder = GeminiDecoder::new(&self.origin);
-        sse::pump(sse::body(response), &mut decoder, cancel, sse::IDLE, sink).await
+        super::stream_sse(builder, &mut decoder, cancel, sink).await
     }
 }
 

@@ -280,6 +280,23 @@ pub(crate) fn http() -> Result<reqwest::Client, ModelError> {
         .map_err(ModelError::Fatal)
 }
 
+/// A POST of `body` to `url`, to be given its credentials and then [`stream_sse`].
+pub(crate) fn post(url: String, body: &Value) -> Result<reqwest::RequestBuilder, ModelError> {
+    Ok(http()?.post(url).json(body))
+}
+
+/// Sends `builder` asking for an event stream and decodes the reply as it arrives;
+/// every protocol streams its reply as server-sent events.
+pub(crate) async fn stream_sse(
+    builder: reqwest::RequestBuilder,
+    decoder: &mut dyn sse::Decoder,
+    cancel: &CancellationToken,
+    sink: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ModelReply, ModelError> {
+    let response = send(builder.header("accept", "text/event-stream"), cancel).await?;
+    sse::pump(sse::body(response), decoder, cancel, sse::IDLE, sink).await
+}
+
 /// Sends `builder`, mapping a failing status to its typed error (nothing of a body
 /// was streamed yet, so the caller may retry).
 pub(crate) async fn send(

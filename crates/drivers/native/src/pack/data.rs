@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rusqlite::{types::ValueRef, Connection, OpenFlags};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::ToolKind;
 
 use super::{DomainPack, PermissionMode};
-use crate::tools::{args, field, first_line, Tool, ToolCx, ToolOutput, ToolRef, Workspace};
+use crate::tools::{field, first_line, Native, Spec, ToolCx, ToolOutput, ToolRef, Workspace};
 
 /// The data pack.
 pub struct Data;
@@ -136,36 +137,29 @@ fn rows(conn: &Connection, sql: &str, read_only: bool) -> Result<String, String>
     Ok(out.join("\n"))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DbArgs {
     #[serde(default)]
+    #[schemars(description = "database file, relative to the workspace")]
     db: Option<String>,
 }
 
 struct ListTables;
 
 #[async_trait]
-impl Tool for ListTables {
-    fn name(&self) -> &str {
-        "list_tables"
-    }
-    fn description(&self) -> &str {
-        "List the tables and views of a SQLite database in the workspace; without db, list the databases found."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"db": {"type": "string", "description": "database file, relative to the workspace"}}})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for ListTables {
+    const SPEC: Spec = Spec {
+        name: "list_tables",
+        description: "List the tables and views of a SQLite database in the workspace; without db, list the databases found.",
+        read_only: true,
+        kind: ToolKind::Read,
+    };
+    type Args = DbArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("list_tables {}", field(input, "db"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: DbArgs = match args("list_tables", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -196,38 +190,30 @@ impl Tool for ListTables {
 
 struct Describe;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DescribeArgs {
     db: String,
     table: String,
 }
 
 #[async_trait]
-impl Tool for Describe {
-    fn name(&self) -> &str {
-        "describe_table"
-    }
-    fn description(&self) -> &str {
-        "Show a table's columns (name, type, not null, default, primary key) and its CREATE statement."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"db": {"type": "string"}, "table": {"type": "string"}}, "required": ["db", "table"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Describe {
+    const SPEC: Spec = Spec {
+        name: "describe_table",
+        description: "Show a table's columns (name, type, not null, default, primary key) and its CREATE statement.",
+        read_only: true,
+        kind: ToolKind::Read,
+    };
+    type Args = DescribeArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!(
             "describe_table {} {}",
             field(input, "db"),
             field(input, "table")
         )
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: DescribeArgs = match args("describe_table", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -256,7 +242,7 @@ impl Tool for Describe {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct SqlArgs {
     db: String,
     sql: String,
@@ -269,27 +255,19 @@ fn db_path(cx: &ToolCx<'_>, db: &str) -> Result<PathBuf, ToolOutput> {
 struct Query;
 
 #[async_trait]
-impl Tool for Query {
-    fn name(&self) -> &str {
-        "query"
-    }
-    fn description(&self) -> &str {
-        "Run one read-only SQL statement (SELECT, WITH, PRAGMA that reads) and show the rows (at most 200)."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"db": {"type": "string"}, "sql": {"type": "string"}}, "required": ["db", "sql"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Other
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Query {
+    const SPEC: Spec = Spec {
+        name: "query",
+        description: "Run one read-only SQL statement (SELECT, WITH, PRAGMA that reads) and show the rows (at most 200).",
+        read_only: true,
+        kind: ToolKind::Other,
+    };
+    type Args = SqlArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("query {}", first_line(field(input, "sql"), 80))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: SqlArgs = match args("query", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -307,27 +285,19 @@ impl Tool for Query {
 struct Exec;
 
 #[async_trait]
-impl Tool for Exec {
-    fn name(&self) -> &str {
-        "exec"
-    }
-    fn description(&self) -> &str {
-        "Run SQL that changes the database (INSERT, UPDATE, DELETE, CREATE …); one or more statements."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"db": {"type": "string"}, "sql": {"type": "string"}}, "required": ["db", "sql"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Other
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Exec {
+    const SPEC: Spec = Spec {
+        name: "exec",
+        description: "Run SQL that changes the database (INSERT, UPDATE, DELETE, CREATE …); one or more statements.",
+        read_only: false,
+        kind: ToolKind::Other,
+    };
+    type Args = SqlArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("exec {}", first_line(field(input, "sql"), 80))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: SqlArgs = match args("exec", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

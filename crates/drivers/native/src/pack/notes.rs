@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::ToolKind;
 
 use super::{DomainPack, PermissionMode};
-use crate::tools::{args, field, Tool, ToolCx, ToolOutput, ToolRef, Workspace};
+use crate::tools::{field, Native, NoArgs, Spec, ToolCx, ToolOutput, ToolRef, Workspace};
 
 /// The notes pack.
 pub struct Notes;
@@ -88,23 +89,15 @@ fn notes(ws: &Workspace) -> Vec<(String, String)> {
 struct List;
 
 #[async_trait]
-impl Tool for List {
-    fn name(&self) -> &str {
-        "notes_list"
-    }
-    fn description(&self) -> &str {
-        "List the notes with their first lines."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    async fn run(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+impl Native for List {
+    const SPEC: Spec = Spec {
+        name: "notes_list",
+        description: "List the notes with their first lines.",
+        read_only: true,
+        kind: ToolKind::Search,
+    };
+    type Args = NoArgs;
+    async fn call(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
         let all = notes(cx.workspace);
         if all.is_empty() {
             return ToolOutput::ok("(no notes yet)");
@@ -120,33 +113,26 @@ impl Tool for List {
 
 struct Search;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct SearchArgs {
     query: String,
 }
 
 #[async_trait]
-impl Tool for Search {
-    fn name(&self) -> &str {
-        "notes_search"
-    }
-    fn description(&self) -> &str {
-        "Search the notes for every word of the query (case-insensitive); shows matching lines."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Search {
+    const SPEC: Spec = Spec {
+        name: "notes_search",
+        description:
+            "Search the notes for every word of the query (case-insensitive); shows matching lines.",
+        read_only: true,
+        kind: ToolKind::Search,
+    };
+    type Args = SearchArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("notes_search {}", field(input, "query"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: SearchArgs = match args("notes_search", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -176,33 +162,25 @@ impl Tool for Search {
 
 struct ReadNote;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct NameArgs {
     name: String,
 }
 
 #[async_trait]
-impl Tool for ReadNote {
-    fn name(&self) -> &str {
-        "notes_read"
-    }
-    fn description(&self) -> &str {
-        "Read one note by name."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for ReadNote {
+    const SPEC: Spec = Spec {
+        name: "notes_read",
+        description: "Read one note by name.",
+        read_only: true,
+        kind: ToolKind::Read,
+    };
+    type Args = NameArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("notes_read {}", field(input, "name"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: NameArgs = match args("notes_read", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -219,35 +197,26 @@ impl Tool for ReadNote {
 
 struct Add;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct AddArgs {
     name: String,
     content: String,
 }
 
 #[async_trait]
-impl Tool for Add {
-    fn name(&self) -> &str {
-        "notes_add"
-    }
-    fn description(&self) -> &str {
-        "Add a note, or append to the note of that name if it exists."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"name": {"type": "string"}, "content": {"type": "string"}},
-               "required": ["name", "content"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Write
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Add {
+    const SPEC: Spec = Spec {
+        name: "notes_add",
+        description: "Add a note, or append to the note of that name if it exists.",
+        read_only: false,
+        kind: ToolKind::Write,
+    };
+    type Args = AddArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("notes_add {}", field(input, "name"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: AddArgs = match args("notes_add", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

@@ -7,12 +7,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use weft_protocol::ToolKind;
 
-use super::{args, field, first_line, Tool, ToolCx, ToolOutput};
+use super::{field, first_line, Native, Spec, ToolCx, ToolOutput};
 
 /// What is kept of a command's output: its start and its end (errors are usually at
 /// the end), each this long; the middle is counted, not kept.
@@ -23,9 +24,11 @@ const MAX_TIMEOUT: u64 = 1800;
 /// The shell tool.
 pub struct Bash;
 
-#[derive(Deserialize)]
-struct BashArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct BashArgs {
     command: String,
+    #[schemars(range(min = 1, max = MAX_TIMEOUT))]
     timeout_secs: Option<u64>,
 }
 
@@ -58,30 +61,19 @@ impl Drop for Group {
 }
 
 #[async_trait]
-impl Tool for Bash {
-    fn name(&self) -> &str {
-        "bash"
-    }
-    fn description(&self) -> &str {
-        "Run a bash command in the workspace folder; stdout and stderr come back together with the exit code. timeout_secs defaults to 120."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "command": {"type": "string"},
-            "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT}},
-            "required": ["command"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Shell
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Bash {
+    const SPEC: Spec = Spec {
+        name: "bash",
+        description: "Run a bash command in the workspace folder; stdout and stderr come back together with the exit code. timeout_secs defaults to 120.",
+        read_only: false,
+        kind: ToolKind::Shell,
+    };
+    type Args = BashArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("bash {}", first_line(field(input, "command"), 80))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: BashArgs = match args("bash", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

@@ -2,59 +2,48 @@
 //! (the snapshot's plan) and `ask_user` (a question answered through `interact`).
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::{
     Choice, DriverEvent, InteractAction, Interaction, InteractionKind, Plan, PlanStep, Question,
     QuestionType, StepStatus, ToolKind,
 };
 
-use super::{args, field, first_line, Tool, ToolCx, ToolOutput};
+use super::{field, first_line, Native, Spec, ToolCx, ToolOutput};
 
 /// `update_plan {steps: [{text, status}], explanation?}`.
 pub struct UpdatePlan;
 
-#[derive(Deserialize)]
-struct PlanArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct PlanArgs {
     steps: Vec<StepArg>,
     explanation: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct StepArg {
     text: String,
     #[serde(default)]
+    #[schemars(extend("enum" = ["pending", "in_progress", "completed"]))]
     status: Option<String>,
 }
 
 #[async_trait]
-impl Tool for UpdatePlan {
-    fn name(&self) -> &str {
-        "update_plan"
-    }
-    fn description(&self) -> &str {
-        "Show the user your plan as a list of steps, each pending, in_progress or completed. Send the whole list each time."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "explanation": {"type": "string"},
-            "steps": {"type": "array", "items": {"type": "object", "properties": {
-                "text": {"type": "string"},
-                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}},
-                "required": ["text"]}}},
-            "required": ["steps"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Plan
-    }
-    fn summary(&self, _input: &Value) -> String {
+impl Native for UpdatePlan {
+    const SPEC: Spec = Spec {
+        name: "update_plan",
+        description: "Show the user your plan as a list of steps, each pending, in_progress or completed. Send the whole list each time.",
+        read_only: true,
+        kind: ToolKind::Plan,
+    };
+    type Args = PlanArgs;
+    fn summarize(&self, _input: &Value) -> String {
         "update_plan".into()
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: PlanArgs = match args("update_plan", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -84,38 +73,28 @@ impl Tool for UpdatePlan {
 /// `ask_user {question, choices?}`.
 pub struct AskUser;
 
-#[derive(Deserialize)]
-struct AskArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct AskArgs {
     question: String,
     #[serde(default)]
     choices: Vec<String>,
 }
 
 #[async_trait]
-impl Tool for AskUser {
-    fn name(&self) -> &str {
-        "ask_user"
-    }
-    fn description(&self) -> &str {
-        "Ask the user a question when you cannot go on without their answer; offer choices when there are a few clear options."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "question": {"type": "string"},
-            "choices": {"type": "array", "items": {"type": "string"}}},
-            "required": ["question"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Other
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for AskUser {
+    const SPEC: Spec = Spec {
+        name: "ask_user",
+        description: "Ask the user a question when you cannot go on without their answer; offer choices when there are a few clear options.",
+        read_only: true,
+        kind: ToolKind::Other,
+    };
+    type Args = AskArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("ask_user {}", first_line(field(input, "question"), 80))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: AskArgs = match args("ask_user", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

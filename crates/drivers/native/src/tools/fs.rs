@@ -1,48 +1,41 @@
 //! File tools of the coding pack: read, ls, write, edit.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::ToolKind;
 
-use super::{args, field, Tool, ToolCx, ToolOutput};
+use super::{field, Native, Spec, ToolCx, ToolOutput};
 
 /// `read {path, offset?, limit?}`: numbered lines of a text file.
 pub struct Read;
 
-#[derive(Deserialize)]
-struct ReadArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    #[schemars(description = "file path, relative to the workspace")]
     path: String,
+    #[schemars(range(min = 1))]
     offset: Option<usize>,
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
 #[async_trait]
-impl Tool for Read {
-    fn name(&self) -> &str {
-        "read"
-    }
-    fn description(&self) -> &str {
-        "Read a text file in the workspace. Lines are numbered from 1; offset is the first line to show, limit how many (default 2000)."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "path": {"type": "string", "description": "file path, relative to the workspace"},
-            "offset": {"type": "integer", "minimum": 1},
-            "limit": {"type": "integer", "minimum": 1}},
-            "required": ["path"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Read {
+    const SPEC: Spec = Spec {
+        name: "read",
+        description: "Read a text file in the workspace. Lines are numbered from 1; offset is the first line to show, limit how many (default 2000).",
+        read_only: true,
+        kind: ToolKind::Read,
+    };
+    type Args = ReadArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("read {}", field(input, "path"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: ReadArgs = match args("read", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -87,34 +80,30 @@ impl Tool for Read {
 /// `ls {path}`: a folder's entries, folders with a trailing `/`.
 pub struct Ls;
 
-#[derive(Deserialize)]
-struct LsArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+// The model has always been told `path` is required; a call without it still lists
+// the root.
+#[schemars(extend("required" = ["path"]))]
+pub struct LsArgs {
     #[serde(default)]
     path: Option<String>,
 }
 
 #[async_trait]
-impl Tool for Ls {
-    fn name(&self) -> &str {
-        "ls"
-    }
-    fn description(&self) -> &str {
-        "List a folder in the workspace (folders end with /)."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Ls {
+    const SPEC: Spec = Spec {
+        name: "ls",
+        description: "List a folder in the workspace (folders end with /).",
+        read_only: true,
+        kind: ToolKind::Search,
+    };
+    type Args = LsArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("ls {}", field(input, "path"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: LsArgs = match args("ls", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -146,36 +135,27 @@ impl Tool for Ls {
 /// `write {path, content}`: a whole file (parents made).
 pub struct Write;
 
-#[derive(Deserialize)]
-struct WriteArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct WriteArgs {
     path: String,
     content: String,
 }
 
 #[async_trait]
-impl Tool for Write {
-    fn name(&self) -> &str {
-        "write"
-    }
-    fn description(&self) -> &str {
-        "Write a whole file in the workspace (made if missing, replaced if there). Read an existing file first."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Write
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Write {
+    const SPEC: Spec = Spec {
+        name: "write",
+        description: "Write a whole file in the workspace (made if missing, replaced if there). Read an existing file first.",
+        read_only: false,
+        kind: ToolKind::Write,
+    };
+    type Args = WriteArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("write {}", field(input, "path"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: WriteArgs = match args("write", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -198,37 +178,28 @@ impl Tool for Write {
 /// `edit {path, old_text, new_text}`: one exact replacement.
 pub struct Edit;
 
-#[derive(Deserialize)]
-struct EditArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct EditArgs {
     path: String,
     old_text: String,
     new_text: String,
 }
 
 #[async_trait]
-impl Tool for Edit {
-    fn name(&self) -> &str {
-        "edit"
-    }
-    fn description(&self) -> &str {
-        "Replace old_text with new_text in a file. old_text must appear exactly once; include enough context to make it unique. Read the file first."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "path": {"type": "string"}, "old_text": {"type": "string"}, "new_text": {"type": "string"}},
-            "required": ["path", "old_text", "new_text"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Edit
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Edit {
+    const SPEC: Spec = Spec {
+        name: "edit",
+        description: "Replace old_text with new_text in a file. old_text must appear exactly once; include enough context to make it unique. Read the file first.",
+        read_only: false,
+        kind: ToolKind::Edit,
+    };
+    type Args = EditArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("edit {}", field(input, "path"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: EditArgs = match args("edit", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

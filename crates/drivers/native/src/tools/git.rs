@@ -20,11 +20,12 @@
 use std::path::Path;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::ToolKind;
 
-use super::{args, field, first_line, Tool, ToolCx, ToolOutput};
+use super::{field, first_line, Native, NoArgs, Spec, ToolCx, ToolOutput};
 
 /// Settings that would run a program, turned off for every git the tools start.
 const HARDENED: &[&str] = &[
@@ -146,23 +147,15 @@ macro_rules! read_only_git {
         pub struct $ty;
 
         #[async_trait]
-        impl Tool for $ty {
-            fn name(&self) -> &str {
-                $name
-            }
-            fn description(&self) -> &str {
-                $desc
-            }
-            fn schema(&self) -> Value {
-                json!({"type": "object", "properties": {}})
-            }
-            fn read_only(&self) -> bool {
-                true
-            }
-            fn kind(&self) -> ToolKind {
-                ToolKind::Other
-            }
-            async fn run(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        impl Native for $ty {
+            const SPEC: Spec = Spec {
+                name: $name,
+                description: $desc,
+                read_only: true,
+                kind: ToolKind::Other,
+            };
+            type Args = NoArgs;
+            async fn call(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
                 git(cx, $argv, true).await
             }
         }
@@ -206,33 +199,27 @@ read_only_git!(
 /// `git_commit {message}`: stages every change and commits it.
 pub struct GitCommit;
 
-#[derive(Deserialize)]
-struct CommitArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct CommitArgs {
     message: String,
 }
 
 #[async_trait]
-impl Tool for GitCommit {
-    fn name(&self) -> &str {
-        "git_commit"
-    }
-    fn description(&self) -> &str {
-        "Stage every change in the workspace (git add -A) and commit it with the message."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Other
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for GitCommit {
+    const SPEC: Spec = Spec {
+        name: "git_commit",
+        description:
+            "Stage every change in the workspace (git add -A) and commit it with the message.",
+        read_only: false,
+        kind: ToolKind::Other,
+    };
+    type Args = CommitArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("git_commit {}", first_line(field(input, "message"), 60))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: CommitArgs = match args("git_commit", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

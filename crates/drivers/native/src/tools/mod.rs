@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -92,6 +93,108 @@ pub trait Tool: Send + Sync {
 
 /// A shared tool.
 pub type ToolRef = Arc<dyn Tool>;
+
+/// What the model and the loop are told about a tool of this crate.
+pub struct Spec {
+    /// Its name, as the model calls it.
+    pub name: &'static str,
+    /// What it does, for the model.
+    pub description: &'static str,
+    /// True when it changes nothing.
+    pub read_only: bool,
+    /// Its normalized kind for the snapshot.
+    pub kind: ToolKind,
+}
+
+/// A tool written in this crate. Its schema is derived from `Args`, the type its
+/// calls parse into, so what the model is shown cannot drift from what runs; tools
+/// with a name known only at run time (MCP, declarative packs) implement [`Tool`].
+#[async_trait]
+pub trait Native: Send + Sync {
+    /// Name, description, read-only and kind.
+    const SPEC: Spec;
+    /// The arguments, whose JSON Schema the model sees.
+    type Args: JsonSchema;
+    /// One line saying what a call does.
+    fn summarize(&self, input: &Value) -> String {
+        let _ = input;
+        Self::SPEC.name.to_string()
+    }
+    /// Runs one call.
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput;
+    /// `input` as `Args`, or the error the model is told.
+    fn parse(input: &Value) -> Result<Self::Args, ToolOutput>
+    where
+        Self: Sized,
+        Self::Args: DeserializeOwned,
+    {
+        args(Self::SPEC.name, input)
+    }
+}
+
+#[async_trait]
+impl<T: Native> Tool for T {
+    fn name(&self) -> &str {
+        T::SPEC.name
+    }
+    fn description(&self) -> &str {
+        T::SPEC.description
+    }
+    fn schema(&self) -> Value {
+        schema_of::<T::Args>()
+    }
+    fn read_only(&self) -> bool {
+        T::SPEC.read_only
+    }
+    fn kind(&self) -> ToolKind {
+        T::SPEC.kind
+    }
+    fn summary(&self, input: &Value) -> String {
+        self.summarize(input)
+    }
+    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        self.call(input, cx).await
+    }
+}
+
+/// The arguments of a tool that takes none.
+#[derive(JsonSchema)]
+pub struct NoArgs {}
+
+/// `T`'s JSON Schema in the plain shape tools were always shown: no `$schema`,
+/// title, formats or defaults, and an optional field typed as its inner type (it is
+/// left out of `required` instead), since model APIs differ in what else they take.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    settings.inline_subschemas = true;
+    let generator: SchemaGenerator = settings
+        .with_transform(schemars::transform::RecursiveTransform(plain))
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<T>().to_value();
+    if let Some(root) = value.as_object_mut() {
+        root.remove("description");
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    value
+}
+
+fn plain(schema: &mut Schema) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    for key in ["title", "format", "default"] {
+        obj.remove(key);
+    }
+    if let Some(Value::Array(types)) = obj.get("type") {
+        let named: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        if let [only] = named[..] {
+            let only = only.clone();
+            obj.insert("type".into(), only);
+        }
+    }
+}
 
 /// The error for arguments no call may run with: not a JSON object, the parsers'
 /// marker for text that did not parse, or an object carrying the marker's key. The

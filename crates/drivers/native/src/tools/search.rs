@@ -7,11 +7,12 @@ use async_trait::async_trait;
 use grep_regex::RegexMatcher;
 use grep_searcher::sinks::UTF8;
 use grep_searcher::Searcher;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use weft_protocol::ToolKind;
 
-use super::{args, field, Tool, ToolCx, ToolOutput};
+use super::{field, Native, Spec, ToolCx, ToolOutput};
 
 const MAX_FILES: usize = 1000;
 const MAX_MATCHES: usize = 500;
@@ -34,33 +35,26 @@ fn matcher(pattern: &str) -> Result<globset::GlobMatcher, String> {
 /// `glob {pattern}`: files whose workspace-relative path matches.
 pub struct Glob;
 
-#[derive(Deserialize)]
-struct GlobArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct GlobArgs {
     pattern: String,
 }
 
 #[async_trait]
-impl Tool for Glob {
-    fn name(&self) -> &str {
-        "glob"
-    }
-    fn description(&self) -> &str {
-        "Find files in the workspace whose relative path matches a glob (e.g. **/*.rs); .gitignore is honoured."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Glob {
+    const SPEC: Spec = Spec {
+        name: "glob",
+        description: "Find files in the workspace whose relative path matches a glob (e.g. **/*.rs); .gitignore is honoured.",
+        read_only: true,
+        kind: ToolKind::Search,
+    };
+    type Args = GlobArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("glob {}", field(input, "pattern"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: GlobArgs = match args("glob", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };
@@ -109,37 +103,28 @@ impl Tool for Glob {
 /// `grep {pattern, path?, glob?}`: lines matching a regex, as `path:line:text`.
 pub struct Grep;
 
-#[derive(Deserialize)]
-struct GrepArgs {
+/// The arguments of a call (their JSON Schema is what the model is shown).
+#[derive(Deserialize, JsonSchema)]
+pub struct GrepArgs {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
 }
 
 #[async_trait]
-impl Tool for Grep {
-    fn name(&self) -> &str {
-        "grep"
-    }
-    fn description(&self) -> &str {
-        "Search file contents with a regular expression (Rust regex syntax). Optional path (a file or folder) and glob filter. Prints path:line:text."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}},
-            "required": ["pattern"]})
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    fn summary(&self, input: &Value) -> String {
+impl Native for Grep {
+    const SPEC: Spec = Spec {
+        name: "grep",
+        description: "Search file contents with a regular expression (Rust regex syntax). Optional path (a file or folder) and glob filter. Prints path:line:text.",
+        read_only: true,
+        kind: ToolKind::Search,
+    };
+    type Args = GrepArgs;
+    fn summarize(&self, input: &Value) -> String {
         format!("grep {}", field(input, "pattern"))
     }
-    async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a: GrepArgs = match args("grep", input) {
+    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+        let a = match Self::parse(input) {
             Ok(a) => a,
             Err(e) => return e,
         };

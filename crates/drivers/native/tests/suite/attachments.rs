@@ -41,19 +41,31 @@ fn data_url_tail<'a>(url: &'a str, mime: &str) -> &'a str {
         .unwrap_or_else(|| panic!("not a {mime} data URL: {}", &url[..url.len().min(60)]))
 }
 
+/// True when `text` (a JSON string) names the attached file by its path.
+fn names(text: &Value, file: &std::path::Path) -> bool {
+    text.as_str().unwrap().contains(&file.display().to_string())
+}
+
+/// One turn asking about a screenshot and a notes file, answered "red"; the dirs
+/// stay alive with the caller so the server's recorded request can be read.
+async fn ask_about_the_picture(env: &[(String, String)]) -> (Dirs, std::path::PathBuf) {
+    let dirs = Dirs::new();
+    let (shot, notes) = attachments(&dirs);
+    let mut input = dirs.input(env, "what is in the picture?", None);
+    input.attachments = vec![shot, notes.clone()];
+    let (r, snap, _) = run_turn(&driver(), input).await;
+    assert!(r.ok, "{r:?}");
+    assert_eq!(snap.text, "red");
+    (dirs, notes)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_messages_gets_a_base64_image_block() {
     let server = AnthropicServer::start(Script::new().default_reply(Turn::text_reply("red")))
         .await
         .unwrap();
     let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    let (shot, notes) = attachments(&dirs);
-    let mut input = dirs.input(&env, "what is in the picture?", None);
-    input.attachments = vec![shot, notes.clone()];
-    let (r, snap, _) = run_turn(&driver(), input).await;
-    assert!(r.ok, "{r:?}");
-    assert_eq!(snap.text, "red");
+    let (_dirs, notes) = ask_about_the_picture(&env).await;
     let req = &server.messages_requests()[0];
     let user = req.messages().last().unwrap().clone();
     assert_eq!(user["role"], "user");
@@ -79,13 +91,7 @@ async fn openai_responses_gets_an_input_image_data_url() {
         .await
         .unwrap();
     let env = endpoint_env("openai-responses", &server.v1_url(), "auto");
-    let dirs = Dirs::new();
-    let (shot, notes) = attachments(&dirs);
-    let mut input = dirs.input(&env, "what is in the picture?", None);
-    input.attachments = vec![shot, notes.clone()];
-    let (r, snap, _) = run_turn(&driver(), input).await;
-    assert!(r.ok, "{r:?}");
-    assert_eq!(snap.text, "red");
+    let (_dirs, notes) = ask_about_the_picture(&env).await;
     let req = &server.responses_requests()[0];
     let message = req
         .input()
@@ -95,10 +101,7 @@ async fn openai_responses_gets_an_input_image_data_url() {
         .clone();
     let content = message["content"].as_array().unwrap();
     assert_eq!(content[0]["type"], "input_text", "{message}");
-    assert!(content[0]["text"]
-        .as_str()
-        .unwrap()
-        .contains(&notes.display().to_string()));
+    assert!(names(&content[0]["text"], &notes));
     assert_eq!(content[1]["type"], "input_image", "{message}");
     let url = content[1]["image_url"].as_str().unwrap();
     assert_eq!(size_of(data_url_tail(url, "image/jpeg")), (1568, 784));
@@ -111,22 +114,13 @@ async fn openai_chat_gets_an_image_url_content_part() {
         .await
         .unwrap();
     let env = endpoint_env("openai-chat", &server.v1_url(), "auto");
-    let dirs = Dirs::new();
-    let (shot, notes) = attachments(&dirs);
-    let mut input = dirs.input(&env, "what is in the picture?", None);
-    input.attachments = vec![shot, notes.clone()];
-    let (r, snap, _) = run_turn(&driver(), input).await;
-    assert!(r.ok, "{r:?}");
-    assert_eq!(snap.text, "red");
+    let (_dirs, notes) = ask_about_the_picture(&env).await;
     let req = &server.chat_requests()[0];
     let user = req.messages().last().unwrap().clone();
     assert_eq!(user["role"], "user");
     let parts = user["content"].as_array().unwrap();
     assert_eq!(parts[0]["type"], "text", "{user}");
-    assert!(parts[0]["text"]
-        .as_str()
-        .unwrap()
-        .contains(&notes.display().to_string()));
+    assert!(names(&parts[0]["text"], &notes));
     assert_eq!(parts[1]["type"], "image_url", "{user}");
     let url = parts[1]["image_url"]["url"].as_str().unwrap();
     assert_eq!(size_of(data_url_tail(url, "image/jpeg")), (1568, 784));
@@ -145,21 +139,12 @@ async fn gemini_gets_inline_data() {
         .await
         .unwrap();
     let env = endpoint_env("gemini", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    let (shot, notes) = attachments(&dirs);
-    let mut input = dirs.input(&env, "what is in the picture?", None);
-    input.attachments = vec![shot, notes.clone()];
-    let (r, snap, _) = run_turn(&driver(), input).await;
-    assert!(r.ok, "{r:?}");
-    assert_eq!(snap.text, "red");
+    let (_dirs, notes) = ask_about_the_picture(&env).await;
     let req = &server.main_requests()[0];
     let user = req.contents().last().unwrap().clone();
     assert_eq!(user["role"], "user");
     let parts = user["parts"].as_array().unwrap();
-    assert!(parts[0]["text"]
-        .as_str()
-        .unwrap()
-        .contains(&notes.display().to_string()));
+    assert!(names(&parts[0]["text"], &notes));
     let inline = &parts[1]["inlineData"];
     assert_eq!(inline["mimeType"], "image/jpeg", "{user}");
     assert_eq!(size_of(inline["data"].as_str().unwrap()), (1568, 784));

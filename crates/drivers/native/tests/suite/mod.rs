@@ -11,6 +11,7 @@ mod hardening;
 mod mcp;
 mod packs;
 mod protocol;
+mod schemas;
 mod shell;
 mod support;
 mod tools;

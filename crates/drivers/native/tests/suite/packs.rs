@@ -49,55 +49,62 @@ impl Bench {
         }
         out
     }
+
+    /// The built-in pack `name`, to call its tools on this bench.
+    fn pack(&self, name: &str) -> OnPack<'_> {
+        OnPack {
+            bench: self,
+            pack: pack::builtin(name).unwrap(),
+        }
+    }
+}
+
+struct OnPack<'a> {
+    bench: &'a Bench,
+    pack: std::sync::Arc<dyn DomainPack>,
+}
+
+impl OnPack<'_> {
+    async fn call(&self, name: &str, input: Value) -> ToolOutput {
+        self.bench.call(self.pack.as_ref(), name, input).await
+    }
+}
+
+/// `out` is a refusal saying `why`.
+fn assert_refused(out: &ToolOutput, why: &str) {
+    assert!(out.is_error && out.content.contains(why), "{}", out.content);
 }
 
 #[tokio::test]
 async fn notes_list_search_read_add_with_search_before_add() {
     let b = Bench::new();
-    let notes = pack::builtin("notes").unwrap();
+    let notes = b.pack("notes");
     write(
         b.ws.root(),
         ".notes/rust.md",
         "# Rust\nOwnership moves values.\n",
     );
-    let refused = b
-        .call(
-            notes.as_ref(),
-            "notes_add",
-            json!({"name": "go", "content": "x"}),
-        )
+    let refused = notes
+        .call("notes_add", json!({"name": "go", "content": "x"}))
         .await;
-    assert!(
-        refused.is_error && refused.content.contains("search-before-add"),
-        "{}",
-        refused.content
-    );
+    assert_refused(&refused, "search-before-add");
     assert!(!b.ws.root().join(".notes/go.md").exists());
-    let list = b.call(notes.as_ref(), "notes_list", json!({})).await;
+    let list = notes.call("notes_list", json!({})).await;
     assert_eq!(list.content, "rust: # Rust");
-    let hit = b
-        .call(
-            notes.as_ref(),
-            "notes_search",
-            json!({"query": "ownership MOVES"}),
-        )
+    let hit = notes
+        .call("notes_search", json!({"query": "ownership MOVES"}))
         .await;
     assert!(
         hit.content.contains("rust:") && hit.content.contains("Ownership moves values."),
         "{}",
         hit.content
     );
-    let miss = b
-        .call(
-            notes.as_ref(),
-            "notes_search",
-            json!({"query": "goroutines"}),
-        )
+    let miss = notes
+        .call("notes_search", json!({"query": "goroutines"}))
         .await;
     assert_eq!(miss.content, "no note matches");
-    let add = b
+    let add = notes
         .call(
-            notes.as_ref(),
             "notes_add",
             json!({"name": "go", "content": "Goroutines are cheap."}),
         )
@@ -107,24 +114,14 @@ async fn notes_list_search_read_add_with_search_before_add() {
         std::fs::read_to_string(b.ws.root().join(".notes/go.md")).unwrap(),
         "Goroutines are cheap.\n"
     );
-    let again = b
-        .call(
-            notes.as_ref(),
-            "notes_add",
-            json!({"name": "go", "content": "more"}),
-        )
+    let again = notes
+        .call("notes_add", json!({"name": "go", "content": "more"}))
         .await;
     assert!(again.is_error, "a second add needs a new search");
-    let read = b
-        .call(notes.as_ref(), "notes_read", json!({"name": "go"}))
-        .await;
+    let read = notes.call("notes_read", json!({"name": "go"})).await;
     assert_eq!(read.content, "Goroutines are cheap.\n");
-    let bad = b
-        .call(
-            notes.as_ref(),
-            "notes_read",
-            json!({"name": "../../etc/passwd"}),
-        )
+    let bad = notes
+        .call("notes_read", json!({"name": "../../etc/passwd"}))
         .await;
     assert!(bad.is_error);
 }
@@ -141,29 +138,24 @@ fn make_db(path: &std::path::Path) {
 #[tokio::test]
 async fn data_tables_describe_query_exec_with_schema_before_query() {
     let b = Bench::new();
-    let data = pack::builtin("data").unwrap();
+    let data = b.pack("data");
     std::fs::create_dir_all(b.ws.root().join("db")).unwrap();
     make_db(&b.ws.root().join("db/app.sqlite"));
     let q = json!({"db": "db/app.sqlite", "sql": "SELECT name FROM people ORDER BY age"});
-    let refused = b.call(data.as_ref(), "query", q.clone()).await;
-    assert!(
-        refused.is_error && refused.content.contains("schema-before-query"),
-        "{}",
-        refused.content
-    );
-    let dbs = b.call(data.as_ref(), "list_tables", json!({})).await;
+    let refused = data.call("query", q.clone()).await;
+    assert_refused(&refused, "schema-before-query");
+    let dbs = data.call("list_tables", json!({})).await;
     assert_eq!(dbs.content, "db/app.sqlite");
-    let tables = b
-        .call(data.as_ref(), "list_tables", json!({"db": "db/app.sqlite"}))
+    let tables = data
+        .call("list_tables", json!({"db": "db/app.sqlite"}))
         .await;
     assert!(
         tables.content.contains("people\ttable"),
         "{}",
         tables.content
     );
-    let desc = b
+    let desc = data
         .call(
-            data.as_ref(),
             "describe_table",
             json!({"db": "db/app.sqlite", "table": "people"}),
         )
@@ -173,31 +165,24 @@ async fn data_tables_describe_query_exec_with_schema_before_query() {
         "{}",
         desc.content
     );
-    let rows = b.call(data.as_ref(), "query", q).await;
+    let rows = data.call("query", q).await;
     assert_eq!(rows.content, "name\nAda\nLinus\n[2 row(s)]");
-    let sneaky = b
+    let sneaky = data
         .call(
-            data.as_ref(),
             "query",
             json!({"db": "db/app.sqlite", "sql": "DELETE FROM people"}),
         )
         .await;
-    assert!(
-        sneaky.is_error && sneaky.content.contains("use exec"),
-        "{}",
-        sneaky.content
-    );
-    let exec = b
+    assert_refused(&sneaky, "use exec");
+    let exec = data
         .call(
-            data.as_ref(),
             "exec",
             json!({"db": "db/app.sqlite", "sql": "UPDATE people SET age = age + 1"}),
         )
         .await;
     assert_eq!(exec.content, "done; 2 row(s) changed");
-    let after = b
+    let after = data
         .call(
-            data.as_ref(),
             "query",
             json!({"db": "db/app.sqlite", "sql": "SELECT sum(age) FROM people"}),
         )
@@ -208,9 +193,7 @@ async fn data_tables_describe_query_exec_with_schema_before_query() {
         .ws
         .take_originals()
         .contains_key(&b.ws.root().join("db/app.sqlite")));
-    let outside = b
-        .call(data.as_ref(), "list_tables", json!({"db": "/etc/hosts"}))
-        .await;
+    let outside = data.call("list_tables", json!({"db": "/etc/hosts"})).await;
     assert!(outside.is_error && outside.content.contains("outside the workspace"));
 }
 

@@ -47,6 +47,18 @@ fn three_results(s: &AnthropicServer) -> Vec<String> {
         .collect()
 }
 
+/// Dirs whose workspace has these permission rules.
+fn with_rules(rules: &str) -> Dirs {
+    let dirs = Dirs::new();
+    write(&dirs.work(), ".weft/permissions.json", rules);
+    dirs
+}
+
+/// The result of the first tool call, as the model was told it.
+fn first_result(s: &AnthropicServer) -> String {
+    s.messages_requests()[1].last_tool_result("t1").unwrap()
+}
+
 fn answer(sink: &TestSink, value: &'static str) {
     sink.answer_with(move |_| Some(InteractionResponse::select(value)));
 }
@@ -84,7 +96,7 @@ async fn a_dangerous_command_asks_with_its_verdict_and_reasons() {
         .collect();
     // No "always allow" in a workspace not trusted: the rule would not count.
     assert_eq!(choices, ["allow", "allowSession", "deny"]);
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert!(
         result.contains("refused by permission") && result.contains("denied"),
         "{result}"
@@ -94,29 +106,19 @@ async fn a_dangerous_command_asks_with_its_verdict_and_reasons() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_asking() {
     let (s, env) = one_bash("git -C . push --force origin main", "trusted").await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/permissions.json",
-        r#"{"deny": ["git push"]}"#,
-    );
+    let dirs = with_rules(r#"{"deny": ["git push"]}"#);
     let sink = TestSink::new();
     let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
     assert!(r.ok);
     assert!(sink.asked.lock().is_empty());
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert!(
         result.contains("denied by the rule `git push`") && result.contains("permissions.json:1"),
         "{result}"
     );
 
     let (s, env) = one_bash("echo allowed > out.txt", "ask").await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/permissions.json",
-        r#"{"allow": ["echo"]}"#,
-    );
+    let dirs = with_rules(r#"{"allow": ["echo"]}"#);
     let sink = TestSink::new();
     let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
     assert!(r.ok);
@@ -144,7 +146,7 @@ async fn a_bad_rule_is_named_with_its_line_and_the_file_s_other_rules_hold() {
     )
     .await;
     assert!(r.ok);
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert!(result.contains("denied by the rule `ls`"), "{result}");
     assert!(
         result.contains("permissions.json:2") && result.contains("more than one command"),
@@ -179,12 +181,7 @@ async fn always_allow_writes_the_workspace_rule_and_the_next_call_runs() {
 async fn two_refusing_steps_the_earlier_one_answers() {
     // PreToolUse hook (step 4) and a deny rule (step 5): the hook answers.
     let (s, env) = one_bash("rm -rf build", "trusted").await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/permissions.json",
-        r#"{"deny": ["rm"]}"#,
-    );
+    let dirs = with_rules(r#"{"deny": ["rm"]}"#);
     write(
         &dirs.work(),
         ".weft/hooks.json",
@@ -197,7 +194,7 @@ async fn two_refusing_steps_the_earlier_one_answers() {
     )
     .await;
     assert!(r.ok);
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert_eq!(result, "refused by PreToolUse hooks: hook says no");
     assert!(snap.tool_calls[0]
         .result
@@ -213,7 +210,7 @@ async fn two_refusing_steps_the_earlier_one_answers() {
         &TestSink::new(),
     )
     .await;
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert!(
         result.starts_with("refused by permission: denied by the rule `rm`"),
         "{result}"
@@ -223,12 +220,7 @@ async fn two_refusing_steps_the_earlier_one_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_mode_answers_before_the_hook_and_the_rules() {
     let (s, env) = one_bash("touch x", "trusted").await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/permissions.json",
-        r#"{"deny": ["touch"]}"#,
-    );
+    let dirs = with_rules(r#"{"deny": ["touch"]}"#);
     write(
         &dirs.work(),
         ".weft/hooks.json",
@@ -238,7 +230,7 @@ async fn plan_mode_answers_before_the_hook_and_the_rules() {
     sink.answer_with(|_| Some(InteractionResponse::cancel()));
     let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "/plan go", None), &sink).await;
     assert!(r.ok);
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert!(result.starts_with("refused by plan mode:"), "{result}");
 }
 
@@ -261,12 +253,7 @@ async fn the_context_fuse_answers_before_a_deny_rule_and_a_hook() {
     // A deny rule (step 5) refuses the first two; on the third the fuse (step 2) would
     // refuse too, and answers.
     let (s, env) = thrice("rm -rf build", "trusted").await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/permissions.json",
-        r#"{"deny": ["rm"]}"#,
-    );
+    let dirs = with_rules(r#"{"deny": ["rm"]}"#);
     let (r, snap) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
     assert!(r.ok);
     let results = three_results(&s);
@@ -346,7 +333,7 @@ async fn bash_runs_in_the_sandbox() {
     answer(&sink, permission::ALLOW);
     let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &sink).await;
     assert!(r.ok);
-    let result = s.messages_requests()[1].last_tool_result("t1").unwrap();
+    let result = first_result(&s);
     assert!(dirs.work().join("inside.txt").exists(), "{result}");
     assert!(
         !target.exists(),
