@@ -221,12 +221,19 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     // The composer takes typing while the burst streams in.
     const input = await byTestId(browser, "composer-input");
     await input.setValue("typed during the burst");
-    await until(
-      browser,
-      () => browser.execute((n) => document.querySelector('[data-testid="terminal-pane"]').receivedBytes() >= n, before + mb * 1e6),
-      `${mb} MB at the pane`,
-      300000,
-    );
+    try {
+      await until(
+        browser,
+        () => browser.execute((n) => document.querySelector('[data-testid="terminal-pane"]').receivedBytes() >= n, before + mb * 1e6),
+        `${mb} MB at the pane`,
+        300000,
+      );
+    } catch (e) {
+      // Where it stopped: nothing at all (the command never reached the program) or part way.
+      const got = await browser.execute(() => document.querySelector('[data-testid="terminal-pane"]').receivedBytes());
+      const tail = (await bufferText()).slice(-300);
+      throw new Error(`${e.message}: ${got - before} of ${mb * 1e6} bytes arrived; the pane ends with ${JSON.stringify(tail)}`);
+    }
     const result = await browser.execute(() => {
       const w = window;
       w.__floodFrames.on = false;

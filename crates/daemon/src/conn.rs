@@ -216,6 +216,13 @@ impl Drop for Conn {
 async fn write_inputs(service: Arc<Service>, mut inputs: mpsc::Receiver<TerminalInput>) {
     while let Some(input) = inputs.recv().await {
         let Ok(bridge) = service.loom.terminal(&input.session_key) else {
+            // Said, not silent: a CI run's burst never reached its pane, and keystrokes
+            // lost on the way are one of the places it could have stopped.
+            tracing::warn!(
+                session = %input.session_key,
+                bytes = input.data.len(),
+                "keystrokes for a terminal that is not open were dropped"
+            );
             continue;
         };
         let result = tokio::task::spawn_blocking(move || bridge.write(&input.data)).await;
