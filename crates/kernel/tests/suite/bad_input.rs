@@ -20,24 +20,55 @@ fn code_of<T>(r: Result<T, weft_kernel::KernelError>) -> ErrorCode {
 async fn unknown_agent_session_workdir_and_interaction_are_clear_errors() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
     let tmp = std::env::temp_dir().to_string_lossy().into_owned();
-    let r = loom
-        .prompt(PromptRequest {
-            prompt: "hi".into(),
-            agent: Some("nope".into()),
-            workdir: Some(tmp.clone()),
-            ..Default::default()
-        })
-        .await;
-    assert_eq!(code_of(r), ErrorCode::UnknownAgent);
-
-    let r = loom
-        .prompt(PromptRequest {
-            prompt: "hi".into(),
-            session_key: Some("script:missing".into()),
-            ..Default::default()
-        })
-        .await;
-    assert_eq!(code_of(r), ErrorCode::UnknownSession);
+    let hi = || PromptRequest {
+        prompt: "hi".into(),
+        workdir: Some(tmp.clone()),
+        ..Default::default()
+    };
+    let file = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
+    let refused = [
+        (
+            PromptRequest {
+                agent: Some("nope".into()),
+                ..hi()
+            },
+            ErrorCode::UnknownAgent,
+        ),
+        (
+            PromptRequest {
+                session_key: Some("script:missing".into()),
+                workdir: None,
+                ..hi()
+            },
+            ErrorCode::UnknownSession,
+        ),
+        (
+            PromptRequest {
+                workdir: Some(file.path().to_string_lossy().into()),
+                ..hi()
+            },
+            ErrorCode::BadWorkdir,
+        ),
+        (
+            PromptRequest {
+                prompt: "  ".into(),
+                ..hi()
+            },
+            ErrorCode::BadRequest,
+        ),
+        // The accounts port's refusal keeps its own code (this kernel has no accounts).
+        (
+            PromptRequest {
+                account: Some("acct-nope".into()),
+                ..hi()
+            },
+            ErrorCode::Account,
+        ),
+    ];
+    for (request, code) in refused {
+        let what = format!("{request:?}");
+        assert_eq!(code_of(loom.prompt(request).await), code, "{what}");
+    }
     assert_eq!(
         code_of(loom.get_snapshot("garbage").await),
         ErrorCode::UnknownSession
@@ -53,53 +84,15 @@ async fn unknown_agent_session_workdir_and_interaction_are_clear_errors() {
 
     let r = loom
         .prompt(PromptRequest {
-            prompt: "hi".into(),
             workdir: Some("/definitely/not/here".into()),
-            ..Default::default()
+            ..hi()
         })
         .await;
     let e = r.err().unwrap_or_else(|| panic!("expected an error"));
     assert_eq!(e.code(), ErrorCode::BadWorkdir);
     assert!(e.to_string().contains("/definitely/not/here"), "{e}");
 
-    let file = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
-    let r = loom
-        .prompt(PromptRequest {
-            prompt: "hi".into(),
-            workdir: Some(file.path().to_string_lossy().into()),
-            ..Default::default()
-        })
-        .await;
-    assert_eq!(code_of(r), ErrorCode::BadWorkdir);
-
-    let r = loom
-        .prompt(PromptRequest {
-            prompt: "  ".into(),
-            workdir: Some(tmp.clone()),
-            ..Default::default()
-        })
-        .await;
-    assert_eq!(code_of(r), ErrorCode::BadRequest);
-
-    // The accounts port's refusal keeps its own code (this kernel has no accounts).
-    let r = loom
-        .prompt(PromptRequest {
-            prompt: "hi".into(),
-            workdir: Some(tmp.clone()),
-            account: Some("acct-nope".into()),
-            ..Default::default()
-        })
-        .await;
-    assert_eq!(code_of(r), ErrorCode::Account);
-
-    let ok = loom
-        .prompt(PromptRequest {
-            prompt: "hi".into(),
-            workdir: Some(tmp),
-            ..Default::default()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let ok = send(&loom, hi()).await;
     let r = loom
         .interact(InteractRequest {
             session_key: ok.session_key.clone(),

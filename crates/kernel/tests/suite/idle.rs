@@ -10,13 +10,11 @@ use super::support::*;
 const IDLE: Duration = Duration::from_millis(500);
 
 fn loom_closing_after(driver: Arc<ScriptDriver>, idle: Option<Duration>) -> Arc<Loom> {
-    Loom::builder(std::env::temp_dir())
-        .driver(driver)
-        .default_agent("script")
-        .in_memory()
-        .idle_close(idle)
-        .open()
-        .unwrap_or_else(|e| panic!("open loom: {e}"))
+    open(
+        script_loom(std::env::temp_dir(), driver)
+            .in_memory()
+            .idle_close(idle),
+    )
 }
 
 async fn closed_count(driver: &ScriptDriver, at_least: usize) -> usize {
@@ -31,18 +29,9 @@ async fn closed_count(driver: &ScriptDriver, at_least: usize) -> usize {
 async fn an_idle_session_closes_its_agent_process_once_and_the_next_prompt_resumes() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_closing_after(driver.clone(), Some(IDLE));
-    let one = loom
-        .prompt(prompt("one", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = one.session_key.clone();
-    wait_for(&loom, &key, "one done", done_with(&one.task_id)).await;
+    let key = finish(&loom, prompt("one", None)).await.0.session_key;
     // A turn started within the idle time: the first turn's clock no longer counts.
-    let two = loom
-        .prompt(prompt("two", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let first = wait_for(&loom, &key, "two done", done_with(&two.task_id)).await;
+    let (_, first) = finish(&loom, prompt("two", Some(&key))).await;
     assert!(driver.closed.lock().is_empty(), "closed while in use");
 
     assert_eq!(closed_count(&driver, 1).await, 1, "closed once idle");
@@ -55,11 +44,7 @@ async fn an_idle_session_closes_its_agent_process_once_and_the_next_prompt_resum
     );
 
     // The next prompt runs as usual, in the same agent session.
-    let three = loom
-        .prompt(prompt("three", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let after = wait_for(&loom, &key, "three done", done_with(&three.task_id)).await;
+    let (_, after) = finish(&loom, prompt("three", Some(&key))).await;
     assert_eq!(after.snapshot.text, "reply to three");
     assert_eq!(after.snapshot.session_id, first.snapshot.session_id);
     assert_eq!(closed_count(&driver, 2).await, 2, "idle again after it");
@@ -69,11 +54,7 @@ async fn an_idle_session_closes_its_agent_process_once_and_the_next_prompt_resum
 async fn without_an_idle_time_agent_processes_stay_until_shutdown() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_closing_after(driver.clone(), None);
-    let one = loom
-        .prompt(prompt("one", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_for(&loom, &one.session_key, "one done", done_with(&one.task_id)).await;
+    finish(&loom, prompt("one", None)).await;
     tokio::time::sleep(IDLE * 2).await;
     assert!(driver.closed.lock().is_empty());
 }

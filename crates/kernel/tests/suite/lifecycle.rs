@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use weft_protocol::{
-    apply_in_place, InteractRequest, InteractionResponse, Phase, SteerOutcome, UniversalSnapshot,
+    apply_in_place, InteractRequest, InteractionResponse, Phase, PromptAccepted, SteerOutcome,
+    UniversalSnapshot,
 };
 
 use super::support::*;
@@ -12,24 +13,15 @@ use super::support::*;
 async fn three_prompts_run_in_order_without_clobbering() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_with(driver.clone());
-    let a = loom
-        .prompt(prompt("hold:a", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let a = send(&loom, prompt("hold:a", None)).await;
     let key = a.session_key.clone();
     // Running from the moment it is accepted; the driver's first words come after.
     wait_for(&loom, &key, "a started", |s| {
         running(&a.task_id)(s) && s.text == "started a"
     })
     .await;
-    let b = loom
-        .prompt(prompt("b", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let c = loom
-        .prompt(prompt("c", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let b = send(&loom, prompt("b", Some(&key))).await;
+    let c = send(&loom, prompt("c", Some(&key))).await;
     let at = wait_for(&loom, &key, "two queued", |s| s.queued.len() == 2).await;
     let queued: Vec<&str> = at
         .snapshot
@@ -45,10 +37,7 @@ async fn three_prompts_run_in_order_without_clobbering() {
 
     driver.release("a");
     wait_for(&loom, &key, "c done", done_with(&c.task_id)).await;
-    let history = loom
-        .get_history(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let history = history(&loom, &key).await;
     let turns: Vec<(&str, &str)> = history
         .iter()
         .map(|s| (s.prompt.as_str(), s.text.as_str()))
@@ -71,23 +60,12 @@ async fn three_prompts_run_in_order_without_clobbering() {
 async fn stop_ends_only_the_running_turn_and_the_next_starts() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_with(driver.clone());
-    let x = loom
-        .prompt(prompt("hold:x", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = x.session_key.clone();
-    wait_for(&loom, &key, "x running", running(&x.task_id)).await;
-    let y = loom
-        .prompt(prompt("y", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let key = hold(&loom, "x", None).await.session_key;
+    let y = send(&loom, prompt("y", Some(&key))).await;
     loom.stop(&key).await.unwrap_or_else(|e| panic!("{e}"));
     let at = wait_for(&loom, &key, "y done", done_with(&y.task_id)).await;
     assert_eq!(at.snapshot.text, "reply to y");
-    let history = loom
-        .get_history(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let history = history(&loom, &key).await;
     assert_eq!(history.len(), 2);
     let stopped = &history[0];
     assert_eq!(
@@ -104,10 +82,7 @@ async fn stop_ends_only_the_running_turn_and_the_next_starts() {
 async fn steer_goes_into_a_turn_that_takes_it_else_is_queued() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_with(driver.clone());
-    let t = loom
-        .prompt(prompt("steerable", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let t = send(&loom, prompt("steerable", None)).await;
     let key = t.session_key.clone();
     wait_for(&loom, &key, "waiting", |s| s.text == "waiting for steer").await;
     let outcome = loom
@@ -117,18 +92,10 @@ async fn steer_goes_into_a_turn_that_takes_it_else_is_queued() {
     assert_eq!(outcome, SteerOutcome::Injected);
     let at = wait_for(&loom, &key, "steered turn done", done_with(&t.task_id)).await;
     assert_eq!(at.snapshot.text, "waiting for steer got go left");
-    assert!(at
-        .snapshot
-        .notices
-        .iter()
-        .any(|n| n.contains("steer sent into the running turn")));
+    assert!(has_notice(&at.snapshot, "steer sent into the running turn"));
 
     // A turn that registered no steer handler: the steer waits as the next turn.
-    let h = loom
-        .prompt(prompt("hold:h", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_for(&loom, &key, "h running", running(&h.task_id)).await;
+    hold(&loom, "h", Some(&key)).await;
     let outcome = loom
         .steer(&key, "later please".into())
         .await
@@ -136,24 +103,28 @@ async fn steer_goes_into_a_turn_that_takes_it_else_is_queued() {
     assert_eq!(outcome, SteerOutcome::Queued);
     let at = wait_for(&loom, &key, "steer queued", |s| s.queued.len() == 1).await;
     assert!(at.snapshot.queued[0].steer);
-    assert!(at
-        .snapshot
-        .notices
-        .iter()
-        .any(|n| n.contains("steer queued")));
+    assert!(has_notice(&at.snapshot, "steer queued"));
     driver.release("h");
     let history = wait_for_turns(&loom, &key, 3).await;
     assert_eq!(history[2].prompt, "later please");
     assert_eq!(history[2].text, "reply to later please");
 }
 
+/// Sends `ask` and waits until its question is pending; returns the question's id.
+async fn asked(loom: &weft_kernel::Loom, key: Option<&str>) -> (PromptAccepted, String) {
+    let t = send(loom, prompt("ask", key)).await;
+    let at = wait_for(loom, &t.session_key, "pending", |s| {
+        s.interactions.len() == 1 && s.task_id.as_deref() == Some(&t.task_id)
+    })
+    .await;
+    let id = at.snapshot.interactions[0].prompt_id.clone();
+    (t, id)
+}
+
 async fn wait_for_turns(loom: &weft_kernel::Loom, key: &str, n: usize) -> Vec<UniversalSnapshot> {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let h = loom
-            .get_history(key)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let h = history(loom, key).await;
         if h.len() >= n && h.iter().all(|s| s.phase == Phase::Done) {
             return h;
         }
@@ -168,29 +139,14 @@ async fn wait_for_turns(loom: &weft_kernel::Loom, key: &str, n: usize) -> Vec<Un
 #[tokio::test]
 async fn an_interaction_is_answered_through_interact() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
-    let t = loom
-        .prompt(prompt("ask", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (t, id) = asked(&loom, None).await;
     let key = t.session_key.clone();
-    let at = wait_for(&loom, &key, "pending", |s| s.interactions.len() == 1).await;
-    let id = at.snapshot.interactions[0].prompt_id.clone();
     assert!(!id.is_empty());
-    loom.interact(InteractRequest {
-        session_key: key.clone(),
-        prompt_id: id.clone(),
-        response: InteractionResponse::select("allow"),
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    answer(&loom, &key, &id, InteractionResponse::select("allow")).await;
     let at = wait_for(&loom, &key, "done", done_with(&t.task_id)).await;
     assert_eq!(at.snapshot.text, "answer=allow");
     assert!(at.snapshot.interactions.is_empty());
-    assert!(at
-        .snapshot
-        .notices
-        .iter()
-        .any(|n| n.contains("\"May I?\" answered allow")));
+    assert!(has_notice(&at.snapshot, "\"May I?\" answered allow"));
     // Answering twice is an error, not a crash.
     let again = loom
         .interact(InteractRequest {
@@ -208,39 +164,22 @@ async fn an_interaction_is_answered_through_interact() {
 #[tokio::test]
 async fn an_interaction_can_be_cancelled_and_a_stop_cancels_it_too() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
-    let t = loom
-        .prompt(prompt("ask", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (t, id) = asked(&loom, None).await;
     let key = t.session_key.clone();
-    let at = wait_for(&loom, &key, "pending", |s| s.interactions.len() == 1).await;
-    loom.interact(InteractRequest {
-        session_key: key.clone(),
-        prompt_id: at.snapshot.interactions[0].prompt_id.clone(),
-        response: InteractionResponse::cancel(),
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    answer(&loom, &key, &id, InteractionResponse::cancel()).await;
     let at = wait_for(&loom, &key, "done", done_with(&t.task_id)).await;
     assert_eq!(at.snapshot.text, "cancelled");
 
-    let t2 = loom
-        .prompt(prompt("ask", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_for(&loom, &key, "pending again", |s| {
-        s.interactions.len() == 1 && s.task_id.as_deref() == Some(&t2.task_id)
-    })
-    .await;
+    let (t2, _) = asked(&loom, Some(&key)).await;
     loom.stop(&key).await.unwrap_or_else(|e| panic!("{e}"));
     let at = wait_for(&loom, &key, "stopped", done_with(&t2.task_id)).await;
     assert!(at.snapshot.interactions.is_empty());
     assert!(at.snapshot.incomplete);
     assert!(
-        at.snapshot
-            .notices
-            .iter()
-            .any(|n| n.contains("\"May I?\" was cancelled: the turn was stopped")),
+        has_notice(
+            &at.snapshot,
+            "\"May I?\" was cancelled: the turn was stopped"
+        ),
         "{:?}",
         at.snapshot.notices
     );
@@ -250,19 +189,12 @@ async fn an_interaction_can_be_cancelled_and_a_stop_cancels_it_too() {
 async fn subscribers_get_gap_free_seqs_that_rebuild_the_snapshot() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_with(driver.clone());
-    let a = loom
-        .prompt(prompt("hold:s", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = a.session_key.clone();
+    let key = send(&loom, prompt("hold:s", None)).await.session_key;
     let mut sub = loom.subscribe(&key).await.unwrap_or_else(|e| panic!("{e}"));
     let mut all = loom.subscribe_all();
     let mut snap = sub.snapshot.snapshot.clone();
     let mut seq = sub.snapshot.seq;
-    let b = loom
-        .prompt(prompt("b", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let b = send(&loom, prompt("b", Some(&key))).await;
     driver.release("s");
     loop {
         let ev = sub.patches.recv().await.unwrap_or_else(|e| panic!("{e}"));
@@ -273,10 +205,7 @@ async fn subscribers_get_gap_free_seqs_that_rebuild_the_snapshot() {
             break;
         }
     }
-    let now = loom
-        .get_snapshot(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let now = snapshot(&loom, &key).await;
     assert_eq!(now.seq, seq);
     assert_eq!(now.snapshot, snap);
     // The hub-wide stream carries the same patches.
@@ -293,29 +222,17 @@ async fn subscribers_get_gap_free_seqs_that_rebuild_the_snapshot() {
 #[tokio::test]
 async fn a_failing_or_panicking_driver_ends_the_turn_with_an_error_and_the_next_works() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
-    let f = loom
-        .prompt(prompt("fail", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = f.session_key.clone();
-    let at = wait_for(&loom, &key, "fail done", done_with(&f.task_id)).await;
+    let (f, at) = finish(&loom, prompt("fail", None)).await;
+    let key = f.session_key;
     assert_eq!(at.snapshot.error.as_deref(), Some("scripted failure"));
     assert!(at.snapshot.incomplete);
-    let p = loom
-        .prompt(prompt("panic", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &key, "panic done", done_with(&p.task_id)).await;
+    let (_, at) = finish(&loom, prompt("panic", Some(&key))).await;
     assert!(at
         .snapshot
         .error
         .as_deref()
         .is_some_and(|e| e.contains("crashed")));
-    let ok = loom
-        .prompt(prompt("fine", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &key, "ok done", done_with(&ok.task_id)).await;
+    let (_, at) = finish(&loom, prompt("fine", Some(&key))).await;
     assert_eq!(at.snapshot.text, "reply to fine");
     assert_eq!(at.snapshot.error, None);
 }
@@ -323,19 +240,11 @@ async fn a_failing_or_panicking_driver_ends_the_turn_with_an_error_and_the_next_
 #[tokio::test]
 async fn the_agent_session_id_is_kept_and_passed_back_for_resume() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
-    let a = loom
-        .prompt(prompt("one", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = a.session_key.clone();
-    let first = wait_for(&loom, &key, "one done", done_with(&a.task_id)).await;
+    let (a, first) = finish(&loom, prompt("one", None)).await;
+    let key = a.session_key;
     let id = first.snapshot.session_id.clone();
     assert!(id.is_some());
-    let b = loom
-        .prompt(prompt("two", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let second = wait_for(&loom, &key, "two done", done_with(&b.task_id)).await;
+    let (_, second) = finish(&loom, prompt("two", Some(&key))).await;
     assert_eq!(
         second.snapshot.session_id, id,
         "the driver got the session id to resume"
@@ -353,20 +262,11 @@ async fn the_agent_session_id_is_kept_and_passed_back_for_resume() {
 async fn a_dequeued_prompt_never_runs_and_requeue_reorders_the_queue() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_with(driver.clone());
-    let a = loom
-        .prompt(prompt("hold:q", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let a = hold(&loom, "q", None).await;
     let key = a.session_key.clone();
-    wait_for(&loom, &key, "hold running", running(&a.task_id)).await;
     let mut ids = Vec::new();
     for text in ["b", "c", "d"] {
-        ids.push(
-            loom.prompt(prompt(text, Some(&key)))
-                .await
-                .unwrap_or_else(|e| panic!("{e}"))
-                .task_id,
-        );
+        ids.push(send(&loom, prompt(text, Some(&key))).await.task_id);
     }
     let order = |s: &UniversalSnapshot| {
         s.queued
@@ -379,31 +279,22 @@ async fn a_dequeued_prompt_never_runs_and_requeue_reorders_the_queue() {
     loom.requeue(&key, &ids[2], 1)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let at = loom
-        .get_snapshot(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(order(&at.snapshot), ["d", "b", "c"]);
+    assert_eq!(
+        order(&snapshot(&loom, &key).await.snapshot),
+        ["d", "b", "c"]
+    );
     loom.requeue(&key, &ids[2], 99)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let at = loom
-        .get_snapshot(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        order(&at.snapshot),
+        order(&snapshot(&loom, &key).await.snapshot),
         ["b", "c", "d"],
         "past the end moves it last"
     );
     loom.dequeue(&key, &ids[0])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let at = loom
-        .get_snapshot(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(order(&at.snapshot), ["c", "d"]);
+    assert_eq!(order(&snapshot(&loom, &key).await.snapshot), ["c", "d"]);
 
     // Refused clearly: position 0, a prompt not queued (removed, or the running one).
     assert!(loom.requeue(&key, &ids[1], 0).await.is_err());
@@ -414,10 +305,7 @@ async fn a_dequeued_prompt_never_runs_and_requeue_reorders_the_queue() {
 
     driver.release("q");
     wait_for(&loom, &key, "d done", done_with(&ids[2])).await;
-    let history = loom
-        .get_history(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let history = history(&loom, &key).await;
     let prompts: Vec<&str> = history.iter().map(|s| s.prompt.as_str()).collect();
     assert_eq!(
         prompts,
@@ -433,14 +321,8 @@ async fn a_dequeued_prompt_never_runs_and_requeue_reorders_the_queue() {
 async fn an_accepted_prompt_is_running_before_the_answer_reaches_its_client() {
     let driver = Arc::new(ScriptDriver::default());
     let loom = loom_with(driver.clone());
-    let a = loom
-        .prompt(prompt("hold:a", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = loom
-        .get_snapshot(&a.session_key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let a = send(&loom, prompt("hold:a", None)).await;
+    let at = snapshot(&loom, &a.session_key).await;
     assert_eq!(at.snapshot.task_id.as_deref(), Some(a.task_id.as_str()));
     assert_eq!(at.snapshot.phase, Phase::Streaming);
     driver.release("a");

@@ -4,36 +4,24 @@ use std::sync::Arc;
 
 use weft_kernel::ports::{AutoCancel, InteractionHandler};
 use weft_kernel::{run_turn, AgentTurnInput, Loom, TurnCallbacks};
-use weft_protocol::{
-    Choice, InteractRequest, Interaction, InteractionResponse, Phase, PromptRequest,
-};
+use weft_protocol::{Choice, Interaction, InteractionResponse, Phase};
 
 use super::support::*;
 
+fn handled_by(handler: Arc<dyn InteractionHandler>) -> Arc<Loom> {
+    open(
+        script_loom(std::env::temp_dir(), Arc::new(ScriptDriver::default()))
+            .interaction_handler(handler)
+            .in_memory(),
+    )
+}
+
 #[tokio::test]
 async fn auto_cancel_answers_interactions_at_once_and_says_so() {
-    let loom = Loom::builder(std::env::temp_dir())
-        .driver(Arc::new(ScriptDriver::default()))
-        .default_agent("script")
-        .interaction_handler(Arc::new(AutoCancel))
-        .in_memory()
-        .open()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let t = loom
-        .prompt(PromptRequest {
-            prompt: "ask".into(),
-            workdir: Some(std::env::temp_dir().to_string_lossy().into_owned()),
-            ..Default::default()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &t.session_key, "done", done_with(&t.task_id)).await;
+    let loom = handled_by(Arc::new(AutoCancel));
+    let (_, at) = finish(&loom, prompt("ask", None)).await;
     assert_eq!(at.snapshot.text, "cancelled");
-    assert!(at
-        .snapshot
-        .notices
-        .iter()
-        .any(|n| n.contains("answered automatically")));
+    assert!(has_notice(&at.snapshot, "answered automatically"));
     assert!(loom.list_tools().await.is_empty());
     assert!(loom.list_skills(None).await.is_empty());
     assert!(loom
@@ -86,33 +74,24 @@ impl InteractionHandler for AddsAChoice {
 #[tokio::test]
 async fn the_handler_carries_out_its_own_choice_before_the_agent_gets_the_answer() {
     let handler = Arc::new(AddsAChoice(parking_lot::Mutex::new(Vec::new())));
-    let loom = Loom::builder(std::env::temp_dir())
-        .driver(Arc::new(ScriptDriver::default()))
-        .default_agent("script")
-        .interaction_handler(handler.clone())
-        .in_memory()
-        .open()
-        .unwrap_or_else(|e| panic!("{e}"));
-    for (answer, text) in [("mine", "answer=yes"), ("other", "answer=other")] {
-        let t = loom
-            .prompt(prompt("ask", None))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    let loom = handled_by(handler.clone());
+    for (picked, text) in [("mine", "answer=yes"), ("other", "answer=other")] {
+        let t = send(&loom, prompt("ask", None)).await;
         let key = t.session_key.clone();
         let at = wait_for(&loom, &key, "pending", |s| s.interactions.len() == 1).await;
         let asked = &at.snapshot.interactions[0];
         assert_eq!(asked.questions[0].choices[0].value, "mine");
-        loom.interact(InteractRequest {
-            session_key: key.clone(),
-            prompt_id: asked.prompt_id.clone(),
-            response: InteractionResponse::select(answer),
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        answer(
+            &loom,
+            &key,
+            &asked.prompt_id,
+            InteractionResponse::select(picked),
+        )
+        .await;
         let at = wait_for(&loom, &key, "done", done_with(&t.task_id)).await;
         assert_eq!(at.snapshot.text, text);
         let notices = at.snapshot.notices.join("\n");
-        if answer == "mine" {
+        if picked == "mine" {
             // The record keeps what the user picked, and what was made of it.
             assert!(notices.contains("\"May I?\" answered Mine"), "{notices}");
             assert!(

@@ -7,10 +7,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
-use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom};
+use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Loom, LoomBuilder};
 use weft_protocol::{
-    AgentInfo, Capabilities, DriverEvent, InteractAction, Interaction, InteractionKind, Phase,
-    PromptRequest, Question, QuestionType, SnapshotAt, UniversalSnapshot,
+    AgentInfo, Capabilities, DriverEvent, InteractAction, InteractRequest, Interaction,
+    InteractionKind, InteractionResponse, Phase, PromptAccepted, PromptRequest, Question,
+    QuestionType, SnapshotAt, UniversalSnapshot,
 };
 
 /// Prompts: `hold:NAME` streams "started NAME" then waits for `release(NAME)` or stop;
@@ -154,11 +155,80 @@ pub fn loom_with(driver: Arc<ScriptDriver>) -> Arc<Loom> {
     loom_in(driver, None)
 }
 
+/// `driver` as the default agent; the caller picks the store and any other port.
+pub fn script_loom(dir: impl Into<std::path::PathBuf>, driver: Arc<ScriptDriver>) -> LoomBuilder {
+    Loom::builder(dir).driver(driver).default_agent("script")
+}
+
+pub fn open(builder: LoomBuilder) -> Arc<Loom> {
+    builder.open().unwrap_or_else(|e| panic!("open loom: {e}"))
+}
+
+/// A prompt the kernel must accept.
+pub async fn send(loom: &Loom, request: PromptRequest) -> PromptAccepted {
+    loom.prompt(request).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Sends `request` and waits until its turn is done.
+pub async fn finish(loom: &Loom, request: PromptRequest) -> (PromptAccepted, SnapshotAt) {
+    let what = format!("{} done", request.prompt);
+    let accepted = send(loom, request).await;
+    let at = wait_for(
+        loom,
+        &accepted.session_key,
+        &what,
+        done_with(&accepted.task_id),
+    )
+    .await;
+    (accepted, at)
+}
+
+/// Sends `hold:NAME` and waits until its turn runs; `driver.release(NAME)` ends it.
+pub async fn hold(loom: &Loom, name: &str, key: Option<&str>) -> PromptAccepted {
+    let accepted = send(loom, prompt(&format!("hold:{name}"), key)).await;
+    let what = format!("{name} running");
+    wait_for(
+        loom,
+        &accepted.session_key,
+        &what,
+        running(&accepted.task_id),
+    )
+    .await;
+    accepted
+}
+
+pub async fn snapshot(loom: &Loom, key: &str) -> SnapshotAt {
+    loom.get_snapshot(key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub async fn history(loom: &Loom, key: &str) -> Vec<UniversalSnapshot> {
+    loom.get_history(key)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Answers the pending interaction `prompt_id`, which must still be pending.
+pub async fn answer(loom: &Loom, key: &str, prompt_id: &str, response: InteractionResponse) {
+    loom.interact(InteractRequest {
+        session_key: key.into(),
+        prompt_id: prompt_id.into(),
+        response,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn has_notice(s: &UniversalSnapshot, needle: &str) -> bool {
+    s.notices.iter().any(|n| n.contains(needle))
+}
+
 pub fn loom_in(driver: Arc<ScriptDriver>, state: Option<&std::path::Path>) -> Arc<Loom> {
     let dir = state
         .map(|p| p.to_path_buf())
         .unwrap_or_else(std::env::temp_dir);
-    let builder = Loom::builder(dir).driver(driver).default_agent("script");
+    let builder = script_loom(dir, driver);
     let builder = if let Some(state) = state {
         let store = weft_store_port::open(&state.join("weft.db"))
             .unwrap_or_else(|e| panic!("open store: {e}"));
@@ -166,7 +236,7 @@ pub fn loom_in(driver: Arc<ScriptDriver>, state: Option<&std::path::Path>) -> Ar
     } else {
         builder.in_memory()
     };
-    builder.open().unwrap_or_else(|e| panic!("open loom: {e}"))
+    open(builder)
 }
 
 /// Polls `get_snapshot` until `pred` holds (10 s deadline).

@@ -59,14 +59,21 @@ impl AgentDriver for Other {
     }
 }
 
-fn open(script: Arc<ScriptDriver>, other: Arc<Other>) -> Arc<Loom> {
-    Loom::builder(std::env::temp_dir())
-        .driver(script)
-        .driver(other)
-        .default_agent("script")
-        .in_memory()
-        .open()
-        .unwrap_or_else(|e| panic!("{e}"))
+/// A session that has run one turn on the script agent, on a loom that also has `other`.
+async fn after_one_turn(script: Arc<ScriptDriver>, other: Arc<Other>) -> (Arc<Loom>, String) {
+    let loom = open(
+        script_loom(std::env::temp_dir(), script)
+            .driver(other)
+            .in_memory(),
+    );
+    let (a, _) = finish(&loom, prompt("name the colour teal", None)).await;
+    (loom, a.session_key)
+}
+
+/// The agent of each turn so far, oldest first.
+async fn agents(loom: &Loom, key: &str) -> Vec<String> {
+    let history = loom.get_history(key).await.unwrap_or_default();
+    history.into_iter().map(|s| s.agent).collect()
 }
 
 fn to(agent: &str, text: &str, key: &str) -> PromptRequest {
@@ -80,20 +87,10 @@ fn to(agent: &str, text: &str, key: &str) -> PromptRequest {
 async fn an_idle_session_moves_to_another_agent_with_a_handover() {
     let script = Arc::new(ScriptDriver::default());
     let other = Arc::new(Other::default());
-    let loom = open(script.clone(), other.clone());
-    let a = loom
-        .prompt(prompt("name the colour teal", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = a.session_key.clone();
-    wait_for(&loom, &key, "first done", done_with(&a.task_id)).await;
+    let (loom, key) = after_one_turn(script.clone(), other.clone()).await;
 
     // Refused while a turn runs; the running turn goes on.
-    let h = loom
-        .prompt(prompt("hold:x", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_for(&loom, &key, "hold running", running(&h.task_id)).await;
+    let h = hold(&loom, "x", Some(&key)).await;
     let refused = loom.prompt(to("other", "now you", &key)).await;
     let why = refused.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(why.contains("only between turns"), "{why}");
@@ -101,17 +98,10 @@ async fn an_idle_session_moves_to_another_agent_with_a_handover() {
     wait_for(&loom, &key, "hold done", done_with(&h.task_id)).await;
 
     // A new agent that does not start leaves the session where it was.
-    let n = loom
-        .prompt(to("other", "nostart", &key))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &key, "nostart done", done_with(&n.task_id)).await;
+    let (_, at) = finish(&loom, to("other", "nostart", &key)).await;
     assert_eq!(at.snapshot.agent, "other");
     assert!(
-        at.snapshot
-            .notices
-            .iter()
-            .any(|t| t.contains("stays on script")),
+        has_notice(&at.snapshot, "stays on script"),
         "{:?}",
         at.snapshot.notices
     );
@@ -120,11 +110,7 @@ async fn an_idle_session_moves_to_another_agent_with_a_handover() {
     assert_eq!(sessions[0].session_key, key);
 
     // Now it moves: the same key, the new agent's first turn starts from the handover.
-    let b = loom
-        .prompt(to("other", "go on", &key))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &key, "other done", done_with(&b.task_id)).await;
+    let (b, at) = finish(&loom, to("other", "go on", &key)).await;
     assert_eq!(at.snapshot.agent, "other");
     assert_eq!(at.snapshot.text, "other says go on");
     let (sid, system) = other.seen.lock().last().cloned().unwrap_or_default();
@@ -135,38 +121,25 @@ async fn an_idle_session_moves_to_another_agent_with_a_handover() {
     assert_eq!(b.session_key, key);
 
     // Its next turn resumes its own session, with no handover.
-    let c = loom
-        .prompt(prompt("and again", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_for(&loom, &key, "again done", done_with(&c.task_id)).await;
+    finish(&loom, prompt("and again", Some(&key))).await;
     let (sid, system) = other.seen.lock().last().cloned().unwrap_or_default();
     assert_eq!(sid.as_deref(), Some("other-1"));
     assert_eq!(system, None);
-    let history = loom.get_history(&key).await.unwrap_or_default();
-    let agents: Vec<&str> = history.iter().map(|s| s.agent.as_str()).collect();
-    assert_eq!(agents, ["script", "script", "other", "other", "other"]);
+    assert_eq!(
+        agents(&loom, &key).await,
+        ["script", "script", "other", "other", "other"]
+    );
 }
 
 #[tokio::test]
 async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_from_running() {
     let script = Arc::new(ScriptDriver::default());
     let other = Arc::new(Other::default());
-    let loom = open(script.clone(), other.clone());
+    let (loom, key) = after_one_turn(script.clone(), other.clone()).await;
     let me = weft_kernel::Caller::local();
-    let a = loom
-        .prompt(prompt("name the colour teal", None))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = a.session_key.clone();
-    wait_for(&loom, &key, "first done", done_with(&a.task_id)).await;
 
     // Refused while a turn runs, with the reason; the turn goes on, nothing moves.
-    let h = loom
-        .prompt(prompt("hold:x", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    wait_for(&loom, &key, "hold running", running(&h.task_id)).await;
+    let h = hold(&loom, "x", Some(&key)).await;
     let refused = loom.switch_agent_as(&me, &key, "other").await;
     let why = refused.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(why.contains("only between turns"), "{why}");
@@ -179,10 +152,7 @@ async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_f
     loom.switch_agent_as(&me, &key, "other")
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let at = loom
-        .get_snapshot(&key)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let at = snapshot(&loom, &key).await;
     assert_eq!(
         at.snapshot.agent, "script",
         "the agent that ran the last turn"
@@ -190,11 +160,7 @@ async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_f
     assert_eq!(at.snapshot.recorded_agent.as_deref(), Some("other"));
 
     // A failed start: the turn shows the agent that failed, the record is back.
-    let n = loom
-        .prompt(prompt("nostart", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &key, "nostart done", done_with(&n.task_id)).await;
+    let (_, at) = finish(&loom, prompt("nostart", Some(&key))).await;
     assert_eq!(at.snapshot.agent, "other");
     assert_eq!(at.snapshot.recorded_agent.as_deref(), Some("script"));
 
@@ -203,11 +169,7 @@ async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_f
     loom.switch_agent_as(&me, &key, "other")
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let b = loom
-        .prompt(prompt("go on", Some(&key)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let at = wait_for(&loom, &key, "other done", done_with(&b.task_id)).await;
+    let (_, at) = finish(&loom, prompt("go on", Some(&key))).await;
     assert_eq!(at.snapshot.agent, "other");
     assert_eq!(at.snapshot.recorded_agent, None);
     let (_, system) = other.seen.lock().last().cloned().unwrap_or_default();
@@ -215,7 +177,8 @@ async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_f
         system.unwrap_or_default().contains("name the colour teal"),
         "the handover"
     );
-    let history = loom.get_history(&key).await.unwrap_or_default();
-    let agents: Vec<&str> = history.iter().map(|s| s.agent.as_str()).collect();
-    assert_eq!(agents, ["script", "script", "other", "other"]);
+    assert_eq!(
+        agents(&loom, &key).await,
+        ["script", "script", "other", "other"]
+    );
 }
