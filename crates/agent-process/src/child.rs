@@ -36,8 +36,10 @@ pub const STDERR_TAIL: usize = 16 * 1024;
 /// path leaves a process behind.
 pub struct GroupChild {
     child: Child,
-    /// The pid at spawn, which is also the group id: kept after the child is reaped,
-    /// so a kill still reaches what it left behind.
+    /// The pid at spawn, which is also the group id, until the child is reaped: then
+    /// what it left in its group is killed at once and the id forgotten, because once
+    /// the group is empty the kernel may hand that number to any other process, and a
+    /// later kill by it would reach a stranger (a CI run wraps 32768 pids in minutes).
     group: Option<u32>,
     /// The group is in the process ledger until it is killed.
     recorded: bool,
@@ -208,7 +210,11 @@ impl GroupChild {
 
     /// How it exited, if it has.
     pub fn exit_status(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
+        let status = self.child.try_wait().ok().flatten();
+        if status.is_some() {
+            self.reaped();
+        }
+        status
     }
 
     /// Whether it has exited.
@@ -218,10 +224,28 @@ impl GroupChild {
 
     /// Waits up to `wait` for it to exit by itself.
     pub async fn wait_exit(&mut self, wait: Duration) -> Option<ExitStatus> {
-        tokio::time::timeout(wait, self.child.wait())
+        let status = tokio::time::timeout(wait, self.child.wait())
             .await
             .ok()?
-            .ok()
+            .ok();
+        if status.is_some() {
+            self.reaped();
+        }
+        status
+    }
+
+    /// The leader was just reaped: its group id still names only what it left behind
+    /// (a member keeps the id reserved; an empty group's id cannot have been reused in
+    /// the moments since), so those go now, and the id is forgotten before it can name
+    /// anyone else. Its descendants in other sessions were re-parented at its exit and
+    /// are out of reach, as after any exit.
+    fn reaped(&mut self) {
+        if let Some(group) = self.group.take() {
+            weft_proctree::kill_group(group);
+            if std::mem::take(&mut self.recorded) {
+                weft_proctree::ledger::record_ended(group);
+            }
+        }
     }
 
     /// Kills the whole process group now, and every descendant that left it.

@@ -64,6 +64,15 @@ fn pid(n: u32) -> Option<Pid> {
     i32::try_from(n).ok().filter(|n| *n > 0).map(Pid::from_raw)
 }
 
+/// SIGKILLs the process group `pgid` and nothing else: what a leader just reaped left
+/// in its group. Call it only while the id is known to be that group's (a member keeps
+/// it reserved; an empty group's id is free for the kernel to reuse).
+pub fn kill_group(pgid: u32) {
+    if let Some(group) = pid(pgid) {
+        let _ = killpg(group, Signal::SIGKILL);
+    }
+}
+
 /// SIGKILLs the process group led by `leader` and every descendant of `leader`,
 /// wherever its group. Safe to call on a leader that is already gone.
 pub fn kill_tree(leader: u32) {

@@ -206,6 +206,11 @@ struct Shared {
     kept: Mutex<Kept>,
     chunks: broadcast::Sender<Chunk>,
     exit: watch::Sender<Option<ExitInfo>>,
+    /// The child has been reaped. Its exit is reported only once its last output is
+    /// on the screen, which can take a while (a grandchild still writing); meanwhile
+    /// its pid, and its group's once empty, are free for the kernel to reuse, so a
+    /// kill must look here, not at the exit.
+    reaped: std::sync::atomic::AtomicBool,
 }
 
 /// One child in a PTY. Dropping the bridge kills the child's process group.
@@ -305,6 +310,7 @@ impl PtyBridge {
             }),
             chunks,
             exit,
+            reaped: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(banner) = &spec.banner {
             shared.publish(terminal_text(banner));
@@ -347,6 +353,9 @@ impl PtyBridge {
             .name("weft-pty-wait".into())
             .spawn(move || {
                 let status = child.wait();
+                waiting
+                    .reaped
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
                 // Let the last output land on the screen before reporting the exit: all of
                 // it (however far behind the screen is), unless a grandchild keeps the
                 // terminal open — then stop once nothing new arrived for DRAIN_GRACE.
@@ -471,6 +480,10 @@ impl PtyBridge {
         self.pid
     }
 
+    fn reaped(&self) -> bool {
+        self.shared.reaped.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// How the child ended, once it has.
     pub fn exit_info(&self) -> Option<ExitInfo> {
         self.shared.exit.borrow().clone()
@@ -495,7 +508,7 @@ impl PtyBridge {
 
     /// Ends the child's whole process group: SIGHUP, then SIGKILL after a short grace.
     pub fn kill(&self) {
-        if self.exit_info().is_some() {
+        if self.reaped() {
             return;
         }
         let group = self
@@ -506,13 +519,19 @@ impl PtyBridge {
             Some(pgid) => {
                 let _ = killpg(pgid, Signal::SIGHUP);
                 let deadline = Instant::now() + KILL_GRACE;
-                while Instant::now() < deadline && self.exit_info().is_none() {
+                while Instant::now() < deadline && !self.reaped() {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 // The group, stragglers in it, and whatever left it (an agent's tool
                 // shells run in sessions of their own).
                 if let Some(leader) = self.pid {
-                    weft_proctree::kill_tree(leader);
+                    if self.reaped() {
+                        // It went within the grace: what ignored the SIGHUP in its
+                        // group goes now, while that id is still the group's.
+                        weft_proctree::kill_group(leader);
+                    } else {
+                        weft_proctree::kill_tree(leader);
+                    }
                 }
             }
             None => {

@@ -77,6 +77,56 @@ async fn the_ledger_hears_of_the_group_when_it_starts_and_once_when_it_is_killed
 }
 
 #[tokio::test]
+async fn what_an_exited_leader_left_in_its_group_goes_when_it_is_reaped_and_its_id_is_then_forgotten(
+) {
+    // Once the group is empty the kernel may give its number to anyone; a kill by that
+    // number later (an idle close, a drop minutes on) would reach a stranger. So the
+    // leftovers go at the reap, the ledger hears of the end then, and nothing after.
+    let rec = Arc::new(Recorder::default());
+    ledger::install(rec.clone());
+    let mut child = GroupChild::spawn(
+        &program("sh"),
+        &["-c".into(), "sleep 300 & echo $!".into()],
+        Path::new("/"),
+        &pairs(&[("PATH", "/usr/bin:/bin")]),
+    )
+    .unwrap();
+    let pid = child.pid().unwrap();
+    let mut out = String::new();
+    let mut stdout = child.take_stdout().unwrap();
+    // The background sleep holds stdout open: read its pid, not to the end.
+    while !out.ends_with('\n') {
+        let mut b = [0u8; 64];
+        let n = stdout.read(&mut b).await.unwrap();
+        assert!(n > 0, "no pid from the shell");
+        out.push_str(std::str::from_utf8(&b[..n]).unwrap());
+    }
+    let leftover: u32 = out.trim().parse().unwrap();
+    assert!(child.wait_exit(Duration::from_secs(10)).await.is_some());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(format!("/proc/{leftover}/stat"))
+        .is_ok_and(|s| !s.contains(") Z "))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the leader's leftover {leftover} outlived its reap"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.kill();
+    drop(child);
+    ledger::uninstall();
+    let ended = rec
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(what, p, _)| *p == pid && what == "ended")
+        .count();
+    assert_eq!(ended, 1, "the group's end is told once, at the reap");
+}
+
+#[tokio::test]
 async fn a_child_read_as_lines_delivers_each_line_then_the_end_when_it_exits() {
     // The end comes only if no copy of stdout's write end is left in this process: the
     // reader would wait for it forever.

@@ -29,10 +29,36 @@ fn wait_screen(bridge: &PtyBridge, what: &str, pred: impl Fn(&str) -> bool) -> S
         }
         assert!(
             Instant::now() < deadline,
-            "timed out waiting for {what}; screen:\n{text}"
+            "timed out waiting for {what}; {}; screen:\n{text}",
+            child_state(bridge)
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Where the child is, for a timeout's message: running, sleeping in what, stopped by
+/// a signal, gone — each points at a different cause.
+fn child_state(bridge: &PtyBridge) -> String {
+    let Some(pid) = bridge.pid() else {
+        return "no pid".into();
+    };
+    let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).unwrap_or_default();
+    let stat = read("stat");
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, r)| r.split_whitespace().next())
+        .unwrap_or("gone");
+    let signals: Vec<String> = read("status")
+        .lines()
+        .filter(|l| l.starts_with("Sig") || l.starts_with("Shd"))
+        .map(str::to_string)
+        .collect();
+    format!(
+        "child {pid}: state {state}, waiting in {:?}, {} bytes of output, exit {:?}, {signals:?}",
+        read("wchan"),
+        bridge.output_len(),
+        bridge.exit_info()
+    )
 }
 
 fn alive(pid: u32) -> bool {

@@ -5,8 +5,6 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -49,7 +47,7 @@ impl Group {
     /// The command ended (and was reaped): what it left in the background, in its group.
     fn kill_leftovers(&mut self) {
         if let Some(pgid) = self.0.take() {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            weft_proctree::kill_group(pgid.unsigned_abs());
         }
     }
 }
@@ -72,11 +70,7 @@ impl Native for Bash {
     fn summarize(&self, input: &Value) -> String {
         format!("bash {}", first_line(field(input, "command"), 80))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let timeout = Duration::from_secs(
             a.timeout_secs
                 .unwrap_or(DEFAULT_TIMEOUT)
@@ -100,17 +94,7 @@ impl Native for Bash {
 
 /// Runs `command` with bash in `root`, in its own process group, output (stdout and
 /// stderr together) kept up to 1 MB; the group is killed on stop, timeout or drop.
-pub async fn run_command(
-    command: &str,
-    root: &std::path::Path,
-    env: &[(String, String)],
-    cancel: &tokio_util::sync::CancellationToken,
-    timeout: Duration,
-) -> ToolOutput {
-    run_in(command, root, env, cancel, timeout, None).await
-}
-
-/// [`run_command`], under `sandbox` when given (bash itself runs inside it).
+/// Under `sandbox` when given (bash itself runs inside it).
 pub async fn run_in(
     command: &str,
     root: &std::path::Path,
@@ -153,14 +137,7 @@ pub async fn run_in(
             (c, weft_sandbox::Hold::default())
         }
     };
-    cmd.current_dir(root)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
+    super::warm::contain(&mut cmd, root, env, std::process::Stdio::null());
     let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("cannot start bash: {e}")),
