@@ -232,29 +232,31 @@ pub fn resolve(
             nonempty("WEFT_NATIVE_API_KEY"),
         ));
     }
-    if let Some(key) = nonempty("ANTHROPIC_API_KEY") {
-        return Ok(pick(
+    // A provider's own key variables, in the order they are looked at.
+    const KEYED: [(&str, Protocol, &str, &str); 3] = [
+        (
+            "ANTHROPIC_API_KEY",
             Protocol::AnthropicMessages,
             "anthropic",
-            nonempty("ANTHROPIC_BASE_URL"),
-            Some(key),
-        ));
-    }
-    if let Some(key) = nonempty("OPENAI_API_KEY") {
-        return Ok(pick(
+            "ANTHROPIC_BASE_URL",
+        ),
+        (
+            "OPENAI_API_KEY",
             Protocol::OpenAiResponses,
             "openai",
-            nonempty("OPENAI_BASE_URL"),
-            Some(key),
-        ));
-    }
-    if let Some(key) = nonempty("GEMINI_API_KEY") {
-        return Ok(pick(
+            "OPENAI_BASE_URL",
+        ),
+        (
+            "GEMINI_API_KEY",
             Protocol::Gemini,
             "gemini",
-            nonempty("GOOGLE_GEMINI_BASE_URL"),
-            Some(key),
-        ));
+            "GOOGLE_GEMINI_BASE_URL",
+        ),
+    ];
+    for (key_var, protocol, name, url_var) in KEYED {
+        if let Some(key) = nonempty(key_var) {
+            return Ok(pick(protocol, name, nonempty(url_var), Some(key)));
+        }
     }
     Err(format!(
         "no model endpoint is configured for the native agent: write {} or set \

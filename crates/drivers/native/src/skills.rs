@@ -128,11 +128,7 @@ impl Native for SkillTool {
     fn summarize(&self, input: &Value) -> String {
         format!("skill {}", field(input, "name"))
     }
-    async fn call(&self, input: &Value, _cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, _cx: &ToolCx<'_>) -> ToolOutput {
         let Some(s) = self.0.iter().find(|s| s.name == a.name) else {
             let names: Vec<&str> = self.0.iter().map(|s| s.name.as_str()).collect();
             return ToolOutput::error(format!(
@@ -203,11 +199,7 @@ impl Native for MemorySave {
     fn summarize(&self, input: &Value) -> String {
         format!("memory_save {}", first_line(field(input, "text"), 60))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let fact = a.text.split_whitespace().collect::<Vec<_>>().join(" ");
         if fact.is_empty() {
             return ToolOutput::error("there is nothing to remember");
@@ -246,7 +238,7 @@ impl Native for MemoryList {
         kind: ToolKind::Read,
     };
     type Args = NoArgs;
-    async fn call(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+    async fn call(&self, _: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let all = memories(cx.root());
         ToolOutput::ok(if all.is_empty() {
             "(nothing remembered yet)".into()

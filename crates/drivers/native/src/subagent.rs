@@ -41,7 +41,7 @@ impl Native for Task {
     fn summarize(&self, input: &Value) -> String {
         format!("task {}", field(input, "description"))
     }
-    async fn call(&self, _input: &Value, _cx: &ToolCx<'_>) -> ToolOutput {
+    async fn call(&self, _: Self::Args, _cx: &ToolCx<'_>) -> ToolOutput {
         ToolOutput::error("task runs only inside the loop")
     }
 }

@@ -470,12 +470,13 @@ impl Turn<'_> {
         let id = format!("verify-{}", uuid::Uuid::new_v4());
         let input = serde_json::json!({"command": cmd});
         self.emit_call(&id, "verify", &input, ToolStatus::Running, None, &[]);
-        let out = crate::tools::bash::run_command(
+        let out = crate::tools::bash::run_in(
             &cmd,
             self.workspace.root(),
             &self.setup.env,
             &self.ctx.cancel_token(),
             Duration::from_secs(600),
+            None,
         )
         .await;
         let content = self.chain.output(out.content);

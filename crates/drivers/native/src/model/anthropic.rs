@@ -4,13 +4,13 @@
 //! a tool-use turn with extended thinking must send its thinking block back verbatim
 //! or the request is refused. They are replayed only to this same origin.
 
-use async_trait::async_trait;
+use reqwest::RequestBuilder;
 use serde_json::{json, Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::sse::Decoder;
 use super::{
-    ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
+    Endpoint, ModelError, ModelReply, ModelRequest, SseProtocol, StopReason, StreamEvent,
+    TokenUsage,
 };
 use crate::conversation::{raw_arguments, Block, Message, Role, RAW_KEY};
 
@@ -27,18 +27,15 @@ pub enum Auth {
 
 /// A Messages client at one endpoint.
 pub struct AnthropicClient {
-    base_url: String,
+    endpoint: Endpoint,
     auth: Auth,
-    origin: String,
 }
 
 impl AnthropicClient {
     /// A client of `base_url` (without `/v1`).
     pub fn new(base_url: &str, auth: Auth) -> Self {
-        let base_url = base_url.trim_end_matches('/').to_string();
         Self {
-            origin: format!("anthropic-messages {base_url}"),
-            base_url,
+            endpoint: Endpoint::new("anthropic-messages", base_url),
             auth,
         }
     }
@@ -49,7 +46,7 @@ impl AnthropicClient {
             "model": request.model,
             "max_tokens": request.max_tokens,
             "stream": true,
-            "messages": messages(request.messages, &self.origin),
+            "messages": messages(request.messages, &self.endpoint.origin),
         });
         if !request.system.is_empty() {
             body["system"] = json!([{"type": "text", "text": request.system}]);
@@ -149,34 +146,30 @@ fn block(b: &Block, origin: &str) -> Option<Value> {
     })
 }
 
-#[async_trait]
-impl ModelClient for AnthropicClient {
-    fn origin(&self) -> &str {
-        &self.origin
+impl SseProtocol for AnthropicClient {
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    fn provider_name(&self) -> &str {
+    fn provider(&self) -> &str {
         "anthropic"
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest<'_>,
-        cancel: &CancellationToken,
-        sink: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<ModelReply, ModelError> {
-        let mut builder = super::post(
-            format!("{}/v1/messages", self.base_url),
+    fn request(&self, request: ModelRequest<'_>) -> Result<RequestBuilder, ModelError> {
+        let builder = super::post(
+            format!("{}/v1/messages", self.endpoint.base_url),
             &self.body(request),
         )?
         .header("anthropic-version", "2023-06-01");
-        builder = match &self.auth {
+        Ok(match &self.auth {
             Auth::ApiKey(k) => builder.header("x-api-key", k),
             Auth::Bearer(t) => builder.bearer_auth(t),
             Auth::None => builder,
-        };
-        let mut decoder = AnthropicDecoder::new(&self.origin);
-        super::stream_sse(builder, &mut decoder, cancel, sink).await
+        })
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(AnthropicDecoder::new(&self.endpoint.origin))
     }
 }
 

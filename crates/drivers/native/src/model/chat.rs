@@ -8,32 +8,29 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
+use reqwest::RequestBuilder;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::anthropic::parse_args;
 use super::sse::Decoder;
 use super::{
-    ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
+    Endpoint, ModelError, ModelReply, ModelRequest, SseProtocol, StopReason, StreamEvent,
+    TokenUsage,
 };
 use crate::conversation::{raw_arguments, Block, Message, Role};
 
 /// A Chat Completions client at one endpoint.
 pub struct ChatClient {
-    base_url: String,
+    endpoint: Endpoint,
     api_key: Option<String>,
-    origin: String,
     provider: String,
 }
 
 impl ChatClient {
     /// A client of `base_url` (including `/v1` where the server wants it).
     pub fn new(base_url: &str, api_key: Option<String>, provider: &str) -> Self {
-        let base_url = base_url.trim_end_matches('/').to_string();
         Self {
-            origin: format!("openai-chat {base_url}"),
-            base_url,
+            endpoint: Endpoint::new("openai-chat", base_url),
             api_key,
             provider: provider.into(),
         }
@@ -129,30 +126,28 @@ fn push_message(out: &mut Vec<Value>, m: &Message) {
     }
 }
 
-#[async_trait]
-impl ModelClient for ChatClient {
-    fn origin(&self) -> &str {
-        &self.origin
+impl SseProtocol for ChatClient {
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    fn provider_name(&self) -> &str {
+    fn provider(&self) -> &str {
         &self.provider
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest<'_>,
-        cancel: &CancellationToken,
-        sink: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<ModelReply, ModelError> {
-        let mut builder = super::post(
-            format!("{}/chat/completions", self.base_url),
+    fn request(&self, request: ModelRequest<'_>) -> Result<RequestBuilder, ModelError> {
+        let builder = super::post(
+            format!("{}/chat/completions", self.endpoint.base_url),
             &self.body(request),
         )?;
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        super::stream_sse(builder, &mut ChatDecoder::default(), cancel, sink).await
+        Ok(match &self.api_key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        })
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::<ChatDecoder>::default()
     }
 }
 

@@ -5,30 +5,27 @@
 //! only. The stream has no end event: it ends with the connection, after a chunk with
 //! a `finishReason`.
 
-use async_trait::async_trait;
+use reqwest::RequestBuilder;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::sse::Decoder;
 use super::{
-    ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
+    Endpoint, ModelError, ModelReply, ModelRequest, SseProtocol, StopReason, StreamEvent,
+    TokenUsage,
 };
 use crate::conversation::{raw_arguments, Block, Message, Role};
 
 /// A Gemini client at one endpoint.
 pub struct GeminiClient {
-    base_url: String,
+    endpoint: Endpoint,
     api_key: Option<String>,
-    origin: String,
 }
 
 impl GeminiClient {
     /// A client of `base_url` (the host; `/v1beta` is added).
     pub fn new(base_url: &str, api_key: Option<String>) -> Self {
-        let base_url = base_url.trim_end_matches('/').to_string();
         Self {
-            origin: format!("gemini {base_url}"),
-            base_url,
+            endpoint: Endpoint::new("gemini", base_url),
             api_key,
         }
     }
@@ -38,7 +35,7 @@ impl GeminiClient {
         let contents: Vec<Value> = request
             .messages
             .iter()
-            .filter_map(|m| content(m, &self.origin))
+            .filter_map(|m| content(m, &self.endpoint.origin))
             .collect();
         let mut body = json!({
             "contents": contents,
@@ -97,32 +94,29 @@ fn content(m: &Message, origin: &str) -> Option<Value> {
     Some(json!({"role": role, "parts": parts}))
 }
 
-#[async_trait]
-impl ModelClient for GeminiClient {
-    fn origin(&self) -> &str {
-        &self.origin
+impl SseProtocol for GeminiClient {
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    fn provider_name(&self) -> &str {
+    fn provider(&self) -> &str {
         "gemini"
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest<'_>,
-        cancel: &CancellationToken,
-        sink: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<ModelReply, ModelError> {
+    fn request(&self, request: ModelRequest<'_>) -> Result<RequestBuilder, ModelError> {
         let url = format!(
             "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
-            self.base_url, request.model
+            self.endpoint.base_url, request.model
         );
-        let mut builder = super::post(url, &self.body(request))?;
-        if let Some(key) = &self.api_key {
-            builder = builder.header("x-goog-api-key", key);
-        }
-        let mut decoder = GeminiDecoder::new(&self.origin);
-        super::stream_sse(builder, &mut decoder, cancel, sink).await
+        let builder = super::post(url, &self.body(request))?;
+        Ok(match &self.api_key {
+            Some(key) => builder.header("x-goog-api-key", key),
+            None => builder,
+        })
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(GeminiDecoder::new(&self.endpoint.origin))
     }
 }
 

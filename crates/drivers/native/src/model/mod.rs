@@ -146,6 +146,57 @@ pub trait ModelClient: Send + Sync {
     ) -> Result<ModelReply, ModelError>;
 }
 
+/// Where one protocol's requests go: the base URL without a trailing slash, and the
+/// origin its reasoning is tagged with, so that it is replayed to this endpoint only.
+pub(crate) struct Endpoint {
+    pub(crate) base_url: String,
+    pub(crate) origin: String,
+}
+
+impl Endpoint {
+    pub(crate) fn new(protocol: &str, base_url: &str) -> Self {
+        let base_url = base_url.trim_end_matches('/').to_string();
+        Self {
+            origin: format!("{protocol} {base_url}"),
+            base_url,
+        }
+    }
+}
+
+/// A protocol whose reply streams as server-sent events: every one of ours. They
+/// differ only in the request they build and the decoder they read it with, so
+/// [`ModelClient`] is written once for them all.
+pub(crate) trait SseProtocol: Send + Sync {
+    fn endpoint(&self) -> &Endpoint;
+    /// The provider's name for usage.
+    fn provider(&self) -> &str;
+    /// The request for `request`, credentials included.
+    fn request(&self, request: ModelRequest<'_>) -> Result<reqwest::RequestBuilder, ModelError>;
+    /// A decoder for one reply.
+    fn decoder(&self) -> Box<dyn sse::Decoder>;
+}
+
+#[async_trait]
+impl<T: SseProtocol> ModelClient for T {
+    fn origin(&self) -> &str {
+        &self.endpoint().origin
+    }
+
+    fn provider_name(&self) -> &str {
+        self.provider()
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        cancel: &CancellationToken,
+        sink: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelReply, ModelError> {
+        let builder = self.request(request)?;
+        stream_sse(builder, &mut *self.decoder(), cancel, sink).await
+    }
+}
+
 /// How often and how long to retry a request that failed before its body arrived.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {

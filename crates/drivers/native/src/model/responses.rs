@@ -4,31 +4,28 @@
 //! is replayed only to the same origin. Items are taken whole from
 //! `response.output_item.done`; deltas only feed the live text and reasoning.
 
-use async_trait::async_trait;
+use reqwest::RequestBuilder;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::anthropic::parse_args;
 use super::sse::Decoder;
 use super::{
-    ModelClient, ModelError, ModelReply, ModelRequest, StopReason, StreamEvent, TokenUsage,
+    Endpoint, ModelError, ModelReply, ModelRequest, SseProtocol, StopReason, StreamEvent,
+    TokenUsage,
 };
 use crate::conversation::{raw_arguments, Block, Message, Role};
 
 /// A Responses client at one endpoint.
 pub struct ResponsesClient {
-    base_url: String,
+    endpoint: Endpoint,
     api_key: Option<String>,
-    origin: String,
 }
 
 impl ResponsesClient {
     /// A client of `base_url` (including `/v1`).
     pub fn new(base_url: &str, api_key: Option<String>) -> Self {
-        let base_url = base_url.trim_end_matches('/').to_string();
         Self {
-            origin: format!("openai-responses {base_url}"),
-            base_url,
+            endpoint: Endpoint::new("openai-responses", base_url),
             api_key,
         }
     }
@@ -37,7 +34,7 @@ impl ResponsesClient {
     pub fn body(&self, request: ModelRequest<'_>) -> Value {
         let mut input = Vec::new();
         for m in request.messages {
-            items(&mut input, m, &self.origin);
+            items(&mut input, m, &self.endpoint.origin);
         }
         let mut body = json!({
             "model": request.model,
@@ -106,28 +103,26 @@ fn items(out: &mut Vec<Value>, m: &Message, origin: &str) {
     }
 }
 
-#[async_trait]
-impl ModelClient for ResponsesClient {
-    fn origin(&self) -> &str {
-        &self.origin
+impl SseProtocol for ResponsesClient {
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    fn provider_name(&self) -> &str {
+    fn provider(&self) -> &str {
         "openai"
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest<'_>,
-        cancel: &CancellationToken,
-        sink: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<ModelReply, ModelError> {
-        let mut builder = super::post(format!("{}/responses", self.base_url), &self.body(request))?;
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        let mut decoder = ResponsesDecoder::new(&self.origin);
-        super::stream_sse(builder, &mut decoder, cancel, sink).await
+    fn request(&self, request: ModelRequest<'_>) -> Result<RequestBuilder, ModelError> {
+        let url = format!("{}/responses", self.endpoint.base_url);
+        let builder = super::post(url, &self.body(request))?;
+        Ok(match &self.api_key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        })
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(ResponsesDecoder::new(&self.endpoint.origin))
     }
 }
 

@@ -158,11 +158,7 @@ impl Native for ListTables {
     fn summarize(&self, input: &Value) -> String {
         format!("list_tables {}", field(input, "db"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let Some(db) = a.db.filter(|d| !d.is_empty()) else {
             let found = databases(cx.root());
             return ToolOutput::ok(if found.is_empty() {
@@ -212,11 +208,7 @@ impl Native for Describe {
             field(input, "table")
         )
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match cx.workspace.resolve(&a.db) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
@@ -266,11 +258,7 @@ impl Native for Query {
     fn summarize(&self, input: &Value) -> String {
         format!("query {}", first_line(field(input, "sql"), 80))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match db_path(cx, &a.db) {
             Ok(p) => p,
             Err(e) => return e,
@@ -296,11 +284,7 @@ impl Native for Exec {
     fn summarize(&self, input: &Value) -> String {
         format!("exec {}", first_line(field(input, "sql"), 80))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match db_path(cx, &a.db) {
             Ok(p) => p,
             Err(e) => return e,

@@ -97,7 +97,7 @@ impl Native for List {
         kind: ToolKind::Search,
     };
     type Args = NoArgs;
-    async fn call(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+    async fn call(&self, _: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let all = notes(cx.workspace);
         if all.is_empty() {
             return ToolOutput::ok("(no notes yet)");
@@ -131,11 +131,7 @@ impl Native for Search {
     fn summarize(&self, input: &Value) -> String {
         format!("notes_search {}", field(input, "query"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let words: Vec<String> = a.query.split_whitespace().map(str::to_lowercase).collect();
         let mut hits = Vec::new();
         for (name, text) in notes(cx.workspace) {
@@ -179,11 +175,7 @@ impl Native for ReadNote {
     fn summarize(&self, input: &Value) -> String {
         format!("notes_read {}", field(input, "name"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match note_path(cx.workspace, &a.name) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
@@ -215,11 +207,7 @@ impl Native for Add {
     fn summarize(&self, input: &Value) -> String {
         format!("notes_add {}", field(input, "name"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match note_path(cx.workspace, &a.name) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),

@@ -55,9 +55,15 @@ impl From<rustix::io::Errno> for Error {
 /// `path` (absolute under `root`, or relative to it) as a path relative to `root`,
 /// `..` and `.` resolved by name; `None` when it names the root itself or lies outside.
 pub fn relative(root: &Path, path: &Path) -> Option<PathBuf> {
-    let joined = root.join(path);
+    let lexical = lexical(&root.join(path));
+    let rel = lexical.strip_prefix(root).ok()?.to_path_buf();
+    (!rel.as_os_str().is_empty()).then_some(rel)
+}
+
+/// `path` with `..` and `.` resolved by name alone, no link followed.
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut lexical = PathBuf::new();
-    for c in joined.components() {
+    for c in path.components() {
         match c {
             Component::ParentDir => {
                 lexical.pop();
@@ -66,8 +72,7 @@ pub fn relative(root: &Path, path: &Path) -> Option<PathBuf> {
             other => lexical.push(other),
         }
     }
-    let rel = lexical.strip_prefix(root).ok()?.to_path_buf();
-    (!rel.as_os_str().is_empty()).then_some(rel)
+    lexical
 }
 
 fn open_root(root: &Path) -> Result<OwnedFd, Error> {

@@ -42,11 +42,7 @@ impl Native for UpdatePlan {
     fn summarize(&self, _input: &Value) -> String {
         "update_plan".into()
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let steps = a
             .steps
             .into_iter()
@@ -93,11 +89,7 @@ impl Native for AskUser {
     fn summarize(&self, input: &Value) -> String {
         format!("ask_user {}", first_line(field(input, "question"), 80))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let answer = cx
             .ctx
             .ask_user(Interaction {

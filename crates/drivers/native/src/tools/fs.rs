@@ -34,11 +34,7 @@ impl Native for Read {
     fn summarize(&self, input: &Value) -> String {
         format!("read {}", field(input, "path"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match cx.workspace.resolve(&a.path) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
@@ -102,11 +98,7 @@ impl Native for Ls {
     fn summarize(&self, input: &Value) -> String {
         format!("ls {}", field(input, "path"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let shown = a.path.unwrap_or_else(|| ".".into());
         let path = match cx.workspace.resolve(&shown) {
             Ok(p) => p,
@@ -154,11 +146,7 @@ impl Native for Write {
     fn summarize(&self, input: &Value) -> String {
         format!("write {}", field(input, "path"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let path = match cx.workspace.resolve(&a.path) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
@@ -198,11 +186,7 @@ impl Native for Edit {
     fn summarize(&self, input: &Value) -> String {
         format!("edit {}", field(input, "path"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         if a.old_text.is_empty() {
             return ToolOutput::error("old_text is empty; use write to make a new file");
         }

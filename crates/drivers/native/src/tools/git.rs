@@ -155,7 +155,7 @@ macro_rules! read_only_git {
                 kind: ToolKind::Other,
             };
             type Args = NoArgs;
-            async fn call(&self, _input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
+            async fn call(&self, _: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
                 git(cx, $argv, true).await
             }
         }
@@ -218,11 +218,7 @@ impl Native for GitCommit {
     fn summarize(&self, input: &Value) -> String {
         format!("git_commit {}", first_line(field(input, "message"), 60))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         if a.message.trim().is_empty() {
             return ToolOutput::error("the commit message is empty");
         }

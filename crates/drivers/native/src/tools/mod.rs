@@ -114,21 +114,32 @@ pub trait Native: Send + Sync {
     /// Name, description, read-only and kind.
     const SPEC: Spec;
     /// The arguments, whose JSON Schema the model sees.
-    type Args: JsonSchema;
+    type Args: ToolArgs;
     /// One line saying what a call does.
     fn summarize(&self, input: &Value) -> String {
         let _ = input;
         Self::SPEC.name.to_string()
     }
-    /// Runs one call.
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput;
+    /// Runs one call whose arguments parsed.
+    async fn call(&self, args: Self::Args, cx: &ToolCx<'_>) -> ToolOutput;
     /// `input` as `Args`, or the error the model is told.
     fn parse(input: &Value) -> Result<Self::Args, ToolOutput>
     where
         Self: Sized,
-        Self::Args: DeserializeOwned,
     {
-        args(Self::SPEC.name, input)
+        Self::Args::parse(Self::SPEC.name, input)
+    }
+}
+
+/// What a tool's calls parse into: its JSON Schema is what the model sees.
+pub trait ToolArgs: JsonSchema + Sized + Send {
+    /// `input` as these arguments, or the error the model is told.
+    fn parse(tool: &str, input: &Value) -> Result<Self, ToolOutput>;
+}
+
+impl<T: JsonSchema + DeserializeOwned + Send> ToolArgs for T {
+    fn parse(tool: &str, input: &Value) -> Result<Self, ToolOutput> {
+        args(tool, input)
     }
 }
 
@@ -153,13 +164,23 @@ impl<T: Native> Tool for T {
         self.summarize(input)
     }
     async fn run(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        self.call(input, cx).await
+        match T::parse(input) {
+            Ok(args) => self.call(args, cx).await,
+            Err(refusal) => refusal,
+        }
     }
 }
 
 /// The arguments of a tool that takes none.
 #[derive(JsonSchema)]
 pub struct NoArgs {}
+
+/// Whatever a call passes is ignored: such a tool has nothing in its input to refuse.
+impl ToolArgs for NoArgs {
+    fn parse(_tool: &str, _input: &Value) -> Result<Self, ToolOutput> {
+        Ok(NoArgs {})
+    }
+}
 
 /// `T`'s JSON Schema in the plain shape tools were always shown: no `$schema`,
 /// title, formats or defaults, and an optional field typed as its inner type (it is

@@ -53,11 +53,7 @@ impl Native for Glob {
     fn summarize(&self, input: &Value) -> String {
         format!("glob {}", field(input, "pattern"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let m = match matcher(&a.pattern) {
             Ok(m) => m,
             Err(e) => return ToolOutput::error(e),
@@ -82,21 +78,12 @@ impl Native for Glob {
         })
         .await
         .unwrap_or_default();
-        if found.is_empty() {
-            return ToolOutput::ok("no files match");
-        }
-        let more = found.len() > MAX_FILES;
-        let mut out = found
-            .into_iter()
-            .take(MAX_FILES)
-            .collect::<Vec<_>>()
-            .join("\n");
-        if more {
-            out.push_str(&format!(
-                "\n[more than {MAX_FILES} files; narrow the pattern]"
-            ));
-        }
-        ToolOutput::ok(out)
+        listing(
+            found,
+            MAX_FILES,
+            "no files match",
+            "files; narrow the pattern",
+        )
     }
 }
 
@@ -123,11 +110,7 @@ impl Native for Grep {
     fn summarize(&self, input: &Value) -> String {
         format!("grep {}", field(input, "pattern"))
     }
-    async fn call(&self, input: &Value, cx: &ToolCx<'_>) -> ToolOutput {
-        let a = match Self::parse(input) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+    async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
         let regex = match RegexMatcher::new(&a.pattern) {
             Ok(r) => r,
             Err(e) => return ToolOutput::error(format!("bad pattern {:?}: {e}", a.pattern)),
@@ -145,22 +128,27 @@ impl Native for Grep {
             tokio::task::spawn_blocking(move || grep(&root, &start, &regex, filter.as_ref()))
                 .await
                 .unwrap_or_default();
-        if lines.is_empty() {
-            return ToolOutput::ok("no matches");
-        }
-        let more = lines.len() > MAX_MATCHES;
-        let mut out = lines
-            .into_iter()
-            .take(MAX_MATCHES)
-            .collect::<Vec<_>>()
-            .join("\n");
-        if more {
-            out.push_str(&format!(
-                "\n[more than {MAX_MATCHES} matches; narrow the search]"
-            ));
-        }
-        ToolOutput::ok(out)
+        listing(
+            lines,
+            MAX_MATCHES,
+            "no matches",
+            "matches; narrow the search",
+        )
     }
+}
+
+/// `items` one a line, at most `max` of them; `none` when there are none, and a note
+/// of more than `max` `more` when some were left out (the walk stops just past `max`).
+fn listing(items: Vec<String>, max: usize, none: &str, more: &str) -> ToolOutput {
+    if items.is_empty() {
+        return ToolOutput::ok(none);
+    }
+    let cut = items.len() > max;
+    let mut out = items.into_iter().take(max).collect::<Vec<_>>().join("\n");
+    if cut {
+        out.push_str(&format!("\n[more than {max} {more}]"));
+    }
+    ToolOutput::ok(out)
 }
 
 fn grep(

@@ -44,15 +44,27 @@ fn start(
 ) -> Option<(tokio::process::Child, weft_sandbox::Hold)> {
     let confined = weft_sandbox::waiting_shell(policy).ok()??;
     let mut cmd = tokio::process::Command::from(confined.command);
+    contain(&mut cmd, root, env, std::process::Stdio::piped());
+    Some((cmd.spawn().ok()?, confined.hold))
+}
+
+/// How every bash the tool starts is set up, started ahead or not: in `root` with only
+/// `env`, stdout read (stderr is joined to it by the line itself), in a process group
+/// of its own so that the whole group can be killed, and killed if dropped.
+pub(crate) fn contain(
+    cmd: &mut tokio::process::Command,
+    root: &Path,
+    env: &[(String, String)],
+    stdin: std::process::Stdio,
+) {
     cmd.current_dir(root)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::piped())
+        .stdin(stdin)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .process_group(0)
         .kill_on_drop(true);
-    Some((cmd.spawn().ok()?, confined.hold))
 }
 
 /// A spare made for exactly this call, still waiting, if there is one.

@@ -3,7 +3,7 @@
 //! log (each file's content before the turn first wrote it).
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use parking_lot::Mutex;
 
@@ -38,17 +38,7 @@ impl Workspace {
         if path.is_empty() {
             return Err("the path is empty".into());
         }
-        let joined = self.root.join(path);
-        let mut lexical = PathBuf::new();
-        for c in joined.components() {
-            match c {
-                Component::ParentDir => {
-                    lexical.pop();
-                }
-                Component::CurDir => {}
-                other => lexical.push(other),
-            }
-        }
+        let lexical = super::beneath::lexical(&self.root.join(path));
         // Follow symlinks through the part that exists.
         let mut existing = lexical.clone();
         let mut rest = Vec::new();

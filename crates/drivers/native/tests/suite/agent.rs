@@ -9,15 +9,9 @@ use weft_kernel::AgentDriver;
 use weft_protocol::{InteractionKind, InteractionResponse, ToolStatus};
 use weft_testkit::anthropic::{ev_block_stop, ev_input_json_delta, ev_tool_use_start, when};
 use weft_testkit::sink::{self, TestSink};
-use weft_testkit::{AnthropicServer, Script, Turn};
+use weft_testkit::{Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, write, Dirs};
-
-async fn server(script: Script) -> (AnthropicServer, Vec<(String, String)>) {
-    let s = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), "auto");
-    (s, env)
-}
+use super::support::{anthropic, assert_notice, driver, run_turn, write, Dirs};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_calls_go_back_to_the_model_as_errors() {
@@ -34,7 +28,7 @@ async fn bad_calls_go_back_to_the_model_as_errors() {
         )
         .turn(raw)
         .default_reply(Turn::text_reply("I see the errors."));
-    let (s, env) = server(script).await;
+    let (s, env) = anthropic(script, "auto").await;
     let dirs = Dirs::new();
     let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "go", None)).await;
     assert!(r.ok, "{r:?}");
@@ -80,7 +74,7 @@ async fn a_ten_megabyte_output_is_capped_and_says_so() {
             json!({"command": "head -c 10485760 /dev/zero | tr '\\0' x"}),
         ))
         .default_reply(Turn::text_reply("big"));
-    let (s, env) = server(script).await;
+    let (s, env) = anthropic(script, "auto").await;
     let dirs = Dirs::new();
     let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "go", None)).await;
     assert!(r.ok);
@@ -104,7 +98,7 @@ async fn a_ten_megabyte_output_is_capped_and_says_so() {
 async fn a_model_that_never_stops_calling_tools_hits_max_steps() {
     let script =
         Script::new().default_reply(Turn::new().tool_use("again", "ls", json!({"path": "."})));
-    let (s, mut env) = server(script).await;
+    let (s, mut env) = anthropic(script, "auto").await;
     env.push(("WEFT_NATIVE_MAX_STEPS".into(), "4".into()));
     let dirs = Dirs::new();
     let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "loop", None)).await;
@@ -135,7 +129,7 @@ async fn stop_during_bash_kills_its_process_group() {
             json!({"command": "sleep 300 & echo $! > child.pid; wait"}),
         ))
         .default_reply(Turn::text_reply("after"));
-    let (_s, mut env) = server(script).await;
+    let (_s, mut env) = anthropic(script, "auto").await;
     // The host pid of the child is what is checked; inside the sandbox's PID
     // namespace `$!` is another number (tests/suite/shell.rs covers the sandboxed stop).
     env.push(("WEFT_NATIVE_SANDBOX".into(), "off".into()));
@@ -192,9 +186,8 @@ async fn read_only_calls_run_side_by_side() {
                 .tool_use("d", "read", json!({"path": "x.txt"})),
         )
         .default_reply(Turn::text_reply("ok"));
-    let (s, env) = server(script).await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), "x.txt", "hello");
+    let (s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file("x.txt", "hello");
     let (r, _, sink) = run_turn(&driver(), dirs.input(&env, "go", None)).await;
     assert!(r.ok);
     // Results return in the calls' order.
@@ -256,7 +249,7 @@ async fn plan_mode_refuses_a_write_until_the_plan_is_approved() {
             when::tool_result_for("w2"),
             Turn::text_reply("Carried out."),
         );
-    let (s, env) = server(script).await;
+    let (s, env) = anthropic(script, "auto").await;
     let dirs = Dirs::new();
     let d = driver();
     let sink = TestSink::new();
@@ -303,7 +296,7 @@ async fn declining_to_leave_plan_mode_ends_the_turn_with_nothing_changed() {
             "write",
             json!({"path": "b.txt", "content": "x"}),
         ));
-    let (_s, env) = server(script).await;
+    let (_s, env) = anthropic(script, "auto").await;
     let dirs = Dirs::new();
     let sink = TestSink::new();
     sink.answer_with(|_| Some(InteractionResponse::select("stay")));
@@ -334,9 +327,8 @@ async fn undo_restores_the_files_of_the_last_turn() {
                 ),
         )
         .default_reply(Turn::text_reply("changed"));
-    let (s, env) = server(script).await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), "a.txt", "old text\n");
+    let (s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file("a.txt", "old text\n");
     let d = driver();
     let (r, _, _) = run_turn(&d, dirs.input(&env, "change things", None)).await;
     assert!(r.ok);
@@ -368,9 +360,8 @@ async fn undo_restores_the_files_of_the_last_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_context_files_are_in_the_prompt_nearest_first() {
     let script = Script::new().default_reply(Turn::text_reply("hi"));
-    let (s, env) = server(script).await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), "AGENTS.md", "root rules: weft-root-marker");
+    let (s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file("AGENTS.md", "root rules: weft-root-marker");
     write(&dirs.work(), "pkg/CLAUDE.md", "pkg rules: weft-pkg-marker");
     let mut input = dirs.input(&env, "hello", None);
     input.workdir = dirs.work().join("pkg");
@@ -403,16 +394,12 @@ async fn nearing_the_window_compacts_before_the_next_step() {
                 .usage(9000, 100),
         )
         .default_reply(Turn::text_reply("finished"));
-    let (s, mut env) = server(script).await;
+    let (s, mut env) = anthropic(script, "auto").await;
     env.push(("WEFT_NATIVE_CONTEXT_WINDOW".into(), "10000".into()));
     let dirs = Dirs::new();
     let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "go", None)).await;
     assert!(r.ok, "{r:?}");
-    assert!(
-        snap.notices.iter().any(|n| n.contains("compacted")),
-        "{:?}",
-        snap.notices
-    );
+    assert_notice(&snap, "compacted");
     let reqs = s.messages_requests();
     assert_eq!(reqs.len(), 3, "step, summary, step");
     assert!(reqs[1].tool_names().is_empty());

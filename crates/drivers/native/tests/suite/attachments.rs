@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use weft_testkit::anthropic::when;
 use weft_testkit::{AnthropicServer, GeminiServer, ResponsesServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, Dirs};
+use super::support::{anthropic, assert_notice, driver, endpoint_env, run_turn, Dirs};
 
 /// A 2000 x 1000 PNG (fitted: a 1568 x 784 JPEG) and a text file, in the workspace.
 fn attachments(dirs: &Dirs) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -61,10 +61,8 @@ async fn ask_about_the_picture(env: &[(String, String)]) -> (Dirs, std::path::Pa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_messages_gets_a_base64_image_block() {
-    let server = AnthropicServer::start(Script::new().default_reply(Turn::text_reply("red")))
-        .await
-        .unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let (server, env) =
+        anthropic(Script::new().default_reply(Turn::text_reply("red")), "auto").await;
     let (_dirs, notes) = ask_about_the_picture(&env).await;
     let req = &server.messages_requests()[0];
     let user = req.messages().last().unwrap().clone();
@@ -199,8 +197,7 @@ async fn compaction_summarizes_an_image_by_name() {
                 .usage(9000, 100),
         )
         .default_reply(Turn::text_reply("finished"));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let mut env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let (server, mut env) = anthropic(script, "auto").await;
     env.push(("WEFT_NATIVE_CONTEXT_WINDOW".into(), "10000".into()));
     let dirs = Dirs::new();
     let (shot, _) = attachments(&dirs);
@@ -212,11 +209,7 @@ async fn compaction_summarizes_an_image_by_name() {
     let id = r.session_id.unwrap();
     let (r, snap, _) = run_turn(&d, dirs.input(&env, "now list the files", Some(&id))).await;
     assert!(r.ok, "{r:?}");
-    assert!(
-        snap.notices.iter().any(|n| n.contains("compacted")),
-        "{:?}",
-        snap.notices
-    );
+    assert_notice(&snap, "compacted");
     let reqs = server.messages_requests();
     let has_image = |body: &Value| {
         body["messages"]

@@ -6,12 +6,12 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use weft_testkit::{AnthropicServer, Script, Turn};
+use weft_testkit::{Script, Turn};
 
-use super::support::{endpoint_env, Dirs};
+use super::support::{anthropic, Dirs};
 
 /// The `weft` binary beside this test's target dir, built first (a no-op when fresh).
-pub(super) fn weft_bin() -> PathBuf {
+fn weft_bin() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let debug = exe.parent().unwrap().parent().unwrap().to_path_buf();
     let target = debug.parent().unwrap().to_path_buf();
@@ -27,7 +27,7 @@ pub(super) fn weft_bin() -> PathBuf {
 }
 
 /// Stops the daemon of `home` whatever the test's outcome.
-pub(super) struct StopDaemon(pub PathBuf, pub PathBuf);
+struct StopDaemon(pub PathBuf, pub PathBuf);
 
 impl Drop for StopDaemon {
     fn drop(&mut self) {
@@ -41,7 +41,7 @@ impl Drop for StopDaemon {
     }
 }
 
-pub(super) async fn weft_run(
+async fn weft_run(
     bin: &Path,
     home: &Path,
     work: &Path,
@@ -71,33 +71,56 @@ pub(super) async fn weft_run(
     )
 }
 
+/// The built `weft` with its own home, whose daemon is stopped when this is dropped,
+/// and a workspace to run in.
+pub(super) struct Cli {
+    // First, so the daemon stops before its home is removed.
+    _stop: StopDaemon,
+    pub bin: PathBuf,
+    pub home: PathBuf,
+    pub dirs: Dirs,
+}
+
+impl Cli {
+    pub fn new() -> Self {
+        let bin = weft_bin();
+        let dirs = Dirs::new();
+        let home = dirs.state.path().to_path_buf();
+        Self {
+            _stop: StopDaemon(home.clone(), bin.clone()),
+            bin,
+            home,
+            dirs,
+        }
+    }
+
+    /// `weft run ARGS` in the workspace with `env`: its exit code, stdout and stderr.
+    pub async fn run(&self, env: &[(String, String)], args: &[&str]) -> (i32, String, String) {
+        weft_run(&self.bin, &self.home, &self.dirs.work(), env, args).await
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn weft_run_agent_native_with_a_pack() {
-    let bin = weft_bin();
-    let server = AnthropicServer::start(
+    let cli = Cli::new();
+    let (server, env) = anthropic(
         Script::new().default_reply(Turn::text_reply("weft-native-cli-reply")),
-    )
-    .await
-    .unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    let home = dirs.state.path().to_path_buf();
-    let _stop = StopDaemon(home.clone(), bin.clone());
-    let (code, out, err) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &[
-            "--agent",
-            "native",
-            "--pack",
-            "notes",
-            "--json",
-            "What do my notes say?",
-        ],
+        "auto",
     )
     .await;
+    let (code, out, err) = cli
+        .run(
+            &env,
+            &[
+                "--agent",
+                "native",
+                "--pack",
+                "notes",
+                "--json",
+                "What do my notes say?",
+            ],
+        )
+        .await;
     assert_eq!(code, 0, "{out}\n{err}");
     let v: Value = serde_json::from_str(out.trim()).unwrap();
     assert!(
@@ -115,47 +138,36 @@ async fn weft_run_agent_native_with_a_pack() {
         "{tools:?}"
     );
     // The session keeps its pack.
-    let (code, out, err) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &["--session", &key, "--json", "And now?"],
-    )
-    .await;
+    let (code, out, err) = cli
+        .run(&env, &["--session", &key, "--json", "And now?"])
+        .await;
     assert_eq!(code, 0, "{out}\n{err}");
     let tools = server.messages_requests().last().unwrap().tool_names();
     assert!(tools.contains(&"notes_search".to_string()), "{tools:?}");
     // An unknown pack fails the turn, naming the packs there are.
-    let (code, out, _) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &["--agent", "native", "--pack", "nope", "--json", "hi"],
-    )
-    .await;
+    let (code, out, _) = cli
+        .run(
+            &env,
+            &["--agent", "native", "--pack", "nope", "--json", "hi"],
+        )
+        .await;
     assert_ne!(code, 0);
     assert!(
         out.contains("no pack named") && out.contains("coding, notes, data"),
         "{out}"
     );
     // --pack belongs to the native agent only.
-    let (code, _, err) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &["--agent", "echo", "--pack", "notes", "hi"],
-    )
-    .await;
+    let (code, _, err) = cli
+        .run(&env, &["--agent", "echo", "--pack", "notes", "hi"])
+        .await;
     assert_eq!(code, 2);
     assert!(err.contains("--pack is for --agent native"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn weft_undo_restores_the_last_turns_files() {
-    let bin = weft_bin();
+    let cli = Cli::new();
+    let (bin, home, dirs) = (&cli.bin, &cli.home, &cli.dirs);
     let script = Script::new()
         .turn_when(
             weft_testkit::anthropic::when::user_text_contains("make a file"),
@@ -166,28 +178,19 @@ async fn weft_undo_restores_the_last_turns_files() {
             ),
         )
         .default_reply(Turn::text_reply("done"));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    let home = dirs.state.path().to_path_buf();
-    let _stop = StopDaemon(home.clone(), bin.clone());
-    let (code, out, err) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &["--agent", "native", "--json", "make a file"],
-    )
-    .await;
+    let (_server, env) = anthropic(script, "auto").await;
+    let (code, out, err) = cli
+        .run(&env, &["--agent", "native", "--json", "make a file"])
+        .await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(dirs.work().join("made.txt").exists());
     let key = serde_json::from_str::<Value>(out.trim()).unwrap()["sessionKey"]
         .as_str()
         .unwrap()
         .to_string();
-    let mut cmd = tokio::process::Command::new(&bin);
+    let mut cmd = tokio::process::Command::new(bin);
     cmd.args(["undo", &key])
-        .env("WEFT_HOME", &home)
+        .env("WEFT_HOME", home)
         .current_dir(dirs.work())
         .stdin(Stdio::null());
     for (k, v) in &env {
@@ -202,9 +205,9 @@ async fn weft_undo_restores_the_last_turns_files() {
     );
     assert!(text.contains("made.txt removed"), "{text}");
     assert!(!dirs.work().join("made.txt").exists());
-    let out = std::process::Command::new(&bin)
+    let out = std::process::Command::new(bin)
         .args(["undo", "echo:x"])
-        .env("WEFT_HOME", &home)
+        .env("WEFT_HOME", home)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

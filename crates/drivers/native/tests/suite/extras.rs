@@ -3,39 +3,24 @@
 use serde_json::json;
 use weft_protocol::ToolStatus;
 use weft_testkit::anthropic::when;
-use weft_testkit::{AnthropicServer, Script, Turn};
+use weft_testkit::{Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, write, Dirs};
-
-async fn server(script: Script) -> (AnthropicServer, Vec<(String, String)>) {
-    let s = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), "auto");
-    (s, env)
-}
+use super::support::{anthropic, delegating, driver, run_turn, write, Dirs};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_runs_a_read_only_subagent_shown_as_one() {
-    let script = Script::new()
-        .turn_when(
-            when::user_text_contains("Investigate"),
-            Turn::new().tool_use(
-                "t1",
-                "task",
-                json!({"description": "look around", "prompt": "weft-subtask: list the files"}),
-            ),
-        )
-        .rule(
-            when::user_text_contains("weft-subtask"),
-            Turn::new().tool_use("c1", "ls", json!({"path": "."})),
-        )
-        .rule(
-            when::tool_result_for("c1"),
-            Turn::text_reply("child found a.txt"),
-        )
-        .rule(when::tool_result_for("t1"), Turn::text_reply("Main done."));
-    let (s, env) = server(script).await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), "a.txt", "x");
+    let script = delegating(
+        "look around",
+        "weft-subtask: list the files",
+        Turn::new().tool_use("c1", "ls", json!({"path": "."})),
+    )
+    .rule(
+        when::tool_result_for("c1"),
+        Turn::text_reply("child found a.txt"),
+    )
+    .rule(when::tool_result_for("t1"), Turn::text_reply("Main done."));
+    let (s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file("a.txt", "x");
     let (r, snap, _) = run_turn(&driver(), dirs.input(&env, "Investigate the folder", None)).await;
     assert!(r.ok, "{r:?}");
     assert_eq!(snap.sub_agents.len(), 1, "{snap:#?}");
@@ -78,14 +63,9 @@ async fn skills_offer_descriptions_and_load_on_demand() {
     let script = Script::new()
         .turn(Turn::new().tool_use("k", "skill", json!({"name": "deploy"})))
         .default_reply(Turn::text_reply("deployed"));
-    let (s, env) = server(script).await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/skills/deploy/SKILL.md",
-        "---\nname: deploy\ndescription: How to ship weft-skill-desc\n---\nRun weft-skill-body-marker then wait.\n",
-    );
-    let (r, _, _) = run_turn(&driver(), dirs.trusted_input(&env, "ship it", None)).await;
+    let (s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file(".weft/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: How to ship weft-skill-desc\n---\nRun weft-skill-body-marker then wait.\n");
+    let (r, _, _) = run_turn(&driver(), dirs.trusted_input(&env, "ship it")).await;
     assert!(r.ok);
     let reqs = s.messages_requests();
     let system = reqs[0].body["system"].to_string();
@@ -109,7 +89,7 @@ async fn memory_saved_in_one_session_is_in_the_next_ones_prompt() {
             json!({"text": "tests run with weft-memory-fact"}),
         ))
         .default_reply(Turn::text_reply("ok"));
-    let (s, env) = server(script).await;
+    let (s, env) = anthropic(script, "auto").await;
     let dirs = Dirs::new();
     let (r, _, _) = run_turn(&driver(), dirs.input(&env, "remember", None)).await;
     assert!(r.ok);
@@ -132,16 +112,15 @@ async fn a_failing_pre_tool_use_hook_blocks_the_call_with_its_stderr() {
                 .tool_use("fine", "bash", json!({"command": "echo hooked-ok"})),
         )
         .default_reply(Turn::text_reply("done"));
-    let (s, env) = server(script).await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), "keep.txt", "precious");
+    let (s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file("keep.txt", "precious");
     write(
         &dirs.work(),
         ".weft/hooks.json",
         r#"{"PreToolUse": [{"matcher": "bash", "command": "cat >> hook-input.jsonl; echo >> hook-input.jsonl; if grep -q 'rm -f' hook-input.jsonl && ! grep -q hooked-ok hook-input.jsonl; then echo 'no deleting today' >&2; exit 2; fi"}],
             "PostToolUse": [{"command": "cat >> post.jsonl; echo >> post.jsonl"}]}"#,
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "clean up", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "clean up")).await;
     assert!(r.ok);
     assert_eq!(
         std::fs::read_to_string(dirs.work().join("keep.txt")).unwrap(),

@@ -6,7 +6,7 @@ use weft_protocol::{InteractionKind, InteractionResponse, ToolStatus};
 use weft_testkit::sink::{self, TestSink};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, write, Dirs};
+use super::support::{anthropic, delegating, driver, Dirs};
 
 /// The standard chain on its own, for stacking steps a driver run cannot line up.
 mod chain {
@@ -84,10 +84,7 @@ async fn scripted(turns: Vec<Turn>, mode: &str) -> (AnthropicServer, Vec<(String
     for t in turns {
         script = script.turn(t);
     }
-    let s = AnthropicServer::start(script.default_reply(Turn::text_reply("done")))
-        .await
-        .unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), mode);
+    let (s, env) = anthropic(script.default_reply(Turn::text_reply("done")), mode).await;
     (s, env)
 }
 
@@ -123,8 +120,7 @@ async fn a_raw_key_of_any_type_gets_no_call_past_plan_mode() {
         "trusted",
     )
     .await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), "keep.txt", "keep\n");
+    let dirs = Dirs::with_file("keep.txt", "keep\n");
     let sink = TestSink::new();
     sink.answer_with(|_| Some(InteractionResponse::cancel()));
     let (r, snap) = sink::run(&driver(), dirs.input(&env, "/plan go", None), &sink).await;
@@ -162,12 +158,7 @@ async fn a_raw_key_gets_no_command_past_a_deny_rule() {
         "trusted",
     )
     .await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/permissions.json",
-        r#"{"deny": ["touch"]}"#,
-    );
+    let dirs = Dirs::with_file(".weft/permissions.json", r#"{"deny": ["touch"]}"#);
     let (r, _) = sink::run(&driver(), dirs.input(&env, "go", None), &TestSink::new()).await;
     assert!(r.ok, "{r:?}");
     assert!(!dirs.work().join("denied.txt").exists(), "bash ran");
@@ -228,22 +219,9 @@ async fn the_fuse_refuses_the_third_identical_call_in_a_row_and_a_changed_one_ru
 async fn a_subagents_answer_is_capped_in_the_result_and_the_snapshot() {
     use weft_testkit::anthropic::when;
     let long = "y".repeat(100_000);
-    let script = Script::new()
-        .turn_when(
-            when::user_text_contains("Investigate"),
-            Turn::new().tool_use(
-                "t1",
-                "task",
-                json!({"description": "look", "prompt": "weft-subtask: say a lot"}),
-            ),
-        )
-        .rule(
-            when::user_text_contains("weft-subtask"),
-            Turn::text_reply(&long),
-        )
+    let script = delegating("look", "weft-subtask: say a lot", Turn::text_reply(&long))
         .rule(when::tool_result_for("t1"), Turn::text_reply("Main done."));
-    let s = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), "auto");
+    let (s, env) = anthropic(script, "auto").await;
     let dirs = Dirs::new();
     let (r, snap) = sink::run(
         &driver(),

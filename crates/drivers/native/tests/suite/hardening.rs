@@ -4,17 +4,11 @@
 //! repository's git configuration.
 
 use std::path::Path;
-use std::process::Command;
 
-use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-use weft_kernel::DriverContext;
-use weft_native::pack::{coding::Coding, DomainPack};
-use weft_native::tools::{ToolCx, ToolOutput, Workspace};
-use weft_testkit::sink::TestSink;
+use serde_json::json;
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, run_turn, write, Dirs};
+use super::support::{driver, run_turn, write, Dirs, ToolBench};
 
 /// A key long enough to be matched by value, and unlike any other string here.
 const KEY: &str = "sk-native-test-SECRET-4f1c9b";
@@ -44,9 +38,7 @@ async fn no_command_hook_or_check_sees_the_model_key() {
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
+    let dirs = Dirs::with_file(
         ".weft/hooks.json",
         r#"{"PreToolUse": [{"command": "env >> hook-env.txt"}]}"#,
     );
@@ -55,7 +47,7 @@ async fn no_command_hook_or_check_sees_the_model_key() {
         ".weft/native.toml",
         "check = \"env > check-env.txt\"\n",
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "look", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "look")).await;
     assert!(r.ok, "{r:?}");
     let reqs = server.messages_requests();
     let printed = reqs[1].last_tool_result("p").unwrap();
@@ -138,68 +130,13 @@ async fn write_follows_no_link_out_of_the_workspace_and_undo_neither() {
 }
 
 /// The coding tools run directly, in a git repository this test rigs.
-struct Repo {
-    dir: tempfile::TempDir,
-    ws: Workspace,
-    ctx: DriverContext,
-    cancel: CancellationToken,
-}
-
-impl Repo {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path());
-        let cancel = CancellationToken::new();
-        let ctx = DriverContext::new(cancel.clone(), TestSink::new());
-        let repo = Self {
-            dir,
-            ws,
-            ctx,
-            cancel,
-        };
-        repo.git(&["init", "-q", "."]);
-        write(repo.dir.path(), "a.txt", "one\n");
-        repo.git(&["add", "a.txt"]);
-        repo.git(&["commit", "-q", "-m", "first"]);
-        repo
-    }
-
-    fn path(&self, p: &str) -> std::path::PathBuf {
-        self.dir.path().join(p)
-    }
-
-    fn git_output(&self, args: &[&str]) -> std::process::Output {
-        Command::new("git")
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap()
-    }
-
-    fn git(&self, args: &[&str]) {
-        let out = self.git_output(args);
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
-
-    async fn run(&self, name: &str, input: Value) -> ToolOutput {
-        let tool = Coding
-            .tools()
-            .into_iter()
-            .find(|t| t.name() == name)
-            .unwrap();
-        let env: Vec<(String, String)> = std::env::vars().collect();
-        let cx = ToolCx {
-            workspace: &self.ws,
-            cancel: &self.cancel,
-            env: &env,
-            ctx: &self.ctx,
-        };
-        tool.run(&input, &cx).await
-    }
+fn repo() -> ToolBench {
+    let repo = ToolBench::new();
+    repo.git(&["init", "-q", "."]);
+    write(repo.dir.path(), "a.txt", "one\n");
+    repo.git(&["add", "a.txt"]);
+    repo.git(&["commit", "-q", "-m", "first"]);
+    repo
 }
 
 fn planted(marker: &Path) -> String {
@@ -208,7 +145,7 @@ fn planted(marker: &Path) -> String {
 
 #[tokio::test]
 async fn the_git_tools_run_nothing_the_repository_configures() {
-    let repo = Repo::new();
+    let repo = repo();
     let marker = repo.path("fsmonitor-ran");
     repo.git(&["config", "core.fsmonitor", &planted(&marker)]);
     // The plant works: the user's own git status runs it.
@@ -252,7 +189,7 @@ async fn the_git_tools_run_nothing_the_repository_configures() {
 
 #[tokio::test]
 async fn the_git_tools_refuse_a_symlinked_git() {
-    let repo = Repo::new();
+    let repo = repo();
     let real = repo.path("real-git");
     std::fs::rename(repo.path(".git"), &real).unwrap();
     std::os::unix::fs::symlink(&real, repo.path(".git")).unwrap();

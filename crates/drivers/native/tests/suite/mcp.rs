@@ -7,7 +7,7 @@ use weft_protocol::{ToolKind, ToolStatus};
 use weft_testkit::anthropic::when;
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, write, Dirs};
+use super::support::{anthropic, assert_notice, driver, run_turn, Dirs};
 
 #[path = "../../src/bin/mcp_fixture/server.rs"]
 #[allow(dead_code)]
@@ -28,8 +28,17 @@ fn script() -> Script {
         .default_reply(Turn::text_reply("used it"))
 }
 
+/// Dirs whose workspace names the stdio fixture server `fx`.
+fn with_stdio_fixture() -> Dirs {
+    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
+    Dirs::with_file(
+        ".weft/mcp.json",
+        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
+    )
+}
+
 async fn check(dirs: &Dirs, server: &AnthropicServer, env: &[(String, String)]) {
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(env, "use the server", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(env, "use the server")).await;
     assert!(r.ok, "{r:?} {:?}", snap.notices);
     let reqs = server.messages_requests();
     let tools = reqs[0].tool_names();
@@ -49,15 +58,8 @@ async fn check(dirs: &Dirs, server: &AnthropicServer, env: &[(String, String)]) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_of_a_stdio_mcp_server() {
-    let server = AnthropicServer::start(script()).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
-    write(
-        &dirs.work(),
-        ".weft/mcp.json",
-        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
-    );
+    let (server, env) = anthropic(script(), "auto").await;
+    let dirs = with_stdio_fixture();
     check(&dirs, &server, &env).await;
     // The stdio server ran in the workspace.
     assert_eq!(
@@ -68,27 +70,16 @@ async fn tools_of_a_stdio_mcp_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_mcp_tool_asks_even_one_its_server_calls_read_only() {
-    let server = AnthropicServer::start(script()).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
-    let dirs = Dirs::new();
-    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
-    write(
-        &dirs.work(),
-        ".weft/mcp.json",
-        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
-    );
+    let (_server, env) = anthropic(script(), "ask").await;
+    let dirs = with_stdio_fixture();
     let sink = weft_testkit::sink::TestSink::new();
     sink.answer_with(|_| {
         Some(weft_protocol::InteractionResponse::select(
             weft_protocol::permission::DENY,
         ))
     });
-    let (r, _) = weft_testkit::sink::run(
-        &driver(),
-        dirs.trusted_input(&env, "use the server", None),
-        &sink,
-    )
-    .await;
+    let (r, _) =
+        weft_testkit::sink::run(&driver(), dirs.trusted_input(&env, "use the server"), &sink).await;
     assert!(r.ok);
     let asked: Vec<String> = sink
         .asked
@@ -127,11 +118,8 @@ async fn tools_of_a_streamable_http_mcp_server() {
                 .await;
         }
     });
-    let server = AnthropicServer::start(script()).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
+    let (server, env) = anthropic(script(), "auto").await;
+    let dirs = Dirs::with_file(
         ".weft/mcp.json",
         &json!({"servers": {"fx": {"url": format!("http://{addr}/mcp")}}}).to_string(),
     );
@@ -142,25 +130,18 @@ async fn tools_of_a_streamable_http_mcp_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_mcp_server_is_a_notice_not_a_failed_turn() {
-    let server = AnthropicServer::start(Script::new().default_reply(Turn::text_reply("fine")))
-        .await
-        .unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
+    let (_server, env) = anthropic(
+        Script::new().default_reply(Turn::text_reply("fine")),
+        "auto",
+    )
+    .await;
+    let dirs = Dirs::with_file(
         ".weft/mcp.json",
         r#"{"servers": {"gone": {"command": "/nonexistent/weft-mcp"}}}"#,
     );
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "hi", None)).await;
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "hi")).await;
     assert!(r.ok);
-    assert!(
-        snap.notices
-            .iter()
-            .any(|n| n.contains("MCP server gone is not available")),
-        "{:?}",
-        snap.notices
-    );
+    assert_notice(&snap, "MCP server gone is not available");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,16 +150,9 @@ async fn a_long_mcp_result_is_capped_like_every_other() {
     let script = Script::new()
         .turn(Turn::new().tool_use("e", "mcp__fx__echo", json!({ "text": long })))
         .default_reply(Turn::text_reply("read it"));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    let bin = env!("CARGO_BIN_EXE_weft-native-mcp-fixture");
-    write(
-        &dirs.work(),
-        ".weft/mcp.json",
-        &json!({"servers": {"fx": {"command": bin}}}).to_string(),
-    );
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "echo it", None)).await;
+    let (server, env) = anthropic(script, "auto").await;
+    let dirs = with_stdio_fixture();
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "echo it")).await;
     assert!(r.ok, "{r:?}");
     let sent = server.messages_requests()[1].last_tool_result("e").unwrap();
     assert!(

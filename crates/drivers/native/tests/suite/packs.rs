@@ -2,66 +2,23 @@
 //! TOML (loaded, offered, refusing what their policies refuse).
 
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-use weft_kernel::DriverContext;
 use weft_native::pack::{self, declarative::Declarative, DomainPack};
-use weft_native::tools::{ToolCx, ToolOutput, Workspace};
-use weft_testkit::sink::TestSink;
-use weft_testkit::{AnthropicServer, Script, Turn};
+use weft_native::tools::{ToolOutput, Workspace};
+use weft_testkit::{Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, write, Dirs};
-
-struct Bench {
-    _dir: tempfile::TempDir,
-    ws: Workspace,
-    ctx: DriverContext,
-    cancel: CancellationToken,
-}
-
-impl Bench {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path());
-        let cancel = CancellationToken::new();
-        Self {
-            ctx: DriverContext::new(cancel.clone(), TestSink::new()),
-            _dir: dir,
-            ws,
-            cancel,
-        }
-    }
-
-    /// Runs `name` of `pack` through its policy, then the tool (as the guard chain does).
-    async fn call(&self, pack: &dyn DomainPack, name: &str, input: Value) -> ToolOutput {
-        if let Err(e) = pack.policy(name, &input, &self.ws) {
-            return ToolOutput::error(e);
-        }
-        let tool = pack.tools().into_iter().find(|t| t.name() == name).unwrap();
-        let cx = ToolCx {
-            workspace: &self.ws,
-            cancel: &self.cancel,
-            env: &[],
-            ctx: &self.ctx,
-        };
-        let out = tool.run(&input, &cx).await;
-        if !out.is_error {
-            self.ws.mark_used(name);
-        }
-        out
-    }
-
-    /// The built-in pack `name`, to call its tools on this bench.
-    fn pack(&self, name: &str) -> OnPack<'_> {
-        OnPack {
-            bench: self,
-            pack: pack::builtin(name).unwrap(),
-        }
-    }
-}
+use super::support::{anthropic, driver, run_turn, write, Dirs, ToolBench};
 
 struct OnPack<'a> {
-    bench: &'a Bench,
+    bench: &'a ToolBench,
     pack: std::sync::Arc<dyn DomainPack>,
+}
+
+/// The built-in pack `name`, to call its tools on `bench`.
+fn on_pack<'a>(bench: &'a ToolBench, name: &str) -> OnPack<'a> {
+    OnPack {
+        bench,
+        pack: pack::builtin(name).unwrap(),
+    }
 }
 
 impl OnPack<'_> {
@@ -77,8 +34,8 @@ fn assert_refused(out: &ToolOutput, why: &str) {
 
 #[tokio::test]
 async fn notes_list_search_read_add_with_search_before_add() {
-    let b = Bench::new();
-    let notes = b.pack("notes");
+    let b = ToolBench::new();
+    let notes = on_pack(&b, "notes");
     write(
         b.ws.root(),
         ".notes/rust.md",
@@ -137,8 +94,8 @@ fn make_db(path: &std::path::Path) {
 
 #[tokio::test]
 async fn data_tables_describe_query_exec_with_schema_before_query() {
-    let b = Bench::new();
-    let data = b.pack("data");
+    let b = ToolBench::new();
+    let data = on_pack(&b, "data");
     std::fs::create_dir_all(b.ws.root().join("db")).unwrap();
     make_db(&b.ws.root().join("db/app.sqlite"));
     let q = json!({"db": "db/app.sqlite", "sql": "SELECT name FROM people ORDER BY age"});
@@ -209,8 +166,7 @@ permission = "auto"
 
 #[test]
 fn a_declarative_pack_loads_from_toml() {
-    let dirs = Dirs::new();
-    write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
+    let dirs = Dirs::with_file(".weft/packs/docs.toml", DOCS);
     let p = pack::find("docs", Some(&dirs.work()), dirs.state.path()).unwrap();
     assert_eq!(p.name(), "docs");
     assert_eq!(
@@ -257,12 +213,10 @@ fn a_declarative_pack_loads_from_toml() {
 }
 
 async fn offered(pack_name: &str, dirs: &Dirs) -> (Vec<String>, String) {
-    let server = AnthropicServer::start(Script::new().default_reply(Turn::text_reply("ok")))
-        .await
-        .unwrap();
-    let mut env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
+    let (server, mut env) =
+        anthropic(Script::new().default_reply(Turn::text_reply("ok")), "auto").await;
     env.push(("WEFT_NATIVE_PACK".into(), pack_name.into()));
-    let (r, _, _) = run_turn(&driver(), dirs.trusted_input(&env, "hi", None)).await;
+    let (r, _, _) = run_turn(&driver(), dirs.trusted_input(&env, "hi")).await;
     assert!(r.ok, "{r:?}");
     let req = &server.messages_requests()[0];
     (req.tool_names(), req.body["system"].to_string())
@@ -270,8 +224,7 @@ async fn offered(pack_name: &str, dirs: &Dirs) -> (Vec<String>, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_offers_only_its_packs_tools() {
-    let dirs = Dirs::new();
-    write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
+    let dirs = Dirs::with_file(".weft/packs/docs.toml", DOCS);
     let (tools, system) = offered("docs", &dirs).await;
     assert_eq!(
         tools,

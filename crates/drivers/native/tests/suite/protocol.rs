@@ -23,7 +23,7 @@ use weft_native::model::{
 use weft_testkit::server::{RecordedRequest, Reply, Responder, ScriptedServer};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, Dirs};
+use super::support::{assert_notice, driver, endpoint_env, run_turn, Dirs};
 
 const ANTHROPIC_STREAM: &str = concat!(
     "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n",
@@ -471,11 +471,7 @@ async fn a_context_window_error_compacts_then_succeeds() {
     let (r2, snap, _) = run_turn(&d, dirs.input(&env, "and now?", Some(&id))).await;
     assert!(r2.ok, "{r2:?}");
     assert!(snap.text.contains("second answer"), "{snap:#?}");
-    assert!(
-        snap.notices.iter().any(|n| n.contains("compacted")),
-        "{:?}",
-        snap.notices
-    );
+    assert_notice(&snap, "compacted");
     let reqs = server.recorder().requests();
     assert_eq!(reqs.len(), 4);
     // The summary request carries no tools; the retried step sees the summary, not the old turn.

@@ -10,28 +10,28 @@ use weft_protocol::{permission, CommandRisk, InteractionResponse};
 use weft_testkit::sink::{self, TestSink};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, write, Dirs};
+use super::support::{anthropic, driver, write, Dirs};
+
+/// A server whose model makes these bash calls (id, command), one a step, then says
+/// "done"; and the environment pointing a turn at it in `mode`.
+async fn bash_steps(
+    steps: &[(&str, &str)],
+    mode: &str,
+) -> (AnthropicServer, Vec<(String, String)>) {
+    let mut script = Script::new();
+    for (id, command) in steps {
+        script = script.turn(Turn::new().tool_use(id, "bash", json!({ "command": command })));
+    }
+    anthropic(script.default_reply(Turn::text_reply("done")), mode).await
+}
 
 async fn one_bash(command: &str, mode: &str) -> (AnthropicServer, Vec<(String, String)>) {
-    let script = Script::new()
-        .turn(Turn::new().tool_use("t1", "bash", json!({ "command": command })))
-        .default_reply(Turn::text_reply("done"));
-    let s = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), mode);
-    (s, env)
+    bash_steps(&[("t1", command)], mode).await
 }
 
 /// The same bash call three times in a row, one per step (ids t1, t2, t3).
 async fn thrice(command: &str, mode: &str) -> (AnthropicServer, Vec<(String, String)>) {
-    let mut script = Script::new();
-    for id in ["t1", "t2", "t3"] {
-        script = script.turn(Turn::new().tool_use(id, "bash", json!({ "command": command })));
-    }
-    let s = AnthropicServer::start(script.default_reply(Turn::text_reply("done")))
-        .await
-        .unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), mode);
-    (s, env)
+    bash_steps(&[("t1", command), ("t2", command), ("t3", command)], mode).await
 }
 
 /// What the model was told for t1, t2 and t3.
@@ -49,9 +49,7 @@ fn three_results(s: &AnthropicServer) -> Vec<String> {
 
 /// Dirs whose workspace has these permission rules.
 fn with_rules(rules: &str) -> Dirs {
-    let dirs = Dirs::new();
-    write(&dirs.work(), ".weft/permissions.json", rules);
-    dirs
+    Dirs::with_file(".weft/permissions.json", rules)
 }
 
 /// The result of the first tool call, as the model was told it.
@@ -108,7 +106,7 @@ async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_askin
     let (s, env) = one_bash("git -C . push --force origin main", "trusted").await;
     let dirs = with_rules(r#"{"deny": ["git push"]}"#);
     let sink = TestSink::new();
-    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &sink).await;
     assert!(r.ok);
     assert!(sink.asked.lock().is_empty());
     let result = first_result(&s);
@@ -120,7 +118,7 @@ async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_askin
     let (s, env) = one_bash("echo allowed > out.txt", "ask").await;
     let dirs = with_rules(r#"{"allow": ["echo"]}"#);
     let sink = TestSink::new();
-    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &sink).await;
     assert!(r.ok);
     assert!(sink.asked.lock().is_empty(), "an allow rule answers");
     assert_eq!(
@@ -133,18 +131,11 @@ async fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_without_askin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_rule_is_named_with_its_line_and_the_file_s_other_rules_hold() {
     let (s, env) = one_bash("ls", "trusted").await;
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
+    let dirs = Dirs::with_file(
         ".weft/permissions.json",
         "{\n  \"allow\": [\"ls | wc\"],\n  \"deny\": [\"ls\"]\n}",
     );
-    let (r, _) = sink::run(
-        &driver(),
-        dirs.trusted_input(&env, "go", None),
-        &TestSink::new(),
-    )
-    .await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &TestSink::new()).await;
     assert!(r.ok);
     let result = first_result(&s);
     assert!(result.contains("denied by the rule `ls`"), "{result}");
@@ -160,12 +151,11 @@ async fn always_allow_writes_the_workspace_rule_and_the_next_call_runs() {
         .turn(Turn::new().tool_use("t1", "bash", json!({"command": "touch a.txt"})))
         .turn(Turn::new().tool_use("t2", "bash", json!({"command": "touch b.txt"})))
         .default_reply(Turn::text_reply("done"));
-    let s = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), "ask");
+    let (_s, env) = anthropic(script, "ask").await;
     let dirs = Dirs::new();
     let sink = TestSink::new();
     answer(&sink, weft_native::shell::ALLOW_PREFIX);
-    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &sink).await;
     assert!(r.ok);
     assert_eq!(
         sink.asked.lock().len(),
@@ -187,12 +177,7 @@ async fn two_refusing_steps_the_earlier_one_answers() {
         ".weft/hooks.json",
         r#"{"PreToolUse": [{"matcher": "bash", "command": "echo hook says no >&2; exit 2"}]}"#,
     );
-    let (r, snap) = sink::run(
-        &driver(),
-        dirs.trusted_input(&env, "go", None),
-        &TestSink::new(),
-    )
-    .await;
+    let (r, snap) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &TestSink::new()).await;
     assert!(r.ok);
     let result = first_result(&s);
     assert_eq!(result, "refused by PreToolUse hooks: hook says no");
@@ -204,12 +189,7 @@ async fn two_refusing_steps_the_earlier_one_answers() {
     // Without the hook, the deny rule answers.
     std::fs::remove_file(dirs.work().join(".weft/hooks.json")).unwrap();
     let (s, env) = one_bash("rm -rf build", "trusted").await;
-    let (_, _) = sink::run(
-        &driver(),
-        dirs.trusted_input(&env, "go", None),
-        &TestSink::new(),
-    )
-    .await;
+    let (_, _) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &TestSink::new()).await;
     let result = first_result(&s);
     assert!(
         result.starts_with("refused by permission: denied by the rule `rm`"),
@@ -228,7 +208,7 @@ async fn plan_mode_answers_before_the_hook_and_the_rules() {
     );
     let sink = TestSink::new();
     sink.answer_with(|_| Some(InteractionResponse::cancel()));
-    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "/plan go", None), &sink).await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "/plan go"), &sink).await;
     assert!(r.ok);
     let result = first_result(&s);
     assert!(result.starts_with("refused by plan mode:"), "{result}");
@@ -282,12 +262,7 @@ async fn the_context_fuse_answers_before_a_deny_rule_and_a_hook() {
         r#"{"PreToolUse": [{"matcher": "bash", "command": "echo hook says no >&2; exit 2"}]}"#,
     );
     let (s, env) = thrice("rm -rf build", "trusted").await;
-    let (r, _) = sink::run(
-        &driver(),
-        dirs.trusted_input(&env, "go", None),
-        &TestSink::new(),
-    )
-    .await;
+    let (r, _) = sink::run(&driver(), dirs.trusted_input(&env, "go"), &TestSink::new()).await;
     assert!(r.ok);
     let results = three_results(&s);
     assert_eq!(
@@ -325,8 +300,7 @@ async fn bash_runs_in_the_sandbox() {
         host_tmp.display()
     );
     let (s, env) = one_bash(&cmd, "trusted").await;
-    let dirs = Dirs::new();
-    write(&dirs.work(), ".git/HEAD", "ref: refs/heads/main\n");
+    let dirs = Dirs::with_file(".git/HEAD", "ref: refs/heads/main\n");
     // The sandbox is under test, not the verdict: a target dir under the home (CI keeps
     // it in ~/.cache) makes the write outside dangerous, which asks even when trusted.
     let sink = TestSink::new();
@@ -422,29 +396,17 @@ async fn stop_kills_what_a_sandboxed_command_started() {
 /// workspace's rule once the folder is trusted), a dangerous one never, rule or not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headless_yes_runs_an_unknown_command_only_by_rule_and_a_dangerous_one_never() {
-    use super::cli::{weft_bin, weft_run, StopDaemon};
-    let bin = weft_bin();
-    let script = Script::new()
-        .turn(Turn::new().tool_use("t1", "bash", json!({"command": "touch made.txt"})))
-        .turn(Turn::new().tool_use(
-            "t2",
-            "bash",
-            json!({"command": "git push --force origin main"}),
-        ))
-        .default_reply(Turn::text_reply("done"));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
-    let dirs = Dirs::new();
-    let home = dirs.state.path().to_path_buf();
-    let _stop = StopDaemon(home.clone(), bin.clone());
-    let (code, out, err) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &["--agent", "native", "--yes", "go"],
+    let cli = super::cli::Cli::new();
+    let dirs = &cli.dirs;
+    let (server, env) = bash_steps(
+        &[
+            ("t1", "touch made.txt"),
+            ("t2", "git push --force origin main"),
+        ],
+        "ask",
     )
     .await;
+    let (code, out, err) = cli.run(&env, &["--agent", "native", "--yes", "go"]).await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         !dirs.work().join("made.txt").exists(),
@@ -459,37 +421,28 @@ async fn headless_yes_runs_an_unknown_command_only_by_rule_and_a_dangerous_one_n
 
     // A trusted workspace's rules: the unknown line they name runs; the dangerous one
     // they name still does not (an allow rule never covers a dangerous line).
-    let script = Script::new()
-        .turn(Turn::new().tool_use("t3", "bash", json!({"command": "touch made.txt"})))
-        .turn(Turn::new().tool_use(
-            "t4",
-            "bash",
-            json!({"command": "git push --force origin main"}),
-        ))
-        .default_reply(Turn::text_reply("done"));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "ask");
+    let (server, env) = bash_steps(
+        &[
+            ("t3", "touch made.txt"),
+            ("t4", "git push --force origin main"),
+        ],
+        "ask",
+    )
+    .await;
     write(
         &dirs.work(),
         ".weft/permissions.json",
         r#"{"allow": ["touch", "git push"]}"#,
     );
-    let trusted = std::process::Command::new(&bin)
+    let trusted = std::process::Command::new(&cli.bin)
         .args(["trust", "--yes"])
-        .env("WEFT_HOME", &home)
+        .env("WEFT_HOME", &cli.home)
         .current_dir(dirs.work())
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(trusted.status.success(), "{trusted:?}");
-    let (code, out, err) = weft_run(
-        &bin,
-        &home,
-        &dirs.work(),
-        &env,
-        &["--agent", "native", "--yes", "go"],
-    )
-    .await;
+    let (code, out, err) = cli.run(&env, &["--agent", "native", "--yes", "go"]).await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(dirs.work().join("made.txt").exists(), "{err}");
     let pushed = server.messages_requests()[2]
@@ -508,25 +461,15 @@ async fn a_sandbox_started_ahead_is_not_used_after_git_or_weft_appears() {
     // Each call leaves a sandbox waiting for the next. A command cannot make `.weft`
     // (an empty read-only folder is mounted where it is missing), and the one the next
     // call runs in keeps it read-only too.
-    let script = Script::new()
-        .turn(Turn::new().tool_use(
-            "t1",
-            "bash",
-            json!({"command": "mkdir .weft || echo one > a.txt"}),
-        ))
-        .turn(Turn::new().tool_use(
-            "t2",
-            "bash",
-            json!({"command": "echo bad > .weft/x; echo two > b.txt"}),
-        ))
-        .turn(Turn::new().tool_use(
-            "t3",
-            "bash",
-            json!({"command": "echo three > c.txt; echo $TMPDIR"}),
-        ))
-        .default_reply(Turn::text_reply("done"));
-    let s = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &s.base_url(), "trusted");
+    let (s, env) = bash_steps(
+        &[
+            ("t1", "mkdir .weft || echo one > a.txt"),
+            ("t2", "echo bad > .weft/x; echo two > b.txt"),
+            ("t3", "echo three > c.txt; echo $TMPDIR"),
+        ],
+        "trusted",
+    )
+    .await;
     let dirs = Dirs::new();
     let sink = TestSink::new();
     answer(&sink, permission::ALLOW);

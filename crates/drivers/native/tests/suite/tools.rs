@@ -1,76 +1,15 @@
 //! Each coding tool on real files (a temp git repo for the git tools), and the coding
 //! pack's policy.
 
-use std::process::Command;
-
-use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-use weft_kernel::DriverContext;
+use serde_json::json;
 use weft_native::pack::{coding::Coding, DomainPack};
-use weft_native::tools::{ToolCx, ToolOutput, Workspace};
-use weft_testkit::sink::TestSink;
+use weft_native::tools::Workspace;
 
-use super::support::write;
-
-struct Bench {
-    dir: tempfile::TempDir,
-    ws: Workspace,
-    ctx: DriverContext,
-    cancel: CancellationToken,
-}
-
-impl Bench {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path());
-        let cancel = CancellationToken::new();
-        let ctx = DriverContext::new(cancel.clone(), TestSink::new());
-        Self {
-            dir,
-            ws,
-            ctx,
-            cancel,
-        }
-    }
-
-    fn root(&self) -> std::path::PathBuf {
-        self.ws.root().to_path_buf()
-    }
-
-    async fn run(&self, name: &str, input: Value) -> ToolOutput {
-        let tool = Coding
-            .tools()
-            .into_iter()
-            .find(|t| t.name() == name)
-            .unwrap();
-        let env: Vec<(String, String)> = std::env::vars().collect();
-        let cx = ToolCx {
-            workspace: &self.ws,
-            cancel: &self.cancel,
-            env: &env,
-            ctx: &self.ctx,
-        };
-        tool.run(&input, &cx).await
-    }
-
-    fn git(&self, args: &[&str]) {
-        let ok = Command::new("git")
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
-}
+use super::support::{write, ToolBench};
 
 #[tokio::test]
 async fn read_numbers_lines_and_pages() {
-    let b = Bench::new();
+    let b = ToolBench::new();
     write(&b.root(), "a.txt", "one\ntwo\nthree\nfour\n");
     let all = b.run("read", json!({"path": "a.txt"})).await;
     assert!(!all.is_error);
@@ -100,7 +39,7 @@ async fn read_numbers_lines_and_pages() {
 
 #[tokio::test]
 async fn paths_outside_the_workspace_are_refused() {
-    let b = Bench::new();
+    let b = ToolBench::new();
     let outside = tempfile::tempdir().unwrap();
     write(outside.path(), "secret.txt", "s");
     for p in [
@@ -129,7 +68,7 @@ async fn paths_outside_the_workspace_are_refused() {
 
 #[tokio::test]
 async fn ls_glob_and_grep() {
-    let b = Bench::new();
+    let b = ToolBench::new();
     write(
         &b.root(),
         "src/main.rs",
@@ -181,7 +120,7 @@ async fn ls_glob_and_grep() {
 
 #[tokio::test]
 async fn write_and_edit_keep_the_originals_for_undo() {
-    let b = Bench::new();
+    let b = ToolBench::new();
     write(&b.root(), "a.txt", "alpha beta beta\n");
     let w = b
         .run("write", json!({"path": "deep/new.txt", "content": "fresh"}))
@@ -230,7 +169,7 @@ async fn write_and_edit_keep_the_originals_for_undo() {
 
 #[tokio::test]
 async fn bash_runs_reports_exit_codes_and_times_out() {
-    let b = Bench::new();
+    let b = ToolBench::new();
     let ok = b
         .run("bash", json!({"command": "echo out; echo err >&2; pwd"}))
         .await;
@@ -254,7 +193,7 @@ async fn bash_runs_reports_exit_codes_and_times_out() {
 
 #[tokio::test]
 async fn git_tools_on_a_real_repository() {
-    let b = Bench::new();
+    let b = ToolBench::new();
     b.git(&["init", "-q"]);
     b.git(&["config", "user.name", "t"]);
     b.git(&["config", "user.email", "t@example.com"]);

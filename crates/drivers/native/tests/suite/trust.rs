@@ -8,14 +8,13 @@ use weft_protocol::{permission, InteractionResponse};
 use weft_testkit::sink::{self, TestSink};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, write, Dirs};
+use super::support::{anthropic, driver, run_turn, write, Dirs};
 
 async fn server(turn: Turn, permission: &str) -> (AnthropicServer, Vec<(String, String)>) {
     let script = Script::new()
         .turn(turn)
         .default_reply(Turn::text_reply("done"));
-    let s = AnthropicServer::start(script).await.unwrap();
-    let mut env = endpoint_env("anthropic-messages", &s.base_url(), permission);
+    let (s, mut env) = anthropic(script, permission).await;
     env.retain(|(k, v)| k != "WEFT_NATIVE_PERMISSION" || !v.is_empty());
     (s, env)
 }
@@ -35,15 +34,13 @@ async fn an_untrusted_workspace_runs_no_hook() {
             "auto",
         )
         .await;
-        let dirs = Dirs::new();
-        write(
-            &dirs.work(),
+        let dirs = Dirs::with_file(
             ".weft/hooks.json",
             r#"{"PreToolUse": [{"command": "touch pre-hook-ran"}],
                 "PostToolUse": [{"command": "touch post-hook-ran"}]}"#,
         );
         let input = match trusted {
-            true => dirs.trusted_input(&env, "look", None),
+            true => dirs.trusted_input(&env, "look"),
             false => dirs.input(&env, "look", None),
         };
         let (r, snap, _) = run_turn(&driver(), input).await;
@@ -72,14 +69,9 @@ async fn an_untrusted_workspace_runs_no_check() {
             "auto",
         )
         .await;
-        let dirs = Dirs::new();
-        write(
-            &dirs.work(),
-            ".weft/native.toml",
-            "check = \"touch check-ran\"\n",
-        );
+        let dirs = Dirs::with_file(".weft/native.toml", "check = \"touch check-ran\"\n");
         let input = match trusted {
-            true => dirs.trusted_input(&env, "change it", None),
+            true => dirs.trusted_input(&env, "change it"),
             false => dirs.input(&env, "change it", None),
         };
         let (r, snap, _) = run_turn(&driver(), input).await;
@@ -104,10 +96,9 @@ async fn an_untrusted_workspace_cannot_turn_permission_to_auto() {
             "",
         )
         .await;
-        let dirs = Dirs::new();
-        write(&dirs.work(), ".weft/native.toml", "permission = \"auto\"\n");
+        let dirs = Dirs::with_file(".weft/native.toml", "permission = \"auto\"\n");
         let input = match trusted {
-            true => dirs.trusted_input(&env, "change it", None),
+            true => dirs.trusted_input(&env, "change it"),
             false => dirs.input(&env, "change it", None),
         };
         let sink = denying();
@@ -124,10 +115,9 @@ async fn an_untrusted_workspace_offers_no_pack_of_its_own() {
     const DOCS: &str = "prompt = \"weft-docs-pack-prompt\"\ntools = [\"read\"]\n";
     for trusted in [false, true] {
         let (s, env) = server(Turn::text_reply("hi"), "auto").await;
-        let dirs = Dirs::new();
-        write(&dirs.work(), ".weft/packs/docs.toml", DOCS);
+        let dirs = Dirs::with_file(".weft/packs/docs.toml", DOCS);
         let mut input = match trusted {
-            true => dirs.trusted_input(&env, "hi", None),
+            true => dirs.trusted_input(&env, "hi"),
             false => dirs.input(&env, "hi", None),
         };
         input.pack = Some("docs".into());
@@ -160,9 +150,7 @@ async fn an_untrusted_workspace_offers_no_pack_of_its_own() {
 async fn an_untrusted_workspace_offers_no_skill_of_its_own() {
     for trusted in [false, true] {
         let (s, env) = server(Turn::text_reply("hi"), "auto").await;
-        let dirs = Dirs::new();
-        write(
-            &dirs.work(),
+        let dirs = Dirs::with_file(
             ".weft/skills/deploy/SKILL.md",
             "---\nname: weft-workspace-skill\ndescription: ships it\n---\nrun the deploy\n",
         );
@@ -172,7 +160,7 @@ async fn an_untrusted_workspace_offers_no_skill_of_its_own() {
             "---\nname: weft-global-skill\ndescription: the user's own\n---\nbody\n",
         );
         let input = match trusted {
-            true => dirs.trusted_input(&env, "hi", None),
+            true => dirs.trusted_input(&env, "hi"),
             false => dirs.input(&env, "hi", None),
         };
         let (r, _, _) = run_turn(&driver(), input).await;
@@ -193,14 +181,12 @@ async fn an_untrusted_workspace_keeps_its_deny_rules_and_loses_its_allow_rules()
             "ask",
         )
         .await;
-        let dirs = Dirs::new();
-        write(
-            &dirs.work(),
+        let dirs = Dirs::with_file(
             ".weft/permissions.json",
             r#"{"deny": ["echo"], "allow": ["touch"]}"#,
         );
         let input = match trusted {
-            true => dirs.trusted_input(&env, "go", None),
+            true => dirs.trusted_input(&env, "go"),
             false => dirs.input(&env, "go", None),
         };
         let sink = denying();

@@ -6,7 +6,22 @@ use weft_protocol::ToolStatus;
 use weft_testkit::anthropic::when;
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{driver, endpoint_env, run_turn, write, Dirs};
+use weft_kernel::DriverResult;
+use weft_protocol::UniversalSnapshot;
+
+use super::support::{anthropic, assert_notice, driver, run_turn, Dirs};
+
+/// Runs `prompt` against `script` in a trusted workspace whose check command is `check`.
+async fn with_check(
+    script: Script,
+    check: &str,
+    prompt: &str,
+) -> (AnthropicServer, Dirs, DriverResult, UniversalSnapshot) {
+    let (server, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::with_file(".weft/native.toml", &format!("check = {check:?}\n"));
+    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, prompt)).await;
+    (server, dirs, r, snap)
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_check_goes_back_to_the_model_which_fixes_it() {
@@ -18,15 +33,8 @@ async fn a_failing_check_goes_back_to_the_model_which_fixes_it() {
             Turn::new().tool_use("w2", "write", json!({"path": "ok.txt", "content": "fixed"})),
         )
         .default_reply(Turn::text_reply("Fixed."));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/native.toml",
-        "check = \"test -f ok.txt || { echo weft-check-missing-ok; exit 1; }\"\n",
-    );
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "change it", None)).await;
+    let check = "test -f ok.txt || { echo weft-check-missing-ok; exit 1; }";
+    let (_server, dirs, r, snap) = with_check(script, check, "change it").await;
     assert!(r.ok, "{r:?}");
     let verifies: Vec<_> = snap
         .tool_calls
@@ -47,15 +55,8 @@ async fn a_check_that_keeps_failing_sends_the_model_back_twice_then_says_so() {
     let script = Script::new()
         .turn(Turn::new().tool_use("w", "write", json!({"path": "a.txt", "content": "x"})))
         .default_reply(Turn::text_reply("I tried."));
-    let server = AnthropicServer::start(script).await.unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    write(
-        &dirs.work(),
-        ".weft/native.toml",
-        "check = \"echo never-green; exit 1\"\n",
-    );
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "change it", None)).await;
+    let (server, _dirs, r, snap) =
+        with_check(script, "echo never-green; exit 1", "change it").await;
     assert!(r.ok);
     assert_eq!(
         snap.tool_calls
@@ -66,24 +67,12 @@ async fn a_check_that_keeps_failing_sends_the_model_back_twice_then_says_so() {
     );
     // write, done, feedback 1, feedback 2: four model requests, no more.
     assert_eq!(server.messages_requests().len(), 4);
-    assert!(
-        snap.notices
-            .iter()
-            .any(|n| n.contains("still fails after 2 rounds")),
-        "{:?}",
-        snap.notices
-    );
+    assert_notice(&snap, "still fails after 2 rounds");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_check_runs_when_nothing_was_changed() {
-    let server =
-        AnthropicServer::start(Script::new().default_reply(Turn::text_reply("Just talk.")))
-            .await
-            .unwrap();
-    let env = endpoint_env("anthropic-messages", &server.base_url(), "auto");
-    let dirs = Dirs::new();
-    write(&dirs.work(), ".weft/native.toml", "check = \"exit 1\"\n");
-    let (r, snap, _) = run_turn(&driver(), dirs.trusted_input(&env, "hello", None)).await;
+    let script = Script::new().default_reply(Turn::text_reply("Just talk."));
+    let (_server, _dirs, r, snap) = with_check(script, "exit 1", "hello").await;
     assert!(r.ok && snap.tool_calls.is_empty());
 }
