@@ -71,7 +71,7 @@ pub async fn handle(
             session_key,
             servers,
         } => {
-            weft_kernel::mcp::set_session_overrides(home, &session_key, &servers).map_err(bad)?;
+            weft_kernel::mcp::set_session_overrides(home, &session_key, &servers)?;
             value(weft_kernel::mcp::list(home, None, Some(&session_key)))
         }
         ClientRequest::SetMcpSecret { name, value: v } => {

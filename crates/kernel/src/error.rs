@@ -57,6 +57,56 @@ pub enum KernelError {
     /// follow); the message says what.
     #[error("{0}")]
     NeedsConfirmation(String),
+    /// A skill's or an MCP server's file in Weft's home.
+    #[error(transparent)]
+    Files(#[from] FilesError),
+}
+
+/// Placing a skill, a session's MCP choices: what the user gave is not usable, or
+/// Weft's own files could not be written (which is not the user's request's fault).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FilesError {
+    /// Not a skill folder, a name that is taken or malformed, no such skill.
+    #[error("{0}")]
+    Invalid(String),
+    /// Reading or writing under Weft's home failed.
+    #[error("cannot {doing} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("write", "copy into", …).
+        doing: &'static str,
+        /// Where.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl FilesError {
+    /// An I/O failure `doing` something at `path`.
+    pub fn io(doing: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| FilesError::Io {
+            doing,
+            path,
+            source,
+        }
+    }
+
+    /// The wire code: the request's fault, or the disk's.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            FilesError::Invalid(_) => ErrorCode::BadRequest,
+            FilesError::Io { .. } => ErrorCode::Storage,
+        }
+    }
+}
+
+impl From<FilesError> for WireError {
+    fn from(e: FilesError) -> Self {
+        WireError::new(e.code(), e.to_string())
+    }
 }
 
 impl KernelError {
@@ -75,6 +125,7 @@ impl KernelError {
             KernelError::Plugin(_) => ErrorCode::Plugin,
             KernelError::AgentUnavailable(_) => ErrorCode::AgentUnavailable,
             KernelError::Internal(_) => ErrorCode::Internal,
+            KernelError::Files(e) => e.code(),
         }
     }
 
@@ -87,5 +138,31 @@ impl KernelError {
 impl From<KernelError> for WireError {
     fn from(e: KernelError) -> Self {
         e.to_wire()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_the_user_gave_wrong_is_their_request_and_a_failed_write_is_the_disk() {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let not_a_skill = home.path().join("empty");
+        std::fs::create_dir_all(&not_a_skill).unwrap_or_else(|e| panic!("{e}"));
+        let Err(e) = crate::skills::add(home.path(), &not_a_skill) else {
+            panic!("a folder without a SKILL.md was placed as a skill");
+        };
+        assert_eq!(WireError::from(e).code, ErrorCode::BadRequest);
+
+        // Weft's own file cannot be written: its home is a file, not a folder.
+        let blocked = home.path().join("blocked");
+        std::fs::write(&blocked, "").unwrap_or_else(|e| panic!("{e}"));
+        let Err(e) = crate::skills::set_enabled(&blocked, "tidy", false) else {
+            panic!("a skill was turned off in a home that is a file");
+        };
+        let wire = KernelError::from(e).to_wire();
+        assert_eq!(wire.code, ErrorCode::Storage, "{}", wire.message);
+        assert!(wire.message.contains("cannot write"), "{}", wire.message);
     }
 }

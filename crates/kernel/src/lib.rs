@@ -36,7 +36,7 @@ pub use driver::{
     isolated_env, kept_on_account, AgentDriver, AgentTurnInput, DriverContext, DriverResult,
     EnvNames, TuiSpec, TurnSink,
 };
-pub use error::KernelError;
+pub use error::{FilesError, KernelError};
 pub use hub::{Loom, LoomBuilder};
 pub use io::{Caller, Subscription, TerminalOpened};
 pub use plugin::{Plugin, Plugins, SpawnContribution, SpawnCx};

@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::FilesError;
+
 /// One configured MCP server. `env` and `headers` are shown by name only in `Debug`.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -248,14 +250,15 @@ pub fn session_overrides(state_dir: &Path, session_key: &str) -> BTreeMap<String
 fn update_sessions(
     state_dir: &Path,
     change: impl FnOnce(&mut SessionChoices),
-) -> Result<(), String> {
+) -> Result<(), FilesError> {
     let path = sessions_file(state_dir);
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    let _lock = weft_workspace::files::lock(&state_dir.join(".mcp-sessions.lock")).map_err(fail)?;
+    let lock = state_dir.join(".mcp-sessions.lock");
+    let _lock = weft_workspace::files::lock(&lock).map_err(FilesError::io("lock", &lock))?;
     let mut all = read_sessions(state_dir);
     change(&mut all);
-    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
-    weft_workspace::files::replace(&path, text.as_bytes()).map_err(fail)
+    let text =
+        serde_json::to_string_pretty(&all).map_err(|e| FilesError::io("write", &path)(e.into()))?;
+    weft_workspace::files::replace(&path, text.as_bytes()).map_err(FilesError::io("write", &path))
 }
 
 /// Records that `session_key` turns these servers on or off from its next spawn on.
@@ -263,15 +266,15 @@ pub fn set_session_overrides(
     state_dir: &Path,
     session_key: &str,
     choices: &BTreeMap<String, bool>,
-) -> Result<(), String> {
+) -> Result<(), FilesError> {
     if choices.is_empty() {
         return Ok(());
     }
     for name in choices.keys() {
         if !good_name(name) {
-            return Err(format!(
+            return Err(FilesError::Invalid(format!(
                 "`{name}` is not an MCP server name (letters, digits, - and _)"
-            ));
+            )));
         }
     }
     update_sessions(state_dir, |all| {
@@ -282,7 +285,7 @@ pub fn set_session_overrides(
 }
 
 /// Forgets a deleted session's choices (and nothing else).
-pub fn forget_session(state_dir: &Path, session_key: &str) -> Result<(), String> {
+pub fn forget_session(state_dir: &Path, session_key: &str) -> Result<(), FilesError> {
     if !read_sessions(state_dir).contains_key(session_key) {
         return Ok(());
     }

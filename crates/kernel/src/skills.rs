@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use weft_agent_spec::spec::SkillsDir;
 use weft_protocol::SkillInfo;
 
+use crate::error::FilesError;
+
 /// Where a skill was placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -110,19 +112,20 @@ pub fn disabled(state_dir: &Path) -> BTreeSet<String> {
 }
 
 /// Turns a skill on or off for every agent, from their next spawn.
-pub fn set_enabled(state_dir: &Path, name: &str, enabled: bool) -> Result<(), String> {
+pub fn set_enabled(state_dir: &Path, name: &str, enabled: bool) -> Result<(), FilesError> {
     let mut st = read_state(state_dir);
     if enabled {
         st.disabled.remove(name);
     } else {
         st.disabled.insert(name.to_string());
     }
-    let text = serde_json::to_string_pretty(&st).map_err(|e| e.to_string())?;
     let path = state_file(state_dir);
+    let text =
+        serde_json::to_string_pretty(&st).map_err(|e| FilesError::io("write", &path)(e.into()))?;
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(FilesError::io("write", &path))
 }
 
 /// Every skill placed in Weft for `workdir` (the workspace's winning on a name), by
@@ -192,7 +195,7 @@ pub fn link_into(
     skills: &[&Skill],
     weft_roots: &[PathBuf],
     also_taken: &[PathBuf],
-) -> Result<Linked, String> {
+) -> Result<Linked, FilesError> {
     let mut out = Linked::default();
     let wanted: BTreeSet<&str> = skills.iter().map(|s| s.name.as_str()).collect();
     if let Ok(entries) = std::fs::read_dir(folder) {
@@ -218,10 +221,8 @@ pub fn link_into(
             continue;
         }
         let _ = std::fs::remove_file(&entry); // a Weft link to an older place
-        std::fs::create_dir_all(folder)
-            .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-        std::os::unix::fs::symlink(&s.dir, &entry)
-            .map_err(|e| format!("cannot link {}: {e}", entry.display()))?;
+        std::fs::create_dir_all(folder).map_err(FilesError::io("create", folder))?;
+        std::os::unix::fs::symlink(&s.dir, &entry).map_err(FilesError::io("link", &entry))?;
         out.linked.push(s.name.clone());
     }
     Ok(out)
@@ -298,39 +299,40 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// `weft skills add PATH`: copies the skill folder at `path` (or the folder of a
 /// SKILL.md) into `$WEFT_HOME/skills/<name>`; refused when one of the name is there.
-pub fn add(state_dir: &Path, path: &Path) -> Result<Skill, String> {
+pub fn add(state_dir: &Path, path: &Path) -> Result<Skill, FilesError> {
     let dir = if path.file_name().is_some_and(|n| n == "SKILL.md") {
         path.parent().map(Path::to_path_buf).unwrap_or_default()
     } else {
         path.to_path_buf()
     };
     let md = dir.join("SKILL.md");
+    // The folder given is the user's: one that cannot be read is their request's fault.
     let text = std::fs::read_to_string(&md).map_err(|e| {
-        format!(
+        FilesError::Invalid(format!(
             "{}: cannot read it ({e}); a skill is a folder with a SKILL.md",
             md.display()
-        )
+        ))
     })?;
     let (name, description) = front_matter(&text).ok_or_else(|| {
-        format!(
+        FilesError::Invalid(format!(
             "{}: no front matter with a `name` (---\\nname: …\\ndescription: …\\n---)",
             md.display()
-        )
+        ))
     })?;
     if !good_name(&name) {
-        return Err(format!(
+        return Err(FilesError::Invalid(format!(
             "{}: `{name}` is not a skill name (lowercase letters, digits and -, at most 64)",
             md.display()
-        ));
+        )));
     }
     let target = state_dir.join("skills").join(&name);
     if std::fs::symlink_metadata(&target).is_ok() {
-        return Err(format!(
+        return Err(FilesError::Invalid(format!(
             "a skill named `{name}` is already placed ({}); remove it first",
             target.display()
-        ));
+        )));
     }
-    copy_dir(&dir, &target).map_err(|e| format!("cannot copy into {}: {e}", target.display()))?;
+    copy_dir(&dir, &target).map_err(FilesError::io("copy into", &target))?;
     Ok(Skill {
         enabled: !disabled(state_dir).contains(&name),
         name,
@@ -342,17 +344,17 @@ pub fn add(state_dir: &Path, path: &Path) -> Result<Skill, String> {
 
 /// `weft skills remove NAME`: deletes a global skill (a workspace's is the
 /// workspace's file to delete).
-pub fn remove(state_dir: &Path, name: &str) -> Result<(), String> {
+pub fn remove(state_dir: &Path, name: &str) -> Result<(), FilesError> {
     if !good_name(name) {
-        return Err(format!("`{name}` is not a skill name"));
+        return Err(FilesError::Invalid(format!("`{name}` is not a skill name")));
     }
     let target = state_dir.join("skills").join(name);
     if !target.join("SKILL.md").exists() {
-        return Err(format!(
+        return Err(FilesError::Invalid(format!(
             "no global skill named `{name}` (a workspace's skill is its .weft/skills/{name} folder)"
-        ));
+        )));
     }
-    std::fs::remove_dir_all(&target).map_err(|e| format!("cannot remove {}: {e}", target.display()))
+    std::fs::remove_dir_all(&target).map_err(FilesError::io("remove", &target))
 }
 
 #[cfg(test)]
@@ -454,10 +456,14 @@ mod tests {
         assert!(home.path().join("skills/review-pr/notes.txt").exists());
         let again = add(home.path(), &dir.join("SKILL.md"))
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(again.contains("already placed"), "{again}");
         std::fs::write(src.path().join("SKILL.md"), "no front matter")?;
-        let bad = add(home.path(), src.path()).err().unwrap_or_default();
+        let bad = add(home.path(), src.path())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(bad.contains("no front matter"), "{bad}");
         remove(home.path(), "review-pr")?;
         assert!(!home.path().join("skills/review-pr").exists());

@@ -79,8 +79,7 @@ impl Loom {
         }
         let session_key = runner.record().session_key;
         if let Some(choices) = &request.mcp {
-            crate::mcp::set_session_overrides(&self.env.state_dir, &session_key, choices)
-                .map_err(KernelError::BadRequest)?;
+            crate::mcp::set_session_overrides(&self.env.state_dir, &session_key, choices)?;
         }
         let task_id = new_task_id();
         runner.enqueue(Task {

@@ -76,8 +76,7 @@ pub(super) async fn add_skill(
 ) -> Result<Option<SkillInfo>, WireError> {
     let state = service.home.dir().to_path_buf();
     let skill = tokio::task::spawn_blocking(move || {
-        weft_kernel::skills::add(&state, std::path::Path::new(&path))
-            .map_err(|e| WireError::new(ErrorCode::BadRequest, e))
+        weft_kernel::skills::add(&state, std::path::Path::new(&path)).map_err(WireError::from)
     })
     .await
     .map_err(joined)??;
@@ -90,7 +89,7 @@ pub(super) async fn remove_skill(service: &Service, name: String) -> Result<(), 
     tokio::task::spawn_blocking(move || weft_kernel::skills::remove(&state, &name))
         .await
         .map_err(joined)?
-        .map_err(|e| WireError::new(ErrorCode::BadRequest, e))
+        .map_err(WireError::from)
 }
 
 pub(super) async fn set_skill_enabled(
@@ -102,5 +101,5 @@ pub(super) async fn set_skill_enabled(
     tokio::task::spawn_blocking(move || weft_kernel::skills::set_enabled(&state, &name, enabled))
         .await
         .map_err(joined)?
-        .map_err(|e| WireError::new(ErrorCode::Storage, e))
+        .map_err(WireError::from)
 }

@@ -89,7 +89,8 @@ impl Plugin for SkillsPlugin {
                 }
                 let mut taken = vec![cx.input.workdir.join(&own).join("skills")];
                 taken.extend(home.iter().map(|h| h.join(&own).join("skills")));
-                let r = skills::link_into(&folder, &on, &roots, &taken)?;
+                let r =
+                    skills::link_into(&folder, &on, &roots, &taken).map_err(|e| e.to_string())?;
                 report(cx.agent, r);
                 Ok(SpawnContribution {
                     extra_args: vec!["--add-dir".into(), dir.display().to_string()],
@@ -105,7 +106,8 @@ impl Plugin for SkillsPlugin {
                         let taken = [h.join(&own).join("skills")];
                         report(
                             cx.agent,
-                            skills::link_into(&folder, &global, &roots, &taken)?,
+                            skills::link_into(&folder, &global, &roots, &taken)
+                                .map_err(|e| e.to_string())?,
                         );
                     }
                 }
@@ -114,7 +116,8 @@ impl Plugin for SkillsPlugin {
                     let taken = [cx.input.workdir.join(&own).join("skills")];
                     report(
                         cx.agent,
-                        skills::link_into(&folder, &local, &roots, &taken)?,
+                        skills::link_into(&folder, &local, &roots, &taken)
+                            .map_err(|e| e.to_string())?,
                     );
                 }
                 Ok(SpawnContribution::default())
