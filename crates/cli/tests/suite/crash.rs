@@ -11,8 +11,7 @@ use weft_protocol::verb;
 use weft_protocol::{apply_in_place, ServerMessage, SnapshotAt};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::Env;
-use weft_testkit::leaks::AMBIENT_ANTHROPIC_KEY;
+use super::support::{claude_env, claude_home, Env};
 
 /// The real claude, found as the drivers find it (`WEFT_CLAUDE_BIN`, the project-local
 /// install above this test binary, or an absolute PATH entry: CI keeps its target dir
@@ -53,23 +52,11 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     let env = Env::new();
-    let claude_home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        claude_home.path().join(".claude.json"),
-        r#"{"hasCompletedOnboarding":true}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let claude_home = claude_home();
     let run = |args: &[&str]| {
-        env.cmd(args)
-            .env("HOME", claude_home.path())
-            .env("WEFT_CLAUDE_BIN", &claude)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .env("ANTHROPIC_API_KEY", AMBIENT_ANTHROPIC_KEY)
-            .env("IS_SANDBOX", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"))
+        let mut cmd = env.cmd(args);
+        claude_env(&mut cmd, claude_home.path(), &claude, &server.base_url());
+        cmd.output().unwrap_or_else(|e| panic!("{e}"))
     };
     let out = run(&["run", "--detach", "--agent", "claude", "tell me a story"]);
     assert_eq!(

@@ -4,11 +4,15 @@
 //! Weft writes, which gemini's own `--resume` continues).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
+use serde_json::Value;
 use weft_testkit::{openai, ResponsesServer};
 
-use super::support::{agent_bin, find, gemini_env, gemini_home, stdout_json, wait_for, Env};
+use super::support::{
+    agent_bin, assert_reply, codex_env, find, gemini_env, gemini_home, ok_json, prompts,
+    stdout_json, string, wait_for, Env,
+};
 
 /// The rollout file of thread `id` under `dir`.
 fn rollout(dir: &Path, id: &str) -> Option<PathBuf> {
@@ -26,6 +30,103 @@ fn rollout(dir: &Path, id: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// A session on `agent` with two turns, "first question" and "second question", both
+/// indexed: its key and the first run's result.
+fn two_turns(weft: &impl Fn(&[&str]) -> Output, agent: &str, workdir: &str) -> (String, Value) {
+    let first = ok_json(&weft(&[
+        "run",
+        "--json",
+        "--agent",
+        agent,
+        "--workdir",
+        workdir,
+        "first question",
+    ]));
+    let key = string(&first["sessionKey"]);
+    ok_json(&weft(&[
+        "run",
+        "--json",
+        "--session",
+        &key,
+        "second question",
+    ]));
+    wait_for("both turns to be indexed", 30, || {
+        let list = stdout_json(&weft(&["sessions", "--json"]));
+        find(&list, &key).filter(|r| r["turns"] == 2).map(|_| ())
+    });
+    (key, first)
+}
+
+/// The two forks of a two-turn session and the first prompt of each.
+struct Forks {
+    /// `weft fork --at 1`'s answer.
+    at_one: Value,
+    at_one_key: String,
+    /// The fork's history before its own first prompt.
+    at_one_history: Value,
+    /// The result of "fork at one", the first fork's first prompt.
+    at_one_run: Value,
+    at_end_key: String,
+}
+
+/// Forks `key` after turn 1 (its first prompt "fork at one", whose reply holds
+/// `reply_at_one`) and at its end (its first prompt "fork at the end").
+fn fork_both(
+    weft: &impl Fn(&[&str]) -> Output,
+    agent: &str,
+    key: &str,
+    reply_at_one: &str,
+) -> Forks {
+    let at_one = ok_json(&weft(&["fork", key, "--at", "1", "--json"]));
+    let at_one_key = string(&at_one["sessionKey"]);
+    assert!(
+        at_one_key.starts_with(&format!("{agent}:")) && at_one_key != key,
+        "{at_one}"
+    );
+    assert_eq!(at_one["turns"], 1, "{at_one}");
+    assert_eq!(at_one["relation"], "fork", "{at_one}");
+    let at_one_history = stdout_json(&weft(&["history", &at_one_key, "--json"]));
+    assert_eq!(
+        at_one_history.as_array().map(Vec::len),
+        Some(1),
+        "{at_one_history}"
+    );
+    let at_one_run = ok_json(&weft(&[
+        "run",
+        "--json",
+        "--session",
+        &at_one_key,
+        "fork at one",
+    ]));
+    assert_reply(&at_one_run, reply_at_one);
+
+    let at_end_key = string(&ok_json(&weft(&["fork", key, "--json"]))["sessionKey"]);
+    ok_json(&weft(&[
+        "run",
+        "--json",
+        "--session",
+        &at_end_key,
+        "fork at the end",
+    ]));
+    Forks {
+        at_one,
+        at_one_key,
+        at_one_history,
+        at_one_run,
+        at_end_key,
+    }
+}
+
+/// Both forks are listed with `key` as their parent; the list.
+fn assert_listed_as_forks(weft: &impl Fn(&[&str]) -> Output, key: &str, forks: &Forks) -> Value {
+    let list = stdout_json(&weft(&["sessions", "--json"]));
+    for k in [&forks.at_one_key, &forks.at_end_key] {
+        let row = find(&list, k).unwrap_or_else(|| panic!("{k} not listed: {list}"));
+        assert_eq!(row["parentKey"], key, "{row}");
+    }
+    list
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -50,19 +151,9 @@ async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
         .unwrap_or_else(|e| panic!("{e}"));
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let env = Env::new();
-    let workdir = env.workdir();
     let weft = |args: &[&str]| {
         let mut cmd: Command = env.cmd(args);
-        cmd.env("CODEX_HOME", home.path())
-            .env("HOME", home.path())
-            .env("WEFT_CODEX_BIN", &codex)
-            .env("WEFT_CODEX_BASE_URL", server.v1_url())
-            .env("WEFT_CODEX_API_KEY_ENV", "WEFT_TEST_OPENAI_KEY")
-            .env("WEFT_TEST_OPENAI_KEY", "sk-test")
-            .env("WEFT_CODEX_MAX_RETRIES", "0")
-            .env("WEFT_CODEX_SANDBOX", "danger-full-access")
-            .env("WEFT_CODEX_APPROVAL_POLICY", "never")
-            .env("WEFT_CODEX_CONFIG", "model=\"mock-model\"");
+        codex_env(&mut cmd, home.path(), &codex, &server.v1_url(), "sk-test");
         cmd.output().unwrap_or_else(|e| panic!("{e}"))
     };
     let request_with = |prompt: &str| {
@@ -75,60 +166,21 @@ async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
     };
 
     // A Weft session on codex with two turns.
-    let out = weft(&[
-        "run",
-        "--json",
-        "--agent",
-        "codex",
-        "--workdir",
-        &workdir,
-        "first question",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let run = stdout_json(&out);
-    let key = run["sessionKey"].as_str().unwrap_or_default().to_string();
-    let thread = run["snapshot"]["sessionId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let out = weft(&["run", "--json", "--session", &key, "second question"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let (key, run) = two_turns(&weft, "codex", &env.workdir());
+    let thread = string(&run["snapshot"]["sessionId"]);
     let parent_file = rollout(&home.path().join("sessions"), &thread)
         .unwrap_or_else(|| panic!("no rollout of {thread}"));
     let parent_bytes = std::fs::read(&parent_file).unwrap_or_else(|e| panic!("{e}"));
-    // Both turns indexed (the fork point is read from the rollout).
-    wait_for("both turns to be indexed", 30, || {
-        let list = stdout_json(&weft(&["sessions", "--json"]));
-        find(&list, &key).filter(|r| r["turns"] == 2).map(|_| ())
-    });
 
-    // Fork after turn 1: listed at once, with the parent's first turn as its history.
-    let out = weft(&["fork", &key, "--at", "1", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let fork = stdout_json(&out);
-    let fork_key = fork["sessionKey"].as_str().unwrap_or_default().to_string();
-    assert!(fork_key.starts_with("codex:") && fork_key != key, "{fork}");
-    assert_eq!(fork["turns"], 1, "{fork}");
+    // Fork after turn 1: listed at once, with the parent's first turn as its history;
+    // its first prompt has codex fork the thread through turn 1. Then a fork at the end.
+    let forks = fork_both(&weft, "codex", &key, "charlie-reply-fork");
+    let fork = &forks.at_one;
     assert_eq!(fork["parentKey"], key.as_str(), "{fork}");
-    assert_eq!(fork["relation"], "fork", "{fork}");
-    let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
-    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    let history = &forks.at_one_history;
     assert_eq!(history[0]["prompt"], "first question", "{history}");
-
-    // Its first prompt: codex forks the thread through turn 1.
-    let out = weft(&["run", "--json", "--session", &fork_key, "fork at one"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let run = stdout_json(&out);
-    assert!(
-        run["snapshot"]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("charlie-reply-fork")),
-        "{run}"
-    );
-    let fork_thread = run["snapshot"]["sessionId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let run = &forks.at_one_run;
+    let fork_thread = string(&run["snapshot"]["sessionId"]);
     assert!(!fork_thread.is_empty() && fork_thread != thread, "{run}");
     let seen = request_with("fork at one");
     assert!(
@@ -137,16 +189,6 @@ async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
             && !seen.contains("bravo-reply-two"),
         "the fork carries turn 1 only: {seen}"
     );
-
-    // Fork at the end: both turns.
-    let out = weft(&["fork", &key, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let end_key = stdout_json(&out)["sessionKey"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let out = weft(&["run", "--json", "--session", &end_key, "fork at the end"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
     let seen = request_with("fork at the end");
     assert!(
         seen.contains("alpha-reply-one") && seen.contains("bravo-reply-two"),
@@ -165,25 +207,18 @@ async fn a_codex_session_forks_at_a_turn_and_at_its_end_through_codex_itself() {
 
     // The library lists all three, the forks with their parent; once the fork's own
     // rollout is indexed, its history is the parent's turn 1 and then its own.
-    let list = stdout_json(&weft(&["sessions", "--json"]));
+    let list = assert_listed_as_forks(&weft, &key, &forks);
     assert!(find(&list, &key).is_some(), "{list}");
-    for k in [&fork_key, &end_key] {
-        let row = find(&list, k).unwrap_or_else(|| panic!("{k} not listed: {list}"));
-        assert_eq!(row["parentKey"], key.as_str(), "{row}");
-        assert_eq!(row["relation"], "fork", "{row}");
+    for k in [&forks.at_one_key, &forks.at_end_key] {
+        assert_eq!(find(&list, k).map(|r| &r["relation"]), Some(&"fork".into()));
     }
+    let fork_key = &forks.at_one_key;
     wait_for("the fork's rollout to be indexed", 30, || {
-        let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
-        let prompts: Vec<String> = history
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["prompt"].as_str().map(String::from))
-            .collect();
-        (prompts == ["first question", "fork at one"]).then_some(())
+        let history = stdout_json(&weft(&["history", fork_key, "--json"]));
+        (prompts(&history) == ["first question", "fork at one"]).then_some(())
     });
     let list = stdout_json(&weft(&["sessions", "--json"]));
-    let row = find(&list, &fork_key).unwrap_or_else(|| panic!("{list}"));
+    let row = find(&list, fork_key).unwrap_or_else(|| panic!("{list}"));
     assert_eq!(row["turns"], 2, "the parent's turn and its own: {row}");
 }
 
@@ -213,7 +248,6 @@ async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each(
         .unwrap_or_else(|e| panic!("{e}"));
     let home = gemini_home();
     let env = Env::new();
-    let workdir = env.workdir();
     let weft = |args: &[&str]| {
         let mut cmd: Command = env.cmd(args);
         gemini_env(&mut cmd, home.path(), &bin, &server.base_url());
@@ -228,58 +262,17 @@ async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each(
             .unwrap_or_else(|| panic!("no request carried {prompt}"))
     };
 
-    let out = weft(&[
-        "run",
-        "--json",
-        "--agent",
-        "gemini",
-        "--workdir",
-        &workdir,
-        "first question",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let key = stdout_json(&out)["sessionKey"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let out = weft(&["run", "--json", "--session", &key, "second question"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let (key, _) = two_turns(&weft, "gemini", &env.workdir());
     assert!(request_with("second question").contains("echo-reply-one"));
-    wait_for("both turns to be indexed", 30, || {
-        let list = stdout_json(&weft(&["sessions", "--json"]));
-        find(&list, &key).filter(|r| r["turns"] == 2).map(|_| ())
-    });
 
-    // After turn 1: the fork's history is turn 1, and gemini answers from there.
-    let out = weft(&["fork", &key, "--at", "1", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let fork = stdout_json(&out);
-    let fork_key = fork["sessionKey"].as_str().unwrap_or_default().to_string();
-    assert!(fork_key.starts_with("gemini:") && fork_key != key, "{fork}");
-    assert_eq!(fork["turns"], 1, "{fork}");
-    assert_eq!(fork["relation"], "fork", "{fork}");
-    let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
-    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
-    let out = weft(&["run", "--json", "--session", &fork_key, "fork at one"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(stdout_json(&out)["snapshot"]["text"]
-        .as_str()
-        .is_some_and(|t| t.contains("golf-reply-fork")));
+    // After turn 1: the fork's history is turn 1, and gemini answers from there; at the
+    // end: both turns, none of the other fork's.
+    let forks = fork_both(&weft, "gemini", &key, "golf-reply-fork");
     let seen = request_with("fork at one");
     assert!(
         seen.contains("echo-reply-one") && !seen.contains("foxtrot-reply-two"),
         "the fork carries turn 1 only: {seen}"
     );
-
-    // At the end: both turns, none of the other fork's.
-    let out = weft(&["fork", &key, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let end_key = stdout_json(&out)["sessionKey"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let out = weft(&["run", "--json", "--session", &end_key, "fork at the end"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
     let seen = request_with("fork at the end");
     assert!(
         seen.contains("echo-reply-one")
@@ -287,14 +280,10 @@ async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each(
             && !seen.contains("golf-reply-fork"),
         "the fork at the end carries both turns: {seen}"
     );
-    let list = stdout_json(&weft(&["sessions", "--json"]));
-    for k in [&fork_key, &end_key] {
-        let row = find(&list, k).unwrap_or_else(|| panic!("{k} not listed: {list}"));
-        assert_eq!(row["parentKey"], key.as_str(), "{row}");
-    }
+    assert_listed_as_forks(&weft, &key, &forks);
     // Each fork's file holds its continued chat: gemini's resume leaves no header-only
     // file beside it for its next start's cleanup to delete both by.
-    for (k, turns) in [(&fork_key, 2), (&end_key, 3)] {
+    for (k, turns) in [(&forks.at_one_key, 2), (&forks.at_end_key, 3)] {
         wait_for("the continued fork to be indexed", 30, || {
             let list = stdout_json(&weft(&["sessions", "--json"]));
             find(&list, k)
@@ -302,14 +291,13 @@ async fn a_gemini_chat_forks_at_a_turn_and_at_its_end_and_gemini_continues_each(
                 .map(|_| ())
         });
     }
-    let out = weft(&[
+    ok_json(&weft(&[
         "run",
         "--json",
         "--session",
-        &fork_key,
+        &forks.at_one_key,
         "fork at one, again",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    ]));
     let seen = request_with("fork at one, again");
     assert!(seen.contains("golf-reply-fork"), "{seen}");
 }

@@ -9,30 +9,11 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 use weft_testkit::{anthropic, gemini, openai, AnthropicServer, GeminiServer, ResponsesServer};
 
-use super::support::{agent_bin, find, gemini_env, gemini_home, stdout_json, wait_for, Env};
-use weft_testkit::leaks::{AMBIENT_ANTHROPIC_KEY, AMBIENT_OPENAI_KEY};
-
-/// The claude environment: an isolated HOME with onboarding done, the scripted server.
-fn claude_env(cmd: &mut Command, home: &Path, claude: &Path, server: &AnthropicServer) {
-    cmd.env("HOME", home)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env("WEFT_CLAUDE_BIN", claude)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", AMBIENT_ANTHROPIC_KEY)
-        .env("IS_SANDBOX", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0");
-}
-
-fn claude_home() -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        home.path().join(".claude.json"),
-        r#"{"hasCompletedOnboarding":true}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    home
-}
+use super::support::{
+    agent_bin, assert_reply, claude_env, claude_home, codex_env, find, gemini_env, gemini_home,
+    ok_json, prompts, stdout_json, string, wait_for, Env,
+};
+use weft_testkit::leaks::AMBIENT_OPENAI_KEY;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_and_continued() {
@@ -73,7 +54,7 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     let claude_run = |args: &[&str]| {
         let mut cmd = Command::new(&claude);
         cmd.args(args).current_dir(&workdir).stdin(Stdio::null());
-        claude_env(&mut cmd, home.path(), &claude, &server);
+        claude_env(&mut cmd, home.path(), &claude, &server.base_url());
         cmd.output().unwrap_or_else(|e| panic!("{e}"))
     };
     let first = claude_run(&[
@@ -91,7 +72,7 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
 
     let weft = |args: &[&str]| {
         let mut cmd = env.cmd(args);
-        claude_env(&mut cmd, home.path(), &claude, &server);
+        claude_env(&mut cmd, home.path(), &claude, &server.base_url());
         cmd.output().unwrap_or_else(|e| panic!("{e}"))
     };
 
@@ -169,22 +150,24 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     });
 
     // Continue: the same key, now run by Weft; claude resumes the whole conversation.
-    let out = weft(&["run", "--json", "--session", &key, "third question"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let run = stdout_json(&out);
+    let run = ok_json(&weft(&[
+        "run",
+        "--json",
+        "--session",
+        &key,
+        "third question",
+    ]));
     assert_eq!(run["sessionKey"], key.as_str());
-    assert!(
-        run["snapshot"]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("wombat-reply-three")),
-        "{run}"
-    );
-    let seen = server
-        .messages_requests()
-        .into_iter()
-        .find(|r| r.all_text().contains("third question"))
-        .map(|r| r.all_text())
-        .unwrap_or_default();
+    assert_reply(&run, "wombat-reply-three");
+    let request_with = |words: &str| {
+        server
+            .messages_requests()
+            .into_iter()
+            .find(|r| r.all_text().contains(words))
+            .map(|r| r.all_text())
+            .unwrap_or_default()
+    };
+    let seen = request_with("third question");
     assert!(
         seen.contains("first question") && seen.contains("quokka-reply-two"),
         "the scripted server saw the earlier conversation: {seen}"
@@ -200,14 +183,8 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     assert_eq!(rows.len(), 1, "{list}");
     assert_eq!(rows[0]["origin"], "managed");
     let history = stdout_json(&weft(&["history", &key, "--json"]));
-    let prompts: Vec<&str> = history
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["prompt"].as_str())
-        .collect();
     assert_eq!(
-        prompts,
+        prompts(&history),
         [
             "first question: what is this?",
             "second question",
@@ -245,33 +222,28 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
             .contains("wombat-reply-three")
             .then_some(bytes)
     });
-    let out = weft(&["fork", &key, "--at", "1", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let fork = stdout_json(&out);
-    let fork_key = fork["sessionKey"].as_str().unwrap_or_default().to_string();
+    let fork = ok_json(&weft(&["fork", &key, "--at", "1", "--json"]));
+    let fork_key = string(&fork["sessionKey"]);
     assert!(fork_key.starts_with("claude:") && fork_key != key, "{fork}");
     assert_eq!(fork["turns"], 1);
     assert_eq!(fork["parentKey"], key.as_str());
     assert_eq!(fork["relation"], "fork");
     let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
     assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
-    let out = weft(&["run", "--json", "--session", &fork_key, "fourth question"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(stdout_json(&out)["snapshot"]["text"]
-        .as_str()
-        .is_some_and(|t| t.contains("ibis-reply-four")));
-    let seen = server
-        .messages_requests()
-        .into_iter()
-        .find(|r| r.all_text().contains("fourth question"))
-        .map(|r| r.all_text())
-        .unwrap_or_default();
+    let run = ok_json(&weft(&[
+        "run",
+        "--json",
+        "--session",
+        &fork_key,
+        "fourth question",
+    ]));
+    assert_reply(&run, "ibis-reply-four");
+    let seen = request_with("fourth question");
     assert!(
         seen.contains("zephyr-reply-one") && !seen.contains("quokka-reply-two"),
         "the fork carries turn 1 only: {seen}"
     );
     // The fork's agent session is its own, under the id its key names.
-    let run = stdout_json(&out);
     assert_eq!(
         run["snapshot"]["sessionId"]
             .as_str()
@@ -281,19 +253,17 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     );
 
     // Fork at the end: every turn of the parent, none of the other fork's.
-    let out = weft(&["fork", &key, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let end = stdout_json(&out);
-    let end_key = end["sessionKey"].as_str().unwrap_or_default().to_string();
+    let end = ok_json(&weft(&["fork", &key, "--json"]));
+    let end_key = string(&end["sessionKey"]);
     assert_eq!(end["turns"], 3, "{end}");
-    let out = weft(&["run", "--json", "--session", &end_key, "fifth question"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let seen = server
-        .messages_requests()
-        .into_iter()
-        .find(|r| r.last_user_text().contains("fifth question"))
-        .map(|r| r.all_text())
-        .unwrap_or_default();
+    ok_json(&weft(&[
+        "run",
+        "--json",
+        "--session",
+        &end_key,
+        "fifth question",
+    ]));
+    let seen = request_with("fifth question");
     assert!(
         seen.contains("zephyr-reply-one")
             && seen.contains("quokka-reply-two")
@@ -329,13 +299,7 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     }
     wait_for("the fork's own file to be indexed", 30, || {
         let history = stdout_json(&weft(&["history", &fork_key, "--json"]));
-        let prompts: Vec<String> = history
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["prompt"].as_str().map(String::from))
-            .collect();
-        (prompts == ["first question: what is this?", "fourth question"]).then_some(())
+        (prompts(&history) == ["first question: what is this?", "fourth question"]).then_some(())
     });
 }
 
@@ -359,9 +323,7 @@ fn native_in_fresh_home(
         prompt,
     ]);
     agent_env(&mut cmd);
-    let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let run = stdout_json(&out);
+    let run = ok_json(&cmd.output().unwrap_or_else(|e| panic!("{e}")));
     let native_id = run["snapshot"]["sessionId"]
         .as_str()
         .unwrap_or_else(|| panic!("no agent session id: {run}"))
@@ -424,16 +386,13 @@ async fn codex_rollouts_are_indexed_with_title_folder_usage_and_open() {
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let workdir = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
     let env = |cmd: &mut Command| {
-        cmd.env("CODEX_HOME", home.path())
-            .env("HOME", home.path())
-            .env("WEFT_CODEX_BIN", &codex)
-            .env("WEFT_CODEX_BASE_URL", server.v1_url())
-            .env("WEFT_CODEX_API_KEY_ENV", "WEFT_TEST_OPENAI_KEY")
-            .env("WEFT_TEST_OPENAI_KEY", AMBIENT_OPENAI_KEY)
-            .env("WEFT_CODEX_MAX_RETRIES", "0")
-            .env("WEFT_CODEX_SANDBOX", "danger-full-access")
-            .env("WEFT_CODEX_APPROVAL_POLICY", "never")
-            .env("WEFT_CODEX_CONFIG", "model=\"mock-model\"");
+        codex_env(
+            cmd,
+            home.path(),
+            &codex,
+            &server.v1_url(),
+            AMBIENT_OPENAI_KEY,
+        );
     };
     native_in_fresh_home(
         &env,

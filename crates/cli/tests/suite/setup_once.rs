@@ -9,7 +9,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use super::support::Env;
+use super::support::{claude_home, Env};
 use weft_testkit::leaks::AMBIENT_ANTHROPIC_KEY;
 
 fn servers(v: &Value) -> Vec<(String, String, bool)> {
@@ -160,12 +160,7 @@ async fn an_mcp_secret_reaches_the_server_and_nothing_else() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let env = Env::new();
-    let agent_home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        agent_home.path().join(".claude.json"),
-        r#"{"hasCompletedOnboarding":true}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let agent_home = claude_home();
     let path = format!(
         "{}:{}",
         claude

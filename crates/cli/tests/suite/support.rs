@@ -225,12 +225,10 @@ pub fn find<'a>(list: &'a Value, key: &str) -> Option<&'a Value> {
 /// usage statistics).
 pub fn gemini_home() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(home.path().join(".gemini")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        home.path().join(".gemini/settings.json"),
-        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    write(
+        &home.path().join(".gemini/settings.json"),
+        GEMINI_KEY_SETTINGS,
+    );
     home
 }
 
@@ -242,4 +240,87 @@ pub fn gemini_env(cmd: &mut Command, home: &Path, bin: &Path, base_url: &str) {
         .env("GEMINI_API_KEY", "test-key")
         .env("GOOGLE_GEMINI_BASE_URL", base_url)
         .env("GEMINI_CLI_NO_RELAUNCH", "true");
+}
+
+/// The Gemini settings that pick the API key (no Google login, no usage statistics).
+pub const GEMINI_KEY_SETTINGS: &str = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#;
+
+/// Writes a file the test needs, failing the test if it cannot.
+pub fn write(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// An isolated HOME where Claude Code's onboarding is done, so a first run asks nothing.
+pub fn claude_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    write(
+        &home.path().join(".claude.json"),
+        r#"{"hasCompletedOnboarding":true}"#,
+    );
+    home
+}
+
+/// The real claude in `home` against the scripted server at `base_url`, with the
+/// suite's ambient key (which the leak search knows).
+pub fn claude_env(cmd: &mut Command, home: &Path, claude: &Path, base_url: &str) {
+    cmd.env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("WEFT_CLAUDE_BIN", claude)
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env(
+            "ANTHROPIC_API_KEY",
+            weft_testkit::leaks::AMBIENT_ANTHROPIC_KEY,
+        )
+        .env("IS_SANDBOX", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0");
+}
+
+/// The real codex with `home` as its home against the scripted server at `v1_url`,
+/// its key `api_key`; no retries, no sandbox and no approvals, so a turn never waits.
+pub fn codex_env(cmd: &mut Command, home: &Path, codex: &Path, v1_url: &str, api_key: &str) {
+    cmd.env("CODEX_HOME", home)
+        .env("HOME", home)
+        .env("WEFT_CODEX_BIN", codex)
+        .env("WEFT_CODEX_BASE_URL", v1_url)
+        .env("WEFT_CODEX_API_KEY_ENV", "WEFT_TEST_OPENAI_KEY")
+        .env("WEFT_TEST_OPENAI_KEY", api_key)
+        .env("WEFT_CODEX_MAX_RETRIES", "0")
+        .env("WEFT_CODEX_SANDBOX", "danger-full-access")
+        .env("WEFT_CODEX_APPROVAL_POLICY", "never")
+        .env("WEFT_CODEX_CONFIG", "model=\"mock-model\"");
+}
+
+/// The JSON output of a command that must have succeeded.
+pub fn ok_json(out: &Output) -> Value {
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    stdout_json(out)
+}
+
+/// A string field as an owned string, empty when absent.
+pub fn string(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// The reply of a `weft run --json` result holds `want`.
+pub fn assert_reply(run: &Value, want: &str) {
+    assert!(
+        run["snapshot"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(want)),
+        "the reply lacks {want:?}: {run}"
+    );
+}
+
+/// The prompts of a JSON history, in order.
+pub fn prompts(history: &Value) -> Vec<String> {
+    history
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["prompt"].as_str().map(String::from))
+        .collect()
 }

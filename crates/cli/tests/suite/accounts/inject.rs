@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use weft_testkit::{AnthropicServer, GeminiServer, ResponsesServer, Script, Turn};
 
+use super::super::support::{assert_reply, write};
 use super::{agent_bin, only_credential, secret, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,50 +33,24 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
     let (k1, k2, kg) = (secret("one"), secret("two"), secret("gateway"));
     let mut secrets = vec![k1.clone(), k2.clone(), kg.clone()];
 
-    let Some(a1) = w.add_with_secret(
-        &[
-            "--agent",
-            "claude",
-            "--kind",
-            "api-key",
-            "--label",
-            "first key",
-            "--base-url",
-            &one.base_url(),
-        ],
+    let Some(a1) = w.add_account(
+        ["claude", "api-key", "first key", &one.base_url()],
+        &[],
         &k1,
     ) else {
         return;
     };
     let a2 = w
-        .add_with_secret(
-            &[
-                "--agent",
-                "claude",
-                "--kind",
-                "api-key",
-                "--label",
-                "second key",
-                "--base-url",
-                &two.base_url(),
-            ],
+        .add_account(
+            ["claude", "api-key", "second key", &two.base_url()],
+            &[],
             &k2,
         )
         .unwrap_or_default();
     let ag = w
-        .add_with_secret(
-            &[
-                "--agent",
-                "claude",
-                "--kind",
-                "gateway",
-                "--label",
-                "gateway",
-                "--base-url",
-                &gateway.base_url(),
-                "--model",
-                "claude-sonnet-4-5",
-            ],
+        .add_account(
+            ["claude", "gateway", "gateway", &gateway.base_url()],
+            &["--model", "claude-sonnet-4-5"],
             &kg,
         )
         .unwrap_or_default();
@@ -129,17 +104,7 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         ambient.recorder().requests().is_empty(),
         "a turn on an account reached the ambient endpoint"
     );
-    let sessions = w.run_json(&["sessions", "--json"]);
-    let account_of = |key: &str| {
-        sessions
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|s| s["sessionKey"] == key)
-            .map(|s| s["account"].clone())
-            .unwrap_or_default()
-    };
-    assert_eq!(account_of(&keys[0]), Value::from(a1.clone()));
+    assert_eq!(w.account_of(&keys[0]), Value::from(a1.clone()));
 
     // The first session switches to the second key mid-conversation: the same config
     // folder, so claude resumes and the second endpoint sees the history.
@@ -153,9 +118,7 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         &a2,
         "and now on two",
     ]);
-    assert!(v["snapshot"]["text"]
-        .as_str()
-        .is_some_and(|t| t.contains("reply from two")));
+    assert_reply(&v, "reply from two");
     let switched: Vec<_> = two.messages_requests().into_iter().skip(before).collect();
     assert!(
         switched
@@ -171,9 +134,11 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
 
     // Bad input: a clear error naming the account, the session untouched.
     let turns_before = w.run_json(&["history", &keys[0], "--json"]);
-    let out = w.weft(&["run", "--session", &keys[0], "--account", "acct-nope", "x"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown account `acct-nope`"));
+    let said = w.refused(
+        &["run", "--session", &keys[0], "--account", "acct-nope", "x"],
+        None,
+    );
+    assert!(said.contains("unknown account `acct-nope`"));
     let (code, codex_acct) = {
         let out = w.weft_in(
             &[
@@ -196,9 +161,10 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         )
     };
     assert_eq!(code, Some(0));
-    let out = w.weft(&["run", "--session", &keys[0], "--account", &codex_acct, "x"]);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = w.refused(
+        &["run", "--session", &keys[0], "--account", &codex_acct, "x"],
+        None,
+    );
     assert!(
         stderr.contains(&codex_acct) && stderr.contains("codex account"),
         "{stderr}"
@@ -215,10 +181,8 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         stderr.contains(&login) && stderr.contains("not logged in"),
         "{stderr}"
     );
-    let out = w.weft_in(
+    let said = w.refused_add(
         &[
-            "accounts",
-            "add",
             "--agent",
             "codex",
             "--kind",
@@ -227,12 +191,10 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
             "bad",
             "--base-url",
             "::not-a-url",
-            "--secret-stdin",
         ],
-        Some("sk-never-kept"),
+        "sk-never-kept",
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a URL"));
+    assert!(said.contains("not a URL"));
     let listed = w.run_json(&["accounts", "list", "--json"]);
     assert_eq!(listed.as_array().map(Vec::len), Some(5), "{listed}");
     assert_eq!(
@@ -240,22 +202,16 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         turns_before,
         "a refused switch changed the session"
     );
-    let sessions = w.run_json(&["sessions", "--json"]);
-    let now = sessions
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["sessionKey"] == keys[0].as_str())
-        .map(|s| s["account"].clone())
-        .unwrap_or_default();
-    assert_eq!(now, Value::from(a2.clone()), "the session's account moved");
+    assert_eq!(
+        w.account_of(&keys[0]),
+        Value::from(a2.clone()),
+        "the session's account moved"
+    );
     secrets.push("sk-never-kept".into());
 
     // The ambient account still works: the agent's own environment, passed through.
     let v = w.run_json(&["run", "--json", "--agent", "claude", "on my own login"]);
-    assert!(v["snapshot"]["text"]
-        .as_str()
-        .is_some_and(|t| t.contains("ambient reply")));
+    assert_reply(&v, "ambient reply");
     only_credential(
         &ambient.recorder().requests(),
         ("x-api-key", "sk-ambient-claude-key"),
@@ -285,30 +241,23 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         "--env",
         "IS_SANDBOX=1",
     ]);
-    let listed = w.run_json(&["accounts", "list", "--json"]);
-    let login_home = listed
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|a| a["id"] == login2.as_str())
-        .and_then(|a| a["homeDir"].as_str())
+    let login_home = w.account(&login2)["homeDir"]
+        .as_str()
         .map(PathBuf::from)
         .unwrap_or_default();
     // What `claude auth login` would leave there (the CLI's own file, in the account's
     // home; Weft never writes or copies one).
     let far = 4_102_444_800_000_i64;
-    std::fs::write(
-        login_home.join(".credentials.json"),
-        format!(
+    write(
+        &login_home.join(".credentials.json"),
+        &format!(
             r#"{{"claudeAiOauth":{{"accessToken":"oauth-access-e2e","refreshToken":"oauth-refresh-e2e","expiresAt":{far},"scopes":["user:inference"],"subscriptionType":"max"}}}}"#
         ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        login_home.join(".claude.json"),
+    );
+    write(
+        &login_home.join(".claude.json"),
         r#"{"hasCompletedOnboarding":true}"#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
     let v = w.run_json(&[
         "run",
         "--json",
@@ -318,12 +267,7 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
         &login2,
         "now on the subscription",
     ]);
-    assert!(
-        v["snapshot"]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("reply from the subscription")),
-        "{v}"
-    );
+    assert_reply(&v, "reply from the subscription");
     let carried = sub.messages_requests();
     assert!(
         carried
@@ -387,47 +331,19 @@ async fn accounts_inject_exactly_their_credentials_and_leave_no_secret_behind() 
 /// scripted server, with the ambient endpoints never reached.
 async fn codex_and_gemini(w: &mut World, secrets: &mut Vec<String>) {
     if let Some(codex) = agent_bin("codex") {
-        w.vars
-            .push(("WEFT_CODEX_BIN".into(), codex.display().to_string()));
         let server = ResponsesServer::start(
             weft_testkit::openai::Script::new()
                 .default_reply(weft_testkit::openai::Turn::new().text("codex on its endpoint")),
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-        let key = secret("codex");
-        secrets.push(key.clone());
-        let id = w
-            .add_with_secret(
-                &[
-                    "--agent",
-                    "codex",
-                    "--kind",
-                    "endpoint",
-                    "--label",
-                    "local server",
-                    "--base-url",
-                    &server.v1_url(),
-                    "--protocol",
-                    "openai-responses",
-                ],
-                &key,
-            )
-            .unwrap_or_default();
-        let v = w.run_json(&[
-            "run",
-            "--json",
-            "--agent",
-            "codex",
-            "--account",
-            &id,
-            "hello codex",
-        ]);
-        assert!(
-            v["snapshot"]["text"]
-                .as_str()
-                .is_some_and(|t| t.contains("codex on its endpoint")),
-            "{v}"
+        let key = one_turn_on_new_account(
+            w,
+            secrets,
+            ("codex", codex),
+            ["endpoint", "local server", &server.v1_url()],
+            &["--protocol", "openai-responses"],
+            "codex on its endpoint",
         );
         only_credential(
             &server.recorder().requests(),
@@ -435,48 +351,43 @@ async fn codex_and_gemini(w: &mut World, secrets: &mut Vec<String>) {
         );
     }
     if let Some(gemini) = agent_bin("gemini") {
-        w.vars
-            .push(("WEFT_GEMINI_BIN".into(), gemini.display().to_string()));
         let server = GeminiServer::start(
             weft_testkit::gemini::Script::new()
                 .default_reply(weft_testkit::gemini::Turn::new().text("gemini on its key")),
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-        let key = secret("gemini");
-        secrets.push(key.clone());
-        let id = w
-            .add_with_secret(
-                &[
-                    "--agent",
-                    "gemini",
-                    "--kind",
-                    "api-key",
-                    "--label",
-                    "gemini key",
-                    "--base-url",
-                    &server.base_url(),
-                    "--env",
-                    "GEMINI_CLI_NO_RELAUNCH=true",
-                ],
-                &key,
-            )
-            .unwrap_or_default();
-        let v = w.run_json(&[
-            "run",
-            "--json",
-            "--agent",
-            "gemini",
-            "--account",
-            &id,
-            "hello gemini",
-        ]);
-        assert!(
-            v["snapshot"]["text"]
-                .as_str()
-                .is_some_and(|t| t.contains("gemini on its key")),
-            "{v}"
+        let key = one_turn_on_new_account(
+            w,
+            secrets,
+            ("gemini", gemini),
+            ["api-key", "gemini key", &server.base_url()],
+            &["--env", "GEMINI_CLI_NO_RELAUNCH=true"],
+            "gemini on its key",
         );
         only_credential(&server.recorder().requests(), ("x-goog-api-key", &key));
     }
+}
+
+/// Adds an account of `agent` (its CLI at `bin`) with a new secret, and runs
+/// `hello AGENT` on it, whose reply must hold `want`; the secret.
+fn one_turn_on_new_account(
+    w: &mut World,
+    secrets: &mut Vec<String>,
+    (agent, bin): (&str, PathBuf),
+    [kind, label, base_url]: [&str; 3],
+    more: &[&str],
+    want: &str,
+) -> String {
+    w.vars.push((
+        format!("WEFT_{}_BIN", agent.to_uppercase()),
+        bin.display().to_string(),
+    ));
+    let key = secret(agent);
+    secrets.push(key.clone());
+    let id = w
+        .add_account([agent, kind, label, base_url], more, &key)
+        .unwrap_or_default();
+    w.run_on(agent, &id, &format!("hello {agent}"), want);
+    key
 }

@@ -2,7 +2,6 @@
 //! scripted servers of two protocols, and an ACP agent's `env` account whose variables
 //! (its key among them, in the variable it names) reach the real claude-agent-acp.
 
-use serde_json::Value;
 use weft_testkit::{AnthropicServer, ResponsesServer, Script, Turn};
 
 use super::{agent_bin, only_credential, secret, World};
@@ -24,16 +23,9 @@ async fn native_endpoint_accounts_carry_their_protocol_url_model_and_key() {
     w.vars
         .push(("ANTHROPIC_API_KEY".into(), "sk-ambient-native".into()));
     let (ka, ko) = (secret("native-a"), secret("native-o"));
-    let Some(na) = w.add_with_secret(
+    let Some(na) = w.add_account(
+        ["native", "endpoint", "messages", &anthropic.base_url()],
         &[
-            "--agent",
-            "native",
-            "--kind",
-            "endpoint",
-            "--label",
-            "messages",
-            "--base-url",
-            &anthropic.base_url(),
             "--protocol",
             "anthropic-messages",
             "--model",
@@ -44,16 +36,9 @@ async fn native_endpoint_accounts_carry_their_protocol_url_model_and_key() {
         return;
     };
     let no = w
-        .add_with_secret(
+        .add_account(
+            ["native", "endpoint", "responses", &responses.v1_url()],
             &[
-                "--agent",
-                "native",
-                "--kind",
-                "endpoint",
-                "--label",
-                "responses",
-                "--base-url",
-                &responses.v1_url(),
                 "--protocol",
                 "openai-responses",
                 "--model",
@@ -63,13 +48,7 @@ async fn native_endpoint_accounts_carry_their_protocol_url_model_and_key() {
         )
         .unwrap_or_default();
     for (id, want) in [(&na, "native on messages"), (&no, "native on responses")] {
-        let v = w.run_json(&["run", "--json", "--agent", "native", "--account", id, "hi"]);
-        assert!(
-            v["snapshot"]["text"]
-                .as_str()
-                .is_some_and(|t| t.contains(want)),
-            "{v}"
-        );
+        w.run_on("native", id, "hi", want);
     }
     only_credential(&anthropic.recorder().requests(), ("x-api-key", &ka));
     assert!(anthropic
@@ -86,10 +65,8 @@ async fn native_endpoint_accounts_carry_their_protocol_url_model_and_key() {
         .all(|r| r.model() == "gpt-scripted-1"));
 
     // A native account without its protocol is refused, naming the flag.
-    let out = w.weft_in(
+    let said = w.refused_add(
         &[
-            "accounts",
-            "add",
             "--agent",
             "native",
             "--kind",
@@ -98,12 +75,10 @@ async fn native_endpoint_accounts_carry_their_protocol_url_model_and_key() {
             "x",
             "--base-url",
             "http://127.0.0.1:9",
-            "--secret-stdin",
         ],
-        Some("k"),
+        "k",
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--protocol"));
+    assert!(said.contains("--protocol"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -152,45 +127,15 @@ async fn an_acp_agents_env_account_gives_it_its_variables_and_its_key() {
     ) else {
         return;
     };
-    let listed = w.run_json(&["accounts", "list", "--json"]);
-    let record = listed
-        .as_array()
-        .and_then(|a| a.iter().find(|x| x["id"] == id.as_str()))
-        .cloned()
-        .unwrap_or(Value::Null);
-    assert_eq!(record["secretVar"], "ANTHROPIC_API_KEY", "{listed}");
-    let v = w.run_json(&[
-        "run",
-        "--json",
-        "--agent",
-        "claude-acp",
-        "--account",
-        &id,
-        "hello over acp",
-    ]);
-    assert!(
-        v["snapshot"]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("acp on its account")),
-        "{v}"
-    );
+    let record = w.account(&id);
+    assert_eq!(record["secretVar"], "ANTHROPIC_API_KEY", "{record}");
+    w.run_on("claude-acp", &id, "hello over acp", "acp on its account");
     only_credential(&server.recorder().requests(), ("x-api-key", &key));
 
     // An env account's secret goes in a named variable, and only an ACP agent's.
-    let out = w.weft_in(
-        &[
-            "accounts",
-            "add",
-            "--agent",
-            "claude-acp",
-            "--kind",
-            "env",
-            "--label",
-            "y",
-            "--secret-stdin",
-        ],
-        Some("k"),
+    let said = w.refused_add(
+        &["--agent", "claude-acp", "--kind", "env", "--label", "y"],
+        "k",
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--secret-var"));
+    assert!(said.contains("--secret-var"));
 }

@@ -21,9 +21,12 @@ fn window<'a>(account: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|w| w["window"] == name)
 }
 
-/// What `weft run --json` printed (whatever its exit code).
-fn run_any(w: &mut World, args: &[&str]) -> Value {
-    let out = w.weft(args);
+/// What `weft run --json --agent AGENT --account ID REST…` printed (whatever its exit
+/// code).
+fn run_any(w: &mut World, [agent, id]: [&str; 2], rest: &[&str]) -> Value {
+    let mut args = vec!["run", "--json", "--agent", agent, "--account", id];
+    args.extend_from_slice(rest);
+    let out = w.weft(&args);
     serde_json::from_slice::<Value>(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "weft {args:?} ({e}): {} / {}",
@@ -74,39 +77,18 @@ async fn codex_limits_fold_into_the_account_and_an_opted_in_session_moves_on_by_
     w.vars
         .push(("WEFT_CODEX_BIN".into(), codex.display().to_string()));
     let (k1, k2) = (secret("capped"), secret("roomy"));
-    let add = |label: &str, url: String| {
-        vec![
-            "--agent".to_string(),
-            "codex".into(),
-            "--kind".into(),
-            "endpoint".into(),
-            "--label".into(),
-            label.into(),
-            "--base-url".into(),
-            url,
-        ]
-    };
-    let a1 = add("capped", capped.v1_url());
-    let a1: Vec<&str> = a1.iter().map(String::as_str).collect();
-    let Some(c1) = w.add_with_secret(&a1, &k1) else {
+    let Some(c1) = w.add_account(["codex", "endpoint", "capped", &capped.v1_url()], &[], &k1)
+    else {
         return;
     };
-    let a2 = add("roomy", roomy.v1_url());
-    let a2: Vec<&str> = a2.iter().map(String::as_str).collect();
-    let c2 = w.add_with_secret(&a2, &k2).unwrap_or_default();
+    let c2 = w
+        .add_account(["codex", "endpoint", "roomy", &roomy.v1_url()], &[], &k2)
+        .unwrap_or_default();
 
     let first = run_any(
         &mut w,
-        &[
-            "run",
-            "--json",
-            "--agent",
-            "codex",
-            "--account",
-            &c1,
-            "--auto-switch",
-            "count the files",
-        ],
+        ["codex", &c1],
+        &["--auto-switch", "count the files"],
     );
     let snap = &first["snapshot"];
     let key = first["sessionKey"].as_str().unwrap_or_default().to_string();
@@ -116,15 +98,7 @@ async fn codex_limits_fold_into_the_account_and_an_opted_in_session_moves_on_by_
     assert!(notices.contains("auto-switch"), "{snap}");
 
     // The session moved to the second account and ran the prompt again there.
-    let out = w.weft(&["wait", &key, "--json"]);
-    let last: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    assert!(
-        last["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("done on the second account")),
-        "{last} / {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let last = w.wait_reply(&key, "done on the second account");
     // Another endpoint cannot read the first one's reasoning: a new codex thread,
     // started from the handover.
     assert_ne!(last["sessionId"], snap["sessionId"], "{last}");
@@ -162,29 +136,10 @@ async fn codex_limits_fold_into_the_account_and_an_opted_in_session_moves_on_by_
         Some(json!("allowed")),
         "{listed}"
     );
-    let sessions = w.run_json(&["sessions", "--json"]);
-    let on = sessions
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["sessionKey"] == key.as_str())
-        .map(|s| s["account"].clone());
-    assert_eq!(on, Some(Value::from(c2.clone())), "{sessions}");
+    assert_eq!(w.account_of(&key), Value::from(c2.clone()));
 
     // Without the opt-in, a used-up limit only says so: nothing moves.
-    let snap = run_any(
-        &mut w,
-        &[
-            "run",
-            "--json",
-            "--agent",
-            "codex",
-            "--account",
-            &c1,
-            "again, no opt-in",
-        ],
-    )["snapshot"]
-        .clone();
+    let snap = run_any(&mut w, ["codex", &c1], &["again, no opt-in"])["snapshot"].clone();
     assert_eq!(snap["limitHit"]["status"], "rejected", "{snap}");
     assert!(
         !snap["notices"].to_string().contains("auto-switch"),
@@ -216,36 +171,14 @@ async fn a_gemini_429_resource_exhausted_is_the_accounts_used_up_daily_quota() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let key = secret("gemini-quota");
-    let Some(id) = w.add_with_secret(
-        &[
-            "--agent",
-            "gemini",
-            "--kind",
-            "api-key",
-            "--label",
-            "free tier",
-            "--base-url",
-            &server.base_url(),
-            "--env",
-            "GEMINI_CLI_NO_RELAUNCH=true",
-        ],
+    let Some(id) = w.add_account(
+        ["gemini", "api-key", "free tier", &server.base_url()],
+        &["--env", "GEMINI_CLI_NO_RELAUNCH=true"],
         &key,
     ) else {
         return;
     };
-    let snap = run_any(
-        &mut w,
-        &[
-            "run",
-            "--json",
-            "--agent",
-            "gemini",
-            "--account",
-            &id,
-            "hello",
-        ],
-    )["snapshot"]
-        .clone();
+    let snap = run_any(&mut w, ["gemini", &id], &["hello"])["snapshot"].clone();
     assert_eq!(snap["limitHit"]["window"], "daily", "{snap}");
     assert!(snap["error"].as_str().is_some_and(|e| e.contains("quota")));
     assert!(snap["notices"]

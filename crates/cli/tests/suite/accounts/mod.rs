@@ -21,7 +21,7 @@ use std::process::{Output, Stdio};
 use serde_json::Value;
 use weft_testkit::RecordedRequest;
 
-use super::support::Env;
+use super::support::{assert_reply, claude_home, find, write, Env, GEMINI_KEY_SETTINGS};
 
 pub(super) fn agent_bin(name: &str) -> Option<PathBuf> {
     super::support::agent_bin(name, &format!("WEFT_{}_BIN", name.to_uppercase()))
@@ -52,19 +52,11 @@ pub(super) struct World {
 impl World {
     pub(super) fn new(ambient: &str) -> World {
         let env = Env::new();
-        let agent_home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(
-            agent_home.path().join(".claude.json"),
-            r#"{"hasCompletedOnboarding":true}"#,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let gemini = agent_home.path().join(".gemini");
-        std::fs::create_dir_all(&gemini).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(
-            gemini.join("settings.json"),
-            r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let agent_home = claude_home();
+        write(
+            &agent_home.path().join(".gemini/settings.json"),
+            GEMINI_KEY_SETTINGS,
+        );
         let codex_home = agent_home.path().join(".codex");
         std::fs::create_dir_all(&codex_home).unwrap_or_else(|e| panic!("{e}"));
         let home = agent_home.path().display().to_string();
@@ -166,6 +158,82 @@ impl World {
         }
         assert_eq!(out.status.code(), Some(0), "accounts add: {stderr}");
         Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// `weft accounts add --agent AGENT --kind KIND --label LABEL --base-url URL MORE…`
+    /// fed `secret`, as [`World::add_with_secret`].
+    pub(super) fn add_account(
+        &mut self,
+        [agent, kind, label, base_url]: [&str; 4],
+        more: &[&str],
+        secret: &str,
+    ) -> Option<String> {
+        let mut args = vec![
+            "--agent",
+            agent,
+            "--kind",
+            kind,
+            "--label",
+            label,
+            "--base-url",
+            base_url,
+        ];
+        args.extend_from_slice(more);
+        self.add_with_secret(&args, secret)
+    }
+
+    /// `weft ARGS` fed `stdin` must be refused as bad input (exit 2); what it said.
+    pub(super) fn refused(&mut self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.weft_in(args, stdin);
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "weft {args:?}: {said}");
+        said
+    }
+
+    /// `weft accounts add ARGS --secret-stdin` fed `secret` must be refused; what it said.
+    pub(super) fn refused_add(&mut self, args: &[&str], secret: &str) -> String {
+        let mut all = vec!["accounts", "add"];
+        all.extend_from_slice(args);
+        all.push("--secret-stdin");
+        self.refused(&all, Some(secret))
+    }
+
+    /// `weft run --json --agent AGENT --account ID PROMPT`, whose reply must hold `want`.
+    pub(super) fn run_on(&mut self, agent: &str, id: &str, prompt: &str, want: &str) -> Value {
+        let v = self.run_json(&["run", "--json", "--agent", agent, "--account", id, prompt]);
+        assert_reply(&v, want);
+        v
+    }
+
+    /// `weft wait KEY --json` (whatever its exit code): the last turn, whose text must
+    /// hold `want`.
+    pub(super) fn wait_reply(&mut self, key: &str, want: &str) -> Value {
+        let out = self.weft(&["wait", key, "--json"]);
+        let last: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert!(
+            last["text"].as_str().is_some_and(|t| t.contains(want)),
+            "{last} / {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        last
+    }
+
+    /// The account session `key` is on, as `weft sessions` lists it (null if none).
+    pub(super) fn account_of(&mut self, key: &str) -> Value {
+        let sessions = self.run_json(&["sessions", "--json"]);
+        find(&sessions, key)
+            .map(|s| s["account"].clone())
+            .unwrap_or_default()
+    }
+
+    /// Account `id` as `weft accounts list` shows it (null if not listed).
+    pub(super) fn account(&mut self, id: &str) -> Value {
+        let listed = self.run_json(&["accounts", "list", "--json"]);
+        listed
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["id"] == id))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub(super) fn run_json(&mut self, args: &[&str]) -> Value {

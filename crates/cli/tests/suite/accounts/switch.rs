@@ -15,17 +15,6 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn account_of(w: &mut World, key: &str) -> Value {
-    let sessions = w.run_json(&["sessions", "--json"]);
-    sessions
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["sessionKey"] == key)
-        .map(|s| s["account"].clone())
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_switches_account_and_continues_and_is_warned_before_one_it_cannot_follow() {
     let Some(claude) = agent_bin("claude") else {
@@ -45,40 +34,20 @@ async fn a_session_switches_account_and_continues_and_is_warned_before_one_it_ca
     w.vars
         .push(("WEFT_CLAUDE_BIN".into(), claude.display().to_string()));
     let (k1, k2, kg) = (secret("capped"), secret("two"), secret("gw"));
-    let key_account = |label: &'static str, url: String| {
-        vec![
-            "--agent".to_string(),
-            "claude".into(),
-            "--kind".into(),
-            "api-key".into(),
-            "--label".into(),
-            label.into(),
-            "--base-url".into(),
-            url,
-        ]
-    };
-    let args = key_account("capped", capped.base_url());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let Some(a1) = w.add_with_secret(&args, &k1) else {
+    let Some(a1) = w.add_account(
+        ["claude", "api-key", "capped", &capped.base_url()],
+        &[],
+        &k1,
+    ) else {
         return;
     };
-    let args = key_account("second", two.base_url());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let a2 = w.add_with_secret(&args, &k2).unwrap_or_default();
+    let a2 = w
+        .add_account(["claude", "api-key", "second", &two.base_url()], &[], &k2)
+        .unwrap_or_default();
     let ag = w
-        .add_with_secret(
-            &[
-                "--agent",
-                "claude",
-                "--kind",
-                "gateway",
-                "--label",
-                "gateway",
-                "--base-url",
-                &gateway.base_url(),
-                "--model",
-                "claude-sonnet-4-5",
-            ],
+        .add_account(
+            ["claude", "gateway", "gateway", &gateway.base_url()],
+            &["--model", "claude-sonnet-4-5"],
             &kg,
         )
         .unwrap_or_default();
@@ -113,15 +82,7 @@ async fn a_session_switches_account_and_continues_and_is_warned_before_one_it_ca
     assert_eq!(outcome["switched"], true, "{outcome}");
     assert_eq!(outcome["handover"], false, "{outcome}");
     assert!(outcome["taskId"].is_string(), "{outcome}");
-    let out = w.weft(&["wait", &key, "--json"]);
-    let last: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    assert!(
-        last["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("reply from two")),
-        "{last} / {}",
-        stderr(&out)
-    );
+    let last = w.wait_reply(&key, "reply from two");
     assert_eq!(last["prompt"], "name a colour");
     assert_eq!(
         last["sessionId"], native_id,
@@ -132,23 +93,12 @@ async fn a_session_switches_account_and_continues_and_is_warned_before_one_it_ca
         .iter()
         .any(|r| r.last_user_text().contains("name a colour")));
     only_credential(&two.recorder().requests(), ("x-api-key", &k2));
-    assert_eq!(account_of(&mut w, &key), Value::from(a2.clone()));
+    assert_eq!(w.account_of(&key), Value::from(a2.clone()));
 
     // A gateway is another provider: the switch is explained and, with nobody to say
     // yes, refused; nothing changes.
-    let out = w.weft_in(
-        &[
-            "run",
-            "--session",
-            &key,
-            "--account",
-            &ag,
-            "and on the gateway",
-        ],
-        Some(""),
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let said = stderr(&out);
+    let on_gateway = ["--session", &key, "--account", &ag, "and on the gateway"];
+    let said = w.refused(&[&["run"], &on_gateway[..]].concat(), Some(""));
     assert!(said.contains("signs its thinking"), "{said}");
     assert!(said.contains("handover"), "{said}");
     assert!(said.contains("--yes"), "{said}");
@@ -156,27 +106,17 @@ async fn a_session_switches_account_and_continues_and_is_warned_before_one_it_ca
         gateway.messages_requests().is_empty(),
         "the gateway was asked"
     );
-    assert_eq!(account_of(&mut w, &key), Value::from(a2.clone()));
-    let check = w.weft_in(
+    assert_eq!(w.account_of(&key), Value::from(a2.clone()));
+    w.refused(
         &["accounts", "switch", &ag, "--session", &key, "--json"],
         Some(""),
     );
-    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
-    assert_eq!(account_of(&mut w, &key), Value::from(a2.clone()));
+    assert_eq!(w.account_of(&key), Value::from(a2.clone()));
 
     // Confirmed: a new claude session on the gateway, started from a handover of the
     // conversation; the Weft session and its history stay one.
     let out = w.weft_in(
-        &[
-            "run",
-            "--json",
-            "--yes",
-            "--session",
-            &key,
-            "--account",
-            &ag,
-            "and on the gateway",
-        ],
+        &[&["run", "--json", "--yes"], &on_gateway[..]].concat(),
         Some(""),
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
