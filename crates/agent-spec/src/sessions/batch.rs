@@ -210,6 +210,22 @@ impl Batch {
         });
     }
 
+    /// Turn `meta.turns + 1` starts at byte `off` with the user's `text`: counted,
+    /// kept as the first prompt (for the title) if none is yet, and indexed.
+    pub fn prompt(&mut self, meta: &mut Meta, off: u64, at: i64, text: &str) {
+        meta.turns += 1;
+        meta.messages += 1;
+        if meta.first_prompt.is_none() {
+            meta.first_prompt = Some(excerpt(text, 400).to_string());
+        }
+        self.turns.push(TurnStart {
+            n: meta.turns,
+            off,
+            at,
+        });
+        self.doc(meta.turns, off, at, DocKind::Prompt, text);
+    }
+
     /// True when nothing was produced.
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty() && self.usage.is_empty() && self.turns.is_empty()

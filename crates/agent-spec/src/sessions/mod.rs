@@ -24,6 +24,7 @@ use weft_protocol::UniversalSnapshot;
 
 pub use batch::{excerpt, title_of, Batch, Doc, DocKind, Meta, TurnStart, UsageEvent};
 use lines::{Line, LineReader};
+use transcript::Turns;
 
 /// Flush a huge file's excerpts part way once this much text is held.
 pub const BATCH_TEXT: usize = 8 << 20;
@@ -66,6 +67,17 @@ pub enum Keep {
     /// Its first `n` turns, counted as the index counts them: for files rewritten
     /// ([`NativeSessions::rewrites`]), which are not cut by bytes.
     Turns(u32),
+}
+
+impl Keep {
+    /// The byte a copy of lines stops before, for a file only appended to (`None`:
+    /// the whole file).
+    pub fn until(self) -> Option<u64> {
+        match self {
+            Keep::Until(end) => Some(end),
+            Keep::All | Keep::Turns(_) => None,
+        }
+    }
 }
 
 /// A fork written to disk.
@@ -145,6 +157,13 @@ pub trait NativeSessions: Send + Sync + 'static {
         Meta::default()
     }
 
+    /// How a file only appended to, one JSON record a line, is read a line at a time:
+    /// an agent that says implements neither [`NativeSessions::index`] nor
+    /// [`NativeSessions::open_page`].
+    fn line_readers(&self) -> Option<LineReaders> {
+        None
+    }
+
     /// Reads `path` from byte `from` (a line end a previous read stopped at, or 0)
     /// with the summary carried from there, handing each chunk to `emit`, which may
     /// stop the read.
@@ -154,7 +173,17 @@ pub trait NativeSessions: Send + Sync + 'static {
         from: u64,
         meta: Meta,
         emit: &mut dyn FnMut(Chunk) -> ControlFlow<()>,
-    );
+    ) {
+        match self.line_readers() {
+            Some(r) => index_lines(r.index, path, from, meta, emit),
+            None => {
+                let _ = emit(Chunk::Unreadable(format!(
+                    "{} names no reader of its files",
+                    self.agent()
+                )));
+            }
+        }
+    }
 
     /// The turns of `session_id`'s file `path` whose records lie in bytes
     /// `[from, until)` (a file [`rewritten`](NativeSessions::rewrites): all its turns).
@@ -164,7 +193,12 @@ pub trait NativeSessions: Send + Sync + 'static {
         path: &Path,
         from: u64,
         until: Option<u64>,
-    ) -> std::io::Result<Vec<UniversalSnapshot>>;
+    ) -> std::io::Result<Vec<UniversalSnapshot>> {
+        match self.line_readers() {
+            Some(r) => open_lines(self.agent(), session_id, path, from, until, r.transcript),
+            None => Ok(Vec::new()),
+        }
+    }
 
     /// Copies what `keep` names of `source` (session `old_id`) into a new session
     /// beside it, which the agent's own resume then continues.
@@ -228,6 +262,16 @@ pub fn summary(sessions: &dyn NativeSessions, home: &Path, path: &Path) -> Optio
 /// What one line reader of a JSONL transcript does with a line: adds it to `meta` and
 /// `batch`, or says why it is not a record.
 pub type ReadLine = fn(&mut Meta, u64, &[u8], &mut Batch) -> Result<(), String>;
+
+/// [`NativeSessions::line_readers`]: one line of a file for the index, and for a
+/// transcript page.
+#[derive(Clone, Copy)]
+pub struct LineReaders {
+    /// Adds a line to the summary and the excerpts.
+    pub index: ReadLine,
+    /// Adds a line to a page's turns.
+    pub transcript: fn(&mut Turns, &[u8]),
+}
 
 /// [`NativeSessions::index`] for a file only appended to: reads its complete lines
 /// from `from` with `read_line`, emitting a part each [`BATCH_TEXT`] of excerpts.
@@ -375,4 +419,99 @@ pub fn new_id() -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+/// The folder environment variable `name` names (unset or empty: `None`).
+pub fn env_dir(var: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<PathBuf> {
+    var(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// An agent's config folder: the one `name` names, else `folder` under `HOME`.
+pub fn config_home(
+    var: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    folder: &str,
+) -> Option<PathBuf> {
+    env_dir(var, name).or_else(|| env_dir(var, "HOME").map(|h| h.join(folder)))
+}
+
+/// For [`NativeSessions::owns`]: `path` relative to `home` and its file name, when it
+/// lies in one of the session roots `roots` (folders directly under `home`).
+pub fn under_roots<'a>(home: &Path, path: &'a Path, roots: &[&str]) -> Option<(&'a Path, String)> {
+    let rel = path.strip_prefix(home).ok()?;
+    let first = rel.components().next()?;
+    if !roots.iter().any(|r| first.as_os_str() == *r) {
+        return None;
+    }
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    Some((rel, name))
+}
+
+/// [`NativeSessions::open_page`] for a file only appended to: `agent`'s turns from
+/// the lines starting in bytes `[from, until)`, each line added by `read`.
+pub fn open_lines(
+    agent: &str,
+    session_id: &str,
+    path: &Path,
+    from: u64,
+    until: Option<u64>,
+    read: fn(&mut Turns, &[u8]),
+) -> std::io::Result<Vec<UniversalSnapshot>> {
+    let mut turns = Turns::new(agent, session_id);
+    each_line(path, from, until, &mut |line| {
+        read(&mut turns, line);
+        ControlFlow::Continue(())
+    })?;
+    Ok(turns.out)
+}
+
+/// Like [`each_line`], with each line that is JSON parsed (the others skipped).
+pub fn each_value(
+    path: &Path,
+    from: u64,
+    until: Option<u64>,
+    each: &mut dyn FnMut(Value) -> ControlFlow<()>,
+) -> std::io::Result<()> {
+    each_line(
+        path,
+        from,
+        until,
+        &mut |line| match serde_json::from_slice::<Value>(line) {
+            Ok(v) => each(v),
+            Err(_) => ControlFlow::Continue(()),
+        },
+    )
+}
+
+/// [`NativeSessions::fork_file`] by [`copy_lines`]: a new session id, the fork's file
+/// named by `file_name(id)` beside `source`, each line passed through `rewrite(id, _)`.
+pub fn fork_lines(
+    source: &Path,
+    until: Option<u64>,
+    trailer: Option<Value>,
+    file_name: &dyn Fn(&str) -> String,
+    rewrite: &dyn Fn(&str, &mut Value),
+) -> Result<Forked, SessionsError> {
+    let id = new_id();
+    let dir = source
+        .parent()
+        .ok_or_else(|| SessionsError::Invalid("the session file has no folder".into()))?;
+    let path = dir.join(file_name(&id));
+    copy_lines(source, &path, until, &mut |v| rewrite(&id, v), trailer)?;
+    Ok(Forked {
+        native_id: id,
+        path,
+    })
+}
+
+/// Reads `text` (a recorded session's lines) as [`index_lines`] would from byte 0:
+/// the first line that is not a record is the error, with the line.
+pub fn read_text(read_line: ReadLine, text: &str, meta: &mut Meta) -> Result<Batch, String> {
+    let mut batch = Batch::default();
+    let mut off = 0u64;
+    for line in text.lines() {
+        read_line(meta, off, line.as_bytes(), &mut batch).map_err(|e| format!("{e}: {line}"))?;
+        off += line.len() as u64 + 1;
+    }
+    Ok(batch)
 }

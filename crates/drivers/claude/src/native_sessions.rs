@@ -24,10 +24,9 @@ use weft_agent_process::time::parse_time;
 use weft_agent_spec::sessions::lines::json;
 use weft_agent_spec::sessions::transcript::{input_value, result_text, tool_line, Turns};
 use weft_agent_spec::sessions::{
-    copy_lines, each_line, excerpt, index_lines, new_id, Batch, Chunk, DocKind, Forked, Keep, Meta,
-    NativeSessions, SessionsError, TurnStart, UsageEvent,
+    config_home, each_value, fork_lines, under_roots, Batch, DocKind, Forked, Keep, LineReaders,
+    Meta, NativeSessions, SessionsError, UsageEvent,
 };
-use weft_protocol::UniversalSnapshot;
 
 #[derive(Deserialize)]
 struct Rec<'a> {
@@ -263,17 +262,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
         if is_wrapper(&text) {
             return Ok(());
         }
-        meta.turns += 1;
-        meta.messages += 1;
-        if meta.first_prompt.is_none() {
-            meta.first_prompt = Some(excerpt(&text, 400).to_string());
-        }
-        batch.turns.push(TurnStart {
-            n: meta.turns,
-            off,
-            at,
-        });
-        batch.doc(meta.turns, off, at, DocKind::Prompt, &text);
+        batch.prompt(meta, off, at, &text);
     }
     Ok(())
 }
@@ -288,8 +277,7 @@ impl NativeSessions for ClaudeSessions {
 
     /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
     fn home(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-        let get = |n: &str| var(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-        get("CLAUDE_CONFIG_DIR").or_else(|| get("HOME").map(|h| h.join(".claude")))
+        config_home(var, "CLAUDE_CONFIG_DIR", ".claude")
     }
 
     fn session_roots(&self, home: &Path) -> Vec<PathBuf> {
@@ -297,18 +285,9 @@ impl NativeSessions for ClaudeSessions {
     }
 
     fn owns(&self, home: &Path, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(home) else {
-            return false;
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        rel.components()
-            .next()
-            .is_some_and(|c| c.as_os_str() == "projects")
-            && name.ends_with(".jsonl")
-            && !rel.components().any(|c| c.as_os_str() == "tool-results")
+        under_roots(home, path, &["projects"]).is_some_and(|(rel, name)| {
+            name.ends_with(".jsonl") && !rel.components().any(|c| c.as_os_str() == "tool-results")
+        })
     }
 
     /// The session id is the file's name; a subagent's parent is the folder above
@@ -333,54 +312,28 @@ impl NativeSessions for ClaudeSessions {
         meta
     }
 
-    fn index(
-        &self,
-        path: &Path,
-        from: u64,
-        meta: Meta,
-        emit: &mut dyn FnMut(Chunk) -> ControlFlow<()>,
-    ) {
-        index_lines(read_line, path, from, meta, emit);
-    }
-
-    fn open_page(
-        &self,
-        session_id: &str,
-        path: &Path,
-        from: u64,
-        until: Option<u64>,
-    ) -> std::io::Result<Vec<UniversalSnapshot>> {
-        let mut turns = Turns::new("claude", session_id);
-        each_line(path, from, until, &mut |line| {
-            claude_line(&mut turns, line);
-            ControlFlow::Continue(())
-        })?;
-        Ok(turns.out)
+    fn line_readers(&self) -> Option<LineReaders> {
+        Some(LineReaders {
+            index: read_line,
+            transcript: claude_line,
+        })
     }
 
     /// What `--resume <id> --fork-session` (with `--resume-session-at`) would write:
     /// every record copied as it is (uuids, times, message ids and usage kept, so
     /// usage totals count the copied calls once) with its `sessionId` changed.
     fn fork_file(&self, source: &Path, _old_id: &str, keep: Keep) -> Result<Forked, SessionsError> {
-        let id = new_id();
-        let dir = source
-            .parent()
-            .ok_or_else(|| SessionsError::Invalid("the session file has no folder".into()))?;
-        let path = dir.join(format!("{id}.jsonl"));
-        let until = match keep {
-            Keep::Until(end) => Some(end),
-            Keep::All | Keep::Turns(_) => None,
-        };
-        let mut rewrite = |v: &mut Value| {
-            if v.get("sessionId").is_some() {
-                v["sessionId"] = Value::String(id.clone());
-            }
-        };
-        copy_lines(source, &path, until, &mut rewrite, None)?;
-        Ok(Forked {
-            native_id: id,
-            path,
-        })
+        fork_lines(
+            source,
+            keep.until(),
+            None,
+            &|id| format!("{id}.jsonl"),
+            &|id, v| {
+                if v.get("sessionId").is_some() {
+                    v["sessionId"] = Value::String(id.to_string());
+                }
+            },
+        )
     }
 
     fn forks_itself(&self) -> bool {
@@ -400,12 +353,10 @@ impl NativeSessions for ClaudeSessions {
         until: Option<u64>,
     ) -> std::io::Result<Option<String>> {
         let mut found = None;
-        each_line(source, from, until, &mut |line| {
-            if let Ok(v) = serde_json::from_slice::<Value>(line) {
-                if v["type"] == "assistant" && v["isSidechain"] != true {
-                    if let Some(u) = v["uuid"].as_str() {
-                        found = Some(u.to_string());
-                    }
+        each_value(source, from, until, &mut |v| {
+            if v["type"] == "assistant" && v["isSidechain"] != true {
+                if let Some(u) = v["uuid"].as_str() {
+                    found = Some(u.to_string());
                 }
             }
             ControlFlow::Continue(())
@@ -416,40 +367,6 @@ impl NativeSessions for ClaudeSessions {
 
 /// One transcript line into `turns`.
 fn claude_line(turns: &mut Turns, line: &[u8]) {
-    #[derive(serde::Deserialize)]
-    struct Rec<'a> {
-        #[serde(rename = "type", borrow, default)]
-        kind: Option<&'a str>,
-        #[serde(borrow, default)]
-        timestamp: Option<&'a str>,
-        #[serde(rename = "isSidechain", default)]
-        is_sidechain: bool,
-        #[serde(rename = "isMeta", default)]
-        is_meta: bool,
-        #[serde(rename = "isCompactSummary", default)]
-        is_compact_summary: bool,
-        #[serde(borrow, default)]
-        message: Option<Msg<'a>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Msg<'a> {
-        #[serde(default)]
-        id: Option<String>,
-        #[serde(default)]
-        model: Option<String>,
-        #[serde(borrow, default)]
-        content: Option<&'a RawValue>,
-        #[serde(default)]
-        usage: Option<U>,
-    }
-    #[derive(serde::Deserialize, Default)]
-    #[serde(default)]
-    struct U {
-        input_tokens: u64,
-        output_tokens: u64,
-        cache_read_input_tokens: u64,
-        cache_creation_input_tokens: u64,
-    }
     let Ok(rec) = serde_json::from_slice::<Rec<'_>>(line) else {
         return;
     };
@@ -513,6 +430,7 @@ fn claude_line(turns: &mut Turns, line: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weft_agent_spec::sessions::read_text;
 
     #[test]
     fn the_recorded_sample_reads_into_turns_usage_and_a_title() {
@@ -521,13 +439,7 @@ mod tests {
             native_id: Some("2beba834-ea9e-4d74-9e9f-b4a9f23cf57b".into()),
             ..Default::default()
         };
-        let mut batch = Batch::default();
-        let mut off = 0u64;
-        for line in sample.lines() {
-            read_line(&mut meta, off, line.as_bytes(), &mut batch)
-                .unwrap_or_else(|e| panic!("{e}: {line}"));
-            off += line.len() as u64 + 1;
-        }
+        let batch = read_text(read_line, sample, &mut meta).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(meta.turns, 3);
         assert_eq!(meta.title().0, "hello turn one");
         assert_eq!(meta.workdir.as_deref(), Some("/home/dev/probe/claude/work"));

@@ -22,10 +22,9 @@ use weft_agent_process::time::parse_time;
 use weft_agent_spec::sessions::lines::{json, Line, LineReader};
 use weft_agent_spec::sessions::transcript::{input_value, tool_line, Turns};
 use weft_agent_spec::sessions::{
-    copy_lines, each_line, excerpt, index_lines, new_id, Batch, Chunk, DocKind, Forked, Keep, Meta,
-    NativeSessions, SessionsError, TurnStart, UsageEvent,
+    config_home, each_line, each_value, fork_lines, under_roots, Batch, DocKind, Forked, Keep,
+    LineReaders, Meta, NativeSessions, SessionsError, UsageEvent,
 };
-use weft_protocol::UniversalSnapshot;
 
 #[derive(Deserialize)]
 struct Rollout<'a> {
@@ -246,19 +245,7 @@ pub fn read_line(meta: &mut Meta, off: u64, line: &[u8], batch: &mut Batch) -> R
         Some("response_item") => {
             let item: Item = serde_json::from_str(p).map_err(|e| e.to_string())?;
             match item_record(item) {
-                Record::Prompt(text) => {
-                    meta.turns += 1;
-                    meta.messages += 1;
-                    if meta.first_prompt.is_none() {
-                        meta.first_prompt = Some(excerpt(&text, 400).to_string());
-                    }
-                    batch.turns.push(TurnStart {
-                        n: meta.turns,
-                        off,
-                        at,
-                    });
-                    batch.doc(meta.turns, off, at, DocKind::Prompt, &text);
-                }
+                Record::Prompt(text) => batch.prompt(meta, off, at, &text),
                 Record::Reply(text) => {
                     meta.messages += 1;
                     batch.doc(meta.turns, off, at, DocKind::Reply, &text);
@@ -316,8 +303,7 @@ impl NativeSessions for CodexSessions {
 
     /// `CODEX_HOME`, else `~/.codex`.
     fn home(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-        let get = |n: &str| var(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-        get("CODEX_HOME").or_else(|| get("HOME").map(|h| h.join(".codex")))
+        config_home(var, "CODEX_HOME", ".codex")
     }
 
     fn session_roots(&self, home: &Path) -> Vec<PathBuf> {
@@ -325,75 +311,39 @@ impl NativeSessions for CodexSessions {
     }
 
     fn owns(&self, home: &Path, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(home) else {
-            return false;
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        rel.components()
-            .next()
-            .is_some_and(|c| c.as_os_str() == "sessions" || c.as_os_str() == "archived_sessions")
-            && name.starts_with("rollout-")
-            && name.ends_with(".jsonl")
+        under_roots(home, path, &["sessions", "archived_sessions"])
+            .is_some_and(|(_, name)| name.starts_with("rollout-") && name.ends_with(".jsonl"))
     }
 
-    fn index(
-        &self,
-        path: &Path,
-        from: u64,
-        meta: Meta,
-        emit: &mut dyn FnMut(Chunk) -> ControlFlow<()>,
-    ) {
-        index_lines(read_line, path, from, meta, emit);
-    }
-
-    fn open_page(
-        &self,
-        session_id: &str,
-        path: &Path,
-        from: u64,
-        until: Option<u64>,
-    ) -> std::io::Result<Vec<UniversalSnapshot>> {
-        let mut turns = Turns::new("codex", session_id);
-        each_line(path, from, until, &mut |line| {
-            codex_line(&mut turns, line);
-            ControlFlow::Continue(())
-        })?;
-        Ok(turns.out)
+    fn line_readers(&self) -> Option<LineReaders> {
+        Some(LineReaders {
+            index: read_line,
+            transcript: codex_line,
+        })
     }
 
     /// The copy gets a new `session_meta.id` and `forked_from_id` (what app-server
     /// `thread/fork` records).
     fn fork_file(&self, source: &Path, old_id: &str, keep: Keep) -> Result<Forked, SessionsError> {
-        let id = new_id();
-        let dir = source
-            .parent()
-            .ok_or_else(|| SessionsError::Invalid("the session file has no folder".into()))?;
         let name = source
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let path = dir.join(name.replace(old_id, &id));
-        let until = match keep {
-            Keep::Until(end) => Some(end),
-            Keep::All | Keep::Turns(_) => None,
-        };
-        let mut rewrite = |v: &mut Value| {
-            if v["type"] == "session_meta" {
-                v["payload"]["id"] = Value::String(id.clone());
-                if v["payload"].get("session_id").is_some() {
-                    v["payload"]["session_id"] = Value::String(id.clone());
+        fork_lines(
+            source,
+            keep.until(),
+            None,
+            &|id| name.replace(old_id, id),
+            &|id, v| {
+                if v["type"] == "session_meta" {
+                    v["payload"]["id"] = Value::String(id.to_string());
+                    if v["payload"].get("session_id").is_some() {
+                        v["payload"]["session_id"] = Value::String(id.to_string());
+                    }
+                    v["payload"]["forked_from_id"] = Value::String(old_id.to_string());
                 }
-                v["payload"]["forked_from_id"] = Value::String(old_id.to_string());
-            }
-        };
-        copy_lines(source, &path, until, &mut rewrite, None)?;
-        Ok(Forked {
-            native_id: id,
-            path,
-        })
+            },
+        )
     }
 
     fn forks_itself(&self) -> bool {
@@ -410,15 +360,18 @@ impl NativeSessions for CodexSessions {
         until: Option<u64>,
     ) -> std::io::Result<Option<String>> {
         let mut found = None;
-        each_line(source, from, until, &mut |line| {
-            if let Ok(v) = serde_json::from_slice::<Value>(line) {
-                if let Some(t) = v["payload"]["turn_id"].as_str() {
+        each_value(
+            source,
+            from,
+            until,
+            &mut |v| match v["payload"]["turn_id"].as_str() {
+                Some(t) => {
                     found = Some(t.to_string());
-                    return ControlFlow::Break(());
+                    ControlFlow::Break(())
                 }
-            }
-            ControlFlow::Continue(())
-        })?;
+                None => ControlFlow::Continue(()),
+            },
+        )?;
         Ok(found)
     }
 
@@ -468,16 +421,7 @@ impl NativeSessions for CodexSessions {
 
 /// One transcript line into `turns`.
 fn codex_line(turns: &mut Turns, line: &[u8]) {
-    #[derive(serde::Deserialize)]
-    struct Rec<'a> {
-        #[serde(borrow, default)]
-        timestamp: Option<&'a str>,
-        #[serde(rename = "type", borrow, default)]
-        kind: Option<&'a str>,
-        #[serde(borrow, default)]
-        payload: Option<&'a RawValue>,
-    }
-    let Ok(l) = serde_json::from_slice::<Rec<'_>>(line) else {
+    let Ok(l) = serde_json::from_slice::<Rollout<'_>>(line) else {
         return;
     };
     let at = l.timestamp.and_then(parse_time);
@@ -528,18 +472,13 @@ fn codex_line(turns: &mut Turns, line: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weft_agent_spec::sessions::read_text;
 
     #[test]
     fn the_recorded_rollout_reads_into_turns_usage_and_a_title() {
         let sample = include_str!("../../../library/tests/fixtures/codex_rollout.jsonl");
         let mut meta = Meta::default();
-        let mut batch = Batch::default();
-        let mut off = 0u64;
-        for line in sample.lines() {
-            read_line(&mut meta, off, line.as_bytes(), &mut batch)
-                .unwrap_or_else(|e| panic!("{e}: {line}"));
-            off += line.len() as u64 + 1;
-        }
+        let batch = read_text(read_line, sample, &mut meta).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             meta.native_id.as_deref(),
             Some("01a22a6b-1a33-73c2-8da3-697eac086135")

@@ -22,8 +22,8 @@ use weft_agent_process::time::parse_time;
 use weft_agent_spec::sessions::lines::{Line, LineReader, MAX_LINE};
 use weft_agent_spec::sessions::transcript::{input_value, tool_line, Turns, RESULT_BYTES};
 use weft_agent_spec::sessions::{
-    copy_lines, excerpt, new_id, Batch, Chunk, DocKind, Forked, Keep, Meta, NativeSessions,
-    SessionsError, TurnStart, UsageEvent,
+    env_dir, excerpt, fork_lines, under_roots, Batch, Chunk, DocKind, Forked, Keep, Meta,
+    NativeSessions, SessionsError, UsageEvent,
 };
 use weft_protocol::UniversalSnapshot;
 
@@ -272,17 +272,7 @@ fn index_chat(chat: &mut Chat, batch: &mut Batch) {
                 let Some(text) = m.prompt() else {
                     continue;
                 };
-                meta.turns += 1;
-                meta.messages += 1;
-                if meta.first_prompt.is_none() {
-                    meta.first_prompt = Some(excerpt(&text, 400).to_string());
-                }
-                batch.turns.push(TurnStart {
-                    n: meta.turns,
-                    off: m.off,
-                    at,
-                });
-                batch.doc(meta.turns, m.off, at, DocKind::Prompt, &text);
+                batch.prompt(meta, m.off, at, &text);
             }
             "gemini" => {
                 meta.messages += 1;
@@ -326,9 +316,8 @@ impl NativeSessions for GeminiSessions {
 
     /// `GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
     fn home(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-        let get = |n: &str| var(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-        get("GEMINI_CLI_HOME")
-            .or_else(|| get("HOME"))
+        env_dir(var, "GEMINI_CLI_HOME")
+            .or_else(|| env_dir(var, "HOME"))
             .map(|h| h.join(".gemini"))
     }
 
@@ -342,18 +331,10 @@ impl NativeSessions for GeminiSessions {
     }
 
     fn owns(&self, home: &Path, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(home) else {
-            return false;
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        rel.components()
-            .next()
-            .is_some_and(|c| c.as_os_str() == "tmp")
-            && rel.components().any(|c| c.as_os_str() == "chats")
-            && (name.ends_with(".jsonl") || name.ends_with(".json"))
+        under_roots(home, path, &["tmp"]).is_some_and(|(rel, name)| {
+            rel.components().any(|c| c.as_os_str() == "chats")
+                && (name.ends_with(".jsonl") || name.ends_with(".json"))
+        })
     }
 
     /// A chat is patched (`$set`, `$rewindTo`) and an old one rewritten whole.
@@ -440,17 +421,6 @@ impl NativeSessions for GeminiSessions {
     /// naming the first user message after it, so Gemini (and the index) drop what
     /// follows. Its `sessionId` is new.
     fn fork_file(&self, source: &Path, _old_id: &str, keep: Keep) -> Result<Forked, SessionsError> {
-        let id = new_id();
-        let dir = source
-            .parent()
-            .ok_or_else(|| SessionsError::Invalid("the session file has no folder".into()))?;
-        // Gemini's own name (`session-<this minute, UTC>-<id8>`): the CLI finds and
-        // deletes a session's files by it, and a resume in the minute the fork was made
-        // writes to this file rather than leaving a header-only one beside it.
-        let minute = jiff::Timestamp::now()
-            .to_zoned(jiff::tz::TimeZone::UTC)
-            .strftime("%Y-%m-%dT%H-%M");
-        let path = dir.join(format!("session-{minute}-{}.jsonl", &id[..8]));
         if source.extension().is_some_and(|e| e == "json") {
             return Err(SessionsError::Invalid(
                 "an old-format Gemini chat (.json) cannot be forked".into(),
@@ -460,19 +430,22 @@ impl NativeSessions for GeminiSessions {
             Keep::Turns(n) => Some(serde_json::json!({ "$rewindTo": prompt_id(source, n + 1)? })),
             Keep::All | Keep::Until(_) => None,
         };
-        let mut rewrite = |v: &mut Value| {
+        // Gemini's own name (`session-<this minute, UTC>-<id8>`): the CLI finds and
+        // deletes a session's files by it, and a resume in the minute the fork was made
+        // writes to this file rather than leaving a header-only one beside it.
+        let minute = jiff::Timestamp::now()
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .strftime("%Y-%m-%dT%H-%M");
+        let file_name = |id: &str| format!("session-{minute}-{}.jsonl", &id[..8]);
+        let rewrite = |id: &str, v: &mut Value| {
             if v.get("sessionId").is_some() {
-                v["sessionId"] = Value::String(id.clone());
+                v["sessionId"] = Value::String(id.to_string());
             }
             if let Some(set) = v.get_mut("$set").and_then(|s| s.get_mut("sessionId")) {
-                *set = Value::String(id.clone());
+                *set = Value::String(id.to_string());
             }
         };
-        copy_lines(source, &path, None, &mut rewrite, trailer)?;
-        Ok(Forked {
-            native_id: id,
-            path,
-        })
+        fork_lines(source, None, trailer, &file_name, &rewrite)
     }
 }
 
