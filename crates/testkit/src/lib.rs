@@ -27,6 +27,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod claude_code;
 pub mod conformance;
 pub mod gemini;
 pub mod leaks;

@@ -377,14 +377,11 @@ impl ModelServer {
     /// The text of every main-loop request so far (Gemini's JSON-mode side requests
     /// left out), in order.
     pub fn request_texts(&self) -> Vec<String> {
-        fn texts<R: ModelRequest>(reqs: Vec<R>) -> Vec<String> {
-            reqs.iter().map(ModelRequest::all_text).collect()
-        }
         match self {
-            Self::Anthropic(s) => texts(s.messages_requests()),
-            Self::Chat(s) => texts(s.chat_requests()),
-            Self::Responses(s) => texts(s.responses_requests()),
-            Self::Gemini(s) => texts(s.main_requests()),
+            Self::Anthropic(s) => s.request_texts(),
+            Self::Chat(s) => s.request_texts(),
+            Self::Responses(s) => s.request_texts(),
+            Self::Gemini(s) => s.request_texts(),
         }
     }
 }

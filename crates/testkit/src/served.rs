@@ -28,6 +28,12 @@ pub trait Wire: Send + Sync + 'static {
 
     /// The reply to `r`, chosen from `script` for a request it answers.
     fn respond(script: &Mutex<ScriptOf<Self>>, r: &RecordedRequest) -> Reply;
+
+    /// Whether `r` is of the agent's main loop rather than a side request a test
+    /// leaves out (Gemini's JSON-mode ones).
+    fn is_main(_r: &Self::Request) -> bool {
+        true
+    }
 }
 
 /// The script of wire `W`.
@@ -94,6 +100,19 @@ impl<W: Wire> Served<W> {
             .requests()
             .iter()
             .filter_map(W::request)
+            .collect()
+    }
+
+    /// The whole text of every main-loop request so far, in order: what the agent sent
+    /// the model, as a conformance harness reports it.
+    pub fn request_texts(&self) -> Vec<String>
+    where
+        W::Request: crate::script::ModelRequest,
+    {
+        self.requests()
+            .iter()
+            .filter(|r| W::is_main(r))
+            .map(crate::script::ModelRequest::all_text)
             .collect()
     }
 

@@ -28,6 +28,7 @@
 // what was expected.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod scripts;
 mod world;
 
 use std::path::PathBuf;
@@ -41,6 +42,7 @@ use weft_protocol::{
     UniversalSnapshot,
 };
 
+pub use scripts::{common_script, stall_script, text_script, tool_then};
 use world::{ended, kill_all, open_loom, wait_on};
 pub use world::{marked_pids, World};
 

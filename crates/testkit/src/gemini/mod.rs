@@ -217,6 +217,10 @@ impl Wire for Generate {
     type Turn = Turn;
     type Extra = Extra;
 
+    fn is_main(r: &GenerateRequest) -> bool {
+        r.response_schema().is_none()
+    }
+
     fn request(r: &RecordedRequest) -> Option<GenerateRequest> {
         let (model, method) = parse_route(r.route())?;
         let stream = match method {
@@ -260,7 +264,7 @@ impl Served<Generate> {
     pub fn main_requests(&self) -> Vec<GenerateRequest> {
         self.generate_requests()
             .into_iter()
-            .filter(|r| r.response_schema().is_none())
+            .filter(Generate::is_main)
             .collect()
     }
 

@@ -48,21 +48,8 @@ impl ScriptedModel for ChatModel {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.server
-            .chat_requests()
-            .iter()
-            .map(|r| r.all_text())
-            .collect()
+        self.server.request_texts()
     }
-}
-
-fn tool_then(prompt: &str, id: &str, command: &str) -> Script {
-    Script::new()
-        .turn_when(
-            when::user_text_contains(prompt),
-            Turn::new().shell(id, command),
-        )
-        .rule(when::tool_output_for(id), Turn::text_reply(c::AFTER_TOOL))
 }
 
 /// The preset, with a short stop grace.
@@ -114,16 +101,6 @@ impl Harness for ChatAgent {
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
         let script = match behaviour {
-            Behaviour::Text => Script::new().turn_when(
-                when::user_text_contains("Say hello"),
-                Turn::new()
-                    .text_chunks(&c::TEXT_CHUNKS)
-                    .usage(c::USAGE.0, c::USAGE.1),
-            ),
-            Behaviour::ToolCall => tool_then("Run the tool", "call_t1", c::TOOL_COMMAND),
-            Behaviour::FailingTool => tool_then("failing tool", "call_t2", c::FAILING_COMMAND),
-            Behaviour::Permission => tool_then("probe file", "call_t3", c::PERMISSION_COMMAND),
-            Behaviour::Steer => tool_then("slow tool", "call_t5", c::SLOW_COMMAND),
             Behaviour::Question => {
                 let (name, args) = self.question.map(|q| q()).unwrap_or(("", json!({})));
                 Script::new()
@@ -136,18 +113,6 @@ impl Harness for ChatAgent {
                         Turn::new().echo_tool_output(c::ANSWER_PREFIX),
                     )
             }
-            Behaviour::Stop | Behaviour::Crash => Script::new()
-                .turn_when(
-                    when::user_text_contains("long time"),
-                    Turn::new().text(c::STALL_TEXT).then_hang(),
-                )
-                .default_reply(Turn::text_reply(c::CONTINUED)),
-            Behaviour::Resume => Script::new()
-                .rule(
-                    when::user_text_contains("otter"),
-                    Turn::text_reply(c::RESUME_FIRST),
-                )
-                .default_reply(Turn::text_reply(c::RESUME_SECOND)),
             Behaviour::Plan => {
                 let (name, args) = self.plan.map(|p| p()).unwrap_or(("", json!({})));
                 Script::new()
@@ -160,6 +125,9 @@ impl Harness for ChatAgent {
                         Turn::text_reply(c::PLAN_DONE),
                     )
             }
+            other => c::common_script(other, "call_t", |id, command| {
+                Turn::new().shell(id, command)
+            }),
         };
         let server = ChatServer::start(script.models(&["mock-model"]))
             .await

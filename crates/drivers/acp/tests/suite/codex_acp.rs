@@ -31,11 +31,7 @@ impl ScriptedModel for CodexModel {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.server
-            .responses_requests()
-            .iter()
-            .map(|r| r.all_text())
-            .collect()
+        self.server.request_texts()
     }
 }
 
@@ -50,15 +46,6 @@ pub fn config(base: &str, ask: bool) -> String {
          env_key = \"WEFT_TEST_OPENAI_KEY\"\nwire_api = \"responses\"\n\
          request_max_retries = 0\nstream_max_retries = 0\n"
     )
-}
-
-fn tool_then(prompt: &str, call: &str, command: &str) -> Script {
-    Script::new()
-        .turn_when(
-            when::user_text_contains(prompt),
-            Turn::new().shell(call, command),
-        )
-        .rule(when::tool_output_for(call), Turn::text_reply(c::AFTER_TOOL))
 }
 
 /// The `codex-acp` preset.
@@ -107,29 +94,6 @@ impl Harness for CodexAcpHarness {
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
         let script = match behaviour {
-            Behaviour::Text => Script::new().turn_when(
-                when::user_text_contains("Say hello"),
-                Turn::new()
-                    .text_chunks(&c::TEXT_CHUNKS)
-                    .usage(c::USAGE.0, c::USAGE.1),
-            ),
-            Behaviour::ToolCall => tool_then("Run the tool", "call_c1", c::TOOL_COMMAND),
-            Behaviour::FailingTool => tool_then("failing tool", "call_c2", c::FAILING_COMMAND),
-            Behaviour::Permission => tool_then("probe file", "call_c3", c::PERMISSION_COMMAND),
-            Behaviour::Steer => tool_then("slow tool", "call_c5", c::SLOW_COMMAND),
-            Behaviour::Question => Script::new(),
-            Behaviour::Stop | Behaviour::Crash => Script::new()
-                .turn_when(
-                    when::user_text_contains("long time"),
-                    Turn::new().text(c::STALL_TEXT).then_hang(),
-                )
-                .default_reply(Turn::text_reply(c::CONTINUED)),
-            Behaviour::Resume => Script::new()
-                .rule(
-                    when::user_text_contains("otter"),
-                    Turn::text_reply(c::RESUME_FIRST),
-                )
-                .default_reply(Turn::text_reply(c::RESUME_SECOND)),
             Behaviour::Plan => {
                 let plan = json!({"plan": [
                     {"step": c::PLAN_STEPS[0], "status": "in_progress"},
@@ -144,6 +108,9 @@ impl Harness for CodexAcpHarness {
                         Turn::text_reply(c::PLAN_DONE),
                     )
             }
+            other => c::common_script(other, "call_c", |id, command| {
+                Turn::new().shell(id, command)
+            }),
         };
         let server = ResponsesServer::start(script).await.expect("server");
         let home = tempfile::tempdir().expect("codex home");

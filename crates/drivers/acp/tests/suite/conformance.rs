@@ -13,7 +13,7 @@ use weft_acp::{AcpDriver, AcpSpec};
 use weft_kernel::AgentDriver;
 use weft_testkit::anthropic::when;
 use weft_testkit::conformance::{self as c, Behaviour, Harness, ScriptedModel};
-use weft_testkit::{AnthropicServer, Script, Turn};
+use weft_testkit::{claude_code, AnthropicServer, Script, Turn};
 
 use super::support::claude_env;
 
@@ -30,26 +30,8 @@ impl ScriptedModel for ClaudeModel {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.server
-            .messages_requests()
-            .iter()
-            .map(|r| r.all_text())
-            .collect()
+        self.server.request_texts()
     }
-}
-
-fn bash(id: &str, command: &str) -> Turn {
-    Turn::new().tool_use(
-        id,
-        "Bash",
-        json!({"command": command, "description": "conformance command"}),
-    )
-}
-
-fn tool_then(prompt: &str, id: &str, command: &str) -> Script {
-    Script::new()
-        .turn_when(when::user_text_contains(prompt), bash(id, command))
-        .rule(when::tool_result_for(id), Turn::text_reply(c::AFTER_TOOL))
 }
 
 fn spec() -> AcpSpec {
@@ -83,53 +65,7 @@ impl Harness for ClaudeAcpHarness {
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
         let script = match behaviour {
-            Behaviour::Text => Script::new().turn_when(
-                when::user_text_contains("Say hello"),
-                Turn::new()
-                    .text_chunks(&c::TEXT_CHUNKS)
-                    .usage(c::USAGE.0, c::USAGE.1),
-            ),
-            Behaviour::ToolCall => tool_then("Run the tool", "toolu_a1", c::TOOL_COMMAND),
-            Behaviour::FailingTool => tool_then("failing tool", "toolu_a2", c::FAILING_COMMAND),
-            Behaviour::Permission => tool_then("probe file", "toolu_a3", c::PERMISSION_COMMAND),
-            Behaviour::Question => {
-                let options: Vec<_> = c::QUESTION_CHOICES
-                    .iter()
-                    .map(|l| json!({"label": l, "description": format!("the color {l}")}))
-                    .collect();
-                let pick = c::QUESTION_CHOICES[1];
-                Script::new()
-                    .turn_when(
-                        when::user_text_contains("Ask me"),
-                        Turn::new().tool_use(
-                            "toolu_a4",
-                            "AskUserQuestion",
-                            json!({"questions": [{"question": "Which color?", "header": "Color",
-                                "options": options, "multiSelect": false}]}),
-                        ),
-                    )
-                    // Only the right answer gets the reply that names it.
-                    .rule(
-                        when::custom(move |r| {
-                            r.last_tool_result("toolu_a4")
-                                .is_some_and(|t| t.contains(pick))
-                        }),
-                        Turn::text_reply(&format!("{} {pick}", c::ANSWER_PREFIX)),
-                    )
-            }
-            Behaviour::Steer => tool_then("slow tool", "toolu_a5", c::SLOW_COMMAND),
-            Behaviour::Stop | Behaviour::Crash => Script::new()
-                .turn_when(
-                    when::user_text_contains("long time"),
-                    Turn::new().text(c::STALL_TEXT).then_hang(),
-                )
-                .default_reply(Turn::text_reply(c::CONTINUED)),
-            Behaviour::Resume => Script::new()
-                .rule(
-                    when::user_text_contains("otter"),
-                    Turn::text_reply(c::RESUME_FIRST),
-                )
-                .default_reply(Turn::text_reply(c::RESUME_SECOND)),
+            Behaviour::Question => claude_code::question("toolu_a4"),
             Behaviour::Plan => {
                 // TodoWrite (CLAUDE_CODE_ENABLE_TASKS=0) is what claude-agent-acp turns
                 // into an ACP `plan` update.
@@ -146,17 +82,9 @@ impl Harness for ClaudeAcpHarness {
                         Turn::text_reply(c::PLAN_DONE),
                     )
             }
+            other => c::common_script(other, "toolu_a", claude_code::bash),
         };
-        let home = tempfile::tempdir().expect("home");
-        if behaviour != Behaviour::Permission {
-            let dir = home.path().join(".claude");
-            std::fs::create_dir_all(&dir).expect("claude dir");
-            std::fs::write(
-                dir.join("settings.json"),
-                r#"{"permissions":{"allow":["Bash"]}}"#,
-            )
-            .expect("settings");
-        }
+        let home = claude_code::home(behaviour);
         let server = AnthropicServer::start(script).await.expect("server");
         Box::new(ClaudeModel { home, server })
     }

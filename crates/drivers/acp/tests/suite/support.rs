@@ -104,23 +104,9 @@ pub fn gemini_env(home: &std::path::Path, base_url: &str) -> Vec<(String, String
 /// claude-agent-acp's environment: isolated HOME, the scripted server, the pinned
 /// Claude Code.
 pub fn claude_env(home: &std::path::Path, base_url: &str) -> Vec<(String, String)> {
-    std::fs::write(
-        home.join(".claude.json"),
-        r#"{"hasCompletedOnboarding":true}"#,
-    )
-    .unwrap();
-    let mut env = vec![
-        ("HOME".into(), home.display().to_string()),
-        ("IS_SANDBOX".into(), "1".into()),
-        ("ANTHROPIC_BASE_URL".into(), base_url.into()),
-        ("ANTHROPIC_API_KEY".into(), "sk-test".into()),
-        (
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-            "1".into(),
-        ),
-        ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
-        ("CLAUDE_CODE_ENABLE_TASKS".into(), "0".into()),
-    ];
+    weft_testkit::claude_code::onboarded(home);
+    let mut env = weft_testkit::claude_code::env(home, base_url);
+    env.push(("CLAUDE_CODE_ENABLE_TASKS".into(), "0".into()));
     if let Some(exe) = claude_code_executable() {
         env.push(("CLAUDE_CODE_EXECUTABLE".into(), exe.display().to_string()));
     }

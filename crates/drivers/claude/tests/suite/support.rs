@@ -68,11 +68,7 @@ impl ClaudeEnv {
     /// Like [`ClaudeEnv::start`], with a script that knows the working folder.
     pub async fn start_in(make: impl FnOnce(&Path) -> Script) -> Self {
         let home = tempfile::tempdir().unwrap();
-        std::fs::write(
-            home.path().join(".claude.json"),
-            r#"{"hasCompletedOnboarding":true}"#,
-        )
-        .unwrap();
+        weft_testkit::claude_code::onboarded(home.path());
         let work = tempfile::tempdir().unwrap();
         let script = make(&work.path().canonicalize().unwrap());
         let server = AnthropicServer::start(script).await.unwrap();
@@ -85,17 +81,7 @@ impl ClaudeEnv {
 
     /// The spawn environment: isolated HOME, the scripted server, no side traffic.
     pub fn env(&self) -> Vec<(String, String)> {
-        vec![
-            ("HOME".into(), self.home.path().display().to_string()),
-            ("IS_SANDBOX".into(), "1".into()),
-            ("ANTHROPIC_BASE_URL".into(), self.server.base_url()),
-            ("ANTHROPIC_API_KEY".into(), "sk-test".into()),
-            (
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-                "1".into(),
-            ),
-            ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
-        ]
+        weft_testkit::claude_code::env(self.home.path(), &self.server.base_url())
     }
 
     pub fn input(&self, key: &str, prompt: &str) -> AgentTurnInput {

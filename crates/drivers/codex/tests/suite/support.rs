@@ -99,11 +99,7 @@ impl ScriptedModel for CodexModel {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.server
-            .responses_requests()
-            .iter()
-            .map(|r| r.all_text())
-            .collect()
+        self.server.request_texts()
     }
 }
 
@@ -138,17 +134,7 @@ impl Harness for CodexHarness {
 
     async fn model(&self, behaviour: Behaviour) -> Box<dyn ScriptedModel> {
         let model = match behaviour {
-            Behaviour::Text => {
-                CodexModel::start(
-                    Script::new().turn_when(
-                        when::user_text_contains("Say hello"),
-                        Turn::new()
-                            .text_chunks(&c::TEXT_CHUNKS)
-                            .usage(c::USAGE.0, c::USAGE.1),
-                    ),
-                )
-                .await
-            }
+            Behaviour::Text => CodexModel::start(c::text_script()).await,
             Behaviour::ToolCall => {
                 CodexModel::start(tool_script("Run the tool", "call_tool", c::TOOL_COMMAND)).await
             }
@@ -187,17 +173,7 @@ impl Harness for CodexHarness {
             Behaviour::Steer => {
                 CodexModel::start(tool_script("slow tool", "call_slow", c::SLOW_COMMAND)).await
             }
-            Behaviour::Stop | Behaviour::Crash => {
-                CodexModel::start(
-                    Script::new()
-                        .turn_when(
-                            when::user_text_contains("long time"),
-                            Turn::new().text(c::STALL_TEXT).then_hang(),
-                        )
-                        .default_reply(Turn::text_reply(c::CONTINUED)),
-                )
-                .await
-            }
+            Behaviour::Stop | Behaviour::Crash => CodexModel::start(c::stall_script()).await,
             Behaviour::Resume => {
                 CodexModel::start(
                     Script::new()

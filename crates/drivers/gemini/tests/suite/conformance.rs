@@ -46,11 +46,7 @@ impl ScriptedModel for GeminiModel {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.server
-            .main_requests()
-            .iter()
-            .map(|r| r.all_text())
-            .collect()
+        self.server.request_texts()
     }
 }
 
@@ -73,28 +69,12 @@ async fn model(behaviour: Behaviour) -> Box<dyn ScriptedModel> {
     // approval mode `yolo`) except where the behaviour wants a prompt.
     let auto = true;
     let (script, auto) = match behaviour {
-        Behaviour::Text => (
-            Script::new().turn_when(
-                when::user_text_contains("Say hello"),
-                Turn::new()
-                    .text_chunks(&c::TEXT_CHUNKS)
-                    .usage(c::USAGE.0, c::USAGE.1),
-            ),
-            false,
-        ),
+        Behaviour::Text => (c::text_script(), false),
         Behaviour::ToolCall => (tool_script("Run the tool", c::TOOL_COMMAND), auto),
         Behaviour::FailingTool => (tool_script("failing tool", c::FAILING_COMMAND), auto),
         Behaviour::Permission => (tool_script("probe file", c::PERMISSION_COMMAND), false),
         Behaviour::Steer => (tool_script("slow tool", c::SLOW_COMMAND), auto),
-        Behaviour::Stop | Behaviour::Crash => (
-            Script::new()
-                .turn_when(
-                    when::user_text_contains("long time"),
-                    Turn::new().text(c::STALL_TEXT).then_hang(),
-                )
-                .default_reply(Turn::text_reply(c::CONTINUED)),
-            false,
-        ),
+        Behaviour::Stop | Behaviour::Crash => (c::stall_script(), false),
         Behaviour::Resume => (
             Script::new()
                 .turn_when(
