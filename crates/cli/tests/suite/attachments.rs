@@ -8,11 +8,7 @@ use super::support::Env;
 #[test]
 fn attachments_are_listed_and_bad_ones_refused_with_the_reason() {
     let env = Env::new();
-    let work = env
-        .work
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let work = env.real_work();
     std::fs::write(work.join("notes.md"), "# notes\n").unwrap_or_else(|e| panic!("{e}"));
     let (code, v, stderr) = env.json(&["run", "--json", "--attach", "notes.md", "hi"]);
     assert_eq!(code, 0, "{stderr}");
@@ -51,11 +47,7 @@ async fn an_image_attached_to_a_native_turn_reaches_the_model_as_an_image() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let env = Env::new();
-    let work = env
-        .work
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let work = env.real_work();
     image::RgbImage::from_fn(64, 32, |x, _| image::Rgb([200, (x * 4) as u8, 0]))
         .save(work.join("shot.png"))
         .unwrap_or_else(|e| panic!("{e}"));

@@ -11,7 +11,7 @@ use weft_protocol::verb;
 use weft_protocol::{apply_in_place, ServerMessage, SnapshotAt};
 use weft_testkit::{AnthropicServer, Script, Turn};
 
-use super::support::{claude_env, claude_home, Env};
+use super::support::{claude_env, claude_home, ok_stdout, Env};
 
 /// The real claude, found as the drivers find it (`WEFT_CLAUDE_BIN`, the project-local
 /// install above this test binary, or an absolute PATH entry: CI keeps its target dir
@@ -59,13 +59,7 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
         cmd.output().unwrap_or_else(|e| panic!("{e}"))
     };
     let out = run(&["run", "--detach", "--agent", "claude", "tell me a story"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let detached: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let detached: Value = serde_json::from_str(&ok_stdout(&out)).unwrap_or_default();
     let key = detached["sessionKey"]
         .as_str()
         .unwrap_or_default()
@@ -116,13 +110,7 @@ async fn a_daemon_killed_mid_turn_leaves_no_agent_and_keeps_the_partial_turn() {
 
     // A new daemon (any client starts one) finds the turn interrupted.
     let history = run(&["history", &key, "--json"]);
-    assert_eq!(
-        history.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&history.stderr)
-    );
-    let turns: Value = serde_json::from_slice(&history.stdout).unwrap_or_default();
+    let turns: Value = serde_json::from_str(&ok_stdout(&history)).unwrap_or_default();
     let turn = &turns[0];
     assert_eq!(
         turn["incomplete"],

@@ -25,13 +25,7 @@ fn key_of(v: &Value) -> String {
 
 /// A client on the daemon's socket, as the app's transport is.
 async fn app_client(env: &Env) -> (Client, tokio::sync::mpsc::Receiver<Event>) {
-    let hello = weft_protocol::Hello {
-        version: weft_client::VERSION.into(),
-        surface: "app".into(),
-        env: None,
-        token: None,
-        ..Default::default()
-    };
+    let hello = super::support::app_hello();
     Client::connect(&Home::at(env.home.path()), hello)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
@@ -174,13 +168,7 @@ async fn a_question_asked_under_detach_is_answered_from_another_terminal() {
     assert!(inbox[0]["createdAt"].as_i64().is_some());
     assert!(inbox[0]["expiresAt"].is_null());
 
-    let out = env.weft(&["answer", &prompt_id, "--select", "green"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.ok(&["answer", &prompt_id, "--select", "green"]);
     // The subscribed client sees the dialog close, and who answered it.
     let closed = follow(&app, &mut events, &key, |s| s.interactions.is_empty()).await;
     assert!(closed.interactions.is_empty());
@@ -439,20 +427,8 @@ async fn dequeue_and_requeue_change_the_queue_every_client_sees_and_a_dequeued_p
     let snap = follow(&app, &mut events, &key, |s| s.queued.len() == 3).await;
     assert_eq!(prompts(&snap), ["queued a", "queued b", "queued c"]);
 
-    let out = env.weft(&["requeue", &key, &c, "--to", "1"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = env.weft(&["dequeue", &key, &a]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.ok(&["requeue", &key, &c, "--to", "1"]);
+    env.ok(&["dequeue", &key, &a]);
     // The subscribed client (a window) sees the new queue from the patches.
     let snap = follow(&app, &mut events, &key, |s| s.queued.len() == 2).await;
     assert_eq!(prompts(&snap), ["queued c", "queued b"]);

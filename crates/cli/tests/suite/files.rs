@@ -8,14 +8,7 @@ use std::path::Path;
 use weft_client::Home;
 use weft_protocol::{ErrorCode, WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery};
 
-use super::support::Env;
-
-fn write(path: &Path, text: &str) {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
-    }
-    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-}
+use super::support::{write, Env};
 
 fn query(workspace: &Path, q: &str) -> WorkspaceFilesQuery {
     WorkspaceFilesQuery {
@@ -28,11 +21,7 @@ fn query(workspace: &Path, q: &str) -> WorkspaceFilesQuery {
 #[tokio::test]
 async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside() {
     let env = Env::new();
-    let work = env
-        .work
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let work = env.real_work();
     write(&work.join(".gitignore"), "build/\n*.log\n");
     write(
         &work.join("src/deep/nested/widget_parser.rs"),
@@ -46,13 +35,7 @@ async fn workspace_files_are_matched_without_ignored_ones_and_never_from_outside
     std::os::unix::fs::symlink(outside.path(), work.join("linked"))
         .unwrap_or_else(|e| panic!("{e}"));
 
-    let hello = weft_protocol::Hello {
-        version: weft_client::VERSION.into(),
-        surface: "app".into(),
-        env: None,
-        token: None,
-        ..Default::default()
-    };
+    let hello = super::support::app_hello();
     let home = Home::at(env.home.path());
     let program = Path::new(env!("CARGO_BIN_EXE_weft"));
     let connected = weft_client::start::connect_or_start(&home, hello, Some(program))

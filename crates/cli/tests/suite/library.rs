@@ -44,11 +44,7 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
     .unwrap_or_else(|e| panic!("{e}"));
     let home = claude_home();
     let env = Env::new();
-    let workdir = env
-        .work
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let workdir = env.real_work();
 
     // Claude Code run by the user, outside Weft.
     let claude_run = |args: &[&str]| {

@@ -100,6 +100,11 @@ impl Env {
         out
     }
 
+    /// `weft ARGS`, which must succeed: its trimmed output.
+    pub fn ok(&self, args: &[&str]) -> String {
+        ok_stdout(&self.weft(args))
+    }
+
     pub fn json(&self, args: &[&str]) -> (i32, Value, String) {
         let out = self.weft(args);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -109,8 +114,27 @@ impl Env {
         (out.status.code().unwrap_or(-1), value, stderr)
     }
 
+    /// The workspace by its real path, as Weft records it.
+    pub fn real_work(&self) -> PathBuf {
+        self.work
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
     pub fn workdir(&self) -> String {
         self.work.path().to_string_lossy().into_owned()
+    }
+}
+
+/// The hello of the app's transport: no client environment, no token.
+pub fn app_hello() -> weft_protocol::Hello {
+    weft_protocol::Hello {
+        version: weft_client::VERSION.into(),
+        surface: "app".into(),
+        env: None,
+        token: None,
+        ..Default::default()
     }
 }
 
@@ -323,4 +347,25 @@ pub fn prompts(history: &Value) -> Vec<String> {
         .flatten()
         .filter_map(|t| t["prompt"].as_str().map(String::from))
         .collect()
+}
+
+/// The trimmed standard output of a command that must have succeeded.
+pub fn ok_stdout(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// An executable shell script `name` in `dir`: a stand-in for a program Weft runs.
+pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    write(&path, body);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    path
 }

@@ -1,6 +1,7 @@
 //! `weft tui` in a real PTY: the agent's own UI passes through raw, prompts to the
 //! session queue while it is open, and the structured rail takes over when it exits.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,33 +23,32 @@ fn wait_screen(bridge: &PtyBridge, what: &str, pred: impl Fn(&str) -> bool) -> S
     }
 }
 
+/// `weft ARGS` in a PTY of `rows` × `cols`, with `home` as its WEFT_HOME, in `work`.
+fn weft_in_pty(home: &Path, work: &Path, args: &[&str], (rows, cols): (u16, u16)) -> PtyBridge {
+    PtyBridge::spawn(
+        &PtySpec {
+            program: env!("CARGO_BIN_EXE_weft").into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            base_env: None,
+            env: vec![
+                ("WEFT_HOME".into(), home.to_string_lossy().into_owned()),
+                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
+            ],
+            cwd: work.to_path_buf(),
+            ..PtySpec::default()
+        },
+        PtySize { rows, cols },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[tokio::test]
 async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let weft = env!("CARGO_BIN_EXE_weft");
-    let bridge = PtyBridge::spawn(
-        &PtySpec {
-            program: weft.into(),
-            args: vec!["tui".into()],
-            base_env: None,
-            env: vec![
-                (
-                    "WEFT_HOME".into(),
-                    home.path().to_string_lossy().into_owned(),
-                ),
-                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
-            ],
-            cwd: work.path().to_path_buf(),
-            ..PtySpec::default()
-        },
-        PtySize {
-            rows: 24,
-            cols: 100,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let bridge = weft_in_pty(home.path(), work.path(), &["tui"], (24, 100));
     wait_screen(&bridge, "echo prompt", |s| s.contains("echo> "));
     bridge
         .write(b"hello pty\r")
@@ -86,12 +86,7 @@ async fn the_echo_terminal_runs_here_and_hands_the_session_back() {
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    super::support::ok_stdout(&run);
     let history = Command::new(weft)
         .args(["history", &key, "--json"])
         .env("WEFT_HOME", home.path())
@@ -122,27 +117,12 @@ async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let bridge = PtyBridge::spawn(
-        &PtySpec {
-            program: env!("CARGO_BIN_EXE_weft").into(),
-            args: vec!["run".into(), "a question and a permission".into()],
-            base_env: None,
-            env: vec![
-                (
-                    "WEFT_HOME".into(),
-                    home.path().to_string_lossy().into_owned(),
-                ),
-                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
-            ],
-            cwd: work.path().to_path_buf(),
-            ..PtySpec::default()
-        },
-        PtySize {
-            rows: 40,
-            cols: 120,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let bridge = weft_in_pty(
+        home.path(),
+        work.path(),
+        &["run", "a question and a permission"],
+        (40, 120),
+    );
     wait_screen(&bridge, "the permission", |s| {
         s.contains("Allow write_note?") && s.contains("choose 1-3")
     });
@@ -163,27 +143,6 @@ async fn run_at_a_terminal_asks_the_question_and_uses_the_answer() {
     assert!(work.path().join(".weft/echo-note.md").is_file());
 }
 
-fn weft_in_pty(home: &std::path::Path, work: &std::path::Path, args: &[&str]) -> PtyBridge {
-    PtyBridge::spawn(
-        &PtySpec {
-            program: env!("CARGO_BIN_EXE_weft").into(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            base_env: None,
-            env: vec![
-                ("WEFT_HOME".into(), home.to_string_lossy().into_owned()),
-                ("WEFT_ECHO_DELAY_MS".into(), "0".into()),
-            ],
-            cwd: work.to_path_buf(),
-            ..PtySpec::default()
-        },
-        PtySize {
-            rows: 24,
-            cols: 100,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// Like tmux: a terminal opened by one client is attached from another, both see and
 /// type into the same program, and Ctrl-] detaches without ending it.
 #[tokio::test]
@@ -191,7 +150,7 @@ async fn a_terminal_is_attached_from_another_client_and_detached_without_ending(
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let first = weft_in_pty(home.path(), work.path(), &["tui"]);
+    let first = weft_in_pty(home.path(), work.path(), &["tui"], (24, 100));
     wait_screen(&first, "echo prompt", |s| s.contains("echo> "));
     first
         .write(b"from the first\r")
@@ -210,7 +169,7 @@ async fn a_terminal_is_attached_from_another_client_and_detached_without_ending(
         .to_string();
 
     // The second client gets the screen as it is, then types into the same program.
-    let second = weft_in_pty(home.path(), work.path(), &["attach", &key]);
+    let second = weft_in_pty(home.path(), work.path(), &["attach", &key], (24, 100));
     wait_screen(&second, "the kept screen", |s| {
         s.contains("Echo: from the first")
     });
@@ -252,7 +211,7 @@ async fn a_terminal_is_attached_from_another_client_and_detached_without_ending(
     // Attaching to a session with no open terminal is a clear usage error.
     first.write(b"\x04").unwrap_or_else(|e| panic!("{e}"));
     let _ = tokio::time::timeout(Duration::from_secs(20), first.wait()).await;
-    let again = weft_in_pty(home.path(), work.path(), &["attach", &key]);
+    let again = weft_in_pty(home.path(), work.path(), &["attach", &key], (24, 100));
     let exit = tokio::time::timeout(Duration::from_secs(20), again.wait())
         .await
         .unwrap_or_else(|_| panic!("attach hung:\n{}", again.screen_text()));

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use weft_client::{Client, Home};
-use weft_protocol::verb;
+use weft_client::{Client, Event, Home};
+use weft_protocol::{verb, Verb, WireError};
 use weft_protocol::{AgentInstall, TerminalAttached};
 
-use crate::suite::support::{wait_for, Env};
+use crate::suite::support::{ok_stdout, script, wait_for, Env};
 
 fn add(env: &Env, args: &[&str]) -> String {
     let out = env
@@ -16,18 +16,35 @@ fn add(env: &Env, args: &[&str]) -> String {
         .env("WEFT_TEST_KEY", "sk-unused")
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    ok_stdout(&out)
+}
+
+/// A client of `env`'s daemon whose environment sets `var` to the stand-in `bin`.
+async fn client_with(
+    env: &Env,
+    var: &str,
+    bin: &std::path::Path,
+) -> (Client, tokio::sync::mpsc::Receiver<Event>) {
+    let mut hello = weft_client::hello_with_env("test");
+    if let Some(vars) = hello.env.as_mut() {
+        vars.0.insert(var.into(), bin.display().to_string());
+    }
+    Client::connect(&Home::at(env.home.path()), hello)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The daemon's refusal of `verb`.
+async fn refused<V: Verb>(client: &Client, verb: V) -> WireError {
+    client
+        .send(verb)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it was accepted"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refuse_bad_input() {
-    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let login = add(
         &env,
@@ -53,25 +70,15 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
     // The agent's login, as a stand-in that says what it was given and exits.
     let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let seen = bin.path().join("seen.txt");
-    let script = bin.path().join("claude");
-    std::fs::write(
-        &script,
-        format!(
+    let script = script(
+        bin.path(),
+        "claude",
+        &format!(
             "#!/bin/sh\nprintf 'args: %s\\nhome: %s\\n' \"$*\" \"$CLAUDE_CONFIG_DIR\" > '{}'\necho logged-in-stand-in\n",
             seen.display()
         ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut hello = weft_client::hello_with_env("test");
-    if let Some(vars) = hello.env.as_mut() {
-        vars.0
-            .insert("WEFT_CLAUDE_BIN".into(), script.display().to_string());
-    }
-    let (client, _events) = Client::connect(&Home::at(env.home.path()), hello)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    );
+    let (client, _events) = client_with(&env, "WEFT_CLAUDE_BIN", &script).await;
 
     let attached: TerminalAttached = client
         .send(verb::LoginAccount {
@@ -108,65 +115,65 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let gone = client
-        .send(verb::AttachTerminal {
+    let gone = refused(
+        &client,
+        verb::AttachTerminal {
             session_key: attached.session_key.clone(),
-        })
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("it was accepted"));
+        },
+    )
+    .await;
     assert!(gone.message.contains("no terminal is open"), "{gone:?}");
 
-    let unknown = client
-        .send(verb::LoginAccount {
+    let unknown = refused(
+        &client,
+        verb::LoginAccount {
             account: "acct-nope".into(),
             cols: None,
             rows: None,
-        })
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("it was accepted"));
+        },
+    )
+    .await;
     assert!(
         unknown.message.contains("unknown account `acct-nope`"),
         "{unknown:?}"
     );
-    let keyed = client
-        .send(verb::LoginAccount {
+    let keyed = refused(
+        &client,
+        verb::LoginAccount {
             account: key_account.clone(),
             cols: None,
             rows: None,
-        })
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("it was accepted"));
+        },
+    )
+    .await;
     assert!(
         keyed.message.contains("only login accounts log in"),
         "{keyed:?}"
     );
-    let vim = client
-        .send(verb::InstallAgent {
+    let vim = refused(
+        &client,
+        verb::InstallAgent {
             name: "vim".into(),
             version: None,
             cols: None,
             rows: None,
-        })
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("it was accepted"));
+        },
+    )
+    .await;
     assert!(
         vim.message.contains("not an agent Weft installs"),
         "{vim:?}"
     );
-    let option = client
-        .send(verb::InstallAgent {
+    let option = refused(
+        &client,
+        verb::InstallAgent {
             name: "codex".into(),
             version: Some("--registry=http://x".into()),
             cols: None,
             rows: None,
-        })
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("it was accepted"));
+        },
+    )
+    .await;
     assert!(option.message.contains("is not a version"), "{option:?}");
 
     let installs: Vec<AgentInstall> = client
@@ -192,12 +199,11 @@ async fn login_and_install_run_weft_s_own_commands_in_a_daemon_terminal_and_refu
 /// output, then the installed binary; the Agents view then finds it in Weft's folder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn install_runs_npm_from_the_agents_spec_in_a_daemon_terminal_and_shows_what_it_left() {
-    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let npm = bin.path().join("npm");
-    std::fs::write(
-        &npm,
+    let npm = script(
+        bin.path(),
+        "npm",
         r#"#!/bin/sh
 prefix=""; last=""
 for a in "$@"; do [ "$last" = --prefix ] && prefix="$a"; last="$a"; done
@@ -206,21 +212,11 @@ mkdir -p "$prefix/node_modules/.bin"
 printf '#!/bin/sh\necho 0.171.0\n' > "$prefix/node_modules/.bin/codex"
 chmod +x "$prefix/node_modules/.bin/codex"
 "#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+    );
     // Any command starts the daemon.
     let listed = env.weft(&["accounts", "list"]);
     assert!(listed.status.success(), "{listed:?}");
-    let mut hello = weft_client::hello_with_env("test");
-    if let Some(vars) = hello.env.as_mut() {
-        vars.0
-            .insert("WEFT_NPM_BIN".into(), npm.display().to_string());
-    }
-    let (client, mut events) = Client::connect(&Home::at(env.home.path()), hello)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (client, mut events) = client_with(&env, "WEFT_NPM_BIN", &npm).await;
     let attached: TerminalAttached = client
         .send(verb::InstallAgent {
             name: "codex".into(),

@@ -2,50 +2,35 @@
 
 use serde_json::Value;
 
-use crate::suite::support::Env;
+use crate::suite::support::{ok_stdout, script, Env};
 
 #[test]
 fn accounts_login_runs_the_agents_own_login_in_the_accounts_home_with_a_cleared_environment() {
-    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let seen = bin.path().join("seen.txt");
-    let script = bin.path().join("claude");
-    std::fs::write(
-        &script,
-        format!(
+    let script = script(
+        bin.path(),
+        "claude",
+        &format!(
             "#!/bin/sh\nprintf 'args: %s\\n' \"$*\" > '{}'\nenv >> '{}'\n",
             seen.display(),
             seen.display()
         ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let out = env
-        .cmd(&[
+    );
+    let id = ok_stdout(
+        &env.cmd(&[
             "accounts", "add", "--agent", "claude", "--kind", "login", "--label", "max",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        .unwrap_or_else(|e| panic!("{e}")),
     );
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let out = env
-        .cmd(&["accounts", "login", &id])
-        .env("WEFT_CLAUDE_BIN", &script)
-        .env("ANTHROPIC_API_KEY", "sk-ambient-must-not-reach-the-login")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ok_stdout(
+        &env.cmd(&["accounts", "login", &id])
+            .env("WEFT_CLAUDE_BIN", &script)
+            .env("ANTHROPIC_API_KEY", "sk-ambient-must-not-reach-the-login")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}")),
     );
     let seen = std::fs::read_to_string(&seen).unwrap_or_default();
     assert!(seen.starts_with("args: auth login\n"), "{seen}");
@@ -86,14 +71,13 @@ fn accounts_login_runs_the_agents_own_login_in_the_accounts_home_with_a_cleared_
 /// then find the agent there before `PATH`.
 #[test]
 fn agents_install_puts_the_tested_version_in_weft_s_own_folder_where_the_drivers_find_it() {
-    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let args = bin.path().join("npm-args.txt");
-    let npm = bin.path().join("npm");
-    std::fs::write(
-        &npm,
-        format!(
+    script(
+        bin.path(),
+        "npm",
+        &format!(
             r#"#!/bin/sh
 printf '%s\n' "$@" > '{args}'
 prefix=""
@@ -104,27 +88,15 @@ chmod +x "$prefix/node_modules/.bin/claude"
 "#,
             args = args.display()
         ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+    );
     let path = format!("{}:/usr/bin:/bin", bin.path().display());
     let out = env
         .cmd(&["agents", "install", "claude"])
         .env("PATH", &path)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let installed = env.home.path().join("agents/node_modules/.bin/claude");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        installed.display().to_string()
-    );
+    assert_eq!(ok_stdout(&out), installed.display().to_string());
     let recorded = std::fs::read_to_string(&args).unwrap_or_default();
     let prefix = env.home.path().join("agents").display().to_string();
     assert!(

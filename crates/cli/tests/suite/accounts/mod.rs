@@ -21,7 +21,7 @@ use std::process::{Output, Stdio};
 use serde_json::Value;
 use weft_testkit::RecordedRequest;
 
-use super::support::{assert_reply, claude_home, find, write, Env, GEMINI_KEY_SETTINGS};
+use super::support::{assert_reply, claude_home, find, ok_stdout, write, Env, GEMINI_KEY_SETTINGS};
 
 pub(super) fn agent_bin(name: &str) -> Option<PathBuf> {
     super::support::agent_bin(name, &format!("WEFT_{}_BIN", name.to_uppercase()))
@@ -116,14 +116,7 @@ impl World {
     }
 
     pub(super) fn ok(&mut self, args: &[&str]) -> String {
-        let out = self.weft(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "weft {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        ok_stdout(&self.weft(args))
     }
 
     /// `weft accounts add ARGS --secret-stdin` fed `secret`; its id, or `None` when no
