@@ -48,6 +48,14 @@ async function turnIdOf(prompt) {
   }, prompt);
 }
 
+/** Sets the sidebar's search box with an input event (clearValue sends none). */
+const typeSearch = (text) =>
+  browser.execute((t) => {
+    const input = document.querySelector('[data-testid="session-search"]');
+    input.value = t;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  }, text);
+
 async function weftJson(args) {
   assert.ok(process.env.WEFT_BIN && process.env.WEFT_HOME_DIR, "WEFT_BIN and WEFT_HOME_DIR from scripts/e2e-app.sh");
   const { stdout } = await promisify(execFile)(process.env.WEFT_BIN, args, {
@@ -229,9 +237,15 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
   it("finds a word in turn 1 of a 10,000-call session (Ctrl+F) and scrolls to it", async () => {
     const key = process.env.WEFT_E2E_BIG_KEY;
     assert.ok(key, "WEFT_E2E_BIG_KEY from scripts/e2e-app.sh");
+    // The sidebar draws only the rows near its viewport, and how many rows the other
+    // suites' workspaces put above the seeded folder varies: find the session by its
+    // title, as a user would, then show every session again.
+    const search = await byTestId(browser, "session-search");
+    await search.setValue("10000 tool calls");
     const item = await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`);
     await item.waitForExist({ timeout: 30000 });
     await item.click();
+    await typeSearch("");
     await until(browser, async () => (await lastTurnText(browser)).includes("Ran 10000 tool calls."), "the big session open", 60000);
     await send(browser, "a second turn");
     await until(browser, async () => (await lastTurnText(browser)).includes("Echo: a second turn"), "turn 2", 60000);
