@@ -133,7 +133,12 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         )
         .map_err(|e| DaemonError::Setup(format!("opening the accounts: {e}")))?,
     );
-    let loom = Loom::builder(options.home.dir())
+    let library = library::open(options.home.dir(), &store);
+    let mut loom = Loom::builder(options.home.dir());
+    if let Some(library) = &library {
+        loom = loom.index(Arc::new(library::LibraryIndex(library.clone())));
+    }
+    let loom = loom
         .skills_dirs(specs.iter().flat_map(|s| s.skills.clone()))
         .accounts(accounts.clone())
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
@@ -187,7 +192,9 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         home = %options.home.dir().display(),
         "weft daemon started"
     );
-    library::install(&service, &store);
+    if let Some(library) = library {
+        library::start(&service, library);
+    }
     // Probed once, off the request path: the first native turn and `daemon status`
     // then read the cached answer.
     tokio::task::spawn_blocking(|| {

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use weft_kernel::{IndexError, SessionIndex};
 use weft_library::{Agent, Library, LibraryError};
-use weft_protocol::{ClientRequest, ErrorCode, PromptRequest, WireError};
+use weft_protocol::{ClientRequest, ErrorCode, SearchHit, SessionAction, SessionInfo, WireError};
 use weft_store::SqliteStore;
 
 use crate::reply::Reply;
@@ -37,12 +38,12 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Opens the library over the store's database, the daemon's own agent homes and the
-/// accounts' homes, and
-/// starts indexing (unless `WEFT_LIBRARY=off`). A failure is logged: Weft runs without
-/// a library rather than not at all.
-pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
+/// accounts' homes (`home`'s `homes/`), unless `WEFT_LIBRARY=off`. A failure is logged:
+/// Weft runs without a library (its lists then read the store as it is) rather than
+/// not at all.
+pub(crate) fn open(home: &std::path::Path, store: &Arc<SqliteStore>) -> Option<Arc<Library>> {
     if std::env::var("WEFT_LIBRARY").is_ok_and(|v| v == "off") {
-        return;
+        return None;
     }
     // Each agent's reader of its own session files, from its driver.
     let agents: Vec<Agent> = weft_drivers::native_sessions()
@@ -54,16 +55,50 @@ pub(crate) fn install(service: &Arc<Service>, store: &Arc<SqliteStore>) {
         Ok(l) => l,
         Err(e) => {
             tracing::warn!("session library unavailable: {e}");
-            return;
+            return None;
         }
     };
-    // Every login account's own agent home, beside the ambient ones.
-    library.index_accounts(&service.home.dir().join("homes"));
+    library.index_accounts(&home.join("homes"));
+    Some(library)
+}
+
+/// Starts indexing and the sweep of what archived sessions left.
+pub(crate) fn start(service: &Arc<Service>, library: Arc<Library>) {
     if let Err(e) = library.start() {
         tracing::warn!("session library: the indexer did not start: {e}");
     }
     let _ = service.library.set(library);
     tokio::spawn(crate::cleanup::sweep_archived(service.clone()));
+}
+
+/// The library as the kernel's session index: lists and searches show the user's marks,
+/// and adoption and marks are written through the kernel's verbs.
+pub(crate) struct LibraryIndex(pub(crate) Arc<Library>);
+
+fn index_error(e: LibraryError) -> IndexError {
+    match e {
+        LibraryError::Unknown(key) => IndexError::Unknown(key),
+        LibraryError::Invalid(why) => IndexError::Invalid(why),
+        e => IndexError::Storage(e.to_string()),
+    }
+}
+
+impl SessionIndex for LibraryIndex {
+    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, IndexError> {
+        self.0.managed_sessions(workdir).map_err(index_error)
+    }
+
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError> {
+        self.0.search_turns(query, limit).map_err(index_error)
+    }
+
+    fn adopt(&self, session_key: &str) -> Result<bool, IndexError> {
+        self.0.adopt(session_key).map_err(index_error)
+    }
+
+    fn manage(&self, session_key: &str, action: &SessionAction) -> Result<(), IndexError> {
+        self.0.manage(session_key, action).map_err(index_error)
+    }
 }
 
 fn library(service: &Service) -> Result<&Arc<Library>, WireError> {
@@ -73,15 +108,6 @@ fn library(service: &Service) -> Result<&Arc<Library>, WireError> {
             "the session library is not available (see the daemon's log)",
         )
     })
-}
-
-/// Continue: a prompt for a native session's key first makes it a managed session on
-/// the same agent session id, so the agent resumes that conversation.
-pub(crate) async fn adopt(service: &Service, request: &PromptRequest) -> Result<(), WireError> {
-    let (Some(key), Some(lib)) = (request.session_key.clone(), service.library.get()) else {
-        return Ok(());
-    };
-    blocking(lib, move |l| l.adopt(&key)).await.map(|_| ())
 }
 
 /// One library verb.
@@ -108,9 +134,13 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
             session_key,
             action,
         } => {
-            let deleted = matches!(action, weft_protocol::SessionAction::Delete { .. });
-            let key = session_key.clone();
-            blocking(lib, move |l| l.manage(&session_key, &action)).await?;
+            let deleted = matches!(action, SessionAction::Delete { .. });
+            service
+                .loom
+                .manage_session(&session_key, action)
+                .await
+                .map_err(WireError::from)?;
+            let key = session_key;
             if let (true, Some(store)) = (deleted, service.store.get().cloned()) {
                 // What the session left beside its record goes with it.
                 let home = service.home.dir().to_path_buf();

@@ -60,6 +60,31 @@ pub enum KernelError {
     /// A skill's or an MCP server's file in Weft's home.
     #[error(transparent)]
     Files(#[from] FilesError),
+    /// The session index (the library) refused or failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+/// The session index's failure: which session, what was wrong with the request, or
+/// its storage.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// No session under that key.
+    #[error("unknown session `{0}`")]
+    Unknown(String),
+    /// The request cannot be done (an empty title, no agent file to delete).
+    #[error("{0}")]
+    Invalid(String),
+    /// Its database or files failed.
+    #[error("session index: {0}")]
+    Storage(String),
+}
+
+impl From<crate::ports::StoreError> for IndexError {
+    fn from(e: crate::ports::StoreError) -> Self {
+        IndexError::Storage(e.0)
+    }
 }
 
 /// Placing a skill, a session's MCP choices: what the user gave is not usable, or
@@ -126,6 +151,9 @@ impl KernelError {
             KernelError::AgentUnavailable(_) => ErrorCode::AgentUnavailable,
             KernelError::Internal(_) => ErrorCode::Internal,
             KernelError::Files(e) => e.code(),
+            KernelError::Index(IndexError::Unknown(_)) => ErrorCode::UnknownSession,
+            KernelError::Index(IndexError::Invalid(_)) => ErrorCode::BadRequest,
+            KernelError::Index(_) => ErrorCode::Storage,
         }
     }
 

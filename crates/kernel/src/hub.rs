@@ -14,6 +14,7 @@ use crate::driver::AgentDriver;
 use crate::env::KernelEnv;
 use crate::error::KernelError;
 use crate::feed::Feed;
+use crate::index::{SessionIndex, StoreIndex};
 use crate::ports::{
     Accounts, AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
     NoTools, SessionRecord, SessionStore, StoreError, ToolProvider,
@@ -55,6 +56,7 @@ pub struct LoomBuilder {
     state_dir: PathBuf,
     drivers: Vec<Arc<dyn AgentDriver>>,
     store: Option<Arc<dyn SessionStore>>,
+    index: Option<Arc<dyn SessionIndex>>,
     accounts: Arc<dyn Accounts>,
     tools: Arc<dyn ToolProvider>,
     catalog: Arc<dyn Catalog>,
@@ -99,6 +101,13 @@ impl LoomBuilder {
     /// Keeps sessions in this store (the service gives SQLite; the default keeps nothing).
     pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Lists, searches, adopts and marks sessions through this index (the service gives
+    /// the session library; the default reads the store as it is).
+    pub fn index(mut self, index: Arc<dyn SessionIndex>) -> Self {
+        self.index = Some(index);
         self
     }
 
@@ -156,6 +165,9 @@ impl LoomBuilder {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
+        let index = self
+            .index
+            .unwrap_or_else(|| Arc::new(StoreIndex(store.clone())));
         let all_patches = Feed::new(ALL_CHANNEL);
         let drivers: BTreeMap<String, Arc<dyn AgentDriver>> = self
             .drivers
@@ -170,6 +182,7 @@ impl LoomBuilder {
             drivers,
             default_agent,
             sessions: Mutex::new(HashMap::new()),
+            index,
             agent_info: Mutex::new(None),
             env: Arc::new(KernelEnv {
                 store,
@@ -197,6 +210,8 @@ pub struct Loom {
     pub(crate) drivers: BTreeMap<String, Arc<dyn AgentDriver>>,
     pub(crate) default_agent: Option<String>,
     pub(crate) sessions: Mutex<HashMap<String, SessionRunner>>,
+    /// The read model of sessions and the writer of their marks.
+    pub(crate) index: Arc<dyn SessionIndex>,
     pub(crate) env: Arc<KernelEnv>,
     pub(crate) agent_info: Mutex<Option<(std::time::Instant, Vec<AgentInfo>)>>,
     /// The last seq of each evicted runner, so its successor numbers on from there and
@@ -212,6 +227,7 @@ impl Loom {
             state_dir: state_dir.into(),
             drivers: Vec::new(),
             store: None,
+            index: None,
             accounts: Arc::new(AgentLogin),
             tools: Arc::new(NoTools),
             catalog: Arc::new(EmptyCatalog),
@@ -354,6 +370,18 @@ impl Loom {
             .entry(session_key.to_string())
             .or_insert_with(|| SessionRunner::new(record, last, seq, driver, self.env.clone()));
         Ok(runner.clone())
+    }
+
+    /// Runs a call of the session index on a blocking thread.
+    pub(crate) async fn indexed<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn SessionIndex) -> Result<T, crate::error::IndexError> + Send + 'static,
+    ) -> Result<T, KernelError> {
+        let index = self.index.clone();
+        tokio::task::spawn_blocking(move || f(index.as_ref()))
+            .await
+            .map_err(|e| KernelError::Internal(format!("a session index call failed: {e}")))?
+            .map_err(KernelError::from)
     }
 
     /// Runs a store call on a blocking thread.

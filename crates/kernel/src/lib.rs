@@ -20,6 +20,7 @@ mod env;
 pub mod error;
 pub mod feed;
 mod hub;
+pub mod index;
 pub mod io;
 pub mod mcp;
 pub mod plugin;
@@ -36,8 +37,9 @@ pub use driver::{
     isolated_env, kept_on_account, AgentDriver, AgentTurnInput, DriverContext, DriverResult,
     EnvNames, TuiSpec, TurnSink,
 };
-pub use error::{FilesError, KernelError};
+pub use error::{FilesError, IndexError, KernelError};
 pub use hub::{Loom, LoomBuilder};
+pub use index::SessionIndex;
 pub use io::{Caller, Subscription, TerminalOpened};
 pub use plugin::{Plugin, Plugins, SpawnContribution, SpawnCx};
 pub use time::now_ms;

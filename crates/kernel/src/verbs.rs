@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use weft_protocol::{
     AgentInfo, InboxItem, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
-    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SkillInfo, SnapshotAt, SteerOutcome,
-    ToolInfo, UniversalSnapshot,
+    PromptAccepted, PromptRequest, SearchHit, SessionAction, SessionInfo, SkillInfo, SnapshotAt,
+    SteerOutcome, ToolInfo, UniversalSnapshot,
 };
 
 use crate::env::new_task_id;
@@ -43,6 +43,12 @@ impl Loom {
         }
         let runner = match &request.session_key {
             Some(key) => {
+                if !self.sessions.lock().contains_key(key) {
+                    // An agent's own session (Continue from the library) becomes one
+                    // of Weft's before its runner is looked for.
+                    let k = key.clone();
+                    self.indexed(move |index| index.adopt(&k)).await?;
+                }
                 let runner = self.runner(key).await?;
                 checked_workdir(Path::new(&runner.record().workdir))?;
                 let agent = request
@@ -372,8 +378,19 @@ impl Loom {
             ),
             None => None,
         };
-        self.blocking(move |store| store.list_sessions(workdir.as_deref()))
+        self.indexed(move |index| index.list_sessions(workdir.as_deref()))
             .await
+    }
+
+    /// Renames, pins, archives or deletes a session's record (through the session
+    /// index, so every list shows the change).
+    pub async fn manage_session(
+        &self,
+        session_key: &str,
+        action: SessionAction,
+    ) -> Result<(), KernelError> {
+        let key = session_key.to_string();
+        self.indexed(move |index| index.manage(&key, &action)).await
     }
 
     /// Past turns whose prompt or reply contain every word of `query` (the last one as
@@ -383,7 +400,7 @@ impl Loom {
             return Ok(Vec::new());
         }
         let query = query.to_string();
-        self.blocking(move |store| store.search(&query, limit.clamp(1, 500)))
+        self.indexed(move |index| index.search(&query, limit.clamp(1, 500)))
             .await
     }
 

@@ -44,6 +44,7 @@ mod export;
 pub mod fork;
 pub mod homes;
 pub mod index;
+mod managed;
 pub mod model;
 mod open;
 mod progress;

@@ -9,6 +9,7 @@ mod fork;
 mod guard;
 mod leaks;
 mod library;
+mod marks;
 mod sandbox_escape;
 mod serve;
 mod setup_once;

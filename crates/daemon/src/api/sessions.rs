@@ -21,7 +21,6 @@ pub(super) async fn prompt(
     caller: &Caller,
     r: PromptRequest,
 ) -> Result<PromptAccepted, WireError> {
-    crate::library::adopt(service, &r).await?;
     service.loom.prompt_as(caller, r).await.map_err(wire)
 }
 
