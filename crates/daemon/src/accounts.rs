@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use weft_accounts::{AccountError, Accounts};
-use weft_protocol::{AutoSwitch, ClientRequest, ErrorCode, SecretInput, WireError};
+use weft_protocol::{verb, AutoSwitch, ClientRequest, ErrorCode, SecretInput, WireError};
 
 use crate::conn::{Conn, Transport};
-use crate::reply::Reply;
+use crate::reply::{answer, Reply};
 
 fn wire(e: AccountError) -> WireError {
     let code = match e {
@@ -15,12 +15,6 @@ fn wire(e: AccountError) -> WireError {
         AccountError::Storage(_) => ErrorCode::Storage,
     };
     WireError::new(code, e.to_string())
-}
-
-fn to_value<T: serde::Serialize>(value: T) -> Result<Reply, WireError> {
-    serde_json::to_value(value)
-        .map(Reply::Value)
-        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
 }
 
 async fn blocking<T: Send + 'static>(
@@ -41,7 +35,9 @@ pub async fn handle(
     request: ClientRequest,
 ) -> Result<Reply, WireError> {
     match request {
-        ClientRequest::ListAccounts {} => to_value(blocking(accounts, |a| a.list()).await?),
+        ClientRequest::ListAccounts {} => {
+            answer::<verb::ListAccounts>(blocking(accounts, |a| a.list()).await)
+        }
         ClientRequest::AddAccount(r) => {
             // A secret value is taken from the owner's socket only: a browser holding a
             // token could otherwise plant keys.
@@ -53,42 +49,41 @@ pub async fn handle(
                     "an account's secret is accepted on the daemon's own socket only (the CLI, the desktop app)",
                 ));
             }
-            to_value(blocking(accounts, move |a| a.add(r)).await?)
+            answer::<weft_protocol::AddAccountRequest>(blocking(accounts, move |a| a.add(r)).await)
         }
-        ClientRequest::RenameAccount { account, label } => {
-            to_value(blocking(accounts, move |a| a.rename(&account, &label)).await?)
-        }
+        ClientRequest::RenameAccount { account, label } => answer::<verb::RenameAccount>(
+            blocking(accounts, move |a| a.rename(&account, &label)).await,
+        ),
         ClientRequest::RemoveAccount {
             account,
             delete_home,
-        } => {
-            blocking(accounts, move |a| a.remove(&account, delete_home)).await?;
-            to_value(())
-        }
+        } => answer::<verb::RemoveAccount>(
+            blocking(accounts, move |a| a.remove(&account, delete_home)).await,
+        ),
         ClientRequest::TestAccount { account } => {
-            to_value(accounts.test(&account).await.map_err(wire)?)
+            answer::<verb::TestAccount>(accounts.test(&account).await.map_err(wire))
         }
-        ClientRequest::AccountUsage { account } => {
-            to_value(blocking(accounts, move |a| a.usage(account.as_deref())).await?)
-        }
+        ClientRequest::AccountUsage { account } => answer::<verb::AccountUsage>(
+            blocking(accounts, move |a| a.usage(account.as_deref())).await,
+        ),
         ClientRequest::SetAutoSwitch {
             session_key,
             enabled,
         } => {
             let key = session_key.clone();
             blocking(accounts, move |a| a.set_auto_switch(&key, enabled)).await?;
-            to_value(AutoSwitch {
+            answer::<verb::SetAutoSwitch>(Ok(AutoSwitch {
                 session_key,
                 enabled,
-            })
+            }))
         }
         ClientRequest::GetAutoSwitch { session_key } => {
             let key = session_key.clone();
             let enabled = blocking(accounts, move |a| a.auto_switch(&key)).await?;
-            to_value(AutoSwitch {
+            answer::<verb::GetAutoSwitch>(Ok(AutoSwitch {
                 session_key,
                 enabled,
-            })
+            }))
         }
         _ => Err(WireError::new(ErrorCode::Internal, "not an account verb")),
     }

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use weft_kernel::{IndexError, SessionIndex};
 use weft_library::{Agent, Library, LibraryError};
-use weft_protocol::{ClientRequest, ErrorCode, SearchHit, SessionAction, SessionInfo, WireError};
+use weft_protocol::{
+    verb, ClientRequest, ErrorCode, SearchHit, SessionAction, SessionInfo, WireError,
+};
 use weft_store::SqliteStore;
 
-use crate::reply::Reply;
+use crate::reply::{answer, Reply};
 use crate::service::Service;
 
 fn wire(e: LibraryError) -> WireError {
@@ -18,12 +20,6 @@ fn wire(e: LibraryError) -> WireError {
         _ => ErrorCode::Storage,
     };
     WireError::new(code, e.to_string())
-}
-
-fn to_value<T: serde::Serialize>(value: T) -> Result<Reply, WireError> {
-    serde_json::to_value(value)
-        .map(Reply::Value)
-        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
 }
 
 async fn blocking<T: Send + 'static>(
@@ -114,21 +110,29 @@ fn library(service: &Service) -> Result<&Arc<Library>, WireError> {
 pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<Reply, WireError> {
     let lib = library(service)?;
     match request {
-        ClientRequest::ListLibrary(q) => to_value(blocking(lib, move |l| l.list(&q)).await?),
-        ClientRequest::SearchLibrary(s) => to_value(blocking(lib, move |l| l.search(&s)).await?),
+        ClientRequest::ListLibrary(q) => {
+            answer::<weft_protocol::LibraryQuery>(blocking(lib, move |l| l.list(&q)).await)
+        }
+        ClientRequest::SearchLibrary(s) => {
+            answer::<weft_protocol::LibrarySearch>(blocking(lib, move |l| l.search(&s)).await)
+        }
         ClientRequest::OpenTranscript {
             session_key,
             start,
             limit,
-        } => to_value(blocking(lib, move |l| l.open_transcript(&session_key, start, limit)).await?),
+        } => answer::<verb::OpenTranscript>(
+            blocking(lib, move |l| l.open_transcript(&session_key, start, limit)).await,
+        ),
         ClientRequest::EarlierTurns {
             session_key,
             start,
             limit,
-        } => to_value(blocking(lib, move |l| l.earlier_turns(&session_key, start, limit)).await?),
-        ClientRequest::LibraryProgress {} => to_value(lib.progress()),
+        } => answer::<verb::EarlierTurns>(
+            blocking(lib, move |l| l.earlier_turns(&session_key, start, limit)).await,
+        ),
+        ClientRequest::LibraryProgress {} => answer::<verb::LibraryProgress>(Ok(lib.progress())),
         ClientRequest::Usage { by, since } => {
-            to_value(blocking(lib, move |l| l.usage(by, since)).await?)
+            answer::<verb::Usage>(blocking(lib, move |l| l.usage(by, since)).await)
         }
         ClientRequest::ManageSession {
             session_key,
@@ -149,12 +153,14 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
                 })
                 .await;
             }
-            to_value(())
+            answer::<verb::ManageSession>(Ok(()))
         }
         ClientRequest::ExportSession {
             session_key,
             format,
-        } => to_value(blocking(lib, move |l| l.export(&session_key, format)).await?),
+        } => answer::<verb::ExportSession>(
+            blocking(lib, move |l| l.export(&session_key, format)).await,
+        ),
         ClientRequest::ExportSessionToFile {
             session_key,
             format,
@@ -165,13 +171,13 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
                 l.export_file(&session_key, format, std::path::Path::new(&path))
             })
             .await?;
-            to_value(weft_protocol::ExportWritten {
+            answer::<verb::ExportSessionToFile>(Ok(weft_protocol::ExportWritten {
                 path: written,
                 bytes,
-            })
+            }))
         }
         ClientRequest::ForkSession { session_key, at } => {
-            to_value(blocking(lib, move |l| l.fork(&session_key, at)).await?)
+            answer::<verb::ForkSession>(blocking(lib, move |l| l.fork(&session_key, at)).await)
         }
         _ => Err(WireError::new(ErrorCode::BadRequest, "not a library verb")),
     }

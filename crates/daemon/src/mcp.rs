@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use weft_accounts::{Secret, SecretServiceStore, SecretStore};
-use weft_protocol::{ClientRequest, ErrorCode, WireError};
+use weft_protocol::{verb, ClientRequest, ErrorCode, WireError};
 
 use crate::conn::{Conn, Transport};
-use crate::reply::Reply;
+use crate::reply::{answer, Reply};
 
 /// The secret store entry of an MCP secret.
 fn entry(name: &str) -> String {
@@ -37,12 +37,6 @@ fn bad(text: impl Into<String>) -> WireError {
     WireError::new(ErrorCode::BadRequest, text)
 }
 
-fn value<T: serde::Serialize>(v: T) -> Result<Reply, WireError> {
-    serde_json::to_value(v)
-        .map(Reply::Value)
-        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
-}
-
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, WireError> {
@@ -62,17 +56,21 @@ pub async fn handle(
         ClientRequest::ListMcp {
             workdir,
             session_key,
-        } => value(weft_kernel::mcp::list(
+        } => answer::<verb::ListMcp>(Ok(weft_kernel::mcp::list(
             home,
             workdir.as_deref().map(Path::new),
             session_key.as_deref(),
-        )),
+        ))),
         ClientRequest::SetMcpEnabled {
             session_key,
             servers,
         } => {
             weft_kernel::mcp::set_session_overrides(home, &session_key, &servers)?;
-            value(weft_kernel::mcp::list(home, None, Some(&session_key)))
+            answer::<verb::SetMcpEnabled>(Ok(weft_kernel::mcp::list(
+                home,
+                None,
+                Some(&session_key),
+            )))
         }
         ClientRequest::SetMcpSecret { name, value: v } => {
             if conn.transport != Transport::Socket {
@@ -96,7 +94,7 @@ pub async fn handle(
                     .map_err(|e| e.to_string())
             })
             .await?;
-            value(())
+            answer::<verb::SetMcpSecret>(Ok(()))
         }
         ClientRequest::RemoveMcpSecret { name } => {
             blocking(move || {
@@ -105,7 +103,7 @@ pub async fn handle(
                     .map_err(|e| e.to_string())
             })
             .await?;
-            value(())
+            answer::<verb::RemoveMcpSecret>(Ok(()))
         }
         other => Err(bad(format!("not an MCP verb: {other:?}"))),
     }

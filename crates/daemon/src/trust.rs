@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use weft_protocol::{ClientRequest, ErrorCode, WireError};
+use weft_protocol::{verb, ClientRequest, ErrorCode, WireError};
 use weft_workspace::trust::{self, TrustError};
 
-use crate::reply::Reply;
+use crate::reply::{answer, Reply};
 
 /// The folder a request names: absolute and an existing folder.
 fn folder(workdir: &str) -> Result<PathBuf, WireError> {
@@ -39,24 +39,23 @@ fn wire(e: TrustError) -> WireError {
 /// One trust verb.
 pub async fn handle(home: &Path, request: ClientRequest) -> Result<Reply, WireError> {
     let home = home.to_path_buf();
-    let answer = tokio::task::spawn_blocking(move || match request {
+    tokio::task::spawn_blocking(move || match request {
         ClientRequest::GetWorkspaceTrust { workdir } => {
-            Ok(trust::status(&home, &folder(&workdir)?))
+            answer::<verb::GetWorkspaceTrust>(folder(&workdir).map(|f| trust::status(&home, &f)))
         }
-        ClientRequest::TrustWorkspace { workdir, hash } => {
-            trust::trust(&home, &folder(&workdir)?, &hash).map_err(wire)
-        }
+        ClientRequest::TrustWorkspace { workdir, hash } => answer::<verb::TrustWorkspace>(
+            folder(&workdir).and_then(|f| trust::trust(&home, &f, &hash).map_err(wire)),
+        ),
         ClientRequest::DeclineWorkspaceTrust { workdir, hash } => {
-            trust::decline(&home, &folder(&workdir)?, &hash).map_err(wire)
+            answer::<verb::DeclineWorkspaceTrust>(
+                folder(&workdir).and_then(|f| trust::decline(&home, &f, &hash).map_err(wire)),
+            )
         }
-        ClientRequest::RevokeWorkspaceTrust { workdir } => {
-            trust::revoke(&home, &folder(&workdir)?).map_err(wire)
-        }
+        ClientRequest::RevokeWorkspaceTrust { workdir } => answer::<verb::RevokeWorkspaceTrust>(
+            folder(&workdir).and_then(|f| trust::revoke(&home, &f).map_err(wire)),
+        ),
         _ => Err(WireError::new(ErrorCode::Internal, "not a trust verb")),
     })
     .await
-    .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))??;
-    serde_json::to_value(answer)
-        .map(Reply::Value)
-        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
+    .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?
 }

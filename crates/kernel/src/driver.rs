@@ -5,7 +5,7 @@
 //! and takes steer messages from it. Everything else (queueing, persistence, patches,
 //! activity lines) is the kernel's.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -13,7 +13,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
     AgentInfo, Capabilities, ClientEnv, DriverEvent, Interaction, InteractionResponse, ModelInfo,
-    NativeSessionInfo,
 };
 
 /// Everything a driver needs to run one turn. Its `Debug` names environment
@@ -392,11 +391,6 @@ pub trait AgentDriver: Send + Sync {
     async fn follow_tui(&self, _input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         ctx.cancelled().await;
         DriverResult::ok()
-    }
-
-    /// Sessions in the agent's own store, newest first.
-    async fn list_native_sessions(&self, _workdir: Option<&Path>) -> Vec<NativeSessionInfo> {
-        Vec::new()
     }
 
     /// The session is closed: release what is held for it (a long-lived process).

@@ -62,7 +62,7 @@ pub use trust::{TrustGrant, WorkspaceTrust};
 pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};
 pub use wire::{
     permission, AccountKindInfo, AgentFacts, AgentInfo, AskedInteraction, Capabilities, ForkOrigin,
-    InteractAction, InteractRequest, InteractionResponse, ModelInfo, NativeSessionInfo,
-    OpenTerminalRequest, PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord,
-    SkillInfo, SnapshotAt, SteerOutcome, ToolInfo,
+    InteractAction, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
+    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
+    SteerOutcome, ToolInfo,
 };

@@ -324,23 +324,6 @@ pub struct SessionInfo {
     pub updated_at: i64,
 }
 
-/// A session in an agent's own on-disk store (e.g. `~/.claude/projects`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct NativeSessionInfo {
-    /// The agent's session id.
-    pub id: String,
-    /// The folder it ran in.
-    pub workdir: Option<String>,
-    /// Its title (first prompt, or the agent's own summary).
-    pub title: String,
-    /// Last changed (ms since the epoch).
-    #[ts(type = "number")]
-    pub updated_at: i64,
-    /// How many messages it holds.
-    pub message_count: u32,
-}
-
 /// The whole snapshot of a session with the seq it is current at; what a late or
 /// gapped subscriber starts from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

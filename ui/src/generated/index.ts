@@ -47,7 +47,6 @@ export type { McpServerStatus } from "./McpServerStatus";
 export type { McpState } from "./McpState";
 export type { ModelCost } from "./ModelCost";
 export type { ModelInfo } from "./ModelInfo";
-export type { NativeSessionInfo } from "./NativeSessionInfo";
 export type { OpenTerminalRequest } from "./OpenTerminalRequest";
 export type { Origin } from "./Origin";
 export type { PatchEvent } from "./PatchEvent";

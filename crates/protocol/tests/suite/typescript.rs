@@ -33,7 +33,6 @@ fn export_all(dir: &Path) {
         SkillInfo,
         SessionInfo,
         SearchHit,
-        NativeSessionInfo,
         SnapshotAt,
         InteractionResponse,
         OpenTerminalRequest,
