@@ -142,7 +142,8 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         .skills_dirs(specs.iter().flat_map(|s| s.skills.clone()))
         .accounts(accounts.clone())
         .store(Arc::new(weft_store_port::SqlitePort(store.clone())))
-        .drivers(weft_drivers::all())
+        .drivers(weft_drivers::built_in_drivers())
+        .driver_source(Arc::new(weft_drivers::acp_agents(options.home.dir())))
         .drivers(options.extra_drivers.iter().cloned())
         .plugin(Arc::new(weft_drivers::McpPlugin::with_secrets(
             mcp::secret_lookup(),

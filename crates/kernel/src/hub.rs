@@ -19,6 +19,7 @@ use crate::ports::{
     Accounts, AgentLogin, Catalog, DeferToSurface, EmptyCatalog, InteractionHandler, MemoryStore,
     NoTools, SessionRecord, SessionStore, StoreError, ToolProvider,
 };
+use crate::roster::{DriverSource, Roster};
 use crate::runner::SessionRunner;
 use crate::time::now_ms;
 
@@ -55,6 +56,7 @@ const DEFAULT_IDLE_CLOSE_SECS: u64 = 600;
 pub struct LoomBuilder {
     state_dir: PathBuf,
     drivers: Vec<Arc<dyn AgentDriver>>,
+    driver_source: Option<Arc<dyn DriverSource>>,
     store: Option<Arc<dyn SessionStore>>,
     index: Option<Arc<dyn SessionIndex>>,
     accounts: Arc<dyn Accounts>,
@@ -89,6 +91,14 @@ impl LoomBuilder {
         dirs: impl IntoIterator<Item = weft_agent_spec::spec::SkillsDir>,
     ) -> Self {
         self.skills_dirs.extend(dirs);
+        self
+    }
+
+    /// Takes drivers from `source` too, looked at again when an agent is not found and
+    /// when agents are listed, so one added there needs no restart (a driver registered
+    /// here wins over the source's of the same id).
+    pub fn driver_source(mut self, source: Arc<dyn DriverSource>) -> Self {
+        self.driver_source = Some(source);
         self
     }
 
@@ -169,14 +179,15 @@ impl LoomBuilder {
             .index
             .unwrap_or_else(|| Arc::new(StoreIndex(store.clone())));
         let all_patches = Feed::new(ALL_CHANNEL);
-        let drivers: BTreeMap<String, Arc<dyn AgentDriver>> = self
-            .drivers
-            .into_iter()
-            .map(|d| (d.id().to_string(), d))
-            .collect();
+        // A later driver with the same id replaces an earlier one.
+        let mut unique: BTreeMap<String, Arc<dyn AgentDriver>> = BTreeMap::new();
+        for d in self.drivers {
+            unique.insert(d.id().to_string(), d);
+        }
+        let drivers = Roster::new(unique.into_values().collect(), self.driver_source);
         let default_agent = self.default_agent.or_else(|| {
-            let ids: Vec<&String> = drivers.keys().collect();
-            (ids.len() == 1).then(|| ids[0].clone())
+            let all = drivers.all();
+            (all.len() == 1).then(|| all[0].id().to_string())
         });
         Ok(Arc::new(Loom {
             drivers,
@@ -207,13 +218,14 @@ impl LoomBuilder {
 
 /// The kernel: drivers, sessions and ports behind its verbs.
 pub struct Loom {
-    pub(crate) drivers: BTreeMap<String, Arc<dyn AgentDriver>>,
+    pub(crate) drivers: Roster,
     pub(crate) default_agent: Option<String>,
     pub(crate) sessions: Mutex<HashMap<String, SessionRunner>>,
     /// The read model of sessions and the writer of their marks.
     pub(crate) index: Arc<dyn SessionIndex>,
     pub(crate) env: Arc<KernelEnv>,
-    pub(crate) agent_info: Mutex<Option<(std::time::Instant, Vec<AgentInfo>)>>,
+    /// What the drivers said of themselves, when, and at which roster generation.
+    pub(crate) agent_info: Mutex<Option<(std::time::Instant, u64, Vec<AgentInfo>)>>,
     /// The last seq of each evicted runner, so its successor numbers on from there and
     /// a client following the session never sees seq go backwards.
     evicted_seq: Mutex<HashMap<String, u64>>,
@@ -226,6 +238,7 @@ impl Loom {
         LoomBuilder {
             state_dir: state_dir.into(),
             drivers: Vec::new(),
+            driver_source: None,
             store: None,
             index: None,
             accounts: Arc::new(AgentLogin),
@@ -256,13 +269,12 @@ impl Loom {
     pub fn driver(&self, id: &str) -> Result<Arc<dyn AgentDriver>, KernelError> {
         self.drivers
             .get(id)
-            .cloned()
             .ok_or_else(|| KernelError::UnknownAgent(id.to_string()))
     }
 
     /// Every registered driver, by id.
-    pub fn drivers(&self) -> impl Iterator<Item = &Arc<dyn AgentDriver>> {
-        self.drivers.values()
+    pub fn drivers(&self) -> Vec<Arc<dyn AgentDriver>> {
+        self.drivers.all()
     }
 
     /// True while any session has a turn running or queued.
@@ -331,7 +343,7 @@ impl Loom {
                 break;
             }
         }
-        futures::future::join_all(self.drivers.values().map(|d| d.shutdown())).await;
+        futures::future::join_all(self.drivers.to_shut_down().iter().map(|d| d.shutdown())).await;
     }
 
     /// The runner of an existing session: in memory, or loaded from the store (off the

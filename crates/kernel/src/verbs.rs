@@ -406,14 +406,17 @@ impl Loom {
 
     /// Every registered agent, installed or not.
     pub async fn list_agent_info(&self) -> Vec<AgentInfo> {
-        if let Some((at, infos)) = self.agent_info.lock().clone() {
-            if at.elapsed() < AGENT_INFO_TTL {
+        // An agent added to (or changed in) agents.json shows at once.
+        self.drivers.refresh();
+        let generation = self.drivers.generation();
+        if let Some((at, seen, infos)) = self.agent_info.lock().clone() {
+            if at.elapsed() < AGENT_INFO_TTL && seen == generation {
                 return infos;
             }
         }
         // Probing runs each agent's binary (seconds in all): done at most once a TTL.
-        let infos = futures::future::join_all(self.drivers.values().map(|d| d.info())).await;
-        *self.agent_info.lock() = Some((std::time::Instant::now(), infos.clone()));
+        let infos = futures::future::join_all(self.drivers.all().iter().map(|d| d.info())).await;
+        *self.agent_info.lock() = Some((std::time::Instant::now(), generation, infos.clone()));
         infos
     }
 

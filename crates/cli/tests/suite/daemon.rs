@@ -491,3 +491,49 @@ async fn dequeue_and_requeue_change_the_queue_every_client_sees_and_a_dequeued_p
         .unwrap_or_default();
     assert_eq!(ran, [first, "queued b", "queued c"], "{history}");
 }
+
+/// An ACP agent is data: one added to `$WEFT_HOME/agents.json` is in `weft agents` (and
+/// so in the app, which asks the same verb) from the daemon already running, a turn
+/// reaches it, and one taken out of the file is gone.
+#[test]
+fn an_acp_agent_added_to_agents_json_is_there_without_a_restart() {
+    let env = Env::new();
+    let ids = || -> Vec<String> {
+        let (code, list, stderr) = env.json(&["agents", "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a["id"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(!ids().iter().any(|i| i == "mine"));
+    let pid = daemon_pid(&env);
+    let file = env.home.path().join("agents.json");
+    std::fs::write(
+        &file,
+        r#"{"agents":[{"id":"mine","name":"Mine","command":"mine-acp-agent-nowhere"}]}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(ids().iter().any(|i| i == "mine"), "{:?}", ids());
+    let out = env.weft(&["run", "--agent", "mine", "hello"]);
+    assert!(!out.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("mine-acp-agent-nowhere"), "{said}");
+
+    std::fs::write(
+        &file,
+        r#"{"agents":[{"id":"yours","command":"yours-acp-agent-nowhere"}]}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let now = ids();
+    assert!(
+        now.iter().any(|i| i == "yours") && !now.iter().any(|i| i == "mine"),
+        "{now:?}"
+    );
+    assert_eq!(daemon_pid(&env), pid, "one daemon throughout");
+}

@@ -70,6 +70,15 @@ pub fn drivers(state_dir: &Path) -> Vec<Arc<dyn AgentDriver>> {
 /// Like [`drivers`], letting the caller adjust each spec first (the registry gives
 /// the `gemini-acp` preset the Gemini driver's session-file reader).
 pub fn drivers_with(state_dir: &Path, adjust: impl Fn(&mut AcpSpec)) -> Vec<Arc<dyn AgentDriver>> {
+    specs_with(state_dir, adjust)
+        .into_iter()
+        .map(|s| Arc::new(AcpDriver::new(s)) as Arc<dyn AgentDriver>)
+        .collect()
+}
+
+/// The specs [`drivers_with`] makes drivers of: the presets, and the user's own from
+/// `<state_dir>/agents.json` (one of a preset's id replaces it), each `adjust`ed.
+pub fn specs_with(state_dir: &Path, adjust: impl Fn(&mut AcpSpec)) -> Vec<AcpSpec> {
     let mut specs = config::presets();
     match config::user_agents(state_dir) {
         Ok(user) => {
@@ -80,13 +89,10 @@ pub fn drivers_with(state_dir: &Path, adjust: impl Fn(&mut AcpSpec)) -> Vec<Arc<
         }
         Err(e) => tracing::warn!("ignoring agents.json: {e}"),
     }
+    for s in &mut specs {
+        adjust(s);
+    }
     specs
-        .into_iter()
-        .map(|mut s| {
-            adjust(&mut s);
-            Arc::new(AcpDriver::new(s)) as Arc<dyn AgentDriver>
-        })
-        .collect()
 }
 
 impl AcpDriver {

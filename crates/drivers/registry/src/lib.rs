@@ -4,15 +4,17 @@
 
 use std::sync::Arc;
 
+mod acp_agents;
 mod mcp;
 mod skills;
 mod specs;
+pub use acp_agents::AcpAgents;
 pub use mcp::{McpPlugin, SecretLookup};
 pub use skills::{claude_dir as skills_dir_for_claude, SkillsPlugin};
 pub use specs::{built_in, pinned, specs, specs_in};
 
 use weft_agent_spec::spec::AgentSpec;
-use weft_kernel::AgentDriver;
+use weft_kernel::{AgentDriver, DriverSource};
 
 /// The reader of an agent's own session files.
 type Sessions = Arc<dyn weft_agent_spec::sessions::NativeSessions>;
@@ -55,22 +57,27 @@ const AGENTS: &[Agent] = &[
     ),
 ];
 
-/// All drivers, the default (echo) first. The ACP agents are the presets (hermes,
-/// kimi, claude-acp, gemini-acp) and the user's own from `<WEFT_HOME>/agents.json`.
+/// The built-in (non-ACP) drivers, the default (echo) first.
+pub fn built_in_drivers() -> Vec<Arc<dyn AgentDriver>> {
+    AGENTS.iter().map(|(driver, _, _)| driver()).collect()
+}
+
+/// The ACP agents (the presets: hermes, kimi, claude-acp, gemini-acp; and the user's
+/// own from `<state_dir>/agents.json`) as a source the kernel looks at again, so one
+/// added to the file needs no restart.
+pub fn acp_agents(state_dir: &std::path::Path) -> AcpAgents {
+    let taken = AGENTS.iter().map(|(_, spec, _)| spec().id).collect();
+    AcpAgents::new(state_dir, taken)
+}
+
+/// All drivers as they are now, the default (echo) first: the built-in ones, then the
+/// ACP agents of the global state folder.
 pub fn all() -> Vec<Arc<dyn AgentDriver>> {
-    let mut drivers: Vec<Arc<dyn AgentDriver>> =
-        AGENTS.iter().map(|(driver, _, _)| driver()).collect();
-    let taken: Vec<String> = drivers.iter().map(|d| d.id().to_string()).collect();
+    let mut drivers = built_in_drivers();
     drivers.extend(
-        weft_acp::drivers_with(&weft_kernel::state::global_state_dir(), |spec| {
-            // gemini --acp leaves tool output out of its updates and has a folder-trust
-            // switch of its own: both as the Gemini driver handles them.
-            if spec.id == "gemini-acp" {
-                weft_gemini::wire_preset(spec);
-            }
-        })
-        .into_iter()
-        .filter(|d| !taken.iter().any(|t| t == d.id())),
+        acp_agents(&weft_kernel::state::global_state_dir())
+            .changed()
+            .unwrap_or_default(),
     );
     drivers
 }
