@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 use weft_protocol::{apply_in_place, SnapshotPatch, UniversalSnapshot};
 
-use super::support::Env;
+use super::support::{strings, Env};
 
 fn workdir(env: &Env) -> String {
     env.workdir()
@@ -137,12 +137,7 @@ fn session_continues_and_sessions_and_history_list_it() {
 
     let (code, list, _) = env.json(&["sessions", "--json", "--workdir", &workdir(&env)]);
     assert_eq!(code, 0);
-    let keys: Vec<&str> = list
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s["sessionKey"].as_str())
-        .collect();
+    let keys = strings(&list, "sessionKey");
     assert_eq!(
         keys,
         [
@@ -158,12 +153,7 @@ fn session_continues_and_sessions_and_history_list_it() {
 
     let (code, history, _) = env.json(&["history", &key, "--json"]);
     assert_eq!(code, 0);
-    let prompts: Vec<&str> = history
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["prompt"].as_str())
-        .collect();
+    let prompts = strings(&history, "prompt");
     assert_eq!(prompts, ["first prompt", "second prompt"]);
 
     let human = env.weft(&["sessions"]);

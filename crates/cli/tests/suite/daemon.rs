@@ -11,7 +11,7 @@ use weft_protocol::{
     UniversalSnapshot,
 };
 
-use super::support::{pid_alive, wait_for, Env};
+use super::support::{pid_alive, strings, wait_for, Env};
 
 fn daemon_pid(env: &Env) -> u32 {
     let (code, status, stderr) = env.json(&["daemon", "status", "--json"]);
@@ -501,11 +501,7 @@ fn an_acp_agent_added_to_agents_json_is_there_without_a_restart() {
     let ids = || -> Vec<String> {
         let (code, list, stderr) = env.json(&["agents", "--json"]);
         assert_eq!(code, 0, "{stderr}");
-        list.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a["id"].as_str().map(str::to_string))
-            .collect()
+        strings(&list, "id").into_iter().map(String::from).collect()
     };
     assert!(!ids().iter().any(|i| i == "mine"));
     let pid = daemon_pid(&env);

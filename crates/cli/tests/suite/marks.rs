@@ -8,7 +8,7 @@ use std::path::Path;
 use weft_client::Home;
 use weft_protocol::{verb, SearchHit, SessionInfo};
 
-use super::support::{app_hello, Env};
+use super::support::{app_hello, strings, Env};
 
 #[tokio::test]
 async fn what_the_user_marks_with_weft_sessions_is_what_the_apps_list_and_search_show() {
@@ -50,12 +50,7 @@ async fn what_the_user_marks_with_weft_sessions_is_what_the_apps_list_and_search
         ]
     );
     let (_, library, _) = env.json(&["sessions", "--json"]);
-    let library_keys: Vec<&str> = library
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s["sessionKey"].as_str())
-        .collect();
+    let library_keys = strings(&library, "sessionKey");
     assert_eq!(library_keys, [alpha.as_str(), delta.as_str()], "{library}");
 
     // An archived session is found again by its words; a deleted one is not.

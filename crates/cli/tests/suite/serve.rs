@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 use weft_protocol::{apply_in_place, Phase, SnapshotPatch, UniversalSnapshot};
 
+use super::support::strings;
+
 struct Server {
     child: Child,
     url: String,
@@ -190,12 +192,7 @@ async fn a_turn_over_the_websocket() {
 
     send(&mut ws, json!({"id": 5, "type": "listAgentInfo"})).await;
     let agents = reply(&mut ws, 5, &mut patches).await;
-    let ids: Vec<&str> = agents["result"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a["id"].as_str())
-        .collect();
+    let ids = strings(&agents["result"], "id");
     assert!(ids.contains(&"echo"), "{ids:?}");
 
     ws.send(Message::Text("not json".into()))

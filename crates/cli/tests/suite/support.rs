@@ -339,13 +339,21 @@ pub fn assert_reply(run: &Value, want: &str) {
     );
 }
 
-/// The prompts of a JSON history, in order.
-pub fn prompts(history: &Value) -> Vec<String> {
-    history
-        .as_array()
+/// Each element's string field `name` of a JSON list, in order (elements without it
+/// are passed over).
+pub fn strings<'a>(list: &'a Value, name: &str) -> Vec<&'a str> {
+    list.as_array()
         .into_iter()
         .flatten()
-        .filter_map(|t| t["prompt"].as_str().map(String::from))
+        .filter_map(|v| v[name].as_str())
+        .collect()
+}
+
+/// The prompts of a JSON history, in order.
+pub fn prompts(history: &Value) -> Vec<String> {
+    strings(history, "prompt")
+        .into_iter()
+        .map(String::from)
         .collect()
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use weft_client::{Client, Home};
 
-use super::support::Env;
+use super::support::{strings, Env};
 
 fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);
@@ -90,12 +90,7 @@ async fn nothing_a_workspace_grants_acts_until_it_is_trusted() {
     let (code, shown, _) = env.json(&["trust", "--show", "--json"]);
     assert_eq!(code, 0);
     assert_eq!(shown["trusted"], false, "{shown}");
-    let files: Vec<&str> = shown["grants"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|g| g["file"].as_str())
-        .collect();
+    let files = strings(&shown["grants"], "file");
     for f in [
         ".weft/mcp.json",
         ".weft/hooks.json",
