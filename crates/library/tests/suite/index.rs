@@ -1,6 +1,6 @@
 //! The indexer over recorded files of the three real formats: incremental reads, a
-//! rewritten or vanished file, bad input, the watcher, and one search over managed and
-//! native sessions.
+//! rewritten or vanished file, bad input, the watcher, links out of an agent's home. The
+//! fixture here serves the search and records tests too.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,24 +8,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_library::{Home, Library};
-use weft_protocol::{
-    LibraryQuery, LibrarySearch, Origin, Phase, SessionAction, SessionRecord, UniversalSnapshot,
-    UsageBy,
-};
+use weft_protocol::{LibraryQuery, LibrarySearch, Origin, UsageBy};
 use weft_store::SqliteStore;
 
-const CLAUDE_ID: &str = "2beba834-ea9e-4d74-9e9f-b4a9f23cf57b";
+pub(super) const CLAUDE_ID: &str = "2beba834-ea9e-4d74-9e9f-b4a9f23cf57b";
 const CODEX_ID: &str = "01a22a6b-1a33-73c2-8da3-697eac086135";
 pub(super) const GEMINI_ID: &str = "6f1fd193-c4e2-4471-acd0-fc646b5f1f76";
 
 pub(super) struct Fixture {
     _dir: tempfile::TempDir,
     pub(super) root: PathBuf,
-    store: Arc<SqliteStore>,
+    pub(super) store: Arc<SqliteStore>,
     pub(super) library: Arc<Library>,
 }
 
-fn fixture_text(name: &str) -> String {
+pub(super) fn fixture_text(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
@@ -96,19 +93,19 @@ impl Fixture {
         }
     }
 
-    fn claude_file(&self) -> PathBuf {
+    pub(super) fn claude_file(&self) -> PathBuf {
         self.root
             .join(".claude/projects/-home-dev-probe-claude-work")
             .join(format!("{CLAUDE_ID}.jsonl"))
     }
 
-    fn all(&self) -> Vec<weft_protocol::LibrarySession> {
+    pub(super) fn all(&self) -> Vec<weft_protocol::LibrarySession> {
         self.library
             .list(&LibraryQuery::default())
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn search(&self, q: &str) -> Vec<weft_protocol::LibraryHit> {
+    pub(super) fn search(&self, q: &str) -> Vec<weft_protocol::LibraryHit> {
         self.library
             .search(&LibrarySearch {
                 query: q.into(),
@@ -127,7 +124,7 @@ fn append(path: &Path, text: &str) {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
-fn user_line(text: &str) -> String {
+pub(super) fn user_line(text: &str) -> String {
     format!(
         "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":{}}},\"uuid\":\"u-{}\",\"timestamp\":\"2026-11-30T04:00:00.000Z\",\"cwd\":\"/home/dev/probe/claude/work\",\"sessionId\":\"{CLAUDE_ID}\"}}\n",
         serde_json::to_string(text).unwrap_or_default(),
@@ -332,44 +329,6 @@ fn a_header_only_gemini_file_beside_a_chat_does_not_take_its_session() {
 }
 
 #[test]
-fn substrings_inside_words_and_across_them_are_found() {
-    let f = Fixture::new();
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    let key = format!("claude:{CLAUDE_ID}");
-    for q in [
-        "from-to",
-        "rom-to",
-        "i-from",
-        "hi-from-tool",
-        "echo hi",
-        "-from-",
-    ] {
-        let hits = f.search(q);
-        assert!(
-            hits.iter().any(|h| h.session_key == key),
-            "`{q}` finds the tool call: {hits:?}"
-        );
-    }
-    // Inside one word, shorter than a trigram, and CJK inside a longer run.
-    let text = fixture_text("claude_session.jsonl");
-    let path = f.claude_file();
-    std::fs::write(
-        &path,
-        format!(
-            "{text}{}",
-            user_line("please call parse_config_v2 then 日本語のテキスト")
-        ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    for q in ["arse_conf", "config_v", "本語", "のテキ", "v2"] {
-        let hits = f.search(q);
-        assert!(hits.iter().any(|h| h.session_key == key), "`{q}`: {hits:?}");
-    }
-    assert!(f.search("parse_confog").is_empty());
-}
-
-#[test]
 fn an_index_built_before_the_word_index_is_carried_over() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let db = dir.path().join("weft.db");
@@ -567,167 +526,6 @@ fn the_watcher_makes_an_appended_turn_searchable_without_a_sweep() {
     f.library.stop();
 }
 
-#[test]
-fn a_phrase_search_lists_native_and_managed_matches_newest_first() {
-    let f = Fixture::new();
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    // Managed turns on either side of the Claude fixture's `hello turn one`
-    // (2026-11-30): the older one says the phrase often, which bm25 would rank first.
-    for (key, at, prompt) in [
-        (
-            "echo:old",
-            1_700_000_000_000i64,
-            "turn one, turn one, turn one",
-        ),
-        (
-            "echo:new",
-            1_800_000_000_000,
-            "a long prompt that mentions turn one only once among many other words",
-        ),
-    ] {
-        f.store
-            .upsert_session(&SessionRecord {
-                session_key: key.into(),
-                agent: "echo".into(),
-                session_id: None,
-                workdir: "/tmp".into(),
-                title: key.into(),
-                model: None,
-                effort: None,
-                created_at: at,
-                updated_at: at,
-                account: None,
-                fork: None,
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut snap = UniversalSnapshot {
-            prompt: prompt.into(),
-            started_at: Some(at),
-            ..Default::default()
-        };
-        let task = format!("t-{key}");
-        f.store
-            .begin_turn(key, &task, &snap)
-            .unwrap_or_else(|e| panic!("{e}"));
-        snap.phase = Phase::Done;
-        f.store
-            .finish_turn(&task, &snap)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    let hits = f.search("\"turn one\"");
-    let at = |k: &str| {
-        hits.iter()
-            .position(|h| h.session_key == k)
-            .unwrap_or_else(|| panic!("{k} not found: {hits:?}"))
-    };
-    let native = format!("claude:{CLAUDE_ID}");
-    assert!(
-        at("echo:new") < at(&native) && at(&native) < at("echo:old"),
-        "{:?}",
-        hits.iter()
-            .map(|h| (&h.session_key, h.at))
-            .collect::<Vec<_>>()
-    );
-    assert!(hits.windows(2).all(|w| w[0].at >= w[1].at), "{hits:?}");
-}
-
-#[test]
-fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both() {
-    let f = Fixture::new();
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    let record = SessionRecord {
-        session_key: "echo:m1".into(),
-        agent: "echo".into(),
-        session_id: None,
-        workdir: "/tmp".into(),
-        title: "managed one".into(),
-        model: None,
-        effort: None,
-        created_at: 1,
-        updated_at: 2,
-        account: None,
-        fork: None,
-    };
-    f.store
-        .upsert_session(&record)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut snap = UniversalSnapshot {
-        prompt: "tell me about hi-from-tool".into(),
-        ..Default::default()
-    };
-    f.store
-        .begin_turn("echo:m1", "t1", &snap)
-        .unwrap_or_else(|e| panic!("{e}"));
-    snap.text = "managed reply mentions hi-from-tool too".into();
-    snap.phase = Phase::Done;
-    f.store
-        .finish_turn("t1", &snap)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let hits = f.search("hi-from-tool");
-    let keys: Vec<&str> = hits.iter().map(|h| h.session_key.as_str()).collect();
-    assert!(
-        keys.contains(&"echo:m1") && keys.contains(&format!("claude:{CLAUDE_ID}").as_str()),
-        "{hits:?}"
-    );
-    let managed = hits
-        .iter()
-        .find(|h| h.session_key == "echo:m1")
-        .unwrap_or_else(|| panic!("none"));
-    assert_eq!(managed.task_id.as_deref(), Some("t1"));
-    assert_eq!(managed.origin, Origin::Managed);
-    // Filters.
-    let only_codex = f
-        .library
-        .search(&LibrarySearch {
-            query: "MOCK-REPLY".into(),
-            agent: Some("codex".into()),
-            ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(only_codex.iter().all(|h| h.agent == "codex") && !only_codex.is_empty());
-
-    let key = format!("claude:{CLAUDE_ID}");
-    f.library
-        .manage(
-            &key,
-            &SessionAction::Rename {
-                title: "my title".into(),
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    f.library
-        .manage("echo:m1", &SessionAction::Archive)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let all = f.all();
-    assert_eq!(
-        all.iter()
-            .find(|s| s.session_key == key)
-            .map(|s| s.title.as_str()),
-        Some("my title")
-    );
-    assert!(
-        all.iter().all(|s| s.session_key != "echo:m1"),
-        "archived is hidden"
-    );
-    f.library
-        .manage(&key, &SessionAction::Delete { file: true })
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(!f.claude_file().exists());
-    assert!(f.all().iter().all(|s| s.session_key != key));
-
-    // Usage: unknown prices are unknown, not $0.
-    let usage = f
-        .library
-        .usage(UsageBy::Model, None)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mock = usage
-        .iter()
-        .find(|r| r.key == "mock-model")
-        .unwrap_or_else(|| panic!("{usage:?}"));
-    assert_eq!(mock.cost_usd, None);
-    assert_eq!(mock.unpriced_models, ["mock-model"]);
-}
-
 /// A link in an agent's home to a transcript elsewhere (security-3 L3): the watcher
 /// reports the link's path, and what it leads to must not become searchable; a file
 /// read before it was replaced by such a link is dropped.
@@ -787,85 +585,4 @@ fn a_link_out_of_an_agents_home_is_not_read_and_one_read_before_is_dropped() {
         !listed.iter().any(|s| s.session_key == "claude:real"),
         "{listed:?}"
     );
-}
-
-/// An export is the owner's only, and goes through a file of an unpredictable name
-/// (security-3 L4): a link planted under the name the daemon once used is not
-/// followed, and nothing is left beside the export.
-#[test]
-fn an_export_is_private_and_written_through_an_unpredictable_file() {
-    use std::os::unix::fs::PermissionsExt;
-    let f = Fixture::new();
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    let out = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let victim = out.path().join("victim");
-    std::fs::write(&victim, "untouched").unwrap_or_else(|e| panic!("{e}"));
-    let planted = out
-        .path()
-        .join(format!(".notes.md.{}.part", std::process::id()));
-    std::os::unix::fs::symlink(&victim, &planted).unwrap_or_else(|e| panic!("{e}"));
-    let target = out.path().join("notes.md");
-    let key = format!("claude:{CLAUDE_ID}");
-    let n = f
-        .library
-        .export_file(&key, weft_protocol::ExportFormat::Markdown, &target)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(n > 0);
-    let meta = std::fs::metadata(&target).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
-    assert_eq!(
-        std::fs::read_to_string(&victim).unwrap_or_else(|e| panic!("{e}")),
-        "untouched"
-    );
-    let mut names: Vec<String> = std::fs::read_dir(out.path())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let planted_name = planted
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    assert_eq!(
-        names,
-        [planted_name, "notes.md".to_string(), "victim".to_string()]
-    );
-}
-
-/// Archiving records when, so what the session left goes 30 days later; unarchiving
-/// forgets it.
-#[test]
-fn an_archived_session_is_found_by_when_it_was_archived() {
-    let f = Fixture::new();
-    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
-    let key = format!("claude:{CLAUDE_ID}");
-    let later = i64::MAX;
-    assert!(f
-        .library
-        .archived_before(later)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_empty());
-    f.library
-        .manage(&key, &weft_protocol::SessionAction::Archive)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        f.library
-            .archived_before(later)
-            .unwrap_or_else(|e| panic!("{e}")),
-        std::slice::from_ref(&key)
-    );
-    assert!(f
-        .library
-        .archived_before(0)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_empty());
-    f.library
-        .manage(&key, &weft_protocol::SessionAction::Unarchive)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(f
-        .library
-        .archived_before(later)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_empty());
 }

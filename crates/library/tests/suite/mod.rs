@@ -1,5 +1,7 @@
 mod fork;
 mod index;
+mod records;
+mod search;
 
 use weft_library::Agent;
 
