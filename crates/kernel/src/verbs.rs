@@ -43,13 +43,18 @@ impl Loom {
         }
         let runner = match &request.session_key {
             Some(key) => {
-                if !self.sessions.lock().contains_key(key) {
-                    // An agent's own session (Continue from the library) becomes one
-                    // of Weft's before its runner is looked for.
-                    let k = key.clone();
-                    self.indexed(move |index| index.adopt(&k)).await?;
-                }
-                let runner = self.runner(key).await?;
+                let runner = match self.runner(key).await {
+                    // Not Weft's: an agent's own session (Continue from the library)
+                    // becomes one of Weft's on its agent session id.
+                    Err(KernelError::UnknownSession(_)) => {
+                        let k = key.clone();
+                        if !self.indexed(move |index| index.adopt(&k)).await? {
+                            return Err(KernelError::UnknownSession(key.clone()));
+                        }
+                        self.runner(key).await?
+                    }
+                    found => found?,
+                };
                 checked_workdir(Path::new(&runner.record().workdir))?;
                 let agent = request
                     .agent
