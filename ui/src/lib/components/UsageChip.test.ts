@@ -13,7 +13,7 @@ describe("UsageChip", () => {
   it("says context and tokens in a few characters; the details sit behind it", () => {
     render(UsageChip, { usage: usage({ inputTokens: 150_000, outputTokens: 40_000, contextPercent: 75, costUsd: 0.4321 }) });
     expect(screen.getByTestId("usage-chip-button").textContent?.trim()).toBe("75% context · 190k tokens · $0.43");
-    expect(screen.getByTestId("usage-details").textContent).toContain("in 150.0k");
+    expect(screen.getByTestId("usage-details").textContent).toContain("in 150k");
     expect(screen.getByTestId("usage-details").getAttribute("role")).toBe("tooltip");
   });
 
