@@ -15,6 +15,7 @@ import { ChoiceMemory } from "./choices";
 import { classifyHref } from "./links";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
+import { formatAddress, type Address, type Place } from "./places";
 import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
 import { TrustStore } from "./trust.svelte";
 
@@ -91,6 +92,13 @@ export class AppStore {
   error = $state<string | null>(null);
   /** Sessions with a question or permission waiting (from the patch stream). */
   needsAnswer = $state<Record<string, number>>({});
+  /** Every question, permission and confirmation waiting, oldest first (the inbox). */
+  inbox = $state.raw<InboxItem[]>([]);
+  /** The view in the main area; the session view shows `selectedKey`. */
+  place = $state<Place>({ view: "session" });
+  /** The session shown beside the selected one (split view); null: none. */
+  beside = $state<string | null>(null);
+  private inboxTimer: ReturnType<typeof setTimeout> | null = null;
   views = new Map<string, SessionView>();
   /** The agent, model and effort last used per workspace. */
   readonly choices = new ChoiceMemory();
@@ -104,6 +112,49 @@ export class AppStore {
     this.terminals = terminals;
     this.accounts = new AccountsStore(transport, terminals);
     this.trust = new TrustStore(transport);
+  }
+
+  /** The window's address: where it is, as a fragment (`#/s/<key>`, `#/inbox`…). */
+  get address(): string {
+    return formatAddress({ place: this.place, session: this.selectedKey, beside: this.beside });
+  }
+
+  /** Goes to a place; a session view shows the session selected there. */
+  go(place: Place) {
+    this.place = place;
+  }
+
+  /** Goes where an address says (a reload, back/forward, a link, the tray). */
+  visit(address: Address) {
+    if (address.place.view === "session") {
+      if (address.session) this.selectSession(address.session);
+      else if (this.selectedKey !== NEW_SESSION) this.newSession();
+      this.beside = address.session ? (address.beside ?? null) : null;
+    }
+    this.place = address.place;
+  }
+
+  /** Shows `key` beside the selected session (null closes the second pane). */
+  showBeside(key: string | null) {
+    this.beside = key && key !== this.selectedKey ? key : null;
+    if (this.beside) this.view(this.beside);
+    this.place = { view: "session" };
+  }
+
+  /** Goes to the session of the oldest question waiting (its dialog asks there). */
+  answerOldest() {
+    const oldest = this.inbox[0];
+    if (oldest) this.selectSession(oldest.sessionKey);
+  }
+
+  /** Moves a session to another agent from its next turn (refused while a turn runs). */
+  async switchAgent(sessionKey: string, agent: string) {
+    await this.guard(() => this.transport.request({ type: "switchAgent", sessionKey, agent }));
+  }
+
+  /** How many questions wait across every session. */
+  get inboxCount(): number {
+    return this.inbox.length;
   }
 
   get selected(): SessionView | null {
@@ -222,6 +273,7 @@ export class AppStore {
     if (view) view.receive(event);
     if (event.patch.interactions) {
       this.needsAnswer = { ...this.needsAnswer, [event.sessionKey]: event.patch.interactions.length };
+      this.scheduleInbox();
     }
     const listed = this.sessions.find((s) => s.sessionKey === event.sessionKey);
     if (listed) {
@@ -241,6 +293,14 @@ export class AppStore {
     }, 150);
   }
 
+  private scheduleInbox() {
+    if (this.inboxTimer) return;
+    this.inboxTimer = setTimeout(() => {
+      this.inboxTimer = null;
+      void this.refreshInbox();
+    }, 100);
+  }
+
   async refreshSessions() {
     const sessions = await this.guard(() => this.transport.request({ type: "listSessions", workdir: null }));
     if (sessions) this.sessions = sessions;
@@ -256,7 +316,9 @@ export class AppStore {
   /** Which sessions wait for an answer, from the daemon's inbox (patches keep it current). */
   async refreshInbox() {
     const items = await this.guard(() => this.transport.request({ type: "inbox" }));
-    if (items) this.needsAnswer = countBySession(items);
+    if (!items) return;
+    this.inbox = [...items].sort((a, b) => a.createdAt - b.createdAt);
+    this.needsAnswer = countBySession(items);
   }
 
   view(key: string): SessionView {
@@ -270,8 +332,16 @@ export class AppStore {
     return view;
   }
 
+  /** The open view of `key`, if there is one (reactive: a view made later shows). */
+  peekView(key: string): SessionView | null {
+    void this.viewsVersion;
+    return this.views.get(key) ?? null;
+  }
+
   selectSession(key: string | null) {
     this.selectedKey = key;
+    this.place = { view: "session" };
+    if (this.beside === key) this.beside = null;
     if (key) {
       const view = this.view(key);
       const info = this.sessions.find((s) => s.sessionKey === key);
@@ -299,6 +369,8 @@ export class AppStore {
   newSession(workdir: string | null = this.workspace) {
     this.workspace = workdir;
     this.selectedKey = NEW_SESSION;
+    this.place = { view: "session" };
+    this.beside = null;
     this.applyRemembered(workdir);
   }
 

@@ -21,6 +21,15 @@ describe("takeFragment", () => {
     expect(replaced).toHaveLength(1);
   });
 
+  it("leaves a place's address alone on a reload (the token comes from the tab's storage)", () => {
+    const replaced: string[] = [];
+    const session = memoryStorage();
+    session.setItem("weft.token", "abc");
+    const start = takeFragment({ hash: "#/library?q=token%3Dx", pathname: "/", search: "" }, { replaceState: (_s, _t, u) => void replaced.push(String(u)) }, session);
+    expect(start).toEqual({ token: "abc", workspace: null });
+    expect(replaced).toEqual([]);
+  });
+
   it("has no token when none was given", () => {
     const start = takeFragment({ hash: "#workspace=", pathname: "/", search: "" }, { replaceState: () => {} }, memoryStorage());
     expect(start).toEqual({ token: null, workspace: null });

@@ -24,6 +24,8 @@ export function takeFragment(
   history: Pick<History, "replaceState">,
   session: Pick<Storage, "getItem" | "setItem">,
 ): PageStart {
+  // A place's address (`#/inbox`, `#/s/<key>`…) is the window's, kept for the router.
+  if (location.hash.startsWith("#/")) return { token: session.getItem(TOKEN_KEY), workspace: null };
   const params = new URLSearchParams(location.hash.replace(/^#/, ""));
   const token = params.get("token");
   const workspace = params.get("workspace");

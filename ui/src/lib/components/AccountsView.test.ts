@@ -77,7 +77,7 @@ describe("AccountsView", () => {
   it("adds an api-key account with its secret in the request only, then tests and removes it", async () => {
     const { sent, transport } = fake();
     const accounts = new AccountsStore(transport);
-    render(AccountsView, { accounts, onclose: () => {} });
+    render(AccountsView, { accounts });
     await fireEvent.input(screen.getByTestId("account-label-input"), { target: { value: "work key" } });
     await fireEvent.input(screen.getByTestId("account-base-url"), { target: { value: "http://127.0.0.1:9" } });
     await fireEvent.input(screen.getByTestId("account-secret"), { target: { value: "sk-typed-secret" } });
@@ -112,7 +112,7 @@ describe("AccountsView", () => {
         day({ account: "acct-2", day: "2026-12-01", turns: 2, inputTokens: 7, outputTokens: 9, costUsd: 0.5, unpricedTurns: 1 }),
       ],
     );
-    render(AccountsView, { accounts: new AccountsStore(transport), onclose: () => {} });
+    render(AccountsView, { accounts: new AccountsStore(transport) });
     await waitFor(() => expect(screen.getAllByTestId("account-usage-day")).toHaveLength(3));
     const work = document.querySelector('[data-account="acct-1"]')!;
     const days = [...work.querySelectorAll('[data-testid="account-usage-day"]')].map((e) => e.textContent);
@@ -124,7 +124,7 @@ describe("AccountsView", () => {
   it("logs a login account in through the daemon's terminal, and only a login account", async () => {
     const { sent, transport } = fake([account({ id: "acct-9", kind: "login", label: "sub", homeDir: "/h", secret: { type: "none" } }), account({})]);
     const terminals = { close: async () => {}, attach: async () => {}, detach: async () => {}, write: async () => {}, resize: async () => {} } as unknown as TerminalClient;
-    render(AccountsView, { accounts: new AccountsStore(transport, terminals), onclose: () => {} });
+    render(AccountsView, { accounts: new AccountsStore(transport, terminals) });
     await waitFor(() => expect(screen.getAllByTestId("account-row")).toHaveLength(2));
     expect(screen.getAllByTestId("account-login")).toHaveLength(1);
     await fireEvent.click(screen.getByTestId("account-login"));
@@ -140,7 +140,7 @@ describe("AccountsView", () => {
 
   it("adds an ACP agent's env account with its secret variable, and a native endpoint with protocol and models", async () => {
     const { sent, transport } = fake();
-    render(AccountsView, { accounts: new AccountsStore(transport), onclose: () => {} });
+    render(AccountsView, { accounts: new AccountsStore(transport) });
     await waitFor(() => expect(screen.getByTestId("account-agent").querySelector('option[value="kimi"]')).toBeTruthy());
     expect(screen.getByTestId("account-agent").querySelector('option[value="echo"]')).toBeNull();
     await fireEvent.change(screen.getByTestId("account-agent"), { target: { value: "kimi" } });

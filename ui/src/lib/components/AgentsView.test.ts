@@ -43,7 +43,7 @@ describe("AgentsView", () => {
       }
     };
     const terminals = { close: async () => {}, attach: async () => {}, detach: async () => {}, write: async () => {}, resize: async () => {} } as unknown as TerminalClient;
-    render(AgentsView, { agents: new AgentsStore(request as Requester, terminals), onclose: () => {} });
+    render(AgentsView, { agents: new AgentsStore(request as Requester, terminals) });
     await waitFor(() => expect(screen.getAllByTestId("agent-row")).toHaveLength(4));
     const row = (id: string) => document.querySelector(`[data-testid="agent-row"][data-agent="${id}"]`)!;
     expect(row("claude").querySelector('[data-testid="agent-path"]')?.textContent).toContain("/usr/local/bin/claude");

@@ -1,77 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
-import type { ClientRequest, LibrarySession, UniversalSnapshot } from "../../generated";
-import { LibraryStore, cost } from "../library.svelte";
+import { LibraryStore } from "../library.svelte";
 import type { Transport } from "../transport";
+import { fake } from "../test-support/library";
 import LibraryView from "./LibraryView.svelte";
-
-const session = (s: Partial<LibrarySession>): LibrarySession => ({
-  sessionKey: "claude:n1", origin: "native", agent: "claude", sessionId: "n1", title: "fix the parser",
-  workdir: "/w", gitBranch: "main", model: "claude-sonnet-4-5", phase: null, turns: 2, messages: 4,
-  createdAt: 1, updatedAt: 2, inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0,
-  sourceGone: false, archived: false, pinned: false, parentKey: null, relation: null, home: "/h/.claude",
-  account: null, ...s,
-});
-
-const turn = (prompt: string, text: string): UniversalSnapshot =>
-  ({ phase: "done", taskId: null, sessionId: "n1", agent: "claude", model: null, effort: null, prompt, attachments: [], text,
-    reasoning: "", activity: "", plan: null, toolCalls: [], subAgents: [], usage: null, artifacts: [],
-    interactions: [], queued: [], notices: [], commands: [], mcpServers: [], error: null, limitHit: null, incomplete: false, terminal: false, startedAt: 1,
-    updatedAt: 1 }) as UniversalSnapshot;
-
-function fake() {
-  const sent: ClientRequest[] = [];
-  const list = [session({}), session({ sessionKey: "echo:m1", origin: "managed", agent: "echo", title: "managed one" })];
-  const request = async (r: ClientRequest): Promise<unknown> => {
-    sent.push(r);
-    switch (r.type) {
-      case "listLibrary":
-        return r.origin ? list.filter((s) => s.origin === r.origin) : list;
-      case "libraryProgress":
-        return { running: false, filesTotal: 1, filesDone: 1, bytesTotal: 10, bytesDone: 10, sweeps: 1 };
-      case "searchLibrary":
-        return [{ sessionKey: "claude:n1", origin: "native", agent: "claude", title: "fix the parser", workdir: "/w",
-          taskId: null, turn: 1, offset: 0, kind: "reply", snippet: "use «parse_config» here", at: 1 }];
-      case "openTranscript":
-        // A fork not started yet shows its parent's turns up to the fork point.
-        if (r.sessionKey === "claude:f1")
-          return { sessionKey: r.sessionKey, total: 1, start: 0, sourceGone: false, turns: [turn("first ask", "first answer")] };
-        return { sessionKey: r.sessionKey, total: 2, start: 0, sourceGone: false,
-          turns: [turn("first ask", "first answer"), turn("second ask", "second answer, see [the docs](https://docs.example/x)")] };
-      case "forkSession": {
-        const forked = session({ sessionKey: "claude:f1", origin: "managed", sessionId: null, turns: r.at ?? 2,
-          parentKey: r.sessionKey, relation: "fork" });
-        list.push(forked);
-        return forked;
-      }
-      case "exportSession":
-        if (r.sessionKey !== "claude:n1") throw { code: "unknownSession", message: `unknown session \`${r.sessionKey}\`` };
-        return r.format === "json" ? '{"turns": []}' : "# fix the parser\n";
-      case "prompt":
-        return { sessionKey: r.sessionKey, taskId: "t1" };
-      case "usage":
-        if (r.by === "block") {
-          const start = Date.now() - 3_600_000;
-          return [{ key: "b1", calls: 4, inputTokens: 100, outputTokens: 500, cacheReadTokens: 0, cacheWriteTokens: 0,
-            costUsd: 1.25, unpricedModels: [], costByModel: [], cacheHitRate: 0,
-            block: { start, end: start + 5 * 3_600_000, firstAt: start, lastAt: start + 1_200_000, active: true,
-              tokensPerMinute: 30, costPerHour: 3.75, projectedTokens: 8700, projectedCostUsd: 16.25 } }];
-        }
-        return [{ key: "2026-11-30", calls: 3, inputTokens: 10, outputTokens: 20, cacheReadTokens: 5, cacheWriteTokens: 0,
-          costUsd: null, unpricedModels: ["mock-model"], costByModel: [], cacheHitRate: 0.33 }];
-      default:
-        throw { code: "badRequest", message: `unexpected ${r.type}` };
-    }
-  };
-  return { sent, transport: { request } as unknown as Transport };
-}
 
 describe("LibraryView", () => {
   it("lists native beside managed sessions, searches, opens a transcript and continues it", async () => {
     const { sent, transport } = fake();
     const library = new LibraryStore(transport);
     let continued: string | null = null;
-    render(LibraryView, { library, onclose: () => {}, oncontinued: (k: string) => (continued = k) });
+    render(LibraryView, { library, oncontinued: (k: string) => (continued = k) });
     await waitFor(() => expect(screen.getAllByTestId("library-row").length).toBe(2));
     const origins = screen.getAllByTestId("library-row").map((r) => r.getAttribute("data-origin"));
     expect(origins).toEqual(["native", "managed"]);
@@ -93,7 +32,7 @@ describe("LibraryView", () => {
     const { transport } = fake();
     const library = new LibraryStore(transport);
     const opened: [string, string | null][] = [];
-    render(LibraryView, { library, onclose: () => {}, oncontinued: () => {}, initial: "claude:n1", onlink: (h: string, w: string | null) => opened.push([h, w]) });
+    render(LibraryView, { library, oncontinued: () => {}, initial: "claude:n1", onlink: (h: string, w: string | null) => opened.push([h, w]) });
     const link = await screen.findByRole("link", { name: "the docs" });
     const click = new MouseEvent("click", { bubbles: true, cancelable: true });
     link.dispatchEvent(click);
@@ -105,7 +44,7 @@ describe("LibraryView", () => {
     const { sent, transport } = fake();
     const library = new LibraryStore(transport);
     let continued: string | null = null;
-    render(LibraryView, { library, onclose: () => {}, oncontinued: (k: string) => (continued = k), initial: "claude:n1" });
+    render(LibraryView, { library, oncontinued: (k: string) => (continued = k), initial: "claude:n1" });
     await waitFor(() => expect(screen.getAllByTestId("library-turn")).toHaveLength(2));
     await fireEvent.click(screen.getAllByTestId("library-fork-at")[0]);
     await waitFor(() => expect(screen.getAllByTestId("library-turn")).toHaveLength(1));
@@ -122,7 +61,7 @@ describe("LibraryView", () => {
   it("opens on the session it is given (a native row clicked in the sidebar)", async () => {
     const { sent, transport } = fake();
     const library = new LibraryStore(transport);
-    render(LibraryView, { library, onclose: () => {}, oncontinued: () => {}, initial: "claude:n1" });
+    render(LibraryView, { library, oncontinued: () => {}, initial: "claude:n1" });
     await waitFor(() => expect(screen.getAllByTestId("library-turn").length).toBe(2));
     expect(sent.some((r) => r.type === "openTranscript" && r.sessionKey === "claude:n1")).toBe(true);
   });
@@ -140,7 +79,7 @@ describe("LibraryView", () => {
         clicked.push(this);
       });
       const library = new LibraryStore(transport);
-      render(LibraryView, { library, onclose: () => {}, oncontinued: () => {}, initial: "claude:n1" });
+      render(LibraryView, { library, oncontinued: () => {}, initial: "claude:n1" });
       await waitFor(() => expect(screen.getAllByTestId("library-turn")).toHaveLength(2));
       await fireEvent.change(screen.getByTestId("library-export"), { target: { value: "markdown" } });
       await waitFor(() => expect(screen.getByTestId("library-exported").textContent).toContain("claude-n1.md"));
@@ -174,7 +113,7 @@ describe("LibraryView", () => {
         },
       } as unknown as Transport;
       const library = new LibraryStore(desktop);
-      render(LibraryView, { library, onclose: () => {}, oncontinued: () => {}, initial: "claude:n1" });
+      render(LibraryView, { library, oncontinued: () => {}, initial: "claude:n1" });
       await waitFor(() => expect(screen.getAllByTestId("library-turn")).toHaveLength(2));
       await fireEvent.change(screen.getByTestId("library-export"), { target: { value: "json" } });
       await waitFor(() => expect(screen.getByTestId("library-exported").textContent).toContain("/home/me/claude-n1.json"));
@@ -187,30 +126,5 @@ describe("LibraryView", () => {
       await library.exportSession("echo:gone", "markdown");
       expect(library.error).toContain("unknown session `echo:gone`");
     });
-  });
-
-  it("shows usage per day with an unknown cost, never $0", async () => {
-    const { transport } = fake();
-    const library = new LibraryStore(transport);
-    render(LibraryView, { library, onclose: () => {}, oncontinued: () => {} });
-    await fireEvent.click(screen.getByTestId("library-tab-usage"));
-    await waitFor(() => expect(screen.getAllByTestId("usage-row")).toHaveLength(1));
-    expect(screen.getByTestId("usage-row").textContent).toContain("unknown");
-    expect(screen.getByTestId("usage-unpriced").textContent).toContain("mock-model");
-    expect(cost({ costUsd: 0.5 } as never)).toBe("$0.50");
-  });
-
-  it("shows Claude's active 5-hour block with its burn rate and projection", async () => {
-    const { sent, transport } = fake();
-    const library = new LibraryStore(transport);
-    render(LibraryView, { library, onclose: () => {}, oncontinued: () => {} });
-    await fireEvent.click(screen.getByTestId("library-tab-usage"));
-    await waitFor(() => expect(screen.getByTestId("usage-block-active")).toBeTruthy());
-    expect(sent.some((r) => r.type === "usage" && r.by === "block")).toBe(true);
-    const rate = screen.getByTestId("usage-burn-rate").textContent ?? "";
-    expect(rate).toContain("30 tokens/min");
-    expect(rate).toContain("$3.75/h");
-    expect(rate).toContain("projected 8700 tokens, $16.25");
-    expect(screen.getAllByTestId("usage-block-row")).toHaveLength(1);
   });
 });
