@@ -15,6 +15,8 @@ fn main() {
         "fetch_image",
         "save_window_size",
         "export_session",
+        "set_inbox_count",
+        "open_window",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

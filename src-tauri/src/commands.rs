@@ -1,6 +1,7 @@
-//! The window's commands: one generic `weft_request` that forwards any verb of the wire
-//! to the daemon, `weft_connect` that hands over the channel for what the daemon
-//! pushes, and the shell's own few (workspaces, log, quit). No verb is listed here:
+//! The windows' commands: one generic `weft_request` that forwards any verb of the wire
+//! to the daemon, `weft_connect` that hands over a window's channel for what the
+//! daemon pushes, and the shell's own few (workspaces, log, quit, the tray's count, a
+//! pop-out window). No verb is listed here:
 //! adding one touches the protocol, the kernel and the UI only.
 
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Runtime, State, Webview};
 use weft_protocol::{ClientRequest, ErrorCode, ExportFormat, Welcome, WireError};
 
 use crate::link::Link;
@@ -18,13 +19,15 @@ type Reply<T> = Result<T, WireError>;
 
 /// Connects the window: `on_message` receives every pushed message (JSON) and
 /// terminal frame (bytes). Answers what the daemon said to the hello.
+/// Each window (the main one, a pop-out) connects its own channel.
 #[tauri::command]
 pub async fn weft_connect(
     app: AppHandle,
+    webview: Webview,
     link: State<'_, Arc<Link>>,
     on_message: Channel,
 ) -> Reply<Welcome> {
-    link.set_window(on_message);
+    link.set_window(webview.label(), on_message);
     link.welcome(&app).await
 }
 
@@ -32,11 +35,34 @@ pub async fn weft_connect(
 #[tauri::command]
 pub async fn weft_request(
     app: AppHandle,
+    webview: Webview,
     link: State<'_, Arc<Link>>,
     request: ClientRequest,
 ) -> Reply<Value> {
     window_may_send(&request)?;
-    link.request(&app, request).await
+    link.request_from(&app, webview.label(), request).await
+}
+
+/// The number of questions waiting, for the tray icon (its tooltip, its title where
+/// the platform shows one, its menu). Where there is no tray icon, nothing happens.
+#[tauri::command]
+pub fn set_inbox_count<R: Runtime>(app: AppHandle<R>, count: u32) -> Reply<()> {
+    crate::tray::set_count(&app, count)
+        .map_err(|e| WireError::new(ErrorCode::Internal, format!("the tray icon: {e}")))
+}
+
+/// Opens the app at `hash` (an address of the app, `#/s/<key>`) in a window of its own,
+/// or brings forward the pop-out already showing it. The address is the page's, so it
+/// is checked (`#/` and printable ASCII, bounded: popout.rs).
+#[tauri::command]
+pub async fn open_window<R: Runtime>(app: AppHandle<R>, hash: String) -> Reply<()> {
+    crate::popout::open(&app, &hash).map(|_| ()).map_err(|e| {
+        let code = match e {
+            crate::popout::OpenError::Address(_) => ErrorCode::BadRequest,
+            crate::popout::OpenError::Window(_) => ErrorCode::Internal,
+        };
+        WireError::new(code, e.to_string())
+    })
 }
 
 /// The window's requests reach the daemon over the owner's socket, where a path is
@@ -206,10 +232,14 @@ pub async fn fetch_image(url: String) -> Reply<String> {
         .map_err(bad)
 }
 
-/// Keeps the window's size for the next window: its inner size as the window system
-/// has it (the menu bar included, as `set_size` takes it), not the page's.
+/// Keeps the main window's size for the next window: its inner size as the window
+/// system has it (the menu bar included, as `set_size` takes it), not the page's. A
+/// pop-out's size is not kept (it would become the main window's).
 #[tauri::command]
 pub fn save_window_size(window: tauri::WebviewWindow, config: State<'_, AppConfig>) -> Reply<()> {
+    if window.label() != crate::main_window::LABEL {
+        return Ok(());
+    }
     let internal = |e: tauri::Error| WireError::new(ErrorCode::Internal, e.to_string());
     let scale = window.scale_factor().map_err(internal)?;
     let size = window
@@ -243,6 +273,71 @@ pub fn open_log(config: State<'_, AppConfig>) -> Reply<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tauri::ipc::{CallbackFn, InvokeBody};
+    use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+    use tauri::Manager;
+    use tauri::webview::InvokeRequest;
+
+    fn invoke(
+        window: &tauri::WebviewWindow<MockRuntime>,
+        cmd: &str,
+        body: Value,
+    ) -> Result<Value, Value> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost"
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+            body: InvokeBody::Json(body),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        };
+        get_ipc_response(window, request)
+            .map(|b| b.deserialize::<Value>().unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    /// capabilities/main.json grants a pop-out (`popout-*`) what it grants the main
+    /// window, and no other window anything; `open_window` checks the address.
+    #[test]
+    fn pop_outs_have_the_main_windows_commands_and_other_windows_none() {
+        let app = mock_builder()
+            .invoke_handler(tauri::generate_handler![set_inbox_count, open_window])
+            .build(tauri::generate_context!(test = true))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (label, granted) in [("main", true), ("popout-7", true), ("other", false)] {
+            let window = tauri::WebviewWindowBuilder::new(&app, label, Default::default())
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let count = invoke(&window, "set_inbox_count", serde_json::json!({"count": 2}));
+            assert_eq!(count.is_ok(), granted, "{label}: {count:?}");
+            let bad = invoke(
+                &window,
+                "open_window",
+                serde_json::json!({"hash": "https://evil.example/"}),
+            );
+            let refused = bad.err().map(|e| e.to_string()).unwrap_or_default();
+            if granted {
+                assert!(refused.contains("badRequest"), "{label}: {refused}");
+            } else {
+                assert!(!refused.contains("badRequest"), "{label}: {refused}");
+            }
+        }
+        let opened = app.webview_windows().len();
+        let main = app
+            .get_webview_window("main")
+            .unwrap_or_else(|| panic!("the main window"));
+        assert_eq!(
+            invoke(
+                &main,
+                "open_window",
+                serde_json::json!({"hash": "#/s/echo%3Aa"})
+            ),
+            Ok(Value::Null)
+        );
+        assert_eq!(app.webview_windows().len(), opened + 1);
+    }
 
     #[test]
     fn the_window_cannot_name_a_path_for_the_daemon_to_write() {

@@ -1,12 +1,14 @@
-//! Raises a desktop notification when a session needs an answer or finishes while the
-//! window is not focused. (With no window open, the daemon notifies by itself.)
+//! Raises a desktop notification when a session needs an answer or finishes while no
+//! window of the app (the main one or a pop-out) is focused. (With no window open, the
+//! daemon notifies by itself.) One link serves every window, so each event is looked
+//! at once, however many windows are open.
 
 use tauri::{AppHandle, Manager};
 use tauri_plugin_notification::NotificationExt;
 use weft_client::attention::Tracker;
 use weft_protocol::PatchEvent;
 
-/// Notifies (when the window is not focused) of a new question or a finished turn.
+/// Notifies (when no window is focused) of a new question or a finished turn.
 #[derive(Default)]
 pub struct Attention {
     tracker: Tracker,
@@ -23,9 +25,9 @@ impl Attention {
 
 fn notify_if_unfocused(app: &AppHandle, title: &str, body: &str) {
     let focused = app
-        .get_webview_window("main")
-        .and_then(|w| w.is_focused().ok())
-        .unwrap_or(false);
+        .webview_windows()
+        .values()
+        .any(|w| w.is_focused().unwrap_or(false));
     if focused {
         return;
     }

@@ -10,19 +10,29 @@
 //! the reopened window shows them live. The menu's Quit stops the daemon (every turn
 //! and terminal ends).
 //!
+//! More windows than one: a session popped out ([`popout`]) is another page of the
+//! app, served by the same link, granted the same commands. The app runs while any
+//! window is open; closing the last quits it as before (the daemon goes on and
+//! notifies by itself). While it runs, a tray icon ([`tray`]) counts the questions
+//! waiting and opens the inbox in the main window ([`main_window`]).
+//!
 //! Hazards: commands live in a module (a `#[tauri::command] pub fn` in the crate root
-//! collides with its generated macro, E0255); the window may call only the commands
-//! listed in build.rs and granted in capabilities/main.json.
+//! collides with its generated macro, E0255); a window may call only the commands
+//! listed in build.rs and granted in capabilities/main.json (to `main` and `popout-*`).
 
 pub mod commands;
 pub mod export;
 pub mod forward;
 pub mod link;
 pub mod logging;
+pub mod main_window;
 pub mod navigation;
 pub mod open;
+pub mod popout;
 pub mod remote_image;
 pub mod rendering;
+pub mod terminal_watch;
+pub mod tray;
 pub mod window_size;
 pub mod workspaces;
 
@@ -54,6 +64,21 @@ pub async fn quit(app: &tauri::AppHandle, link: &Arc<Link>) {
         tracing::warn!("stopping the daemon: {e}");
     }
     app.exit(0);
+}
+
+/// The menu's Close Window: the window in front (a pop-out or the main one), else the
+/// main window.
+fn close_focused_window<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
+    let windows = app.webview_windows();
+    let target = windows
+        .values()
+        .find(|w| w.is_focused().unwrap_or(false))
+        .or_else(|| windows.get(main_window::LABEL));
+    if let Some(window) = target {
+        if let Err(e) = window.close() {
+            tracing::warn!("closing the window: {e}");
+        }
+    }
 }
 
 /// What the app knows at start that the window asks for.
@@ -88,7 +113,7 @@ pub fn initial_workspace(args: &[String], env_value: Option<String>) -> Option<S
     env_value.filter(|v| !v.is_empty())
 }
 
-/// Builds and runs the app until its window closes.
+/// Builds and runs the app until its last window closes (or Quit).
 pub fn run() -> anyhow::Result<()> {
     let rendering = rendering::choose();
     let state_dir = weft_client::Home::from_env().dir().to_path_buf();
@@ -144,18 +169,23 @@ pub fn run() -> anyhow::Result<()> {
             )?;
             Menu::with_items(handle, &[&weft])
         })
+        // The window menu's and the tray menu's items alike.
         .on_menu_event(|app, event| match event.id().as_ref() {
             "quit" => {
                 let app = app.clone();
                 let link = app.state::<Arc<Link>>().inner().clone();
                 tauri::async_runtime::spawn(async move { quit(&app, &link).await });
             }
-            "close" => {
-                if let Some(w) = app.get_webview_window("main") {
-                    let _ = w.close();
-                }
-            }
+            "close" => close_focused_window(app),
+            tray::OPEN_INBOX => tray::open_inbox(app),
             _ => {}
+        })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Destroyed = event {
+                let label = window.label().to_string();
+                let link = window.state::<Arc<Link>>().inner().clone();
+                tauri::async_runtime::spawn(async move { link.window_closed(&label).await });
+            }
         })
         .invoke_handler(tauri::generate_handler![
             commands::weft_connect,
@@ -170,16 +200,14 @@ pub fn run() -> anyhow::Result<()> {
             commands::fetch_image,
             commands::save_window_size,
             commands::export_session,
+            commands::set_inbox_count,
+            commands::open_window,
         ])
         .setup(move |app| {
-            if let (Some((w, h)), Some(window)) = (
-                window_size::load(&state_dir),
-                app.get_webview_window("main"),
-            ) {
-                if let Err(e) = window.set_size(tauri::LogicalSize::new(w, h)) {
-                    tracing::warn!("restoring the window size: {e}");
-                }
+            if let Some(window) = app.get_webview_window(main_window::LABEL) {
+                main_window::restore_size(&window, &state_dir);
             }
+            tray::install(app.handle(), &state_dir.join("tray"));
             // Connect (starting the daemon) while the window loads.
             let handle = app.handle().clone();
             let link = app.state::<Arc<Link>>().inner().clone();

@@ -1,12 +1,19 @@
-//! The window's link to the kernel service: one connection to the user's daemon
+//! The windows' link to the kernel service: one connection to the user's daemon
 //! (started if none runs), every request forwarded as it is, everything the daemon
-//! pushes (patches, terminal frames, resyncs) handed to the window on one channel.
+//! pushes (patches, terminal frames, resyncs) handed to every open window, each on its
+//! own channel (the main window and any pop-out: each page is its own client of the
+//! daemon over this one connection, subscribed to every session).
 //!
 //! When the daemon goes away (killed, restarted for another version) the link
 //! reconnects — starting a new one — re-subscribes to every session and tells the
-//! window to resync, so the window never shows stale state and loses nothing the
+//! windows to resync, so no window shows stale state and none loses anything the
 //! daemon kept.
+//!
+//! The daemon keeps one terminal attachment per connection, so the link counts which
+//! window watches which terminal ([`TerminalWatchers`]): one window's detach does not
+//! stop another's terminal.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,11 +25,15 @@ use tokio::sync::mpsc;
 use weft_client::{Client, Event, Home};
 use weft_protocol::{ClientRequest, ErrorCode, ServerMessage, Welcome, WireError};
 
-/// The connection, the window's channel, and the notification state.
+use crate::terminal_watch::TerminalWatchers;
+
+/// The connection, each window's channel, and who watches which terminal.
 #[derive(Default)]
 pub struct Link {
     client: Mutex<Option<Arc<Client>>>,
-    window: Mutex<Option<Channel>>,
+    /// Each open window's channel for pushed messages, by window label.
+    windows: Mutex<BTreeMap<String, Channel>>,
+    terminals: Mutex<TerminalWatchers>,
     /// Serializes (re)connecting.
     connecting: tokio::sync::Mutex<()>,
 }
@@ -35,9 +46,31 @@ fn unavailable(e: impl std::fmt::Display) -> WireError {
 }
 
 impl Link {
-    /// The window's channel for pushed messages (a reload replaces it).
-    pub fn set_window(&self, channel: Channel) {
-        *self.window.lock() = Some(channel);
+    /// The channel for pushed messages of the window `label` (a reload replaces it).
+    pub fn set_window(&self, label: &str, channel: Channel) {
+        self.windows.lock().insert(label.to_string(), channel);
+    }
+
+    /// The labels of the windows connected, in order.
+    pub fn windows(&self) -> Vec<String> {
+        self.windows.lock().keys().cloned().collect()
+    }
+
+    /// The window `label` closed: nothing more is sent to it, and the terminals only it
+    /// watched are detached (on the live connection; none is started for it).
+    pub async fn window_closed(&self, label: &str) {
+        self.windows.lock().remove(label);
+        let orphaned = self.terminals.lock().window_gone(label);
+        let client = self.client.lock().clone();
+        let Some(client) = client else { return };
+        for session_key in orphaned {
+            let detach = ClientRequest::DetachTerminal {
+                session_key: session_key.clone(),
+            };
+            if let Err(e) = client.request(detach).await {
+                tracing::debug!(%session_key, "detaching a closed window's terminal: {e}");
+            }
+        }
     }
 
     /// The live connection, connecting (and starting the daemon) if there is none.
@@ -70,12 +103,14 @@ impl Link {
             tracing::info!(old, "the daemon was restarted for this app's version");
         }
         let client = Arc::new(connected.client);
-        // The window shows every session: it gets every session's patches.
+        // Every window shows every session: the connection gets every session's patches.
         client
             .request(ClientRequest::SubscribeAll {})
             .await
             .map_err(unavailable)?;
         *self.client.lock() = Some(client.clone());
+        // A new connection holds no terminal attachment.
+        self.terminals.lock().clear();
         tokio::spawn(
             self.clone()
                 .pump(app.clone(), client.clone(), connected.events),
@@ -83,7 +118,7 @@ impl Link {
         Ok(client)
     }
 
-    /// What the daemon said when the window connected.
+    /// What the daemon said when the link connected.
     pub async fn welcome(self: &Arc<Self>, app: &AppHandle) -> Result<Welcome, WireError> {
         Ok(self.client(app).await?.welcome().clone())
     }
@@ -98,23 +133,61 @@ impl Link {
         client.request(request).await
     }
 
-    fn to_window(&self, body: InvokeResponseBody) -> bool {
-        match self.window.lock().as_ref() {
-            Some(channel) => channel.send(body).is_ok(),
-            None => false,
-        }
-    }
-
-    fn message_to_window(&self, message: &ServerMessage) {
-        match serde_json::to_string(message) {
-            Ok(json) => {
-                self.to_window(InvokeResponseBody::Json(json));
+    /// Forwards one request from the window `window`, keeping count of the terminals
+    /// it watches: its detach reaches the daemon only when no other window watches.
+    pub async fn request_from(
+        self: &Arc<Self>,
+        app: &AppHandle,
+        window: &str,
+        request: ClientRequest,
+    ) -> Result<Value, WireError> {
+        let forward = match &request {
+            ClientRequest::AttachTerminal { session_key } => {
+                self.terminals.lock().watch(session_key, window);
+                true
             }
-            Err(e) => tracing::warn!("cannot encode a message for the window: {e}"),
+            ClientRequest::DetachTerminal { session_key } => {
+                self.terminals.lock().unwatch(session_key, window)
+            }
+            ClientRequest::CloseTerminal { session_key } => {
+                self.terminals.lock().closed(session_key);
+                true
+            }
+            _ => true,
+        };
+        if !forward {
+            // Another window still watches it: detached for this window only.
+            return Ok(Value::Null);
+        }
+        let opening = matches!(request, ClientRequest::OpenTerminal(_));
+        let reply = self.request(app, request).await?;
+        if opening {
+            // The reply names the new terminal (TerminalAttached).
+            if let Some(key) = reply.get("sessionKey").and_then(Value::as_str) {
+                self.terminals.lock().watch(key, window);
+            }
+        }
+        Ok(reply)
+    }
+
+    /// Hands `body` to every window; a window whose channel fails is only logged (its
+    /// close event forgets it).
+    fn to_windows(&self, body: InvokeResponseBody) {
+        for (label, channel) in self.windows.lock().iter() {
+            if let Err(e) = channel.send(body.clone()) {
+                tracing::debug!(%label, "a message did not reach the window: {e}");
+            }
         }
     }
 
-    /// Hands pushed events to the window until the connection ends, then reconnects.
+    fn message_to_windows(&self, message: &ServerMessage) {
+        match serde_json::to_string(message) {
+            Ok(json) => self.to_windows(InvokeResponseBody::Json(json)),
+            Err(e) => tracing::warn!("cannot encode a message for the windows: {e}"),
+        }
+    }
+
+    /// Hands pushed events to the windows until the connection ends, then reconnects.
     async fn pump(
         self: Arc<Self>,
         app: AppHandle,
@@ -131,10 +204,10 @@ impl Link {
                     if let ServerMessage::Closing { reason } = &message {
                         tracing::info!(%reason, "the daemon is closing");
                     }
-                    self.message_to_window(&message);
+                    self.message_to_windows(&message);
                 }
                 Some(Event::Terminal(frame)) => {
-                    self.to_window(InvokeResponseBody::Raw(frame.encode()));
+                    self.to_windows(InvokeResponseBody::Raw(frame.encode()));
                 }
                 Some(Event::Disconnected(why)) => break why,
                 None => break "the connection ended".to_string(),
@@ -162,7 +235,7 @@ impl Link {
                 }
             }
         }
-        // Everything the window shows is re-read from the new connection.
-        self.message_to_window(&ServerMessage::Resync { session_key: None });
+        // Everything the windows show is re-read from the new connection.
+        self.message_to_windows(&ServerMessage::Resync { session_key: None });
     }
 }
