@@ -61,6 +61,29 @@ export interface WindowCommands {
    * written (null when cancelled). Absent where there is no dialog (a browser downloads).
    */
   saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
+  /**
+   * Shows `n` questions waiting outside the window: the desktop tray icon's tooltip
+   * ("Weft — 2 questions waiting"), its title where the platform shows one, and its menu.
+   * Call it whenever the inbox changes (it is cheap when the count is unchanged). Absent
+   * where there is no tray (a browser); a no-op where the desktop shows none.
+   */
+  setInboxCount?: (n: number) => Promise<void>;
+  /**
+   * Calls `handler` with an address of the app (a fragment: "#/inbox") when the surface
+   * asks this window to go there — the tray's Open inbox, which also shows and focuses the
+   * main window; set `location.hash` from it. Only the main window is asked. Resolves to
+   * an unsubscribe function. Absent in a browser.
+   */
+  onNavigate?: (handler: (hash: string) => void) => Promise<() => void>;
+  /**
+   * Opens the app at `hash` (an address: "#/s/<key>", "#/" then printable ASCII without
+   * spaces, at most 1024 characters; percent-encode the rest) in a window of its own —
+   * a session popped out — or brings forward the pop-out already showing that address.
+   * The new window is a client of the daemon like this one. Rejects with a VerbError
+   * (code badRequest) for an address it refuses. Absent where the page cannot open
+   * windows (a browser).
+   */
+  openWindow?: (hash: string) => Promise<void>;
 }
 
 export interface Transport extends WindowCommands {

@@ -46,6 +46,9 @@ export class WeftClient implements Transport, TerminalClient {
   readonly saveWindowSize?: () => Promise<void>;
   readonly fetchImage?: (url: string) => Promise<string>;
   readonly saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
+  readonly setInboxCount?: (n: number) => Promise<void>;
+  readonly onNavigate?: (handler: (hash: string) => void) => Promise<() => void>;
+  readonly openWindow?: (hash: string) => Promise<void>;
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -73,6 +76,9 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.saveWindowSize) this.saveWindowSize = () => shell.saveWindowSize!();
     if (shell.fetchImage) this.fetchImage = (url) => shell.fetchImage!(url);
     if (shell.saveExport) this.saveExport = (key, format) => shell.saveExport!(key, format);
+    if (shell.setInboxCount) this.setInboxCount = (n) => shell.setInboxCount!(n);
+    if (shell.onNavigate) this.onNavigate = (handler) => shell.onNavigate!(handler);
+    if (shell.openWindow) this.openWindow = (hash) => shell.openWindow!(hash);
   }
 
   connect(): Promise<void> {

@@ -20,7 +20,23 @@ vi.mock("@tauri-apps/api/core", () => {
 });
 vi.mock("@tauri-apps/plugin-dialog", () => ({ open: async () => "/picked" }));
 
-const { tauriLink, tauriShell } = await import("./tauri");
+// This window's own event listeners (getCurrentWebviewWindow().listen), by event name.
+const listeners = new Map<string, (event: { payload: unknown }) => void>();
+let unlistened = 0;
+vi.mock("@tauri-apps/api/webviewWindow", () => ({
+  getCurrentWebviewWindow: () => ({
+    label: "main",
+    listen: async (event: string, handler: (event: { payload: unknown }) => void) => {
+      listeners.set(event, handler);
+      return () => {
+        listeners.delete(event);
+        unlistened += 1;
+      };
+    },
+  }),
+}));
+
+const { NAVIGATE, tauriLink, tauriShell } = await import("./tauri");
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -90,5 +106,44 @@ describe("tauriShell", () => {
       ["open_log", {}],
       ["export_session", { sessionKey: "claude:n1", format: "markdown" }],
     ]);
+  });
+});
+
+describe("tauriShell: the tray and pop-out windows", () => {
+  it("sends the inbox count to the tray with set_inbox_count", async () => {
+    answer = async () => null;
+    await tauriShell().setInboxCount?.(2);
+    await tauriShell().setInboxCount?.(0);
+    expect(invoked.map((i) => [i.command, i.args])).toEqual([
+      ["set_inbox_count", { count: 2 }],
+      ["set_inbox_count", { count: 0 }],
+    ]);
+  });
+
+  it("opens a pop-out with open_window and rejects with the shell's error as a VerbError", async () => {
+    answer = async (command, args) => {
+      if (command === "open_window" && !String(args.hash).startsWith("#/")) throw { code: "badRequest", message: "a window opens at an address of the app" };
+      return null;
+    };
+    const shell = tauriShell();
+    await shell.openWindow?.("#/s/claude%3Aabc");
+    expect(invoked.map((i) => [i.command, i.args])).toEqual([["open_window", { hash: "#/s/claude%3Aabc" }]]);
+    await expect(shell.openWindow?.("https://evil.example/")).rejects.toMatchObject({ code: "badRequest", message: "a window opens at an address of the app" });
+  });
+
+  it("hands the addresses the shell's navigate event names to the handler until unsubscribed", async () => {
+    const heard: string[] = [];
+    const unsubscribe = await tauriShell().onNavigate!((hash) => heard.push(hash));
+    const emit = (payload: unknown) => listeners.get(NAVIGATE)?.({ payload });
+    emit("#/inbox");
+    // Anything but an address of the app is not passed on.
+    emit("https://evil.example/");
+    emit(42);
+    expect(heard).toEqual(["#/inbox"]);
+    unsubscribe();
+    expect(unlistened).toBe(1);
+    expect(listeners.has(NAVIGATE)).toBe(false);
+    // No command is invoked for it: the event comes to this window by itself.
+    expect(invoked).toEqual([]);
   });
 });

@@ -4,9 +4,10 @@
 // opens it once with `weft_connect` and a Channel that receives every ServerMessage as
 // JSON and every terminal frame as bytes; each request is one `weft_request`, which
 // resolves to the reply's result or rejects with {code, message}. The shell's own
-// commands (app info, recent workspaces, the log) and the dialog plugin's folder picker
-// make the Shell.
+// commands (app info, recent workspaces, the log, the tray's count, a pop-out window)
+// and the dialog plugin's folder picker make the Shell.
 import { Channel, invoke } from "@tauri-apps/api/core";
+import { getCurrentWebviewWindow } from "@tauri-apps/api/webviewWindow";
 import { open } from "@tauri-apps/plugin-dialog";
 import { openUrl } from "@tauri-apps/plugin-opener";
 import type { ServerMessage, Welcome } from "../../generated";
@@ -81,5 +82,23 @@ export function tauriShell(): Shell {
     // The shell asks the daemon for the document and opens the save dialog itself: the
     // path never comes from the window (src-tauri/src/commands.rs, `export_session`).
     saveExport: (sessionKey, format) => call("export_session", { sessionKey, format }),
+    // The tray icon (src-tauri/src/tray.rs); a count the shell's u32 cannot hold is refused there.
+    setInboxCount: (n) => call("set_inbox_count", { count: n }),
+    // The tray's Open inbox: the shell emits NAVIGATE to the main window only, and this
+    // window listens for events aimed at itself (not every window's, as a global listen would).
+    onNavigate: async (handler) => {
+      try {
+        return await getCurrentWebviewWindow().listen<unknown>(NAVIGATE, (event) => {
+          if (typeof event.payload === "string" && event.payload.startsWith("#/")) handler(event.payload);
+        });
+      } catch (error) {
+        throw new VerbError(error);
+      }
+    },
+    // A window of its own at that address (src-tauri/src/popout.rs checks it).
+    openWindow: (hash) => call("open_window", { hash }),
   };
 }
+
+/** The event the shell sends the main window to move it (src-tauri/src/main_window.rs). */
+export const NAVIGATE = "weft://navigate";
