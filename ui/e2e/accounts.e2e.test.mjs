@@ -101,7 +101,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
 
   it("adds an api-key account in the Accounts view, picks it for a session, and the endpoint sees its key", async () => {
     const secret = `sk-e2e-${randomBytes(8).toString("hex")}`;
-    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
     const view = await byTestId(browser, "accounts-view");
     await view.waitForDisplayed({ timeout: 30000 });
     await (await byTestId(browser, "account-agent")).selectByAttribute("value", "claude");
@@ -121,7 +121,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     assert.match(await row.getText(), /e2e key/);
     assert.doesNotMatch(await browser.execute(() => document.body.innerText), new RegExp(secret));
     await screenshot(browser, "30-accounts-view-light");
-    await (await byTestId(browser, "accounts-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
 
     await (await byTestId(browser, "new-session")).click();
     const picker = await byTestId(browser, "agent-picker");
@@ -144,7 +144,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     await screenshot(browser, "31-session-on-account-light");
 
     // The turn's usage, rolled up for the account and the day, in the Accounts view.
-    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
     await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
     const today = new Date().toISOString().slice(0, 10);
     await until(
@@ -155,12 +155,12 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
       },
       "the account's usage of today",
     );
-    await (await byTestId(browser, "accounts-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
   });
 
   it("shows a Claude account's limit window after its rate_limit_event", async () => {
     const token = `sk-ant-oat01-e2e-${randomBytes(8).toString("hex")}`;
-    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
     await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
     await (await byTestId(browser, "account-agent")).selectByAttribute("value", "claude");
     await (await byTestId(browser, "account-kind")).selectByAttribute("value", "setup-token");
@@ -170,7 +170,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     await (await byTestId(browser, "account-secret")).setValue(token);
     await (await byTestId(browser, "account-add-submit")).click();
     await until(browser, async () => (await (await byTestId(browser, "account-added")).getText()).includes("e2e subscription"), "the subscription account added");
-    await (await byTestId(browser, "accounts-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
 
     await (await byTestId(browser, "new-session")).click();
     const picker = await byTestId(browser, "agent-picker");
@@ -186,7 +186,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     await until(browser, async () => (await phase(browser)) === "done", "the turn to finish", 90000);
     assert.ok(limited.keys.length > 0 && limited.keys.every((k) => k === `Bearer ${token}`), "every call carried the token");
 
-    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
     await until(
       browser,
       async () => {
@@ -196,13 +196,13 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
       "the account's five_hour window in the Accounts view",
     );
     await screenshot(browser, "32-account-limits-light");
-    await (await byTestId(browser, "accounts-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
   });
 
   it("offers to switch accounts and continue when a session's account hit its limit", async () => {
     assert.ok(keyAccount, "the first test's api-key account");
     const token = `sk-ant-oat01-e2e-${randomBytes(8).toString("hex")}`;
-    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
     await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
     await (await byTestId(browser, "account-agent")).selectByAttribute("value", "claude");
     await (await byTestId(browser, "account-kind")).selectByAttribute("value", "setup-token");
@@ -213,7 +213,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     await (await byTestId(browser, "account-add-submit")).click();
     await until(browser, async () => (await (await byTestId(browser, "account-added")).getText()).includes("e2e spent"), "the spent account added");
     const spentId = (await (await byTestId(browser, "account-added")).getText()).match(/\((acct-[^)]+)\)/)?.[1];
-    await (await byTestId(browser, "accounts-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
 
     await (await byTestId(browser, "new-session")).click();
     await (await byTestId(browser, "agent-picker")).selectByAttribute("data-agent", "claude");

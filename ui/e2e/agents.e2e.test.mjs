@@ -39,7 +39,8 @@ describe("Weft desktop app: agents and logins", () => {
   });
 
   it("lists the agents with where each was found, and installs one in the terminal pane", { skip: process.env.WEFT_E2E_NPM ? false : "no npm stand-in (run scripts/e2e-app.sh)" }, async () => {
-    await (await byTestId(browser, "agents-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
+    await (await byTestId(browser, "settings-tab-agents")).click();
     await (await byTestId(browser, "agents-view")).waitForDisplayed({ timeout: 30000 });
     await until(browser, async () => (await rowOf('[data-testid="agent-row"][data-agent="echo"]')).isExisting(), "the echo agent listed");
     // The daemon's own probe of the sandbox Weft's agent runs commands in (CI has bubblewrap).
@@ -72,11 +73,11 @@ describe("Weft desktop app: agents and logins", () => {
     await screenshot(browser, "33-agents-view-light");
     await (await byTestId(browser, "terminal-close")).click();
     await until(browser, async () => !(await (await byTestId(browser, "agent-install-pane")).isExisting()), "the pane to close");
-    await (await byTestId(browser, "agents-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
   });
 
   it("logs a claude login account in through the terminal pane, then shows its state", { skip: process.env.WEFT_E2E_CLAUDE === "1" ? false : "no claude CLI" }, async () => {
-    await (await byTestId(browser, "accounts-open")).click();
+    await (await byTestId(browser, "rail-settings")).click();
     await (await byTestId(browser, "accounts-view")).waitForDisplayed({ timeout: 30000 });
     await (await byTestId(browser, "account-agent")).selectByAttribute("value", "claude");
     await (await byTestId(browser, "account-kind")).selectByAttribute("value", "login");
@@ -97,6 +98,6 @@ describe("Weft desktop app: agents and logins", () => {
     // The login ended unfinished: the account is tested again and says so.
     await until(browser, async () => (await row.$('[data-testid="account-test-result"]')).isExisting(), "the account's state after the login");
     assert.match(await (await row.$('[data-testid="account-test-result"]')).getText(), /^(loggedOut|expired)/);
-    await (await byTestId(browser, "accounts-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
   });
 });

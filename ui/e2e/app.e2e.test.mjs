@@ -70,7 +70,7 @@ describe("Weft desktop app (echo agent)", () => {
     const failed = await browser.$('[data-testid="tool-row"][data-status="failed"] [data-testid="tool-row-toggle"]');
     await failed.click();
     await until(browser, async () => (await (await byTestId(browser, "tool-result")).getText()).includes("cannot read"), "the failed call's error");
-    firstSession = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    firstSession = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
     assert.ok(firstSession?.startsWith("echo:"), `selected session ${firstSession}`);
     await screenshot(browser, "02-transcript-light");
   });
@@ -204,7 +204,7 @@ describe("Weft desktop app (echo agent)", () => {
     await send(browser, words);
     await until(browser, async () => (await phase(browser)) === "streaming", "the slow turn to stream");
     await until(browser, async () => (await lastTurnText(browser)).includes("Echo: slow"), "the reply to start");
-    const selected = await browser.$('[data-testid="session-item"][aria-selected="true"]');
+    const selected = await browser.$('[data-testid="session-item"][data-selected="true"]');
     await until(browser, () => selected.isExisting(), "the new session selected in the list");
     const key = await selected.getAttribute("data-session-key");
     const before = (await lastTurnText(browser)).length;

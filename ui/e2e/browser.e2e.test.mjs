@@ -118,7 +118,7 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
   });
 
   it("after a reload connects again (the token kept for the tab) and shows the turn from history", async () => {
-    const key = await page.locator('[data-testid="session-item"][aria-selected="true"]').getAttribute("data-session-key");
+    const key = await page.locator('[data-testid="session-item"][data-selected="true"]').getAttribute("data-session-key");
     assert.ok(key?.startsWith("echo:"), `selected session ${key}`);
     await page.reload();
     await ready();
@@ -138,7 +138,7 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
       await page.keyboard.type(line);
       await page.keyboard.press("Enter");
     };
-    const key = await page.locator('[data-testid="session-item"][aria-selected="true"]').getAttribute("data-session-key");
+    const key = await page.locator('[data-testid="session-item"][data-selected="true"]').getAttribute("data-session-key");
     await byTestId("terminal-open").click();
     await until(async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
     await type("hi from the browser");
@@ -161,7 +161,7 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
   });
 
   it("lists the user's own Claude session in the Library, finds it by a word of a reply, opens its turns, draws usage", async () => {
-    await byTestId("library-open").click();
+    await byTestId("rail-library").click();
     const row = page.locator('[data-testid="library-row"][data-session="claude:2beba834-ea9e-4d74-9e9f-b4a9f23cf57b"]');
     // The list is drawn again as the first index reports progress: read the row in the
     // same check that finds it, not after (it may have been replaced in between).
@@ -175,11 +175,11 @@ describe("Weft in a browser (echo agent over the daemon's WebSocket)", { skip: U
     await page.locator('[data-testid="library-hit"][data-session="claude:2beba834-ea9e-4d74-9e9f-b4a9f23cf57b"]').click();
     await until(async () => (await byTestId("library-turn").count()) === 3, "the transcript's three turns");
     assert.match(await byTestId("library-transcript").textContent(), /USE_TOOL turn two/);
-    await byTestId("library-tab-usage").click();
+    await byTestId("rail-usage").click();
     await until(async () => (await byTestId("usage-chart").getAttribute("data-drawn")) === "true", "the usage chart");
     await until(async () => (await byTestId("usage-row").count()) >= 1, "a usage row");
     await screenshot("library");
-    await byTestId("library-close").click();
+    await byTestId("rail-session").click();
   });
 
   it("says so when the daemon stops, with the reason the daemon gave", async () => {

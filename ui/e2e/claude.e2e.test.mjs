@@ -61,7 +61,7 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     assert.ok(existsSync(file) && readFileSync(file, "utf8").trim() === "app-e2e", "the real CLI ran the allowed command");
     await screenshot(browser, "08-claude-turn-light");
     // A new session in this workspace starts with the agent last used here.
-    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
     await (await byTestId(browser, "new-session")).click();
     await until(browser, async () => (await (await byTestId(browser, "agent-picker")).getValue()) === "claude", "the remembered agent (claude)");
     await (await browser.$(`[data-testid="session-item"][data-session-key="${key}"] button`)).click();
@@ -73,7 +73,7 @@ describe("Weft desktop app (real claude CLI)", { skip: ready ? false : "no claud
     let dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 90000 });
     const promptId = await dialog.getAttribute("data-prompt-id");
-    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
     const run = dirname(process.env.WEFT_WORKSPACE_DIR ?? "/nonexistent");
     const ofRun = (names) =>
       readdirSync("/proc")

@@ -123,7 +123,7 @@ describe("Weft desktop app as a daily driver (echo agent)", () => {
     await (await byTestId(browser, "mode-queue")).click();
     for (const p of ["queued one", "queued two", "queued three"]) await send(browser, p);
     await until(browser, async () => (await texts(browser, "queued-prompt")).length === 3, "three waiting prompts");
-    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
     const removeOf = (text) => browser.$(`//li[@data-testid="queued-item"][.//span[@data-testid="queued-prompt" and text()="${text}"]]//button[@data-testid="queued-remove"]`);
     const upOf = (text) => browser.$(`//li[@data-testid="queued-item"][.//span[@data-testid="queued-prompt" and text()="${text}"]]//button[@data-testid="queued-up"]`);
     await (await removeOf("queued two")).click();

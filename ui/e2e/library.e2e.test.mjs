@@ -109,13 +109,13 @@ describe("Weft desktop app: the agents' own sessions", { skip: ready ? false : "
     assert.equal(await (await row()).isExisting(), false, "no second row for a session Weft now runs");
 
     // The usage dashboard.
-    await (await byTestId(browser, "library-open")).click();
-    await (await byTestId(browser, "library-tab-usage")).click();
+    await (await byTestId(browser, "rail-library")).click();
+    await (await byTestId(browser, "rail-usage")).click();
     await until(browser, async () => (await (await byTestId(browser, "usage-chart")).getAttribute("data-drawn")) === "true", "the usage chart");
     await until(browser, async () => (await allByTestId(browser, "usage-row")).length >= 1, "a usage row");
     // The Claude session was just continued: its 5-hour billing block is the active one.
     await until(browser, async () => (await allByTestId(browser, "usage-block-active")).length === 1, "the active billing block");
     await screenshot(browser, "library-usage");
-    await (await byTestId(browser, "library-close")).click();
+    await (await byTestId(browser, "rail-session")).click();
   });
 });

@@ -80,7 +80,7 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     await chooseAgent(browser, "echo");
     await send(browser, "before the terminal");
     await until(browser, async () => (await phase(browser)) === "done", "the first turn to finish");
-    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
 
     await (await byTestId(browser, "terminal-open")).click();
     await until(browser, async () => (await byTestId(browser, "terminal-pane")).isExisting(), "the terminal pane");
@@ -274,7 +274,7 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
   });
 
   it("closing the window leaves an open terminal running in the kernel; the next window attaches to it", async () => {
-    const key = await (await browser.$('[data-testid="session-item"][aria-selected="true"]')).getAttribute("data-session-key");
+    const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
     await (await byTestId(browser, "terminal-open")).click();
     await until(browser, async () => (await bufferText()).includes("echo>"), "the echo prompt in xterm");
     await typeIntoTerminal("before-the-window-closed");

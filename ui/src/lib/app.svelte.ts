@@ -20,11 +20,16 @@ import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } 
 import { TrustStore } from "./trust.svelte";
 
 export type Theme = "system" | "light" | "dark";
+/** A session's state as the sidebar shows and filters it. */
+export type SessionState = "waiting" | "running" | "failed" | "done" | "idle";
+export const SESSION_STATES: SessionState[] = ["waiting", "running", "failed", "done", "idle"];
 export type SendMode = "steer" | "queue";
 
 const NEW_SESSION = null;
 const HIDDEN_KEY = "weft.hiddenWorkspaces";
 const WIDTH_KEY = "weft.sidebarWidth";
+const FOLDED_KEY = "weft.foldedWorkspaces";
+const SEEN_KEY = "weft.seen";
 export const SIDEBAR_WIDTH = { min: 200, max: 560, default: 270 };
 
 function clampWidth(px: number): number {
@@ -34,6 +39,15 @@ function clampWidth(px: number): number {
 function readWidth(): number {
   const v = globalThis.localStorage?.getItem(WIDTH_KEY);
   return v ? clampWidth(Number(v)) : SIDEBAR_WIDTH.default;
+}
+
+function readSeen(): Record<string, number> {
+  try {
+    const seen: unknown = JSON.parse(globalThis.localStorage?.getItem(SEEN_KEY) ?? "{}");
+    return seen && typeof seen === "object" && !Array.isArray(seen) ? (seen as Record<string, number>) : {};
+  } catch {
+    return {};
+  }
 }
 
 function readList(key: string): string[] {
@@ -62,6 +76,14 @@ export class AppStore {
   /** The selected session; null is a new session in `workspace`. */
   selectedKey = $state<string | null>(NEW_SESSION);
   search = $state("");
+  /** The sidebar's filters: one agent, one state (null: all). */
+  filterAgent = $state<string | null>(null);
+  filterState = $state<SessionState | null>(null);
+  /** Workspaces folded to their head in the sidebar. */
+  folded = $state<string[]>(readList(FOLDED_KEY));
+  /** When the user last saw each session (its updatedAt then): later changes are unread. */
+  private seen = $state<Record<string, number>>(readSeen());
+  private seenBaseline = false;
   /** Past turns matching the search box's words (transcript search), best first. */
   searchHits = $state<SearchHit[]>([]);
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
@@ -162,13 +184,55 @@ export class AppStore {
     return this.selectedKey ? (this.views.get(this.selectedKey) ?? null) : null;
   }
 
-  /** Sessions matching the search box, newest first. */
+  /** Sessions matching the search box and the filters, newest first. */
   get filteredSessions(): SessionInfo[] {
     const q = this.search.trim().toLowerCase();
-    if (!q) return this.sessions;
-    return this.sessions.filter((s) =>
-      [s.title, s.agent, s.workdir, s.model ?? ""].some((f) => f.toLowerCase().includes(q)),
+    const agent = this.filterAgent;
+    const state = this.filterState;
+    if (!q && !agent && !state) return this.sessions;
+    return this.sessions.filter(
+      (s) =>
+        (!agent || s.agent === agent) &&
+        (!state || this.sessionState(s) === state) &&
+        (!q || [s.title, s.agent, s.workdir, s.model ?? ""].some((f) => f.toLowerCase().includes(q))),
     );
+  }
+
+  /** Whether any sidebar filter (not the search) is on. */
+  get filtering(): boolean {
+    return this.filterAgent !== null || this.filterState !== null;
+  }
+
+  /** Waiting for the user, running, failed (its last turn ended in an error), done, or idle. */
+  sessionState(s: SessionInfo): SessionState {
+    if (this.needsAnswer[s.sessionKey]) return "waiting";
+    if (s.phase === "streaming" || s.phase === "queued") return "running";
+    if (this.peekView(s.sessionKey)?.current.error) return "failed";
+    return s.phase === "done" ? "done" : "idle";
+  }
+
+  /** The session changed since the user last looked at it. */
+  unread(s: SessionInfo): boolean {
+    if (s.sessionKey === this.selectedKey) return false;
+    const seen = this.seen[s.sessionKey];
+    return seen === undefined ? this.seenBaseline : s.updatedAt > seen;
+  }
+
+  private markSeen(key: string, at: number) {
+    if ((this.seen[key] ?? 0) >= at) return;
+    this.seen = { ...this.seen, [key]: at };
+    this.saveSeen();
+  }
+
+  private saveSeen() {
+    localStorage.setItem(SEEN_KEY, JSON.stringify(this.seen));
+  }
+
+  /** Folds or unfolds a workspace in the sidebar. */
+  setFolded(workdir: string, fold: boolean) {
+    const list = this.folded.filter((w) => w !== workdir);
+    this.folded = fold ? [...list, workdir] : list;
+    localStorage.setItem(FOLDED_KEY, JSON.stringify(this.folded));
   }
 
   /** Workspaces to show: recent ones first, then any folder a session ran in. */
@@ -279,6 +343,7 @@ export class AppStore {
     if (listed) {
       if (event.patch.phase) listed.phase = event.patch.phase;
       if (event.patch.updatedAt) listed.updatedAt = event.patch.updatedAt;
+      if (event.sessionKey === this.selectedKey) this.markSeen(listed.sessionKey, listed.updatedAt);
     } else {
       this.scheduleRefresh();
     }
@@ -303,7 +368,17 @@ export class AppStore {
 
   async refreshSessions() {
     const sessions = await this.guard(() => this.transport.request({ type: "listSessions", workdir: null }));
-    if (sessions) this.sessions = sessions;
+    if (!sessions) return;
+    this.sessions = sessions;
+    if (!this.seenBaseline) {
+      // The first list: what was there before this window counts as seen, unless the
+      // window had seen it older; a session that appears later is unread.
+      const seen: Record<string, number> = {};
+      for (const s of sessions) seen[s.sessionKey] = this.seen[s.sessionKey] ?? s.updatedAt;
+      this.seen = seen;
+      this.saveSeen();
+      this.seenBaseline = true;
+    }
   }
 
   /** Re-reads the snapshot of `key` (every open one when null), the list and the inbox. */
@@ -340,6 +415,8 @@ export class AppStore {
 
   selectSession(key: string | null) {
     this.selectedKey = key;
+    const listed = key ? this.sessions.find((s) => s.sessionKey === key) : undefined;
+    if (listed) this.markSeen(listed.sessionKey, listed.updatedAt);
     this.place = { view: "session" };
     if (this.beside === key) this.beside = null;
     if (key) {

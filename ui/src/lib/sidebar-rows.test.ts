@@ -73,4 +73,15 @@ describe("sidebarRows with the agents' own sessions", () => {
     const many = Array.from({ length: 5000 }, (_, i) => native(`claude:${i}`, "/w/a"));
     expect(sidebarRows([{ workdir: "/w/a", sessions: [] }], [], "", many).length).toBe(5001);
   });
+
+  it("folds a workspace to its head (with how many it holds), unless a search is on", () => {
+    const groups = [
+      { workdir: "/a", sessions: [session("echo:1", "/a"), session("echo:2", "/a")] },
+      { workdir: "/b", sessions: [session("echo:3", "/b")] },
+    ];
+    const rows = sidebarRows(groups, [], "", [], [], [], new Set(["/a"]));
+    expect(rows.map((r) => r.key)).toEqual(["ws:/a", "ws:/b", "s:echo:3"]);
+    expect(rows[0]).toMatchObject({ collapsed: true, count: 2 });
+    expect(sidebarRows(groups, [], "echo", [], [], [], new Set(["/a"])).map((r) => r.key)).toContain("s:echo:1");
+  });
 });

@@ -3,7 +3,7 @@
 import type { LibraryHit, LibrarySession, SearchHit, SessionInfo } from "../generated";
 
 export type SidebarRow =
-  | { key: string; kind: "workspace"; workdir: string }
+  | { key: string; kind: "workspace"; workdir: string; collapsed: boolean; count: number }
   | { key: string; kind: "session"; session: SessionInfo }
   | { key: string; kind: "native"; session: LibrarySession }
   | { key: string; kind: "label"; text: string }
@@ -28,6 +28,7 @@ export function sidebarRows(
   natives: LibrarySession[] = [],
   nativeHits: LibraryHit[] = [],
   hidden: readonly string[] = [],
+  collapsed: ReadonlySet<string> = new Set(),
 ): SidebarRow[] {
   const q = search.trim().toLowerCase();
   const searching = q !== "";
@@ -46,16 +47,23 @@ export function sidebarRows(
     (list ?? []).map((session) => ({ key: `n:${session.sessionKey}`, kind: "native", session }));
 
   const rows: SidebarRow[] = [];
+  // A folded workspace shows its head only (while searching, every match shows).
+  const folded = (workdir: string) => !searching && collapsed.has(workdir);
   for (const group of groups) {
-    rows.push({ key: `ws:${group.workdir}`, kind: "workspace", workdir: group.workdir });
-    for (const session of group.sessions) rows.push({ key: `s:${session.sessionKey}`, kind: "session", session });
-    rows.push(...nativeRows(byWorkdir.get(group.workdir)));
+    const theirs = byWorkdir.get(group.workdir) ?? [];
+    const fold = folded(group.workdir);
+    rows.push({ key: `ws:${group.workdir}`, kind: "workspace", workdir: group.workdir, collapsed: fold, count: group.sessions.length + theirs.length });
+    if (!fold) {
+      for (const session of group.sessions) rows.push({ key: `s:${session.sessionKey}`, kind: "session", session });
+      rows.push(...nativeRows(theirs));
+    }
     byWorkdir.delete(group.workdir);
   }
   for (const [workdir, list] of byWorkdir) {
     if (workdir === null) continue;
-    rows.push({ key: `ws:${workdir}`, kind: "workspace", workdir });
-    rows.push(...nativeRows(list));
+    const fold = folded(workdir);
+    rows.push({ key: `ws:${workdir}`, kind: "workspace", workdir, collapsed: fold, count: list.length });
+    if (!fold) rows.push(...nativeRows(list));
   }
   const unknown = byWorkdir.get(null);
   if (unknown?.length) {

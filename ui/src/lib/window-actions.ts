@@ -45,7 +45,7 @@ function sessionActions({ app, library }: ActionContext): Action[] {
   }
   if (app.terminals && view.terminalOffer === "open") out.push({ id: "terminal", label: "Open the agent's terminal", group, keywords: ["tui", "pty"], run: () => view.showTerminal() });
   // The desktop shell's pop-out (a window of its own for this session), where there is one.
-  const openWindow = (app.transport as { openWindow?: (hash: string) => Promise<void> }).openWindow;
+  const openWindow = app.transport.openWindow;
   if (openWindow) out.push({ id: "pop-out", label: "Open in a new window", group, keywords: ["pop out", "detach"], run: () => void openWindow(`#/s/${encodeURIComponent(view.key)}`) });
   if (app.beside) out.push({ id: "close-beside", label: "Close the second pane", group, keywords: ["split"], run: () => app.showBeside(null) });
   return out;
