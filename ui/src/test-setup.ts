@@ -24,3 +24,4 @@ Element.prototype.scrollTo ??= function () {};
 // average of 20. A longer bound costs nothing when the condition holds sooner.
 import { configure } from "@testing-library/svelte";
 configure({ asyncUtilTimeout: 10000 });
+Element.prototype.scrollIntoView ??= function () {};
