@@ -27,7 +27,7 @@ pub async fn weft_connect(
     link: State<'_, Arc<Link>>,
     on_message: Channel,
 ) -> Reply<Welcome> {
-    link.set_window(webview.label(), on_message);
+    link.window_connected(webview.label(), on_message).await;
     link.welcome(&app).await
 }
 
@@ -275,8 +275,8 @@ mod tests {
     use super::*;
     use tauri::ipc::{CallbackFn, InvokeBody};
     use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
-    use tauri::Manager;
     use tauri::webview::InvokeRequest;
+    use tauri::Manager;
 
     fn invoke(
         window: &tauri::WebviewWindow<MockRuntime>,

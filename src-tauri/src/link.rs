@@ -46,21 +46,28 @@ fn unavailable(e: impl std::fmt::Display) -> WireError {
 }
 
 impl Link {
-    /// The channel for pushed messages of the window `label` (a reload replaces it).
-    pub fn set_window(&self, label: &str, channel: Channel) {
+    /// The page of the window `label` connected (its first load or a reload, which
+    /// replaces the channel). A page that connects has no terminal pane yet: whatever
+    /// the window watched before a reload is let go.
+    pub async fn window_connected(&self, label: &str, channel: Channel) {
         self.windows.lock().insert(label.to_string(), channel);
-    }
-
-    /// The labels of the windows connected, in order.
-    pub fn windows(&self) -> Vec<String> {
-        self.windows.lock().keys().cloned().collect()
+        self.release_terminals(label).await;
     }
 
     /// The window `label` closed: nothing more is sent to it, and the terminals only it
-    /// watched are detached (on the live connection; none is started for it).
+    /// watched are detached.
     pub async fn window_closed(&self, label: &str) {
         self.windows.lock().remove(label);
+        self.release_terminals(label).await;
+    }
+
+    /// Detaches the terminals no window but `label` watched (on the live connection;
+    /// none is started for it).
+    async fn release_terminals(&self, label: &str) {
         let orphaned = self.terminals.lock().window_gone(label);
+        if orphaned.is_empty() {
+            return;
+        }
         let client = self.client.lock().clone();
         let Some(client) = client else { return };
         for session_key in orphaned {
@@ -68,7 +75,7 @@ impl Link {
                 session_key: session_key.clone(),
             };
             if let Err(e) = client.request(detach).await {
-                tracing::debug!(%session_key, "detaching a closed window's terminal: {e}");
+                tracing::debug!(%session_key, label, "letting go of a window's terminal: {e}");
             }
         }
     }

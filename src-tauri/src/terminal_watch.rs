@@ -6,7 +6,7 @@
 //! every window on one connection, a pop-out closing its pane would stop the main
 //! window's terminal. So the shell counts watchers: a window's detach reaches the
 //! daemon only when no other window still watches that terminal, and a window that
-//! closes lets go of its terminals the same way.
+//! closes (or whose page reloads) lets go of its terminals the same way.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -45,7 +45,8 @@ impl TerminalWatchers {
         self.by_terminal.remove(key);
     }
 
-    /// `window` is gone: the terminals it alone watched, to detach.
+    /// `window` watches nothing any more (it closed, or its page reloaded): the
+    /// terminals it alone watched, to detach.
     pub fn window_gone(&mut self, window: &str) -> Vec<String> {
         let mut orphaned = Vec::new();
         self.by_terminal.retain(|key, windows| {

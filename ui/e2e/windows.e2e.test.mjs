@@ -1,7 +1,7 @@
 // A session popped out into a window of its own (issue 34): the page asks the shell to
 // open its address (open_window, what the transport's openWindow invokes), a second
 // window appears showing that session, and it is a client of the daemon like the first:
-// a turn sent from the main window streams into it.
+// a turn sent from the main window streams into it. Closing it leaves the main one be.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { byTestId, chooseAgent, lastTurnText, launch, phase, screenshot, send, until } from "./harness.mjs";
@@ -66,5 +66,13 @@ describe("pop-out windows", () => {
     // And the main window still gets them too.
     await browser.switchToWindow(main);
     await until(browser, async () => (await lastTurnText(browser)).includes("Echo: after the pop-out"), "the new turn in the main window");
+
+    // Closing the pop-out leaves the app and the main window as they were.
+    await browser.switchToWindow(popout);
+    await browser.closeWindow();
+    await until(browser, async () => (await browser.getWindowHandles()).length === 1, "the pop-out to close");
+    await browser.switchToWindow(main);
+    await send(browser, "after closing the pop-out");
+    await until(browser, async () => (await lastTurnText(browser)).includes("Echo: after closing the pop-out"), "a turn in the main window after the pop-out closed");
   });
 });
