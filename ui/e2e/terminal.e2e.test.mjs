@@ -112,6 +112,11 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     await typeIntoTerminal("after-esc");
     await until(browser, async () => (await bufferText()).includes("Echo: "), "output after Esc");
     assert.equal(await (await byTestId(browser, "error-banner")).isExisting(), false, "no error banner after Esc");
+    // Ctrl+Shift+K is the window's even here: the palette opens over the terminal.
+    await browser.keys(["Control", "Shift", "k"]);
+    await until(browser, async () => (await byTestId(browser, "palette")).isDisplayed(), "the palette over the terminal");
+    await browser.keys("Escape");
+    await until(browser, async () => !(await (await byTestId(browser, "palette")).isExisting()), "the palette to close");
 
     const children = shChildrenOfKernel();
     assert.equal(children.length, 1, "still one sh");
