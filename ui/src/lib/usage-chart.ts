@@ -84,6 +84,8 @@ export function usageChartConfig(rows: UsageRow[], mode: UsageChartMode, colours
       animation: false,
       responsive: true,
       maintainAspectRatio: false,
+      // A tooltip for the whole group (every model of the day), wherever the pointer is in it.
+      interaction: { mode: "index", intersect: false },
       scales: {
         x: { stacked: true, ...axis, grid: { display: false }, ticks: { color: colours.text, maxRotation: 0, autoSkip: true } },
         y: {
