@@ -45,8 +45,17 @@ setup_desktop_app() {
     (
         cd "$ROOT/ui"
         if [ -f package-lock.json ]; then
-            # npm ci wipes node_modules; skip it when the lock file is already installed.
-            if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+            # npm ci wipes node_modules; skip it when the lock file is already installed
+            # (npm's hidden lock file lists what is installed: the same packages at the
+            # same versions, less the root entry and optional ones this platform skips).
+            if ! node -e '
+                const fs = require("fs");
+                const want = JSON.parse(fs.readFileSync("package-lock.json", "utf8")).packages;
+                const have = JSON.parse(fs.readFileSync("node_modules/.package-lock.json", "utf8")).packages;
+                for (const [k, p] of Object.entries(want))
+                    if (k !== "" && !p.optional && have[k]?.version !== p.version) process.exit(1);
+                for (const [k, p] of Object.entries(have)) if (want[k]?.version !== p.version) process.exit(1);
+            ' 2>/dev/null; then
                 npm ci --no-audit --no-fund --loglevel=error
             fi
         else

@@ -43,7 +43,7 @@ async function axe() {
   const found = await browser.executeAsync((done) => {
     window.axe
       .run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"] })
-      .then((r) => done(r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }))))
+      .then((r) => done(r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => `${n.target.join(" ")} ${JSON.stringify(n.any?.[0]?.data ?? "")}`) }))))
       .catch((e) => done([{ id: "axe-error", impact: "critical", nodes: [String(e)] }]));
   });
   return found;
@@ -72,8 +72,12 @@ describe("Weft desktop app: the shell", () => {
     await browser.refresh();
     await until(browser, async () => (await browser.$('[data-testid="app"]').getAttribute("data-ready")) === "true", "the reloaded window");
     await until(browser, async () => (await byTestId(browser, "hosts-settings")).isDisplayed(), "the same place after a reload");
-    await browser.back();
-    await until(browser, async () => (await byTestId(browser, "usage-view")).isDisplayed(), "the place before, on back");
+    await browser.execute(() => window.history.back());
+    await until(
+      browser,
+      async () => (await byTestId(browser, "usage-view")).isDisplayed(),
+      `the place before, on back (at ${await browser.execute(() => `${window.location.hash}, ${window.history.length} entries`)})`,
+    );
     assert.equal(await browser.execute(() => window.location.hash), "#/usage");
   });
 
