@@ -26,14 +26,23 @@ describe("UsageChart", () => {
     expect(screen.getByTestId("usage-chart").dataset.drawn).toBe("false");
   });
 
-  it("offers tokens when no model has a price, and lists the unpriced models", async () => {
+  it("shows tokens when no model has a price, says why, and lists the unpriced models", () => {
     render(UsageChart, { rows: [row("2025-01-14", { unpricedModels: ["local-model"], inputTokens: 50 })] });
-    expect(screen.getByTestId("usage-chart-empty").textContent).toContain("Choose Tokens");
+    expect(screen.getByTestId("usage-chart-no-cost").textContent).toContain("none of these models has a known price");
     expect(screen.getByTestId("usage-unpriced").textContent).toContain("local-model");
-    await fireEvent.click(screen.getByTestId("usage-chart-mode-tokens"));
     expect(screen.queryByTestId("usage-chart-empty")).toBeNull();
     expect(screen.getByRole("img", { name: "Tokens by kind" })).toBeTruthy();
+    expect(screen.getByTestId("usage-chart").dataset.mode).toBe("tokens");
     expect(screen.getByTestId("usage-chart-mode-tokens").getAttribute("aria-pressed")).toBe("true");
+    expect((screen.getByTestId("usage-chart-mode-cost") as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("switches between cost by model and tokens by kind", async () => {
+    render(UsageChart, { rows: [row("2025-01-14", { costUsd: 0.01, costByModel: [{ model: "opus", costUsd: 0.01 }], inputTokens: 50 })] });
+    expect(screen.getByRole("img", { name: "Cost by model" })).toBeTruthy();
+    await fireEvent.click(screen.getByTestId("usage-chart-mode-tokens"));
+    expect(screen.getByRole("img", { name: "Tokens by kind" })).toBeTruthy();
+    expect(screen.getByTestId("usage-chart-mode-cost").getAttribute("aria-pressed")).toBe("false");
   });
 });
 
