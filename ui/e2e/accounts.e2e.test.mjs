@@ -140,7 +140,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     await until(browser, async () => (await phase(browser)) === "done", "the turn to finish", 90000);
     assert.ok(endpoint.keys.length > 0, "the account's endpoint was called");
     assert.ok(endpoint.keys.every((k) => k === secret), `every call carried the account's key: ${JSON.stringify(endpoint.keys.map((k) => k === secret))}`);
-    await until(browser, async () => (await (await byTestId(browser, "session-account")).getText()) === "e2e key", "the session header to show the account");
+    await until(browser, async () => (await (await byTestId(browser, "session-account")).getProperty("textContent")) === "e2e key", "the session header to show the account");
     await screenshot(browser, "31-session-on-account-light");
 
     // The turn's usage, rolled up for the account and the day, in the Accounts view.
@@ -233,7 +233,7 @@ describe("Weft desktop app: accounts", { skip: ready ? false : "no claude CLI or
     // The cut-short prompt runs again on the other account, in the same Weft session.
     await until(browser, async () => (await lastTurnText(browser)).includes("Hello from the account's endpoint."), "the reply on the other account", 90000);
     assert.ok(endpoint.prompts.slice(before).some((b) => b.includes("continue-me-elsewhere")), "the other account's endpoint got the prompt again");
-    await until(browser, async () => (await (await byTestId(browser, "session-account")).getText()) === "e2e key", "the header to show the new account");
+    await until(browser, async () => (await (await byTestId(browser, "session-account")).getProperty("textContent")) === "e2e key", "the header to show the new account");
     await until(browser, async () => !(await notice.isExisting()), "the notice to go with the new turn");
   });
 });
