@@ -34,6 +34,10 @@ pub struct AgentSpec {
     pub skills_form: SkillsForm,
     /// How Weft's MCP servers reach it.
     pub mcp: McpForm,
+    /// Where the user configured MCP servers in the agent itself (the files an import
+    /// into Weft reads).
+    #[serde(default)]
+    pub own_mcp: Vec<OwnMcpFile>,
     /// Where a conversation's transcript sits in its config home, so a handover to
     /// another account's home can carry it.
     pub transcript: Option<TranscriptLayout>,
@@ -340,6 +344,33 @@ pub enum McpForm {
     Acp,
     /// Weft's own agent reads them itself.
     Native,
+}
+
+/// A file where the user configures MCP servers in the agent itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnMcpFile {
+    /// The file, relative to `HOME` (`.claude.json`).
+    pub file: String,
+    /// How the servers are written in it.
+    pub format: OwnMcpFormat,
+}
+
+/// How an agent's own file writes its MCP servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OwnMcpFormat {
+    /// JSON, one object per server under a top-level `mcpServers`: `command`, `args`,
+    /// `env`, or `url` with `type` `http` / `sse` and `headers` (Claude's
+    /// `~/.claude.json`).
+    JsonMcpServers,
+    /// The same, where a bare `url` is an SSE endpoint and `httpUrl` the streamable
+    /// HTTP one (Gemini's `settings.json`).
+    JsonMcpServersSseUrl,
+    /// TOML, one `[mcp_servers.NAME]` table per server: `command`, `args`, `env`,
+    /// `enabled`, or `url` with `bearer_token_env_var` / `http_headers` (Codex's
+    /// `config.toml`).
+    TomlMcpServers,
 }
 
 /// Where a conversation's transcript lives in a config home.

@@ -30,6 +30,7 @@ mod daemon;
 mod export;
 mod follow;
 mod guard;
+mod import;
 mod library;
 mod list;
 mod mcp;

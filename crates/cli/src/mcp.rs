@@ -16,6 +16,18 @@ use crate::list::print_json;
 
 #[derive(Subcommand)]
 pub(crate) enum McpCommand {
+    /// Bring in the MCP servers set up in the agents themselves (Claude Code's
+    /// ~/.claude.json, Codex's ~/.codex/config.toml, Gemini's ~/.gemini/settings.json)
+    /// into ~/.weft/mcp.json, for every agent. Servers Weft has are kept; values that
+    /// look like secrets become `${secret:NAME}` to set with `weft mcp secret set`.
+    Import {
+        /// Only say what would be imported.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Every server configured in Weft: its scope and file, whether it is on, the
     /// secrets it names (never a value).
     List {
@@ -90,6 +102,15 @@ pub(crate) async fn run(command: McpCommand) -> ExitCode {
         Err(code) => return code,
     };
     let request = match command {
+        McpCommand::Import { dry_run, json } => {
+            let args = crate::import::ImportArgs {
+                servers: true,
+                skills: false,
+                dry_run,
+                json,
+            };
+            return crate::import::run(&daemon, args).await;
+        }
         McpCommand::List {
             workdir,
             session,

@@ -13,6 +13,17 @@ use crate::list::print_json;
 
 #[derive(Subcommand)]
 pub(crate) enum SkillsCommand {
+    /// Bring in the skills set up in the agents themselves (their own skills folders
+    /// under HOME: ~/.claude/skills, ~/.codex/skills, …) into ~/.weft/skills, for every
+    /// agent. Skills Weft has are kept.
+    Import {
+        /// Only say what would be imported.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Every skill: its description, where it was placed, whether it is on, and the
     /// user's own skills of its name that keep it in an agent's folder.
     List {
@@ -52,6 +63,15 @@ pub(crate) async fn run(command: SkillsCommand) -> ExitCode {
         Err(code) => return code,
     };
     let request = match command {
+        SkillsCommand::Import { dry_run, json } => {
+            let args = crate::import::ImportArgs {
+                servers: false,
+                skills: true,
+                dry_run,
+                json,
+            };
+            return crate::import::run(&daemon, args).await;
+        }
         SkillsCommand::List { workdir, json } => {
             let workdir = match crate::absolute_workdir(workdir) {
                 Ok(d) => d,

@@ -13,6 +13,7 @@
 //! its process); events from an abandoned turn are dropped, not folded into the next.
 
 mod account_verbs;
+pub mod agent_setup;
 mod agent_switch;
 pub mod changes;
 pub mod driver;

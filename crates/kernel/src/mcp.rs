@@ -395,14 +395,14 @@ pub fn with_captured_stderr(
     }
 }
 
-fn good_name(name: &str) -> bool {
+pub(crate) fn good_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
-fn check(name: &str, s: &McpServer) -> Result<(), &'static str> {
+pub(crate) fn check(name: &str, s: &McpServer) -> Result<(), &'static str> {
     if !good_name(name) {
         return Err("has a name other than letters, digits, - and _");
     }

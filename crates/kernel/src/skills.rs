@@ -162,7 +162,7 @@ pub fn find(state_dir: &Path, workdir: Option<&Path>) -> Vec<Skill> {
 }
 
 /// True when `entry` is a link Weft made: it points into one of `weft_roots`.
-fn is_weft_link(entry: &Path, weft_roots: &[PathBuf]) -> bool {
+pub fn is_weft_link(entry: &Path, weft_roots: &[PathBuf]) -> bool {
     let Ok(target) = std::fs::read_link(entry) else {
         return false;
     };

@@ -49,7 +49,10 @@ pub use library::{
     LibrarySession, ModelCost, Origin, SessionAction, TranscriptPage, UsageBlock, UsageBy,
     UsageRow,
 };
-pub use mcp::{McpList, McpServerInfo, McpServerStatus, McpState};
+pub use mcp::{
+    AgentSetupImport, ImportOutcome, ImportedMcpServer, ImportedSkill, McpList, McpServerInfo,
+    McpServerStatus, McpState,
+};
 pub use patch::{apply, apply_in_place, diff, PatchEvent, SnapshotPatch};
 pub use snapshot::{
     Artifact, ArtifactKind, ChangeKind, Choice, CommandRisk, CommandVerdict, FileChange,

@@ -64,3 +64,82 @@ pub struct McpList {
     /// Why a file or a server was skipped (the file named).
     pub problems: Vec<String>,
 }
+
+/// What became of one MCP server or skill an import found in an agent's own files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ImportOutcome {
+    /// Added to Weft (on a dry run: would be).
+    #[default]
+    Added,
+    /// Weft already has one of this name: left as it is.
+    Exists,
+    /// Another agent's of the same name was taken first.
+    Duplicate,
+    /// Weft cannot express it (`note` says why).
+    Unsupported,
+    /// Adding it failed (`note` says why); the others were still added.
+    Failed,
+}
+
+/// One MCP server found in an agent's own configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportedMcpServer {
+    /// Its name.
+    pub name: String,
+    /// The agent whose file it is in (its id).
+    pub agent: String,
+    /// That file.
+    pub source: String,
+    /// The program of a stdio server.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The URL of an HTTP server.
+    pub url: Option<String>,
+    /// The names of its environment variables and headers (never their values).
+    pub env_names: Vec<String>,
+    /// Values that looked like secrets, not copied: each is written as
+    /// `${secret:NAME}` and is to be set with `weft mcp secret set NAME --stdin`.
+    pub secrets: Vec<String>,
+    /// Added, or why not.
+    pub outcome: ImportOutcome,
+    /// Why it was skipped, or what was left out of it.
+    pub note: Option<String>,
+}
+
+/// One skill folder found among an agent's own skills.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportedSkill {
+    /// Its name (its SKILL.md's; the folder's when that has none).
+    pub name: String,
+    /// The agent whose skills folder it is in (its id).
+    pub agent: String,
+    /// The folder.
+    pub source: String,
+    /// Its description.
+    pub description: String,
+    /// Added, or why not.
+    pub outcome: ImportOutcome,
+    /// Why it was skipped.
+    pub note: Option<String>,
+}
+
+/// What `importAgentSetup` found in the agents' own files and did (on a dry run:
+/// would do).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSetupImport {
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The Weft file the servers go into (`$WEFT_HOME/mcp.json`).
+    pub mcp_file: String,
+    /// Every server found, in the agents' order.
+    pub servers: Vec<ImportedMcpServer>,
+    /// Every skill folder found.
+    pub skills: Vec<ImportedSkill>,
+    /// Files that could not be read or parsed, each named: skipped.
+    pub problems: Vec<String>,
+}

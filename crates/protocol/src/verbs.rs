@@ -540,6 +540,21 @@ pub enum ClientRequest {
         /// The skill's folder (or its SKILL.md), absolute.
         path: String,
     } => Option<SkillInfo> as Control,
+    /// Bring in what the user set up in the agents themselves: the MCP servers of each
+    /// agent's own configuration (its spec's `own_mcp` files) into `$WEFT_HOME/mcp.json`,
+    /// keeping the servers there and never copying a value that looks like a secret
+    /// (it becomes a `${secret:NAME}` to set), and the skill folders of each agent's
+    /// own skills folders under `HOME` copied as `AddSkill` does. Nothing already in
+    /// Weft is changed. With `dry_run`, only says what it would do. Answered by
+    /// `AgentSetupImport`.
+    ImportAgentSetup {
+        /// Only report; write nothing.
+        dry_run: bool,
+        /// Import the MCP servers.
+        servers: bool,
+        /// Import the skills.
+        skills: bool,
+    } => AgentSetupImport as Control,
     /// Delete a global skill. Answered by `null`.
     RemoveSkill {
         /// Its name.

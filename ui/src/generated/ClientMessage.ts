@@ -336,7 +336,19 @@ name: string, } | { "type": "addSkill",
 /**
  * The skill's folder (or its SKILL.md), absolute.
  */
-path: string, } | { "type": "removeSkill", 
+path: string, } | { "type": "importAgentSetup", 
+/**
+ * Only report; write nothing.
+ */
+dryRun: boolean, 
+/**
+ * Import the MCP servers.
+ */
+servers: boolean, 
+/**
+ * Import the skills.
+ */
+skills: boolean, } | { "type": "removeSkill", 
 /**
  * Its name.
  */

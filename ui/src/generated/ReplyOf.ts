@@ -5,6 +5,7 @@ import type { AccountTest } from "./AccountTest";
 import type { AccountUsageDay } from "./AccountUsageDay";
 import type { AgentInfo } from "./AgentInfo";
 import type { AgentInstall } from "./AgentInstall";
+import type { AgentSetupImport } from "./AgentSetupImport";
 import type { AutoSwitch } from "./AutoSwitch";
 import type { DaemonStatus } from "./DaemonStatus";
 import type { ExportWritten } from "./ExportWritten";
@@ -96,6 +97,7 @@ export type ReplyOf = {
   setMcpSecret: null;
   removeMcpSecret: null;
   addSkill: SkillInfo | null;
+  importAgentSetup: AgentSetupImport;
   removeSkill: null;
   setSkillEnabled: null;
   loginAccount: TerminalAttached;

@@ -7,6 +7,7 @@ mod export;
 mod files;
 mod fork;
 mod guard;
+mod import;
 mod leaks;
 mod library;
 mod marks;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use weft_kernel::Caller;
 use weft_protocol::{
-    AgentInstall, DaemonStatus, ErrorCode, Listening, SkillInfo, WireError, WorkspaceEntry,
-    WorkspaceFilesQuery,
+    AgentInstall, AgentSetupImport, DaemonStatus, ErrorCode, Listening, SkillInfo, WireError,
+    WorkspaceEntry, WorkspaceFilesQuery,
 };
 
 use super::forbidden;
@@ -82,6 +82,31 @@ pub(super) async fn add_skill(
     .map_err(joined)??;
     let listed = service.loom.list_skills(None).await;
     Ok(listed.into_iter().find(|s| s.name == skill.name))
+}
+
+/// `importAgentSetup`: the servers and skills the user set up in the agents
+/// themselves, found where each agent's spec says (`own_mcp`, `skills`) under the
+/// daemon's `HOME`.
+pub(super) async fn import_agent_setup(
+    service: &Service,
+    dry_run: bool,
+    servers: bool,
+    skills: bool,
+) -> Result<AgentSetupImport, WireError> {
+    let state = service.home.dir().to_path_buf();
+    let specs = service.accounts.specs().to_vec();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let options = weft_kernel::agent_setup::Options {
+        dry_run,
+        servers,
+        skills,
+    };
+    tokio::task::spawn_blocking(move || {
+        weft_kernel::agent_setup::import(&state, home.as_deref(), &specs, options)
+            .map_err(WireError::from)
+    })
+    .await
+    .map_err(joined)?
 }
 
 pub(super) async fn remove_skill(service: &Service, name: String) -> Result<(), WireError> {

@@ -227,6 +227,13 @@ pub async fn handle(
         ClientRequest::AddSkill { path } => {
             answer::<verb::AddSkill>(daemon::add_skill(service, path).await)
         }
+        ClientRequest::ImportAgentSetup {
+            dry_run,
+            servers,
+            skills,
+        } => answer::<verb::ImportAgentSetup>(
+            daemon::import_agent_setup(service, dry_run, servers, skills).await,
+        ),
         ClientRequest::RemoveSkill { name } => {
             answer::<verb::RemoveSkill>(daemon::remove_skill(service, name).await)
         }

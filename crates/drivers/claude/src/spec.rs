@@ -2,7 +2,7 @@
 
 use weft_agent_spec::spec::{
     AccountForm, AccountKind, AgentSpec, Binding, Can, ConfigHome, EnvValue, Install, LoggedIn,
-    McpForm, Need, Probe, SkillsDir, SkillsForm, TranscriptLayout,
+    McpForm, Need, OwnMcpFile, OwnMcpFormat, Probe, SkillsDir, SkillsForm, TranscriptLayout,
 };
 use weft_protocol::Capabilities;
 
@@ -81,6 +81,10 @@ pub fn spec() -> AgentSpec {
     spec.skills = vec![SkillsDir::Both(".claude/skills".into())];
     spec.skills_form = SkillsForm::AddDir(".claude".into());
     spec.mcp = McpForm::ClaudeConfig;
+    spec.own_mcp = vec![OwnMcpFile {
+        file: ".claude.json".into(),
+        format: OwnMcpFormat::JsonMcpServers,
+    }];
     spec.transcript = Some(TranscriptLayout::ProjectsJsonl);
     spec.can = Can {
         capabilities: Capabilities {

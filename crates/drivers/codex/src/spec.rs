@@ -2,7 +2,7 @@
 
 use weft_agent_spec::spec::{
     AccountForm, AccountKind, AgentSpec, Binding, Can, ConfigHome, EnvValue, Install, LoggedIn,
-    McpForm, Need, Probe, SkillsDir, SkillsForm, TranscriptLayout,
+    McpForm, Need, OwnMcpFile, OwnMcpFormat, Probe, SkillsDir, SkillsForm, TranscriptLayout,
 };
 use weft_protocol::Capabilities;
 
@@ -62,6 +62,10 @@ pub fn spec() -> AgentSpec {
     ];
     spec.skills_form = SkillsForm::Shared(".codex".into());
     spec.mcp = McpForm::CodexOverrides;
+    spec.own_mcp = vec![OwnMcpFile {
+        file: ".codex/config.toml".into(),
+        format: OwnMcpFormat::TomlMcpServers,
+    }];
     spec.transcript = Some(TranscriptLayout::DatedRollouts);
     spec.can = Can {
         capabilities: Capabilities {

@@ -2,7 +2,7 @@
 
 use weft_agent_spec::spec::{
     AccountForm, AccountKind, AgentSpec, Binding, Can, ConfigHome, EnvValue, Install, LoggedIn,
-    McpForm, Need, Probe, SkillsDir, SkillsForm,
+    McpForm, Need, OwnMcpFile, OwnMcpFormat, Probe, SkillsDir, SkillsForm,
 };
 use weft_protocol::Capabilities;
 
@@ -59,6 +59,10 @@ pub fn spec() -> AgentSpec {
     spec.skills = vec![SkillsDir::Both(".gemini/skills".into())];
     spec.skills_form = SkillsForm::Shared(".gemini".into());
     spec.mcp = McpForm::GeminiSettings;
+    spec.own_mcp = vec![OwnMcpFile {
+        file: ".gemini/settings.json".into(),
+        format: OwnMcpFormat::JsonMcpServersSseUrl,
+    }];
     spec.can = Can {
         capabilities: Capabilities {
             steer: false,

@@ -56,6 +56,7 @@ fn export_all(dir: &Path) {
         McpList,
         McpServerInfo,
         McpServerStatus,
+        AgentSetupImport,
         AgentInstall,
         AccountSwitch,
         AutoSwitch,
