@@ -70,7 +70,7 @@ fn print(r: &AgentSetupImport, servers: bool, skills: bool) {
             );
             out!("    from {}", s.source);
             if !s.env_names.is_empty() {
-                out!("    env: {}", s.env_names.join(", "));
+                out!("    env and headers: {}", s.env_names.join(", "));
             }
             if let Some(note) = &s.note {
                 out!("    {note}");

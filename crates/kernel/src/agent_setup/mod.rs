@@ -168,10 +168,14 @@ fn import_servers(
                     entry.secrets = secrets::keep_out(&f.name, &mut server);
                     let mut notes = Vec::new();
                     if !entry.secrets.is_empty() {
+                        let set: Vec<String> = entry
+                            .secrets
+                            .iter()
+                            .map(|n| format!("`weft mcp secret set {n} --stdin`"))
+                            .collect();
                         notes.push(format!(
-                            "values that look like secrets were not copied: set {} with \
-                             `weft mcp secret set NAME --stdin`",
-                            entry.secrets.join(", ")
+                            "values that look like secrets were not copied; set them with {}",
+                            set.join(", ")
                         ));
                     }
                     if !f.left_out.is_empty() {
