@@ -4,7 +4,8 @@
 //!     WEFT_HOME=/tmp/h cargo run --release -p weft-app --example seed_big_session -- DIR [N] [SESSIONS]
 //!
 //! With SESSIONS, that many more small sessions (one call each) are written in DIR too,
-//! for a sidebar of thousands (scripts/e2e-app.sh).
+//! for a sidebar of thousands (scripts/e2e-app.sh; scripts/bench-app.sh, which also
+//! writes one to switch from in its first home).
 //!
 //! The seeding driver registers as `echo`, so the app opens the session with the real
 //! echo agent and can stream a new turn into it. Prints the session key.
