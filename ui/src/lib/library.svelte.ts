@@ -17,9 +17,10 @@ import type {
 import { requestOrNull, wideRequester, type Reply, type Requester, type Transport } from "./transport";
 
 export class LibraryStore {
-  sessions = $state<LibrarySession[]>([]);
+  // Raw: thousands of rows, replaced whole on each refresh (a deep proxy made the view slow to open).
+  sessions = $state.raw<LibrarySession[]>([]);
   /** The agents' own sessions, whatever the view's filter: the sidebar lists them. */
-  natives = $state<LibrarySession[]>([]);
+  natives = $state.raw<LibrarySession[]>([]);
   /** The agents' own sessions whose transcript matches the sidebar's search. */
   nativeHits = $state<LibraryHit[]>([]);
   private nativeSearchGen = 0;

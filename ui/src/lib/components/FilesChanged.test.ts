@@ -41,7 +41,7 @@ describe("FilesChanged", () => {
     expect(rows[0].textContent).toContain("+2");
     expect(screen.queryByTestId("tool-diff")).toBeNull();
     await fireEvent.click(rows[0].querySelector("button")!);
-    const diff = screen.getByTestId("tool-diff");
+    const diff = await screen.findByTestId("tool-diff");
     // Both of the turn's changes to the file.
     expect([...diff.querySelectorAll(".d2h-ins .d2h-code-line-ctn")].map((e) => e.textContent)).toEqual(["new", "y"]);
     // An added file is tagged as added (diff2html's own tag), not as a rename.

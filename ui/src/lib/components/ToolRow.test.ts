@@ -34,7 +34,7 @@ describe("ToolRow", () => {
     };
     render(ToolRow, { call: { ...call({ file_path: "src/a.rs" }), changes: [change] } });
     await fireEvent.click(screen.getByTestId("tool-row-toggle"));
-    const diff = screen.getByTestId("tool-diff");
+    const diff = await screen.findByTestId("tool-diff");
     expect(diff.querySelector(".d2h-file-name")?.textContent).toContain("src/a.rs");
     expect(diff.querySelector(".d2h-ins .d2h-code-line-ctn")?.textContent).toContain("let x = 2;");
     expect(diff.querySelector(".d2h-del .d2h-code-line-ctn")?.textContent).toContain("let x = 1;");

@@ -23,7 +23,7 @@ export function fake() {
     sent.push(r);
     switch (r.type) {
       case "listLibrary":
-        return r.origin ? list.filter((s) => s.origin === r.origin) : list;
+        return r.origin ? list.filter((s) => s.origin === r.origin) : [...list];
       case "libraryProgress":
         return { running: false, filesTotal: 1, filesDone: 1, bytesTotal: 10, bytesDone: 10, sweeps: 1 };
       case "searchLibrary":
