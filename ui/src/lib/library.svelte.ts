@@ -178,13 +178,14 @@ export class LibraryStore {
 
   async loadUsage(by: UsageBy = "day"): Promise<void> {
     const rows = await this.run({ type: "usage", by, since: null });
-    if (rows) this.usage = rows;
+    // Refreshed while the page is open: an unchanged answer does not redraw the chart.
+    if (rows && JSON.stringify(rows) !== JSON.stringify(this.usage)) this.usage = rows;
   }
 
   /** The billing blocks of the last week. */
   async loadBlocks(now = Date.now()): Promise<void> {
     const rows = await this.run({ type: "usage", by: "block", since: now - 7 * 86_400_000 });
-    if (rows) this.blocks = rows;
+    if (rows && JSON.stringify(rows) !== JSON.stringify(this.blocks)) this.blocks = rows;
   }
 }
 
