@@ -175,6 +175,11 @@ impl Library {
     /// Starts the indexer thread: a sweep, then the watcher's changes and a sweep every
     /// [`SWEEP_EVERY`].
     pub fn start(&self) -> Result<(), LibraryError> {
+        self.start_sweeping_every(SWEEP_EVERY)
+    }
+
+    /// [`Library::start`] with another time between sweeps (tests).
+    pub fn start_sweeping_every(&self, every: Duration) -> Result<(), LibraryError> {
         let mut worker = self.worker.lock();
         if worker.is_some() {
             return Ok(());
@@ -184,7 +189,7 @@ impl Library {
         let events = tx.clone();
         let thread = std::thread::Builder::new()
             .name("weft-library".into())
-            .spawn(move || watcher::run(indexer, events, rx))?;
+            .spawn(move || watcher::run(indexer, events, rx, every))?;
         *worker = Some(Worker { tx, thread });
         Ok(())
     }

@@ -1,10 +1,13 @@
 //! The indexer's thread: a first sweep, then the paths a `notify` watcher reports
-//! (a burst taken as one pass) and a sweep every [`SWEEP_EVERY`]. Folders that appear
-//! later (a new project, an account added) are watched from the next sweep.
+//! (a burst taken as one pass) and a sweep every [`SWEEP_EVERY`] however busy the
+//! watcher is. Folders that appear later (a new project, an account added), and a
+//! watched folder removed and made again (its watch went with it), are watched from the
+//! next pass that sees them.
 
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
 
@@ -30,9 +33,24 @@ pub(crate) enum Msg {
     Stop,
 }
 
+/// The folder's identity, to tell a watched folder from one made again at its path.
+fn inode(dir: &Path) -> Option<u64> {
+    std::fs::metadata(dir)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| m.ino())
+}
+
 /// Runs the indexer until `Stop` (or every sender is gone). `events` is the sender the
-/// watcher's callback uses.
-pub(crate) fn run(mut indexer: Indexer, events: mpsc::SyncSender<Msg>, rx: mpsc::Receiver<Msg>) {
+/// watcher's callback uses; a sweep runs every `sweep_every`, also while the watcher
+/// reports changes without a pause (before, a home written to every few seconds kept
+/// the sweep from ever running, and what the watcher missed was never read).
+pub(crate) fn run(
+    mut indexer: Indexer,
+    events: mpsc::SyncSender<Msg>,
+    rx: mpsc::Receiver<Msg>,
+    sweep_every: Duration,
+) {
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             if !ev.kind.is_access() {
@@ -47,9 +65,17 @@ pub(crate) fn run(mut indexer: Indexer, events: mpsc::SyncSender<Msg>, rx: mpsc:
             None
         }
     };
-    let mut watched: Vec<PathBuf> = Vec::new();
-    let mut watch_new = |watched: &mut Vec<PathBuf>, indexer: &Indexer| {
+    let mut watched: Vec<(PathBuf, u64)> = Vec::new();
+    let mut watch_new = |watched: &mut Vec<(PathBuf, u64)>, indexer: &Indexer| {
         let Some(w) = watcher.as_mut() else { return };
+        // A folder removed (and perhaps made again) took its watch with it.
+        watched.retain(|(dir, ino)| {
+            let same = inode(dir) == Some(*ino);
+            if !same {
+                let _ = w.unwatch(dir);
+            }
+            same
+        });
         for h in indexer.homes() {
             for (dir, mode) in h
                 .session_roots()
@@ -57,8 +83,13 @@ pub(crate) fn run(mut indexer: Indexer, events: mpsc::SyncSender<Msg>, rx: mpsc:
                 .map(|d| (d, RecursiveMode::Recursive))
                 .chain([(h.root.clone(), RecursiveMode::NonRecursive)])
             {
-                if !watched.contains(&dir) && dir.is_dir() && w.watch(&dir, mode).is_ok() {
-                    watched.push(dir);
+                if watched.iter().any(|(d, _)| d == &dir) {
+                    continue;
+                }
+                if let Some(ino) = inode(&dir) {
+                    if w.watch(&dir, mode).is_ok() {
+                        watched.push((dir, ino));
+                    }
                 }
             }
         }
@@ -68,8 +99,10 @@ pub(crate) fn run(mut indexer: Indexer, events: mpsc::SyncSender<Msg>, rx: mpsc:
     if let Err(e) = indexer.sweep() {
         tracing::warn!("session library: first index failed: {e}");
     }
+    let mut last_sweep = Instant::now();
     loop {
-        match rx.recv_timeout(SWEEP_EVERY) {
+        let due = sweep_every.saturating_sub(last_sweep.elapsed());
+        match rx.recv_timeout(due) {
             Ok(Msg::Paths(mut paths)) => {
                 // Take everything queued: one pass for a burst of writes.
                 let mut stop = false;
@@ -90,16 +123,30 @@ pub(crate) fn run(mut indexer: Indexer, events: mpsc::SyncSender<Msg>, rx: mpsc:
                 if stop {
                     break;
                 }
+                if last_sweep.elapsed() >= sweep_every {
+                    sweep(&mut indexer, &mut watched, &mut watch_new);
+                    last_sweep = Instant::now();
+                }
             }
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {
-                indexer.refresh_homes();
-                watch_new(&mut watched, &indexer);
-                if let Err(e) = indexer.sweep() {
-                    tracing::warn!("session library: sweep failed: {e}");
-                }
+                sweep(&mut indexer, &mut watched, &mut watch_new);
+                last_sweep = Instant::now();
             }
         }
+    }
+}
+
+/// A whole pass: the homes again, their folders watched, every file stat-checked.
+fn sweep<W: FnMut(&mut Vec<(PathBuf, u64)>, &Indexer)>(
+    indexer: &mut Indexer,
+    watched: &mut Vec<(PathBuf, u64)>,
+    watch_new: &mut W,
+) {
+    indexer.refresh_homes();
+    watch_new(watched, indexer);
+    if let Err(e) = indexer.sweep() {
+        tracing::warn!("session library: sweep failed: {e}");
     }
 }
 

@@ -586,3 +586,40 @@ fn a_link_out_of_an_agents_home_is_not_read_and_one_read_before_is_dropped() {
         "{listed:?}"
     );
 }
+
+/// A home written to without a pause (a busy agent) still gets its sweep, and what only
+/// a sweep can find — a project folder moved in whole, its files never reported one by
+/// one — is read. Before, the sweep ran only after 30 s without a change.
+#[test]
+fn a_busy_home_still_gets_its_sweep() {
+    let f = Fixture::new();
+    f.library
+        .start_sweeping_every(Duration::from_millis(400))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while f.all().len() < 3 {
+        assert!(std::time::Instant::now() < deadline, "first index");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let made = f.root.join("made-elsewhere");
+    std::fs::create_dir_all(&made).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        made.join("moved.jsonl"),
+        user_line("wombat in a folder moved in"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::rename(&made, f.root.join(".claude/projects/-home-dev-moved"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let busy = f.root.join(".claude/busy.txt");
+    let mut n = 0;
+    while f.search("wombat").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the moved-in folder's session was never read"
+        );
+        n += 1;
+        std::fs::write(&busy, format!("{n}")).unwrap_or_else(|e| panic!("{e}"));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f.library.stop();
+}
