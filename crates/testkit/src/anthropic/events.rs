@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 
 use crate::server::{Reply, Step};
 use crate::stream::{owned, turn_builders, Body};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `message_start`.
 pub fn ev_message_start(id: &str, model: &str, input_tokens: u64) -> Value {
@@ -227,7 +229,7 @@ impl Turn {
         if let Some(reply) = self.body.early_reply() {
             return reply;
         }
-        let id = self.id.clone().unwrap_or_else(|| format!("msg_{n}"));
+        let id = self.id.clone().unwrap_or_else(|| default_message_id(n));
         let model = self.model.clone().unwrap_or_else(|| model.to_string());
         if stream {
             Reply::sse(self.sse_steps(&id, &model))
@@ -307,3 +309,28 @@ impl Turn {
 
 /// One SSE frame: `event: <type>` and `data: <json>`.
 pub use crate::stream::sse_named as sse;
+
+/// A message id unique across servers and runs, as the vendor's are: `msg_` and this
+/// process's stamp, then `n`. A library that counts each model call once by its id
+/// merged one run's calls into another's when every server began again at `msg_1`.
+fn default_message_id(n: usize) -> String {
+    static STAMP: OnceLock<String> = OnceLock::new();
+    let stamp = STAMP.get_or_init(|| {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{:x}{:08x}", std::process::id(), nanos as u32)
+    });
+    format!("msg_{stamp}_{n}")
+}
+
+#[cfg(test)]
+mod id_tests {
+    #[test]
+    fn default_ids_differ_per_call_and_carry_the_process_stamp() {
+        let (a, b) = (super::default_message_id(1), super::default_message_id(2));
+        assert_ne!(a, b);
+        assert!(a.starts_with("msg_") && a.ends_with("_1"), "{a}");
+        assert_ne!(a, "msg_1");
+    }
+}
