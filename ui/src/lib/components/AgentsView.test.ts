@@ -26,7 +26,7 @@ describe("AgentsView", () => {
           return [
             info({}),
             info({ id: "claude", name: "Claude Code", version: "2.1.100" }),
-            info({ id: "codex", name: "Codex", installed: false, version: null, problem: "`codex` was not found (looked at $WEFT_CODEX_BIN, …)" }),
+            info({ id: "codex", name: "Codex", installed: false, version: null, problem: "`codex` was not found (looked at $WEFT_CODEX_BIN, …); install it with npm" }),
           ];
         case "listAgentInstalls":
           return [
@@ -50,6 +50,9 @@ describe("AgentsView", () => {
     expect(row("claude").querySelector('[data-testid="agent-version"]')?.textContent).toBe("2.1.100 (Weft is tested with 2.1.197)");
     expect(row("codex").getAttribute("data-found")).toBe("false");
     expect(row("codex").querySelector('[data-testid="agent-problem"]')?.textContent).toContain("looked at");
+    // The probe's sentence and the install check's say the same: the fuller one shows, once.
+    expect(row("codex").querySelectorAll(".agent-problem")).toHaveLength(1);
+    expect(row("codex").querySelector('[data-testid="agent-problem"]')?.textContent).toContain("install it with npm");
     expect(row("claude-acp").textContent).toContain("claude-agent-acp");
     expect(row("echo").querySelector('[data-testid="agent-install"]')).toBeNull();
     await fireEvent.click(row("codex").querySelector('[data-testid="agent-install"]')!);
