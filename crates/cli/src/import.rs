@@ -54,14 +54,7 @@ fn print(r: &AgentSetupImport, servers: bool, skills: bool) {
             out!("no MCP servers found in the agents' own configuration");
         }
         for s in &r.servers {
-            let what = match (&s.command, &s.url) {
-                (Some(c), _) => std::iter::once(c.as_str())
-                    .chain(s.args.iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                (None, Some(u)) => u.clone(),
-                _ => String::new(),
-            };
+            let what = crate::mcp::runs(s.command.as_deref(), &s.args, s.url.as_deref());
             out!(
                 "{:<10} {:<20} {:<8} {what}",
                 outcome(s.outcome, r.dry_run),

@@ -170,19 +170,24 @@ pub(crate) async fn run(command: McpCommand) -> ExitCode {
     }
 }
 
+/// What a server runs, as a line: its command and arguments, or its URL.
+pub(crate) fn runs(command: Option<&str>, args: &[String], url: Option<&str>) -> String {
+    match (command, url) {
+        (Some(c), _) => std::iter::once(c)
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, Some(u)) => u.to_string(),
+        _ => String::new(),
+    }
+}
+
 fn print_list(list: &McpList) {
     if list.servers.is_empty() {
         out!("no MCP servers configured (add them to ~/.weft/mcp.json or .weft/mcp.json)");
     }
     for s in &list.servers {
-        let what = match (&s.command, &s.url) {
-            (Some(c), _) => std::iter::once(c.as_str())
-                .chain(s.args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" "),
-            (None, Some(u)) => u.clone(),
-            _ => String::new(),
-        };
+        let what = runs(s.command.as_deref(), &s.args, s.url.as_deref());
         let state = if s.enabled { "on " } else { "off" };
         out!("{state} {:<16} {:<9} {what}", s.name, s.scope);
         out!("    {}", s.source);
