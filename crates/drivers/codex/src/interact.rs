@@ -12,6 +12,14 @@
 //!   `{answers: {id: {answers: [..]}}}`, and a cancelled one as no answers (codex
 //!   then lets the model go on with its best judgement).
 //!
+//! - `mcpServer/elicitation/request` marked `_meta.codex_approval_kind: "mcp_tool_call"`
+//!   is codex asking before an MCP tool runs (its default approval policy asks for
+//!   every MCP call): a permission for `mcp__server__tool` with the call's arguments,
+//!   answered `{action: accept | decline | cancel}`; "allow for this session" is
+//!   offered when codex lists `session` in `_meta.persist` and goes back as
+//!   `_meta: {persist: "session"}`. Answered with an error, codex tells the model
+//!   "user rejected MCP tool call" without anyone having been asked (observed).
+//!
 //! Any other request is answered with a JSON-RPC error at once ([`unsupported`]):
 //! codex never waits on a request Weft cannot answer.
 
@@ -21,7 +29,7 @@ use weft_protocol::{
     Question, QuestionType, ToolCall,
 };
 
-use crate::wire::{CommandApproval, FileChangeApproval, UserInputRequest};
+use crate::wire::{CommandApproval, FileChangeApproval, McpElicitation, UserInputRequest};
 
 /// Value of the choice that applies codex's proposed exec-policy amendment.
 pub const ALWAYS_LIKE_THIS: &str = "acceptWithExecpolicyAmendment";
@@ -43,6 +51,10 @@ enum PendingKind {
         decisions: Vec<(String, Value)>,
     },
     Questions,
+    /// An answer to an elicitation: (choice value, whole result) pairs.
+    Elicitation {
+        results: Vec<(String, Value)>,
+    },
 }
 
 impl Pending {
@@ -65,6 +77,19 @@ impl Pending {
                     InteractAction::Cancel => json!("cancel"),
                 };
                 json!({ "decision": decision })
+            }
+            PendingKind::Elicitation { results } => {
+                let declined = json!({"action": "decline", "content": null, "_meta": null});
+                match response.action {
+                    InteractAction::Select | InteractAction::Text => response
+                        .picked()
+                        .and_then(|v| results.iter().find(|(k, _)| k == v))
+                        .map_or(declined, |(_, r)| r.clone()),
+                    InteractAction::Skip => declined,
+                    InteractAction::Cancel => {
+                        json!({"action": "cancel", "content": null, "_meta": null})
+                    }
+                }
             }
             PendingKind::Questions => {
                 let mut answers = Map::new();
@@ -236,6 +261,81 @@ pub fn file_change_approval(
     p
 }
 
+/// The tool named in codex's approval message (`… to run tool "record"?`).
+pub(crate) fn quoted_tool(message: &str) -> Option<&str> {
+    let rest = message.split_once("tool \"")?.1;
+    rest.split_once('"')
+        .map(|(t, _)| t)
+        .filter(|t| !t.is_empty())
+}
+
+/// Codex asking before an MCP tool call; `tool` is the call when already reported.
+pub fn mcp_tool_approval(
+    prompt_id: String,
+    req: &McpElicitation,
+    tool: Option<&ToolCall>,
+) -> Pending {
+    let meta = req.meta.clone().unwrap_or(Value::Null);
+    let (name, input) = match tool {
+        Some(t) => (t.name.clone(), t.input.clone()),
+        None => (
+            format!(
+                "mcp__{}__{}",
+                req.server_name,
+                quoted_tool(&req.message).unwrap_or("tool")
+            ),
+            meta.get("tool_params")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        ),
+    };
+    let persist: Vec<&str> = match &meta["persist"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let accept = |persist: Value| json!({"action": "accept", "content": null, "_meta": persist});
+    let mut offered = vec![(choice("Allow", permission::ALLOW), accept(Value::Null))];
+    if persist.contains(&"session") {
+        offered.push((
+            choice("Allow for this session", permission::ALLOW_SESSION),
+            accept(json!({"persist": "session"})),
+        ));
+    }
+    offered.push((
+        choice("Deny", permission::DENY),
+        json!({"action": "decline", "content": null, "_meta": null}),
+    ));
+    let title = match req.message.trim() {
+        "" => format!("Allow {name}?"),
+        m => m.to_string(),
+    };
+    let detail = meta["tool_description"]
+        .as_str()
+        .filter(|d| !d.is_empty())
+        .map(String::from);
+    Pending {
+        interaction: Interaction {
+            verdict: None,
+            prompt_id,
+            kind: InteractionKind::Permission,
+            title,
+            detail,
+            tool_name: Some(name.clone()),
+            tool_input: Some(input),
+            questions: vec![Question {
+                id: "permission".into(),
+                text: format!("Allow {name}?"),
+                kind: QuestionType::Select,
+                choices: offered.iter().map(|(c, _)| c.clone()).collect(),
+            }],
+        },
+        kind: PendingKind::Elicitation {
+            results: offered.into_iter().map(|(c, r)| (c.value, r)).collect(),
+        },
+    }
+}
+
 /// The questions of a `requestUserInput`.
 pub fn user_input(prompt_id: String, req: &UserInputRequest) -> Pending {
     let questions: Vec<Question> = req
@@ -378,5 +478,40 @@ mod tests {
             p.result(&InteractionResponse::cancel()),
             json!({"answers": {}})
         );
+    }
+
+    #[test]
+    fn an_mcp_tool_approval_is_a_permission_answered_as_an_elicitation() {
+        let req = McpElicitation {
+            server_name: "rec".into(),
+            mode: "form".into(),
+            message: "Allow the rec MCP server to run tool \"record\"?".into(),
+            meta: Some(json!({
+                "codex_approval_kind": "mcp_tool_call",
+                "persist": ["session", "always"],
+                "tool_params": {"text": "hi"},
+            })),
+            ..Default::default()
+        };
+        assert!(req.is_tool_approval());
+        let p = mcp_tool_approval("m1".into(), &req, None);
+        assert_eq!(p.interaction.kind, InteractionKind::Permission);
+        assert_eq!(p.interaction.tool_name.as_deref(), Some("mcp__rec__record"));
+        assert_eq!(p.interaction.tool_input, Some(json!({"text": "hi"})));
+        let values: Vec<&str> = p.interaction.questions[0]
+            .choices
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect();
+        assert_eq!(values, ["allow", "allowSession", "deny"]);
+        assert_eq!(
+            p.result(&InteractionResponse::select("allowSession")),
+            json!({"action": "accept", "content": null, "_meta": {"persist": "session"}})
+        );
+        assert_eq!(
+            p.result(&InteractionResponse::select("deny"))["action"],
+            "decline"
+        );
+        assert_eq!(p.result(&InteractionResponse::cancel())["action"], "cancel");
     }
 }

@@ -224,6 +224,19 @@ impl Normalizer {
         self.turn.calls.get(id)
     }
 
+    /// The running call of MCP server `server`'s `tool` (any of its tools when `tool` is
+    /// None): codex's approval of an MCP call names no item, and the call is already
+    /// open when it asks.
+    pub fn running_mcp_call(&self, server: &str, tool: Option<&str>) -> Option<&ToolCall> {
+        let prefix = format!("mcp__{server}__");
+        self.turn.calls.values().find(|c| {
+            c.status == ToolStatus::Running
+                && c.name
+                    .strip_prefix(&prefix)
+                    .is_some_and(|t| tool.is_none_or(|want| want == t))
+        })
+    }
+
     fn other_turn(&self, turn_id: Option<&str>) -> bool {
         matches!((self.turn.turn_id.as_deref(), turn_id), (Some(a), Some(b)) if a != b)
     }

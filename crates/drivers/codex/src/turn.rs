@@ -29,7 +29,9 @@ use crate::config::Config;
 use crate::interact::{self, Pending};
 use crate::rpc::{self, Incoming};
 use crate::session::{CodexSession, Next};
-use crate::wire::{CommandApproval, FileChangeApproval, TurnEnvelope, UserInputRequest};
+use crate::wire::{
+    CommandApproval, FileChangeApproval, McpElicitation, TurnEnvelope, UserInputRequest,
+};
 
 /// How the turn went, and whether the process is fit for the next one.
 pub struct Outcome {
@@ -375,6 +377,32 @@ impl Loop<'_> {
                     interact::user_input(prompt_id, &r)
                 })
                 .map_err(|e| e.to_string()),
+            "mcpServer/elicitation/request" => {
+                match serde_json::from_value::<McpElicitation>(params) {
+                    Ok(r) if r.is_tool_approval() => {
+                        let prompt_id = format!("{}:mcp:{id}", self.s.thread_id);
+                        let tool = crate::interact::quoted_tool(&r.message);
+                        let call = self.s.norm.running_mcp_call(&r.server_name, tool);
+                        Ok(interact::mcp_tool_approval(prompt_id, &r, call))
+                    }
+                    Ok(r) => {
+                        tracing::info!(
+                            "the MCP server {} asked for a {} form, which Weft does not show; declined",
+                            r.server_name,
+                            r.mode
+                        );
+                        let declined = json!({"action": "decline", "content": null, "_meta": null});
+                        return match self.s.respond(&id, declined).await {
+                            Ok(()) => Step::Go,
+                            Err(e) => Step::Done(Outcome {
+                                result: failed(self.s, Some(e)),
+                                keep: false,
+                            }),
+                        };
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
             other => {
                 tracing::info!(
                     "codex asked `{other}`, which Weft does not handle; answered with an error"

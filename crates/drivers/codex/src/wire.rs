@@ -474,3 +474,33 @@ pub struct UserInputRequest {
     /// The questions.
     pub questions: Vec<UserQuestion>,
 }
+
+/// `mcpServer/elicitation/request`: an MCP server's own form, or (`_meta.
+/// codex_approval_kind == "mcp_tool_call"`) codex asking before an MCP tool runs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct McpElicitation {
+    /// The MCP server it is about.
+    pub server_name: String,
+    /// `form` (or codex's `openai/form`), or `url`.
+    pub mode: String,
+    /// What the server or codex says.
+    pub message: String,
+    /// The form's fields (a JSON schema object), for a form.
+    pub requested_schema: Option<Value>,
+    /// The page to open, for `url`.
+    pub url: Option<String>,
+    /// Codex's markers: the approval kind, the tool's arguments, what may be remembered.
+    #[serde(rename = "_meta")]
+    pub meta: Option<Value>,
+}
+
+impl McpElicitation {
+    /// Whether this is codex asking before an MCP tool call.
+    pub fn is_tool_approval(&self) -> bool {
+        self.meta
+            .as_ref()
+            .and_then(|m| m["codex_approval_kind"].as_str())
+            == Some("mcp_tool_call")
+    }
+}

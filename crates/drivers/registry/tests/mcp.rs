@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::{agents_bin, claude_server, driver, fixture, last_text, run, run_with, Res, Setup};
-use serde_json::json;
+use serde_json::{json, Value};
 use weft_kernel::Plugins;
 use weft_protocol::{McpState, UniversalSnapshot};
 
@@ -358,5 +358,93 @@ async fn a_secret_reaches_the_server_and_no_file_and_a_disabled_server_is_left_o
     );
     let found = files_containing(s.home.path(), VALUE.as_bytes(), &s.record);
     assert!(found.is_empty(), "the secret is in {found:?}");
+    Ok(())
+}
+
+/// Codex's script: call `record` once, then say so whatever the call got.
+async fn codex_record_server(text: &str) -> Res<weft_testkit::ResponsesServer> {
+    use weft_testkit::openai::{when, Script, Turn};
+    let script = Script::new()
+        .turn_when(
+            when::user_text_contains("record it"),
+            Turn::new().namespaced_call("call_a1", "mcp__rec", "record", json!({ "text": text })),
+        )
+        .turn_when(when::tool_output_for("call_a1"), Turn::text_reply("Done."));
+    Ok(weft_testkit::ResponsesServer::start(script).await?)
+}
+
+/// Codex asks before an MCP tool runs (its default approval policy): the request is a
+/// Weft permission for `mcp__rec__record` with the call's arguments, and the answer
+/// decides: allowed, the server records the call; denied, it never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_asks_before_an_mcp_tool_runs_and_the_answer_decides() -> Res {
+    use std::sync::Mutex;
+    use weft_kernel::TurnCallbacks;
+    use weft_protocol::{permission, InteractionKind, InteractionResponse};
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+    for (answer, text) in [(permission::DENY, "denied"), (permission::ALLOW, "allowed")] {
+        let server = codex_record_server(text).await?;
+        let mut input = s.agent_input("codex", &server.v1_url())?;
+        input.env.retain(|(k, _)| k != "WEFT_CODEX_APPROVAL_POLICY");
+        let driver = driver("codex")?;
+        let plugins = Plugins::new(vec![Arc::new(weft_drivers::McpPlugin::default())]);
+        let held = plugins.apply(driver.id(), &mut input, true)?;
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let callbacks = TurnCallbacks {
+            on_interaction: Box::new(move |i| {
+                if let Ok(mut v) = seen.lock() {
+                    v.push(i.clone());
+                }
+                InteractionResponse::select(answer)
+            }),
+            ..Default::default()
+        };
+        let (r, snap) = tokio::time::timeout(
+            std::time::Duration::from_secs(120),
+            weft_kernel::run_turn(driver.clone(), input, callbacks),
+        )
+        .await?;
+        drop(held);
+        driver.shutdown().await;
+        let asked = asked.lock().map(|v| v.clone()).unwrap_or_default();
+        assert!(r.ok, "{r:?} {snap:#?}");
+        let [one] = asked.as_slice() else {
+            panic!("one permission asked, got {asked:#?} {snap:#?}");
+        };
+        assert_eq!(one.kind, InteractionKind::Permission, "{one:#?}");
+        assert_eq!(
+            one.tool_name.as_deref(),
+            Some("mcp__rec__record"),
+            "{one:#?}"
+        );
+        assert_eq!(
+            one.tool_input.as_ref().map(|i| i["text"].clone()),
+            Some(json!(text)),
+            "{one:#?}"
+        );
+        let values: Vec<&str> = one.questions[0]
+            .choices
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect();
+        assert!(
+            values.contains(&permission::ALLOW) && values.contains(&permission::DENY),
+            "{values:?}"
+        );
+        let recorded: Vec<Value> = s
+            .calls()
+            .into_iter()
+            .filter(|c| c["text"] == text)
+            .collect();
+        assert_eq!(
+            recorded.len(),
+            usize::from(answer == permission::ALLOW),
+            "{recorded:?} {snap:#?}"
+        );
+    }
     Ok(())
 }
