@@ -30,6 +30,8 @@ const HIDDEN_KEY = "weft.hiddenWorkspaces";
 const WIDTH_KEY = "weft.sidebarWidth";
 const FOLDED_KEY = "weft.foldedWorkspaces";
 const SEEN_KEY = "weft.seen";
+/** How often the open session's "seen up to" is written down while it streams. */
+const SEEN_EVERY_MS = 1000;
 export const SIDEBAR_WIDTH = { min: 200, max: 560, default: 270 };
 
 function clampWidth(px: number): number {
@@ -127,6 +129,8 @@ export class AppStore {
   /** Bumped when a view is made, so `selected` re-reads the map. */
   private viewsVersion = $state(0);
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  private seenTimer: ReturnType<typeof setTimeout> | null = null;
+  private pendingSeen: { key: string; at: number } | null = null;
   private unlisten: (() => void)[] = [];
 
   constructor(transport: Transport, terminals: TerminalClient | null = null) {
@@ -222,6 +226,25 @@ export class AppStore {
     if ((this.seen[key] ?? 0) >= at) return;
     this.seen = { ...this.seen, [key]: at };
     this.saveSeen();
+  }
+
+  /**
+   * The open session is seen as it streams, but writing that down on every patch would
+   * copy and store the whole seen map (a key per session: thousands) many times a
+   * second; its own unread mark is off while it is open anyway. At most once a second,
+   * and at once when another session is opened.
+   */
+  private seeLater(key: string, at: number) {
+    this.pendingSeen = { key, at };
+    this.seenTimer ??= setTimeout(() => this.flushSeen(), SEEN_EVERY_MS);
+  }
+
+  private flushSeen() {
+    if (this.seenTimer) clearTimeout(this.seenTimer);
+    this.seenTimer = null;
+    const pending = this.pendingSeen;
+    this.pendingSeen = null;
+    if (pending) this.markSeen(pending.key, pending.at);
   }
 
   private saveSeen() {
@@ -343,7 +366,7 @@ export class AppStore {
     if (listed) {
       if (event.patch.phase) listed.phase = event.patch.phase;
       if (event.patch.updatedAt) listed.updatedAt = event.patch.updatedAt;
-      if (event.sessionKey === this.selectedKey) this.markSeen(listed.sessionKey, listed.updatedAt);
+      if (event.sessionKey === this.selectedKey) this.seeLater(listed.sessionKey, listed.updatedAt);
     } else {
       this.scheduleRefresh();
     }
@@ -414,6 +437,7 @@ export class AppStore {
   }
 
   selectSession(key: string | null) {
+    this.flushSeen();
     this.selectedKey = key;
     const listed = key ? this.sessions.find((s) => s.sessionKey === key) : undefined;
     if (listed) this.markSeen(listed.sessionKey, listed.updatedAt);

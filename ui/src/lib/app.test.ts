@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AppStore } from "./app.svelte";
 import { FakeTransport } from "./fake-transport";
 import type { TerminalClient } from "./terminal/client";
@@ -15,6 +15,41 @@ async function started() {
 }
 
 describe("AppStore", () => {
+  it("marks what changed while another session was open as unread, and writes the open one's seen mark at most once a second", async () => {
+    const t = new FakeTransport();
+    const a = t.addSession("echo", "/work/demo", "a");
+    const b = t.addSession("echo", "/work/demo", "b");
+    const app = new AppStore(t);
+    await app.start();
+    const info = (key: string) => app.sessions.find((s) => s.sessionKey === key)!;
+    expect(app.unread(info(a))).toBe(false);
+    app.selectSession(a);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const writes = vi.spyOn(Storage.prototype, "setItem");
+    try {
+      const at = info(a).updatedAt;
+      t.emit(a, { phase: "streaming", taskId: "t", prompt: "p" });
+      for (let i = 1; i <= 50; i++) t.emit(a, { textAppend: "x", updatedAt: at + i });
+      const seenWrites = () => writes.mock.calls.filter(([k]) => k === "weft.seen").length;
+      expect(seenWrites()).toBe(0);
+      vi.advanceTimersByTime(1000);
+      expect(seenWrites()).toBe(1);
+      t.emit(a, { textAppend: "y", updatedAt: at + 60 });
+      t.emit(b, { phase: "streaming", taskId: "u", prompt: "q", updatedAt: at + 70 });
+      expect(app.unread(info(b))).toBe(true);
+      // Opening b writes down what was seen of a, at once.
+      app.selectSession(b);
+      expect(seenWrites()).toBe(3);
+      expect(app.unread(info(a))).toBe(false);
+      expect(app.unread(info(b))).toBe(false);
+      expect(JSON.parse(localStorage.getItem("weft.seen") ?? "{}")[a]).toBe(at + 60);
+    } finally {
+      writes.mockRestore();
+      vi.useRealTimers();
+    }
+  });
+
+
   it("starts in the workspace from the command line with the echo agent", async () => {
     const { app } = await started();
     expect(app.workspace).toBe("/work/demo");

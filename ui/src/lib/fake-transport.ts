@@ -182,9 +182,10 @@ export class FakeTransport implements Transport {
       if (!s) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
       return { sessionKey, seq: s.seq, snapshot: structuredClone(s.current) };
     },
-    getHistory: async ({ sessionKey }) => {
-      this.record("getHistory", sessionKey);
-      return structuredClone(this.sessions.get(sessionKey)?.history ?? []);
+    getHistory: async ({ sessionKey, limit }) => {
+      this.record("getHistory", sessionKey, limit);
+      const all = this.sessions.get(sessionKey)?.history ?? [];
+      return structuredClone(limit === null ? all : all.slice(Math.max(0, all.length - limit)));
     },
     earlierTurns: async ({ sessionKey, start, limit: asked }) => {
       this.record("earlierTurns", sessionKey, start, asked);

@@ -29,6 +29,8 @@ export type TerminalOffer = "open" | "show" | "wait" | null;
 
 /** Earlier turns read at a time. */
 const EARLIER_PAGE = 50;
+/** After a missed patch, this many newest turns are read first (see `newerHistory`). */
+const RECENT_TURNS = 4;
 
 export class SessionView {
   readonly key: string;
@@ -129,13 +131,17 @@ export class SessionView {
     this.terminalExited = false;
   }
 
-  /** Loads history and the snapshot; patches arriving meanwhile are buffered. */
-  load(): Promise<void> {
-    this.loading ??= this.fetch();
+  /**
+   * Loads history and the snapshot; patches arriving meanwhile are buffered. `gap`: only
+   * a patch was missed, so the finished turns already held are still right and only
+   * the newer ones are read (a session of 10,000 tool calls is megabytes of history).
+   */
+  load(gap = false): Promise<void> {
+    this.loading ??= this.fetch(gap);
     return this.loading;
   }
 
-  private async fetch(): Promise<void> {
+  private async fetch(gap: boolean): Promise<void> {
     if (!this.earlierAsked) {
       this.earlierAsked = true;
       void this.loadEarlier();
@@ -143,7 +149,7 @@ export class SessionView {
     try {
       const [at, history] = await Promise.all([
         this.transport.request({ type: "getSnapshot", sessionKey: this.key }),
-        this.transport.request({ type: "getHistory", sessionKey: this.key, limit: null, before: null }),
+        gap && this.loaded ? this.newerHistory() : this.wholeHistory(),
       ]);
       // The current turn, once finished, is also the last of the history: keep one copy.
       this.history = history.filter((t) => t.taskId === null || t.taskId !== at.snapshot.taskId);
@@ -161,6 +167,21 @@ export class SessionView {
     const waiting = this.buffered;
     this.buffered = [];
     for (const event of waiting) this.receive(event);
+  }
+
+  private wholeHistory(): Promise<UniversalSnapshot[]> {
+    return this.transport.request({ type: "getHistory", sessionKey: this.key, limit: null, before: null });
+  }
+
+  /** The history held, with the turns finished since: the newest few, or all if they do not reach back to it. */
+  private async newerHistory(): Promise<UniversalSnapshot[]> {
+    const held = this.history;
+    const last = held.at(-1)?.taskId;
+    if (!last) return this.wholeHistory();
+    const recent = await this.transport.request({ type: "getHistory", sessionKey: this.key, limit: RECENT_TURNS, before: null });
+    const at = recent.findIndex((t) => t.taskId === last);
+    if (at >= 0) return [...held, ...recent.slice(at + 1)];
+    return recent.length < RECENT_TURNS ? recent : this.wholeHistory();
   }
 
   /**
@@ -199,7 +220,7 @@ export class SessionView {
     if ((event.from ?? event.seq) !== this.seq + 1) {
       this.resyncs += 1;
       this.buffered.push(event);
-      void this.load();
+      void this.load(true);
       return;
     }
     const patch = event.patch;

@@ -52,6 +52,48 @@ describe("SessionView", () => {
     expect(view.current.text).toBe("abc");
   });
 
+  it("after a missed patch reads only the turns finished since, not the whole history again", async () => {
+    const { t, key, view } = setup();
+    for (const id of ["a", "b", "c", "d", "e"]) {
+      t.emit(key, { phase: "streaming", taskId: id, prompt: id, textAppend: id });
+      t.finish(key);
+    }
+    await view.load();
+    expect(view.history.map((h) => h.taskId)).toEqual(["a", "b", "c", "d"]);
+    const kept = view.history[0];
+    t.emit(key, { phase: "streaming", taskId: "f", prompt: "f", textAppend: "f" });
+    t.finish(key);
+    t.emit(key, { phase: "streaming", taskId: "g", prompt: "g", textAppend: "g" }, 40); // a gap
+    await tick();
+    await tick();
+    expect(view.resyncs).toBe(1);
+    expect(view.history.map((h) => h.taskId)).toEqual(["a", "b", "c", "d", "e", "f"]);
+    expect(view.history[0]).toBe(kept); // the turns held are kept, not read again
+    const reads = t.calls.filter((c) => c.verb === "getHistory").map((c) => c.args[1]);
+    expect(reads).toEqual([null, 4]);
+    expect(view.current.taskId).toBe("g");
+  });
+
+  it("after a missed patch reads the whole history when the newest turns do not reach the ones held", async () => {
+    const { t, key, view } = setup();
+    t.emit(key, { phase: "streaming", taskId: "a", prompt: "a", textAppend: "a" });
+    t.finish(key);
+    await view.load();
+    t.emit(key, { phase: "streaming", taskId: "b", prompt: "b", textAppend: "b" });
+    view.receive = () => {}; // this view misses every patch from here on
+    for (const id of ["c", "d", "e", "f", "g"]) {
+      t.finish(key);
+      t.emit(key, { phase: "streaming", taskId: id, prompt: id, textAppend: id });
+    }
+    delete (view as { receive?: unknown }).receive;
+    t.emit(key, { textAppend: "!" }, 80);
+    await tick();
+    await tick();
+    await tick();
+    expect(view.history.map((h) => h.taskId)).toEqual(["a", "b", "c", "d", "e", "f"]);
+    expect(t.calls.filter((c) => c.verb === "getHistory").map((c) => c.args[1])).toEqual([null, 4, null]);
+  });
+
   it("applies a merged patch that follows its seq, and re-reads for one it holds part of", async () => {
     const { t, key, view } = setup();
     await view.load();

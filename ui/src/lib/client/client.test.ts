@@ -177,6 +177,23 @@ describe("WeftClient pushed messages", () => {
     expect(view.seq).toBe(5);
     expect(view.current.text).toBe("abcde");
   });
+
+  it("a merged patch (from..seq) applies without a resync", async () => {
+    const { link, client } = await connected();
+    const view = new SessionView("echo:1", client);
+    await client.onPatch((e) => view.receive(e));
+    const loading = view.load();
+    link.reply(link.last("getSnapshot").id, { sessionKey: "echo:1", seq: 0, snapshot: emptySnapshot("echo") });
+    link.reply(link.last("getHistory").id, []);
+    await loading;
+    link.push({ type: "patch", sessionKey: "echo:1", seq: 1, patch: { phase: "streaming", taskId: "a", textAppend: "a" } });
+    // Seqs 2..4 merged into one, as the daemon sends them to a client that fell behind.
+    link.push({ type: "patch", sessionKey: "echo:1", seq: 4, from: 2, patch: { textAppend: "bcd" } });
+    expect(view.resyncs).toBe(0);
+    expect(link.count("getSnapshot")).toBe(1);
+    expect(view.seq).toBe(4);
+    expect(view.current.text).toBe("abcd");
+  });
 });
 
 describe("WeftClient terminals", () => {

@@ -130,8 +130,10 @@ export class WeftClient implements Transport, TerminalClient {
         return;
       }
       case "patch": {
-        const { sessionKey, seq, patch } = message;
-        this.patches.emit({ sessionKey, seq, patch });
+        // `from` too: a merged patch (the daemon merges for a client that fell behind)
+        // without it reads as a gap, and every gap costs the session's whole history.
+        const { sessionKey, seq, from, patch } = message;
+        this.patches.emit(from === undefined || from === null ? { sessionKey, seq, patch } : { sessionKey, seq, from, patch });
         return;
       }
       case "resync":
