@@ -180,16 +180,22 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(15);
 /// command that prints without end (`cat /dev/zero`) must not grow the daemon.
 pub const MAX_COMMAND_OUTPUT: usize = 64 * 1024;
 
-/// Runs blocking `work` (a secret command, a call to the OS secret store) without
-/// holding up the async runtime it may be called from: on a multi-threaded tokio
-/// runtime the worker hands its other tasks to another thread first
-/// (`block_in_place`), elsewhere it just runs. The accounts port is synchronous and
-/// the kernel calls it from its runners' tasks: a secret command that took 12 s there
-/// held a worker each, and two of them stalled every client of the daemon.
-pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+/// Runs blocking `work` (a secret command, a call to the OS secret store) on a thread
+/// of its own when called on a multi-threaded tokio runtime, elsewhere inline. It used
+/// `block_in_place`, which turns the calling worker into a blocking thread that tokio
+/// ends after ten idle seconds: every agent later spawned from that thread died with
+/// it (the parent-death signal follows the spawning *thread*, see
+/// `weft_proctree::parent_death`), so a Claude process kept for a session's next turn
+/// was killed about ten seconds after a turn on an account. The caller's thread waits
+/// here: the kernel calls the accounts port from `spawn_blocking` for a spawn, so a
+/// slow secret command holds no runtime worker.
+pub fn off_the_runtime<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(work)
+            std::thread::scope(|s| match s.spawn(work).join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
         }
         _ => work(),
     }
@@ -302,25 +308,27 @@ mod tests {
         assert!(from_command("true").unwrap_err().contains("nothing"));
     }
 
+    /// A worker that ran `block_in_place` may later end as a blocking thread, and the
+    /// agents it spawned die with it: the work runs on a thread of its own instead.
     #[test]
-    fn blocking_work_leaves_the_other_tasks_of_the_runtime_running() {
+    fn blocking_work_runs_on_a_thread_of_its_own_on_a_multi_threaded_runtime() {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .build()
             .unwrap();
         rt.block_on(async {
-            let (started_tx, started) = std::sync::mpsc::channel();
-            let (go_tx, go) = std::sync::mpsc::channel::<()>();
-            // Holds the only worker until another task of the runtime has run.
-            let blocked = tokio::spawn(async move {
-                let _ = started_tx.send(());
-                off_the_runtime(|| go.recv_timeout(Duration::from_secs(30)))
+            let handle = tokio::spawn(async {
+                let caller = std::thread::current().id();
+                (caller, off_the_runtime(|| std::thread::current().id()))
             });
-            started.recv().unwrap();
-            let other = tokio::spawn(async move { go_tx.send(()) });
-            assert!(other.await.unwrap().is_ok());
-            assert!(blocked.await.unwrap().is_ok());
+            let (caller, worker) = handle.await.unwrap();
+            assert_ne!(caller, worker);
         });
+        assert_eq!(
+            off_the_runtime(|| std::thread::current().id()),
+            std::thread::current().id(),
+            "no runtime: inline"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod terminal;
 
 use queue::queued_list;
 pub(crate) use switch::chosen;
-use switch::{with_handover, Switch};
+use switch::{with_handover, Closing, Switch};
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -112,6 +112,8 @@ struct State {
     switch: Option<Switch>,
     /// What the new agent's first turn starts from after a change of agent.
     handover: Option<String>,
+    /// Agents this session moved off whose process is being closed, by agent id.
+    closing: Vec<(String, Closing)>,
 }
 
 struct Shared {
@@ -162,6 +164,7 @@ impl SessionRunner {
                     held: Vec::new(),
                     switch: None,
                     handover: None,
+                    closing: Vec::new(),
                 }),
                 patches,
             }),
@@ -183,7 +186,9 @@ impl SessionRunner {
             return false;
         }
         let st = self.shared.state.lock();
+        // A pending change of agent holds what to go back to only here.
         st.running.is_none()
+            && st.switch.is_none()
             && st.queue.is_empty()
             && !st.worker_active
             && st.pending.is_empty()
@@ -513,11 +518,19 @@ impl Shared {
         while let Some((mut input, cancel, terminal)) = first.take().or_else(|| self.start_next()) {
             let task_id = input.task_id.clone();
             let driver = self.driver();
+            for close in self.closing(driver.id()) {
+                close.await;
+            }
             input.workspace_trusted = workspace_trusted(&input).await;
-            // Resolved outside the state lock: it may ask the OS secret store or run
-            // the account's secret command.
+            // Resolved outside the state lock and on a blocking thread: it may ask the
+            // OS secret store or run the account's secret command for seconds.
             let mut held = Vec::new();
-            let refused = match self.env.accounts.resolve(&input) {
+            let accounts = self.env.accounts.clone();
+            let asked = input.clone();
+            let resolved = tokio::task::spawn_blocking(move || accounts.resolve(&asked))
+                .await
+                .unwrap_or_else(|e| Err(format!("resolving the account failed: {e}")));
+            let refused = match resolved {
                 Ok(spawn) => {
                     input.env = spawn.env;
                     input.extra_args.extend(spawn.extra_args);

@@ -1,15 +1,21 @@
 //! Changing a session's agent (and account) between turns. The Weft session, its key,
 //! history and transcript stay; the new agent starts a new session of its own whose first
 //! turn starts from a handover. If it ends that turn without a session, the session goes
-//! back to the agent (and the session id, model and account) it ran on before.
+//! back to the agent (and the session id, model and account) it ran on before. Picking
+//! the old agent again before that turn takes the switch back, exactly. The process of
+//! the agent left is closed at the switch: nothing else would close it.
 
 use std::sync::Arc;
 
+use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
 use weft_protocol::{DriverEvent, UniversalSnapshot};
 
 use super::{handover, SessionRunner, Shared, State};
 use crate::driver::{AgentDriver, AgentTurnInput};
 use crate::error::KernelError;
+
+/// The close of an agent's process, awaited by whoever needs it done.
+pub(super) type Closing = SharedFuture<BoxFuture<'static, ()>>;
 
 /// What the session ran on before a change of agent, to go back to if the new agent
 /// does not start.
@@ -27,7 +33,8 @@ impl SessionRunner {
     /// Moves the idle session to `driver`'s agent: the key, history and transcript stay;
     /// the next turn starts a new session of the new agent with a handover made from
     /// `history` (oldest first). Refused while a turn runs or waits. If the new agent
-    /// fails to start, that turn's end puts the session back on the old one.
+    /// fails to start, that turn's end puts the session back on the old one; moving back
+    /// to it before then restores its session id, model, effort, account and fork.
     pub fn switch_agent(
         &self,
         driver: Arc<dyn AgentDriver>,
@@ -44,21 +51,53 @@ impl SessionRunner {
                 driver.id()
             )));
         }
-        let from = st.record.agent.clone();
-        let text = handover::text(&from, driver.id(), &st.record.workdir, history);
         let old = std::mem::replace(&mut *self.shared.driver.lock(), driver.clone());
-        st.switch = Some(Switch {
-            driver: old,
-            agent: from,
-            session_id: st.record.session_id.take(),
-            model: st.record.model.take(),
-            effort: st.record.effort.take(),
-            account: st.record.account.take(),
-            // A fork point is the old agent's: the new one starts from the handover.
-            fork: st.record.fork.take(),
-        });
-        st.record.agent = driver.id().to_string();
-        st.handover = Some(text);
+        match st.switch.take() {
+            // Taking back a switch no turn has confirmed: the session is again exactly
+            // what it was, the old agent's own session and account included.
+            Some(sw) if sw.agent == driver.id() => {
+                st.record.agent = sw.agent;
+                st.record.session_id = sw.session_id;
+                st.record.model = sw.model;
+                st.record.effort = sw.effort;
+                st.record.account = sw.account;
+                st.record.fork = sw.fork;
+                st.handover = None;
+            }
+            // Another agent instead of the pending one: what to go back to is still
+            // what the session ran on before the first switch.
+            Some(sw) => {
+                st.handover = Some(handover::text(
+                    &sw.agent,
+                    driver.id(),
+                    &st.record.workdir,
+                    history,
+                ));
+                st.record.agent = driver.id().to_string();
+                st.switch = Some(sw);
+            }
+            None => {
+                let from = st.record.agent.clone();
+                st.handover = Some(handover::text(
+                    &from,
+                    driver.id(),
+                    &st.record.workdir,
+                    history,
+                ));
+                st.switch = Some(Switch {
+                    driver: old.clone(),
+                    agent: from,
+                    session_id: st.record.session_id.take(),
+                    model: st.record.model.take(),
+                    effort: st.record.effort.take(),
+                    account: st.record.account.take(),
+                    // A fork point is the old agent's: the new one starts from the handover.
+                    fork: st.record.fork.take(),
+                });
+                st.record.agent = driver.id().to_string();
+            }
+        }
+        self.shared.close_left(&mut st, old);
         self.shared
             .persist("session", self.shared.env.store.upsert_session(&st.record));
         self.shared.show_recorded_agent(&mut st);
@@ -67,6 +106,31 @@ impl SessionRunner {
 }
 
 impl Shared {
+    /// Closes the process `left` (the agent the session just moved off) keeps for this
+    /// session. Its idle close would go through the session's new driver, so without
+    /// this it ran until Weft stopped. A turn of that agent (a switch taken back) waits
+    /// for the close before it starts.
+    pub(super) fn close_left(&self, st: &mut State, left: Arc<dyn AgentDriver>) {
+        let key = self.key.clone();
+        let agent = left.id().to_string();
+        let close = async move { left.close_session(&key).await }
+            .boxed()
+            .shared();
+        tokio::spawn(close.clone());
+        st.closing.retain(|(_, c)| c.peek().is_none());
+        st.closing.push((agent, close));
+    }
+
+    /// The close of `agent`'s process still under way, if any.
+    pub(super) fn closing(&self, agent: &str) -> Vec<Closing> {
+        let st = self.state.lock();
+        st.closing
+            .iter()
+            .filter(|(a, c)| a == agent && c.peek().is_none())
+            .map(|(_, c)| c.clone())
+            .collect()
+    }
+
     /// At the end of the first turn after a change of agent: the switch is confirmed
     /// when the new agent gave a session, otherwise undone.
     pub(super) fn settle_switch(&self, st: &mut State, now: i64) {
