@@ -53,6 +53,8 @@ fn ask_blocking(interaction: &Interaction) -> InteractionResponse {
         action: InteractAction::Select,
         value: None,
         answers: Default::default(),
+        selected: Default::default(),
+        texts: Default::default(),
     };
     for question in &interaction.questions {
         let _ = writeln!(err, "  {}", question.text);

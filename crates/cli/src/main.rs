@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod accounts;
 mod agents;
+mod answer;
 mod ask;
 mod client;
 mod daemon;
@@ -115,12 +116,14 @@ enum Command {
     Answer {
         /// Its prompt id (`weft inbox`).
         prompt_id: String,
-        /// Pick this choice's value (e.g. `allow`, `deny`).
-        #[arg(long)]
-        select: Option<String>,
-        /// Answer with this text.
-        #[arg(long)]
-        text: Option<String>,
+        /// Pick this choice's value (e.g. `allow`, `deny`); again for several picks of a
+        /// question that allows several; `QID=VALUE` for a prompt with several questions.
+        #[arg(long, value_name = "[QID=]VALUE")]
+        select: Vec<String>,
+        /// Answer with this text (a text question's answer, or the free "Other" answer
+        /// beside --select); `QID=TEXT` for a prompt with several questions.
+        #[arg(long, value_name = "[QID=]TEXT")]
+        text: Vec<String>,
         /// Withdraw it; the agent is told it was cancelled.
         #[arg(long)]
         cancel: bool,

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use weft_protocol::verb;
-use weft_protocol::{AnswerRequest, InteractAction, InteractionResponse, Phase, SteerOutcome};
+use weft_protocol::{AnswerRequest, Phase, SteerOutcome};
 
 use crate::client;
 use crate::follow::Lost;
@@ -162,8 +162,27 @@ pub(crate) async fn inbox(json: bool) -> ExitCode {
                 .iter()
                 .map(|c| format!("{} [{}]", c.label, c.value))
                 .collect();
+            let mut takes = Vec::new();
+            if q.multiple {
+                takes.push("several --select");
+            }
+            if q.free_text && !q.choices.is_empty() {
+                takes.push("--text");
+            }
+            let takes = if takes.is_empty() {
+                String::new()
+            } else {
+                format!(" (takes {})", takes.join(" and "))
+            };
+            let id = if item.questions.len() > 1 {
+                format!("{}= ", q.id)
+            } else {
+                String::new()
+            };
             if !choices.is_empty() {
-                out!("    {}: {}", q.text, choices.join(", "));
+                out!("    {id}{}: {}{takes}", q.text, choices.join(", "));
+            } else if !id.is_empty() {
+                out!("    {id}{}: --text", q.text);
             }
         }
     }
@@ -172,26 +191,26 @@ pub(crate) async fn inbox(json: bool) -> ExitCode {
 
 pub(crate) async fn answer(
     prompt_id: String,
-    select: Option<String>,
-    text: Option<String>,
+    select: Vec<String>,
+    text: Vec<String>,
     cancel: bool,
 ) -> ExitCode {
-    let response = match (select, text, cancel) {
-        (Some(value), None, false) => InteractionResponse::select(value),
-        (None, Some(value), false) => InteractionResponse {
-            action: InteractAction::Text,
-            value: Some(value),
-            answers: Default::default(),
-        },
-        (None, None, true) => InteractionResponse::cancel(),
-        _ => {
-            eprintln!("weft: give exactly one of --select VALUE, --text TEXT, --cancel");
-            return ExitCode::from(crate::EXIT_USAGE);
-        }
-    };
     let daemon = match client::connect().await {
         Ok(d) => d,
         Err(code) => return code,
+    };
+    // The prompt's questions say which `QID=` prefixes name a question.
+    let items = daemon.send(verb::Inbox {}).await.unwrap_or_default();
+    let questions = items
+        .iter()
+        .find(|i| i.prompt_id == prompt_id)
+        .map(|i| i.questions.as_slice());
+    let response = match crate::answer::response(questions, &select, &text, cancel) {
+        Ok(r) => r,
+        Err(why) => {
+            eprintln!("weft: {why}");
+            return ExitCode::from(crate::EXIT_USAGE);
+        }
     };
     match daemon
         .send(AnswerRequest {

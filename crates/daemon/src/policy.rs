@@ -278,6 +278,8 @@ mod tests {
                         value: (*v).into(),
                     })
                     .collect(),
+                multiple: false,
+                free_text: false,
             }],
         }
     }

@@ -65,7 +65,7 @@ pub use trust::{TrustGrant, WorkspaceTrust};
 pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};
 pub use wire::{
     permission, AccountKindInfo, AgentFacts, AgentInfo, AskedInteraction, Capabilities, ForkOrigin,
-    InteractAction, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
+    Given, InteractAction, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
     PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
     SteerOutcome, ToolInfo,
 };

@@ -265,6 +265,16 @@ pub struct Question {
     pub kind: QuestionType,
     /// The choices of a select question.
     pub choices: Vec<Choice>,
+    /// Several of `choices` may be picked (Claude's `multiSelect`, an elicitation's
+    /// multi-select array); the answer is the list of those picked.
+    #[serde(default)]
+    #[ts(as = "Option<bool>", optional)]
+    pub multiple: bool,
+    /// Free text is taken besides the choices (Claude's and Codex's "Other"); for a
+    /// text question it is the answer itself.
+    #[serde(default)]
+    #[ts(as = "Option<bool>", optional)]
+    pub free_text: bool,
 }
 
 /// A pending human-in-the-loop request: data until answered, cancelled or expired.

@@ -94,6 +94,16 @@ pub struct InteractionResponse {
     pub value: Option<String>,
     /// Answers keyed by question id, for an interaction with several questions.
     pub answers: BTreeMap<String, String>,
+    /// Several choices keyed by question id (a question that allows several), the
+    /// values picked in order; for that question it replaces `answers` and `value`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, Vec<String>>>", optional)]
+    pub selected: BTreeMap<String, Vec<String>>,
+    /// Free text keyed by question id, given besides or instead of a choice (the
+    /// "Other" answer of a question that allows free text).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub texts: BTreeMap<String, String>,
 }
 
 impl InteractionResponse {
@@ -103,6 +113,8 @@ impl InteractionResponse {
             action: InteractAction::Cancel,
             value: None,
             answers: BTreeMap::new(),
+            selected: BTreeMap::new(),
+            texts: BTreeMap::new(),
         }
     }
 
@@ -112,6 +124,8 @@ impl InteractionResponse {
             action: InteractAction::Select,
             value: Some(value.into()),
             answers: BTreeMap::new(),
+            selected: BTreeMap::new(),
+            texts: BTreeMap::new(),
         }
     }
 
@@ -129,6 +143,44 @@ impl InteractionResponse {
             .get(id)
             .or(self.value.as_ref())
             .map(String::as_str)
+    }
+
+    /// Everything given for question `id`: the choices picked (from `selected`, else
+    /// the one answer of [`Self::answer_for`]) and the free text, if any.
+    pub fn given(&self, id: &str) -> Given {
+        let choices = match self.selected.get(id) {
+            Some(several) => several.clone(),
+            None => self.answer_for(id).map(String::from).into_iter().collect(),
+        };
+        Given {
+            choices,
+            text: self.texts.get(id).cloned().filter(|t| !t.trim().is_empty()),
+        }
+    }
+}
+
+/// What was given for one question ([`InteractionResponse::given`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Given {
+    /// The choices picked (or the one answer, which may be text for a text question).
+    pub choices: Vec<String>,
+    /// Free text given besides them.
+    pub text: Option<String>,
+}
+
+impl Given {
+    /// Choices then text, in one list.
+    pub fn all(&self) -> Vec<String> {
+        self.choices
+            .iter()
+            .cloned()
+            .chain(self.text.clone())
+            .collect()
+    }
+
+    /// Whether nothing was given.
+    pub fn is_empty(&self) -> bool {
+        self.choices.is_empty() && self.text.is_none()
     }
 }
 

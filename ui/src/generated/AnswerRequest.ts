@@ -20,4 +20,14 @@ value: string | null,
 /**
  * Answers keyed by question id, for an interaction with several questions.
  */
-answers: { [key in string]: string }, };
+answers: { [key in string]: string }, 
+/**
+ * Several choices keyed by question id (a question that allows several), the
+ * values picked in order; for that question it replaces `answers` and `value`.
+ */
+selected?: { [key in string]: Array<string> }, 
+/**
+ * Free text keyed by question id, given besides or instead of a choice (the
+ * "Other" answer of a question that allows free text).
+ */
+texts?: { [key in string]: string }, };

@@ -21,4 +21,14 @@ type: QuestionType,
 /**
  * The choices of a select question.
  */
-choices: Array<Choice>, };
+choices: Array<Choice>, 
+/**
+ * Several of `choices` may be picked (Claude's `multiSelect`, an elicitation's
+ * multi-select array); the answer is the list of those picked.
+ */
+multiple?: boolean, 
+/**
+ * Free text is taken besides the choices (Claude's and Codex's "Other"); for a
+ * text question it is the answer itself.
+ */
+freeText?: boolean, };

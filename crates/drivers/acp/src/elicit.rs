@@ -3,10 +3,11 @@
 //! Weft advertises form elicitation, so agents ask their questions through it
 //! (claude-agent-acp presents Claude's AskUserQuestion this way). Each form property
 //! becomes one question: a single-select enum (`enum`/`oneOf`) or a boolean becomes a
-//! select question, a multi-select array a select question whose answer is sent as a
-//! one-item list, anything else free text. A free-text property named `<key>_custom`
+//! select question, a multi-select array a select question taking several picks
+//! (`multiple`), anything else free text. A free-text property named `<key>_custom`
 //! next to a select property `<key>` (claude-agent-acp's "Other" box) is folded into
-//! that question: an answer that is none of its choices goes there.
+//! that question as its free text (`freeText`): the typed answer goes there, and so
+//! does an answer that is none of its choices.
 
 use std::collections::BTreeMap;
 
@@ -126,11 +127,15 @@ pub fn form(req: &CreateElicitationRequest, prompt_id: String) -> Option<Form> {
             _ => (None, QuestionType::Text, Vec::new(), Field::Text),
         };
         let values = choices.iter().map(|c| c.value.clone()).collect();
+        let multiple = field == Field::Multi;
+        let free_text = matches!(&field, Field::Select { custom: Some(_) } | Field::Text);
         questions.push(Question {
             id: key.clone(),
             text: text.unwrap_or_else(|| req.message.clone()),
             kind,
             choices,
+            multiple,
+            free_text,
         });
         fields.push((key.clone(), field, values));
     }
@@ -158,7 +163,28 @@ impl Form {
             InteractAction::Select | InteractAction::Text => {
                 let mut content = BTreeMap::new();
                 for (key, field, values) in &self.fields {
-                    let Some(v) = answer.answer_for(key).map(str::to_string) else {
+                    let given = answer.given(key);
+                    if let (Field::Select { custom: Some(c) }, Some(text)) = (field, &given.text) {
+                        content.insert(c.clone(), ElicitationContentValue::String(text.clone()));
+                    }
+                    if let Field::Multi = field {
+                        // Picks given one by one; an older surface's one
+                        // comma-separated answer is split.
+                        let picks: Vec<String> = match given.choices.as_slice() {
+                            [one] => one.split(',').map(|s| s.trim().to_string()).collect(),
+                            many => many.to_vec(),
+                        };
+                        if !picks.is_empty() {
+                            content
+                                .insert(key.clone(), ElicitationContentValue::StringArray(picks));
+                        }
+                        continue;
+                    }
+                    let Some(v) = given.choices.first().cloned().or_else(|| {
+                        matches!(field, Field::Text)
+                            .then(|| given.text.clone())
+                            .flatten()
+                    }) else {
                         continue;
                     };
                     let value = match field {
@@ -169,9 +195,7 @@ impl Form {
                             }
                             _ => ElicitationContentValue::String(v),
                         },
-                        Field::Multi => ElicitationContentValue::StringArray(
-                            v.split(',').map(|s| s.trim().to_string()).collect(),
-                        ),
+                        Field::Multi => continue,
                         Field::Boolean => ElicitationContentValue::Boolean(matches!(
                             v.as_str(),
                             "true" | "yes" | "Yes"

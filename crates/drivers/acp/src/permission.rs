@@ -93,6 +93,8 @@ pub fn interaction(
             text: title,
             kind: QuestionType::Select,
             choices,
+            multiple: false,
+            free_text: false,
         }],
     }
 }
@@ -186,6 +188,8 @@ pub fn question_interaction(
                     value: l.to_string(),
                 })
                 .collect(),
+            multiple: false,
+            free_text: false,
         })
         .collect();
     let title = qs
@@ -265,6 +269,8 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            selected: Default::default(),
+            texts: Default::default(),
         }
     }
 

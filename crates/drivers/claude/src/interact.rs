@@ -2,8 +2,10 @@
 //!
 //! Three shapes arrive the same way (`--permission-prompt-tool stdio`):
 //! - a tool wanting permission: a permission with allow / allow for the session / deny;
-//! - `AskUserQuestion`: one select question per question; the answer goes back as
-//!   `allow` with the input plus `answers: {question text: label}`;
+//! - `AskUserQuestion`: one select question per question (several picks when it is
+//!   `multiSelect`, free text always: Claude's own dialog offers "Other"); the answer
+//!   goes back as `allow` with the input plus `answers: {question text: answer}`, the
+//!   picks and the text joined with ", " as Claude's own dialog joins them;
 //! - `ExitPlanMode`: a confirmation showing the plan; approve is `allow`.
 //!
 //! A cancelled or skipped interaction is denied, with a message saying so: the CLI
@@ -49,6 +51,8 @@ pub fn interaction(request_id: &str, req: &CanUseTool) -> Interaction {
                     choice("Approve", permission::ALLOW),
                     choice("Keep planning", permission::DENY),
                 ],
+                multiple: false,
+                free_text: false,
             }],
         },
         _ => {
@@ -78,6 +82,8 @@ pub fn interaction(request_id: &str, req: &CanUseTool) -> Interaction {
                         choice("Allow for this session", permission::ALLOW_SESSION),
                         choice("Deny", permission::DENY),
                     ],
+                    multiple: false,
+                    free_text: false,
                 }],
             }
         }
@@ -115,6 +121,10 @@ fn ask_user_question(request_id: &str, req: &CanUseTool) -> Interaction {
                         } else {
                             QuestionType::Select
                         },
+                        multiple: !choices.is_empty()
+                            && q.get("multiSelect").and_then(Value::as_bool) == Some(true),
+                        // Claude's own dialog always offers "Other" with a text box.
+                        free_text: true,
                         choices,
                     }
                 })
@@ -164,8 +174,11 @@ pub fn response(
         let mut input = req.input.clone();
         let mut answers = serde_json::Map::new();
         for q in &interaction.questions {
-            if let Some(a) = answer.answer_for(&q.id) {
-                answers.insert(q.text.clone(), Value::String(a.to_string()));
+            // Claude's own dialog sends several picks, and "Other"'s text, as one
+            // comma-separated answer.
+            let given = answer.given(&q.id);
+            if !given.is_empty() {
+                answers.insert(q.text.clone(), Value::String(given.all().join(", ")));
             }
         }
         if let Some(obj) = input.as_object_mut() {

@@ -8,8 +8,9 @@
 //!   0.171.0 takes `decline` even when it does not list it (observed), so deny is
 //!   always offered. A cancelled interaction (the turn stopped) answers `cancel`.
 //! - `item/tool/requestUserInput` becomes one question per question (select when
-//!   there are options, text otherwise); the answer goes back as
-//!   `{answers: {id: {answers: [..]}}}`, and a cancelled one as no answers (codex
+//!   there are options, text otherwise, free text besides the options when it
+//!   `isOther`); the answer goes back as `{answers: {id: {answers: [..]}}}`, the pick
+//!   then the text, and a cancelled one as no answers (codex
 //!   then lets the model go on with its best judgement).
 //!
 //! - `mcpServer/elicitation/request` marked `_meta.codex_approval_kind: "mcp_tool_call"`
@@ -98,8 +99,9 @@ impl Pending {
                     InteractAction::Select | InteractAction::Text
                 ) {
                     for q in &self.interaction.questions {
-                        if let Some(a) = response.answer_for(&q.id) {
-                            answers.insert(q.id.clone(), json!({ "answers": [a] }));
+                        let given = response.given(&q.id);
+                        if !given.is_empty() {
+                            answers.insert(q.id.clone(), json!({ "answers": given.all() }));
                         }
                     }
                 }
@@ -192,6 +194,8 @@ fn approval(
                 text: format!("Allow {name}?"),
                 kind: QuestionType::Select,
                 choices: offered.iter().map(|(c, _)| c.clone()).collect(),
+                multiple: false,
+                free_text: false,
             }],
         },
         kind: PendingKind::Approval {
@@ -328,6 +332,8 @@ pub fn mcp_tool_approval(
                 text: format!("Allow {name}?"),
                 kind: QuestionType::Select,
                 choices: offered.iter().map(|(c, _)| c.clone()).collect(),
+                multiple: false,
+                free_text: false,
             }],
         },
         kind: PendingKind::Elicitation {
@@ -366,6 +372,9 @@ pub fn user_input(prompt_id: String, req: &UserInputRequest) -> Pending {
                         value: o.label.clone(),
                     })
                     .collect(),
+                multiple: false,
+                // "Other": a free answer besides the options.
+                free_text: q.is_other || options.is_empty(),
             }
         })
         .collect();

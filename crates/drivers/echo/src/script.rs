@@ -142,6 +142,8 @@ fn permission_interaction(path: &Path) -> Interaction {
                     value: permission::DENY.into(),
                 },
             ],
+            multiple: false,
+            free_text: false,
         }],
     }
 }
@@ -165,6 +167,8 @@ fn question_interaction() -> Interaction {
                     value: c.into(),
                 })
                 .to_vec(),
+            multiple: false,
+            free_text: false,
         }],
     }
 }

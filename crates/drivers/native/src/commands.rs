@@ -188,6 +188,8 @@ pub(crate) async fn leave_plan_mode(turn: &Turn<'_>, ctx: &DriverContext) -> Opt
                         value: "stay".into(),
                     },
                 ],
+                multiple: false,
+                free_text: false,
             }],
         })
         .await;

@@ -323,6 +323,8 @@ impl GuardStep for Permission {
                             value: permission::DENY.into(),
                         },
                     ],
+                    multiple: false,
+                    free_text: false,
                 }],
             })
             .await;

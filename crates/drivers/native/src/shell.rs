@@ -272,6 +272,8 @@ pub async fn permission(call: &Call<'_>, cx: &GuardCx<'_>) -> Verdict {
                 text: format!("{} command: allow it?", report.verdict.as_str()),
                 kind: QuestionType::Select,
                 choices,
+                multiple: false,
+                free_text: false,
             }],
         })
         .await;

@@ -106,6 +106,8 @@ impl AgentDriver for ScriptDriver {
                         text: "May I?".into(),
                         kind: QuestionType::Select,
                         choices: Vec::new(),
+                        multiple: false,
+                        free_text: false,
                     }],
                     ..Default::default()
                 })

@@ -121,6 +121,8 @@ fn permission() -> Interaction {
                     value: permission::DENY.into(),
                 },
             ],
+            multiple: false,
+            free_text: false,
         }],
     }
 }

@@ -196,6 +196,8 @@ impl World {
                     action: InteractAction::Select,
                     value,
                     answers,
+                    selected: Default::default(),
+                    texts: Default::default(),
                 },
             })
             .await

@@ -167,6 +167,62 @@ async fn ask_user_question_is_answered() {
     driver.shutdown().await;
 }
 
+/// A `multiSelect` question takes several picks, and any question free text ("Other"):
+/// the real Claude gets the picks and the text as its own dialog sends them.
+#[tokio::test]
+async fn ask_user_question_takes_several_picks_and_other_text() {
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "toolu_q2",
+            "AskUserQuestion",
+            json!({"questions": [
+                {"question": "Which toppings?", "header": "Toppings", "multiSelect": true,
+                 "options": [{"label": "Cheese", "description": "c"},
+                             {"label": "Olives", "description": "o"},
+                             {"label": "Basil", "description": "b"}]},
+                {"question": "Which size?", "header": "Size", "multiSelect": false,
+                 "options": [{"label": "Small", "description": "s"},
+                             {"label": "Large", "description": "l"}]}]}),
+        ))
+        .turn_when(
+            when::tool_result_for("toolu_q2"),
+            Turn::text_reply("Ordered."),
+        );
+    let env = ClaudeEnv::start(script).await;
+    let driver = ClaudeDriver::with_config(fast_config());
+    let sink = new_sink();
+    sink.answer_with(|i| {
+        (i.kind == InteractionKind::UserInput).then(|| {
+            let mut r = InteractionResponse::select("Cheese");
+            r.value = None;
+            r.action = weft_protocol::InteractAction::Text;
+            r.selected
+                .insert("q0".into(), vec!["Cheese".into(), "Basil".into()]);
+            r.texts.insert("q1".into(), "Family size".into());
+            r
+        })
+    });
+    let (result, snap) = run_turn(&driver, env.input("t4b", "order a pizza"), &sink).await;
+    assert!(result.ok, "{result:?}");
+    let asked = sink.asked.lock().clone();
+    let qs = &asked[0].questions;
+    assert!(qs[0].multiple && qs[0].free_text, "{qs:?}");
+    assert!(!qs[1].multiple && qs[1].free_text, "{qs:?}");
+    let reqs = env.server.messages_requests();
+    let answer = reqs.last().unwrap().last_tool_result("toolu_q2").unwrap();
+    assert!(
+        answer.contains("\"Which toppings?\"=\"Cheese, Basil\""),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("\"Which size?\"=\"Family size\""),
+        "{answer}"
+    );
+    assert_eq!(snap.text, "Ordered.");
+    driver.shutdown().await;
+}
+
 #[tokio::test]
 async fn stop_during_streaming_then_next_prompt_in_the_same_process() {
     let Some(_) = claude_bin() else { return };

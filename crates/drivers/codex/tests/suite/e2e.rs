@@ -265,6 +265,72 @@ async fn deny_and_stop_ends_the_turn() {
     d.shutdown().await;
 }
 
+/// `requestUserInput` with several questions, each with options and "Other" (codex
+/// refuses a question without options): one answered with a pick and text, one with
+/// text alone. Each answer reaches the model under its question's id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_questions_are_answered_each_with_picks_and_text() {
+    if require_codex().is_none() {
+        return;
+    }
+    let ask = json!({"questions": [
+        {"id": "color", "header": "Color", "question": "Which color?", "isOther": true,
+         "options": [{"label": "Red", "description": "warm"},
+                     {"label": "Blue", "description": "cool"}]},
+        {"id": "size", "header": "Size", "question": "Which size?", "isOther": true,
+         "options": [{"label": "Small", "description": "s"},
+                     {"label": "Large", "description": "l"}]}]});
+    let model = CodexModel::start(
+        Script::new()
+            .turn_when(
+                when::user_text_contains("Ask me"),
+                Turn::new().function_call("call_q", "request_user_input", ask),
+            )
+            .turn_when(
+                when::tool_output_for("call_q"),
+                Turn::new().echo_tool_output("GOT: "),
+            ),
+    )
+    .await
+    .with("WEFT_CODEX_COLLABORATION_MODE", "plan");
+    let work = tempfile::tempdir().unwrap();
+    let d = CodexDriver::with_config(fast_config());
+    let sink = new_sink();
+    sink.answer_with(|i| {
+        (i.kind == InteractionKind::UserInput).then(|| {
+            let mut r = InteractionResponse::select("Blue");
+            r.value = None;
+            r.answers.insert("color".into(), "Blue".into());
+            r.texts.insert("color".into(), "a darker blue".into());
+            r.texts.insert("size".into(), "Family size".into());
+            r
+        })
+    });
+    let (result, snap) = run_turn(&d, input(&model, work.path(), "q", "Ask me two"), &sink).await;
+    assert!(result.ok, "{result:?} {snap:#?}");
+    let asked = sink.asked.lock().clone();
+    assert_eq!(asked.len(), 1, "{snap:#?}");
+    let qs = &asked[0].questions;
+    assert_eq!(qs.len(), 2, "{qs:?}");
+    assert!(qs[0].free_text && !qs[0].multiple, "{qs:?}");
+    assert!(qs[1].free_text, "{qs:?}");
+    let out = model
+        .server
+        .responses_requests()
+        .iter()
+        .find_map(|r| r.tool_output("call_q"))
+        .unwrap_or_default();
+    let got: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    assert_eq!(
+        got,
+        json!({"answers": {
+            "color": {"answers": ["Blue", "a darker blue"]},
+            "size": {"answers": ["Family size"]}}}),
+        "{out}"
+    );
+    d.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_web_search_is_a_fetch_call() {
     if require_codex().is_none() {

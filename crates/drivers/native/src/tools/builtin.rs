@@ -116,6 +116,8 @@ impl Native for AskUser {
                             value: c.clone(),
                         })
                         .collect(),
+                    multiple: false,
+                    free_text: false,
                 }],
             })
             .await;
