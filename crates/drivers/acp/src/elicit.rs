@@ -5,7 +5,8 @@
 //! becomes one question: a single-select enum (`enum`/`oneOf`) or a boolean becomes a
 //! select question, a multi-select array a select question taking several picks
 //! (`multiple`), anything else free text. A free-text property named `<key>_custom`
-//! next to a select property `<key>` (claude-agent-acp's "Other" box) is folded into
+//! next to a select or multi-select property `<key>` (claude-agent-acp's "Other" box,
+//! which it takes instead of the picks) is folded into
 //! that question as its free text (`freeText`): the typed answer goes there, and so
 //! does an answer that is none of its choices.
 
@@ -25,7 +26,7 @@ use weft_protocol::{
 #[derive(Debug, Clone, PartialEq)]
 enum Field {
     Select { custom: Option<String> },
-    Multi,
+    Multi { custom: Option<String> },
     Boolean,
     Integer,
     Number,
@@ -61,6 +62,9 @@ pub fn form(req: &CreateElicitationRequest, prompt_id: String) -> Option<Form> {
             let base_is_select = matches!(
                 props.get(base),
                 Some(ElicitationPropertySchema::String(s)) if s.one_of.is_some() || s.enum_values.is_some()
+            ) || matches!(
+                props.get(base),
+                Some(ElicitationPropertySchema::Array(_))
             );
             if base_is_select {
                 continue;
@@ -105,11 +109,13 @@ pub fn form(req: &CreateElicitationRequest, prompt_id: String) -> Option<Form> {
                         .collect(),
                     _ => Vec::new(),
                 };
+                let custom_key = format!("{key}_custom");
+                let custom = props.contains_key(&custom_key).then_some(custom_key);
                 (
                     a.description.clone().or(a.title.clone()),
                     QuestionType::Select,
                     choices,
-                    Field::Multi,
+                    Field::Multi { custom },
                 )
             }
             ElicitationPropertySchema::Integer(i) => (
@@ -127,8 +133,11 @@ pub fn form(req: &CreateElicitationRequest, prompt_id: String) -> Option<Form> {
             _ => (None, QuestionType::Text, Vec::new(), Field::Text),
         };
         let values = choices.iter().map(|c| c.value.clone()).collect();
-        let multiple = field == Field::Multi;
-        let free_text = matches!(&field, Field::Select { custom: Some(_) } | Field::Text);
+        let multiple = matches!(field, Field::Multi { .. });
+        let free_text = matches!(
+            &field,
+            Field::Select { custom: Some(_) } | Field::Multi { custom: Some(_) } | Field::Text
+        );
         questions.push(Question {
             id: key.clone(),
             text: text.unwrap_or_else(|| req.message.clone()),
@@ -164,10 +173,14 @@ impl Form {
                 let mut content = BTreeMap::new();
                 for (key, field, values) in &self.fields {
                     let given = answer.given(key);
-                    if let (Field::Select { custom: Some(c) }, Some(text)) = (field, &given.text) {
+                    if let (
+                        Field::Select { custom: Some(c) } | Field::Multi { custom: Some(c) },
+                        Some(text),
+                    ) = (field, &given.text)
+                    {
                         content.insert(c.clone(), ElicitationContentValue::String(text.clone()));
                     }
-                    if let Field::Multi = field {
+                    if let Field::Multi { .. } = field {
                         // Picks given one by one; an older surface's one
                         // comma-separated answer is split.
                         let picks: Vec<String> = match given.choices.as_slice() {
@@ -195,7 +208,7 @@ impl Form {
                             }
                             _ => ElicitationContentValue::String(v),
                         },
-                        Field::Multi => continue,
+                        Field::Multi { .. } => continue,
                         Field::Boolean => ElicitationContentValue::Boolean(matches!(
                             v.as_str(),
                             "true" | "yes" | "Yes"
@@ -260,5 +273,36 @@ mod tests {
         );
         let cancelled = serde_json::to_value(f.response(&InteractionResponse::cancel())).unwrap();
         assert_eq!(cancelled, json!({"action": "cancel"}));
+    }
+
+    #[test]
+    fn a_multi_select_takes_several_picks_and_its_other_box_the_text() {
+        let req: CreateElicitationRequest = serde_json::from_value(json!({
+            "mode": "form", "sessionId": "s1", "toolCallId": "toolu_2",
+            "message": "Pick",
+            "requestedSchema": {"type": "object", "properties": {
+                "question_0": {"type": "array", "title": "Toppings",
+                    "items": {"type": "string", "enum": ["Cheese", "Olives", "Basil"]}},
+                "question_0_custom": {"type": "string", "title": "Other"}}}
+        }))
+        .unwrap();
+        let f = form(&req, "q-2".into()).unwrap();
+        let q = &f.interaction.questions[0];
+        assert_eq!(f.interaction.questions.len(), 1);
+        assert!(q.multiple && q.free_text);
+        let mut r = InteractionResponse::select("Cheese");
+        r.value = None;
+        r.selected
+            .insert("question_0".into(), vec!["Cheese".into(), "Basil".into()]);
+        assert_eq!(
+            serde_json::to_value(f.response(&r)).unwrap(),
+            json!({"action": "accept", "content": {"question_0": ["Cheese", "Basil"]}})
+        );
+        r.selected.clear();
+        r.texts.insert("question_0".into(), "Anchovies".into());
+        assert_eq!(
+            serde_json::to_value(f.response(&r)).unwrap(),
+            json!({"action": "accept", "content": {"question_0_custom": "Anchovies"}})
+        );
     }
 }

@@ -136,3 +136,74 @@ async fn gemini_acp_session_load_is_unreliable_in_this_version() {
         assert_eq!(r2.session_id, r.session_id);
     }
 }
+
+/// claude-agent-acp asks Claude's AskUserQuestion as a form elicitation, each question
+/// with an "Other" box: a `multiSelect` question takes several picks, another the
+/// free text; the real Claude underneath gets both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_acp_question_takes_several_picks_and_other_text() {
+    let Some((spec, _)) = preset_binary("claude-acp") else {
+        return;
+    };
+    let script = Script::new()
+        .rule(
+            weft_testkit::anthropic::when::tool_result_for("toolu_q"),
+            Turn::text_reply("Ordered."),
+        )
+        .rule(
+            weft_testkit::anthropic::when::no_tools(),
+            Turn::text_reply("title"),
+        )
+        .turn(Turn::new().tool_use(
+            "toolu_q",
+            "AskUserQuestion",
+            json!({"questions": [
+                {"question": "Which toppings?", "header": "Toppings", "multiSelect": true,
+                 "options": [{"label": "Cheese", "description": "c"},
+                             {"label": "Olives", "description": "o"},
+                             {"label": "Basil", "description": "b"}]},
+                {"question": "Which size?", "header": "Size", "multiSelect": false,
+                 "options": [{"label": "Small", "description": "s"},
+                             {"label": "Large", "description": "l"}]}]}),
+        ));
+    let server = AnthropicServer::start(script).await.unwrap();
+    let h = Home::new();
+    let env = claude_env(h.home.path(), &server.base_url());
+    let d = driver(spec);
+    let sink = TestSink::new();
+    sink.answer_with(|i| {
+        let multi = i.questions.iter().find(|q| q.multiple)?.id.clone();
+        let single = i
+            .questions
+            .iter()
+            .find(|q| !q.multiple && !q.choices.is_empty())?
+            .id
+            .clone();
+        let mut r = weft_protocol::InteractionResponse::select("Cheese");
+        r.value = None;
+        r.selected
+            .insert(multi, vec!["Cheese".into(), "Basil".into()]);
+        r.texts.insert(single, "Family size".into());
+        Some(r)
+    });
+    let (result, snap) = run(&d, h.input("claude-acp:q", "Order a pizza.", env), &sink).await;
+    d.shutdown().await;
+    let asked = sink.asked.lock().clone();
+    assert!(result.ok, "{result:?} {asked:#?} {snap:#?}");
+    let answer = server
+        .messages_requests()
+        .iter()
+        .find_map(|r| r.last_tool_result("toolu_q"))
+        .unwrap_or_default();
+    assert_eq!(
+        asked[0].questions.len(),
+        2,
+        "the Other boxes are folded: {asked:#?}"
+    );
+    assert!(asked[0].questions.iter().all(|q| q.free_text), "{asked:#?}");
+    assert!(
+        answer.contains("\"Which toppings?\"=\"Cheese, Basil\"")
+            && answer.contains("\"Which size?\"=\"Family size\""),
+        "{answer} {asked:#?}"
+    );
+}
