@@ -693,10 +693,11 @@ export class AppStore {
     action: "select" | "text" | "skip" | "cancel",
     value: string | null,
     answers: Record<string, string> = {},
+    several: { selected?: Record<string, string[]>; texts?: Record<string, string> } = {},
   ) {
     view.markAnswered(promptId);
     await this.guard(() =>
-      this.transport.request({ type: "interact", sessionKey: view.key, promptId, action, value, answers }),
+      this.transport.request({ type: "interact", sessionKey: view.key, promptId, action, value, answers, ...several }),
     );
   }
 

@@ -174,6 +174,49 @@ describe("InteractionDialog", () => {
     expect(lastInteract(t)).toMatchObject({ action: "text", value: "Ada" });
   });
 
+  it("offers checkboxes where several choices go, and an Other box where free text does", async () => {
+    const asked: Interaction = {
+      ...question,
+      promptId: "q3",
+      title: "Claude asks 2 questions",
+      questions: [
+        {
+          id: "top",
+          text: "Which toppings?",
+          type: "select",
+          multiple: true,
+          freeText: true,
+          choices: [
+            { label: "Cheese", value: "Cheese" },
+            { label: "Olives", value: "Olives" },
+            { label: "Basil", value: "Basil" },
+          ],
+        },
+        { id: "size", text: "Which size?", type: "select", freeText: true, choices: [{ label: "Small", value: "Small" }] },
+      ],
+    };
+    const { t } = await setup([asked]);
+    expect(screen.getAllByTestId("question-check")).toHaveLength(3);
+    expect(screen.getAllByTestId("question-choice")).toHaveLength(1);
+    expect(screen.getAllByTestId("question-other")).toHaveLength(2);
+    const submit = screen.getByTestId("question-submit") as HTMLButtonElement;
+    await fireEvent.click(screen.getByLabelText("Cheese"));
+    await fireEvent.click(screen.getByLabelText("Basil"));
+    flushSync();
+    expect(submit.disabled).toBe(true);
+    await fireEvent.input(screen.getByLabelText("Other answer to Which size?"), { target: { value: "Family" } });
+    flushSync();
+    expect(submit.disabled).toBe(false);
+    await fireEvent.click(submit);
+    expect(lastInteract(t)).toMatchObject({
+      promptId: "q3",
+      action: "select",
+      value: null,
+      selected: { top: ["Cheese", "Basil"] },
+      texts: { size: "Family" },
+    });
+  });
+
   it("closes an interaction that was cancelled elsewhere with its reason", async () => {
     const { t, key } = await setup([permission]);
     t.emit(key, { interactions: [] });
@@ -266,6 +309,25 @@ describe("InteractionDialog from the keyboard", () => {
     expect(lastInteract(t)).toBeUndefined();
     await key("2");
     expect(lastInteract(t)).toMatchObject({ promptId: "q1", action: "select", value: "blue" });
+  });
+
+  it("a number toggles a choice of a question that takes several, without answering", async () => {
+    const several: Interaction = {
+      ...question,
+      promptId: "q4",
+      questions: [{ ...question.questions[0], multiple: true }],
+    };
+    const { t } = await setup([several]);
+    await tick();
+    await key("1");
+    await key("2");
+    await key("1");
+    flushSync();
+    expect(lastInteract(t)).toBeUndefined();
+    const checked = screen.getAllByTestId("question-check").map((c) => (c as HTMLInputElement).checked);
+    expect(checked).toEqual([false, true]);
+    await key("Enter");
+    expect(lastInteract(t)).toMatchObject({ promptId: "q4", action: "select", selected: { color: ["blue"] } });
   });
 
   it("keys typed into a text answer stay text; Ctrl+Enter answers", async () => {
