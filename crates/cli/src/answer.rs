@@ -139,8 +139,10 @@ pub(crate) fn response(
     // has always read it.
     if let ([q], true) = (qs, r.value.is_none()) {
         let given = r.given(&q.id);
-        if let ([one], None) = (given.choices.as_slice(), &given.text) {
+        if let ([one], None, true) = (given.choices.as_slice(), &given.text, r.selected.is_empty())
+        {
             r.value = Some(one.clone());
+            r.answers.clear();
         }
     }
     Ok(r)
@@ -228,6 +230,7 @@ mod tests {
         let qs = [q("permission", &["allow", "deny"], false, false)];
         let r = response(Some(&qs), &s(&["allow"]), &[], false).unwrap();
         assert_eq!(r.value.as_deref(), Some("allow"));
+        assert!(r.answers.is_empty());
         assert_eq!(r.picked(), Some("allow"));
         let unknown = response(None, &s(&["x=y"]), &[], false).unwrap();
         assert_eq!(unknown.value.as_deref(), Some("x=y"));

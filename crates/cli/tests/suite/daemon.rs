@@ -194,6 +194,69 @@ async fn a_question_asked_under_detach_is_answered_from_another_terminal() {
     assert_eq!(inbox, serde_json::json!([]));
 }
 
+/// `weft answer` for a prompt of two questions, one taking several choices and free
+/// text: `--select QID=VALUE` more than once and `--text QID=TEXT`, combined.
+#[tokio::test]
+async fn several_questions_are_answered_with_repeated_select_and_text() {
+    let env = Env::new();
+    let (code, detached, stderr) = env.json(&["run", "--detach", "a survey"]);
+    assert_eq!(code, 0, "{stderr}");
+    let key = key_of(&detached);
+    let (app, mut events) = app_client(&env).await;
+    let asked = follow(&app, &mut events, &key, |s| !s.interactions.is_empty()).await;
+    let prompt_id = asked.interactions[0].prompt_id.clone();
+    let (_, inbox, _) = env.json(&["inbox", "--json"]);
+    assert_eq!(inbox[0]["questions"][0]["multiple"], true, "{inbox}");
+    assert_eq!(inbox[0]["questions"][1]["freeText"], true, "{inbox}");
+    let shown = env.weft(&["inbox"]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("toppings= Which toppings?") && shown.contains("takes several --select"),
+        "{shown}"
+    );
+
+    // A question named wrongly, or left unnamed, is refused before anything is sent.
+    let unnamed = env.weft(&["answer", &prompt_id, "--select", "cheese"]);
+    assert_eq!(unnamed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unnamed.stderr).contains("toppings, size"));
+    let one = env.weft(&[
+        "answer",
+        &prompt_id,
+        "--select",
+        "size=small",
+        "--select",
+        "size=large",
+    ]);
+    assert!(String::from_utf8_lossy(&one.stderr).contains("takes one choice"));
+
+    env.ok(&[
+        "answer",
+        &prompt_id,
+        "--select",
+        "toppings=cheese",
+        "--select",
+        "toppings=basil",
+        "--text",
+        "toppings=extra garlic",
+        "--text",
+        "size=family",
+    ]);
+    let (code, last, _) = env.json(&["wait", &key, "--json"]);
+    assert_eq!(code, 0);
+    assert!(
+        last["text"]
+            .as_str()
+            .is_some_and(|t| t
+                .contains("You answered toppings=[cheese, basil, extra garlic] size=[family].")),
+        "{last}"
+    );
+    let notices = last["notices"].to_string();
+    assert!(
+        notices.contains("toppings=[cheese, basil]") && notices.contains("size: \\\"family\\\""),
+        "{notices}"
+    );
+}
+
 #[test]
 fn an_unanswered_question_expires_and_is_never_reported_as_denied() {
     let env = Env::new();

@@ -7,8 +7,9 @@
 //! question. It honours stop and steer, and keeps its own transcript per session id
 //! under `<state_dir>/echo/` so a later turn (in another process) resumes it.
 //!
-//! Words in the prompt switch behaviours on: `permission`, `question`, `slow` (long
-//! enough to stop or steer), `crash` (the turn fails). `WEFT_ECHO_DELAY_MS` sets the
+//! Words in the prompt switch behaviours on: `permission`, `question`, `survey` (two
+//! questions: one taking several choices and free text, one taking a choice or free
+//! text), `slow` (long enough to stop or steer), `crash` (the turn fails). `WEFT_ECHO_DELAY_MS` sets the
 //! pause between streamed pieces (default 20).
 
 mod script;

@@ -173,6 +173,61 @@ fn question_interaction() -> Interaction {
     }
 }
 
+fn survey_interaction() -> Interaction {
+    let choices = |values: &[&str]| -> Vec<Choice> {
+        values
+            .iter()
+            .map(|c| Choice {
+                label: c.to_string(),
+                value: c.to_string(),
+            })
+            .collect()
+    };
+    Interaction {
+        verdict: None,
+        prompt_id: String::new(),
+        kind: InteractionKind::UserInput,
+        title: "Echo asks 2 questions".into(),
+        detail: None,
+        tool_name: None,
+        tool_input: None,
+        questions: vec![
+            Question {
+                id: "toppings".into(),
+                text: "Which toppings?".into(),
+                kind: QuestionType::Select,
+                choices: choices(&["cheese", "olives", "basil"]),
+                multiple: true,
+                free_text: true,
+            },
+            Question {
+                id: "size".into(),
+                text: "Which size?".into(),
+                kind: QuestionType::Select,
+                choices: choices(&["small", "large"]),
+                multiple: false,
+                free_text: true,
+            },
+        ],
+    }
+}
+
+/// What the survey's answer was, one `id=[given, …]` a question.
+fn survey_reply(interaction: &Interaction, answer: &weft_protocol::InteractionResponse) -> String {
+    match answer.action {
+        InteractAction::Select | InteractAction::Text => {
+            let parts: Vec<String> = interaction
+                .questions
+                .iter()
+                .map(|q| format!("{}=[{}]", q.id, answer.given(&q.id).all().join(", ")))
+                .collect();
+            format!(" You answered {}.", parts.join(" "))
+        }
+        InteractAction::Skip => " You skipped my questions.".to_string(),
+        InteractAction::Cancel => " My questions were cancelled.".to_string(),
+    }
+}
+
 pub(crate) async fn run(
     driver: &EchoDriver,
     input: AgentTurnInput,
@@ -314,6 +369,14 @@ async fn run_steps(
             (InteractAction::Skip, _) => " You skipped my question.".to_string(),
             _ => " My question was cancelled.".to_string(),
         });
+    }
+    if prompt.contains("survey") {
+        let asked = survey_interaction();
+        let answer = turn.ctx.ask_user(asked.clone()).await;
+        if turn.ctx.is_cancelled() {
+            return Err(Stopped);
+        }
+        extra.push_str(&survey_reply(&asked, &answer));
     }
     turn.step(1, StepStatus::Completed);
 

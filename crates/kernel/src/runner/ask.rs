@@ -269,6 +269,11 @@ fn answer_summary(interaction: &Interaction, response: &InteractionResponse) -> 
                     .iter()
                     .map(|(q, v)| format!("{q}={}", label(v))),
             );
+            parts.extend(response.selected.iter().map(|(q, vs)| {
+                let picked: Vec<String> = vs.iter().map(|v| label(v)).collect();
+                format!("{q}=[{}]", picked.join(", "))
+            }));
+            parts.extend(response.texts.iter().map(|(q, t)| format!("{q}: \"{t}\"")));
             format!("answered {}", parts.join(", "))
         }
         InteractAction::Skip => "skipped".to_string(),
