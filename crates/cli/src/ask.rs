@@ -63,28 +63,53 @@ fn ask_blocking(interaction: &Interaction) -> InteractionResponse {
                 for (i, choice) in question.choices.iter().enumerate() {
                     let _ = writeln!(err, "    {}) {}", i + 1, choice.label);
                 }
+                let several = if question.multiple {
+                    " (several: 1,3)"
+                } else {
+                    ""
+                };
+                let own = if question.free_text {
+                    ", or type your own answer"
+                } else {
+                    ""
+                };
                 let _ = write!(
                     err,
-                    "  choose 1-{} (empty cancels): ",
+                    "  choose 1-{}{several}{own} (empty cancels): ",
                     question.choices.len()
                 );
                 let _ = err.flush();
                 let Some(line) = read_line() else {
                     return InteractionResponse::cancel();
                 };
-                let picked = line
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|n| n.checked_sub(1))
-                    .and_then(|i| question.choices.get(i))
-                    .or_else(|| {
-                        question
-                            .choices
-                            .iter()
-                            .find(|c| c.label == line || c.value == line)
-                    });
-                match picked {
-                    Some(choice) => choice.value.clone(),
+                let pick = |word: &str| {
+                    word.parse::<usize>()
+                        .ok()
+                        .and_then(|n| n.checked_sub(1))
+                        .and_then(|i| question.choices.get(i))
+                        .or_else(|| {
+                            question
+                                .choices
+                                .iter()
+                                .find(|c| c.label == word || c.value == word)
+                        })
+                        .map(|c| c.value.clone())
+                };
+                let picks: Option<Vec<String>> = if question.multiple {
+                    line.split(',').map(|w| pick(w.trim())).collect()
+                } else {
+                    pick(&line).map(|v| vec![v])
+                };
+                match picks {
+                    Some(values) if question.multiple => {
+                        response.selected.insert(question.id.clone(), values);
+                        continue;
+                    }
+                    Some(mut values) => values.remove(0),
+                    None if question.free_text => {
+                        response.texts.insert(question.id.clone(), line);
+                        continue;
+                    }
                     None => {
                         let _ = writeln!(err, "  not a choice: cancelled");
                         return InteractionResponse::cancel();
@@ -104,8 +129,12 @@ fn ask_blocking(interaction: &Interaction) -> InteractionResponse {
         response.answers.insert(question.id.clone(), answer.clone());
         response.value = Some(answer);
     }
-    if interaction.questions.len() > 1 {
+    let several = !response.selected.is_empty() || !response.texts.is_empty();
+    if interaction.questions.len() > 1 || several {
         response.value = None;
+    }
+    if response.answers.is_empty() && response.selected.is_empty() {
+        response.action = InteractAction::Text;
     }
     response
 }
