@@ -10,6 +10,8 @@
 #   WEFT_BENCH_CALLS=N            calls in the big session (10000)
 #   WEFT_BENCH_MANY_SESSIONS=N    small sessions in the second home (2000; 0: skip it)
 #   WEFT_BENCH_SWITCH_ROUNDS=N    rounds of each switch (7)
+#   WEFT_BENCH_ONLY_LAUNCH=1      launch times only (with their phases), then stop
+#   WEFT_BENCH_PROFILE=debug      the debug builds (for a quick look; figures are release)
 #   WEFT_BENCH_SETTLE_MS, WEFT_BENCH_LAUNCHES, WEFT_BENCH_SKIP_BUILD: see ui/e2e/bench.mjs
 set -euo pipefail
 
@@ -19,12 +21,14 @@ export PATH="$HOME/.cargo/bin:$PATH"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 CALLS="${WEFT_BENCH_CALLS:-10000}"
 MANY="${WEFT_BENCH_MANY_SESSIONS:-2000}"
+PROFILE="${WEFT_BENCH_PROFILE:-release}"
+RELEASE="--release"; [ "$PROFILE" = release ] || RELEASE=""
 
 if [ -z "${WEFT_BENCH_SKIP_BUILD:-}" ]; then
     scripts/setup.sh setup_desktop_app
     npm --prefix ui run build --silent
-    cargo build --release -p weft-app --features tauri/custom-protocol --bin weft-app --example bare --example seed_big_session
-    cargo build --release -p weft-cli
+    cargo build $RELEASE -p weft-app --features tauri/custom-protocol --bin weft-app --example bare --example seed_big_session
+    cargo build $RELEASE -p weft-cli
 fi
 
 RUN_DIR="$(mktemp -d /tmp/weft-bench.XXXXXX)"
@@ -32,7 +36,7 @@ mkdir -p "$RUN_DIR/home" "$RUN_DIR/workspace"
 echo "# bench workspace" > "$RUN_DIR/workspace/README.md"
 export WEFT_HOME="$RUN_DIR/home"
 # The big session and one small one to switch from.
-BIG_KEY="$("$TARGET/release/examples/seed_big_session" "$RUN_DIR/workspace" "$CALLS" 1)"
+BIG_KEY="$("$TARGET/$PROFILE/examples/seed_big_session" "$RUN_DIR/workspace" "$CALLS" 1)"
 echo "seeded $BIG_KEY with $CALLS tool calls" >&2
 # A second home: the same big session and MANY small ones, for a full sidebar. The app
 # reads WEFT_HOME from its environment, which tauri-driver passes on unchanged, so it
@@ -41,16 +45,16 @@ if [ "$MANY" -gt 0 ]; then
     mkdir -p "$RUN_DIR/home-many" "$RUN_DIR/many"
     echo "# bench workspace, many sessions" > "$RUN_DIR/many/README.md"
     seed_start=$(date +%s)
-    MANY_KEY="$(WEFT_HOME="$RUN_DIR/home-many" "$TARGET/release/examples/seed_big_session" "$RUN_DIR/many" "$CALLS" "$MANY")"
+    MANY_KEY="$(WEFT_HOME="$RUN_DIR/home-many" "$TARGET/$PROFILE/examples/seed_big_session" "$RUN_DIR/many" "$CALLS" "$MANY")"
     echo "seeded $MANY small sessions and $MANY_KEY in $(( $(date +%s) - seed_start )) s" >&2
-    printf '#!/bin/sh\nWEFT_HOME="%s" exec "%s" "$@"\n' "$RUN_DIR/home-many" "$TARGET/release/weft-app" > "$RUN_DIR/weft-app-many"
+    printf '#!/bin/sh\nWEFT_HOME="%s" exec "%s" "$@"\n' "$RUN_DIR/home-many" "$TARGET/$PROFILE/weft-app" > "$RUN_DIR/weft-app-many"
     chmod +x "$RUN_DIR/weft-app-many"
 fi
 
 PIDS=()
 cleanup() {
-    "$TARGET/release/weft" daemon stop >/dev/null 2>&1 || true
-    WEFT_HOME="$RUN_DIR/home-many" "$TARGET/release/weft" daemon stop >/dev/null 2>&1 || true
+    "$TARGET/$PROFILE/weft" daemon stop >/dev/null 2>&1 || true
+    WEFT_HOME="$RUN_DIR/home-many" "$TARGET/$PROFILE/weft" daemon stop >/dev/null 2>&1 || true
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     # What the apps started that outlived them (the session bus GTK autolaunches
@@ -75,9 +79,9 @@ PIDS+=($!)
 for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
 
 mkdir -p artifacts
-WEFT_APP_BIN="$TARGET/release/weft-app" WEFT_BARE_BIN="$TARGET/release/examples/bare" \
+WEFT_APP_BIN="$TARGET/$PROFILE/weft-app" WEFT_BARE_BIN="$TARGET/$PROFILE/examples/bare" \
     WEFT_E2E_PORT="$PORT" WEFT_WORKSPACE_DIR="$RUN_DIR/workspace" WEFT_BIG_SESSION="$BIG_KEY" \
-    WEFT_BIN="$TARGET/release/weft" WEFT_BENCH_CALLS="$CALLS" WEFT_BENCH_MANY_SESSIONS="$MANY" \
+    WEFT_BIN="$TARGET/$PROFILE/weft" WEFT_BENCH_CALLS="$CALLS" WEFT_BENCH_MANY_SESSIONS="$MANY" \
     WEFT_MANY_APP_BIN="$RUN_DIR/weft-app-many" WEFT_MANY_WORKSPACE_DIR="$RUN_DIR/many" WEFT_MANY_BIG_SESSION="${MANY_KEY:-}" \
     WEFT_UI_DIST="$ROOT/ui/dist" \
     node ui/e2e/bench.mjs | tee artifacts/bench-app.json

@@ -76,11 +76,12 @@ impl<R: Runtime> Tray<R> {
 /// and leaves the app without one. Its icon file goes to `temp_dir` (the app's private
 /// state folder, not a shared /tmp).
 pub fn install<R: Runtime>(app: &AppHandle<R>, temp_dir: &Path) {
+    let started = std::time::Instant::now();
     // The Linux tray library is loaded at first use and panics when it is missing.
     match std::panic::catch_unwind(AssertUnwindSafe(|| build(app, temp_dir))) {
         Ok(Ok(tray)) => {
             app.manage(tray);
-            tracing::info!("tray icon shown");
+            tracing::info!("tray icon shown ({} ms)", started.elapsed().as_millis());
         }
         Ok(Err(e)) => tracing::warn!("no tray icon: {e}"),
         Err(_) => tracing::warn!("no tray icon: the tray library could not be loaded"),

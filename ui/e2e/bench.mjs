@@ -42,10 +42,31 @@ async function open(application, args = []) {
     interval: 20,
   });
   const readyAt = Number(await browser.execute(() => document.documentElement.dataset.readyAt));
+  // Where the launch went: until the page's navigation began (the process, WebKit, the
+  // window), then in the page (ms from that start) the marks main.ts and the app set.
+  const page = await browser.execute(() => {
+    const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
+    return {
+      timeOrigin: performance.timeOrigin,
+      script: at("weft:script"),
+      mounted: at("weft:mounted"),
+      connected: at("weft:connected"),
+      ready: at("weft:ready"),
+    };
+  });
+  const phases = {
+    windowMs: Math.round(page.timeOrigin - t0),
+    scriptMs: round(page.script),
+    mountedMs: round(page.mounted),
+    connectedMs: round(page.connected),
+    readyMs: round(page.ready),
+  };
   // The in-page measurements below wait on frames, some for up to a minute.
   await browser.setTimeout({ script: 120000 });
-  return { browser, launchMs: readyAt - t0 };
+  return { browser, launchMs: readyAt - t0, phases };
 }
+
+const round = (ms) => (ms === null ? null : Math.round(ms));
 
 function children(pid) {
   const out = [];
@@ -382,14 +403,16 @@ async function scrollSidebar(browser, step = 240) {
 
 async function launches(binary, args) {
   const times = [];
+  const phases = [];
   for (let i = 0; i < RUNS; i++) {
-    const { browser, launchMs } = await open(binary, args);
+    const { browser, launchMs, phases: p } = await open(binary, args);
     times.push(launchMs);
+    phases.push(p);
     await browser.deleteSession();
     // Let the previous instance and what it spawned (agents asked for their versions) end.
     await sleep(3000);
   }
-  return { runs: times, median: median(times) };
+  return { runs: times, median: median(times), phases };
 }
 
 /** The built UI's JS and CSS, gzip level 9 (node's zlib): all of it, what the first page load fetches, the rest. */
@@ -443,6 +466,10 @@ result.bundle = bundleSizes(process.env.WEFT_UI_DIST ?? new URL("../dist", impor
 
 result.bareLaunch = await launches(bare, []);
 result.appLaunch = await launches(app, ["--workspace", workspace]);
+if (process.env.WEFT_BENCH_ONLY_LAUNCH) {
+  console.log(JSON.stringify(result, null, 2));
+  process.exit(0);
+}
 
 {
   const { browser } = await open(bare, []);

@@ -7,6 +7,10 @@ import { WeftClient } from "./lib/client/client";
 import { inTauri, tauriLink, tauriShell } from "./lib/client/tauri";
 import { pageSocketUrl, webSocketLink } from "./lib/client/websocket";
 
+// The launch's phases, for scripts/bench-app.sh (`launchPhases`): every static import
+// fetched, parsed and run; the page mounted; (app.svelte.ts) the daemon reached; ready.
+performance.mark("weft:script");
+
 // Inside the desktop app the link is the Tauri shell's; in a browser, the WebSocket of
 // the daemon that served the page (its token in the address's fragment). `npm run dev`
 // opened with no token runs on an in-memory fake, so the UI can be worked on without a
@@ -29,3 +33,4 @@ async function makeApp(): Promise<AppStore> {
 const app = await makeApp();
 const target = document.getElementById("app");
 if (target) mount(App, { target, props: { app } });
+performance.mark("weft:mounted");

@@ -309,15 +309,18 @@ export class AppStore {
     this.unlisten.push(await this.transport.onResync((key) => this.resync(key)));
     this.unlisten.push(await this.transport.onLinkState((state) => (this.link = state)));
     await this.transport.connect();
+    performance.mark("weft:connected");
     this.agentsReady = this.loadAgents();
     void this.refreshInbox();
     void this.accounts.refresh();
+    // The session list does not wait for the shell's answers (each a round trip).
+    const sessions = this.refreshSessions();
     const [info, recents] = await Promise.all([this.transport.appInfo(), this.transport.recentWorkspaces()]);
     this.info = info;
     this.workspaces = recents;
     if (info.initialWorkspace) await this.openWorkspace(info.initialWorkspace);
     else this.workspace = recents[0] ?? null;
-    await this.refreshSessions();
+    await sessions;
   }
 
   private async loadAgents() {
