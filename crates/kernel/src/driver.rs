@@ -75,7 +75,15 @@ pub struct AgentTurnInput {
     /// without the folder's settings and `.mcp.json`, the native agent without hooks,
     /// check, packs or its permission mode). Deny and ask rules hold either way.
     pub workspace_trusted: bool,
+    /// For a turn that resumes `session_id`: Weft's handover of the conversation so
+    /// far, for a driver whose agent cannot reload that session and starts a new one
+    /// (an ACP agent whose `session/load` fails). Built only when called: it reads the
+    /// session's history from the store.
+    pub lost_session_handover: Option<HandoverSource>,
 }
+
+/// Builds a handover on demand (see [`AgentTurnInput::lost_session_handover`]).
+pub type HandoverSource = Arc<dyn Fn() -> String + Send + Sync>;
 
 /// Variables a spawn on a chosen account keeps from the client's environment.
 const KEEP: &[&str] = &[
@@ -172,6 +180,10 @@ impl std::fmt::Debug for AgentTurnInput {
             .field("fresh", &self.fresh)
             .field("fork", &self.fork)
             .field("workspace_trusted", &self.workspace_trusted)
+            .field(
+                "lost_session_handover",
+                &self.lost_session_handover.is_some(),
+            )
             .finish()
     }
 }

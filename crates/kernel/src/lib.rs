@@ -37,7 +37,7 @@ mod verbs;
 
 pub use driver::{
     isolated_env, kept_on_account, AgentDriver, AgentTurnInput, DriverContext, DriverResult,
-    EnvNames, TuiSpec, TurnSink,
+    EnvNames, HandoverSource, TuiSpec, TurnSink,
 };
 pub use error::{FilesError, IndexError, KernelError};
 pub use hub::{Loom, LoomBuilder};

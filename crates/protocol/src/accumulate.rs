@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use crate::degraded;
 use crate::event::DriverEvent;
 use crate::patch::SnapshotPatch;
 use crate::snapshot::{
@@ -138,6 +139,24 @@ impl Accumulator {
                     None => list.push(server.clone()),
                 }
                 patch.mcp_servers = Some(list.clone());
+                // A server that did not start is a lasting gap, not a line that scrolls.
+                let failed = (server.status == crate::McpState::Failed).then(|| {
+                    let why = server
+                        .error
+                        .as_deref()
+                        .unwrap_or("the agent gave no reason");
+                    format!("MCP server `{}` did not start: {why}", server.name)
+                });
+                let capability = format!("{}{}", degraded::capability::MCP_PREFIX, server.name);
+                if degraded::set(&mut snap.degraded, &capability, failed.as_deref()) {
+                    patch.degraded = Some(snap.degraded.clone());
+                }
+            }
+            DriverEvent::Degraded { capability, reason } => {
+                if !degraded::set(&mut snap.degraded, capability, reason.as_deref()) {
+                    return patch;
+                }
+                patch.degraded = Some(snap.degraded.clone());
             }
             DriverEvent::Limit { limit } => {
                 if limit.status == "rejected" {

@@ -86,4 +86,12 @@ pub enum DriverEvent {
         /// Every command, in the agent's order.
         commands: Vec<SlashCommand>,
     },
+    /// The session runs without `capability` (a reason given), or has it again (none):
+    /// see `UniversalSnapshot::degraded`.
+    Degraded {
+        /// What (`context`, `prompts`, `mcp:<server>`).
+        capability: String,
+        /// Why; none clears it.
+        reason: Option<String>,
+    },
 }

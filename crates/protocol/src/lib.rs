@@ -14,6 +14,7 @@ mod account;
 mod accumulate;
 mod api;
 mod command;
+pub mod degraded;
 mod error;
 mod event;
 mod files;
@@ -39,6 +40,7 @@ pub use api::{
     TerminalAttached, Welcome,
 };
 pub use command::{CommandSource, SlashCommand};
+pub use degraded::Degraded;
 pub use error::{ErrorCode, WireError};
 pub use event::DriverEvent;
 pub use files::{WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery};

@@ -154,6 +154,9 @@ pub struct SnapshotPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub commands: Option<Vec<SlashCommand>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub degraded: Option<Vec<crate::Degraded>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -281,6 +284,7 @@ impl SnapshotPatch {
             notices,
             mcp_servers,
             commands,
+            degraded,
             error,
             limit_hit,
             incomplete,
@@ -309,6 +313,7 @@ impl SnapshotPatch {
         set(&mut self.notices, notices);
         set(&mut self.mcp_servers, mcp_servers);
         set(&mut self.commands, commands);
+        set(&mut self.degraded, degraded);
         set(&mut self.error, error);
         set(&mut self.limit_hit, limit_hit);
         set(&mut self.incomplete, incomplete);
@@ -411,6 +416,7 @@ pub fn diff(prev: &UniversalSnapshot, next: &UniversalSnapshot) -> SnapshotPatch
         notices: replace(&prev.notices, &next.notices),
         mcp_servers: replace(&prev.mcp_servers, &next.mcp_servers),
         commands: replace(&prev.commands, &next.commands),
+        degraded: replace(&prev.degraded, &next.degraded),
         error: replace(&prev.error, &next.error),
         limit_hit: replace(&prev.limit_hit, &next.limit_hit),
         incomplete: replace(&prev.incomplete, &next.incomplete),
@@ -471,6 +477,7 @@ pub fn apply_in_place(snap: &mut UniversalSnapshot, patch: &SnapshotPatch) {
     set(&mut snap.notices, &patch.notices);
     set(&mut snap.mcp_servers, &patch.mcp_servers);
     set(&mut snap.commands, &patch.commands);
+    set(&mut snap.degraded, &patch.degraded);
     set(&mut snap.error, &patch.error);
     set(&mut snap.limit_hit, &patch.limit_hit);
     set(&mut snap.incomplete, &patch.incomplete);

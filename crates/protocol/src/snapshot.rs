@@ -409,6 +409,12 @@ pub struct UniversalSnapshot {
     pub mcp_servers: Vec<crate::McpServerStatus>,
     /// The slash commands the agent accepts, as it last reported them.
     pub commands: Vec<SlashCommand>,
+    /// What the session runs without that its agent can do, and why (its session
+    /// could not be reloaded, it runs headless, an MCP server did not start). A
+    /// lasting state: carried from turn to turn on the same agent until it clears.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<crate::Degraded>>", optional)]
+    pub degraded: Vec<crate::Degraded>,
     /// Why the turn failed.
     pub error: Option<String>,
     /// The account's limit window this turn found used up (`rejected`), when one was:

@@ -68,4 +68,12 @@ limit: LimitWindow, } | { "type": "commands",
 /**
  * Every command, in the agent's order.
  */
-commands: Array<SlashCommand>, };
+commands: Array<SlashCommand>, } | { "type": "degraded", 
+/**
+ * What (`context`, `prompts`, `mcp:<server>`).
+ */
+capability: string, 
+/**
+ * Why; none clears it.
+ */
+reason: string | null, };

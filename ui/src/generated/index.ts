@@ -23,6 +23,7 @@ export type { CommandRisk } from "./CommandRisk";
 export type { CommandSource } from "./CommandSource";
 export type { CommandVerdict } from "./CommandVerdict";
 export type { DaemonStatus } from "./DaemonStatus";
+export type { Degraded } from "./Degraded";
 export type { DriverEvent } from "./DriverEvent";
 export type { ErrorCode } from "./ErrorCode";
 export type { ExportFormat } from "./ExportFormat";

@@ -32,6 +32,8 @@ export class LiveSnapshot implements Fields {
   notices = $state.raw<Fields["notices"]>([]);
   mcpServers = $state.raw<Fields["mcpServers"]>([]);
   commands = $state.raw<Fields["commands"]>([]);
+  /** Absent from a snapshot unless the session runs without something (not in emptySnapshot). */
+  degraded = $state.raw<Fields["degraded"]>(undefined);
   error = $state.raw<Fields["error"]>(null);
   limitHit = $state.raw<Fields["limitHit"]>(null);
   incomplete = $state.raw<Fields["incomplete"]>(false);
@@ -49,6 +51,7 @@ export class LiveSnapshot implements Fields {
       (this as Record<string, unknown>)[key] = from[key];
     }
     this.recordedAgent = from.recordedAgent;
+    this.degraded = from.degraded;
     // Lists grown in place by apply are this snapshot's own.
     this.toolCalls = [...from.toolCalls];
     this.artifacts = [...from.artifacts];
@@ -68,6 +71,7 @@ export class LiveSnapshot implements Fields {
       (out as unknown as Record<string, unknown>)[key] = this[key];
     }
     if (this.recordedAgent) out.recordedAgent = this.recordedAgent;
+    if (this.degraded?.length) out.degraded = this.degraded;
     out.toolCalls = [...this.toolCalls];
     out.artifacts = [...this.artifacts];
     return out;

@@ -36,6 +36,7 @@ const REPLACED: Replaced[] = [
   "notices",
   "mcpServers",
   "commands",
+  "degraded",
   "error",
   "limitHit",
   "incomplete",

@@ -367,11 +367,12 @@ impl AgentDriver for AcpDriver {
 }
 
 impl AcpDriver {
-    async fn run_turn(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+    async fn run_turn(&self, mut input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         let mut s = match self.session_for(&input, &ctx).await {
             Ok(s) => s,
             Err(e) => return DriverResult::failed(e),
         };
+        recover_context(&mut s, &mut input, &ctx);
         if let Some(mode) = config::knob(&input, &config::mode_env_name(&self.spec.id)) {
             let wanted = format!("{}{mode}", session::MODE_PREFIX);
             s.apply_model(Some(&wanted), &ctx).await;
@@ -422,6 +423,41 @@ impl AcpDriver {
             ..result
         }
     }
+}
+
+/// A session that replaced one the agent could not reload starts from Weft's handover
+/// of the conversation (what a change of agent gives the new agent), and the session
+/// says it runs on that account of the past, not the agent's own memory of it. A
+/// session the agent did reload has its context again.
+fn recover_context(s: &mut LiveSession, input: &mut AgentTurnInput, ctx: &DriverContext) {
+    use weft_protocol::degraded::capability::CONTEXT;
+    let Some(why) = s.lost.take() else {
+        if std::mem::take(&mut s.reloaded) {
+            ctx.emit(DriverEvent::Degraded {
+                capability: CONTEXT.into(),
+                reason: None,
+            });
+        }
+        return;
+    };
+    let reason = match input.lost_session_handover.as_ref() {
+        Some(handover) => {
+            let text = handover();
+            input.system_prompt = Some(match input.system_prompt.take() {
+                Some(sp) if !sp.trim().is_empty() => format!("{text}\n\n{sp}"),
+                _ => text,
+            });
+            format!(
+                "the agent's own memory of the conversation is gone: {why}; its new session \
+                 started from Weft's handover of the conversation"
+            )
+        }
+        None => format!("the agent's own memory of the conversation is gone: {why}"),
+    };
+    ctx.emit(DriverEvent::Degraded {
+        capability: CONTEXT.into(),
+        reason: Some(reason),
+    });
 }
 
 #[cfg(test)]

@@ -129,6 +129,11 @@ pub struct LiveSession {
     pub catalog: Catalog,
     /// True until the first prompt (the system prompt goes with it).
     pub fresh: bool,
+    /// Why the session asked for could not be resumed, when this new one replaced it:
+    /// the turn gives the agent Weft's handover and reports the lost context.
+    pub lost: Option<String>,
+    /// Just reloaded with `session/load`: the agent has its own context again.
+    pub reloaded: bool,
 }
 
 /// How a turn ended.
@@ -197,6 +202,7 @@ pub async fn open(
     let mut conn = conn;
     let can_load = allow_load && conn.init.agent_capabilities.load_session;
     let servers = acp_servers(mcp, conn.init.agent_capabilities.mcp_capabilities.http);
+    let mut lost = None;
     if let Some(id) = resume {
         if can_load {
             let req = LoadSessionRequest::new(id.to_string(), workdir.to_path_buf())
@@ -219,13 +225,18 @@ pub async fn open(
                         shape: Shape::default(),
                         norm,
                         fresh: false,
+                        lost: None,
+                        reloaded: true,
                     });
                 }
-                Err(e) => ctx.emit(DriverEvent::Notice {
-                    text: format!(
-                        "Could not resume session {id} ({e}); started a new session instead"
-                    ),
-                }),
+                Err(e) => {
+                    ctx.emit(DriverEvent::Notice {
+                        text: format!(
+                            "Could not resume session {id} ({e}); started a new session instead"
+                        ),
+                    });
+                    lost = Some(format!("its session {id} could not be loaded ({e})"));
+                }
             }
         } else {
             ctx.emit(DriverEvent::Notice {
@@ -233,6 +244,7 @@ pub async fn open(
                     "This agent cannot resume session {id} over ACP; started a new session"
                 ),
             });
+            lost = Some(format!("it cannot reload its session {id} over ACP"));
         }
     }
     let req = NewSessionRequest::new(workdir.to_path_buf()).mcp_servers(servers);
@@ -248,6 +260,8 @@ pub async fn open(
                 shape: Shape::default(),
                 norm: Normalizer::new(),
                 fresh: true,
+                lost,
+                reloaded: false,
             })
         }
         Err(e) => {

@@ -157,6 +157,14 @@ impl GeminiDriver {
                  no permission prompts in this turn; approval mode `{approval}`"
             ),
         });
+        ctx.emit(DriverEvent::Degraded {
+            capability: weft_protocol::degraded::capability::PROMPTS.into(),
+            reason: Some(format!(
+                "Gemini's ACP cannot reload this session, so its turns run headless \
+                 (`gemini -p --resume`): no permission prompts or questions; tools that need \
+                 approval follow approval mode `{approval}`"
+            )),
+        });
         // Before (what the user's own `gemini --resume` left) and after this resume:
         // see `remove_resume_stubs`.
         tidy_resume_stubs(input, session_id);
@@ -206,6 +214,11 @@ impl AgentDriver for GeminiDriver {
             }
         }
         let sink = ctx.clone();
+        // On the ACP rail the session has its prompts again.
+        ctx.emit(DriverEvent::Degraded {
+            capability: weft_protocol::degraded::capability::PROMPTS.into(),
+            reason: None,
+        });
         let result = self.acp.run(input, ctx).await;
         // Over ACP a used-up quota comes back as the prompt's error only.
         if let Some(hit) = result.error.as_deref().and_then(limits::from_failure) {

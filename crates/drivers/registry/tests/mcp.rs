@@ -217,6 +217,13 @@ async fn a_server_that_fails_to_start_shows_failed_with_its_stderr() -> Res {
             error.contains("record_mcp: refusing to start (--fail)"),
             "the server's stderr is in its status: {error}"
         );
+        // And the session says what it runs without, for as long as that holds.
+        let lasting = snap.degraded.iter().find(|d| d.capability == "mcp:bad");
+        assert!(
+            lasting.is_some_and(|d| d.reason.contains("refusing to start (--fail)")),
+            "{:?}",
+            snap.degraded
+        );
     };
     {
         use weft_testkit::{AnthropicServer, Script, Turn};

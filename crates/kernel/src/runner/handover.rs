@@ -57,6 +57,25 @@ fn attached(s: &UniversalSnapshot) -> String {
 /// The handover text for moving a session from `from` to `to`, over `history`
 /// (oldest first).
 pub fn text(from: &str, to: &str, workdir: &str, history: &[UniversalSnapshot]) -> String {
+    let header = format!(
+        "This Weft session was run by another agent ({from}) until now; you ({to}) take it over from here. \
+         The workspace is {workdir}. Continue from the conversation below as if you had taken part in it."
+    );
+    with_header(header, from, history)
+}
+
+/// The same handover for `agent` itself, when it could not reload its own session
+/// (an ACP agent whose `session/load` failed starts a new one).
+pub fn after_lost_session(agent: &str, workdir: &str, history: &[UniversalSnapshot]) -> String {
+    let header = format!(
+        "You ({agent}) ran this Weft session until now, but your earlier session could not be \
+         loaded, so this is a new one. The workspace is {workdir}. Continue from the \
+         conversation below as if you remembered it."
+    );
+    with_header(header, agent, history)
+}
+
+fn with_header(header: String, from: &str, history: &[UniversalSnapshot]) -> String {
     let mut turns: Vec<String> = Vec::new();
     let mut used = 0;
     let mut left_out = 0;
@@ -108,10 +127,7 @@ pub fn text(from: &str, to: &str, workdir: &str, history: &[UniversalSnapshot]) 
     }
     digest.reverse();
     let dropped = left_out - digest.len();
-    let mut out = format!(
-        "This Weft session was run by another agent ({from}) until now; you ({to}) take it over from here. \
-         The workspace is {workdir}. Continue from the conversation below as if you had taken part in it."
-    );
+    let mut out = header;
     if dropped > 0 {
         out.push_str(&format!(
             " ({dropped} of the oldest turn(s) are left out to keep this short.)"

@@ -406,8 +406,17 @@ impl Shared {
             st.record.account = chosen(a);
         }
         st.record.updated_at = now;
+        // What the session runs without lasts from turn to turn, while it runs on the
+        // agent that reported it; a driver clears what no longer holds.
+        let prev = st.acc.snapshot();
+        let degraded = if prev.agent == st.record.agent {
+            prev.degraded.clone()
+        } else {
+            Vec::new()
+        };
         let fresh = UniversalSnapshot {
             phase: Phase::Streaming,
+            degraded,
             task_id: Some(task.task_id.clone()),
             session_id: st.record.session_id.clone(),
             agent: st.record.agent.clone(),
@@ -505,6 +514,16 @@ impl Shared {
             ..Default::default()
         };
         with_handover(st, &mut input);
+        if input.session_id.is_some() {
+            let store = self.env.store.clone();
+            let key = self.key.clone();
+            let agent = st.record.agent.clone();
+            let workdir = st.record.workdir.clone();
+            input.lost_session_handover = Some(Arc::new(move || {
+                let history = store.history(&key).unwrap_or_default();
+                handover::after_lost_session(&agent, &workdir, &history)
+            }));
+        }
         input
     }
 

@@ -15,6 +15,8 @@ use super::support::*;
 #[derive(Default)]
 struct Other {
     seen: Mutex<Vec<(Option<String>, Option<String>)>>,
+    /// What each turn's handover for a lost session reads (empty: none was offered).
+    lost_handovers: Mutex<Vec<String>>,
 }
 
 #[async_trait]
@@ -40,8 +42,21 @@ impl AgentDriver for Other {
         self.seen
             .lock()
             .push((input.session_id.clone(), input.system_prompt.clone()));
+        self.lost_handovers.lock().push(
+            input
+                .lost_session_handover
+                .as_ref()
+                .map(|h| h())
+                .unwrap_or_default(),
+        );
         if input.prompt == "nostart" {
             return DriverResult::failed("other: cannot start");
+        }
+        if input.prompt == "degrade" {
+            ctx.emit(DriverEvent::Degraded {
+                capability: "context".into(),
+                reason: Some("its session could not be loaded".into()),
+            });
         }
         let id = input.session_id.unwrap_or_else(|| "other-1".into());
         ctx.emit(DriverEvent::Session {
@@ -181,4 +196,31 @@ async fn the_switch_verb_moves_an_idle_session_and_the_snapshot_tells_recorded_f
         agents(&loom, &key).await,
         ["script", "script", "other", "other"]
     );
+}
+
+/// What a session runs without lasts from turn to turn on its agent (until a driver
+/// clears it) and goes with a change of agent; a resumed turn is offered the handover
+/// a driver gives an agent that cannot reload its session.
+#[tokio::test]
+async fn what_a_session_runs_without_lasts_across_turns_and_not_across_agents() {
+    let script = Arc::new(ScriptDriver::default());
+    let other = Arc::new(Other::default());
+    let (loom, key) = after_one_turn(script.clone(), other.clone()).await;
+    let (_, at) = finish(&loom, to("other", "degrade", &key)).await;
+    assert_eq!(at.snapshot.degraded.len(), 1, "{:?}", at.snapshot.degraded);
+    assert_eq!(
+        other.lost_handovers.lock().last().map(String::as_str),
+        Some(""),
+        "a new session: nothing to lose"
+    );
+
+    let (_, at) = finish(&loom, prompt("and again", Some(&key))).await;
+    assert_eq!(at.snapshot.degraded[0].capability, "context");
+    let offered = other.lost_handovers.lock().last().cloned().unwrap_or_default();
+    assert!(offered.contains("could not be"), "{offered}");
+    assert!(offered.contains("name the colour teal"), "{offered}");
+    assert!(offered.contains("other says degrade"), "{offered}");
+
+    let (_, at) = finish(&loom, to("script", "back", &key)).await;
+    assert!(at.snapshot.degraded.is_empty(), "{:?}", at.snapshot.degraded);
 }

@@ -70,6 +70,19 @@ fn event() -> impl Strategy<Value = DriverEvent> {
                 result: None
             }
         }),
+        ("[a-b]", proptest::option::of("[a-z]{1,3}"))
+            .prop_map(|(capability, reason)| { DriverEvent::Degraded { capability, reason } }),
+        (
+            "[a-b]",
+            prop_oneof![Just(McpState::Connected), Just(McpState::Failed)]
+        )
+            .prop_map(|(name, status)| DriverEvent::Mcp {
+                server: McpServerStatus {
+                    name,
+                    status,
+                    error: Some("boom".into())
+                }
+            }),
     ]
 }
 
@@ -178,4 +191,45 @@ fn activity_is_bounded() {
     assert_eq!(lines.len(), ACTIVITY_LINES);
     assert_eq!(lines.last().copied(), Some("step 499 done"));
     assert_eq!(acc.snapshot().tool_calls.len(), 500);
+}
+
+#[test]
+fn what_the_session_runs_without_is_set_cleared_and_follows_its_mcp_servers() {
+    let mut acc = Accumulator::new(UniversalSnapshot::default());
+    let lost = |reason: Option<&str>| DriverEvent::Degraded {
+        capability: "context".into(),
+        reason: reason.map(Into::into),
+    };
+    let patch = acc.apply(&lost(Some("its session could not be loaded")), 1);
+    assert_eq!(patch.degraded.map(|d| d.len()), Some(1));
+    // The same again changes nothing.
+    assert_eq!(
+        acc.apply(&lost(Some("its session could not be loaded")), 2)
+            .degraded,
+        None
+    );
+    let mcp = |status| DriverEvent::Mcp {
+        server: McpServerStatus {
+            name: "db".into(),
+            status,
+            error: Some("exited: no such file".into()),
+        },
+    };
+    acc.apply(&mcp(McpState::Failed), 3);
+    let names: Vec<&str> = acc
+        .snapshot()
+        .degraded
+        .iter()
+        .map(|d| d.capability.as_str())
+        .collect();
+    assert_eq!(names, ["context", "mcp:db"]);
+    assert!(acc.snapshot().degraded[1]
+        .reason
+        .contains("exited: no such file"));
+    acc.apply(&mcp(McpState::Connected), 4);
+    acc.apply(&lost(None), 5);
+    assert!(acc.snapshot().degraded.is_empty());
+    // Empty, it is not on the wire at all: older clients see what they saw before.
+    let json = serde_json::to_value(acc.snapshot()).unwrap_or_default();
+    assert!(json.get("degraded").is_none(), "{json}");
 }

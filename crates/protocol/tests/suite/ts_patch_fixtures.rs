@@ -89,6 +89,7 @@ fn base() -> UniversalSnapshot {
         notices: Vec::new(),
         mcp_servers: Vec::new(),
         commands: Vec::new(),
+        degraded: Vec::new(),
         error: None,
         limit_hit: None,
         incomplete: false,

@@ -4,6 +4,7 @@ mod codex_acp;
 mod conformance;
 mod environment;
 mod fake;
+mod lost_session;
 mod measure;
 mod offline;
 mod real;

@@ -146,6 +146,14 @@ async fn resume_in_a_new_process_goes_headless_and_keeps_the_session() {
         "{:?}",
         snap.notices
     );
+    // Headless is a lasting state of the session, not only a notice of this turn.
+    let prompts = weft_protocol::degraded::capability::PROMPTS;
+    let headless = snap.degraded.iter().find(|d| d.capability == prompts);
+    assert!(
+        headless.is_some_and(|d| d.reason.contains("headless")),
+        "{:?}",
+        snap.degraded
+    );
     assert_eq!(
         snap.usage
             .as_ref()
@@ -162,6 +170,27 @@ async fn resume_in_a_new_process_goes_headless_and_keeps_the_session() {
         d2.live_pids().is_empty(),
         "a headless turn leaves no process"
     );
+
+    // A new session runs on the ACP rail again: the prompts are back.
+    let sink = TestSink::new();
+    sink.accumulate(|acc| {
+        acc.apply(
+            &weft_protocol::DriverEvent::Degraded {
+                capability: prompts.into(),
+                reason: headless.map(|d| d.reason.clone()),
+            },
+            0,
+        )
+    });
+    let (r3, snap) = run(
+        &d2,
+        h.input("gemini:r", "A new start.", &server.base_url()),
+        &sink,
+    )
+    .await;
+    d2.shutdown().await;
+    assert!(r3.ok, "{r3:?}");
+    assert!(snap.degraded.is_empty(), "{:?}", snap.degraded);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
