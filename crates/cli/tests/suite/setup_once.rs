@@ -345,3 +345,66 @@ fn skills_are_added_once_listed_turned_off_and_removed() {
     assert!(!bare.status.success());
     assert!(String::from_utf8_lossy(&bare.stderr).contains("SKILL.md"));
 }
+
+/// Codex asks before each MCP tool call under its default approval policy: `weft run
+/// --yes` allows it as it allows a shell request, and the server runs; with no terminal
+/// and no `--yes` it is cancelled, visibly, and the server never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_asks_before_an_mcp_tool_and_yes_allows_it() {
+    use weft_testkit::openai::{when, Script, Turn};
+    use weft_testkit::ResponsesServer;
+    let Some(codex) = agent_bin("codex") else {
+        return;
+    };
+    let mut script = Script::new();
+    for (prompt, call, text) in [
+        ("record yes", "call_y", "with yes"),
+        ("record no", "call_n", "without yes"),
+    ] {
+        script = script
+            .turn_when(
+                when::user_text_contains(prompt),
+                Turn::new().namespaced_call(
+                    call,
+                    "mcp__rec",
+                    "record",
+                    serde_json::json!({ "text": text }),
+                ),
+            )
+            .turn_when(when::tool_output_for(call), Turn::text_reply("Done."));
+    }
+    let server = ResponsesServer::start(script)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let env = Env::new();
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let record = home.path().join("calls.jsonl");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../drivers/registry/tests/fixtures/record_mcp.py");
+    std::fs::write(
+        env.home.path().join("mcp.json"),
+        serde_json::json!({"mcpServers": {"rec": {"command": "python3", "args": [fixture, record]}}})
+            .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = |args: &[&str]| {
+        let mut cmd = env.cmd(args);
+        super::support::codex_env(&mut cmd, home.path(), &codex, &server.v1_url(), "sk-test");
+        cmd.env("WEFT_CODEX_APPROVAL_POLICY", "on-request");
+        cmd.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let calls = || std::fs::read_to_string(&record).unwrap_or_default();
+
+    let out = run(&["run", "--agent", "codex", "--yes", "--json", "record yes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(calls().contains("with yes"), "{stderr} {}", calls());
+    assert!(
+        stderr.contains("(--yes)") && stderr.contains("allowed"),
+        "{stderr}"
+    );
+
+    let out = run(&["run", "--agent", "codex", "--json", "record no"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!calls().contains("without yes"), "{}", calls());
+    assert!(stderr.contains("pass --yes to allow"), "{stderr}");
+}
