@@ -301,8 +301,18 @@ async fn a_switch_closes_the_old_agent_and_taking_it_back_resumes_its_session_on
         at.snapshot
     );
     let claude_session = at.snapshot.session_id.clone().ok_or("no claude session")?;
-    // Claude's process stays for the session's next turn.
-    assert!(!agent_pids(&mark, "claude").is_empty(), "no claude process");
+    // Claude's process stays for the session's next turn — past the ten seconds after
+    // which tokio ends an idle blocking thread: the account's secret command once ran
+    // under `block_in_place`, which left the spawning worker to end as one, and the
+    // parent-death signal killed claude with it.
+    let alive = agent_pids(&mark, "claude");
+    assert!(!alive.is_empty(), "no claude process");
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    assert_eq!(
+        agent_pids(&mark, "claude"),
+        alive,
+        "claude died while its session was idle"
+    );
 
     loom.switch_agent_as(&caller, &key, "codex").await?;
     assert!(
