@@ -455,3 +455,57 @@ async fn codex_asks_before_an_mcp_tool_runs_and_the_answer_decides() -> Res {
     }
     Ok(())
 }
+
+/// "Allow for this session" on codex's MCP approval: codex remembers it, so the next
+/// call of the same tool in the session runs without asking again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_remembers_an_mcp_tool_allowed_for_the_session() -> Res {
+    use std::sync::Mutex;
+    use weft_kernel::TurnCallbacks;
+    use weft_protocol::{permission, InteractionResponse};
+    use weft_testkit::openai::{when, Script, Turn};
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+    let call = |id: &str, text: &str| {
+        Turn::new().namespaced_call(id, "mcp__rec", "record", json!({ "text": text }))
+    };
+    let script = Script::new()
+        .turn_when(
+            when::user_text_contains("record twice"),
+            call("call_s1", "first"),
+        )
+        .turn_when(when::tool_output_for("call_s1"), call("call_s2", "second"))
+        .turn_when(when::tool_output_for("call_s2"), Turn::text_reply("Both."));
+    let server = weft_testkit::ResponsesServer::start(script).await?;
+    let mut input = s.agent_input("codex", &server.v1_url())?;
+    input.prompt = "record twice".into();
+    input.env.retain(|(k, _)| k != "WEFT_CODEX_APPROVAL_POLICY");
+    let driver = driver("codex")?;
+    let plugins = Plugins::new(vec![Arc::new(weft_drivers::McpPlugin::default())]);
+    let held = plugins.apply(driver.id(), &mut input, true)?;
+    let asked = Arc::new(Mutex::new(0usize));
+    let seen = asked.clone();
+    let callbacks = TurnCallbacks {
+        on_interaction: Box::new(move |_| {
+            if let Ok(mut n) = seen.lock() {
+                *n += 1;
+            }
+            InteractionResponse::select(permission::ALLOW_SESSION)
+        }),
+        ..Default::default()
+    };
+    let (r, snap) = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        weft_kernel::run_turn(driver.clone(), input, callbacks),
+    )
+    .await?;
+    drop(held);
+    driver.shutdown().await;
+    assert!(r.ok, "{r:?} {snap:#?}");
+    let texts: Vec<Value> = s.calls().into_iter().map(|c| c["text"].clone()).collect();
+    assert_eq!(texts, [json!("first"), json!("second")], "{snap:#?}");
+    assert_eq!(*asked.lock().map_err(|e| e.to_string())?, 1, "asked once");
+    Ok(())
+}
