@@ -118,4 +118,40 @@ describe("the sidebar", () => {
     await fireEvent.keyDown(head, { key: "ArrowRight" });
     await waitFor(() => expect(screen.getAllByTestId("session-item")).toHaveLength(2));
   });
+
+  it("pins a session to the top and archives one into a folded Archived section, from the palette", async () => {
+    const t = new FakeTransport();
+    const older = t.addSession("echo", "/work/demo", "older");
+    const newer = t.addSession("echo", "/work/demo", "newer");
+    const { app } = await started(t);
+    await app.refreshSessions();
+    const shown = () => screen.queryAllByTestId("session-item").map((e) => e.dataset.sessionKey);
+    await waitFor(() => expect(shown()).toEqual([newer, older]));
+    const run = async (id: string) => {
+      await fireEvent.keyDown(window, { key: "k", ctrlKey: true });
+      const input = await screen.findByTestId("palette-input");
+      await fireEvent.input(input, { target: { value: id === "pin" ? "pin this" : "archive this" } });
+      await waitFor(() => expect(document.querySelector('[data-testid="palette-item"][data-selected]')?.getAttribute("data-action-id")).toBe(id));
+      await fireEvent.keyDown(input, { key: "Enter" });
+      await waitFor(() => expect(screen.queryByTestId("palette")).toBeNull());
+    };
+    app.selectSession(older);
+    await run("pin");
+    await waitFor(() => expect(shown()).toEqual([older, newer]));
+    const pinned = screen.getAllByTestId("session-item")[0];
+    expect(pinned.dataset.pinned).toBe("true");
+    expect(pinned.querySelector('[data-testid="session-pinned"]')).not.toBeNull();
+    expect(t.calls.filter((c) => c.verb === "manageSession").map((c) => c.args)).toEqual([[older, { type: "pin" }]]);
+
+    app.selectSession(newer);
+    await run("archive");
+    await waitFor(() => expect(shown()).toEqual([older]));
+    expect(screen.getByTestId("archived-count").textContent).toBe("1");
+    expect(screen.getByTestId("archived-head").dataset.folded).toBe("true");
+    await fireEvent.click(screen.getByTestId("archived-toggle"));
+    await waitFor(() => expect(shown()).toEqual([older, newer]));
+    expect(screen.getAllByTestId("session-item")[1].dataset.archived).toBe("true");
+    // A workspace with only archived sessions left keeps no empty group of its own.
+    expect(screen.getAllByTestId("workspace").map((e) => e.dataset.workdir)).toEqual(["/work/demo"]);
+  });
 });

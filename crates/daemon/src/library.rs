@@ -80,8 +80,14 @@ fn index_error(e: LibraryError) -> IndexError {
 }
 
 impl SessionIndex for LibraryIndex {
-    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, IndexError> {
-        self.0.managed_sessions(workdir).map_err(index_error)
+    fn list_sessions(
+        &self,
+        workdir: Option<&str>,
+        archived: bool,
+    ) -> Result<Vec<SessionInfo>, IndexError> {
+        self.0
+            .managed_sessions(workdir, archived)
+            .map_err(index_error)
     }
 
     fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError> {

@@ -14,8 +14,12 @@ use crate::ports::SessionStore;
 /// off its async workers.
 pub trait SessionIndex: Send + Sync {
     /// Weft's sessions (in `workdir` when given) in the order lists show them: pinned
-    /// first, then newest first.
-    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, IndexError>;
+    /// first, then newest first; archived ones only with `archived`.
+    fn list_sessions(
+        &self,
+        workdir: Option<&str>,
+        archived: bool,
+    ) -> Result<Vec<SessionInfo>, IndexError>;
     /// Finished turns whose prompt or reply match `query`, best first, at most `limit`.
     fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError>;
     /// Makes the agent's own session `session_key` one of Weft's, on the same agent
@@ -30,7 +34,11 @@ pub trait SessionIndex: Send + Sync {
 pub(crate) struct StoreIndex(pub(crate) Arc<dyn SessionStore>);
 
 impl SessionIndex for StoreIndex {
-    fn list_sessions(&self, workdir: Option<&str>) -> Result<Vec<SessionInfo>, IndexError> {
+    fn list_sessions(
+        &self,
+        workdir: Option<&str>,
+        _archived: bool,
+    ) -> Result<Vec<SessionInfo>, IndexError> {
         Ok(self.0.list_sessions(workdir)?)
     }
 

@@ -370,10 +370,19 @@ impl Loom {
         self.history_page(session_key, None, None).await
     }
 
-    /// Sessions, newest first.
+    /// Sessions, pinned first, then newest first; archived ones left out.
     pub async fn list_sessions(
         &self,
         workdir: Option<&str>,
+    ) -> Result<Vec<SessionInfo>, KernelError> {
+        self.list_sessions_with(workdir, false).await
+    }
+
+    /// The same, with the archived ones too (each marked) when `archived`.
+    pub async fn list_sessions_with(
+        &self,
+        workdir: Option<&str>,
+        archived: bool,
     ) -> Result<Vec<SessionInfo>, KernelError> {
         let workdir = match workdir {
             Some(dir) => Some(
@@ -383,7 +392,7 @@ impl Loom {
             ),
             None => None,
         };
-        self.indexed(move |index| index.list_sessions(workdir.as_deref()))
+        self.indexed(move |index| index.list_sessions(workdir.as_deref(), archived))
             .await
     }
 

@@ -15,30 +15,41 @@ use crate::{Library, LibraryError};
 struct Marks {
     title: Option<String>,
     pinned: bool,
-    /// Archived or deleted: off the lists.
-    away: bool,
+    archived: bool,
+    /// Deleted: off every list.
+    hidden: bool,
 }
 
 impl Library {
     /// Weft's sessions (in `workdir` when given), pinned first, then newest first, each
-    /// under the title the user gave it; archived and deleted ones are left out.
+    /// under the title the user gave it and marked pinned or archived; archived ones
+    /// only with `archived`, deleted ones never.
     pub fn managed_sessions(
         &self,
         workdir: Option<&str>,
+        archived: bool,
     ) -> Result<Vec<SessionInfo>, LibraryError> {
         let Some(store) = &self.store else {
             return Ok(Vec::new());
         };
         let mut sessions = store.list_sessions(workdir)?;
         let marks = self.marks()?;
-        sessions.retain(|s| !marks.get(&s.session_key).is_some_and(|m| m.away));
+        sessions.retain(|s| {
+            marks
+                .get(&s.session_key)
+                .is_none_or(|m| !m.hidden && (archived || !m.archived))
+        });
         for s in &mut sessions {
-            if let Some(title) = marks.get(&s.session_key).and_then(|m| m.title.clone()) {
-                s.title = title;
+            if let Some(m) = marks.get(&s.session_key) {
+                if let Some(title) = &m.title {
+                    s.title.clone_from(title);
+                }
+                s.pinned = m.pinned;
+                s.archived = m.archived;
             }
         }
         // Stable: the store's newest-first order holds within pinned and unpinned.
-        sessions.sort_by_key(|s| !marks.get(&s.session_key).is_some_and(|m| m.pinned));
+        sessions.sort_by_key(|s| !s.pinned);
         Ok(sessions)
     }
 
@@ -65,7 +76,7 @@ impl Library {
     fn marks(&self) -> Result<HashMap<String, Marks>, LibraryError> {
         let conn = self.read.lock();
         let mut st = conn.prepare_cached(
-            "SELECT session_key, title, COALESCE(pinned, 0), COALESCE(archived, 0) OR COALESCE(hidden, 0)
+            "SELECT session_key, title, COALESCE(pinned, 0), COALESCE(archived, 0), COALESCE(hidden, 0)
              FROM lib_marks",
         )?;
         let rows = st.query_map([], |r| {
@@ -74,7 +85,8 @@ impl Library {
                 Marks {
                     title: r.get(1)?,
                     pinned: r.get(2)?,
-                    away: r.get(3)?,
+                    archived: r.get(3)?,
+                    hidden: r.get(4)?,
                 },
             ))
         })?;

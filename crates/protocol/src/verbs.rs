@@ -230,10 +230,14 @@ pub enum ClientRequest {
         /// Only turns before the turn with this task id.
         before: Option<String>,
     } => Vec<UniversalSnapshot> as Read,
-    /// Answered by `SessionInfo`s, newest first.
+    /// Answered by `SessionInfo`s, pinned ones first, then newest first.
     ListSessions {
         /// Only sessions in this folder.
         workdir: Option<String>,
+        /// Archived sessions too (each marked `archived`); without it they are left out.
+        #[serde(default)]
+        #[ts(optional)]
+        archived: Option<bool>,
     } => Vec<SessionInfo> as Read,
     /// Answered by `SearchHit`s, best match first.
     Search {

@@ -374,6 +374,12 @@ pub struct SessionInfo {
     /// Last changed (ms since the epoch).
     #[ts(type = "number")]
     pub updated_at: i64,
+    /// The user pinned it (`weft sessions pin`, the app): listed first.
+    #[serde(default)]
+    pub pinned: bool,
+    /// The user archived it: listed only when archived ones are asked for.
+    #[serde(default)]
+    pub archived: bool,
 }
 
 /// The whole snapshot of a session with the seq it is current at; what a late or
@@ -468,6 +474,8 @@ impl SessionRecord {
             turns,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            pinned: false,
+            archived: false,
         }
     }
 }

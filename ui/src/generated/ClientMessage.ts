@@ -80,7 +80,11 @@ before: string | null, } | { "type": "listSessions",
 /**
  * Only sessions in this folder.
  */
-workdir: string | null, } | { "type": "search", 
+workdir: string | null, 
+/**
+ * Archived sessions too (each marked `archived`); without it they are left out.
+ */
+archived?: boolean, } | { "type": "search", 
 /**
  * Words to find in prompts and replies (the last one as a prefix).
  */

@@ -48,4 +48,12 @@ createdAt: number,
 /**
  * Last changed (ms since the epoch).
  */
-updatedAt: number, };
+updatedAt: number, 
+/**
+ * The user pinned it (`weft sessions pin`, the app): listed first.
+ */
+pinned: boolean, 
+/**
+ * The user archived it: listed only when archived ones are asked for.
+ */
+archived: boolean, };

@@ -83,6 +83,8 @@ export class AppStore {
   filterState = $state<SessionState | null>(null);
   /** Workspaces folded to their head in the sidebar. */
   folded = $state<string[]>(readList(FOLDED_KEY));
+  /** The sidebar's Archived section is unfolded (it starts folded in every window). */
+  archivedOpen = $state(false);
   /** When the user last saw each session (its updatedAt then): later changes are unread. */
   private seen = $state<Record<string, number>>(readSeen());
   private seenBaseline = false;
@@ -189,12 +191,22 @@ export class AppStore {
   }
 
   /** Sessions matching the search box and the filters, newest first. */
+  /** The sessions the sidebar's workspaces list: not the archived ones, filtered. */
   get filteredSessions(): SessionInfo[] {
+    return this.filtered(this.sessions.filter((s) => !s.archived));
+  }
+
+  /** The archived sessions, filtered: the sidebar's Archived section. */
+  get archivedSessions(): SessionInfo[] {
+    return this.filtered(this.sessions.filter((s) => s.archived));
+  }
+
+  private filtered(sessions: SessionInfo[]): SessionInfo[] {
     const q = this.search.trim().toLowerCase();
     const agent = this.filterAgent;
     const state = this.filterState;
-    if (!q && !agent && !state) return this.sessions;
-    return this.sessions.filter(
+    if (!q && !agent && !state) return sessions;
+    return sessions.filter(
       (s) =>
         (!agent || s.agent === agent) &&
         (!state || this.sessionState(s) === state) &&
@@ -251,6 +263,18 @@ export class AppStore {
     localStorage.setItem(SEEN_KEY, JSON.stringify(this.seen));
   }
 
+  /**
+   * Pins or archives a session (or takes that back): its record in the session
+   * library, so `weft sessions` and every window show the same.
+   */
+  async mark(key: string, action: "pin" | "unpin" | "archive" | "unarchive") {
+    const done = await this.guard(async () => {
+      await this.transport.request({ type: "manageSession", sessionKey: key, action: { type: action } });
+      return true;
+    });
+    if (done) await this.refreshSessions();
+  }
+
   /** Folds or unfolds a workspace in the sidebar. */
   setFolded(workdir: string, fold: boolean) {
     const list = this.folded.filter((w) => w !== workdir);
@@ -262,7 +286,7 @@ export class AppStore {
   get workspaceGroups(): { workdir: string; sessions: SessionInfo[] }[] {
     const sessions = this.filteredSessions;
     const order = [...this.workspaces];
-    for (const s of this.sessions) if (!order.includes(s.workdir)) order.push(s.workdir);
+    for (const s of this.sessions) if (!s.archived && !order.includes(s.workdir)) order.push(s.workdir);
     // A removed workspace's sessions still show while searching.
     const searching = this.search.trim() !== "";
     return order
@@ -393,7 +417,7 @@ export class AppStore {
   }
 
   async refreshSessions() {
-    const sessions = await this.guard(() => this.transport.request({ type: "listSessions", workdir: null }));
+    const sessions = await this.guard(() => this.transport.request({ type: "listSessions", workdir: null, archived: true }));
     if (!sessions) return;
     this.sessions = sessions;
     if (!this.seenBaseline) {

@@ -56,7 +56,7 @@ export class FakeTransport implements Transport {
     const key = `${agent}:s${this.next++}`;
     const now = Date.now();
     this.sessions.set(key, {
-      info: { sessionKey: key, agent, sessionId: null, title, workdir, model: null, phase: "idle", turns: 0, createdAt: now, updatedAt: now },
+      info: { sessionKey: key, agent, sessionId: null, title, workdir, model: null, phase: "idle", turns: 0, createdAt: now, updatedAt: now, pinned: false, archived: false },
       seq: 0,
       current: emptySnapshot(agent),
       history: [],
@@ -195,12 +195,23 @@ export class FakeTransport implements Transport {
       const from = Math.min(start ?? Math.max(0, all.length - limit), all.length);
       return { sessionKey, total: all.length, start: from, turns: structuredClone(all.slice(from, from + limit)), sourceGone: false };
     },
-    listSessions: async ({ workdir }) => {
-      this.record("listSessions", workdir);
+    listSessions: async ({ workdir, archived }) => {
+      this.record("listSessions", workdir, archived);
       return [...this.sessions.values()]
         .map((s) => ({ ...s.info }))
-        .filter((s) => workdir === null || s.workdir === workdir)
-        .reverse();
+        .filter((s) => (workdir === null || s.workdir === workdir) && (archived || !s.archived))
+        .reverse()
+        .sort((a, b) => Number(b.pinned) - Number(a.pinned));
+    },
+    manageSession: async ({ sessionKey, action }) => {
+      this.record("manageSession", sessionKey, action);
+      const s = this.sessions.get(sessionKey);
+      if (!s) throw { code: "unknownSession", message: `unknown session \`${sessionKey}\`` };
+      if (action.type === "pin" || action.type === "unpin") s.info.pinned = action.type === "pin";
+      else if (action.type === "archive" || action.type === "unarchive") s.info.archived = action.type === "archive";
+      else if (action.type === "rename") s.info.title = action.title;
+      else this.sessions.delete(sessionKey);
+      return null;
     },
     search: async ({ query, limit }) => {
       this.record("search", query);

@@ -7,6 +7,7 @@ export type SidebarRow =
   | { key: string; kind: "session"; session: SessionInfo }
   | { key: string; kind: "native"; session: LibrarySession }
   | { key: string; kind: "label"; text: string }
+  | { key: string; kind: "archived"; count: number; open: boolean }
   | { key: string; kind: "hits" }
   | { key: string; kind: "hit"; hit: SearchHit }
   | { key: string; kind: "native-hit"; hit: LibraryHit }
@@ -19,7 +20,8 @@ export type SidebarRow =
  * whose title, agent or folder matches show. One already a Weft session is not repeated.
  * `nativeHits` (their transcripts' matches) follow Weft's transcript hits. A workspace
  * the user removed (`hidden`) stays off the list though agents' sessions ran there,
- * as Weft's own do; while searching they show again.
+ * as Weft's own do; while searching they show again. `archived` sessions follow under
+ * one Archived head, listed when `archivedOpen` (or while searching).
  */
 export function sidebarRows(
   groups: { workdir: string; sessions: SessionInfo[] }[],
@@ -29,10 +31,12 @@ export function sidebarRows(
   nativeHits: LibraryHit[] = [],
   hidden: readonly string[] = [],
   collapsed: ReadonlySet<string> = new Set(),
+  archived: SessionInfo[] = [],
+  archivedOpen = false,
 ): SidebarRow[] {
   const q = search.trim().toLowerCase();
   const searching = q !== "";
-  const managed = new Set(groups.flatMap((g) => g.sessions.map((s) => s.sessionKey)));
+  const managed = new Set([...groups.flatMap((g) => g.sessions), ...archived].map((s) => s.sessionKey));
   const removed = new Set(hidden);
   const byWorkdir = new Map<string | null, LibrarySession[]>();
   for (const n of natives) {
@@ -69,6 +73,11 @@ export function sidebarRows(
   if (unknown?.length) {
     rows.push({ key: "natives:unknown", kind: "label", text: "Folder unknown" });
     rows.push(...nativeRows(unknown));
+  }
+  if (archived.length > 0) {
+    const open = archivedOpen || searching;
+    rows.push({ key: "archived", kind: "archived", count: archived.length, open });
+    if (open) for (const session of archived) rows.push({ key: `s:${session.sessionKey}`, kind: "session", session });
   }
   const theirs = searching ? nativeHits.filter((h) => !managed.has(h.sessionKey)) : [];
   const anyHits = searching && (hits.length > 0 || theirs.length > 0);

@@ -48,6 +48,17 @@ function sessionActions({ app, library }: ActionContext): Action[] {
   const openWindow = app.transport.openWindow;
   if (openWindow) out.push({ id: "pop-out", label: "Open in a new window", group, keywords: ["pop out", "detach"], run: () => void openWindow(`#/s/${encodeURIComponent(view.key)}`) });
   if (app.beside) out.push({ id: "close-beside", label: "Close the second pane", group, keywords: ["split"], run: () => app.showBeside(null) });
+  const info = app.sessions.find((s) => s.sessionKey === view.key);
+  if (info) {
+    out.push(
+      info.pinned
+        ? { id: "unpin", label: "Unpin this session", group, run: () => void app.mark(view.key, "unpin") }
+        : { id: "pin", label: "Pin this session", group, keywords: ["keep on top", "favourite"], run: () => void app.mark(view.key, "pin") },
+      info.archived
+        ? { id: "unarchive", label: "Unarchive this session", group, keywords: ["restore"], run: () => void app.mark(view.key, "unarchive") }
+        : { id: "archive", label: "Archive this session", group, keywords: ["hide", "done"], run: () => void app.mark(view.key, "archive") },
+    );
+  }
   return out;
 }
 

@@ -34,7 +34,10 @@ async fn what_the_user_marks_with_weft_sessions_is_what_the_apps_list_and_search
     .unwrap_or_else(|e| panic!("{e}"));
     let client = connected.client;
     let listed: Vec<SessionInfo> = client
-        .send(verb::ListSessions { workdir: None })
+        .send(verb::ListSessions {
+            workdir: None,
+            archived: None,
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let shown: Vec<(&str, &str)> = listed
@@ -47,6 +50,27 @@ async fn what_the_user_marks_with_weft_sessions_is_what_the_apps_list_and_search
         [
             (alpha.as_str(), "my own title"),
             (delta.as_str(), "pelican delta turn")
+        ]
+    );
+    assert!(listed[0].pinned && !listed[1].pinned, "{listed:?}");
+    // The sidebar's Archived section asks for them too: marked, after the others' order.
+    let all: Vec<SessionInfo> = client
+        .send(verb::ListSessions {
+            workdir: None,
+            archived: Some(true),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let marked: Vec<(&str, bool, bool)> = all
+        .iter()
+        .map(|s| (s.session_key.as_str(), s.pinned, s.archived))
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            (alpha.as_str(), true, false),
+            (delta.as_str(), false, false),
+            (beta.as_str(), false, true)
         ]
     );
     let (_, library, _) = env.json(&["sessions", "--json"]);
@@ -70,7 +94,10 @@ async fn what_the_user_marks_with_weft_sessions_is_what_the_apps_list_and_search
     // Unarchived, it is back where its time puts it.
     env.ok(&["sessions", "archive", beta, "--undo"]);
     let listed: Vec<SessionInfo> = client
-        .send(verb::ListSessions { workdir: None })
+        .send(verb::ListSessions {
+            workdir: None,
+            archived: None,
+        })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let keys: Vec<&str> = listed.iter().map(|s| s.session_key.as_str()).collect();

@@ -143,9 +143,9 @@ pub async fn handle(
         } => answer::<verb::GetHistory>(
             sessions::get_history(loom, &session_key, limit, before).await,
         ),
-        ClientRequest::ListSessions { workdir } => {
-            answer::<verb::ListSessions>(sessions::list_sessions(loom, workdir.as_deref()).await)
-        }
+        ClientRequest::ListSessions { workdir, archived } => answer::<verb::ListSessions>(
+            sessions::list_sessions(loom, workdir.as_deref(), archived.unwrap_or(false)).await,
+        ),
         ClientRequest::Search { query, limit } => {
             answer::<verb::Search>(sessions::search(loom, &query, limit).await)
         }

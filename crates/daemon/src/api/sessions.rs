@@ -149,8 +149,11 @@ pub(super) async fn get_history(
 pub(super) async fn list_sessions(
     loom: &Loom,
     workdir: Option<&str>,
+    archived: bool,
 ) -> Result<Vec<SessionInfo>, WireError> {
-    loom.list_sessions(workdir).await.map_err(wire)
+    loom.list_sessions_with(workdir, archived)
+        .await
+        .map_err(wire)
 }
 
 pub(super) async fn search(
