@@ -26,7 +26,7 @@ describe("AgentsView", () => {
           return [
             info({}),
             info({ id: "claude", name: "Claude Code", version: "2.1.100" }),
-            info({ id: "codex", name: "Codex", installed: false, version: null, problem: "`codex` was not found (looked at $WEFT_CODEX_BIN, …); install it with npm" }),
+            info({ id: "codex", name: "Codex", installed: false, version: null, problem: "the codex CLI: `codex` was not found (looked at $WEFT_CODEX_BIN, …); install it with npm" }),
           ];
         case "listAgentInstalls":
           return [
