@@ -20,6 +20,7 @@
 //!   offered when codex lists `session` in `_meta.persist` and goes back as
 //!   `_meta: {persist: "session"}`. Answered with an error, codex tells the model
 //!   "user rejected MCP tool call" without anyone having been asked (observed).
+//!   Any other elicitation is an MCP server's own form ([`crate::elicit`]).
 //!
 //! Any other request is answered with a JSON-RPC error at once ([`unsupported`]):
 //! codex never waits on a request Weft cannot answer.
@@ -56,9 +57,24 @@ enum PendingKind {
     Elicitation {
         results: Vec<(String, Value)>,
     },
+    /// An MCP server's form: each field and how its answer is typed.
+    Form {
+        fields: Vec<(String, crate::elicit::Field)>,
+    },
 }
 
 impl Pending {
+    /// An MCP server's form.
+    pub(crate) fn form(
+        interaction: Interaction,
+        fields: Vec<(String, crate::elicit::Field)>,
+    ) -> Self {
+        Self {
+            interaction,
+            kind: PendingKind::Form { fields },
+        }
+    }
+
     /// The JSON-RPC result for `response`.
     pub fn result(&self, response: &InteractionResponse) -> Value {
         match &self.kind {
@@ -79,6 +95,7 @@ impl Pending {
                 };
                 json!({ "decision": decision })
             }
+            PendingKind::Form { fields } => crate::elicit::result(fields, response),
             PendingKind::Elicitation { results } => {
                 let declined = json!({"action": "decline", "content": null, "_meta": null});
                 match response.action {

@@ -22,6 +22,7 @@
 //! come from plan mode's proposed plan (`WEFT_CODEX_COLLABORATION_MODE=plan`).
 
 pub mod config;
+pub mod elicit;
 pub mod follow;
 pub mod interact;
 pub mod items;

@@ -386,19 +386,25 @@ impl Loop<'_> {
                         Ok(interact::mcp_tool_approval(prompt_id, &r, call))
                     }
                     Ok(r) => {
-                        tracing::info!(
-                            "the MCP server {} asked for a {} form, which Weft does not show; declined",
-                            r.server_name,
-                            r.mode
-                        );
-                        let declined = json!({"action": "decline", "content": null, "_meta": null});
-                        return match self.s.respond(&id, declined).await {
-                            Ok(()) => Step::Go,
-                            Err(e) => Step::Done(Outcome {
-                                result: failed(self.s, Some(e)),
-                                keep: false,
-                            }),
-                        };
+                        let prompt_id = format!("{}:form:{id}", self.s.thread_id);
+                        match crate::elicit::form(prompt_id, &r) {
+                            Some(p) => Ok(p),
+                            None => {
+                                tracing::info!(
+                                    "the MCP server {} asked in {} mode, which Weft does not show; declined",
+                                    r.server_name,
+                                    r.mode
+                                );
+                                let declined = json!({"action": "decline", "content": null});
+                                return match self.s.respond(&id, declined).await {
+                                    Ok(()) => Step::Go,
+                                    Err(e) => Step::Done(Outcome {
+                                        result: failed(self.s, Some(e)),
+                                        keep: false,
+                                    }),
+                                };
+                            }
+                        }
                     }
                     Err(e) => Err(e.to_string()),
                 }

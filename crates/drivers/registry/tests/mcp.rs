@@ -509,3 +509,83 @@ async fn codex_remembers_an_mcp_tool_allowed_for_the_session() -> Res {
     assert_eq!(*asked.lock().map_err(|e| e.to_string())?, 1, "asked once");
     Ok(())
 }
+
+/// An MCP server's own form through codex (`elicitation/create` from the server,
+/// `mcpServer/elicitation/request` from codex): each field a question (the array one
+/// taking several choices, the string one free text), the answers the form's content.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_form_through_codex_is_answered_as_asked() -> Res {
+    use std::sync::Mutex;
+    use weft_kernel::TurnCallbacks;
+    use weft_protocol::{permission, InteractionKind, InteractionResponse};
+    use weft_testkit::openai::{when, Script, Turn};
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+    let script = Script::new()
+        .turn_when(
+            when::user_text_contains("order"),
+            Turn::new().namespaced_call("call_o", "mcp__rec", "order", json!({})),
+        )
+        .turn_when(
+            when::tool_output_for("call_o"),
+            Turn::text_reply("Ordered."),
+        );
+    let server = weft_testkit::ResponsesServer::start(script).await?;
+    let mut input = s.agent_input("codex", &server.v1_url())?;
+    input.prompt = "order a pizza".into();
+    input.env.retain(|(k, _)| k != "WEFT_CODEX_APPROVAL_POLICY");
+    let driver = driver("codex")?;
+    let plugins = Plugins::new(vec![Arc::new(weft_drivers::McpPlugin::default())]);
+    let held = plugins.apply(driver.id(), &mut input, true)?;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let callbacks = TurnCallbacks {
+        on_interaction: Box::new(move |i| {
+            if let Ok(mut v) = seen.lock() {
+                v.push(i.clone());
+            }
+            if i.kind == InteractionKind::Permission {
+                return InteractionResponse::select(permission::ALLOW);
+            }
+            let mut r = InteractionResponse::select("small");
+            r.value = None;
+            r.selected
+                .insert("toppings".into(), vec!["cheese".into(), "basil".into()]);
+            r.answers.insert("size".into(), "large".into());
+            r.answers.insert("note".into(), "thin crust".into());
+            r
+        }),
+        ..Default::default()
+    };
+    let (r, snap) = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        weft_kernel::run_turn(driver.clone(), input, callbacks),
+    )
+    .await?;
+    drop(held);
+    driver.shutdown().await;
+    let asked = asked.lock().map(|v| v.clone()).unwrap_or_default();
+    assert!(r.ok, "{r:?} {snap:#?}");
+    let form = asked
+        .iter()
+        .find(|i| i.kind == InteractionKind::UserInput)
+        .ok_or_else(|| format!("no form asked: {asked:#?} {snap:#?}"))?;
+    let top = form.questions.iter().find(|q| q.id == "toppings");
+    assert!(top.is_some_and(|q| q.multiple), "{form:#?}");
+    let note = form.questions.iter().find(|q| q.id == "note");
+    assert!(note.is_some_and(|q| q.free_text), "{form:#?}");
+    let got = s
+        .calls()
+        .into_iter()
+        .find_map(|c| c.get("elicited").cloned())
+        .ok_or_else(|| format!("the server got no answer: {:?}", s.calls()))?;
+    assert_eq!(got["action"], "accept", "{got}");
+    assert_eq!(
+        got["content"],
+        json!({"toppings": ["cheese", "basil"], "size": "large", "note": "thin crust"}),
+        "{got}"
+    );
+    Ok(())
+}
