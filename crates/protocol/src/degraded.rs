@@ -8,8 +8,8 @@ use ts_rs::TS;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Degraded {
-    /// What is missing, one of the names in [`capability`] (`context`, `prompts`) or
-    /// `mcp:<server>` for an MCP server that did not start.
+    /// What is missing, one of the names in [`capability`] (`context`, `prompts`,
+    /// `sandbox`) or `mcp:<server>` for an MCP server that did not start.
     pub capability: String,
     /// Why, in words for the user.
     pub reason: String,
@@ -21,6 +21,8 @@ pub mod capability {
     pub const CONTEXT: &str = "context";
     /// Permission prompts and questions: the turn runs headless.
     pub const PROMPTS: &str = "prompts";
+    /// The OS sandbox around the agent's commands (Weft's own agent).
+    pub const SANDBOX: &str = "sandbox";
     /// Prefix of an MCP server's entry (`mcp:<name>`).
     pub const MCP_PREFIX: &str = "mcp:";
 }

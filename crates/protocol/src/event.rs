@@ -89,7 +89,7 @@ pub enum DriverEvent {
     /// The session runs without `capability` (a reason given), or has it again (none):
     /// see `UniversalSnapshot::degraded`.
     Degraded {
-        /// What (`context`, `prompts`, `mcp:<server>`).
+        /// What (`context`, `prompts`, `sandbox`, `mcp:<server>`).
         capability: String,
         /// Why; none clears it.
         reason: Option<String>,

@@ -410,8 +410,9 @@ pub struct UniversalSnapshot {
     /// The slash commands the agent accepts, as it last reported them.
     pub commands: Vec<SlashCommand>,
     /// What the session runs without that its agent can do, and why (its session
-    /// could not be reloaded, it runs headless, an MCP server did not start). A
-    /// lasting state: carried from turn to turn on the same agent until it clears.
+    /// could not be reloaded, it runs headless, an MCP server did not start, no
+    /// sandbox). A lasting state: carried from turn to turn on the same agent until it
+    /// clears.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<crate::Degraded>>", optional)]
     pub degraded: Vec<crate::Degraded>,

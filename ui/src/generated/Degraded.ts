@@ -5,8 +5,8 @@
  */
 export type Degraded = { 
 /**
- * What is missing, one of the names in [`capability`] (`context`, `prompts`) or
- * `mcp:<server>` for an MCP server that did not start.
+ * What is missing, one of the names in [`capability`] (`context`, `prompts`,
+ * `sandbox`) or `mcp:<server>` for an MCP server that did not start.
  */
 capability: string, 
 /**

@@ -70,7 +70,7 @@ limit: LimitWindow, } | { "type": "commands",
  */
 commands: Array<SlashCommand>, } | { "type": "degraded", 
 /**
- * What (`context`, `prompts`, `mcp:<server>`).
+ * What (`context`, `prompts`, `sandbox`, `mcp:<server>`).
  */
 capability: string, 
 /**

@@ -114,8 +114,9 @@ mcpServers: Array<McpServerStatus>,
 commands: Array<SlashCommand>, 
 /**
  * What the session runs without that its agent can do, and why (its session
- * could not be reloaded, it runs headless, an MCP server did not start). A
- * lasting state: carried from turn to turn on the same agent until it clears.
+ * could not be reloaded, it runs headless, an MCP server did not start, no
+ * sandbox). A lasting state: carried from turn to turn on the same agent until it
+ * clears.
  */
 degraded?: Array<Degraded>, 
 /**

@@ -402,6 +402,10 @@ impl AgentDriver for NativeDriver {
             shell: shell::ShellFlags::from_vars(&var, &input.state_dir, permission),
             workspace_trusted: trusted,
         };
+        ctx.emit(DriverEvent::Degraded {
+            capability: weft_protocol::degraded::capability::SANDBOX.into(),
+            reason: flags.shell.without_sandbox(),
+        });
         let mut system = prompt::system(
             pack.as_ref(),
             live.workspace.root(),

@@ -70,6 +70,18 @@ impl ShellFlags {
         }
     }
 
+    /// Why this session's commands run without the OS sandbox, when they do: the
+    /// session's lasting state (`degraded`), cleared when they run in it again.
+    pub fn without_sandbox(&self) -> Option<String> {
+        if !self.sandbox {
+            return Some(
+                "turned off (WEFT_NATIVE_SANDBOX=off): commands run as the user, unconfined".into(),
+            );
+        }
+        let probe = weft_sandbox::probe();
+        (probe.mechanism == weft_sandbox::Mechanism::Unavailable).then(|| probe.details.clone())
+    }
+
     /// Whether commands run under the OS sandbox: it is on and a mechanism works here.
     pub fn sandboxed(&self) -> bool {
         self.sandbox && weft_sandbox::probe().mechanism != weft_sandbox::Mechanism::Unavailable

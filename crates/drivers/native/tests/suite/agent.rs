@@ -416,3 +416,47 @@ async fn nearing_the_window_compacts_before_the_next_step() {
     assert_eq!(snap.tool_calls.len(), 1);
     assert!(snap.text.contains("finished"));
 }
+
+/// Commands that run without the OS sandbox are a lasting state of the session
+/// (`degraded`), named with why, and cleared once they run in it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_without_the_sandbox_says_so_until_it_has_it_again() {
+    use weft_protocol::degraded::capability::SANDBOX;
+    let script = Script::new().default_reply(Turn::text_reply("ok"));
+    let (_s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::new();
+    let mut off = env.clone();
+    off.push(("WEFT_NATIVE_SANDBOX".into(), "off".into()));
+    let (r, snap, _) = run_turn(&driver(), dirs.input(&off, "go", None)).await;
+    assert!(r.ok, "{r:?}");
+    let without = snap.degraded.iter().find(|d| d.capability == SANDBOX);
+    assert!(
+        without.is_some_and(|d| d.reason.contains("WEFT_NATIVE_SANDBOX=off")),
+        "{:?}",
+        snap.degraded
+    );
+
+    let sink = TestSink::new();
+    sink.accumulate(|acc| {
+        acc.apply(
+            &weft_protocol::DriverEvent::Degraded {
+                capability: SANDBOX.into(),
+                reason: without.map(|d| d.reason.clone()),
+            },
+            0,
+        )
+    });
+    let (r, snap) = sink::run(&driver(), dirs.input(&env, "again", None), &sink).await;
+    assert!(r.ok, "{r:?}");
+    let probe = weft_sandbox::probe();
+    if probe.mechanism == weft_sandbox::Mechanism::Unavailable {
+        // Nothing confines commands on this machine: still without, saying why.
+        let still = snap.degraded.iter().find(|d| d.capability == SANDBOX);
+        assert_eq!(
+            still.map(|d| d.reason.as_str()),
+            Some(probe.details.as_str())
+        );
+    } else {
+        assert!(snap.degraded.is_empty(), "{:?}", snap.degraded);
+    }
+}
