@@ -241,19 +241,18 @@ impl Checkpoints {
     fn checkpoint(&self, rev: &str) -> Result<Checkpoint, Error> {
         let mut cmd = self.git.command(None);
         cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
-            .arg(format!("{rev}^{{commit}}"))
-            .arg(format!("{rev}^{{tree}}"));
+            .arg(format!("{rev}^{{commit}}"));
         let out = git::output(cmd, None)?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let mut lines = text.lines();
-        match (out.status.success(), lines.next(), lines.next()) {
-            (true, Some(commit), Some(tree)) => Ok(Checkpoint {
-                commit: commit.to_owned(),
-                tree: tree.to_owned(),
-                skipped: Vec::new(),
-            }),
-            _ => Err(Error::UnknownCheckpoint(rev.to_owned())),
+        let commit = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !out.status.success() || commit.is_empty() {
+            return Err(Error::UnknownCheckpoint(rev.to_owned()));
         }
+        let tree = self.tree_of(&commit)?;
+        Ok(Checkpoint {
+            commit,
+            tree,
+            skipped: Vec::new(),
+        })
     }
 }
 

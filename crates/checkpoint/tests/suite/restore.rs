@@ -1,0 +1,108 @@
+//! Restoring a folder to a checkpoint: whole, one file, over newer edits, undone.
+
+use super::Repo;
+use weft_checkpoint::Error;
+
+const KEY: &str = "codex:019a";
+
+/// A repository and a turn: `pre` before it, `post` after it edited `a.txt`, added
+/// `dir/new.txt` and deleted `b.txt`.
+fn turn() -> (Repo, weft_checkpoint::Checkpoints, String, String) {
+    let repo = Repo::with(&[("a.txt", "a1\n"), ("b.txt", "b1\n"), ("c.txt", "c1\n")]);
+    let cp = repo.open();
+    let pre = cp.snapshot(KEY, "turn 1 pre").unwrap();
+    repo.write("a.txt", "a2\n");
+    repo.write("dir/new.txt", "new\n");
+    std::fs::remove_file(repo.path.join("b.txt")).unwrap();
+    let post = cp.snapshot(KEY, "turn 1 post").unwrap();
+    (repo, cp, pre.commit, post.commit)
+}
+
+#[test]
+fn restore_the_whole_turn_then_undo_it() {
+    let (repo, cp, pre, post) = turn();
+    let index_before = std::fs::read(repo.path.join(".git/index")).unwrap();
+    let restored = cp.restore(KEY, &pre, None, Some(&post)).unwrap();
+    assert_eq!(repo.read("a.txt").as_deref(), Some("a1\n"));
+    assert_eq!(repo.read("b.txt").as_deref(), Some("b1\n"));
+    assert_eq!(repo.read("dir/new.txt"), None);
+    assert!(!repo.path.join("dir").exists(), "the emptied folder stayed");
+    assert_eq!(restored.deleted, ["dir/new.txt"]);
+    assert_eq!(restored.written, ["a.txt", "b.txt"]);
+    // The restore was checkpointed first, on the session's chain.
+    assert_eq!(cp.head(KEY).unwrap().unwrap().commit, restored.undo.commit);
+    let undo_tree = repo.git(&["rev-parse", &format!("{post}^{{tree}}")]);
+    assert_eq!(restored.undo.tree, undo_tree.trim());
+    assert_eq!(
+        std::fs::read(repo.path.join(".git/index")).unwrap(),
+        index_before
+    );
+    // `git status` agrees the files are what HEAD has, bar the turn's new file.
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+
+    // Undo: back to what the turn left.
+    let undone = cp.restore(KEY, &restored.undo.commit, None, None).unwrap();
+    assert_eq!(repo.read("a.txt").as_deref(), Some("a2\n"));
+    assert_eq!(repo.read("b.txt"), None);
+    assert_eq!(repo.read("dir/new.txt").as_deref(), Some("new\n"));
+    assert_ne!(undone.undo.commit, restored.undo.commit);
+}
+
+#[test]
+fn restore_one_file() {
+    let (repo, cp, pre, post) = turn();
+    let restored = cp
+        .restore(KEY, &pre, Some(&["a.txt"]), Some(&post))
+        .unwrap();
+    assert_eq!(restored.written, ["a.txt"]);
+    assert_eq!(repo.read("a.txt").as_deref(), Some("a1\n"));
+    // The rest of the turn stays.
+    assert_eq!(repo.read("b.txt"), None);
+    assert_eq!(repo.read("dir/new.txt").as_deref(), Some("new\n"));
+    // A folder as the path restores what is under it.
+    let restored = cp.restore(KEY, &pre, Some(&["dir"]), None).unwrap();
+    assert_eq!(restored.deleted, ["dir/new.txt"]);
+}
+
+#[test]
+fn a_restore_over_newer_edits_is_refused_until_confirmed() {
+    let (repo, cp, pre, post) = turn();
+    repo.write("c.txt", "the user's newer edit\n");
+    repo.write("e.txt", "and a new file\n");
+    let head_before = cp.head(KEY).unwrap().unwrap().commit;
+    let err = cp.restore(KEY, &pre, None, Some(&post)).unwrap_err();
+    let Error::Changed { paths } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(paths, ["c.txt", "e.txt"]);
+    // Refused before anything: no file written, no checkpoint taken.
+    assert_eq!(repo.read("a.txt").as_deref(), Some("a2\n"));
+    assert_eq!(cp.head(KEY).unwrap().unwrap().commit, head_before);
+    // One file the user did not touch is still fine with the same expectation.
+    cp.restore(KEY, &pre, Some(&["a.txt"]), Some(&post))
+        .unwrap();
+
+    // Confirmed: restored, and the newer edit can be had back from the undo checkpoint.
+    let restored = cp.restore(KEY, &pre, None, None).unwrap();
+    assert_eq!(repo.read("c.txt").as_deref(), Some("c1\n"));
+    assert_eq!(repo.read("e.txt"), None);
+    cp.restore(KEY, &restored.undo.commit, Some(&["c.txt", "e.txt"]), None)
+        .unwrap();
+    assert_eq!(
+        repo.read("c.txt").as_deref(),
+        Some("the user's newer edit\n")
+    );
+    assert_eq!(repo.read("e.txt").as_deref(), Some("and a new file\n"));
+}
+
+#[test]
+fn restore_keeps_what_no_checkpoint_captured() {
+    let repo = Repo::with(&[(".gitignore", ".env\n"), ("a.txt", "a\n")]);
+    let cp = repo.open();
+    let pre = cp.snapshot(KEY, "pre").unwrap();
+    repo.write(".env", "SECRET=1\n");
+    repo.write("a.txt", "b\n");
+    cp.restore(KEY, &pre.commit, None, None).unwrap();
+    assert_eq!(repo.read("a.txt").as_deref(), Some("a\n"));
+    assert_eq!(repo.read(".env").as_deref(), Some("SECRET=1\n"));
+}
