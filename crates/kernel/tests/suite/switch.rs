@@ -216,11 +216,20 @@ async fn what_a_session_runs_without_lasts_across_turns_and_not_across_agents() 
 
     let (_, at) = finish(&loom, prompt("and again", Some(&key))).await;
     assert_eq!(at.snapshot.degraded[0].capability, "context");
-    let offered = other.lost_handovers.lock().last().cloned().unwrap_or_default();
+    let offered = other
+        .lost_handovers
+        .lock()
+        .last()
+        .cloned()
+        .unwrap_or_default();
     assert!(offered.contains("could not be"), "{offered}");
     assert!(offered.contains("name the colour teal"), "{offered}");
     assert!(offered.contains("other says degrade"), "{offered}");
 
     let (_, at) = finish(&loom, to("script", "back", &key)).await;
-    assert!(at.snapshot.degraded.is_empty(), "{:?}", at.snapshot.degraded);
+    assert!(
+        at.snapshot.degraded.is_empty(),
+        "{:?}",
+        at.snapshot.degraded
+    );
 }
