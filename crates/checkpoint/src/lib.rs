@@ -282,6 +282,7 @@ fn shadow(workdir: &Path, shadow_root: &Path) -> Result<Git, Error> {
         ];
         bare.run(None, init.into_iter().chain([dir.as_os_str()]))?;
         git.run(None, ["config", "core.bare", "false"])?;
+        git.run(None, ["config", "core.untrackedCache", "true"])?;
         // Said for the person who finds this folder: which folder it shadows.
         std::fs::write(
             dir.join("weft-folder"),

@@ -6,6 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{git, ref_name, Checkpoint, Checkpoints, Error, Skipped};
 
+#[derive(Default)]
+struct Changed {
+    paths: Vec<String>,
+    untracked_files: Vec<String>,
+    untracked_dirs: Vec<String>,
+}
+
 /// A private index file beside the real one, removed when dropped.
 pub(crate) struct TempIndex {
     pub(crate) path: PathBuf,
@@ -23,9 +30,18 @@ impl TempIndex {
         let index = Self { path };
         match std::fs::copy(real, &index.path) {
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(index),
             Err(e) => return Err(e.into()),
         }
+        // Git trusts an entry's stat data only when the file is older than the index file
+        // itself ("racy git"); with second-granularity timestamps, a copy made a moment
+        // later would make a file edited in the same second as the user's last index write
+        // look unchanged. The copy keeps the original's mtime, so git sees what it would.
+        let modified = std::fs::metadata(real)?.modified()?;
+        std::fs::File::options()
+            .write(true)
+            .open(&index.path)?
+            .set_modified(modified)?;
         Ok(index)
     }
 
@@ -63,18 +79,27 @@ impl Checkpoints {
     }
 
     /// The folder's files as a tree object, and what was left out for its size.
+    ///
+    /// `git status` finds what changed (it is the one command that uses git's untracked
+    /// cache, so unchanged folders are not even read), then `add` stages exactly those
+    /// paths; a plain `add -A` would walk every folder and cost about twice as much in a
+    /// large repository.
     pub(crate) fn write_tree(&self) -> Result<(String, Vec<Skipped>), Error> {
         let tmp = TempIndex::copy_of(&self.index)?;
-        let skipped = self.large_untracked(&tmp.path)?;
-        let mut pathspecs = Vec::new();
-        for s in &skipped {
-            pathspecs.extend_from_slice(b":(exclude,literal)");
-            pathspecs.extend_from_slice(s.path.as_bytes());
-            pathspecs.push(0);
-        }
-        if pathspecs.is_empty() {
-            self.git.run(Some(&tmp.path), ["add", "-A"])?;
-        } else {
+        let changed = self.changed(&tmp.path)?;
+        let skipped = self.large_untracked(&tmp.path, &changed)?;
+        if !changed.paths.is_empty() {
+            let mut pathspecs = Vec::new();
+            for path in &changed.paths {
+                pathspecs.extend_from_slice(b":(literal)");
+                pathspecs.extend_from_slice(path.as_bytes());
+                pathspecs.push(0);
+            }
+            for s in &skipped {
+                pathspecs.extend_from_slice(b":(exclude,literal)");
+                pathspecs.extend_from_slice(s.path.as_bytes());
+                pathspecs.push(0);
+            }
             self.git.run_input(
                 Some(&tmp.path),
                 ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
@@ -90,15 +115,63 @@ impl Checkpoints {
         Ok((tree, skipped))
     }
 
-    /// Untracked, unignored regular files over the cap.
-    fn large_untracked(&self, index: &Path) -> Result<Vec<Skipped>, Error> {
+    /// What differs between the work tree and `index`: changed or deleted entries, and
+    /// untracked files and folders (a folder ends in `/`), ignored ones left out.
+    fn changed(&self, index: &Path) -> Result<Changed, Error> {
         let out = self.git.run(
             Some(index),
-            ["ls-files", "-z", "--others", "--exclude-standard"],
+            [
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--no-renames",
+                "--untracked-files=normal",
+                // A submodule's new commit is a change; its own dirty files are not ours.
+                "--ignore-submodules=dirty",
+            ],
         )?;
+        let mut changed = Changed::default();
+        for entry in git::nul_fields(&out) {
+            let (Some(code), Some(path)) = (entry.get(..2), entry.get(3..)) else {
+                continue;
+            };
+            let path = String::from_utf8_lossy(path).into_owned();
+            match code {
+                b"??" => {
+                    if path.ends_with('/') {
+                        changed.untracked_dirs.push(path.clone());
+                    } else {
+                        changed.untracked_files.push(path.clone());
+                    }
+                    changed.paths.push(path);
+                }
+                // Only the work tree's side matters: the index already has the rest.
+                [_, b' '] => {}
+                _ => changed.paths.push(path),
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Untracked, unignored regular files over the cap.
+    fn large_untracked(&self, index: &Path, changed: &Changed) -> Result<Vec<Skipped>, Error> {
+        let mut candidates = changed.untracked_files.clone();
+        if !changed.untracked_dirs.is_empty() {
+            let mut args: Vec<String> = ["ls-files", "-z", "--others", "--exclude-standard", "--"]
+                .map(String::from)
+                .to_vec();
+            args.extend(
+                changed
+                    .untracked_dirs
+                    .iter()
+                    .map(|d| format!(":(literal){d}")),
+            );
+            let out = self.git.run(Some(index), &args)?;
+            candidates
+                .extend(git::nul_fields(&out).map(|f| String::from_utf8_lossy(f).into_owned()));
+        }
         let mut skipped = Vec::new();
-        for field in git::nul_fields(&out) {
-            let path = String::from_utf8_lossy(field).into_owned();
+        for path in candidates {
             let Ok(meta) = std::fs::symlink_metadata(self.git.top.join(&path)) else {
                 continue;
             };

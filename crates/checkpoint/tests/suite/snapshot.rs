@@ -202,3 +202,30 @@ fn a_large_untracked_file_is_listed_not_stored() {
         .unwrap();
     assert!(!out.status.success(), "the large file's blob was written");
 }
+
+#[test]
+fn an_edit_in_the_same_second_as_the_users_index_is_seen() {
+    // Racy git: a file rewritten with the same size in the second the index was written
+    // looks unchanged by its stat data; git rehashes it only because the index file is not
+    // older than it. A copy of the index made later must not hide that.
+    let repo = Repo::with(&[("a.txt", "a\n")]);
+    repo.git(&["config", "core.trustctime", "false"]);
+    let path = repo.path.join("a.txt");
+    let stamp = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let cp = repo.open();
+    let pre = cp.snapshot(KEY, "pre").unwrap();
+    std::fs::write(&path, "b\n").unwrap();
+    let touch = |p: &std::path::Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(stamp)
+            .unwrap()
+    };
+    touch(&path);
+    touch(&repo.path.join(".git/index"));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let post = cp.snapshot(KEY, "post").unwrap();
+    assert_ne!(pre.tree, post.tree, "the edit was missed");
+}

@@ -1,0 +1,136 @@
+//! The cost of a turn's checkpoint in a large repository (BENCHMARKS.md, issue 35).
+//!
+//! For 30,000 and 100,000 generated files (committed, `core.untrackedCache=true`, the
+//! index refreshed by one `git status` as a user's would be), each run edits ten tracked
+//! files in place and times the turn's end snapshot; then times the next turn's start
+//! snapshot, when nothing changed. `cargo run --release -p weft-checkpoint --example bench
+//! [SIZES…] [--runs N]`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use weft_checkpoint::Checkpoints;
+
+const CHANGED: usize = 10;
+
+fn main() {
+    let mut sizes = Vec::new();
+    let mut runs = 10;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--runs" {
+            runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs);
+        } else if let Ok(n) = arg.parse::<usize>() {
+            sizes.push(n);
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![30_000, 100_000];
+    }
+    println!("git: {}", git(Path::new("."), &["--version"]).trim());
+    for n in sizes {
+        bench(n, runs);
+    }
+}
+
+fn bench(files: usize, runs: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let started = Instant::now();
+    generate(&repo, files);
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "core.untrackedCache", "true"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "generated"]);
+    // Past git's racy-timestamp window, so the refreshed index trusts its stat data, as a
+    // user's index does a second after their last `git status`.
+    std::thread::sleep(Duration::from_millis(1100));
+    git(&repo, &["status", "--porcelain"]);
+    println!(
+        "{files} files: generated, committed and indexed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let cp = Checkpoints::open(&repo, &dir.path().join("shadow")).unwrap();
+    let key = "bench:1";
+    let mut end = Vec::new();
+    let mut start = Vec::new();
+    cp.snapshot(key, "warm-up").unwrap();
+    for run in 0..runs {
+        for i in 0..CHANGED {
+            let path = repo.join(file_path(i * (files / CHANGED) + run % 7));
+            std::fs::write(&path, format!("run {run} changed file {i}\n")).unwrap();
+        }
+        let t = Instant::now();
+        let post = cp.snapshot(key, "turn post").unwrap();
+        end.push(t.elapsed());
+        let t = Instant::now();
+        let pre = cp.snapshot(key, "turn pre").unwrap();
+        start.push(t.elapsed());
+        assert_eq!(post.tree, pre.tree);
+    }
+    let diff_t = Instant::now();
+    let history = cp.history(key).unwrap();
+    let (last, _) = &history[1];
+    let (before, _) = &history[2];
+    let diff = cp.diff(&before.commit, &last.commit).unwrap();
+    let diff_time = diff_t.elapsed();
+    println!(
+        "{files} files, {CHANGED} changed: snapshot p50 {} p90 {} (min {}, max {}); \
+         nothing changed: p50 {} p90 {}; a turn's diff ({} files) {:.1} ms; {runs} runs",
+        ms(pct(&end, 50)),
+        ms(pct(&end, 90)),
+        ms(pct(&end, 0)),
+        ms(pct(&end, 100)),
+        ms(pct(&start, 50)),
+        ms(pct(&start, 90)),
+        diff.files.len(),
+        diff_time.as_secs_f64() * 1000.0,
+    );
+}
+
+/// 100 files a folder, 10 folders a parent: the shape of a large source tree.
+fn file_path(i: usize) -> String {
+    format!("d{:03}/s{}/f{i}.txt", i / 1000, (i / 100) % 10)
+}
+
+fn generate(repo: &Path, files: usize) {
+    for i in 0..files {
+        let path = repo.join(file_path(i));
+        if i % 100 == 0 {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        }
+        std::fs::write(&path, format!("file {i}\nsome text of a source file\n")).unwrap();
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn pct(samples: &[Duration], p: usize) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    let i = (sorted.len().saturating_sub(1) * p) / 100;
+    sorted[i]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
