@@ -267,12 +267,12 @@ pub struct Question {
     pub choices: Vec<Choice>,
     /// Several of `choices` may be picked (Claude's `multiSelect`, an elicitation's
     /// multi-select array); the answer is the list of those picked.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(as = "Option<bool>", optional)]
     pub multiple: bool,
     /// Free text is taken besides the choices (Claude's and Codex's "Other"); for a
     /// text question it is the answer itself.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(as = "Option<bool>", optional)]
     pub free_text: bool,
 }
