@@ -39,6 +39,11 @@ const GUARD: [&str; 9] = [
     "maintenance.auto=false",
 ];
 
+/// For commands that write a temporary index: its trailing checksum (a SHA-1 of the whole
+/// file, megabytes in a large repository) is never needed, since the file is ours and
+/// short-lived. Git 2.40+ honours it; older versions ignore the setting.
+pub(crate) const SKIP_HASH: [&str; 2] = ["-c", "index.skipHash=true"];
+
 /// Where git finds the repository: its own discovery from the work tree's top, or an
 /// explicit shadow git dir whose work tree is the folder.
 #[derive(Debug, Clone)]

@@ -82,7 +82,8 @@ impl Checkpoints {
         }
         if !restored.written.is_empty() {
             let tmp = TempIndex::empty(&self.index);
-            self.git.run(Some(&tmp.path), ["read-tree", &target])?;
+            let read_tree = git::SKIP_HASH.into_iter().chain(["read-tree", &target]);
+            self.git.run(Some(&tmp.path), read_tree)?;
             let mut list = Vec::new();
             for path in &restored.written {
                 list.extend_from_slice(path.as_bytes());

@@ -68,8 +68,14 @@ impl Checkpoints {
     /// session's previous one (none for the first), `message` naming the turn.
     pub fn snapshot(&self, session_ref: &str, message: &str) -> Result<Checkpoint, Error> {
         let name = ref_name(session_ref);
-        let prev = self.resolve(&name)?;
-        let (tree, skipped) = self.write_tree()?;
+        // Reading the ref is a process of its own; it overlaps the tree's writing.
+        let (prev, written) = std::thread::scope(|scope| {
+            let prev = scope.spawn(|| self.resolve(&name));
+            let written = self.write_tree();
+            (prev.join(), written)
+        });
+        let prev = prev.unwrap_or_else(|_| self.resolve(&name))?;
+        let (tree, skipped) = written?;
         let commit = self.commit_on(&name, prev.as_deref(), &tree, message)?;
         Ok(Checkpoint {
             commit,
@@ -102,11 +108,17 @@ impl Checkpoints {
             }
             self.git.run_input(
                 Some(&tmp.path),
-                ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                git::SKIP_HASH.into_iter().chain([
+                    "add",
+                    "-A",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                ]),
                 Some(pathspecs),
             )?;
         }
-        let tree = self.git.line(Some(&tmp.path), ["write-tree"])?;
+        let write_tree = git::SKIP_HASH.into_iter().chain(["write-tree"]);
+        let tree = self.git.line(Some(&tmp.path), write_tree)?;
         if self.git.shadow_dir.is_some() {
             // The shadow's index is ours: keeping the refreshed one makes the next
             // snapshot hash only what changed, as a repository's own index does.
