@@ -183,16 +183,22 @@ fn a_large_untracked_file_is_listed_not_stored() {
     let repo = Repo::with(&[("a.txt", "a\n")]);
     repo.write("big.bin", &"x".repeat(5000));
     repo.write("small.txt", "s\n");
+    // Inside a new folder, which `git status` reports as the folder alone.
+    repo.write("new/huge.bin", &"y".repeat(3000));
+    repo.write("new/ok.txt", "ok\n");
     let options = Options {
         max_untracked_size: 1000,
     };
     let cp = Checkpoints::open_with(&repo.path, &repo.shadow, options).unwrap();
     let c = cp.snapshot(KEY, "pre").unwrap();
-    assert_eq!(c.skipped.len(), 1);
-    assert_eq!(c.skipped[0].path, "big.bin");
-    assert_eq!(c.skipped[0].size, 5000);
+    let skipped: Vec<(&str, u64)> = c
+        .skipped
+        .iter()
+        .map(|s| (s.path.as_str(), s.size))
+        .collect();
+    assert_eq!(skipped, [("big.bin", 5000), ("new/huge.bin", 3000)]);
     let listed = repo.git(&["ls-tree", "-r", "--name-only", &c.tree]);
-    assert_eq!(listed, "a.txt\nsmall.txt\n");
+    assert_eq!(listed, "a.txt\nnew/ok.txt\nsmall.txt\n");
     // Not even as a loose object.
     let oid = repo.git(&["hash-object", "big.bin"]);
     let out = std::process::Command::new("git")
