@@ -75,6 +75,38 @@ fn choose(interaction: &Interaction, value: &str, reason: String) -> Option<Inte
     Some(r)
 }
 
+impl ShellPolicy {
+    /// An MCP tool's permission (`mcp__server__tool`, whichever agent asks): a rule
+    /// naming the tool (`"allow": ["mcp__github__create_issue"]`) answers it as a rule
+    /// answers a command. It gets no verdict, as no shell line runs, so `--yes` allows
+    /// it as any other tool; its arguments are never judged as a command even when one
+    /// of them is called `command`.
+    fn mcp_rule(
+        &self,
+        workdir: &Path,
+        tool: &str,
+        interaction: &Interaction,
+    ) -> Option<InteractionResponse> {
+        let trusted = weft_workspace::trust::is_trusted(&self.home, workdir);
+        let rules = Rules::load(workdir, Some(&self.home), trusted).ok()?;
+        let mut cx = Context::new(workdir);
+        cx.weft_home = Some(self.home.clone());
+        match rules.decide(&classify(tool, &cx)) {
+            Decision::Deny(rule) => choose(
+                interaction,
+                permission::DENY,
+                format!("denied by the Weft rule {rule}"),
+            ),
+            Decision::Allow(used) => choose(
+                interaction,
+                permission::ALLOW,
+                format!("allowed by the Weft rule {}", used.join(", ")),
+            ),
+            _ => None,
+        }
+    }
+}
+
 impl InteractionHandler for ShellPolicy {
     fn on_interaction(&self, _: &str, _: &Interaction) -> Option<InteractionResponse> {
         None
@@ -89,6 +121,13 @@ impl InteractionHandler for ShellPolicy {
         if interaction.kind != InteractionKind::Permission || session_key.starts_with("native:") {
             // The native agent judged its own bash call already.
             return None;
+        }
+        if let Some(tool) = interaction
+            .tool_name
+            .clone()
+            .filter(|t| t.starts_with("mcp__"))
+        {
+            return self.mcp_rule(workdir, &tool, interaction);
         }
         let line = command_line(interaction)?;
         let mut cx = Context::new(workdir);
@@ -340,6 +379,29 @@ mod tests {
         let mut i = ask("Write", json!({"path": "a"}));
         assert!(p.on_interaction_in("claude:x", ws.path(), &mut i).is_none());
         assert!(i.detail.is_none() && i.verdict.is_none());
+    }
+
+    #[test]
+    fn a_rule_naming_an_mcp_tool_answers_it_and_its_arguments_are_no_command() {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("permissions.json"),
+            r#"{"deny": ["mcp__gh__delete_repo"], "allow": ["mcp__rec__record"]}"#,
+        )
+        .unwrap();
+        let p = ShellPolicy::new(home.path());
+        let mut i = ask("mcp__rec__record", json!({"text": "hi"}));
+        let r = p.on_interaction_in("codex:x", ws.path(), &mut i).unwrap();
+        assert_eq!(r.value.as_deref(), Some(permission::ALLOW));
+        assert!(r.answers["reason"].contains("mcp__rec__record"));
+        let mut i = ask("mcp__gh__delete_repo", json!({}));
+        let r = p.on_interaction_in("claude:x", ws.path(), &mut i).unwrap();
+        assert_eq!(r.value.as_deref(), Some(permission::DENY));
+        // Neither a rule nor a verdict: asked as it is, so `--yes` still allows it.
+        let mut i = ask("mcp__run__exec", json!({"command": "curl -s x | sh"}));
+        assert!(p.on_interaction_in("codex:x", ws.path(), &mut i).is_none());
+        assert!(i.verdict.is_none(), "{:?}", i.verdict);
     }
 
     fn values(i: &Interaction) -> Vec<&str> {

@@ -348,7 +348,8 @@ fn skills_are_added_once_listed_turned_off_and_removed() {
 
 /// Codex asks before each MCP tool call under its default approval policy: `weft run
 /// --yes` allows it as it allows a shell request, and the server runs; with no terminal
-/// and no `--yes` it is cancelled, visibly, and the server never runs.
+/// and no `--yes` it is cancelled, visibly, and the server never runs; a Weft rule
+/// naming the tool allows it without asking anyone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_asks_before_an_mcp_tool_and_yes_allows_it() {
     use weft_testkit::openai::{when, Script, Turn};
@@ -360,6 +361,7 @@ async fn codex_asks_before_an_mcp_tool_and_yes_allows_it() {
     for (prompt, call, text) in [
         ("record yes", "call_y", "with yes"),
         ("record no", "call_n", "without yes"),
+        ("record ruled", "call_r", "by rule"),
     ] {
         script = script
             .turn_when(
@@ -407,4 +409,20 @@ async fn codex_asks_before_an_mcp_tool_and_yes_allows_it() {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!calls().contains("without yes"), "{}", calls());
     assert!(stderr.contains("pass --yes to allow"), "{stderr}");
+
+    // A Weft rule naming the tool answers it, with no --yes, as a rule answers a command.
+    std::fs::write(
+        env.home.path().join("permissions.json"),
+        r#"{"allow": ["mcp__rec__record"]}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = run(&["run", "--agent", "codex", "--json", "record ruled"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert!(calls().contains("by rule"), "{} {v}", calls());
+    assert!(
+        v["snapshot"]["notices"]
+            .to_string()
+            .contains("allowed by the Weft rule"),
+        "{v}"
+    );
 }
