@@ -149,17 +149,24 @@ impl Checkpoints {
             shadow_dir: None,
         };
         let mut cmd = probe.command(None);
-        cmd.args(["rev-parse", "--is-inside-work-tree", "--show-toplevel"]);
+        // `--show-toplevel` fails in a bare repository, so ask first whether this is one.
+        cmd.args(["rev-parse", "--is-inside-work-tree"]);
         let out = git::output(cmd, None)?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let mut lines = text.lines();
-        let git = match (out.status.success(), lines.next(), lines.next()) {
-            (true, Some("true"), Some(top)) => Git {
-                top: PathBuf::from(top),
+        let inside = String::from_utf8_lossy(&out.stdout).trim() == "true";
+        let git = if out.status.success() {
+            if !inside {
+                return Err(Error::NotAWorkTree(workdir.to_owned()));
+            }
+            Git {
+                top: PathBuf::from(probe.line(None, ["rev-parse", "--show-toplevel"])?),
                 shadow_dir: None,
-            },
-            (true, Some(_), _) => return Err(Error::NotAWorkTree(workdir.to_owned())),
-            _ => shadow(workdir, shadow_root)?,
+            }
+        } else if String::from_utf8_lossy(&out.stderr).contains("safe.directory") {
+            // A repository git refuses (another user's, not in safe.directory) is still a
+            // repository: a shadow beside it would checkpoint the wrong history.
+            return Err(git::failed("git rev-parse".to_owned(), &out));
+        } else {
+            shadow(workdir, shadow_root)?
         };
         let index = match &git.shadow_dir {
             Some(dir) => dir.join("index"),

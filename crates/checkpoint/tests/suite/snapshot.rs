@@ -235,3 +235,20 @@ fn an_edit_in_the_same_second_as_the_users_index_is_seen() {
     let post = cp.snapshot(KEY, "post").unwrap();
     assert_ne!(pre.tree, post.tree, "the edit was missed");
 }
+
+#[test]
+fn a_bare_repository_or_a_missing_folder_is_refused() {
+    let repo = Repo::folder();
+    git_in(&repo.path, &["init", "-q", "--bare"]);
+    let err = Checkpoints::open(&repo.path, &repo.shadow).unwrap_err();
+    assert!(
+        matches!(err, weft_checkpoint::Error::NotAWorkTree(_)),
+        "{err}"
+    );
+    let err = Checkpoints::open(&repo.path.join("nope"), &repo.shadow).unwrap_err();
+    assert!(
+        matches!(err, weft_checkpoint::Error::NotAFolder(_)),
+        "{err}"
+    );
+    assert!(!repo.shadow.exists());
+}
