@@ -94,7 +94,28 @@ impl Checkpoints {
         let tmp = TempIndex::copy_of(&self.index)?;
         let changed = self.changed(&tmp.path)?;
         let skipped = self.large_untracked(&tmp.path, &changed)?;
-        if !changed.paths.is_empty() {
+        // A tracked file replaced by a folder shows only as deleted (status hides the
+        // folder's new files), so that case needs `add`, which looks inside.
+        let only_files = changed.untracked_files.is_empty()
+            && changed.untracked_dirs.is_empty()
+            && changed.paths.iter().all(|p| {
+                std::fs::symlink_metadata(self.git.top.join(p)).map_or(true, |m| !m.is_dir())
+            });
+        if !changed.paths.is_empty() && only_files {
+            // Only tracked files changed (the common turn): `update-index` takes the list
+            // as it is, without `add`'s pathspec matching over the whole index.
+            let mut list = Vec::new();
+            for path in &changed.paths {
+                list.extend_from_slice(path.as_bytes());
+                list.push(0);
+            }
+            let args = ["update-index", "--remove", "-z", "--stdin"];
+            self.git.run_input(
+                Some(&tmp.path),
+                git::SKIP_HASH.into_iter().chain(args),
+                Some(list),
+            )?;
+        } else if !changed.paths.is_empty() {
             let mut pathspecs = Vec::new();
             for path in &changed.paths {
                 pathspecs.extend_from_slice(b":(literal)");

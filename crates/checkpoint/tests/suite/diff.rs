@@ -111,3 +111,37 @@ fn an_unknown_checkpoint_is_a_typed_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_file_that_became_a_symlink_or_a_folder() {
+    let repo = Repo::with(&[("link", "was a file\n"), ("dir", "was a file too\n")]);
+    let cp = repo.open();
+    let pre = cp.snapshot(KEY, "pre").unwrap();
+    sh(&repo.path, "rm link && ln -s target link");
+    let post = cp.snapshot(KEY, "post").unwrap();
+    let modes = repo.git(&["ls-tree", &post.tree, "link"]);
+    assert!(modes.starts_with("120000 "), "{modes}");
+    sh(&repo.path, "rm dir && mkdir dir && echo inside > dir/file");
+    let last = cp.snapshot(KEY, "later").unwrap();
+    let listed = repo.git(&["ls-tree", "-r", "--name-only", &last.tree]);
+    assert_eq!(listed, "dir/file\nlink\n");
+    let diff = cp.diff(&pre.commit, &last.commit).unwrap();
+    let summary: Vec<(&str, FileChange)> = diff
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.change))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("dir", FileChange::Deleted),
+            ("dir/file", FileChange::Added),
+            ("link", FileChange::Modified),
+        ]
+    );
+    // And back.
+    cp.restore(KEY, &pre.commit, None, None).unwrap();
+    assert_eq!(repo.read("dir").as_deref(), Some("was a file too\n"));
+    assert_eq!(repo.read("link").as_deref(), Some("was a file\n"));
+    assert!(!repo.path.join("link").is_symlink());
+}
