@@ -5,8 +5,9 @@
 //! tree. Trees are written through a **temporary index** copied from the real one (the copy
 //! keeps the stat data and the untracked cache, so only changed files are hashed; it keeps
 //! the original's mtime too, or git's racy-timestamp check would be lost). `git status` on
-//! the copy names what changed (it is the command that uses the untracked cache), `add`
-//! stages just those paths, `write-tree` makes the tree: about 100 ms in a 30,000-file
+//! the copy names what changed (it is the command that uses the untracked cache),
+//! `update-index` (tracked files only) or `add` stages just those paths, `write-tree` makes
+//! the tree: about 100 ms in a 30,000-file
 //! repository on a 2-core machine (BENCHMARKS.md), where `add -A` alone walks every
 //! folder. The tree is committed with `commit-tree`, each commit's parent the session's
 //! previous checkpoint (none for the first, so a repository without commits works),
