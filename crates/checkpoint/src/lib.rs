@@ -179,6 +179,7 @@ impl Checkpoints {
                 .top
                 .join(git.line(None, ["rev-parse", "--git-path", "index"])?),
         };
+        remove_stale_indexes(&index);
         Ok(Self {
             git,
             options,
@@ -265,6 +266,32 @@ impl Checkpoints {
             tree,
             skipped: Vec::new(),
         })
+    }
+}
+
+/// A temporary index outlives its snapshot only when the process died mid-way (it is as
+/// large as the real index); one older than an hour belongs to no running snapshot.
+fn remove_stale_indexes(index: &Path) {
+    const STALE: std::time::Duration = std::time::Duration::from_secs(3600);
+    let Some(Ok(entries)) = index.parent().map(std::fs::read_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with("weft-index") {
+            continue;
+        }
+        // By ctime: a live copy carries the real index's (maybe old) mtime on purpose.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let old = entry.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            u64::try_from(m.ctime()).is_ok_and(|c| now.saturating_sub(c) > STALE.as_secs())
+        });
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 

@@ -149,3 +149,22 @@ fn the_daemons_own_git_variables_do_not_leak_in() {
         "the checkpoint went to another repository"
     );
 }
+
+#[test]
+fn a_live_temporary_index_is_never_taken_for_a_stale_one() {
+    // A live copy carries the real index's mtime, which may be days old; only its ctime
+    // says it is new. Opening the folder again (another session) must leave it alone.
+    let repo = Repo::with(&[("a.txt", "a\n")]);
+    let git_dir = repo.path.join(".git");
+    let live = git_dir.join("weft-index.99999.1");
+    std::fs::copy(git_dir.join("index"), &live).unwrap();
+    let days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 86400);
+    std::fs::File::options()
+        .write(true)
+        .open(&live)
+        .unwrap()
+        .set_modified(days_ago)
+        .unwrap();
+    repo.open();
+    assert!(live.exists());
+}
