@@ -50,6 +50,8 @@ pub(crate) const SKIP_HASH: [&str; 2] = ["-c", "index.skipHash=true"];
 pub(crate) struct Git {
     pub(crate) top: PathBuf,
     pub(crate) shadow_dir: Option<PathBuf>,
+    /// Content filters the repository's own config defines (see [`Git::disarm_filters`]).
+    pub(crate) filters: Vec<String>,
 }
 
 impl Git {
@@ -63,6 +65,13 @@ impl Git {
             }
         }
         cmd.args(GUARD);
+        for name in &self.filters {
+            // An empty command is no filter (git's convert.c runs only a non-empty one).
+            for part in ["clean", "smudge", "process"] {
+                cmd.arg("-c").arg(format!("filter.{name}.{part}="));
+            }
+            cmd.arg("-c").arg(format!("filter.{name}.required=false"));
+        }
         cmd.current_dir(&self.top);
         // Without this a read-only call (diff, status-like refreshes) may still write the
         // user's index opportunistically to save stat data.
@@ -81,6 +90,43 @@ impl Git {
         }
         cmd.stdin(Stdio::null());
         cmd
+    }
+
+    /// Finds the content filters (`filter.<name>.clean`, `smudge`, `process`) defined by the
+    /// repository's own config (its `.git/config`, a worktree's, what they include) and
+    /// turns them off for every later call: a filter is a command git runs on `add`,
+    /// `status` and `checkout-index`, and the workspace's config is not trusted. Filters
+    /// from the user's global config (git-lfs's) are the user's own and keep working.
+    pub(crate) fn disarm_filters(&mut self) -> Result<(), Error> {
+        let mut cmd = self.command(None);
+        cmd.args([
+            "config",
+            "--show-scope",
+            "--get-regexp",
+            r"^filter\..+\.(clean|smudge|process)$",
+        ]);
+        let command = describe(&cmd);
+        let out = output(cmd, None)?;
+        // Exit 1: no such key anywhere.
+        if !out.status.success() && out.status.code() != Some(1) {
+            return Err(failed(command, &out));
+        }
+        let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let (scope, rest) = line.split_once('\t')?;
+                if !matches!(scope, "local" | "worktree") {
+                    return None;
+                }
+                let key = rest.split_once(' ').map_or(rest, |(k, _)| k);
+                let name = key.strip_prefix("filter.")?.rsplit_once('.')?.0;
+                Some(name.to_string())
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        self.filters = names;
+        Ok(())
     }
 
     /// Runs git and returns its stdout, or a typed error with its stderr.

@@ -37,9 +37,9 @@
 //! capture keeps being captured).
 //!
 //! **Trust.** Every git call runs with `core.fsmonitor` and hooks disabled and without the
-//! daemon's own `GIT_*` variables (see `git.rs`). Clean and smudge filters that a
-//! repository's own config defines for paths its `.gitattributes` names are *not*
-//! neutralised yet: `add -A` and `checkout-index` run them as `git add` would.
+//! daemon's own `GIT_*` variables (see `git.rs`). Content filters (clean, smudge,
+//! process) that the repository's own config defines are turned off for every call
+//! (`Git::disarm_filters`): they are commands. The user's global ones (git-lfs) stay.
 //!
 //! **Restores** write files with `checkout-index` from a temporary index read from the
 //! target tree, and delete the files the target does not have; untracked files that were
@@ -152,6 +152,7 @@ impl Checkpoints {
         let probe = Git {
             top: workdir.to_owned(),
             shadow_dir: None,
+            filters: Vec::new(),
         };
         let mut cmd = probe.command(None);
         // `--show-toplevel` fails in a bare repository, so ask first whether this is one.
@@ -162,10 +163,13 @@ impl Checkpoints {
             if !inside {
                 return Err(Error::NotAWorkTree(workdir.to_owned()));
             }
-            Git {
+            let mut git = Git {
                 top: PathBuf::from(probe.line(None, ["rev-parse", "--show-toplevel"])?),
                 shadow_dir: None,
-            }
+                filters: Vec::new(),
+            };
+            git.disarm_filters()?;
+            git
         } else if String::from_utf8_lossy(&out.stderr).contains("safe.directory") {
             // A repository git refuses (another user's, not in safe.directory) is still a
             // repository: a shadow beside it would checkpoint the wrong history.
@@ -306,6 +310,7 @@ fn shadow(workdir: &Path, shadow_root: &Path) -> Result<Git, Error> {
     let git = Git {
         top,
         shadow_dir: Some(dir.clone()),
+        filters: Vec::new(),
     };
     if !dir.join("HEAD").is_file() {
         // `init --bare` because the folder must not get a `.git`; the work tree is given on
@@ -313,6 +318,7 @@ fn shadow(workdir: &Path, shadow_root: &Path) -> Result<Git, Error> {
         let bare = Git {
             top: shadow_root.to_owned(),
             shadow_dir: None,
+            filters: Vec::new(),
         };
         let init = [
             OsStr::new("init"),

@@ -116,6 +116,47 @@ fn a_workspace_fsmonitor_and_hooks_never_run() {
 }
 
 #[test]
+fn a_workspace_content_filter_never_runs() {
+    let repo = Repo::with(&[("a.txt", "a\n"), (".gitattributes", "*.txt filter=trap\n")]);
+    let marker = repo.root.join("filter-ran");
+    let trap = repo.root.join("trap.sh");
+    std::fs::write(
+        &trap,
+        format!("#!/bin/sh\necho \"$0\" >> '{}'\ncat\n", marker.display()),
+    )
+    .unwrap();
+    super::sh(&repo.root, "chmod +x trap.sh");
+    for part in ["clean", "smudge"] {
+        repo.git(&[
+            "config",
+            &format!("filter.trap.{part}"),
+            trap.to_str().unwrap(),
+        ]);
+    }
+    let cp = repo.open();
+    let pre = cp.snapshot(KEY, "pre").unwrap();
+    repo.write("a.txt", "edited\n");
+    repo.write("new.txt", "new\n");
+    let post = cp.snapshot(KEY, "post").unwrap();
+    cp.diff(&pre.commit, &post.commit).unwrap();
+    cp.restore(KEY, &pre.commit, None, Some(&post.commit))
+        .unwrap();
+    assert_eq!(repo.read("a.txt").as_deref(), Some("a\n"));
+    assert!(
+        !marker.exists(),
+        "the workspace's filter ran: {:?}",
+        std::fs::read_to_string(&marker)
+    );
+    // The trap is armed: plain git runs the filter.
+    repo.write("b.txt", "b\n");
+    repo.git(&["add", "b.txt"]);
+    assert!(
+        marker.exists(),
+        "the test's filter never runs, so it proves nothing"
+    );
+}
+
+#[test]
 fn the_daemons_own_git_variables_do_not_leak_in() {
     // A child with GIT_INDEX_FILE pointing at the user's index: checkpoints must ignore it.
     // Run as a child process so the variable never touches the other tests' environment.
