@@ -27,9 +27,13 @@ export const lazyViews = {
 
 const PRELOADED: (keyof typeof lazyViews)[] = ["inbox", "library", "review", "settings", "palette", "help"];
 
-/** Fetches the places' code after the launch, so the first visit does not wait for it. */
+/**
+ * Fetches the places' code after the launch, so the first visit does not wait for it;
+ * and the markdown renderer, which nearly every reply needs.
+ */
 export function preloadViews(): void {
   setTimeout(() => {
     for (const name of PRELOADED) void lazyViews[name]().catch(() => {});
+    void import("./components/Markdown.svelte").then((m) => m.loadRenderer()).catch(() => {});
   }, 0);
 }
