@@ -97,6 +97,30 @@ describe("the palette and the help sheet", () => {
   });
 });
 
+describe("the review", () => {
+  it("lists the sessions whose agent changed files, not the archived ones", async () => {
+    const t = new FakeTransport();
+    const edit = { path: "/work/demo/a.txt", kind: "modify" as const, diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n" };
+    const keys = [t.addSession("echo", "/work/demo", "kept"), t.addSession("echo", "/work/demo", "done with")];
+    for (const key of keys) {
+      t.emit(key, {
+        phase: "streaming",
+        taskId: `t-${key}`,
+        prompt: "edit",
+        toolCalls: [{ id: "c1", name: "Edit", summary: "a.txt", input: {}, result: null, status: "done", kind: "edit", parentId: null, changes: [edit] }],
+      });
+      t.finish(key);
+    }
+    for (const s of t.sessions.values()) s.info.turns = 1;
+    const { app } = await started(t);
+    await app.refreshSessions();
+    app.go({ view: "review" });
+    await waitFor(() => expect(screen.getAllByTestId("review-item").map((e) => e.dataset.sessionKey).sort()).toEqual([...keys].sort()));
+    await app.mark(keys[1], "archive");
+    await waitFor(() => expect(screen.getAllByTestId("review-item").map((e) => e.dataset.sessionKey)).toEqual([keys[0]]));
+  });
+});
+
 describe("the sidebar", () => {
   it("filters by state and folds a workspace from the keyboard", async () => {
     const t = new FakeTransport();
