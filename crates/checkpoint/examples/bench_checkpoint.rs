@@ -3,7 +3,7 @@
 //! For 30,000 and 100,000 generated files (committed, `core.untrackedCache=true`, the
 //! index refreshed by one `git status` as a user's would be), each run edits ten tracked
 //! files in place and times the turn's end snapshot; then times the next turn's start
-//! snapshot, when nothing changed. `cargo run --release -p weft-checkpoint --example bench
+//! snapshot, when nothing changed. `cargo run --release -p weft-checkpoint --example bench_checkpoint
 //! [SIZES…] [--runs N]`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
