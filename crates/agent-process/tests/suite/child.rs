@@ -36,6 +36,12 @@ async fn the_child_gets_exactly_the_environment_given_and_nothing_inherited() {
 #[derive(Default)]
 struct Recorder(Mutex<Vec<(String, u32, u64)>>);
 
+/// The ledger is one per process and the tests run on parallel threads: a test that
+/// installs its recorder while another waits for its reap took that test's "ended"
+/// (a CI run: "the group's end is told once, at the reap", 0 told). Held by each test
+/// that installs one, for the whole test.
+static LEDGER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 impl Ledger for Recorder {
     fn started(&self, pid: u32, start_ticks: u64) {
         self.0
@@ -50,6 +56,7 @@ impl Ledger for Recorder {
 
 #[tokio::test]
 async fn the_ledger_hears_of_the_group_when_it_starts_and_once_when_it_is_killed() {
+    let _ledger = LEDGER.lock().await;
     let rec = Arc::new(Recorder::default());
     ledger::install(rec.clone());
     let mut child =
@@ -82,6 +89,7 @@ async fn what_an_exited_leader_left_in_its_group_goes_when_it_is_reaped_and_its_
     // Once the group is empty the kernel may give its number to anyone; a kill by that
     // number later (an idle close, a drop minutes on) would reach a stranger. So the
     // leftovers go at the reap, the ledger hears of the end then, and nothing after.
+    let _ledger = LEDGER.lock().await;
     let rec = Arc::new(Recorder::default());
     ledger::install(rec.clone());
     let mut child = GroupChild::spawn(
