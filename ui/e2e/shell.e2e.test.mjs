@@ -173,7 +173,19 @@ describe("Weft desktop app: the shell", () => {
             if (a.left < c.right - 0.5 && c.left < a.right - 0.5 && a.top < c.bottom && c.top < a.bottom) bad.push(`${parts[i].el} × ${parts[j].el}`);
           }
         const clipped = [...bar.querySelectorAll(".tools > *")].some((el) => el.getBoundingClientRect().right > b.right + 0.5);
-        return { ok: bad.length === 0 && !clipped && b.height <= 56, why: JSON.stringify({ bad, clipped, height: b.height, n: parts.length }) };
+        // The title is cut only once everything that gives way before it has (folder,
+        // model, auto-switch, agent's name: squeeze level 4), or past its room (160 px).
+        const title = bar.querySelector(".title");
+        const text = bar.querySelector(".title-text");
+        const range = document.createRange();
+        range.selectNodeContents(text);
+        const natural = range.getBoundingClientRect().width;
+        const squeeze = Number(title.dataset.squeeze ?? 0);
+        const titleCut = text.clientWidth + 1 < Math.min(natural, 160) && squeeze < 4;
+        return {
+          ok: bad.length === 0 && !clipped && b.height <= 56 && !titleCut,
+          why: JSON.stringify({ bad, clipped, height: b.height, n: parts.length, squeeze, title: [text.clientWidth, text.scrollWidth, natural] }),
+        };
       });
       assert.ok(check.ok, `header at ${width}px: ${check.why}`);
       await screenshot(browser, `shell-header-${width}`);
