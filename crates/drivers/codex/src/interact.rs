@@ -184,6 +184,35 @@ fn decisions(available: Option<&[Value]>) -> Vec<(Choice, Value)> {
     out
 }
 
+/// A permission for `name` with `input`, its one question offering `choices`: what a
+/// command, a file change and an MCP tool call each ask as.
+fn permission(
+    prompt_id: String,
+    title: String,
+    detail: Option<String>,
+    name: String,
+    input: Value,
+    choices: Vec<Choice>,
+) -> Interaction {
+    Interaction {
+        verdict: None,
+        prompt_id,
+        kind: InteractionKind::Permission,
+        title,
+        detail,
+        questions: vec![Question {
+            id: "permission".into(),
+            text: format!("Allow {name}?"),
+            kind: QuestionType::Select,
+            choices,
+            multiple: false,
+            free_text: false,
+        }],
+        tool_name: Some(name),
+        tool_input: Some(input),
+    }
+}
+
 fn approval(
     prompt_id: String,
     title: String,
@@ -197,24 +226,9 @@ fn approval(
         Some(t) => (t.name.clone(), t.input.clone()),
         None => ("command_execution".to_string(), fallback_input),
     };
+    let choices = offered.iter().map(|(c, _)| c.clone()).collect();
     Pending {
-        interaction: Interaction {
-            verdict: None,
-            prompt_id,
-            kind: InteractionKind::Permission,
-            title,
-            detail,
-            tool_name: Some(name.clone()),
-            tool_input: Some(input),
-            questions: vec![Question {
-                id: "permission".into(),
-                text: format!("Allow {name}?"),
-                kind: QuestionType::Select,
-                choices: offered.iter().map(|(c, _)| c.clone()).collect(),
-                multiple: false,
-                free_text: false,
-            }],
-        },
+        interaction: permission(prompt_id, title, detail, name, input, choices),
         kind: PendingKind::Approval {
             decisions: offered.into_iter().map(|(c, d)| (c.value, d)).collect(),
         },
@@ -335,24 +349,9 @@ pub fn mcp_tool_approval(
         .as_str()
         .filter(|d| !d.is_empty())
         .map(String::from);
+    let choices = offered.iter().map(|(c, _)| c.clone()).collect();
     Pending {
-        interaction: Interaction {
-            verdict: None,
-            prompt_id,
-            kind: InteractionKind::Permission,
-            title,
-            detail,
-            tool_name: Some(name.clone()),
-            tool_input: Some(input),
-            questions: vec![Question {
-                id: "permission".into(),
-                text: format!("Allow {name}?"),
-                kind: QuestionType::Select,
-                choices: offered.iter().map(|(c, _)| c.clone()).collect(),
-                multiple: false,
-                free_text: false,
-            }],
-        },
+        interaction: permission(prompt_id, title, detail, name, input, choices),
         kind: PendingKind::Elicitation {
             results: offered.into_iter().map(|(c, r)| (c.value, r)).collect(),
         },
