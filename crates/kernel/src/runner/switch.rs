@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
-use weft_protocol::{DriverEvent, UniversalSnapshot};
+use weft_protocol::{DriverEvent, SessionRecord, UniversalSnapshot};
 
 use super::{handover, SessionRunner, Shared, State};
 use crate::driver::{AgentDriver, AgentTurnInput};
@@ -27,6 +27,20 @@ pub(super) struct Switch {
     effort: Option<String>,
     account: Option<String>,
     fork: Option<weft_protocol::ForkOrigin>,
+}
+
+impl Switch {
+    /// Puts the session's record back as it was before the switch (agent, its own
+    /// session id, model, effort, account and fork); answers that agent's driver.
+    fn restore(self, record: &mut SessionRecord) -> Arc<dyn AgentDriver> {
+        record.agent = self.agent;
+        record.session_id = self.session_id;
+        record.model = self.model;
+        record.effort = self.effort;
+        record.account = self.account;
+        record.fork = self.fork;
+        self.driver
+    }
 }
 
 impl SessionRunner {
@@ -56,12 +70,7 @@ impl SessionRunner {
             // Taking back a switch no turn has confirmed: the session is again exactly
             // what it was, the old agent's own session and account included.
             Some(sw) if sw.agent == driver.id() => {
-                st.record.agent = sw.agent;
-                st.record.session_id = sw.session_id;
-                st.record.model = sw.model;
-                st.record.effort = sw.effort;
-                st.record.account = sw.account;
-                st.record.fork = sw.fork;
+                sw.restore(&mut st.record);
                 st.handover = None;
             }
             // Another agent instead of the pending one: what to go back to is still
@@ -144,14 +153,8 @@ impl Shared {
                 );
                 let patch = st.acc.apply(&DriverEvent::Notice { text }, now);
                 self.publish(st, patch);
-                st.record.agent = sw.agent;
-                st.record.session_id = sw.session_id;
-                st.record.model = sw.model;
-                st.record.effort = sw.effort;
-                st.record.account = sw.account;
-                st.record.fork = sw.fork;
+                *self.driver.lock() = sw.restore(&mut st.record);
                 st.handover = None;
-                *self.driver.lock() = sw.driver;
                 self.show_recorded_agent(st);
             }
         }
