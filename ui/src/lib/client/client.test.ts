@@ -63,6 +63,17 @@ async function connected() {
   return { link, client };
 }
 
+/** A session view of echo:1 fed by `client`, loaded from an empty snapshot and history. */
+async function loadedView(link: ScriptedLink, client: WeftClient) {
+  const view = new SessionView("echo:1", client);
+  await client.onPatch((e) => view.receive(e));
+  const loading = view.load();
+  link.reply(link.last("getSnapshot").id, { sessionKey: "echo:1", seq: 0, snapshot: emptySnapshot("echo") });
+  link.reply(link.last("getHistory").id, []);
+  await loading;
+  return view;
+}
+
 const text = (f: Frame) => ("data" in f ? new TextDecoder().decode(f.data) : `exit ${f.exit.code}`);
 
 describe("WeftClient requests", () => {
@@ -155,12 +166,7 @@ describe("WeftClient pushed messages", () => {
 
   it("a session view re-reads its snapshot through the client on a seq gap", async () => {
     const { link, client } = await connected();
-    const view = new SessionView("echo:1", client);
-    await client.onPatch((e) => view.receive(e));
-    const loading = view.load();
-    link.reply(link.last("getSnapshot").id, { sessionKey: "echo:1", seq: 0, snapshot: emptySnapshot("echo") });
-    link.reply(link.last("getHistory").id, []);
-    await loading;
+    const view = await loadedView(link, client);
     link.push({ type: "patch", sessionKey: "echo:1", seq: 1, patch: { phase: "streaming", taskId: "a", textAppend: "a" } });
     link.push({ type: "patch", sessionKey: "echo:1", seq: 2, patch: { textAppend: "b" } });
     expect(view.current.text).toBe("ab");
@@ -180,12 +186,7 @@ describe("WeftClient pushed messages", () => {
 
   it("a merged patch (from..seq) applies without a resync", async () => {
     const { link, client } = await connected();
-    const view = new SessionView("echo:1", client);
-    await client.onPatch((e) => view.receive(e));
-    const loading = view.load();
-    link.reply(link.last("getSnapshot").id, { sessionKey: "echo:1", seq: 0, snapshot: emptySnapshot("echo") });
-    link.reply(link.last("getHistory").id, []);
-    await loading;
+    const view = await loadedView(link, client);
     link.push({ type: "patch", sessionKey: "echo:1", seq: 1, patch: { phase: "streaming", taskId: "a", textAppend: "a" } });
     // Seqs 2..4 merged into one, as the daemon sends them to a client that fell behind.
     link.push({ type: "patch", sessionKey: "echo:1", seq: 4, from: 2, patch: { textAppend: "bcd" } });
