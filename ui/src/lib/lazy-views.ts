@@ -23,6 +23,8 @@ export const lazyViews = {
   palette: once(() => import("./components/Palette.svelte")),
   help: once(() => import("./components/HelpSheet.svelte")),
   usage: once(() => import("./components/UsagePage.svelte")),
+  /** xterm.js (≈300 kB): the session's, an account login's and an install's pane. */
+  terminal: once(() => import("./components/TerminalPane.svelte")),
 };
 
 const PRELOADED: (keyof typeof lazyViews)[] = ["inbox", "library", "review", "settings", "palette", "help"];
