@@ -35,6 +35,7 @@ mod import;
 mod library;
 mod list;
 mod mcp;
+mod proxy;
 mod run;
 mod serve;
 mod skills;
@@ -189,6 +190,9 @@ enum Command {
     /// packs, skills) and the agents' project files grant takes effect only once you
     /// did (`--show`: see it; `--revoke`: forget it).
     Trust(trust::TrustArgs),
+    /// Bridge stdin/stdout to this machine's daemon (started if need be): what a client
+    /// on another machine runs over SSH (`weft --host NAME …`).
+    Proxy,
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         #[command(subcommand)]
@@ -288,6 +292,7 @@ fn main() -> ExitCode {
             Command::Skills { command } => skills::run(command).await,
             Command::Mcp { command } => mcp::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
+            Command::Proxy => proxy::proxy().await,
             Command::Tui(args) => tui::tui(args).await,
             Command::Daemon { command } => match command {
                 daemon::DaemonCommand::Run { listen, .. } => daemon::run_daemon(listen).await,

@@ -87,7 +87,7 @@ pub enum ClientError {
 /// folder is this user's and private ([`paths::check_socket_dir`]) and the listening
 /// process runs as this user (`SO_PEERCRED`). Checked before the hello, which carries
 /// the client's environment.
-fn check_listener(home: &Home, stream: &UnixStream) -> Result<(), ClientError> {
+pub fn check_listener(home: &Home, stream: &UnixStream) -> Result<(), ClientError> {
     let socket = home.socket();
     if let Some(dir) = socket.parent() {
         paths::check_socket_dir(dir).map_err(|e| ClientError::Unsafe(e.to_string()))?;
@@ -116,6 +116,8 @@ pub struct Client {
     catchup: Arc<Mutex<reader::Catchup>>,
     next_id: Arc<AtomicU64>,
     welcome: Welcome,
+    /// The reader task, ended by [`Client::close`].
+    reader: tokio::task::AbortHandle,
 }
 
 impl std::fmt::Debug for Client {
@@ -192,9 +194,34 @@ impl Client {
         Ok((client, events))
     }
 
+    /// Says `hello` over an already connected stream: any byte stream that carries the
+    /// socket's framing (a remote host's daemon reached through `ssh … weft proxy`).
+    /// Nothing about the peer is checked here: whoever made the stream vouches for it.
+    pub async fn connect_over<S>(
+        stream: S,
+        hello: Hello,
+    ) -> Result<(Client, mpsc::Receiver<Event>), ClientError>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
+        let (mut client, events) = Client::over(stream);
+        client.welcome = client.send(hello).await.map_err(ClientError::Refused)?;
+        Ok((client, events))
+    }
+
+    /// Ends the connection now: its reader stops and the stream is closed, so the
+    /// daemon no longer counts it as a client (dropping a [`Client`] leaves its reader
+    /// running until the daemon hangs up, which a caller waiting for the goodbye needs).
+    pub fn close(self) {
+        self.reader.abort();
+    }
+
     /// A client over a connected stream: its writer and reader tasks started, no hello
     /// said yet.
-    fn over(stream: UnixStream) -> (Client, mpsc::Receiver<Event>) {
+    fn over<S>(stream: S) -> (Client, mpsc::Receiver<Event>)
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
         let (mut sink, stream) = Framed::new(stream, frame::codec()).split();
         let (out, mut outgoing) = mpsc::channel::<Bytes>(OUTGOING);
         let (events_tx, events) = mpsc::channel(EVENTS);
@@ -208,7 +235,7 @@ impl Client {
         });
         let catchup: Arc<Mutex<reader::Catchup>> = Arc::default();
         let next_id = Arc::new(AtomicU64::new(1));
-        tokio::spawn(reader::read(
+        let reader = tokio::spawn(reader::read(
             stream,
             reader::Shared {
                 waiters: waiters.clone(),
@@ -217,12 +244,14 @@ impl Client {
                 out: out.downgrade(),
             },
             events_tx,
-        ));
+        ))
+        .abort_handle();
         let client = Client {
             out,
             waiters,
             catchup,
             next_id,
+            reader,
             welcome: Welcome {
                 version: String::new(),
                 pid: 0,
