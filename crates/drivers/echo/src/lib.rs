@@ -9,8 +9,11 @@
 //!
 //! Words in the prompt switch behaviours on: `permission`, `question`, `survey` (two
 //! questions: one taking several choices and free text, one taking a choice or free
-//! text), `slow` (long enough to stop or steer), `crash` (the turn fails). `WEFT_ECHO_DELAY_MS` sets the
-//! pause between streamed pieces (default 20).
+//! text), `slow` (long enough to stop or steer), `crash` (the turn fails), `ports` (it says
+//! the `WEFT_PORT` its spawn got). A line `write-file PATH TEXT` has it write TEXT to PATH
+//! (inside the workspace) after the same permission as the note. `WEFT_ECHO_DELAY_MS` sets the
+//! pause between streamed pieces (default 20). With `WEFT_ECHO_SHELL=1` in the turn's
+//! environment, a first line `shell: COMMAND` has it run COMMAND in the workspace.
 
 mod script;
 pub mod spec;

@@ -1,6 +1,6 @@
 //! One echo turn, step by step.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::json;
@@ -355,7 +355,30 @@ async fn run_steps(
 
     let mut extra = String::new();
     if prompt.contains("permission") {
-        extra.push_str(&write_note(driver, input, turn).await?);
+        let path = input.workdir.join(".weft").join("echo-note.md");
+        let text = format!("Echo was here: {}\n", input.prompt.trim());
+        extra.push_str(&write_note(driver, input, turn, path, text).await?);
+    }
+    if let Some((rel, text)) = write_file_request(&input.prompt) {
+        let path = input.workdir.join(rel);
+        extra.push_str(&write_note(driver, input, turn, path, format!("{text}\n")).await?);
+    }
+    if prompt.split_whitespace().any(|w| w == "ports") {
+        let var = |k: &str| {
+            input
+                .env
+                .iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        };
+        extra.push_str(&match (var("WEFT_PORT"), var("WEFT_PORT_RANGE")) {
+            (Some(p), Some(r)) => format!(" My WEFT_PORT is {p} (WEFT_PORT_RANGE {r})."),
+            _ => " I have no WEFT_PORT.".to_string(),
+        });
+    }
+    if let Some(command) = shell_request(input) {
+        extra.push_str(&run_shell(input, turn, command).await?);
     }
     if prompt.contains("question") {
         let answer = turn.ctx.ask_user(question_interaction()).await;
@@ -444,17 +467,40 @@ async fn run_steps(
     Ok(body)
 }
 
-/// The permission-gated tool: asks (unless allowed for the session), then writes.
+/// `write-file PATH TEXT…` on a line of its own: a file for echo to write (a relative
+/// path inside the workspace), so tests can have a session change files as an agent
+/// would (through the same permission as the note).
+fn write_file_request(prompt: &str) -> Option<(PathBuf, String)> {
+    prompt.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("write-file ")?;
+        let (path, text) = rest.split_once(' ').unwrap_or((rest, ""));
+        let path = PathBuf::from(path);
+        let inside = !path.as_os_str().is_empty()
+            && path
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        inside.then(|| (path, text.to_string()))
+    })
+}
+
+/// The permission-gated tool: asks (unless allowed for the session), then writes
+/// `text` to `path`.
 async fn write_note(
     driver: &EchoDriver,
     input: &AgentTurnInput,
     turn: &mut Turn<'_>,
+    path: PathBuf,
+    text: String,
 ) -> Result<String, Stopped> {
-    let path = input.workdir.join(".weft").join("echo-note.md");
+    let rel = path
+        .strip_prefix(&input.workdir)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
     let call = turn.tool(
         "note-1",
         "write_note",
-        "Write .weft/echo-note.md",
+        &format!("Write {rel}"),
         ToolKind::Write,
         json!({ "path": path }),
     );
@@ -482,9 +528,7 @@ async fn write_note(
         let written = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| {
-                std::fs::write(&path, format!("Echo was here: {}\n", input.prompt.trim()))
-            });
+            .and_then(|_| std::fs::write(&path, &text));
         turn.finish_tool(
             call,
             written
@@ -499,4 +543,63 @@ async fn write_note(
         turn.finish_tool(call, Err("the permission request was cancelled".into()));
         Ok(" The permission request was cancelled, so I did not write the note.".into())
     }
+}
+
+/// `shell: COMMAND` as the prompt's first line, when the environment the turn runs with
+/// has `WEFT_ECHO_SHELL=1`: a command for echo to run in the workspace, as an agent's
+/// shell tool would, so tests can change files behind every edit tool's back (what a
+/// turn's checkpoints must still see). Opt-in by the environment, never by the prompt
+/// alone: a pasted file or a quoted review comment must not run a command.
+fn shell_request(input: &AgentTurnInput) -> Option<String> {
+    if input.var("WEFT_ECHO_SHELL").as_deref() != Some("1") {
+        return None;
+    }
+    let line = input.prompt.lines().next()?.trim();
+    line.strip_prefix("shell: ").map(str::to_owned)
+}
+
+/// Runs `command` with `/bin/sh -c` in the workspace, as a shell tool call.
+async fn run_shell(
+    input: &AgentTurnInput,
+    turn: &mut Turn<'_>,
+    command: String,
+) -> Result<String, Stopped> {
+    let call = turn.tool(
+        "shell-1",
+        "shell",
+        &format!("Run {command}"),
+        ToolKind::Shell,
+        json!({ "command": command }),
+    );
+    let workdir = input.workdir.clone();
+    let ran = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&command)
+            .current_dir(&workdir)
+            .stdin(std::process::Stdio::null())
+            .output()
+    })
+    .await;
+    let result = match ran {
+        Ok(Ok(out)) if out.status.success() => {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        }
+        Ok(Ok(out)) => Err(format!(
+            "exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )),
+        Ok(Err(e)) => Err(format!("cannot run /bin/sh: {e}")),
+        Err(e) => Err(format!("the command's thread failed: {e}")),
+    };
+    let said = match &result {
+        Ok(_) => " I ran your command.".to_string(),
+        Err(e) => format!(" Your command failed: {e}."),
+    };
+    turn.finish_tool(call, result);
+    if turn.ctx.is_cancelled() {
+        return Err(Stopped);
+    }
+    Ok(said)
 }
