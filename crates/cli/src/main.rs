@@ -44,6 +44,7 @@ mod tui;
 mod verbs;
 
 use std::path::PathBuf;
+mod worktrees;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -69,6 +70,21 @@ enum Command {
         key: String,
         /// Print the last snapshot as JSON.
         #[arg(long)]
+    /// Commit a worktree session's changes and merge (default), squash or rebase its
+    /// branch into its base; or push it (--push) and open a pull request (--pr). Exit 1
+    /// on conflicts: the merge is aborted and they are listed.
+    Merge(worktrees::MergeArgs),
+    /// The git worktrees Weft made for sessions: branch, ahead/behind, dirty, ports.
+    Worktrees {
+        #[command(subcommand)]
+        command: Option<worktrees::WorktreesCommand>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only those of the repository holding this folder.
+        #[arg(long)]
+        repo: Option<PathBuf>,
+    },
         json: bool,
     },
     /// Stop a session's running turn.
@@ -302,3 +318,13 @@ fn main() -> ExitCode {
         }
     })
 }
+            Command::Merge(args) => worktrees::merge(args).await,
+            Command::Worktrees {
+                command: Some(worktrees::WorktreesCommand::Run { name, repo }),
+                ..
+            } => worktrees::run(name, repo).await,
+            Command::Worktrees {
+                command: None,
+                json,
+                repo,
+            } => worktrees::list(json, repo).await,

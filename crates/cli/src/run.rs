@@ -69,6 +69,13 @@ pub(crate) struct RunArgs {
     /// images, other files by path.
     #[arg(long = "attach", value_name = "FILE")]
     attach: Vec<PathBuf>,
+    /// Start the new session in a new git worktree of the workspace's repository
+    /// (branch `weft/NAME`, its own port range); `auto` picks a name.
+    #[arg(long, value_name = "NAME", conflicts_with = "session")]
+    worktree: Option<String>,
+    /// With --worktree: the commit or branch it starts from (default: HEAD).
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    from: Option<String>,
     /// What to ask.
     #[arg(required = true)]
     prompt: Vec<String>,
@@ -95,6 +102,8 @@ pub(crate) async fn undo(key: String) -> ExitCode {
         stream: false,
         detach: false,
         attach: Vec::new(),
+        worktree: None,
+        from: None,
         prompt: vec!["/undo".into()],
     })
     .await
@@ -177,11 +186,21 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     if let (Some(key), Some(account)) = (&args.session, &args.account) {
         if let Err(code) =
             crate::accounts::confirm_switch(&daemon, key, account, args.yes, interactive).await
+        worktree: args
+            .worktree
+            .clone()
+            .map(|name| weft_protocol::WorktreeRequest {
+                name,
+                from: args.from.clone(),
+            }),
         {
             return code;
         }
     }
     if let (Some(key), true) = (&args.session, args.auto_switch) {
+    if args.worktree.is_some() {
+        crate::worktrees::say_where(&daemon, &accepted.session_key).await;
+    }
         if let Err(code) = crate::accounts::set_auto_switch(&daemon, key, true).await {
             return code;
         }

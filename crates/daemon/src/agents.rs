@@ -21,7 +21,7 @@ fn bad(message: impl Into<String>) -> WireError {
 
 /// The environment these terminals start from: the caller's (the app's, as a terminal
 /// it started would have), else the daemon's own, with this daemon's `WEFT_HOME`.
-fn caller_env(service: &Service, caller: &Caller) -> BTreeMap<String, String> {
+pub(crate) fn caller_env(service: &Service, caller: &Caller) -> BTreeMap<String, String> {
     let mut env: BTreeMap<String, String> = match &caller.env {
         Some(env) => env.0.clone(),
         None => std::env::vars().collect(),

@@ -28,6 +28,7 @@ mod socket;
 pub mod tokens;
 mod trust;
 pub mod ws;
+mod worktrees;
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
@@ -136,6 +137,10 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     let library = library::open(options.home.dir(), &store);
     let mut loom = Loom::builder(options.home.dir());
     if let Some(library) = &library {
+    // Every spawn in a worktree Weft made gets that worktree's ports.
+    loom = loom.plugin(Arc::new(worktrees::WorktreePorts(
+        options.home.dir().to_path_buf(),
+    )));
         loom = loom.index(Arc::new(library::LibraryIndex(library.clone())));
     }
     let loom = loom

@@ -145,6 +145,10 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
             action,
         } => {
             let deleted = matches!(action, SessionAction::Delete { .. });
+            if matches!(action, SessionAction::Archive) {
+                // Its worktree goes with it (the branch stays), or the archive is refused.
+                crate::worktrees::before_archive(service, &session_key).await?;
+            }
             service
                 .loom
                 .manage_session(&session_key, action)

@@ -30,6 +30,7 @@ mod trust;
 mod verbs;
 mod wire;
 
+mod worktree;
 pub use account::{
     AccountInfo, AccountSwitch, AccountTest, AccountUsageDay, AddAccountRequest, AutoSwitch,
     LimitWindow, SecretInput, SecretSource, SecretText,
@@ -70,4 +71,7 @@ pub use wire::{
     Given, InteractAction, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
     PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
     SteerOutcome, ToolInfo,
+};
+pub use worktree::{
+    MergeConflict, MergeMode, MergeOutcome, SessionWorktree, WorktreeInfo, WorktreeRequest,
 };

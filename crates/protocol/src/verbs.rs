@@ -626,6 +626,55 @@ mod tests {
                 session_key: "k".into()
             }
             .scope(),
+    /// The git worktrees Weft made for sessions, each with its branch, how far it is
+    /// ahead of and behind its base, whether it has uncommitted changes, its ports and
+    /// its sessions. Answered by `WorktreeInfo`s.
+    ListWorktrees {
+        /// Only the worktrees of the repository holding this folder.
+        #[serde(default)]
+        #[ts(optional)]
+        repo: Option<String>,
+    } => Vec<WorktreeInfo> as Read,
+    /// Start a worktree's `run` command (its dev server, from the repository's trusted
+    /// `.weft/worktree.toml`, with the worktree's `WEFT_PORT` and `WEFT_PORT_RANGE`) in
+    /// a terminal of the daemon's keyed `run:<repo>/<name>`, and attach this connection
+    /// (the one open under that key is reused). Answered by [`TerminalAttached`];
+    /// frames follow.
+    RunWorktree {
+        /// The worktree's name.
+        name: String,
+        /// The repository (a folder in it), when two repositories have a worktree of
+        /// that name.
+        #[serde(default)]
+        #[ts(optional)]
+        repo: Option<String>,
+        /// The terminal's width in columns (default 80).
+        cols: Option<u16>,
+        /// The terminal's height in rows (default 24).
+        rows: Option<u16>,
+    } => TerminalAttached as Control,
+    /// Land a session's worktree branch: commit its changes (`message`, else one
+    /// proposed from the session's prompts), then merge, squash or rebase it into its
+    /// base in the base repository; on conflicts the merge is aborted and they are
+    /// answered. With `push` the branch is pushed to its remote instead, and with `pr`
+    /// a pull request is opened with `gh`. Answered by `MergeOutcome`.
+    MergeSession {
+        /// The session (one started in a worktree).
+        session_key: String,
+        /// Merge commit, squash or rebase.
+        #[serde(default)]
+        mode: MergeMode,
+        /// The commit message.
+        #[serde(default)]
+        #[ts(optional)]
+        message: Option<String>,
+        /// Push the branch to its remote instead of merging locally.
+        #[serde(default)]
+        push: bool,
+        /// Push and open a pull request with `gh`.
+        #[serde(default)]
+        pr: bool,
+    } => MergeOutcome as Control,
             Scope::Control
         );
         assert_eq!(

@@ -37,6 +37,10 @@ pub struct PromptRequest {
     /// `weft mcp list`).
     #[ts(optional = nullable)]
     pub mcp: Option<Box<BTreeMap<String, bool>>>,
+    /// A new session only: make a git worktree (branch `weft/<name>`) of the workspace's
+    /// repository and run the session there, with its own port range.
+    #[ts(optional = nullable)]
+    pub worktree: Option<crate::WorktreeRequest>,
 }
 
 /// Reply to [`PromptRequest`].
@@ -380,6 +384,10 @@ pub struct SessionInfo {
     /// The user archived it: listed only when archived ones are asked for.
     #[serde(default)]
     pub archived: bool,
+    /// The git worktree Weft made for it, when it runs in one.
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub worktree: Option<crate::SessionWorktree>,
 }
 
 /// The whole snapshot of a session with the seq it is current at; what a late or
@@ -476,6 +484,7 @@ impl SessionRecord {
             updated_at: self.updated_at,
             pinned: false,
             archived: false,
+            worktree: None,
         }
     }
 }

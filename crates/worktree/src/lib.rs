@@ -232,7 +232,11 @@ impl Worktrees {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "repo".into());
+        // Canonical, as the kernel records a session's folder: a spawn's folder is then
+        // found in the registry by a plain prefix test.
         let repo_root = self.root.join(&repo_name);
+        std::fs::create_dir_all(&repo_root).map_err(|e| Error::io(&repo_root, e))?;
+        let repo_root = std::fs::canonicalize(&repo_root).map_err(|e| Error::io(&repo_root, e))?;
         let entry = self.registry.update(|all| {
             let name = if name == "auto" {
                 names::pick(|n| taken(&repo_git, all, &top, &repo_root, n))?
@@ -245,7 +249,6 @@ impl Worktrees {
             };
             let port = registry::free_port(all, self.port_base)?;
             let path = repo_root.join(&name);
-            std::fs::create_dir_all(&repo_root).map_err(|e| Error::io(&repo_root, e))?;
             let branch = format!("weft/{name}");
             repo_git.run([
                 "worktree".as_ref(),

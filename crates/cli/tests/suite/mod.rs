@@ -17,3 +17,4 @@ mod setup_once;
 mod support;
 mod trust;
 mod tui;
+mod worktree;

@@ -144,7 +144,7 @@ pub async fn handle(
             sessions::get_history(loom, &session_key, limit, before).await,
         ),
         ClientRequest::ListSessions { workdir, archived } => answer::<verb::ListSessions>(
-            sessions::list_sessions(loom, workdir.as_deref(), archived.unwrap_or(false)).await,
+            sessions::list_sessions(service, workdir.as_deref(), archived.unwrap_or(false)).await,
         ),
         ClientRequest::Search { query, limit } => {
             answer::<verb::Search>(sessions::search(loom, &query, limit).await)
@@ -291,6 +291,25 @@ fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result
             Some(granted) => scopes = granted,
             None => return Err(forbidden("that token is not valid for this Weft")),
         }
+        // Worktrees.
+        ClientRequest::ListWorktrees { repo } => {
+            answer::<verb::ListWorktrees>(crate::worktrees::list(service, repo).await)
+        }
+        ClientRequest::RunWorktree {
+            name,
+            repo,
+            cols,
+            rows,
+        } => terminals::run_worktree(service, conn, &caller, id, name, repo, (cols, rows)),
+        ClientRequest::MergeSession {
+            session_key,
+            mode,
+            message,
+            push,
+            pr,
+        } => answer::<verb::MergeSession>(
+            crate::worktrees::merge(service, session_key, mode, message, push, pr).await,
+        ),
     } else if conn.transport == Transport::Socket && !service.proves(hello.proof.as_deref()) {
         // Our uid alone does not tell the user from a command in Weft's sandbox.
         return Err(forbidden(format!(

@@ -19,9 +19,14 @@ use crate::service::Service;
 pub(super) async fn prompt(
     service: &Arc<Service>,
     caller: &Caller,
-    r: PromptRequest,
+    mut r: PromptRequest,
 ) -> Result<PromptAccepted, WireError> {
-    service.loom.prompt_as(caller, r).await.map_err(wire)
+    let worktree = crate::worktrees::prepare(service, &mut r).await?;
+    let accepted = service.loom.prompt_as(caller, r).await.map_err(wire)?;
+    if let Some(entry) = worktree {
+        crate::worktrees::started(service, entry, accepted.session_key.clone()).await;
+    }
+    Ok(accepted)
 }
 
 pub(super) async fn stop(loom: &Loom, session_key: &str) -> Result<(), WireError> {
@@ -147,13 +152,17 @@ pub(super) async fn get_history(
 }
 
 pub(super) async fn list_sessions(
-    loom: &Loom,
+    service: &Arc<Service>,
     workdir: Option<&str>,
     archived: bool,
 ) -> Result<Vec<SessionInfo>, WireError> {
-    loom.list_sessions_with(workdir, archived)
+    let mut list = service
+        .loom
+        .list_sessions_with(workdir, archived)
         .await
-        .map_err(wire)
+        .map_err(wire)?;
+    crate::worktrees::decorate(service.home.dir(), &mut list);
+    Ok(list)
 }
 
 pub(super) async fn search(

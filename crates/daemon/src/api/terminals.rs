@@ -105,6 +105,20 @@ pub(super) fn install(
     attach(conn, id, key, bridge)
 }
 
+/// A worktree's `run` command in a terminal of the daemon's, this connection attached.
+pub(super) fn run_worktree(
+    service: &Arc<Service>,
+    conn: &Arc<Conn>,
+    caller: &Caller,
+    id: u64,
+    name: String,
+    repo: Option<String>,
+    size: (Option<u16>, Option<u16>),
+) -> Result<Reply, WireError> {
+    let (key, bridge) = crate::worktrees::run_terminal(service, caller, &name, repo, size)?;
+    attach(conn, id, key, bridge)
+}
+
 /// Replies [`TerminalAttached`] ahead of the terminal's frames, from the task that
 /// forwards them.
 fn attach(

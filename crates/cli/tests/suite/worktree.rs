@@ -1,0 +1,381 @@
+//! Sessions in git worktrees end to end (issue 35, "Worktrees" and "The merge"): real
+//! repositories made here, the real `git`, the echo agent writing files through its
+//! `write-file` line. Each test has its own home, worktrees root and daemon.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use super::support::{bounded, script, wait_for, Env};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A test's home and repository (the workspace, made a git repository with one
+/// commit), its worktrees root, and extra environment for every `weft` it runs.
+struct Repo {
+    env: Env,
+    roots: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+}
+
+impl Repo {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let env = Env::new();
+        let work = env.work.path();
+        for (name, text) in files {
+            write(&work.join(name), text);
+        }
+        git(work, &["init", "-q", "-b", "main"]);
+        git(work, &["add", "."]);
+        git(work, &["commit", "-q", "-m", "first"]);
+        let roots = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // A base of its own per test, so tests running at once do not share ports.
+        let base = 20000 + (std::process::id() % 2000) * 10 + 7000;
+        let vars = vec![
+            (
+                "WEFT_WORKTREES".to_string(),
+                roots.path().join("wt").display().to_string(),
+            ),
+            ("WEFT_PORT_BASE".to_string(), base.to_string()),
+        ];
+        Self { env, roots, vars }
+    }
+
+    fn work(&self) -> PathBuf {
+        self.env.real_work()
+    }
+
+    fn weft(&self, args: &[&str]) -> Output {
+        let mut cmd = self.env.cmd(args);
+        cmd.envs(self.vars.iter().map(|(k, v)| (k, v)));
+        let out = bounded(cmd, args);
+        self.env.keep_output(&out);
+        out
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.weft(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "weft {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let text = self.ok(args);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    /// `weft run --worktree NAME --yes --json PROMPT`: its session key and reply.
+    fn run_in(&self, name: &str, prompt: &str) -> (String, String) {
+        let v = self.json(&["run", "--worktree", name, "--yes", "--json", prompt]);
+        let key = v["sessionKey"].as_str().unwrap_or_default().to_string();
+        let text = v["snapshot"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (key, text)
+    }
+
+    /// The worktree of `weft worktrees --json` named `name`.
+    fn worktree(&self, name: &str) -> Value {
+        let all = self.json(&["worktrees", "--json"]);
+        all.as_array()
+            .and_then(|a| a.iter().find(|w| w["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("no worktree {name} in {all}"))
+    }
+}
+
+fn path_of(w: &Value) -> PathBuf {
+    PathBuf::from(w["path"].as_str().unwrap_or_default())
+}
+
+#[test]
+fn two_sessions_in_two_worktrees_edit_one_file_apart_each_with_its_own_ports() {
+    let r = Repo::new(&[("a.txt", "original\n")]);
+    let (k1, t1) = r.run_in("one", "ports\nwrite-file a.txt from one");
+    let (k2, t2) = r.run_in("two", "ports\nwrite-file a.txt from two");
+    let (w1, w2) = (r.worktree("one"), r.worktree("two"));
+    let (p1, p2) = (path_of(&w1), path_of(&w2));
+    assert!(p1.starts_with(r.roots.path()), "{w1}");
+    assert_eq!(read(&p1.join("a.txt")), "from one\n");
+    assert_eq!(read(&p2.join("a.txt")), "from two\n");
+    assert_eq!(read(&r.work().join("a.txt")), "original\n");
+    assert_eq!(w1["branch"], "weft/one");
+    assert_eq!(w1["sessions"][0], k1.as_str());
+    assert_eq!(w2["sessions"][0], k2.as_str());
+    assert_eq!(
+        (w1["dirty"].clone(), w1["ahead"].clone()),
+        (true.into(), 0.into())
+    );
+    // Each session's spawn got its worktree's ports, and the two ranges differ.
+    let ports = |w: &Value| w["ports"].as_str().unwrap_or_default().to_string();
+    assert_ne!(ports(&w1), ports(&w2));
+    let first = |w: &Value| ports(w).split('-').next().unwrap_or_default().to_string();
+    assert!(
+        t1.contains(&format!(
+            "My WEFT_PORT is {} (WEFT_PORT_RANGE {})",
+            first(&w1),
+            ports(&w1)
+        )),
+        "{t1}"
+    );
+    assert!(
+        t2.contains(&format!("My WEFT_PORT is {}", first(&w2))),
+        "{t2}"
+    );
+    // A session outside a worktree gets none.
+    let v = r.json(&["run", "--json", "ports"]);
+    assert!(
+        v["snapshot"]["text"]
+            .to_string()
+            .contains("I have no WEFT_PORT"),
+        "{v}"
+    );
+}
+
+const TOML: &str = r#"include = [".env*"]
+setup = "echo set up > setup-ran; cat .env > env-seen; echo port $WEFT_PORT"
+run = "python3 serve.py"
+"#;
+
+const SERVE: &str = r#"import os, socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(os.environ["WEFT_PORT"])))
+s.listen()
+open("bound", "w").write(os.environ["WEFT_PORT_RANGE"])
+time.sleep(60)
+"#;
+
+fn repo_with_config() -> Repo {
+    let r = Repo::new(&[
+        (".gitignore", ".env*\nbound\nsetup-ran\nenv-seen\n"),
+        (".weft/worktree.toml", TOML),
+        ("serve.py", SERVE),
+    ]);
+    write(&r.work().join(".env"), "NAME=value\n");
+    r
+}
+
+#[test]
+fn a_trusted_worktree_gets_the_env_file_and_runs_setup_an_untrusted_one_neither() {
+    let r = repo_with_config();
+    r.run_in("before", "hi");
+    let before = path_of(&r.worktree("before"));
+    assert!(!before.join(".env").exists() && !before.join("setup-ran").exists());
+    r.ok(&["trust", "--yes"]);
+    r.run_in("after", "hi");
+    let w = r.worktree("after");
+    let p = path_of(&w);
+    assert_eq!(read(&p.join(".env")), "NAME=value\n");
+    assert_eq!(read(&p.join("env-seen")), "NAME=value\n");
+    assert_eq!(read(&p.join("setup-ran")), "set up\n");
+    let log = read(Path::new(w["setupLog"].as_str().unwrap_or_default()));
+    let port = w["ports"]
+        .as_str()
+        .unwrap_or_default()
+        .split('-')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(log.contains(&format!("port {port}")), "{log}");
+    // The copied, ignored files are not changes.
+    assert_eq!(w["dirty"], false, "{w}");
+}
+
+#[test]
+fn two_worktrees_run_commands_bind_different_ports() {
+    let r = repo_with_config();
+    r.ok(&["trust", "--yes"]);
+    r.run_in("a", "hi");
+    r.run_in("b", "hi");
+    let key_a = r.ok(&["worktrees", "run", "a"]);
+    r.ok(&["worktrees", "run", "b"]);
+    assert!(
+        key_a.starts_with("run:") && key_a.ends_with("/a"),
+        "{key_a}"
+    );
+    let bound = |name: &str| {
+        let p = path_of(&r.worktree(name)).join("bound");
+        wait_for(&format!("{name}'s server"), 20, || {
+            std::fs::read_to_string(&p).ok().filter(|s| !s.is_empty())
+        })
+    };
+    let (a, b) = (bound("a"), bound("b"));
+    assert_ne!(a, b);
+    for range in [&a, &b] {
+        let port: u16 = range
+            .split('-')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        std::net::TcpStream::connect(("127.0.0.1", port))
+            .unwrap_or_else(|e| panic!("nothing listens on {port}: {e}"));
+    }
+}
+
+#[test]
+fn archiving_refuses_a_dirty_worktree_then_removes_it_and_keeps_the_branch() {
+    let r = Repo::new(&[("a.txt", "original\n")]);
+    let (key, _) = r.run_in("w", "write-file a.txt changed");
+    let p = path_of(&r.worktree("w"));
+    let out = r.weft(&["sessions", "archive", &key]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("uncommitted changes") && err.contains("a.txt"),
+        "{err}"
+    );
+    assert!(err.contains("commit") && err.contains("stash"), "{err}");
+    assert!(p.join("a.txt").is_file());
+    git(&p, &["commit", "-qam", "the session's work"]);
+    r.ok(&["sessions", "archive", &key]);
+    assert!(!p.exists());
+    assert_eq!(
+        git(&r.work(), &["log", "-1", "--format=%s", "weft/w"]),
+        "the session's work"
+    );
+    assert_eq!(r.json(&["worktrees", "--json"]), serde_json::json!([]));
+}
+
+fn merge(r: &Repo, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["merge"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = r.weft(&all);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn merge_squash_and_a_conflict_reported_with_exit_1_and_the_base_left_clean() {
+    let r = Repo::new(&[("a.txt", "one\ntwo\nthree\n")]);
+    let work = r.work();
+    let (k1, _) = r.run_in(
+        "m",
+        "write-file a.txt one\nwrite-file a.txt one\nTWO\nthree",
+    );
+    let (k2, _) = r.run_in("s", "write-file b.txt bee");
+    let (k3, _) = r.run_in("c", "write-file a.txt conflicting");
+    let (code, v) = merge(&r, &[&k1, "--message", "Edit a"]);
+    assert_eq!(code, 0, "{v}");
+    let keys: Vec<&String> = v
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["base", "branch", "commit", "conflicts"]);
+    assert_eq!(
+        (v["base"].clone(), v["branch"].clone()),
+        ("main".into(), "weft/m".into())
+    );
+    assert_eq!(v["commit"], git(&work, &["rev-parse", "HEAD"]));
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%P"]).split(' ').count(),
+        2
+    );
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%s", "weft/m"]),
+        "Edit a"
+    );
+    assert_eq!(read(&work.join("a.txt")), "one\n");
+    // Squash, with the message proposed from the session's prompt.
+    let (code, v) = merge(&r, &[&k2, "--squash"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%P"]).split(' ').count(),
+        1
+    );
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%s"]),
+        "write-file b.txt bee"
+    );
+    assert_eq!(read(&work.join("b.txt")), "bee\n");
+    // A conflict: reported, exit 1, the base as it was.
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    let (code, v) = merge(&r, &[&k3, "--message", "c"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["commit"], Value::Null);
+    assert_eq!(v["conflicts"][0]["path"], "a.txt", "{v}");
+    let hunk = v["conflicts"][0]["hunks"][0].as_str().unwrap_or_default();
+    assert!(
+        hunk.starts_with("<<<<<<<") && hunk.contains("conflicting"),
+        "{hunk}"
+    );
+    assert_eq!(git(&work, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn push_goes_to_a_bare_repository_and_pr_runs_gh() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    let bare = r.roots.path().join("origin.git");
+    git(
+        r.roots.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap_or("")],
+    );
+    git(
+        &r.work(),
+        &["remote", "add", "origin", bare.to_str().unwrap_or("")],
+    );
+    // A stand-in `gh` that records its arguments, first on the daemon's PATH.
+    let bin = r.roots.path().join("bin");
+    let argv = r.roots.path().join("gh-argv");
+    script(
+        &bin,
+        "gh",
+        &format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > {}\necho https://example.invalid/pr/1\n",
+            argv.display()
+        ),
+    );
+    let mut r = r;
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    r.vars.push(("PATH".into(), path));
+    let (key, _) = r.run_in("p", "write-file p.txt pushed");
+    let (code, v) = merge(&r, &[&key, "--push", "--message", "Push it"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["commit"], git(&bare, &["rev-parse", "weft/p"]));
+    assert_eq!(git(&r.work(), &["log", "-1", "--format=%s"]), "first");
+    let (code, v) = merge(&r, &[&key, "--pr", "--message", "Title\n\nBody text"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        read(&argv),
+        "pr\ncreate\n--base\nmain\n--head\nweft/p\n--title\nTitle\n--body\nBody text\n"
+    );
+}
