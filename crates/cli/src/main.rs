@@ -42,9 +42,9 @@ mod skills;
 mod trust;
 mod tui;
 mod verbs;
+mod worktrees;
 
 use std::path::PathBuf;
-mod worktrees;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -64,12 +64,6 @@ struct Cli {
 enum Command {
     /// Run one turn and print the reply.
     Run(run::RunArgs),
-    /// Wait until a session's running and queued turns end; exit 0 when the last ended ok.
-    Wait {
-        /// The session key (`agent:id`).
-        key: String,
-        /// Print the last snapshot as JSON.
-        #[arg(long)]
     /// Commit a worktree session's changes and merge (default), squash or rebase its
     /// branch into its base; or push it (--push) and open a pull request (--pr). Exit 1
     /// on conflicts: the merge is aborted and they are listed.
@@ -85,6 +79,12 @@ enum Command {
         #[arg(long)]
         repo: Option<PathBuf>,
     },
+    /// Wait until a session's running and queued turns end; exit 0 when the last ended ok.
+    Wait {
+        /// The session key (`agent:id`).
+        key: String,
+        /// Print the last snapshot as JSON.
+        #[arg(long)]
         json: bool,
     },
     /// Stop a session's running turn.
@@ -274,6 +274,16 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run::run(args).await,
+            Command::Merge(args) => worktrees::merge(args).await,
+            Command::Worktrees {
+                command: Some(worktrees::WorktreesCommand::Run { name, repo }),
+                ..
+            } => worktrees::run(name, repo).await,
+            Command::Worktrees {
+                command: None,
+                json,
+                repo,
+            } => worktrees::list(json, repo).await,
             Command::Wait { key, json } => verbs::wait(key, json).await,
             Command::Stop { key } => verbs::stop(key).await,
             Command::Undo { key } => run::undo(key).await,
@@ -318,13 +328,3 @@ fn main() -> ExitCode {
         }
     })
 }
-            Command::Merge(args) => worktrees::merge(args).await,
-            Command::Worktrees {
-                command: Some(worktrees::WorktreesCommand::Run { name, repo }),
-                ..
-            } => worktrees::run(name, repo).await,
-            Command::Worktrees {
-                command: None,
-                json,
-                repo,
-            } => worktrees::list(json, repo).await,

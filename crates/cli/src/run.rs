@@ -186,21 +186,11 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     if let (Some(key), Some(account)) = (&args.session, &args.account) {
         if let Err(code) =
             crate::accounts::confirm_switch(&daemon, key, account, args.yes, interactive).await
-        worktree: args
-            .worktree
-            .clone()
-            .map(|name| weft_protocol::WorktreeRequest {
-                name,
-                from: args.from.clone(),
-            }),
         {
             return code;
         }
     }
     if let (Some(key), true) = (&args.session, args.auto_switch) {
-    if args.worktree.is_some() {
-        crate::worktrees::say_where(&daemon, &accepted.session_key).await;
-    }
         if let Err(code) = crate::accounts::set_auto_switch(&daemon, key, true).await {
             return code;
         }
@@ -222,11 +212,21 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         account: args.account,
         pack: args.pack,
         mcp: (!args.mcp.is_empty()).then(|| Box::new(args.mcp.into_iter().collect())),
+        worktree: args
+            .worktree
+            .clone()
+            .map(|name| weft_protocol::WorktreeRequest {
+                name,
+                from: args.from.clone(),
+            }),
     };
     let accepted = match daemon.send(request).await {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if args.worktree.is_some() {
+        crate::worktrees::say_where(&daemon, &accepted.session_key).await;
+    }
     if args.auto_switch && args.session.is_none() {
         if let Err(code) =
             crate::accounts::set_auto_switch(&daemon, &accepted.session_key, true).await

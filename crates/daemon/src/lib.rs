@@ -136,11 +136,11 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     );
     let library = library::open(options.home.dir(), &store);
     let mut loom = Loom::builder(options.home.dir());
-    if let Some(library) = &library {
     // Every spawn in a worktree Weft made gets that worktree's ports.
     loom = loom.plugin(Arc::new(worktrees::WorktreePorts(
         options.home.dir().to_path_buf(),
     )));
+    if let Some(library) = &library {
         loom = loom.index(Arc::new(library::LibraryIndex(library.clone())));
     }
     let loom = loom

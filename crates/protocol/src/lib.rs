@@ -29,8 +29,8 @@ mod terminal_frame;
 mod trust;
 mod verbs;
 mod wire;
-
 mod worktree;
+
 pub use account::{
     AccountInfo, AccountSwitch, AccountTest, AccountUsageDay, AddAccountRequest, AutoSwitch,
     LimitWindow, SecretInput, SecretSource, SecretText,

@@ -597,35 +597,6 @@ pub enum ClientRequest {
         /// The terminal's height in rows (default 24).
         rows: Option<u16>,
     } => TerminalAttached as Control,
-}
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_verb_is_its_variant_and_every_wire_name_is_serdes() {
-        let stop: ClientRequest = verb::Stop {
-            session_key: "k".into(),
-        }
-        .into();
-        assert_eq!(
-            stop,
-            ClientRequest::Stop {
-                session_key: "k".into()
-            }
-        );
-        let tag = serde_json::to_value(&stop).unwrap_or_default()["type"].clone();
-        assert_eq!(tag, "stop");
-        assert!(REPLIES.iter().any(|r| r.wire() == "listAgentInfo"));
-        // Each verb's scope is declared beside its reply.
-        assert_eq!(ClientRequest::ListAgentInfo {}.scope(), Scope::Read);
-        assert_eq!(
-            ClientRequest::Stop {
-                session_key: "k".into()
-            }
-            .scope(),
     /// The git worktrees Weft made for sessions, each with its branch, how far it is
     /// ahead of and behind its base, whether it has uncommitted changes, its ports and
     /// its sessions. Answered by `WorktreeInfo`s.
@@ -675,6 +646,35 @@ mod tests {
         #[serde(default)]
         pr: bool,
     } => MergeOutcome as Control,
+}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verb_is_its_variant_and_every_wire_name_is_serdes() {
+        let stop: ClientRequest = verb::Stop {
+            session_key: "k".into(),
+        }
+        .into();
+        assert_eq!(
+            stop,
+            ClientRequest::Stop {
+                session_key: "k".into()
+            }
+        );
+        let tag = serde_json::to_value(&stop).unwrap_or_default()["type"].clone();
+        assert_eq!(tag, "stop");
+        assert!(REPLIES.iter().any(|r| r.wire() == "listAgentInfo"));
+        // Each verb's scope is declared beside its reply.
+        assert_eq!(ClientRequest::ListAgentInfo {}.scope(), Scope::Read);
+        assert_eq!(
+            ClientRequest::Stop {
+                session_key: "k".into()
+            }
+            .scope(),
             Scope::Control
         );
         assert_eq!(

@@ -267,6 +267,25 @@ pub async fn handle(
         | ClientRequest::RemoveMcpSecret { .. }) => {
             crate::mcp::handle(service.home.dir(), conn, r).await
         }
+        // Worktrees.
+        ClientRequest::ListWorktrees { repo } => {
+            answer::<verb::ListWorktrees>(crate::worktrees::list(service, repo).await)
+        }
+        ClientRequest::RunWorktree {
+            name,
+            repo,
+            cols,
+            rows,
+        } => terminals::run_worktree(service, conn, &caller, id, name, repo, (cols, rows)),
+        ClientRequest::MergeSession {
+            session_key,
+            mode,
+            message,
+            push,
+            pr,
+        } => answer::<verb::MergeSession>(
+            crate::worktrees::merge(service, session_key, mode, message, push, pr).await,
+        ),
         // Accounts (their own handler, over the accounts service).
         r @ (ClientRequest::ListAccounts {}
         | ClientRequest::AddAccount(_)
@@ -291,25 +310,6 @@ fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result
             Some(granted) => scopes = granted,
             None => return Err(forbidden("that token is not valid for this Weft")),
         }
-        // Worktrees.
-        ClientRequest::ListWorktrees { repo } => {
-            answer::<verb::ListWorktrees>(crate::worktrees::list(service, repo).await)
-        }
-        ClientRequest::RunWorktree {
-            name,
-            repo,
-            cols,
-            rows,
-        } => terminals::run_worktree(service, conn, &caller, id, name, repo, (cols, rows)),
-        ClientRequest::MergeSession {
-            session_key,
-            mode,
-            message,
-            push,
-            pr,
-        } => answer::<verb::MergeSession>(
-            crate::worktrees::merge(service, session_key, mode, message, push, pr).await,
-        ),
     } else if conn.transport == Transport::Socket && !service.proves(hello.proof.as_deref()) {
         // Our uid alone does not tell the user from a command in Weft's sandbox.
         return Err(forbidden(format!(
