@@ -78,4 +78,73 @@ pub(crate) enum AgentsCommand {
         #[arg(long)]
         version: Option<String>,
     },
+    /// Start an agent's process now, ahead of the prompt that will use it (the warm
+    /// pool; the app does this when an agent is chosen or a session is opened): for a
+    /// new session in a folder, or for a session whose process was closed.
+    Warm {
+        /// The agent of the new session (default: the daemon's default agent).
+        agent: Option<String>,
+        /// The new session's folder (default: the current folder).
+        #[arg(long)]
+        workdir: Option<std::path::PathBuf>,
+        /// Get this session's process ready instead.
+        #[arg(long, value_name = "KEY", conflicts_with_all = ["agent", "workdir"])]
+        session: Option<String>,
+        /// The model the prompt will ask for.
+        #[arg(long)]
+        model: Option<String>,
+        /// The account the prompt will run on.
+        #[arg(long)]
+        account: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `weft agents warm`.
+pub(crate) async fn warm(command: AgentsCommand) -> ExitCode {
+    let AgentsCommand::Warm {
+        agent,
+        workdir,
+        session,
+        model,
+        account,
+        json,
+    } = command
+    else {
+        return ExitCode::from(crate::EXIT_USAGE);
+    };
+    let workdir = match session {
+        Some(_) => None,
+        None => match crate::absolute_workdir(workdir) {
+            Ok(d) => Some(d),
+            Err(code) => return code,
+        },
+    };
+    let daemon = match crate::client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = weft_protocol::PrewarmRequest {
+        session_key: session,
+        agent,
+        workdir,
+        model,
+        account,
+        ..Default::default()
+    };
+    let reply = match daemon.send(request).await {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if json {
+        return crate::list::print_json(&reply);
+    }
+    match (reply.pid, reply.reason) {
+        (Some(pid), _) => out!("started ahead: pid {pid}"),
+        (None, Some(why)) => out!("nothing started: {why}"),
+        (None, None) => out!("nothing started"),
+    }
+    ExitCode::SUCCESS
 }

@@ -308,6 +308,10 @@ fn main() -> ExitCode {
                 ..
             } => agents::install(&name, version),
             Command::Agents {
+                command: Some(c @ agents::AgentsCommand::Warm { .. }),
+                ..
+            } => agents::warm(c).await,
+            Command::Agents {
                 command: None,
                 json,
             } => list::agents(json).await,

@@ -308,6 +308,7 @@ impl Service {
                 mechanism: p.mechanism.as_str().to_string(),
                 details: p.details.clone(),
             }),
+            warm: self.loom.warm_processes(),
         }
     }
 }

@@ -303,6 +303,23 @@ pub trait TurnSink: Send + Sync {
     fn register_steer(&self) -> mpsc::UnboundedReceiver<String>;
 }
 
+/// The sink of [`DriverContext::detached`].
+struct Detached;
+
+impl TurnSink for Detached {
+    fn emit(&self, _event: DriverEvent) {}
+    fn ask(
+        &self,
+        _interaction: Interaction,
+    ) -> tokio::sync::oneshot::Receiver<InteractionResponse> {
+        // The sender dropped at once: the question is cancelled.
+        tokio::sync::oneshot::channel().1
+    }
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+        mpsc::unbounded_channel().1
+    }
+}
+
 /// A running driver's handle on its turn.
 #[derive(Clone)]
 pub struct DriverContext {
@@ -311,6 +328,12 @@ pub struct DriverContext {
 }
 
 impl DriverContext {
+    /// A context with no turn behind it (a process started ahead of its turn): what
+    /// it emits is dropped, a question it asks is cancelled, steers never come.
+    pub fn detached() -> Self {
+        Self::new(CancellationToken::new(), Arc::new(Detached))
+    }
+
     /// A context over `sink`, cancelled through `cancel`.
     pub fn new(cancel: CancellationToken, sink: Arc<dyn TurnSink>) -> Self {
         Self { cancel, sink }
@@ -403,6 +426,15 @@ pub trait AgentDriver: Send + Sync {
     async fn follow_tui(&self, _input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
         ctx.cancelled().await;
         DriverResult::ok()
+    }
+
+    /// Starts, ahead of the turn, the process a turn of `input` (its prompt empty) would
+    /// start, and keeps it for that session key: the next turn of that key with the same
+    /// shape then goes straight to a ready process. Returns its process id, `None` when
+    /// nothing was started (the driver keeps no process, or one is already live for the
+    /// key). Only for starts without side effects beyond the agent's own start-up.
+    async fn prewarm(&self, _input: AgentTurnInput) -> Result<Option<u32>, String> {
+        Ok(None)
     }
 
     /// The session is closed: release what is held for it (a long-lived process).

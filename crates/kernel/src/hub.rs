@@ -212,6 +212,7 @@ impl LoomBuilder {
             }),
             evicted_seq: Mutex::new(HashMap::new()),
             terminals: crate::terminals::Registry::default(),
+            warm: crate::warm::WarmPool::from_env(),
         }))
     }
 }
@@ -230,6 +231,8 @@ pub struct Loom {
     /// a client following the session never sees seq go backwards.
     evicted_seq: Mutex<HashMap<String, u64>>,
     pub(crate) terminals: crate::terminals::Registry,
+    /// Agent processes started ahead of their turn.
+    pub(crate) warm: crate::warm::WarmPool,
 }
 
 impl Loom {
@@ -411,16 +414,28 @@ impl Loom {
     pub(crate) fn new_session(
         &self,
         request: &PromptRequest,
+        caller: &crate::io::Caller,
     ) -> Result<SessionRunner, KernelError> {
         let agent = self.agent_for(request.agent.as_deref())?;
         let driver = self.driver(agent)?;
-        self.new_session_with(driver, request)
+        self.new_session_for(driver, request, Some(caller))
     }
 
     pub(crate) fn new_session_with(
         &self,
         driver: Arc<dyn AgentDriver>,
         request: &PromptRequest,
+    ) -> Result<SessionRunner, KernelError> {
+        self.new_session_for(driver, request, None)
+    }
+
+    /// A new session of `driver`; `caller`'s environment picks a process started ahead
+    /// for such a session, whose reserved key the session then takes.
+    pub(crate) fn new_session_for(
+        &self,
+        driver: Arc<dyn AgentDriver>,
+        request: &PromptRequest,
+        caller: Option<&crate::io::Caller>,
     ) -> Result<SessionRunner, KernelError> {
         let agent = driver.id().to_string();
         let agent = agent.as_str();
@@ -432,7 +447,18 @@ impl Loom {
             })?,
         };
         let workdir = checked_workdir(&workdir)?;
-        let key = make_session_key(agent, &uuid::Uuid::new_v4().to_string());
+        let warm = caller.and_then(|c| {
+            self.warm.take_new(&crate::warm::NewSession {
+                agent,
+                workdir: &workdir,
+                model: request.model.as_deref(),
+                effort: request.effort.as_deref(),
+                account: request.account.as_deref(),
+                env: c.env.as_ref(),
+            })
+        });
+        let key =
+            warm.unwrap_or_else(|| make_session_key(agent, &uuid::Uuid::new_v4().to_string()));
         let now = now_ms();
         let record = SessionRecord {
             session_key: key.clone(),

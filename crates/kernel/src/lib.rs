@@ -34,6 +34,7 @@ mod terminals;
 mod time;
 mod turn;
 mod verbs;
+mod warm;
 
 pub use driver::{
     isolated_env, kept_on_account, AgentDriver, AgentTurnInput, DriverContext, DriverResult,

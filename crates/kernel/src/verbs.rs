@@ -80,9 +80,11 @@ impl Loom {
                     let agent = self.agent_for(request.agent.as_deref())?;
                     self.check_account(agent, account)?;
                 }
-                self.new_session(&request)?
+                self.new_session(&request, caller)?
             }
         };
+        // The turn takes the process started ahead for it, if any.
+        self.warm.take(&runner.record().session_key);
         if runner.queue_len() >= MAX_QUEUED {
             return Err(KernelError::Busy(format!(
                 "{MAX_QUEUED} prompts are already queued in this session"

@@ -62,7 +62,7 @@ pub use snapshot::{
     Interaction, InteractionKind, Phase, Plan, PlanStep, Question, QuestionType, QueuedPrompt,
     StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus, UniversalSnapshot, Usage,
 };
-pub use status::{DaemonStatus, SandboxStatus};
+pub use status::{DaemonStatus, PrewarmRequest, Prewarmed, SandboxStatus, WarmProcess};
 pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use trust::{TrustGrant, WorkspaceTrust};
 pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};

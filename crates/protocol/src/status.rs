@@ -37,6 +37,9 @@ pub struct DaemonStatus {
     /// daemon's start; none while that probe is still running.
     #[serde(default)]
     pub sandbox: Option<SandboxStatus>,
+    /// Agent processes started ahead of their turn that no turn has taken yet.
+    #[serde(default)]
+    pub warm: Vec<WarmProcess>,
 }
 
 /// The OS sandbox Weft's own agent runs shell commands in (`weft sandbox --probe`).
@@ -48,4 +51,53 @@ pub struct SandboxStatus {
     pub mechanism: String,
     /// What was tried and what works, for the user.
     pub details: String,
+}
+
+/// An agent process started ahead of its turn (the warm pool).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WarmProcess {
+    /// The agent.
+    pub agent: String,
+    /// The folder it works in.
+    pub workdir: String,
+    /// The account it runs on (none: the agent's own login).
+    pub account: Option<String>,
+    /// The session it waits for: an existing one, or the key a new one will get.
+    pub session_key: String,
+    /// Its resident memory with its children's, in bytes.
+    #[ts(type = "number")]
+    pub rss_bytes: u64,
+    /// Started (ms since the epoch).
+    #[ts(type = "number")]
+    pub since: i64,
+}
+
+/// Start an agent's process ahead of a turn: for a new session in `workdir` (when
+/// `sessionKey` is absent) or for an existing session whose process was closed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PrewarmRequest {
+    /// The session to get ready; absent: a new session's.
+    pub session_key: Option<String>,
+    /// The new session's agent (default: the daemon's default agent).
+    pub agent: Option<String>,
+    /// The new session's folder.
+    pub workdir: Option<String>,
+    /// The new session's model.
+    pub model: Option<String>,
+    /// The new session's effort.
+    pub effort: Option<String>,
+    /// The new session's account.
+    pub account: Option<String>,
+}
+
+/// Reply to [`PrewarmRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Prewarmed {
+    /// A process was started (its pid).
+    pub pid: Option<u32>,
+    /// Why none was, for the curious (`weft agents warm`); clients need not show it.
+    pub reason: Option<String>,
 }

@@ -277,6 +277,9 @@ pub enum ClientRequest {
         /// Its bytes, base64.
         data: String,
     } => String as Control,
+    /// Start an agent's process ahead of the turn that will use it (the warm pool).
+    /// Answered by [`Prewarmed`].
+    Prewarm(PrewarmRequest) => Prewarmed as Control,
     /// Open the agent's own terminal UI for a session (or attach to the one open), and
     /// attach this connection. Answered by [`TerminalAttached`]; frames follow.
     OpenTerminal(OpenTerminalRequest) => TerminalAttached as Control,

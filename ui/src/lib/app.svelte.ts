@@ -5,6 +5,7 @@ import type {
   InboxItem,
   ModelInfo,
   PatchEvent,
+  PrewarmRequest,
   PromptRequest,
   SearchHit,
   SessionInfo,
@@ -32,6 +33,11 @@ const FOLDED_KEY = "weft.foldedWorkspaces";
 const SEEN_KEY = "weft.seen";
 /** How often the open session's "seen up to" is written down while it streams. */
 const SEEN_EVERY_MS = 1000;
+/**
+ * How long a choice (an agent in a new session's composer, an opened session) holds
+ * before its agent's process is started ahead: clicking through the sidebar starts none.
+ */
+export const WARM_DWELL_MS = 1200;
 export const SIDEBAR_WIDTH = { min: 200, max: 560, default: 270 };
 
 function clampWidth(px: number): number {
@@ -476,7 +482,25 @@ export class AppStore {
       if (info && info.workdir !== this.workspace) this.workspace = info.workdir;
       const agent = info?.agent ?? view.current.agent;
       if (agent && agent !== this.agent) void this.chooseAgent(agent);
+      if (!view.running) this.warmSoon({ sessionKey: key });
     }
+  }
+
+  private warmTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * Asks the daemon to start the agent's process ahead of the prompt (its warm pool),
+   * once the choice has held for a moment. Best effort: the daemon says no for an
+   * untrusted folder, a busy session or a full pool, and the prompt works either way.
+   */
+  private warmSoon(request: Partial<PrewarmRequest>) {
+    if (this.warmTimer) clearTimeout(this.warmTimer);
+    const wanted: PrewarmRequest = { sessionKey: null, agent: null, workdir: null, model: null, effort: null, account: null, ...request };
+    this.warmTimer = setTimeout(() => {
+      this.warmTimer = null;
+      const still = wanted.sessionKey ? this.selectedKey === wanted.sessionKey : this.selectedKey === NEW_SESSION && this.agent === wanted.agent;
+      if (still) this.transport.request({ type: "prewarm", ...wanted }).catch(() => undefined);
+    }, WARM_DWELL_MS);
   }
 
   /** Opens a search hit: its session, scrolled to the matching turn. */
@@ -575,6 +599,9 @@ export class AppStore {
     // The account last used there, if it is still this agent's.
     const account = prefer?.account;
     if (account && this.accounts.forAgent(id).some((a) => a.id === account)) this.account = account;
+    if (this.selectedKey === NEW_SESSION && this.workspace) {
+      this.warmSoon({ agent: id, workdir: this.workspace, model: this.model, effort: this.effort, account: this.account });
+    }
   }
 
   /** The packs a new session of the chosen agent can start with, the default first (its facts). */

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { AppStore } from "./app.svelte";
+import { AppStore, WARM_DWELL_MS } from "./app.svelte";
 import { FakeTransport } from "./fake-transport";
 import type { TerminalClient } from "./terminal/client";
 import { VerbError } from "./transport";
@@ -49,6 +49,29 @@ describe("AppStore", () => {
     }
   });
 
+
+  it("starts the agent's process ahead once a choice holds: the new session's agent, then an opened session, never each one clicked through", async () => {
+    const t = new FakeTransport();
+    const a = t.addSession("echo", "/work/demo", "a");
+    const b = t.addSession("echo", "/work/demo", "b");
+    const app = new AppStore(t);
+    await app.start();
+    await app.agentsReady;
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const warmed = () => t.calls.filter((c) => c.verb === "prewarm").map((c) => c.args[0]);
+      await app.chooseAgent("echo");
+      vi.advanceTimersByTime(WARM_DWELL_MS);
+      expect(warmed()).toEqual([{ type: "prewarm", sessionKey: null, agent: "echo", workdir: "/work/demo", model: "echo-1", effort: null, account: null }]);
+      app.selectSession(a);
+      vi.advanceTimersByTime(WARM_DWELL_MS / 2);
+      app.selectSession(b);
+      vi.advanceTimersByTime(WARM_DWELL_MS);
+      expect(warmed().slice(1)).toEqual([{ type: "prewarm", sessionKey: b, agent: null, workdir: null, model: null, effort: null, account: null }]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it("starts in the workspace from the command line with the echo agent", async () => {
     const { app } = await started();

@@ -250,6 +250,10 @@ export class FakeTransport implements Transport {
         : [],
     listEffort: async ({ agent }) => (agent === "echo" ? ["low", "high"] : []),
     listTools: async () => [],
+    prewarm: async (request) => {
+      this.record("prewarm", structuredClone(request));
+      return { pid: null, reason: "the fake daemon keeps no processes" };
+    },
     listSkills: async () => [],
     getWorkspaceTrust: async ({ workdir }) => {
       this.record("getWorkspaceTrust", workdir);

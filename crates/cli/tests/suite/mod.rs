@@ -17,4 +17,5 @@ mod setup_once;
 mod support;
 mod trust;
 mod tui;
+mod warm;
 mod worktree;

@@ -180,6 +180,9 @@ pub async fn handle(
             sessions::check_account_switch(loom, &caller, &session_key, &account).await,
         ),
         // Terminals.
+        ClientRequest::Prewarm(r) => {
+            answer::<weft_protocol::PrewarmRequest>(loom.prewarm(&caller, r).await.map_err(wire))
+        }
         ClientRequest::OpenTerminal(r) => terminals::open(loom, conn, &caller, id, r).await,
         ClientRequest::AttachTerminal { session_key } => {
             terminals::attach_to(loom, conn, id, session_key)

@@ -356,6 +356,25 @@ impl AgentDriver for AcpDriver {
         result
     }
 
+    async fn prewarm(&self, mut input: AgentTurnInput) -> Result<Option<u32>, String> {
+        self.with_trust_args(&mut input)?;
+        if self.sessions.lock().contains_key(&input.session_key) {
+            return Ok(None);
+        }
+        // Past `initialize` and `session/new` (or `session/load`): the next prompt's
+        // `session/prompt` is the first thing it waits for. What opening the session
+        // reports that lasts (a context lost to a failed load) stays on the session
+        // and is reported by the turn.
+        let s = self.session_for(&input, &DriverContext::detached()).await?;
+        let pid = s.conn.process.pid();
+        let mut sessions = self.sessions.lock();
+        if sessions.contains_key(&input.session_key) {
+            return Ok(None);
+        }
+        sessions.insert(input.session_key.clone(), s);
+        Ok(pid)
+    }
+
     async fn close_session(&self, session_key: &str) {
         let s = self.sessions.lock().remove(session_key);
         if let Some(s) = s {

@@ -348,6 +348,29 @@ impl AgentDriver for ClaudeDriver {
         }
     }
 
+    async fn prewarm(&self, input: AgentTurnInput) -> Result<Option<u32>, String> {
+        let mut input = input;
+        if input.model.as_deref() == Some("default") {
+            input.model = None;
+        }
+        if self.procs.lock().contains_key(&input.session_key) {
+            return Ok(None);
+        }
+        let cfg = self.turn_config(&input);
+        // The CLI reads its settings and starts its MCP servers before it reads its
+        // first message, so the next turn's message goes to a process past all that.
+        let p = self
+            .process_for(&input, &DriverContext::detached(), &cfg)
+            .await?;
+        let pid = p.pid();
+        let mut procs = self.procs.lock();
+        if procs.contains_key(&input.session_key) {
+            return Ok(None);
+        }
+        procs.insert(input.session_key.clone(), p);
+        Ok(pid)
+    }
+
     async fn close_session(&self, session_key: &str) {
         let proc = self.procs.lock().remove(session_key);
         if let Some(p) = proc {

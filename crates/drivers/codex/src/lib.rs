@@ -347,6 +347,32 @@ impl AgentDriver for CodexDriver {
         follow::follow(&input, &ctx).await
     }
 
+    async fn prewarm(&self, input: AgentTurnInput) -> Result<Option<u32>, String> {
+        let mut input = input;
+        if input.model.as_deref() == Some("default") {
+            input.model = None;
+        }
+        if let Some(why) = trust::refusal(&input) {
+            return Err(why);
+        }
+        if self.sessions.lock().contains_key(&input.session_key) {
+            return Ok(None);
+        }
+        let cfg = self.turn_config(&input);
+        // Past `initialize` and the thread's start (or resume): the turn's
+        // `turn/start` is the first thing the next prompt waits for.
+        let s = self
+            .session_for(&input, &DriverContext::detached(), &cfg)
+            .await?;
+        let pid = s.proc.pid();
+        let mut sessions = self.sessions.lock();
+        if sessions.contains_key(&input.session_key) {
+            return Ok(None);
+        }
+        sessions.insert(input.session_key.clone(), s);
+        Ok(pid)
+    }
+
     async fn close_session(&self, session_key: &str) {
         let s = self.sessions.lock().remove(session_key);
         if let Some(s) = s {

@@ -251,6 +251,15 @@ impl AgentDriver for GeminiDriver {
         }
     }
 
+    async fn prewarm(&self, input: AgentTurnInput) -> Result<Option<u32>, String> {
+        // A session the ACP rail cannot continue runs headless: a new process per turn,
+        // nothing to start ahead.
+        if input.session_id.is_some() && !self.acp.can_continue(&input) {
+            return Ok(None);
+        }
+        self.acp.prewarm(input).await
+    }
+
     async fn close_session(&self, session_key: &str) {
         self.acp.close_session(session_key).await
     }

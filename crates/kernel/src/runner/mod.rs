@@ -8,10 +8,12 @@
 mod accounts_switch;
 mod ask;
 mod handover;
+mod prepare;
 mod queue;
 mod switch;
 mod terminal;
 
+pub(crate) use prepare::{spawn_input as prepare_spawn, Held};
 use queue::queued_list;
 pub(crate) use switch::chosen;
 use switch::{with_handover, Closing, Switch};
@@ -540,35 +542,13 @@ impl Shared {
             for close in self.closing(driver.id()) {
                 close.await;
             }
-            input.workspace_trusted = workspace_trusted(&input).await;
-            // Resolved outside the state lock and on a blocking thread: it may ask the
-            // OS secret store or run the account's secret command for seconds.
-            let mut held = Vec::new();
-            let accounts = self.env.accounts.clone();
-            let asked = input.clone();
-            let resolved = tokio::task::spawn_blocking(move || accounts.resolve(&asked))
-                .await
-                .unwrap_or_else(|e| Err(format!("resolving the account failed: {e}")));
-            let refused = match resolved {
-                Ok(spawn) => {
-                    input.env = spawn.env;
-                    input.extra_args.extend(spawn.extra_args);
-                    input.isolated = spawn.isolated;
-                    let is_first = input.session_id.is_none();
-                    match self.env.plugins.apply(driver.id(), &mut input, is_first) {
-                        Ok(h) => {
-                            held = h;
-                            None
-                        }
-                        Err(e) => Some(e),
-                    }
+            let held = match prepare::spawn_input(&self.env, driver.id(), &mut input).await {
+                Ok(held) => held,
+                Err(e) => {
+                    self.finish(&task_id, Some(DriverResult::failed(e)), false);
+                    continue;
                 }
-                Err(e) => Some(e),
             };
-            if let Some(e) = refused {
-                self.finish(&task_id, Some(DriverResult::failed(e)), false);
-                continue;
-            }
             let sink = Arc::new(RunnerSink {
                 shared: self.clone(),
                 task_id: task_id.clone(),
