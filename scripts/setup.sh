@@ -240,7 +240,14 @@ setup_secret_service() {
     command -v gnome-keyring-daemon >/dev/null 2>&1 && command -v dbus-run-session >/dev/null 2>&1
 }
 
-ALL_STEPS=(setup_desktop_app setup_secret_service setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser)
+# Remote hosts' tests (crates/cli/tests/suite/hosts.rs): a real OpenSSH server per test
+# on loopback, and the login shells whose parsing broke other tools' SSH set-up.
+setup_ssh_hosts() {
+    apt_install openssh-client openssh-server fish csh
+    test -x /usr/sbin/sshd && command -v fish >/dev/null 2>&1 && command -v csh >/dev/null 2>&1
+}
+
+ALL_STEPS=(setup_desktop_app setup_secret_service setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser setup_ssh_hosts)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"

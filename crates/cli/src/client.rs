@@ -3,7 +3,7 @@
 //! (so the agents of its turns see what its shell set), and speaks the wire types.
 
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc;
 use weft_client::{Client, Event, Home};
@@ -15,8 +15,105 @@ pub(crate) struct Daemon {
     pub events: mpsc::Receiver<Event>,
 }
 
-/// Connects to the daemon of `WEFT_HOME`, starting it if need be.
+/// The host `--host` named (none: this machine), set once before any command runs.
+static HOST: OnceLock<weft_hosts::Host> = OnceLock::new();
+
+/// Sends every connection of this command to host `name`, made ready first (first
+/// contact copies this weft there when it is not yet).
+pub(crate) async fn use_host(name: &str) -> Result<(), ExitCode> {
+    let home = Home::from_env();
+    let ssh = weft_hosts::Ssh::from_env(&home);
+    match weft_hosts::link::ready(&home, &ssh, name, false).await {
+        Ok(host) => {
+            let _ = HOST.set(host);
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("weft: {e}");
+            Err(match e {
+                weft_hosts::HostError::Unknown(_) => ExitCode::from(crate::EXIT_USAGE),
+                _ => ExitCode::FAILURE,
+            })
+        }
+    }
+}
+
+/// The host this command runs against, if not this machine.
+pub(crate) fn host() -> Option<&'static weft_hosts::Host> {
+    HOST.get()
+}
+
+/// A workdir on `host`: an absolute path as it is, a relative one (or none) under the
+/// host's `$HOME` (this machine's current folder means nothing there).
+pub(crate) fn remote_workdir(host: &weft_hosts::Host, dir: Option<std::path::PathBuf>) -> String {
+    let home = std::path::PathBuf::from(host.home.as_deref().unwrap_or("/"));
+    match dir {
+        Some(d) if d.is_absolute() => d.display().to_string(),
+        Some(d) => home.join(d).display().to_string(),
+        None => home.display().to_string(),
+    }
+}
+
+/// Connects to `host`'s daemon through `ssh … weft proxy` (which starts it there when
+/// none runs). The hello carries no environment: this machine's keys and variables
+/// stay here, and the host's turns run with the host's own.
+async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
+    let home = Home::from_env();
+    let ssh = weft_hosts::Ssh::from_env(&home);
+    let mut host = host.clone();
+    for attempt in 0..2 {
+        let link = weft_hosts::link::open(&ssh, &host).map_err(|e| {
+            eprintln!("weft: {e}");
+            ExitCode::FAILURE
+        })?;
+        let stderr = link.stderr();
+        let hello = weft_protocol::Hello {
+            version: weft_client::VERSION.to_string(),
+            surface: "cli".into(),
+            env: None,
+            token: None,
+            proof: None,
+        };
+        let e = match Client::connect_over(link, hello).await {
+            Ok((client, events)) => {
+                let w = client.welcome();
+                if w.restarting {
+                    let note = weft_hosts::status::version_note(&w.version, weft_client::VERSION, true);
+                    eprintln!("weft: host {}: {}", host.name, note.unwrap_or_default());
+                }
+                return Ok(Daemon {
+                    client: Arc::new(client),
+                    events,
+                });
+            }
+            Err(e) => e,
+        };
+        let said = stderr.text(std::time::Duration::from_secs(5)).await;
+        // The weft Weft put there is gone (removed by hand): contact the host again.
+        if attempt == 0 && (said.contains("No such file") || said.contains("not found")) {
+            match weft_hosts::link::ready(&home, &ssh, &host.name, true).await {
+                Ok(h) => {
+                    host = h;
+                    continue;
+                }
+                Err(e) => eprintln!("weft: {e}"),
+            }
+        }
+        if said.is_empty() {
+            eprintln!("weft: host {}: {e}", host.name);
+        } else {
+            eprintln!("weft: host {}: cannot reach its daemon: {said}", host.name);
+        }
+        break;
+    }
+    Err(ExitCode::FAILURE)
+}
+
+/// Connects to the daemon of `WEFT_HOME`, starting it if need be (or to `--host`'s).
 pub(crate) async fn connect() -> Result<Daemon, ExitCode> {
+    if let Some(host) = host() {
+        return connect_remote(host).await;
+    }
     let home = Home::from_env();
     let program = std::env::current_exe().ok();
     let hello = weft_client::hello_with_env("cli");
@@ -48,6 +145,9 @@ pub(crate) async fn connect() -> Result<Daemon, ExitCode> {
 
 /// Connects only if a daemon runs (for `status` and `stop`).
 pub(crate) async fn connect_existing() -> Result<Option<Daemon>, ExitCode> {
+    if let Some(host) = host() {
+        return connect_remote(host).await.map(Some);
+    }
     let home = Home::from_env();
     match Client::connect(&home, weft_client::hello_with_env("cli")).await {
         Ok((client, events)) => Ok(Some(Daemon {

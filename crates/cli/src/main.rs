@@ -31,6 +31,7 @@ mod daemon;
 mod export;
 mod follow;
 mod guard;
+mod hosts;
 mod import;
 mod library;
 mod list;
@@ -58,6 +59,10 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Run the command against this host's daemon over ssh (`weft hosts list`); `local`:
+    /// this machine. `weft daemon`, `weft sandbox` and `weft hosts` act here only.
+    #[arg(long, global = true, env = "WEFT_HOST", value_name = "NAME")]
+    host: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -206,6 +211,12 @@ enum Command {
     /// packs, skills) and the agents' project files grant takes effect only once you
     /// did (`--show`: see it; `--revoke`: forget it).
     Trust(trust::TrustArgs),
+    /// Other machines reached over SSH, each running its own daemon: add, list, remove,
+    /// status (`--host NAME` runs any command there).
+    Hosts {
+        #[command(subcommand)]
+        command: hosts::HostsCommand,
+    },
     /// Bridge stdin/stdout to this machine's daemon (started if need be): what a client
     /// on another machine runs over SSH (`weft --host NAME …`).
     Proxy,
@@ -225,6 +236,9 @@ pub(crate) const EXIT_USAGE: u8 = 2;
 /// The workdir a command names, made absolute against this process's current folder
 /// (the daemon's is not the client's); the current folder when none is named.
 pub(crate) fn absolute_workdir(dir: Option<PathBuf>) -> Result<String, ExitCode> {
+    if let Some(host) = client::host() {
+        return Ok(client::remote_workdir(host, dir));
+    }
     let dir = match dir {
         Some(d) => d,
         None => std::env::current_dir().map_err(|e| {
@@ -234,6 +248,31 @@ pub(crate) fn absolute_workdir(dir: Option<PathBuf>) -> Result<String, ExitCode>
     };
     let abs = std::path::absolute(&dir).unwrap_or(dir);
     Ok(abs.to_string_lossy().into_owned())
+}
+
+/// `--host NAME`: refused by the commands that act on this machine only; otherwise
+/// the host is made ready (first contact when needed) and every connection goes there.
+async fn use_host(name: Option<&str>, command: &Command) -> Result<(), ExitCode> {
+    let Some(name) = name.filter(|n| !n.is_empty() && *n != "local") else {
+        return Ok(());
+    };
+    let local_only = match command {
+        // The far end of a `--host` connection: it serves this machine's daemon.
+        Command::Proxy => return Ok(()),
+        Command::Daemon { .. } => "weft daemon",
+        Command::Sandbox(_) => "weft sandbox",
+        Command::Hosts { .. } => "weft hosts",
+        Command::Check(_) => "weft check-command",
+        Command::Agents {
+            command: Some(agents::AgentsCommand::Install { .. }),
+            ..
+        } => "weft agents install",
+        _ => return client::use_host(name).await,
+    };
+    eprintln!(
+        "weft: {local_only} acts on this machine only; --host {name} (or WEFT_HOST) cannot be used with it"
+    );
+    Err(ExitCode::from(EXIT_USAGE))
 }
 
 fn init_logging() {
@@ -272,6 +311,9 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        if let Err(code) = use_host(cli.host.as_deref(), &cli.command).await {
+            return code;
+        }
         match cli.command {
             Command::Run(args) => run::run(args).await,
             Command::Merge(args) => worktrees::merge(args).await,
@@ -323,6 +365,7 @@ fn main() -> ExitCode {
             Command::Mcp { command } => mcp::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Proxy => proxy::proxy().await,
+            Command::Hosts { command } => hosts::run(command).await,
             Command::Tui(args) => tui::tui(args).await,
             Command::Daemon { command } => match command {
                 daemon::DaemonCommand::Run { listen, .. } => daemon::run_daemon(listen).await,

@@ -7,6 +7,8 @@ mod export;
 mod files;
 mod fork;
 mod guard;
+mod hosts;
+mod hosts_rig;
 mod import;
 mod leaks;
 mod library;

@@ -1,0 +1,357 @@
+//! `weft hosts add|list|remove|status`: the machines this one reaches over SSH
+//! (crates/hosts), and `--host NAME`'s connection to one of them.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Subcommand;
+use weft_client::Home;
+use weft_hosts::status::{version_note, HostStatus};
+use weft_hosts::{HostError, Hosts, Ssh};
+use weft_protocol::verb;
+
+use crate::client;
+use crate::list::print_json;
+
+#[derive(Subcommand)]
+pub(crate) enum HostsCommand {
+    /// Add a host: anything `ssh` accepts (`user@host`, a Host alias of ~/.ssh/config).
+    /// First contact copies this weft there (~/.local/share/weft/VERSION/weft).
+    Add {
+        /// What to call it (`--host NAME`).
+        name: String,
+        /// The ssh destination.
+        destination: String,
+    },
+    /// The hosts (`local`, this machine, is always there).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop Weft's daemon on a host, remove the binaries Weft put there and forget the
+    /// host; its sessions and state stay there unless `--purge`.
+    Remove {
+        /// The host.
+        name: String,
+        /// Also remove Weft's state there (its WEFT_HOME: sessions, accounts, library).
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Each host's daemon: reachable, version, sessions, running turns, questions
+    /// waiting, agent processes with their memory, idle exit.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only this machine's entry (what `status` runs on each host over ssh).
+        #[arg(long, hide = true)]
+        here: bool,
+    },
+}
+
+pub(crate) async fn run(command: HostsCommand) -> ExitCode {
+    let home = Home::from_env();
+    match command {
+        HostsCommand::Add { name, destination } => add(&home, &name, &destination).await,
+        HostsCommand::List { json } => list(&home, json),
+        HostsCommand::Remove { name, purge } => remove(&home, &name, purge).await,
+        HostsCommand::Status { json, here: true } => match here().await {
+            Ok(status) if json => print_json(&status),
+            Ok(status) => {
+                print_status(&[status]);
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        HostsCommand::Status { json, here: false } => status(&home, json).await,
+    }
+}
+
+fn failed(e: &HostError) -> ExitCode {
+    eprintln!("weft: {e}");
+    match e {
+        HostError::Invalid(_) | HostError::Unknown(_) => ExitCode::from(crate::EXIT_USAGE),
+        _ => ExitCode::FAILURE,
+    }
+}
+
+async fn add(home: &Home, name: &str, destination: &str) -> ExitCode {
+    let mut hosts = match Hosts::load(home) {
+        Ok(h) => h,
+        Err(e) => return failed(&e),
+    };
+    if let Err(e) = hosts.add(name, destination).map(drop) {
+        return failed(&e);
+    }
+    if let Err(e) = hosts.save(home) {
+        return failed(&e);
+    }
+    let ssh = Ssh::from_env(home);
+    let started = Instant::now();
+    match weft_hosts::link::ready(home, &ssh, name, true).await {
+        Ok(host) => {
+            out!(
+                "host {name} ({destination}): weft {} at {}/.local/share/weft/{}/weft ({:.1} s)",
+                weft_client::VERSION,
+                host.home.as_deref().unwrap_or("~"),
+                weft_client::VERSION,
+                started.elapsed().as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "weft: host {name} was added, but first contact failed (any command with \
+                 --host {name} tries again):"
+            );
+            failed(&e)
+        }
+    }
+}
+
+fn list(home: &Home, json: bool) -> ExitCode {
+    let hosts = match Hosts::load(home) {
+        Ok(h) => h,
+        Err(e) => return failed(&e),
+    };
+    if json {
+        let mut all = vec![serde_json::json!({"name": "local", "destination": ""})];
+        all.extend(hosts.hosts.iter().map(|h| serde_json::json!(h)));
+        return print_json(&all);
+    }
+    out!("local\t(this machine)");
+    for h in &hosts.hosts {
+        let installed = h
+            .installed
+            .as_ref()
+            .map(|i| format!("weft {}", i.version))
+            .unwrap_or_else(|| "not contacted yet".into());
+        out!("{}\t{}\t{installed}", h.name, h.destination);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Stops the daemon (with any weft Weft installed), removes what Weft installed, and
+/// with `purge` its state; prints `weft-remove-ok` last.
+fn remove_script(purge: bool) -> String {
+    let purge = if purge {
+        "rm -rf \"${WEFT_HOME:-$HOME/.weft}\"\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"d="$HOME/.local/share/weft"
+for b in "$d"/*/weft; do
+  if [ -x "$b" ] && "$b" daemon stop >/dev/null 2>&1; then break; fi
+done
+rm -rf "$d"
+{purge}echo weft-remove-ok
+"#
+    )
+}
+
+async fn remove(home: &Home, name: &str, purge: bool) -> ExitCode {
+    let mut hosts = match Hosts::load(home) {
+        Ok(h) => h,
+        Err(e) => return failed(&e),
+    };
+    let host = match hosts.get(name) {
+        Ok(h) => h.clone(),
+        Err(e) => return failed(&e),
+    };
+    let ssh = Ssh::from_env(home);
+    let mut cmd = ssh.command(&host.destination, &["/bin/sh", "-s"]);
+    let script = remove_script(purge);
+    let ran = run_script(&mut cmd, &script).await;
+    // The shared connection is Weft's too: nothing of it stays on the host.
+    let _ = ssh
+        .exit_master(&host.destination)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await;
+    let reached = matches!(&ran, Ok(out) if out.contains("weft-remove-ok"));
+    if let Err(e) = hosts.remove(name).and_then(|_| hosts.save(home)) {
+        return failed(&e);
+    }
+    if reached {
+        out!(
+            "host {name}: Weft's daemon stopped, its binaries removed{}",
+            if purge { ", its state removed" } else { "" }
+        );
+        ExitCode::SUCCESS
+    } else {
+        let why = ran
+            .err()
+            .unwrap_or_else(|| "the removal did not finish".into());
+        eprintln!(
+            "weft: host {name} is forgotten here, but it could not be reached ({why}): nothing \
+             was stopped or removed there"
+        );
+        ExitCode::FAILURE
+    }
+}
+
+/// Runs `cmd` with `script` on stdin: its stdout, or ssh's stderr.
+async fn run_script(cmd: &mut tokio::process::Command, script: &str) -> Result<String, String> {
+    use tokio::io::AsyncWriteExt;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot run ssh: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(script.as_bytes()).await;
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(90), child.wait_with_output())
+        .await
+        .map_err(|_| "no answer within 90 s".to_string())?
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// This machine's entry: its daemon's numbers (none runs: zeros and no version).
+pub(crate) async fn here() -> Result<HostStatus, ExitCode> {
+    let mut status = HostStatus {
+        name: "local".into(),
+        reachable: true,
+        ..HostStatus::default()
+    };
+    let Some(daemon) = client::connect_existing().await? else {
+        return Ok(status);
+    };
+    let d = daemon.send(verb::DaemonStatus {}).await?;
+    let sessions = daemon
+        .send(verb::ListSessions {
+            workdir: None,
+            archived: None,
+        })
+        .await?;
+    status.version = Some(d.version);
+    status.sessions = u32::try_from(sessions.len()).unwrap_or(u32::MAX);
+    status.running = d.busy_sessions;
+    status.questions = d.pending;
+    status.idle_exit_secs = Some(d.idle_secs);
+    status.agents = weft_hosts::status::processes_under(d.pid);
+    Ok(status)
+}
+
+/// One host's entry, computed there by its own weft.
+async fn remote(home: &Home, ssh: &Ssh, host: weft_hosts::Host) -> HostStatus {
+    let mut status = HostStatus {
+        name: host.name.clone(),
+        destination: host.destination.clone(),
+        ..HostStatus::default()
+    };
+    let asked = async {
+        let host = weft_hosts::link::ready(home, ssh, &host.name, false)
+            .await
+            .map_err(|e| e.to_string())?;
+        let bin = weft_hosts::remote_binary(
+            host.home.as_deref().unwrap_or_default(),
+            weft_client::VERSION,
+        );
+        let mut cmd = ssh.command(
+            &host.destination,
+            &[&bin, "hosts", "status", "--here", "--json"],
+        );
+        let out = run_script(&mut cmd, "").await?;
+        serde_json::from_str::<HostStatus>(out.trim()).map_err(|e| e.to_string())
+    };
+    match asked.await {
+        Ok(there) => {
+            status = HostStatus {
+                name: status.name,
+                destination: status.destination,
+                reachable: true,
+                ..there
+            };
+            status.note = status
+                .version
+                .as_deref()
+                .and_then(|v| version_note(v, weft_client::VERSION, false));
+        }
+        Err(why) => status.note = Some(why),
+    }
+    status
+}
+
+async fn status(home: &Home, json: bool) -> ExitCode {
+    let hosts = match Hosts::load(home) {
+        Ok(h) => h,
+        Err(e) => return failed(&e),
+    };
+    let ssh = Ssh::from_env(home);
+    let asks: Vec<_> = hosts
+        .hosts
+        .into_iter()
+        .map(|h| {
+            let (home, ssh) = (home.clone(), ssh.clone());
+            tokio::spawn(async move { remote(&home, &ssh, h).await })
+        })
+        .collect();
+    let mut all = match here().await {
+        Ok(local) => vec![local],
+        Err(code) => return code,
+    };
+    for ask in asks {
+        if let Ok(s) = ask.await {
+            all.push(s);
+        }
+    }
+    if json {
+        return print_json(&all);
+    }
+    print_status(&all);
+    ExitCode::SUCCESS
+}
+
+fn print_status(all: &[HostStatus]) {
+    for s in all {
+        let dest = if s.destination.is_empty() {
+            "(this machine)"
+        } else {
+            &s.destination
+        };
+        if !s.reachable {
+            out!("{}\t{dest}\tunreachable", s.name);
+        } else if let Some(version) = &s.version {
+            out!(
+                "{}\t{dest}\tweft {version}\t{} session(s), {} running, {} question(s) waiting, idle exit after {} s",
+                s.name,
+                s.sessions,
+                s.running,
+                s.questions,
+                s.idle_exit_secs.unwrap_or_default()
+            );
+        } else {
+            out!("{}\t{dest}\tno daemon running", s.name);
+        }
+        for a in &s.agents {
+            out!("\tpid {}\t{}\t{} MB", a.pid, a.agent, a.rss_bytes >> 20);
+        }
+        if let Some(note) = &s.note {
+            out!("\t{note}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removal_stops_the_daemon_first_and_purges_only_when_asked() {
+        let keep = remove_script(false);
+        assert!(keep.find("daemon stop") < keep.find("rm -rf"), "{keep}");
+        assert!(!keep.contains(".weft\""), "{keep}");
+        assert!(remove_script(true).contains("rm -rf \"${WEFT_HOME:-$HOME/.weft}\""));
+    }
+}

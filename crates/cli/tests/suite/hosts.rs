@@ -1,0 +1,343 @@
+//! Hosts over SSH against real OpenSSH servers on loopback (see `hosts_rig`): login
+//! shells that broke other tools, a jump host, a link killed mid-turn, a host of
+//! another architecture, and nothing of Weft left on a host after `hosts remove`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use weft_client::{Client, Event, Home};
+use weft_protocol::{verb, Phase, ServerMessage, UniversalSnapshot};
+
+use super::hosts_rig::Rig;
+use super::support::stdout_json;
+
+const BASH: &str = "/bin/bash";
+const FISH: &str = "/usr/bin/fish";
+const CSH: &str = "/usr/bin/csh";
+
+/// Adds `name` (reaching `destination`): how long first contact took.
+fn add(rig: &Rig, name: &str, destination: &str) -> Duration {
+    let started = Instant::now();
+    rig.ok(&["hosts", "add", name, destination]);
+    started.elapsed()
+}
+
+/// Runs an echo turn on `host`: its final snapshot.
+fn echo_turn(rig: &Rig, host: &str, prompt: &str) -> Value {
+    let out = rig.weft(&["--host", host, "run", "--agent", "echo", "--json", prompt]);
+    assert!(
+        out.status.success(),
+        "run on {host}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout_json(&out)
+}
+
+/// Nothing of the user's runs any more (sshd's session processes end a moment after
+/// the shared connection does).
+fn assert_nothing_runs_as(user: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = Rig::live_processes(user);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running as {user}: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn bash_fish_and_csh_users_each_run_an_echo_turn_and_keep_nothing_running_once_removed() {
+    let Some(mut rig) = Rig::new() else { return };
+    let users: Vec<(String, &str)> = [("bash", BASH), ("fish", FISH), ("csh", CSH)]
+        .into_iter()
+        .map(|(name, shell)| (rig.user(shell).0, name))
+        .collect();
+    let names: Vec<&str> = users.iter().map(|(u, _)| u.as_str()).collect();
+    let (port, _) = rig.sshd(&names, "");
+    for (user, shell) in &users {
+        rig.alias(&format!("h-{shell}"), port, user, "");
+    }
+    for (user, shell) in &users {
+        let host = format!("h-{shell}");
+        let took = add(&rig, shell, &host);
+        eprintln!("first contact with a {shell} user's host (copy + check): {took:?}");
+        let turn = echo_turn(&rig, shell, &format!("hello from {shell}"));
+        let key = turn["sessionKey"].as_str().unwrap_or_default().to_string();
+        let text = turn["snapshot"]["text"].as_str().unwrap_or_default();
+        assert!(text.contains(&format!("hello from {shell}")), "{turn}");
+        // It ran there: in that user's home, by that user's daemon.
+        let workdir = turn["snapshot"]["workdir"].as_str().unwrap_or_default();
+        assert!(
+            workdir.is_empty() || workdir.starts_with(&format!("/home/{user}")),
+            "{workdir}"
+        );
+        let sessions = rig.ok(&["--host", shell, "sessions", "--all", "--json"]);
+        assert!(sessions.contains(&key), "{sessions}");
+        let inbox = rig.ok(&["--host", shell, "inbox", "--json"]);
+        assert_eq!(inbox.trim(), "[]");
+    }
+    let status: Value = serde_json::from_str(&rig.ok(&["hosts", "status", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let all = status.as_array().cloned().unwrap_or_default();
+    assert_eq!(all.len(), 4, "{status}");
+    assert_eq!(all[0]["name"], "local");
+    for (_, shell) in &users {
+        let s = all
+            .iter()
+            .find(|s| s["name"] == *shell)
+            .unwrap_or_else(|| panic!("no {shell} in {status}"));
+        assert_eq!(s["destination"], format!("h-{shell}"));
+        assert_eq!(s["reachable"], true, "{s}");
+        assert_eq!(s["version"], weft_client::VERSION, "{s}");
+        assert_eq!(s["sessions"], 1, "{s}");
+        assert_eq!(s["running"], 0, "{s}");
+        assert_eq!(s["questions"], 0, "{s}");
+        assert!(s["agents"].is_array(), "{s}");
+        assert!(s["idleExitSecs"].as_u64().is_some_and(|v| v > 0), "{s}");
+    }
+    for (user, shell) in &users {
+        assert!(
+            Rig::live_processes(user)
+                .iter()
+                .any(|p| p.contains("weft daemon run")),
+            "no daemon ran as {user}"
+        );
+        rig.ok(&["hosts", "remove", shell]);
+        assert_nothing_runs_as(user);
+        assert!(!std::path::Path::new(&format!("/home/{user}/.local/share/weft")).exists());
+        // Its sessions stay without --purge.
+        assert!(std::path::Path::new(&format!("/home/{user}/.weft")).exists());
+    }
+    let list = rig.ok(&["hosts", "list"]);
+    assert_eq!(list.trim(), "local\t(this machine)");
+}
+
+#[test]
+fn a_host_alias_with_proxyjump_goes_through_the_jump_host() {
+    let Some(mut rig) = Rig::new() else { return };
+    let (jumper, _) = rig.user(BASH);
+    let (target, _) = rig.user(FISH);
+    // The jump host logs the forwarding it does (debug1), which proves the path.
+    let (jump_port, jump_log) = rig.sshd(&[&jumper], "LogLevel DEBUG1");
+    let (port, _) = rig.sshd(&[&target], "");
+    rig.alias("jump", jump_port, &jumper, "");
+    rig.alias("far", port, &target, "  ProxyJump jump\n");
+    add(&rig, "far", "far");
+    let turn = echo_turn(&rig, "far", "through the jump");
+    assert!(turn["snapshot"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("through the jump")));
+    let log = std::fs::read_to_string(&jump_log).unwrap_or_default();
+    assert!(
+        log.contains(&format!("target 127.0.0.1 port {port}")),
+        "the jump host forwarded nothing to port {port}"
+    );
+    rig.ok(&["hosts", "remove", "far", "--purge"]);
+    assert_nothing_runs_as(&target);
+    assert!(!std::path::Path::new(&format!("/home/{target}/.weft")).exists());
+}
+
+#[test]
+fn a_host_of_another_architecture_gets_an_error_naming_it_and_nothing_installed() {
+    let Some(mut rig) = Rig::new() else { return };
+    let (user, home) = rig.user(BASH);
+    // That host's sshd gives sessions a PATH whose `uname -m` says riscv64.
+    let shim = home.join("shim");
+    std::fs::create_dir_all(&shim).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        shim.join("uname"),
+        "#!/bin/sh\nif [ \"$1\" = -m ]; then echo riscv64; else exec /bin/uname \"$@\"; fi\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(
+        shim.join("uname"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let extra = format!(
+        "SetEnv PATH={}:/usr/local/bin:/usr/bin:/bin",
+        shim.display()
+    );
+    let (port, _) = rig.sshd(&[&user], &extra);
+    rig.alias("odd", port, &user, "");
+    let out = rig.weft(&["hosts", "add", "odd", "odd"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("host odd runs Linux on riscv64"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "~/.local/share/weft/{}/weft",
+            weft_client::VERSION
+        )),
+        "{err}"
+    );
+    assert!(!home.join(".local/share/weft").exists());
+    // A command for that host says the same and does nothing.
+    let out = rig.weft(&["--host", "odd", "sessions"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("riscv64"));
+}
+
+#[test]
+fn local_only_commands_refuse_a_host() {
+    let env = super::support::Env::new();
+    for args in [
+        &["--host", "gpu", "daemon", "status"][..],
+        &["--host", "gpu", "sandbox", "--probe"][..],
+        &["--host", "gpu", "hosts", "list"][..],
+    ] {
+        let out = env.weft(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("acts on this machine only"), "{err}");
+    }
+    let out = env.weft(&["--host", "gpu", "sessions"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no host named \"gpu\""));
+}
+
+/// Subscribes to `key` over a fresh link to `host`: the client, its events, the ssh
+/// pid, and the snapshot with its seq.
+async fn subscribe(
+    rig: &Rig,
+    host: &str,
+    key: &str,
+) -> (
+    Client,
+    tokio::sync::mpsc::Receiver<Event>,
+    u32,
+    u64,
+    UniversalSnapshot,
+) {
+    let home = Home::at(rig.env.home.path());
+    let ssh = weft_hosts::Ssh::with_config(&home, Some(rig.config()));
+    let hosts = weft_hosts::Hosts::load(&home).unwrap_or_else(|e| panic!("{e}"));
+    let record = hosts.get(host).unwrap_or_else(|e| panic!("{e}"));
+    let link = weft_hosts::link::open(&ssh, record).unwrap_or_else(|e| panic!("{e}"));
+    let pid = link.pid().unwrap_or_default();
+    let (client, events) = Client::connect_over(link, super::support::app_hello())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = client
+        .send(verb::Subscribe {
+            session_key: key.to_string(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (client, events, pid, at.seq, at.snapshot)
+}
+
+/// The next patch of `key`: its first seq, last seq and the snapshot after it.
+async fn next_patch(
+    events: &mut tokio::sync::mpsc::Receiver<Event>,
+    key: &str,
+    snap: &UniversalSnapshot,
+) -> Option<(u64, u64, UniversalSnapshot)> {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
+            Ok(Some(Event::Message(ServerMessage::Patch(p)))) if p.session_key == key => {
+                let next = weft_protocol::apply(snap, &p.patch);
+                return Some((p.first_seq(), p.seq, next));
+            }
+            Ok(Some(Event::Message(ServerMessage::Resync { .. }))) => {
+                panic!("the daemon dropped patches for a client that reads")
+            }
+            Ok(Some(Event::Disconnected(_)) | None) | Err(_) => return None,
+            Ok(Some(_)) => {}
+        }
+    }
+}
+
+#[test]
+fn killing_ssh_mid_turn_leaves_the_turn_running_and_a_new_link_sees_every_delta_once() {
+    let Some(mut rig) = Rig::new() else { return };
+    let (user, _) = rig.user(BASH);
+    let (port, _) = rig.sshd(&[&user], "");
+    rig.alias("box", port, &user, "");
+    add(&rig, "box", "box");
+    let detached = rig.ok(&[
+        "--host",
+        "box",
+        "run",
+        "--agent",
+        "echo",
+        "--detach",
+        "slow count",
+    ]);
+    let detached: Value = serde_json::from_str(&detached).unwrap_or_else(|e| panic!("{e}"));
+    let key = detached["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    runtime.block_on(async {
+        let (first, mut events, ssh_pid, mut seq, mut snap) = subscribe(&rig, "box", &key).await;
+        // A few deltas through the first link, each the next seq.
+        let mut seen = 0;
+        while seen < 3 {
+            let (from, to, next) = next_patch(&mut events, &key, &snap)
+                .await
+                .unwrap_or_else(|| panic!("the first link ended early"));
+            assert_eq!(from, seq + 1, "a gap or a duplicate on the first link");
+            (seq, snap) = (to, next);
+            seen += 1;
+        }
+        assert_eq!(
+            snap.phase,
+            Phase::Streaming,
+            "the turn ended too soon to cut"
+        );
+        let before = snap.text.clone();
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &ssh_pid.to_string()])
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(killed.success());
+        while next_patch(&mut events, &key, &snap).await.is_some() {}
+        drop(first);
+        // A new link: the snapshot it starts from holds everything seen, and its
+        // patches follow on without a gap or a repeat until the turn ends.
+        let (second, mut events, _, at, mut snap) = subscribe(&rig, "box", &key).await;
+        assert!(at >= seq, "the daemon went back from seq {seq} to {at}");
+        assert!(
+            snap.text.starts_with(&before),
+            "lost text: {before:?} → {:?}",
+            snap.text
+        );
+        let mut seq = at;
+        while snap.phase == Phase::Streaming {
+            let (from, to, next) = next_patch(&mut events, &key, &snap)
+                .await
+                .unwrap_or_else(|| panic!("the second link ended before the turn"));
+            assert_eq!(from, seq + 1, "a gap or a duplicate after reconnecting");
+            (seq, snap) = (to, next);
+        }
+        let done = second
+            .send(verb::GetSnapshot {
+                session_key: key.clone(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done.snapshot.text, snap.text);
+        assert!(
+            !done.snapshot.incomplete && done.snapshot.error.is_none(),
+            "{:?}",
+            done.snapshot.error
+        );
+        assert!(done.snapshot.text.len() > before.len());
+        // Echo's slow reply is its reply eight times: all of it arrived, once each.
+        assert_eq!(
+            done.snapshot.text.matches("Echo: slow count").count(),
+            8,
+            "{}",
+            done.snapshot.text
+        );
+    });
+    rig.ok(&["hosts", "remove", "box"]);
+    assert_nothing_runs_as(&user);
+}
