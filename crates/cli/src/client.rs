@@ -78,7 +78,8 @@ async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
             Ok((client, events)) => {
                 let w = client.welcome();
                 if w.restarting {
-                    let note = weft_hosts::status::version_note(&w.version, weft_client::VERSION, true);
+                    let note =
+                        weft_hosts::status::version_note(&w.version, weft_client::VERSION, true);
                     eprintln!("weft: host {}: {}", host.name, note.unwrap_or_default());
                 }
                 return Ok(Daemon {
