@@ -6,6 +6,7 @@ import type { Hello } from "./Hello";
 import type { InteractRequest } from "./InteractRequest";
 import type { LibraryQuery } from "./LibraryQuery";
 import type { LibrarySearch } from "./LibrarySearch";
+import type { MergeMode } from "./MergeMode";
 import type { OpenTerminalRequest } from "./OpenTerminalRequest";
 import type { PromptRequest } from "./PromptRequest";
 import type { SecretText } from "./SecretText";
@@ -392,4 +393,45 @@ cols: number | null,
 /**
  * The terminal's height in rows (default 24).
  */
-rows: number | null, });
+rows: number | null, } | { "type": "listWorktrees", 
+/**
+ * Only the worktrees of the repository holding this folder.
+ */
+repo?: string, } | { "type": "runWorktree", 
+/**
+ * The worktree's name.
+ */
+name: string, 
+/**
+ * The repository (a folder in it), when two repositories have a worktree of
+ * that name.
+ */
+repo?: string, 
+/**
+ * The terminal's width in columns (default 80).
+ */
+cols: number | null, 
+/**
+ * The terminal's height in rows (default 24).
+ */
+rows: number | null, } | { "type": "mergeSession", 
+/**
+ * The session (one started in a worktree).
+ */
+sessionKey: string, 
+/**
+ * Merge commit, squash or rebase.
+ */
+mode: MergeMode, 
+/**
+ * The commit message.
+ */
+message?: string, 
+/**
+ * Push the branch to its remote instead of merging locally.
+ */
+push: boolean, 
+/**
+ * Push and open a pull request with `gh`.
+ */
+pr: boolean, });

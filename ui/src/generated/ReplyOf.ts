@@ -15,6 +15,7 @@ import type { LibraryProgress } from "./LibraryProgress";
 import type { LibrarySession } from "./LibrarySession";
 import type { Listening } from "./Listening";
 import type { McpList } from "./McpList";
+import type { MergeOutcome } from "./MergeOutcome";
 import type { ModelInfo } from "./ModelInfo";
 import type { PromptAccepted } from "./PromptAccepted";
 import type { SearchHit } from "./SearchHit";
@@ -30,6 +31,7 @@ import type { UsageRow } from "./UsageRow";
 import type { Welcome } from "./Welcome";
 import type { WorkspaceEntry } from "./WorkspaceEntry";
 import type { WorkspaceTrust } from "./WorkspaceTrust";
+import type { WorktreeInfo } from "./WorktreeInfo";
 
 /**
  * The reply to each request, by the request's `type`.
@@ -103,4 +105,7 @@ export type ReplyOf = {
   loginAccount: TerminalAttached;
   listAgentInstalls: Array<AgentInstall>;
   installAgent: TerminalAttached;
+  listWorktrees: Array<WorktreeInfo>;
+  runWorktree: TerminalAttached;
+  mergeSession: MergeOutcome;
 };

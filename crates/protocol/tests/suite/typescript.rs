@@ -56,6 +56,8 @@ fn export_all(dir: &Path) {
         McpList,
         McpServerInfo,
         McpServerStatus,
+        WorktreeInfo,
+        MergeOutcome,
         AgentSetupImport,
         AgentInstall,
         AccountSwitch,
