@@ -7,6 +7,8 @@ import type {
   PatchEvent,
   PrewarmRequest,
   PromptRequest,
+  Restored,
+  RestoreSide,
   SearchHit,
   SessionInfo,
   UniversalSnapshot,
@@ -609,18 +611,59 @@ export class AppStore {
     return this.agents.find((a) => a.id === this.agent)?.facts.packs ?? [];
   }
 
-  /** Whether the selected session's turns can be undone (its agent's facts say Weft applied them). */
+  /**
+   * Whether the selected session's last turn can be undone: its files were checkpointed
+   * around it (every agent), or its agent's facts say Weft applied its edits (native).
+   */
   get canUndo(): boolean {
     const view = this.selected;
     if (view === null || view.running) return false;
+    if (view.turns.at(-1)?.turnDiff) return true;
     const agent = view.key.slice(0, view.key.indexOf(":"));
     return this.agents.find((a) => a.id === agent)?.facts.undo ?? false;
   }
 
-  /** Restores the files the selected native session's last turn changed (a turn of its own). */
+  /** Puts the selected session's files back as they were before its last turn. */
   async undo(): Promise<boolean> {
-    if (!this.canUndo) return false;
-    return this.send("/undo");
+    const view = this.selected;
+    if (!view || !this.canUndo) return false;
+    const last = view.turns.at(-1)?.turnDiff;
+    if (!last) return this.send("/undo");
+    const restored = await this.restore(view, last.turn, "before", {});
+    if (!restored) return false;
+    if (restored.overwrites) {
+      view.addNote(`Not undone: ${restored.overwrites.files.map((f) => f.path).join(", ")} changed since the last turn; restore from the turn's "files changed" to see and confirm.`);
+      return false;
+    }
+    view.addNote(`Undone: ${restored.written.length + restored.deleted.length} file(s) put back as they were before turn ${last.turn}.`);
+    return true;
+  }
+
+  /**
+   * Restores a session's files to before or after one of its turns (or only `paths`),
+   * from the checkpoints taken around every turn. The daemon holds back a restore that
+   * would overwrite newer edits (`overwrites`) unless `yes`; `undo` takes the last
+   * restore back. Null when it failed (the error shows).
+   */
+  async restore(
+    view: SessionView,
+    turn: number,
+    side: RestoreSide,
+    opts: { paths?: string[] | null; yes?: boolean; undo?: boolean },
+  ): Promise<Restored | null> {
+    this.error = null;
+    const restored = await this.guard(() =>
+      this.transport.request({
+        type: "restore",
+        sessionKey: view.key,
+        turn,
+        side,
+        paths: opts.paths ?? null,
+        yes: opts.yes ?? false,
+        undo: opts.undo ?? false,
+      }),
+    );
+    return restored ?? null;
   }
 
   /**

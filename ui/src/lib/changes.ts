@@ -1,6 +1,8 @@
-// The files a turn changed, from the normalized `changes` the drivers put on each tool
-// call (never from an agent's own tool input: nothing above the kernel parses that).
-import type { ChangeKind, FileChange, ToolCall, UniversalSnapshot } from "../generated";
+// The files a turn changed: what its checkpoints say changed on disk (`turnDiff`, every
+// agent, shell commands included), else the normalized `changes` the drivers put on
+// each tool call (never from an agent's own tool input: nothing above the kernel
+// parses that).
+import type { ChangeKind, FileChange, ToolCall, TurnChange, UniversalSnapshot } from "../generated";
 
 export interface TurnFile {
   path: string;
@@ -29,8 +31,19 @@ export function callChanges(call: ToolCall): FileChange[] {
   return call.status === "failed" ? [] : (call.changes ?? []);
 }
 
-/** Every file the turn's calls changed, in the order first touched. */
+const KIND: Record<TurnChange, ChangeKind> = { added: "add", deleted: "delete", modified: "modify", renamed: "modify" };
+
+/**
+ * Every file the turn changed: from its checkpoints when it has them (in path order),
+ * else every file its calls changed, in the order first touched.
+ */
 export function turnFiles(turn: UniversalSnapshot): TurnFile[] {
+  if (turn.turnDiff) {
+    return turn.turnDiff.files.map((f) => {
+      const kind = KIND[f.change];
+      return { path: f.path, kind, changes: f.hunks ? [{ path: f.path, kind, diff: f.hunks }] : [], added: f.added, removed: f.removed };
+    });
+  }
   const byPath = new Map<string, TurnFile>();
   for (const call of turn.toolCalls) {
     for (const change of callChanges(call)) {
@@ -49,7 +62,8 @@ export function turnFiles(turn: UniversalSnapshot): TurnFile[] {
   return [...byPath.values()];
 }
 
-/** True when any of the turn's calls carries a change (the "files changed" row shows). */
+/** True when the turn changed a file (the "files changed" row shows). */
 export function hasChanges(turn: UniversalSnapshot): boolean {
+  if (turn.turnDiff) return turn.turnDiff.files.length > 0 || turn.turnDiff.notStored.length > 0;
   return turn.toolCalls.some((c) => callChanges(c).length > 0);
 }

@@ -34,6 +34,8 @@ export class LiveSnapshot implements Fields {
   commands = $state.raw<Fields["commands"]>([]);
   /** Absent from a snapshot unless the session runs without something (not in emptySnapshot). */
   degraded = $state.raw<Fields["degraded"]>(undefined);
+  /** Absent from a snapshot until its turn ends with checkpoints (not in emptySnapshot). */
+  turnDiff = $state.raw<Fields["turnDiff"]>(undefined);
   error = $state.raw<Fields["error"]>(null);
   limitHit = $state.raw<Fields["limitHit"]>(null);
   incomplete = $state.raw<Fields["incomplete"]>(false);
@@ -52,6 +54,7 @@ export class LiveSnapshot implements Fields {
     }
     this.recordedAgent = from.recordedAgent;
     this.degraded = from.degraded;
+    this.turnDiff = from.turnDiff;
     // Lists grown in place by apply are this snapshot's own.
     this.toolCalls = [...from.toolCalls];
     this.artifacts = [...from.artifacts];
@@ -72,6 +75,7 @@ export class LiveSnapshot implements Fields {
     }
     if (this.recordedAgent) out.recordedAgent = this.recordedAgent;
     if (this.degraded?.length) out.degraded = this.degraded;
+    if (this.turnDiff) out.turnDiff = this.turnDiff;
     out.toolCalls = [...this.toolCalls];
     out.artifacts = [...this.artifacts];
     return out;

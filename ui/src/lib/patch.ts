@@ -37,6 +37,7 @@ const REPLACED: Replaced[] = [
   "mcpServers",
   "commands",
   "degraded",
+  "turnDiff",
   "error",
   "limitHit",
   "incomplete",

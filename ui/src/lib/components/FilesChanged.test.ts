@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fireEvent, render, screen } from "@testing-library/svelte";
-import type { FileChange, ToolCall } from "../../generated";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import type { FileChange, Restored, RestoreSide, ToolCall, TurnDiff } from "../../generated";
 import { emptySnapshot } from "../patch";
 import FilesChanged from "./FilesChanged.svelte";
 
@@ -54,5 +54,41 @@ describe("FilesChanged", () => {
   it("draws nothing for a turn that changed no file", () => {
     render(FilesChanged, { turn: emptySnapshot() });
     expect(screen.queryByTestId("files-changed")).toBeNull();
+  });
+
+  it("shows what the checkpoints say the turn changed on disk, and restores with a confirmation over newer edits, then undoes", async () => {
+    const diff = (files: string[]): TurnDiff => ({
+      turn: 3,
+      before: "b",
+      after: "a",
+      files: files.map((path) => ({ path, oldPath: null, change: "modified", added: 1, removed: 1, binary: false, hunks: `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-x\n+y\n` })),
+      notStored: [{ path: "data.bin", size: 99_000_000 }],
+      cut: null,
+    });
+    // A shell command wrote out.txt: no tool call carries it, the checkpoints do.
+    const turn = { ...emptySnapshot(), turnDiff: diff(["out.txt", "src/lib.rs"]) };
+    const asked: { turn: number; side: RestoreSide; opts: { paths?: string[] | null; yes?: boolean; undo?: boolean } }[] = [];
+    const done: Restored = { overwrites: null, undo: "u", written: ["out.txt", "src/lib.rs"], deleted: [], kept: [] };
+    const restore = async (n: number, side: RestoreSide, opts: { paths?: string[] | null; yes?: boolean; undo?: boolean }) => {
+      asked.push({ turn: n, side, opts });
+      return opts.yes || opts.undo ? done : { ...done, written: [], overwrites: diff(["src/lib.rs"]) };
+    };
+    render(FilesChanged, { turn, restore });
+    expect(screen.getAllByTestId("files-changed-file").map((r) => r.dataset.path)).toEqual(["out.txt", "src/lib.rs"]);
+    expect(screen.getByTestId("files-not-stored").textContent).toContain("data.bin");
+    await fireEvent.click(screen.getByTestId("restore-before"));
+    await waitFor(() => expect(screen.getByTestId("restore-confirm").textContent).toContain("would overwrite edits made since"));
+    expect(screen.queryByTestId("restore-done")).toBeNull();
+    await fireEvent.click(screen.getByTestId("restore-anyway"));
+    await waitFor(() => expect(screen.getByTestId("restore-done").textContent?.replace(/\s+/g, " ")).toContain("Restored 2 files to before this turn"));
+    await fireEvent.click(screen.getByTestId("restore-undo"));
+    await waitFor(() => expect(screen.queryByTestId("restore-done")).toBeNull());
+    await fireEvent.click(screen.getAllByTestId("restore-file")[0]);
+    expect(asked.map((a) => [a.turn, a.side, a.opts.paths ?? null, a.opts.yes ?? false, a.opts.undo ?? false])).toEqual([
+      [3, "before", null, false, false],
+      [3, "before", null, true, false],
+      [3, "before", null, true, true],
+      [3, "before", ["out.txt"], false, false],
+    ]);
   });
 });

@@ -8,7 +8,7 @@ import type { SessionView } from "../session-view.svelte";
 import SessionHeader from "./SessionHeader.svelte";
 
 /** The header as App renders it, over a live snapshot the test patches. */
-function header(current: LiveSnapshot) {
+function header(current: LiveSnapshot, extra: Partial<SessionInfo> = {}) {
   const app = {
     agents: [],
     accounts: { forAgent: () => [], label: (id: string) => id },
@@ -17,7 +17,7 @@ function header(current: LiveSnapshot) {
   return render(SessionHeader, {
     app,
     view,
-    info: { title: "a session", workdir: "/w" } as unknown as SessionInfo,
+    info: { title: "a session", workdir: "/w", ...extra } as unknown as SessionInfo,
     verbs: null,
     terminals: false,
     actions: [],
@@ -52,5 +52,19 @@ describe("the session header's degraded state", () => {
     current.apply({ degraded: [] });
     await Promise.resolve();
     expect(screen.queryByTestId("session-degraded")).toBeNull();
+  });
+});
+
+describe("the session header's place", () => {
+  it("names the branch of a session in its own worktree, and the folder of one that is not", () => {
+    const worktree = { name: "fix-tests", path: "/data/weft/worktrees/app/fix-tests", branch: "weft/fix-tests", base: "main" };
+    const { unmount } = header(new LiveSnapshot(emptySnapshot("claude")), { worktree });
+    expect(screen.getByTestId("session-branch").textContent).toContain("weft/fix-tests");
+    expect(screen.getByTestId("session-branch").title).toContain("from main");
+    expect(screen.queryByTestId("session-where")).toBeNull();
+    unmount();
+    header(new LiveSnapshot(emptySnapshot("claude")));
+    expect(screen.queryByTestId("session-branch")).toBeNull();
+    expect(screen.getByTestId("session-where").textContent).toBe("w");
   });
 });
