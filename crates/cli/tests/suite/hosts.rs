@@ -207,6 +207,7 @@ async fn subscribe(
     rig: &Rig,
     host: &str,
     key: &str,
+    hello: weft_protocol::Hello,
 ) -> (
     Client,
     tokio::sync::mpsc::Receiver<Event>,
@@ -220,7 +221,7 @@ async fn subscribe(
     let record = hosts.get(host).unwrap_or_else(|e| panic!("{e}"));
     let link = weft_hosts::link::open(&ssh, record).unwrap_or_else(|e| panic!("{e}"));
     let pid = link.pid().unwrap_or_default();
-    let (client, events) = Client::connect_over(link, super::support::app_hello())
+    let (client, events) = Client::connect_over(link, hello)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let at = client
@@ -254,7 +255,8 @@ async fn next_patch(
 }
 
 #[test]
-fn killing_ssh_mid_turn_leaves_the_turn_running_and_a_new_link_sees_every_delta_once() {
+fn killing_ssh_mid_turn_leaves_the_turn_running_a_new_link_sees_every_delta_once_and_a_question_waits_for_a_later_one(
+) {
     let Some(mut rig) = Rig::new() else { return };
     let (user, _) = rig.user(BASH);
     let (port, _) = rig.sshd(&[&user], "");
@@ -276,7 +278,8 @@ fn killing_ssh_mid_turn_leaves_the_turn_running_and_a_new_link_sees_every_delta_
         .to_string();
     let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
     runtime.block_on(async {
-        let (first, mut events, ssh_pid, mut seq, mut snap) = subscribe(&rig, "box", &key).await;
+        let (first, mut events, ssh_pid, mut seq, mut snap) =
+            subscribe(&rig, "box", &key, super::support::app_hello()).await;
         // A few deltas through the first link, each the next seq.
         let mut seen = 0;
         while seen < 3 {
@@ -302,7 +305,8 @@ fn killing_ssh_mid_turn_leaves_the_turn_running_and_a_new_link_sees_every_delta_
         drop(first);
         // A new link: the snapshot it starts from holds everything seen, and its
         // patches follow on without a gap or a repeat until the turn ends.
-        let (second, mut events, _, at, mut snap) = subscribe(&rig, "box", &key).await;
+        let (second, mut events, _, at, mut snap) =
+            subscribe(&rig, "box", &key, super::support::app_hello()).await;
         assert!(at >= seq, "the daemon went back from seq {seq} to {at}");
         assert!(
             snap.text.starts_with(&before),
@@ -338,6 +342,93 @@ fn killing_ssh_mid_turn_leaves_the_turn_running_and_a_new_link_sees_every_delta_
             done.snapshot.text
         );
     });
+    // A question asked while no client is connected waits there, and is answered
+    // from a later connection.
+    rig.ok(&[
+        "--host",
+        "box",
+        "run",
+        "--session",
+        &key,
+        "--detach",
+        "a question",
+    ]);
+    let prompt = super::support::wait_for("the question in the host's inbox", 30, || {
+        let inbox: Value = serde_json::from_str(&rig.ok(&["--host", "box", "inbox", "--json"]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        inbox[0]["promptId"].as_str().map(String::from)
+    });
+    rig.ok(&["--host", "box", "answer", &prompt, "--select", "blue"]);
+    let done = rig.ok(&["--host", "box", "wait", &key, "--json"]);
+    assert!(done.contains("You picked blue."), "{done}");
     rig.ok(&["hosts", "remove", "box"]);
+    assert_nothing_runs_as(&user);
+}
+
+#[test]
+fn a_newer_client_does_not_stop_an_older_host_daemon_that_has_a_turn_running() {
+    let Some(mut rig) = Rig::new() else { return };
+    let (user, _) = rig.user(CSH);
+    let (port, _) = rig.sshd(&[&user], "");
+    rig.alias("old", port, &user, "");
+    add(&rig, "old", "old");
+    let detached = rig.ok(&[
+        "--host",
+        "old",
+        "run",
+        "--agent",
+        "echo",
+        "--detach",
+        "slow count",
+    ]);
+    let detached: Value = serde_json::from_str(&detached).unwrap_or_else(|e| panic!("{e}"));
+    let key = detached["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    runtime.block_on(async {
+        // A client of a later version than the host's daemon (this build's).
+        let newer = weft_protocol::Hello {
+            version: "99.0.0".into(),
+            ..super::support::app_hello()
+        };
+        let (client, mut events, _, mut seq, mut snap) = subscribe(&rig, "old", &key, newer).await;
+        let welcome = client.welcome().clone();
+        assert!(welcome.restarting, "{welcome:?}");
+        assert_eq!(
+            snap.phase,
+            Phase::Streaming,
+            "the turn ended before the newer client came"
+        );
+        let daemon = welcome.pid;
+        // The turn goes on to its end in the same daemon.
+        while snap.phase == Phase::Streaming {
+            let (from, to, next) = next_patch(&mut events, &key, &snap)
+                .await
+                .unwrap_or_else(|| panic!("the daemon went away mid-turn"));
+            assert_eq!(from, seq + 1);
+            (seq, snap) = (to, next);
+            assert!(
+                super::support::pid_alive(daemon),
+                "the old daemon was stopped mid-turn"
+            );
+        }
+        assert!(!snap.incomplete && snap.error.is_none(), "{:?}", snap.error);
+        assert_eq!(
+            snap.text.matches("Echo: slow count").count(),
+            8,
+            "{}",
+            snap.text
+        );
+        // Only then does it make way for the newer version.
+        super::support::wait_for("the old daemon to make way", 30, || {
+            (!super::support::pid_alive(daemon)).then_some(())
+        });
+    });
+    // The next connection starts a daemon again, and the session is there.
+    let after = rig.ok(&["--host", "old", "wait", &key, "--json"]);
+    assert!(after.contains("Echo: slow count"), "{after}");
+    rig.ok(&["hosts", "remove", "old"]);
     assert_nothing_runs_as(&user);
 }
