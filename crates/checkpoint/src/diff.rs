@@ -229,3 +229,30 @@ fn fill_text(file: &mut FileDiff, old_name: &str, old: &[u8], new: &[u8]) {
             .to_string();
     }
 }
+
+impl Checkpoints {
+    /// What differs in the folder now from checkpoint `since` (edits no checkpoint holds
+    /// yet), limited to `paths` (files or folders, relative to [`Self::top`]) when given.
+    /// Nothing is committed: the folder's tree is written as objects only.
+    pub fn changes_since(&self, since: &str, paths: Option<&[&str]>) -> Result<TurnDiff, Error> {
+        let (current, _) = self.write_tree()?;
+        let mut diff = self.diff(since, &current)?;
+        if let Some(paths) = paths {
+            diff.files.retain(|f| {
+                under(paths, &f.path) || f.old_path.as_deref().is_some_and(|o| under(paths, o))
+            });
+        }
+        Ok(diff)
+    }
+}
+
+/// Whether `path` is one of `paths` or inside one of them (as a literal pathspec is).
+fn under(paths: &[&str], path: &str) -> bool {
+    paths.iter().any(|p| {
+        let p = p.trim_end_matches('/');
+        path == p
+            || path
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}

@@ -37,6 +37,7 @@ mod library;
 mod list;
 mod mcp;
 mod proxy;
+mod restore;
 mod run;
 mod serve;
 mod skills;
@@ -97,12 +98,15 @@ enum Command {
         /// The session key.
         key: String,
     },
-    /// Restore the files the last turn of a native session changed (as it was before
-    /// that turn); the undo is a turn of its own in the session's history.
+    /// Put a session's files back as they were before its last turn, whatever the
+    /// agent (`weft restore KEY` does the same; `weft restore KEY --undo` takes it back).
     Undo {
-        /// The session key (`native:…`).
+        /// The session key.
         key: String,
     },
+    /// Put a session's files back as they were before or after one of its turns (all,
+    /// or the PATHS after `--`), from the checkpoints taken around every turn.
+    Restore(restore::RestoreArgs),
     /// Send a message into a session's running turn (or queue it).
     Steer {
         /// The session key.
@@ -328,7 +332,8 @@ fn main() -> ExitCode {
             } => worktrees::list(json, repo).await,
             Command::Wait { key, json } => verbs::wait(key, json).await,
             Command::Stop { key } => verbs::stop(key).await,
-            Command::Undo { key } => run::undo(key).await,
+            Command::Undo { key } => restore::undo(key).await,
+            Command::Restore(args) => restore::restore(args).await,
             Command::Steer { key, text } => verbs::steer(key, text).await,
             Command::Dequeue { key, task_id } => verbs::dequeue(key, task_id).await,
             Command::Requeue { key, task_id, to } => verbs::requeue(key, task_id, to).await,

@@ -81,34 +81,6 @@ pub(crate) struct RunArgs {
     prompt: Vec<String>,
 }
 
-/// `weft undo KEY`: the native agent's `/undo`, run and followed like `weft run`.
-pub(crate) async fn undo(key: String) -> ExitCode {
-    if !key.starts_with("native:") {
-        eprintln!("weft undo: only sessions of Weft's own agent (native:…) keep an undo");
-        return ExitCode::from(2);
-    }
-    run(RunArgs {
-        agent: None,
-        workdir: None,
-        model: None,
-        effort: None,
-        session: Some(key),
-        account: None,
-        pack: None,
-        mcp: Vec::new(),
-        auto_switch: false,
-        yes: false,
-        json: false,
-        stream: false,
-        detach: false,
-        attach: Vec::new(),
-        worktree: None,
-        from: None,
-        prompt: vec!["/undo".into()],
-    })
-    .await
-}
-
 /// The attachments as absolute paths (the daemon's folder is not this one).
 fn absolute_attachments(paths: &[PathBuf]) -> Result<Vec<String>, ExitCode> {
     paths

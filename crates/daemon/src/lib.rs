@@ -13,6 +13,7 @@ mod agents;
 pub mod api;
 mod attach;
 mod attachments;
+mod checkpoints;
 mod cleanup;
 pub mod conn;
 mod files;
@@ -155,6 +156,9 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
         )))
         .plugin(Arc::new(weft_drivers::SkillsPlugin))
         .interaction_handler(Arc::new(policy::ShellPolicy::new(options.home.dir())))
+        .checkpoints(Arc::new(checkpoints::GitCheckpoints::new(
+            options.home.dir(),
+        )))
         .default_agent(DEFAULT_AGENT)
         .open()
         .map_err(|e| DaemonError::Setup(format!("opening the kernel: {e}")))?;

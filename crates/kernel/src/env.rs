@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::checkpoints::Checkpointer;
 use crate::feed::Feed;
 use crate::ports::{Accounts, Catalog, InteractionHandler, SessionStore, ToolProvider};
 
@@ -15,6 +16,7 @@ pub(crate) struct KernelEnv {
     pub tools: Arc<dyn ToolProvider>,
     pub catalog: Arc<dyn Catalog>,
     pub interactions: Arc<dyn InteractionHandler>,
+    pub checkpoints: Arc<dyn Checkpointer>,
     pub plugins: crate::plugin::Plugins,
     pub state_dir: PathBuf,
     /// Every agent's own skills folders (from the specs), for `list_skills`' conflicts.

@@ -63,6 +63,7 @@ pub struct LoomBuilder {
     tools: Arc<dyn ToolProvider>,
     catalog: Arc<dyn Catalog>,
     interactions: Arc<dyn InteractionHandler>,
+    checkpoints: Arc<dyn crate::checkpoints::Checkpointer>,
     plugins: Vec<Arc<dyn crate::plugin::Plugin>>,
     default_agent: Option<String>,
     idle_close: Option<std::time::Duration>,
@@ -150,6 +151,12 @@ impl LoomBuilder {
         self
     }
 
+    /// Where each turn's checkpoints go (default: none are kept).
+    pub fn checkpoints(mut self, checkpoints: Arc<dyn crate::checkpoints::Checkpointer>) -> Self {
+        self.checkpoints = checkpoints;
+        self
+    }
+
     /// Registers a plugin; plugins compose in registration order.
     pub fn plugin(mut self, plugin: Arc<dyn crate::plugin::Plugin>) -> Self {
         self.plugins.push(plugin);
@@ -201,6 +208,7 @@ impl LoomBuilder {
                 tools: self.tools,
                 catalog: self.catalog,
                 interactions: self.interactions,
+                checkpoints: self.checkpoints,
                 plugins: crate::plugin::Plugins::new(self.plugins),
                 state_dir: self.state_dir,
                 skills_dirs: self.skills_dirs,
@@ -248,6 +256,7 @@ impl Loom {
             tools: Arc::new(NoTools),
             catalog: Arc::new(EmptyCatalog),
             interactions: Arc::new(DeferToSurface),
+            checkpoints: Arc::new(crate::checkpoints::NoCheckpoints),
             plugins: Vec::new(),
             skills_dirs: Vec::new(),
             default_agent: None,

@@ -206,6 +206,21 @@ impl Accumulator {
         )
     }
 
+    /// Sets what the turn changed on disk (see `UniversalSnapshot::turn_diff`).
+    pub fn set_turn_diff(&mut self, diff: Option<crate::TurnDiff>, now_ms: i64) -> SnapshotPatch {
+        if self.snapshot.turn_diff == diff {
+            return SnapshotPatch::default();
+        }
+        self.snapshot.turn_diff = diff.clone();
+        self.stamp(
+            SnapshotPatch {
+                turn_diff: Some(diff),
+                ..Default::default()
+            },
+            now_ms,
+        )
+    }
+
     /// Sets the agent the session's record names when it differs from the turn's
     /// (see `UniversalSnapshot::recorded_agent`); empty when none.
     pub fn set_recorded_agent(&mut self, agent: Option<String>, now_ms: i64) -> SnapshotPatch {

@@ -23,6 +23,8 @@ pub mod capability {
     pub const PROMPTS: &str = "prompts";
     /// The OS sandbox around the agent's commands (Weft's own agent).
     pub const SANDBOX: &str = "sandbox";
+    /// Checkpoints of the session's files around each turn (restore, the turn's diff).
+    pub const CHECKPOINTS: &str = "checkpoints";
     /// Prefix of an MCP server's entry (`mcp:<name>`).
     pub const MCP_PREFIX: &str = "mcp:";
 }

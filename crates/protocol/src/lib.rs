@@ -27,6 +27,7 @@ mod snapshot;
 mod status;
 mod terminal_frame;
 mod trust;
+mod turn_diff;
 mod verbs;
 mod wire;
 mod worktree;
@@ -65,6 +66,7 @@ pub use snapshot::{
 pub use status::{DaemonStatus, PrewarmRequest, Prewarmed, SandboxStatus, WarmProcess};
 pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use trust::{TrustGrant, WorkspaceTrust};
+pub use turn_diff::{NotStored, RestoreSide, Restored, TurnChange, TurnDiff, TurnFile};
 pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};
 pub use wire::{
     permission, AccountKindInfo, AgentFacts, AgentInfo, AskedInteraction, Capabilities, ForkOrigin,

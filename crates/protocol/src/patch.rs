@@ -171,6 +171,13 @@ pub struct SnapshotPatch {
     )]
     #[ts(optional, as = "Option<Option<crate::LimitWindow>>")]
     pub limit_hit: Option<Option<crate::LimitWindow>>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    #[ts(optional, as = "Option<Option<crate::TurnDiff>>")]
+    pub turn_diff: Option<Option<crate::TurnDiff>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub incomplete: Option<bool>,
@@ -287,6 +294,7 @@ impl SnapshotPatch {
             degraded,
             error,
             limit_hit,
+            turn_diff,
             incomplete,
             terminal,
             started_at,
@@ -316,6 +324,7 @@ impl SnapshotPatch {
         set(&mut self.degraded, degraded);
         set(&mut self.error, error);
         set(&mut self.limit_hit, limit_hit);
+        set(&mut self.turn_diff, turn_diff);
         set(&mut self.incomplete, incomplete);
         set(&mut self.terminal, terminal);
         set(&mut self.started_at, started_at);
@@ -419,6 +428,7 @@ pub fn diff(prev: &UniversalSnapshot, next: &UniversalSnapshot) -> SnapshotPatch
         degraded: replace(&prev.degraded, &next.degraded),
         error: replace(&prev.error, &next.error),
         limit_hit: replace(&prev.limit_hit, &next.limit_hit),
+        turn_diff: replace(&prev.turn_diff, &next.turn_diff),
         incomplete: replace(&prev.incomplete, &next.incomplete),
         terminal: replace(&prev.terminal, &next.terminal),
         started_at: replace(&prev.started_at, &next.started_at),
@@ -480,6 +490,7 @@ pub fn apply_in_place(snap: &mut UniversalSnapshot, patch: &SnapshotPatch) {
     set(&mut snap.degraded, &patch.degraded);
     set(&mut snap.error, &patch.error);
     set(&mut snap.limit_hit, &patch.limit_hit);
+    set(&mut snap.turn_diff, &patch.turn_diff);
     set(&mut snap.incomplete, &patch.incomplete);
     set(&mut snap.terminal, &patch.terminal);
     set(&mut snap.started_at, &patch.started_at);

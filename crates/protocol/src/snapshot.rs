@@ -416,6 +416,12 @@ pub struct UniversalSnapshot {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<crate::Degraded>>", optional)]
     pub degraded: Vec<crate::Degraded>,
+    /// What the turn changed on disk, from the checkpoints before and after it (set
+    /// when the turn ends; none while it runs, and when the folder is not
+    /// checkpointed: see `degraded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turn_diff: Option<crate::TurnDiff>,
     /// Why the turn failed.
     pub error: Option<String>,
     /// The account's limit window this turn found used up (`rejected`), when one was:

@@ -197,6 +197,32 @@ pub enum ClientRequest {
         /// Its new position: 1 runs next; past the end moves it last.
         to: u32,
     } => () as Control,
+    /// Put a session's files back as they were before or after one of its turns (all of
+    /// them, or `paths`), from the checkpoints Weft takes around every turn; between
+    /// turns only. Every restore is checkpointed first, so `undo` takes it back.
+    /// Answered by `Restored`, whose `overwrites` lists the edits made since the
+    /// session's last checkpoint when the restore would overwrite them without `yes`.
+    Restore {
+        /// The session.
+        session_key: String,
+        /// The turn (1 is the first, as `forkSession`'s `at` counts); none: the last
+        /// checkpointed one.
+        #[serde(default)]
+        turn: Option<u32>,
+        /// Before (the default) or after the turn.
+        #[serde(default)]
+        side: RestoreSide,
+        /// Only these files (relative to the top of the work tree); none: every file.
+        #[serde(default)]
+        paths: Option<Vec<String>>,
+        /// Overwrite edits made since the session's last checkpoint.
+        #[serde(default)]
+        yes: bool,
+        /// Undo the session's last restore instead (`turn` and `side` are ignored); a
+        /// second undo redoes it.
+        #[serde(default)]
+        undo: bool,
+    } => Restored as Control,
     /// Answer a pending interaction of a session. Answered by `null`.
     Interact(InteractRequest) => () as Control,
     /// Answer a pending interaction by its id alone. Answered by `null`.

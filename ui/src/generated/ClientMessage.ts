@@ -9,6 +9,7 @@ import type { LibrarySearch } from "./LibrarySearch";
 import type { MergeMode } from "./MergeMode";
 import type { OpenTerminalRequest } from "./OpenTerminalRequest";
 import type { PromptRequest } from "./PromptRequest";
+import type { RestoreSide } from "./RestoreSide";
 import type { SecretText } from "./SecretText";
 import type { SessionAction } from "./SessionAction";
 import type { UsageBy } from "./UsageBy";
@@ -53,7 +54,33 @@ taskId: string,
 /**
  * Its new position: 1 runs next; past the end moves it last.
  */
-to: number, } | { "type": "interact" } & InteractRequest | { "type": "answer" } & AnswerRequest | { "type": "inbox", } | { "type": "subscribe", 
+to: number, } | { "type": "restore", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * The turn (1 is the first, as `forkSession`'s `at` counts); none: the last
+ * checkpointed one.
+ */
+turn: number | null, 
+/**
+ * Before (the default) or after the turn.
+ */
+side: RestoreSide, 
+/**
+ * Only these files (relative to the top of the work tree); none: every file.
+ */
+paths: Array<string> | null, 
+/**
+ * Overwrite edits made since the session's last checkpoint.
+ */
+yes: boolean, 
+/**
+ * Undo the session's last restore instead (`turn` and `side` are ignored); a
+ * second undo redoes it.
+ */
+undo: boolean, } | { "type": "interact" } & InteractRequest | { "type": "answer" } & AnswerRequest | { "type": "inbox", } | { "type": "subscribe", 
 /**
  * The session.
  */

@@ -18,6 +18,7 @@ import type { McpList } from "./McpList";
 import type { MergeOutcome } from "./MergeOutcome";
 import type { ModelInfo } from "./ModelInfo";
 import type { PromptAccepted } from "./PromptAccepted";
+import type { Restored } from "./Restored";
 import type { SearchHit } from "./SearchHit";
 import type { SessionInfo } from "./SessionInfo";
 import type { SkillInfo } from "./SkillInfo";
@@ -43,6 +44,7 @@ export type ReplyOf = {
   steer: SteerOutcome;
   dequeue: null;
   requeue: null;
+  restore: Restored;
   interact: null;
   answer: null;
   inbox: Array<InboxItem>;

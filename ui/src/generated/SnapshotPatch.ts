@@ -10,6 +10,7 @@ import type { QueuedPrompt } from "./QueuedPrompt";
 import type { SlashCommand } from "./SlashCommand";
 import type { SubAgent } from "./SubAgent";
 import type { ToolCall } from "./ToolCall";
+import type { TurnDiff } from "./TurnDiff";
 import type { Usage } from "./Usage";
 
 /**
@@ -39,4 +40,4 @@ artifacts?: Array<Artifact>,
 /**
  * Appended (after any replacement).
  */
-artifactsAppend?: Array<Artifact>, interactions?: Array<Interaction>, queued?: Array<QueuedPrompt>, notices?: Array<string>, mcpServers?: Array<McpServerStatus>, commands?: Array<SlashCommand>, degraded?: Array<Degraded>, error?: string | null, limitHit?: LimitWindow | null, incomplete?: boolean, terminal?: boolean, startedAt?: number | null, updatedAt?: number, };
+artifactsAppend?: Array<Artifact>, interactions?: Array<Interaction>, queued?: Array<QueuedPrompt>, notices?: Array<string>, mcpServers?: Array<McpServerStatus>, commands?: Array<SlashCommand>, degraded?: Array<Degraded>, error?: string | null, limitHit?: LimitWindow | null, turnDiff?: TurnDiff | null, incomplete?: boolean, terminal?: boolean, startedAt?: number | null, updatedAt?: number, };

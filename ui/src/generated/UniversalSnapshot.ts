@@ -10,6 +10,7 @@ import type { QueuedPrompt } from "./QueuedPrompt";
 import type { SlashCommand } from "./SlashCommand";
 import type { SubAgent } from "./SubAgent";
 import type { ToolCall } from "./ToolCall";
+import type { TurnDiff } from "./TurnDiff";
 import type { Usage } from "./Usage";
 
 /**
@@ -119,6 +120,12 @@ commands: Array<SlashCommand>,
  * clears.
  */
 degraded?: Array<Degraded>, 
+/**
+ * What the turn changed on disk, from the checkpoints before and after it (set
+ * when the turn ends; none while it runs, and when the folder is not
+ * checkpointed: see `degraded`).
+ */
+turnDiff?: TurnDiff, 
 /**
  * Why the turn failed.
  */

@@ -1,5 +1,6 @@
 mod accounts;
 mod attachments;
+mod checkpoints;
 mod commands;
 mod crash;
 mod daemon;

@@ -102,6 +102,27 @@ pub async fn handle(
         ClientRequest::Prompt(r) => {
             answer::<PromptRequest>(sessions::prompt(service, &caller, r).await)
         }
+        ClientRequest::Restore {
+            session_key,
+            turn,
+            side,
+            paths,
+            yes,
+            undo,
+        } => {
+            let request = weft_kernel::checkpoints::RestoreRequest {
+                turn,
+                side,
+                paths,
+                yes,
+                undo,
+            };
+            answer::<verb::Restore>(
+                loom.restore_files(&session_key, request)
+                    .await
+                    .map_err(wire),
+            )
+        }
         ClientRequest::Stop { session_key } => {
             answer::<verb::Stop>(sessions::stop(loom, &session_key).await)
         }

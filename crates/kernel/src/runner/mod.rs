@@ -7,6 +7,7 @@
 
 mod accounts_switch;
 mod ask;
+mod checkpoint;
 mod handover;
 mod prepare;
 mod queue;
@@ -125,6 +126,8 @@ struct Shared {
     env: Arc<KernelEnv>,
     state: Mutex<State>,
     patches: Feed,
+    /// The session's turns so far, to number each turn's checkpoints.
+    turns: checkpoint::TurnCount,
 }
 
 /// One session's runtime.
@@ -169,6 +172,7 @@ impl SessionRunner {
                     closing: Vec::new(),
                 }),
                 patches,
+                turns: checkpoint::TurnCount::default(),
             }),
         }
     }
@@ -539,6 +543,7 @@ impl Shared {
         while let Some((mut input, cancel, terminal)) = first.take().or_else(|| self.start_next()) {
             let task_id = input.task_id.clone();
             let driver = self.driver();
+            let before = self.checkpoint_before(&input);
             for close in self.closing(driver.id()) {
                 close.await;
             }
@@ -549,6 +554,7 @@ impl Shared {
                     continue;
                 }
             };
+            let bracket = before.await.unwrap_or(None);
             let sink = Arc::new(RunnerSink {
                 shared: self.clone(),
                 task_id: task_id.clone(),
@@ -564,6 +570,7 @@ impl Shared {
                 r = run => Some(r.unwrap_or_else(|_| DriverResult::failed("the agent's driver crashed (panic); see the log"))),
                 _ = async { cancel.cancelled().await; tokio::time::sleep(STOP_GRACE).await } => None,
             };
+            self.checkpoint_after(bracket, &task_id).await;
             // Closing the terminal is how a terminal turn ends, not a stop.
             self.finish(&task_id, outcome, cancel.is_cancelled() && !terminal);
             drop(held);

@@ -127,6 +127,7 @@ prop_compose! {
             degraded: degraded.into_iter().map(|capability| Degraded { capability, reason: "why".into() }).collect(),
             error,
             limit_hit: None,
+            turn_diff: None,
             incomplete,
             terminal,
             started_at: times.0,

@@ -92,6 +92,7 @@ fn base() -> UniversalSnapshot {
         degraded: Vec::new(),
         error: None,
         limit_hit: None,
+        turn_diff: None,
         incomplete: false,
         terminal: false,
         started_at: Some(1_700_000_000_000),

@@ -17,6 +17,7 @@ fn export_all(dir: &Path) {
     }
     export!(
         UniversalSnapshot,
+        Restored,
         DriverEvent,
         SnapshotPatch,
         PatchEvent,

@@ -1,0 +1,320 @@
+//! The kernel's checkpoints port over `weft-checkpoint`: git trees of the session's
+//! folder before and after every turn, on the session's private ref, a shadow git dir
+//! under `$WEFT_HOME/checkpoints` for a folder outside any repository.
+//!
+//! Each commit's first line names its turn (`weft turn 3 before`, `weft turn 3 after`),
+//! which is how a restore finds it; a restore's own checkpoints say `weft: before
+//! restoring …` (the crate's, what `undo` goes back to) and `weft restored …`.
+//!
+//! Guard: a folder outside git that holds more than `WEFT_CHECKPOINT_MAX_FILES` files
+//! (default 50,000; `.gitignore`d ones not counted) is not shadowed: the first snapshot
+//! would hash all of it (a session started in `$HOME` or `/`), so the session runs
+//! without checkpoints and says so in `degraded`. `WEFT_CHECKPOINT_MAX_FILE_SIZE` (bytes,
+//! default 10 MiB) is the size over which an untracked file is listed, not stored.
+//! Files git ignores (`.env`, `node_modules`, build output) are outside checkpoints
+//! altogether; listing which of them a turn changed would need a walk of the ignored
+//! trees around every turn, which is what makes `node_modules` slow, so it is not done.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weft_checkpoint::{Checkpoints, FileChange, Options};
+use weft_kernel::checkpoints::{CheckpointError, Checkpointer, RestoreRequest};
+use weft_protocol::{NotStored, RestoreSide, Restored, TurnChange, TurnDiff, TurnFile};
+
+/// Default of `WEFT_CHECKPOINT_MAX_FILES`.
+const DEFAULT_MAX_FILES: usize = 50_000;
+/// The hunks a turn's diff carries in the snapshot, all files together; past it the
+/// remaining files are listed with their line counts only.
+const MAX_HUNK_BYTES: usize = 256 * 1024;
+/// The files a turn's diff lists; past it they are counted only.
+const MAX_FILES_LISTED: usize = 2_000;
+const RESTORING: &str = "weft: before restoring";
+
+/// The port: one opened [`Checkpoints`] per folder, or why that folder has none.
+pub struct GitCheckpoints {
+    shadow_root: PathBuf,
+    max_files: usize,
+    options: Options,
+    opened: Mutex<HashMap<PathBuf, Result<Arc<Checkpoints>, String>>>,
+}
+
+impl GitCheckpoints {
+    /// Shadow git dirs under `home/checkpoints`; limits from the environment.
+    pub fn new(home: &Path) -> Self {
+        let var = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse().ok());
+        let mut options = Options::default();
+        if let Some(size) = var("WEFT_CHECKPOINT_MAX_FILE_SIZE") {
+            options.max_untracked_size = size;
+        }
+        Self {
+            shadow_root: home.join("checkpoints"),
+            max_files: var("WEFT_CHECKPOINT_MAX_FILES")
+                .and_then(|n: u64| usize::try_from(n).ok())
+                .unwrap_or(DEFAULT_MAX_FILES),
+            options,
+            opened: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn open(&self, workdir: &Path) -> Result<Arc<Checkpoints>, CheckpointError> {
+        if let Some(known) = self.opened.lock().get(workdir) {
+            return known.clone().map_err(CheckpointError::Unavailable);
+        }
+        let opened = self.open_new(workdir);
+        match &opened {
+            Ok(_) | Err(CheckpointError::Unavailable(_)) => {
+                let kept = opened.clone().map_err(|e| e.to_string());
+                self.opened.lock().insert(workdir.to_owned(), kept);
+            }
+            // A failure of git may pass; the next turn tries again.
+            Err(_) => {}
+        }
+        opened
+    }
+
+    fn open_new(&self, workdir: &Path) -> Result<Arc<Checkpoints>, CheckpointError> {
+        if !in_git(workdir) {
+            self.check_size(workdir)?;
+        }
+        let checkpoints = Checkpoints::open_with(workdir, &self.shadow_root, self.options.clone())
+            .map_err(|e| match e {
+                weft_checkpoint::Error::NotAFolder(_) | weft_checkpoint::Error::NotAWorkTree(_) => {
+                    CheckpointError::Unavailable(format!("no checkpoints: {e}"))
+                }
+                e => CheckpointError::Failed(e.to_string()),
+            })?;
+        Ok(Arc::new(checkpoints))
+    }
+
+    /// Refuses a folder outside git with more files than the limit (counted only up to
+    /// it, so `/` costs what a folder at the limit does).
+    fn check_size(&self, workdir: &Path) -> Result<(), CheckpointError> {
+        let mut files = 0usize;
+        let walk = ignore::WalkBuilder::new(workdir)
+            .hidden(false)
+            .git_ignore(true)
+            .git_exclude(false)
+            .git_global(true)
+            .require_git(false)
+            .parents(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for entry in walk.flatten() {
+            if entry.file_type().is_some_and(|t| !t.is_dir()) {
+                files += 1;
+                if files > self.max_files {
+                    return Err(CheckpointError::Unavailable(format!(
+                        "no checkpoints: {} is not in a git repository and holds more than {} files (WEFT_CHECKPOINT_MAX_FILES); turns cannot be restored",
+                        workdir.display(),
+                        self.max_files
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `dir` or a folder above it has a `.git` (git's own discovery decides in the
+/// end; this only spares a large repository the count).
+fn in_git(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+fn failed(e: weft_checkpoint::Error) -> CheckpointError {
+    CheckpointError::Failed(e.to_string())
+}
+
+fn message(turn: u32, side: &str, session_key: &str, task_id: &str) -> String {
+    format!("weft turn {turn} {side}\n\nsession {session_key}\ntask {task_id}\n")
+}
+
+impl Checkpointer for GitCheckpoints {
+    fn before_turn(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        turn: u32,
+        task_id: &str,
+    ) -> Result<String, CheckpointError> {
+        let checkpoints = self.open(workdir)?;
+        let msg = message(turn, "before", session_key, task_id);
+        let checkpoint = checkpoints.snapshot(session_key, &msg).map_err(failed)?;
+        Ok(checkpoint.commit)
+    }
+
+    fn after_turn(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        turn: u32,
+        task_id: &str,
+        before: &str,
+    ) -> Result<TurnDiff, CheckpointError> {
+        let checkpoints = self.open(workdir)?;
+        let msg = message(turn, "after", session_key, task_id);
+        let after = checkpoints.snapshot(session_key, &msg).map_err(failed)?;
+        let diff = checkpoints.diff(before, &after.commit).map_err(failed)?;
+        let mut turn_diff = to_wire(diff);
+        turn_diff.turn = turn;
+        turn_diff.before = before.to_owned();
+        turn_diff.after = after.commit;
+        turn_diff.not_stored = after
+            .skipped
+            .into_iter()
+            .map(|s| NotStored {
+                path: s.path,
+                size: s.size,
+            })
+            .collect();
+        Ok(turn_diff)
+    }
+
+    fn restore(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        request: &RestoreRequest,
+    ) -> Result<Restored, CheckpointError> {
+        let checkpoints = self.open(workdir)?;
+        let history = checkpoints.history(session_key).map_err(failed)?;
+        let (target, what) = target(&history, request)?;
+        let paths: Option<Vec<&str>> = request
+            .paths
+            .as_ref()
+            .map(|p| p.iter().map(String::as_str).collect());
+        if !request.yes {
+            // The newest checkpoint is the folder as the last turn (or restore) left it;
+            // what differs now is someone's edit that only the restore would undo.
+            if let Some((head, _)) = history.first() {
+                let since = checkpoints
+                    .changes_since(&head.commit, paths.as_deref())
+                    .map_err(failed)?;
+                if !since.files.is_empty() {
+                    return Ok(Restored {
+                        overwrites: Some(to_wire(since)),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        let done = checkpoints
+            .restore(session_key, &target, paths.as_deref(), None)
+            .map_err(failed)?;
+        // The restored state is the session's newest checkpoint: a later restore compares
+        // the folder with it, not with the state this one replaced.
+        let msg = format!(
+            "weft restored {what}\n\nsession {session_key}\nundo {}\n",
+            done.undo.commit
+        );
+        checkpoints.snapshot(session_key, &msg).map_err(failed)?;
+        Ok(Restored {
+            overwrites: None,
+            undo: done.undo.commit,
+            written: done.written,
+            deleted: done.deleted,
+            kept: done.kept,
+        })
+    }
+}
+
+/// The checkpoint `request` names in the session's `history` (newest first), and how
+/// to say it.
+fn target(
+    history: &[(weft_checkpoint::Checkpoint, String)],
+    request: &RestoreRequest,
+) -> Result<(String, String), CheckpointError> {
+    if request.undo {
+        return history
+            .iter()
+            .find(|(_, m)| m.starts_with(RESTORING))
+            .map(|(c, _)| {
+                (
+                    c.commit.clone(),
+                    "the files as they were before the last restore".into(),
+                )
+            })
+            .ok_or_else(|| CheckpointError::Invalid("this session has no restore to undo".into()));
+    }
+    let side = match request.side {
+        RestoreSide::Before => "before",
+        RestoreSide::After => "after",
+    };
+    let turn_of = |m: &str| -> Option<(u32, String)> {
+        let rest = m.lines().next()?.strip_prefix("weft turn ")?;
+        let (n, s) = rest.split_once(' ')?;
+        Some((n.parse().ok()?, s.to_owned()))
+    };
+    let turn = match request.turn {
+        Some(n) => n,
+        None => history
+            .iter()
+            .find_map(|(_, m)| turn_of(m).map(|(n, _)| n))
+            .ok_or_else(|| {
+                CheckpointError::Invalid("this session has no checkpointed turn yet".into())
+            })?,
+    };
+    history
+        .iter()
+        .find(|(_, m)| turn_of(m).is_some_and(|(n, s)| n == turn && s == side))
+        .map(|(c, _)| (c.commit.clone(), format!("turn {turn} {side}")))
+        .ok_or_else(|| {
+            CheckpointError::Invalid(format!(
+                "turn {turn} of this session has no checkpoint {side} it (turns before checkpoints existed, or in a folder without them, have none)"
+            ))
+        })
+}
+
+/// The crate's diff as the wire's, its hunks capped (see [`MAX_HUNK_BYTES`]).
+fn to_wire(diff: weft_checkpoint::TurnDiff) -> TurnDiff {
+    let total = diff.files.len();
+    let mut budget = MAX_HUNK_BYTES;
+    let mut hunks_cut = 0usize;
+    let mut files = Vec::new();
+    for f in diff.files.into_iter().take(MAX_FILES_LISTED) {
+        let hunks = if f.binary || f.unified.is_empty() {
+            None
+        } else if f.unified.len() <= budget {
+            budget -= f.unified.len();
+            Some(f.unified)
+        } else {
+            hunks_cut += 1;
+            None
+        };
+        files.push(TurnFile {
+            path: f.path,
+            old_path: f.old_path,
+            change: match f.change {
+                FileChange::Added => TurnChange::Added,
+                FileChange::Deleted => TurnChange::Deleted,
+                FileChange::Renamed => TurnChange::Renamed,
+                _ => TurnChange::Modified,
+            },
+            added: u32::try_from(f.added).unwrap_or(u32::MAX),
+            removed: u32::try_from(f.removed).unwrap_or(u32::MAX),
+            binary: f.binary,
+            hunks,
+        });
+    }
+    let mut cut = Vec::new();
+    if hunks_cut > 0 {
+        cut.push(format!(
+            "the hunks of {hunks_cut} file(s) are left out (over {} KiB of hunks for the turn); their line counts are kept",
+            MAX_HUNK_BYTES / 1024
+        ));
+    }
+    if total > MAX_FILES_LISTED {
+        cut.push(format!(
+            "{} more changed file(s) are not listed (over {MAX_FILES_LISTED} files)",
+            total - MAX_FILES_LISTED
+        ));
+    }
+    TurnDiff {
+        files,
+        cut: (!cut.is_empty()).then(|| cut.join("; ")),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,30 @@
+//! The `restore` verb: a session's files put back as they were before or after one of
+//! its turns, through the checkpoints port, between turns only.
+
+use weft_protocol::Restored;
+
+use crate::checkpoints::{CheckpointError, RestoreRequest};
+use crate::error::KernelError;
+use crate::hub::Loom;
+
+impl Loom {
+    /// Restores `session_key`'s files as `request` says (see `ClientRequest::Restore`).
+    pub async fn restore_files(
+        &self,
+        session_key: &str,
+        request: RestoreRequest,
+    ) -> Result<Restored, KernelError> {
+        let runner = self.runner(session_key).await?;
+        let port = self.env.checkpoints.clone();
+        let key = session_key.to_owned();
+        let result = runner
+            .between_turns(move |workdir| port.restore(&key, &workdir, &request))
+            .await?;
+        result.map_err(|e| match e {
+            CheckpointError::Invalid(m) | CheckpointError::Unavailable(m) => {
+                KernelError::BadRequest(m)
+            }
+            CheckpointError::Failed(m) => KernelError::Internal(m),
+        })
+    }
+}
