@@ -432,3 +432,94 @@ fn a_newer_client_does_not_stop_an_older_host_daemon_that_has_a_turn_running() {
     rig.ok(&["hosts", "remove", "old"]);
     assert_nothing_runs_as(&user);
 }
+
+/// `weft --host HOST ARGS` in a PTY (what `tui` and `attach` need).
+fn weft_in_pty(rig: &Rig, args: &[&str]) -> weft_pty::PtyBridge {
+    let mut all = vec!["--host".to_string(), "box".to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    weft_pty::PtyBridge::spawn(
+        &weft_pty::PtySpec {
+            program: env!("CARGO_BIN_EXE_weft").into(),
+            args: all,
+            base_env: None,
+            env: vec![
+                (
+                    "WEFT_HOME".into(),
+                    rig.env.home.path().display().to_string(),
+                ),
+                ("WEFT_SSH_CONFIG".into(), rig.config().display().to_string()),
+                // The shared ssh connection's socket in the test's home.
+                ("XDG_RUNTIME_DIR".into(), String::new()),
+            ],
+            cwd: rig.env.work.path().to_path_buf(),
+            ..weft_pty::PtySpec::default()
+        },
+        weft_pty::PtySize {
+            rows: 24,
+            cols: 100,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn wait_screen(bridge: &weft_pty::PtyBridge, what: &str, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !bridge.screen_text().contains(want) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; screen:\n{}",
+            bridge.screen_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A host's agent terminal, opened through one link and attached through another:
+/// both type into the same program on the host, and detaching ends nothing there.
+#[tokio::test]
+async fn a_terminal_on_a_host_is_opened_and_attached_through_ssh() {
+    let Some(mut rig) = Rig::new() else { return };
+    let (user, _) = rig.user(FISH);
+    let (port, _) = rig.sshd(&[&user], "");
+    rig.alias("box", port, &user, "");
+    add(&rig, "box", "box");
+    let first = weft_in_pty(&rig, &["tui"]);
+    wait_screen(&first, "the host's echo terminal", "echo> ");
+    first
+        .write(b"from the first\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&first, "its line", "Echo: from the first");
+    let list: Value = serde_json::from_str(&rig.ok(&[
+        "--host",
+        "box",
+        "sessions",
+        "--json",
+        "--all",
+        "--managed",
+    ]))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let key = list[0]["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let second = weft_in_pty(&rig, &["attach", &key]);
+    wait_screen(&second, "the kept screen", "Echo: from the first");
+    second
+        .write(b"from the second\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&second, "its own line", "Echo: from the second");
+    wait_screen(&first, "the other's line", "Echo: from the second");
+    second.write(b"\x1d").unwrap_or_else(|e| panic!("{e}"));
+    let exit = tokio::time::timeout(Duration::from_secs(20), second.wait())
+        .await
+        .unwrap_or_else(|_| panic!("attach did not detach:\n{}", second.screen_text()));
+    assert!(exit.success, "{}", second.screen_text());
+    first
+        .write(b"still here\r")
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_screen(&first, "the terminal still running", "Echo: still here");
+    first.write(b"\x04").unwrap_or_else(|e| panic!("{e}"));
+    let _ = tokio::time::timeout(Duration::from_secs(20), first.wait()).await;
+    rig.ok(&["hosts", "remove", "box"]);
+    assert_nothing_runs_as(&user);
+}
