@@ -279,6 +279,74 @@ async fn use_host(name: Option<&str>, command: &Command) -> Result<(), ExitCode>
     Err(ExitCode::from(EXIT_USAGE))
 }
 
+/// `HOST/agent:id` split into the host and the key, when `arg` has that form.
+fn split_host_key(arg: &str) -> Option<(&str, &str)> {
+    let (host, key) = arg.split_once('/')?;
+    let (agent, id) = key.split_once(':')?;
+    let host_ok = weft_hosts::list::check_name(host).is_ok() || host == weft_hosts::list::LOCAL;
+    let agent_ok = !agent.is_empty()
+        && agent
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_".contains(&b));
+    let id_ok = !id.is_empty() && !id.contains(['/', ' ', '\t', '\n']);
+    (host_ok && agent_ok && id_ok).then_some((host, key))
+}
+
+/// A session key written `HOST/agent:id` (how sessions of several hosts are told
+/// apart) works wherever a key is taken: the key loses its host, which becomes
+/// `--host HOST`. Only `local` and the names in the hosts list are read so; any other
+/// argument is left as it is.
+fn host_keys(mut args: Vec<std::ffi::OsString>) -> Result<Vec<std::ffi::OsString>, ExitCode> {
+    let mut named: Option<String> = None;
+    let mut hosts: Option<weft_hosts::Hosts> = None;
+    for arg in args.iter_mut().skip(1) {
+        let Some((host, key)) = arg.to_str().and_then(split_host_key) else {
+            continue;
+        };
+        if host != weft_hosts::list::LOCAL {
+            let list = hosts.get_or_insert_with(|| {
+                weft_hosts::Hosts::load(&weft_client::Home::from_env()).unwrap_or_default()
+            });
+            if list.get(host).is_err() {
+                continue;
+            }
+        }
+        if named.as_deref().is_some_and(|n| n != host) {
+            eprintln!("weft: these keys name different hosts; give one host's keys at a time");
+            return Err(ExitCode::from(EXIT_USAGE));
+        }
+        named = Some(host.to_string());
+        *arg = key.to_string().into();
+    }
+    let Some(host) = named else {
+        return Ok(args);
+    };
+    // A host given as well must be the same one.
+    let flag = args
+        .iter()
+        .position(|a| a == "--host")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.to_str().map(String::from))
+        .or_else(|| {
+            args.iter()
+                .find_map(|a| a.to_str()?.strip_prefix("--host=").map(String::from))
+        })
+        .or_else(|| std::env::var("WEFT_HOST").ok().filter(|h| !h.is_empty()));
+    match flag {
+        Some(given) if given == host => {}
+        Some(given) => {
+            eprintln!("weft: the key names host {host}, but --host (or WEFT_HOST) says {given}");
+            return Err(ExitCode::from(EXIT_USAGE));
+        }
+        None if host == weft_hosts::list::LOCAL => {}
+        None => {
+            args.insert(1, "--host".into());
+            args.insert(2, host.into());
+        }
+    }
+    Ok(args)
+}
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WEFT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -289,7 +357,11 @@ fn init_logging() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = match host_keys(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
+    let cli = Cli::parse_from(args);
     let home = weft_client::Home::from_env();
     match &cli.command {
         Command::Daemon {

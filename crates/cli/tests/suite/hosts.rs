@@ -80,6 +80,9 @@ fn bash_fish_and_csh_users_each_run_an_echo_turn_and_keep_nothing_running_once_r
         assert!(sessions.contains(&key), "{sessions}");
         let inbox = rig.ok(&["--host", shell, "inbox", "--json"]);
         assert_eq!(inbox.trim(), "[]");
+        // `HOST/agent:id` names the host with the key, wherever a key is taken.
+        let waited = rig.ok(&["wait", &format!("{shell}/{key}"), "--json"]);
+        assert!(waited.contains(&format!("hello from {shell}")), "{waited}");
     }
     let status: Value = serde_json::from_str(&rig.ok(&["hosts", "status", "--json"]))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -199,6 +202,10 @@ fn local_only_commands_refuse_a_host() {
     let out = env.weft(&["--host", "gpu", "sessions"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no host named \"gpu\""));
+    // A key's host and --host must agree.
+    let out = env.weft(&["--host", "gpu", "wait", "local/echo:abc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the key names host local"));
 }
 
 /// Subscribes to `key` over a fresh link to `host`: the client, its events, the ssh
