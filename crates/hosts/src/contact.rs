@@ -6,10 +6,12 @@
 //!    `$HOME` and the SHA-256 of `~/.local/share/weft/<version>/weft` if one is there.
 //!    When the host is one this binary runs on and the user is not root, it also
 //!    writes a small installer beside it.
-//! 2. Only when that binary is missing or another: `/bin/sh <that installer> <hash>`
-//!    with this binary on stdin. The installer writes it to a temporary name, checks
-//!    its hash and that it runs, then renames it into place, so a daemon running the
-//!    old file keeps it and nobody ever runs half a binary.
+//! 2. Only when that binary is missing or another: `/bin/sh <that installer> <hash>
+//!    weft` with this binary on stdin. The installer writes it to a temporary name,
+//!    checks its hash and that it runs, then renames it into place, so a daemon
+//!    running the old file keeps it and nobody ever runs half a binary. The sandbox's
+//!    Landlock helper (`weft-sandbox-exec`), which must sit beside `weft`, follows the
+//!    same way when it is beside this one.
 //!
 //! The binary cannot follow the probe script on one stdin: `dash` (Debian's `/bin/sh`)
 //! reads a script from a pipe in blocks, so a `cat` in the script would miss the
@@ -43,7 +45,12 @@ pub struct Probe {
     pub home: String,
     /// The SHA-256 of the `weft` of this version there, if one is.
     pub sha256: Option<String>,
+    /// The SHA-256 of the sandbox helper beside it, if one is.
+    pub helper_sha256: Option<String>,
 }
+
+/// The sandbox's helper, which the daemon looks for beside `weft`.
+pub const HELPER: &str = "weft-sandbox-exec";
 
 /// What `uname -s` / `uname -m` say on a machine this binary runs on.
 pub fn this_platform() -> (&'static str, &'static str) {
@@ -69,11 +76,13 @@ echo "os=$os"
 echo "arch=$arch"
 echo "uid=$uid"
 echo "home=$HOME"
-if [ -f "$d/weft" ]; then
-  if command -v sha256sum >/dev/null 2>&1; then s=$(sha256sum "$d/weft" | cut -d' ' -f1)
-  else s=$(shasum -a 256 "$d/weft" | cut -d' ' -f1); fi
-  echo "sha256=$s"
-fi
+for f in weft {helper}; do
+  if [ -f "$d/$f" ]; then
+    if command -v sha256sum >/dev/null 2>&1; then s=$(sha256sum "$d/$f" | cut -d' ' -f1)
+    else s=$(shasum -a 256 "$d/$f" | cut -d' ' -f1); fi
+    echo "$f=$s"
+  fi
+done
 if [ "$os" = '{os}' ] && [ "$arch" = '{arch}' ] && [ "$uid" != 0 ]; then
   mkdir -p "$d" && cat > "$d/install.sh" <<'WEFT_INSTALLER'
 {installer}WEFT_INSTALLER
@@ -81,25 +90,29 @@ fi
 echo weft-probe-end
 "#,
         installer = installer_script(version),
+        helper = HELPER,
     )
 }
 
-/// The installer: the binary on stdin, its expected hash as `$1`.
+/// The installer: a file on stdin, its expected hash as `$1`, its name (`weft` or the
+/// helper) as `$2`; only `weft` is run to check it.
 fn installer_script(version: &str) -> String {
     format!(
         r#"set -eu
 d="$HOME/.local/share/weft/{version}"
-tmp="$d/.weft.$$"
+case "$2" in weft|{helper}) ;; *) echo "weft-install-bad name"; exit 2;; esac
+tmp="$d/.$2.$$"
 trap 'rm -f "$tmp"' EXIT
 cat > "$tmp"
 chmod 755 "$tmp"
 if command -v sha256sum >/dev/null 2>&1; then got=$(sha256sum "$tmp" | cut -d' ' -f1)
 else got=$(shasum -a 256 "$tmp" | cut -d' ' -f1); fi
 if [ "$got" != "$1" ]; then echo "weft-install-bad $got"; exit 3; fi
-if ! "$tmp" --version >/dev/null 2>&1; then echo "weft-install-norun $("$tmp" --version 2>&1 | head -n 3)"; exit 4; fi
-mv -f "$tmp" "$d/weft"
+if [ "$2" = weft ] && ! "$tmp" --version >/dev/null 2>&1; then echo "weft-install-norun $("$tmp" --version 2>&1 | head -n 3)"; exit 4; fi
+mv -f "$tmp" "$d/$2"
 echo "weft-install-ok $got"
-"#
+"#,
+        helper = HELPER,
     )
 }
 
@@ -119,7 +132,8 @@ pub fn parse_probe(out: &str) -> Option<Probe> {
             "arch" => probe.arch = v,
             "uid" => probe.uid = v,
             "home" => probe.home = v,
-            "sha256" if !v.is_empty() => probe.sha256 = Some(v),
+            "weft" if !v.is_empty() => probe.sha256 = Some(v),
+            HELPER if !v.is_empty() => probe.helper_sha256 = Some(v),
             _ => {}
         }
     }
@@ -268,48 +282,72 @@ pub async fn contact(
     let probe = probe(ssh, host, destination).await?;
     check_platform(host, &probe)?;
     let local = local_id(exe)?;
-    let exe_owned = exe.to_path_buf();
-    let want = tokio::task::spawn_blocking(move || sha256_file(&exe_owned))
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))??;
+    let want = hash(exe).await?;
     let installed = Installed {
         version: weft_client::VERSION.to_string(),
         sha256: want.clone(),
         local,
     };
-    if probe.sha256.as_deref() == Some(want.as_str()) {
-        return Ok(Contact {
-            probe,
-            installed,
-            copied: false,
-        });
+    let mut copied = false;
+    if probe.sha256.as_deref() != Some(want.as_str()) {
+        install(ssh, host, destination, &probe.home, exe, "weft", &want).await?;
+        copied = true;
     }
-    let installer = format!(
-        "{}/.local/share/weft/{}/install.sh",
-        probe.home,
-        weft_client::VERSION
-    );
-    let cmd = ssh.command(destination, &["/bin/sh", &installer, &want]);
-    let binary = std::fs::File::open(exe)?;
-    let (out, code) = run(host, cmd, binary.into(), None, INSTALL_TIMEOUT).await?;
-    let said = out.lines().last().unwrap_or_default().to_string();
-    if code != 0 || said != format!("weft-install-ok {want}") {
-        let why = if let Some(got) = said.strip_prefix("weft-install-bad ") {
-            format!("the copy's SHA-256 there is {got}, not {want}")
-        } else if let Some(why) = said.strip_prefix("weft-install-norun ") {
-            format!("the copied weft does not run there: {why}")
-        } else {
-            format!("the installer exited {code}: {said:?}")
-        };
-        return Err(HostError::Install {
-            host: host.to_string(),
-            why,
-        });
+    // The sandbox's Landlock helper goes beside `weft` when there is one beside us.
+    if let Some(helper) = exe.parent().map(|d| d.join(HELPER)).filter(|h| h.is_file()) {
+        let want = hash(&helper).await?;
+        if probe.helper_sha256.as_deref() != Some(want.as_str()) {
+            install(ssh, host, destination, &probe.home, &helper, HELPER, &want).await?;
+            copied = true;
+        }
     }
     Ok(Contact {
         probe,
         installed,
-        copied: true,
+        copied,
+    })
+}
+
+/// The SHA-256 of `file`, off the async threads.
+async fn hash(file: &Path) -> Result<String, HostError> {
+    let file = file.to_path_buf();
+    Ok(tokio::task::spawn_blocking(move || sha256_file(&file))
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))??)
+}
+
+/// Copies `file` to the host's `~/.local/share/weft/<version>/<name>` through the
+/// installer the probe wrote, which checks it against `want`.
+async fn install(
+    ssh: &Ssh,
+    host: &str,
+    destination: &str,
+    home: &str,
+    file: &Path,
+    name: &str,
+    want: &str,
+) -> Result<(), HostError> {
+    let installer = format!(
+        "{home}/.local/share/weft/{}/install.sh",
+        weft_client::VERSION
+    );
+    let cmd = ssh.command(destination, &["/bin/sh", &installer, want, name]);
+    let input = std::fs::File::open(file)?;
+    let (out, code) = run(host, cmd, input.into(), None, INSTALL_TIMEOUT).await?;
+    let said = out.lines().last().unwrap_or_default().to_string();
+    if code == 0 && said == format!("weft-install-ok {want}") {
+        return Ok(());
+    }
+    let why = if let Some(got) = said.strip_prefix("weft-install-bad ") {
+        format!("the copy of {name}'s SHA-256 there is {got}, not {want}")
+    } else if let Some(why) = said.strip_prefix("weft-install-norun ") {
+        format!("the copied weft does not run there: {why}")
+    } else {
+        format!("the installer of {name} exited {code}: {said:?}")
+    };
+    Err(HostError::Install {
+        host: host.to_string(),
+        why,
     })
 }
 
@@ -320,7 +358,7 @@ mod tests {
     #[test]
     fn the_probe_is_read_between_its_markers_whatever_a_login_banner_says() {
         let out = "Welcome to gpu!\nos=Nope\nweft-probe-begin\nos=Linux\narch=aarch64\nuid=1000\n\
-                   home=/home/me\nsha256=abc\nweft-probe-end\nbye\n";
+                   home=/home/me\nweft=abc\nweft-sandbox-exec=def\nweft-probe-end\nbye\n";
         let p = parse_probe(out).unwrap_or_else(|| panic!("not parsed"));
         assert_eq!(
             p,
@@ -330,6 +368,7 @@ mod tests {
                 uid: "1000".into(),
                 home: "/home/me".into(),
                 sha256: Some("abc".into()),
+                helper_sha256: Some("def".into()),
             }
         );
         assert!(parse_probe("os=Linux\n").is_none());
@@ -344,6 +383,7 @@ mod tests {
             uid: "1000".into(),
             home: "/home/me".into(),
             sha256: None,
+            helper_sha256: None,
         };
         let e = check_platform("gpu", &probe)
             .err()

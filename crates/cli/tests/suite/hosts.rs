@@ -66,6 +66,12 @@ fn bash_fish_and_csh_users_each_run_an_echo_turn_and_keep_nothing_running_once_r
         let host = format!("h-{shell}");
         let took = add(&rig, shell, &host);
         eprintln!("first contact with a {shell} user's host (copy + check): {took:?}");
+        // The sandbox's helper sits beside weft there, as here.
+        let dir = format!("/home/{user}/.local/share/weft/{}", weft_client::VERSION);
+        for file in ["weft", "weft-sandbox-exec"] {
+            let path = std::path::Path::new(&dir).join(file);
+            assert!(path.is_file(), "{} is missing", path.display());
+        }
         let turn = echo_turn(&rig, shell, &format!("hello from {shell}"));
         let key = turn["sessionKey"].as_str().unwrap_or_default().to_string();
         let text = turn["snapshot"]["text"].as_str().unwrap_or_default();
