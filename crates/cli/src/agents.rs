@@ -7,7 +7,15 @@ use std::process::{Command, ExitCode};
 
 use weft_agent_process::install::{self, installable};
 
-pub(crate) fn install(name: &str, version: Option<String>) -> ExitCode {
+pub(crate) async fn install(name: &str, version: Option<String>) -> ExitCode {
+    // `--host`: the host's own weft installs there, for its daemon.
+    if let Some(host) = crate::client::host() {
+        let mut args = vec!["agents", "install", name];
+        if let Some(v) = version.as_deref() {
+            args.extend(["--version", v]);
+        }
+        return crate::hosts::run_there(host, &args).await;
+    }
     let agent = match installable(&weft_drivers::specs(), name) {
         Ok(a) => a,
         Err(e) => {

@@ -343,6 +343,42 @@ fn print_status(all: &[HostStatus]) {
     }
 }
 
+/// Runs this weft's `args` on `host` with its own binary there, its output shown here:
+/// for what acts on a machine itself rather than through its daemon (`weft agents
+/// install`). Each argument must be a plain word (see `weft_hosts::plain_word`): the
+/// host's login shell reads the command line.
+pub(crate) async fn run_there(host: &weft_hosts::Host, args: &[&str]) -> ExitCode {
+    let home = Home::from_env();
+    let ssh = Ssh::from_env(&home);
+    let bin = weft_hosts::remote_binary(
+        host.home.as_deref().unwrap_or_default(),
+        weft_client::VERSION,
+    );
+    if let Some(bad) = args.iter().find(|a| !weft_hosts::plain_word(a)) {
+        eprintln!(
+            "weft: {bad:?} cannot be passed to host {} as it is",
+            host.name
+        );
+        return ExitCode::from(crate::EXIT_USAGE);
+    }
+    let mut words = vec![bin.as_str()];
+    words.extend_from_slice(args);
+    let status = ssh
+        .command(&host.destination, &words)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .await;
+    match status.map(|s| s.code()) {
+        Ok(Some(0)) => ExitCode::SUCCESS,
+        Ok(Some(255)) | Err(_) => {
+            eprintln!("weft: host {} could not be reached over ssh", host.name);
+            ExitCode::FAILURE
+        }
+        Ok(Some(code)) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Ok(None) => ExitCode::FAILURE,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

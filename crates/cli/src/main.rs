@@ -254,7 +254,8 @@ pub(crate) fn absolute_workdir(dir: Option<PathBuf>) -> Result<String, ExitCode>
     Ok(abs.to_string_lossy().into_owned())
 }
 
-/// `--host NAME`: refused by the commands that act on this machine only; otherwise
+/// `--host NAME`: refused by the commands that act on this machine only (`weft agents
+/// install` runs the host's own weft there instead); otherwise
 /// the host is made ready (first contact when needed) and every connection goes there.
 async fn use_host(name: Option<&str>, command: &Command) -> Result<(), ExitCode> {
     let Some(name) = name.filter(|n| !n.is_empty() && *n != "local") else {
@@ -267,10 +268,6 @@ async fn use_host(name: Option<&str>, command: &Command) -> Result<(), ExitCode>
         Command::Sandbox(_) => "weft sandbox",
         Command::Hosts { .. } => "weft hosts",
         Command::Check(_) => "weft check-command",
-        Command::Agents {
-            command: Some(agents::AgentsCommand::Install { .. }),
-            ..
-        } => "weft agents install",
         _ => return client::use_host(name).await,
     };
     eprintln!(
@@ -425,7 +422,7 @@ fn main() -> ExitCode {
             Command::Agents {
                 command: Some(agents::AgentsCommand::Install { name, version }),
                 ..
-            } => agents::install(&name, version),
+            } => agents::install(&name, version).await,
             Command::Agents {
                 command: Some(c @ agents::AgentsCommand::Warm { .. }),
                 ..

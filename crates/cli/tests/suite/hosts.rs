@@ -533,6 +533,11 @@ async fn a_terminal_on_a_host_is_opened_and_attached_through_ssh() {
     wait_screen(&first, "the terminal still running", "Echo: still here");
     first.write(b"\x04").unwrap_or_else(|e| panic!("{e}"));
     let _ = tokio::time::timeout(Duration::from_secs(20), first.wait()).await;
+    // `agents install` runs the host's own weft there: its answer comes back.
+    let out = rig.weft(&["--host", "box", "agents", "install", "no-such-agent"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no-such-agent"), "{err}");
     rig.ok(&["hosts", "remove", "box"]);
     assert_nothing_runs_as(&user);
 }
