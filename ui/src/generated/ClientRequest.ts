@@ -8,6 +8,7 @@ import type { LibraryQuery } from "./LibraryQuery";
 import type { LibrarySearch } from "./LibrarySearch";
 import type { MergeMode } from "./MergeMode";
 import type { OpenTerminalRequest } from "./OpenTerminalRequest";
+import type { PrewarmRequest } from "./PrewarmRequest";
 import type { PromptRequest } from "./PromptRequest";
 import type { RestoreSide } from "./RestoreSide";
 import type { SecretText } from "./SecretText";
@@ -136,7 +137,7 @@ name: string,
 /**
  * Its bytes, base64.
  */
-data: string, } | { "type": "openTerminal" } & OpenTerminalRequest | { "type": "attachTerminal", 
+data: string, } | { "type": "prewarm" } & PrewarmRequest | { "type": "openTerminal" } & OpenTerminalRequest | { "type": "attachTerminal", 
 /**
  * The session.
  */

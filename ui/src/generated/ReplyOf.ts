@@ -17,6 +17,7 @@ import type { Listening } from "./Listening";
 import type { McpList } from "./McpList";
 import type { MergeOutcome } from "./MergeOutcome";
 import type { ModelInfo } from "./ModelInfo";
+import type { Prewarmed } from "./Prewarmed";
 import type { PromptAccepted } from "./PromptAccepted";
 import type { Restored } from "./Restored";
 import type { SearchHit } from "./SearchHit";
@@ -62,6 +63,7 @@ export type ReplyOf = {
   listWorkspaceFiles: Array<WorkspaceEntry>;
   listSkills: Array<SkillInfo>;
   saveAttachment: string;
+  prewarm: Prewarmed;
   openTerminal: TerminalAttached;
   attachTerminal: TerminalAttached;
   detachTerminal: null;

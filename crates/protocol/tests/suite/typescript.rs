@@ -41,6 +41,7 @@ fn export_all(dir: &Path) {
         InboxItem,
         DaemonStatus,
         SandboxStatus,
+        Prewarmed,
         Listening,
         TerminalAttached,
         LibrarySession,
