@@ -62,7 +62,14 @@ pub struct AcpSpec {
     pub trust_args: Option<TrustArgsFn>,
     /// Offered to the user to install (the Agents view, `weft agents install`).
     pub offer_install: bool,
+    /// Run before `session/load` of a session id: what the agent needs on disk for the
+    /// load to find it (gemini: its chat file out of the way of the fresh one it starts
+    /// first).
+    pub before_load: Option<BeforeLoadFn>,
 }
+
+/// See [`AcpSpec::before_load`].
+pub type BeforeLoadFn = fn(&weft_kernel::driver::AgentTurnInput, &str);
 
 /// See [`AcpSpec::trust_args`].
 pub type TrustArgsFn = fn(&weft_kernel::driver::AgentTurnInput) -> Result<Vec<String>, String>;
@@ -100,6 +107,7 @@ impl AcpSpec {
             package: None,
             trust_args: None,
             offer_install: false,
+            before_load: None,
         }
     }
 

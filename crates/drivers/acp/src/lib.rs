@@ -211,6 +211,13 @@ impl AcpDriver {
         if let Some(info) = &conn.init.agent_info {
             *self.agent_version.lock() = Some(info.version.clone());
         }
+        if let (Some(id), Some(prepare), true) = (
+            resume.as_deref(),
+            self.spec.before_load,
+            self.spec.load_session,
+        ) {
+            prepare(input, id);
+        }
         match session::open(
             conn,
             &input.workdir,

@@ -8,13 +8,18 @@
 //!   tool output in 0.61.0, so after each turn the driver reads the results back
 //!   from the session's own file ([`sessions::tool_output`], also given to the
 //!   `gemini-acp` preset by the registry).
-//! - **Headless stream-json (`gemini -p --resume <id>`) to continue a session in a
-//!   new process** ([`headless`]): ACP `session/load` is unreliable in 0.61.0 (the
-//!   CLI usually answers "No previous sessions found for this project": it finds the
-//!   session only if it recorded the project before the first process ended, which
-//!   it does late; a failed attempt rewrites the session file), `--resume` works. Such a turn has no permission channel: it runs under
-//!   `WEFT_GEMINI_RESUME_APPROVAL` (default `default`, where the CLI withholds tools
-//!   that need approval) and says so in a notice.
+//! - **A session continued in a new process** (after the idle close, a daemon restart,
+//!   an environment or account change) is loaded over ACP (`session/load`), so it keeps
+//!   the interactive rail (permission prompts, questions) and Gemini's own memory. Gemini
+//!   0.61.0's load first starts a fresh chat under `session-<this minute>-<id8>.jsonl`;
+//!   when that is the session's own file's name the fresh chat wipes the conversation
+//!   and the load fails, so the driver first moves such a file to an earlier minute's
+//!   name ([`sessions::clear_load_collision`]) and afterwards removes the stub the load
+//!   leaves. A load that still fails starts a new session from Weft's handover and says
+//!   so in `degraded` (the ACP driver's path). `WEFT_GEMINI_RESUME=headless` instead
+//!   continues with `gemini -p --resume <id>` ([`headless`]): no permission channel (it
+//!   runs under `WEFT_GEMINI_RESUME_APPROVAL`, default `default`, where the CLI withholds
+//!   tools that need approval), also said in `degraded`.
 //!
 //! Binary: the turn's `$WEFT_GEMINI_BIN`, the project-local
 //! `.tools/agents/node_modules/.bin` above the running executable, then the turn's
@@ -45,6 +50,8 @@ pub const GEMINI_ID: &str = "gemini";
 /// is made; a turn's own variables override both for a headless turn.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// `WEFT_GEMINI_RESUME`: how a session continues in a new process.
+    pub resume: Resume,
     /// `WEFT_GEMINI_RESUME_APPROVAL`: `--approval-mode` of a resumed (headless) turn.
     pub resume_approval: String,
     /// `WEFT_GEMINI_STOP_GRACE_MS`: how long a stop waits before the kill.
@@ -54,6 +61,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
+            resume: Resume::Load,
             resume_approval: "default".into(),
             stop_grace: Duration::from_secs(5),
         }
@@ -72,6 +80,11 @@ impl Config {
         let d = self.clone();
         let var = |n: &str| get(n).filter(|v| !v.trim().is_empty());
         Self {
+            resume: match var("WEFT_GEMINI_RESUME").as_deref().map(str::trim) {
+                Some("headless") => Resume::Headless,
+                Some("load") => Resume::Load,
+                _ => d.resume,
+            },
             resume_approval: var("WEFT_GEMINI_RESUME_APPROVAL").unwrap_or(d.resume_approval),
             stop_grace: var("WEFT_GEMINI_STOP_GRACE_MS")
                 .and_then(|v| v.trim().parse().ok())
@@ -80,13 +93,24 @@ impl Config {
     }
 }
 
+/// How a session continues once its ACP process is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// `session/load` over ACP: the interactive rail and Gemini's memory (the default).
+    Load,
+    /// `gemini -p --resume <id>`: Gemini's own memory, no permission prompts.
+    Headless,
+}
+
 /// The spec of the ACP side: `gemini --acp` (with `--skip-trust` as Weft's trust
-/// allows: [`trust::trust_args`]), never `session/load`.
+/// allows: [`trust::trust_args`]), `session/load` with the session's file out of the
+/// fresh chat's way ([`before_load`]).
 pub fn acp_spec() -> AcpSpec {
     let mut spec = AcpSpec::new(GEMINI_ID, "gemini", &["--acp"]);
     spec.trust_args = Some(trust::trust_args);
     spec.name = "Gemini CLI".into();
-    spec.load_session = false;
+    spec.load_session = true;
+    spec.before_load = Some(before_load);
     spec.version_args = Some(vec!["--version".into()]);
     spec.install_hint = "install it with `scripts/setup.sh setup_gemini_acp` or \
                          `npm install -g @google/gemini-cli`"
@@ -96,10 +120,23 @@ pub fn acp_spec() -> AcpSpec {
 }
 
 /// What the `gemini-acp` preset of the ACP driver takes from this driver: tool output
-/// read back from the session file, and the folder-trust switch.
+/// read back from the session file, the folder-trust switch, and a `session/load` that
+/// works.
 pub fn wire_preset(spec: &mut AcpSpec) {
     spec.tool_output = Some(sessions::tool_output);
     spec.trust_args = Some(trust::trust_args);
+    spec.load_session = true;
+    spec.before_load = Some(before_load);
+}
+
+/// See [`sessions::clear_load_collision`].
+fn before_load(input: &AgentTurnInput, session_id: &str) {
+    let Some(gemini) = sessions::gemini_dir_for(input) else {
+        return;
+    };
+    for moved in sessions::clear_load_collision(&gemini, session_id, jiff::Timestamp::now()) {
+        tracing::debug!(path = %moved.display(), "gemini: the session's file moved out of the load's way");
+    }
 }
 
 /// The Gemini CLI driver.
@@ -134,6 +171,22 @@ impl GeminiDriver {
     /// Process ids of the live ACP session processes.
     pub fn live_pids(&self) -> Vec<u32> {
         self.acp.live_pids()
+    }
+
+    /// A turn on the ACP rail.
+    async fn run_acp(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
+        let sink = ctx.clone();
+        // On the ACP rail the session has its prompts again.
+        ctx.emit(DriverEvent::Degraded {
+            capability: weft_protocol::degraded::capability::PROMPTS.into(),
+            reason: None,
+        });
+        let result = self.acp.run(input, ctx).await;
+        // Over ACP a used-up quota comes back as the prompt's error only.
+        if let Some(hit) = result.error.as_deref().and_then(limits::from_failure) {
+            sink.emit(hit);
+        }
+        result
     }
 
     async fn run_headless(
@@ -207,22 +260,25 @@ impl AgentDriver for GeminiDriver {
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
-        if let Some(id) = input.session_id.clone() {
-            if !self.acp.can_continue(&input) {
-                self.acp.close_session(&input.session_key).await;
-                return self.run_headless(&input, &id, &ctx).await;
-            }
+        let resumed = input
+            .session_id
+            .clone()
+            .filter(|_| !self.acp.can_continue(&input));
+        let Some(id) = resumed else {
+            return self.run_acp(input, ctx).await;
+        };
+        self.acp.close_session(&input.session_key).await;
+        if self.cfg.with_vars(&|n| input.var(n)).resume == Resume::Headless {
+            return self.run_headless(&input, &id, &ctx).await;
         }
-        let sink = ctx.clone();
-        // On the ACP rail the session has its prompts again.
-        ctx.emit(DriverEvent::Degraded {
-            capability: weft_protocol::degraded::capability::PROMPTS.into(),
-            reason: None,
-        });
-        let result = self.acp.run(input, ctx).await;
-        // Over ACP a used-up quota comes back as the prompt's error only.
-        if let Some(hit) = result.error.as_deref().and_then(limits::from_failure) {
-            sink.emit(hit);
+        let gemini = sessions::gemini_dir_for(&input);
+        let result = self.run_acp(input, ctx).await;
+        // What the load left with nothing to resume beside the session's file.
+        for stub in gemini
+            .iter()
+            .flat_map(|g| sessions::remove_resume_stubs(g, &id))
+        {
+            tracing::debug!(path = %stub.display(), "gemini: removed the chat its load left empty");
         }
         result
     }
@@ -252,12 +308,25 @@ impl AgentDriver for GeminiDriver {
     }
 
     async fn prewarm(&self, input: AgentTurnInput) -> Result<Option<u32>, String> {
-        // A session the ACP rail cannot continue runs headless: a new process per turn,
-        // nothing to start ahead.
-        if input.session_id.is_some() && !self.acp.can_continue(&input) {
+        let resumed = input
+            .session_id
+            .clone()
+            .filter(|_| !self.acp.can_continue(&input));
+        let Some(id) = resumed else {
+            return self.acp.prewarm(input).await;
+        };
+        // Headless turns are a new process each: nothing to start ahead.
+        if self.cfg.with_vars(&|n| input.var(n)).resume == Resume::Headless {
             return Ok(None);
         }
-        self.acp.prewarm(input).await
+        let gemini = sessions::gemini_dir_for(&input);
+        let started = self.acp.prewarm(input).await;
+        // The load's empty stub goes now: the CLI's next start would take it for a
+        // broken session and delete every file of the id, the real one too.
+        if let Some(g) = &gemini {
+            sessions::remove_resume_stubs(g, &id);
+        }
+        started
     }
 
     async fn close_session(&self, session_key: &str) {

@@ -206,6 +206,58 @@ pub fn tool_output(env: &[(String, String)], session_id: &str) -> HashMap<String
         .unwrap_or_default()
 }
 
+/// Before `session/load` of `session_id`: moves the session's own file out of the way
+/// of the fresh chat the CLI starts first; returns the files moved.
+///
+/// 0.61.0's `session/load` starts a chat for the id it is given (in
+/// `session-<this minute, UTC>-<id8>.jsonl`) before it looks for the session. When that
+/// is the session's own file's name (its last process started in this minute, or Weft
+/// wrote a fork in it), the fresh chat's `$set` replaces the conversation, the session
+/// has nothing left to resume, and the load fails ("No previous sessions found for this
+/// project"). Observed with the real CLI; under another minute's name the same load
+/// finds the session, replays it and goes on in that file. So a file of the session
+/// under this minute's name or the next one's (the load may start as the minute turns)
+/// moves to an earlier minute's, keeping the `-<id8>` suffix the CLI lists and cleans up
+/// by. The fresh file the load leaves beside it goes afterwards
+/// ([`remove_resume_stubs`]).
+pub fn clear_load_collision(gemini: &Path, session_id: &str, now: jiff::Timestamp) -> Vec<PathBuf> {
+    let short: String = session_id.chars().take(8).collect();
+    if short.len() < 8 {
+        return Vec::new();
+    }
+    let minute = |k: i64| {
+        now.checked_add(jiff::SignedDuration::from_secs(60 * k))
+            .ok()
+            .map(|t| {
+                t.to_zoned(jiff::tz::TimeZone::UTC)
+                    .strftime("%Y-%m-%dT%H-%M")
+                    .to_string()
+            })
+    };
+    let name = |k: i64| minute(k).map(|m| format!("session-{m}-{short}.jsonl"));
+    let taken: Vec<String> = [name(0), name(1)].into_iter().flatten().collect();
+    let mut moved = Vec::new();
+    for (path, _) in session_files(gemini) {
+        let own = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .is_some_and(|n| taken.contains(&n));
+        if !own || nothing_to_resume(&path, session_id) != Some(false) {
+            continue;
+        }
+        let free = (2..120)
+            .filter_map(name)
+            .map(|n| path.with_file_name(n))
+            .find(|p| !p.exists());
+        if let Some(to) = free {
+            if std::fs::rename(&path, &to).is_ok() {
+                moved.push(to);
+            }
+        }
+    }
+    moved
+}
+
 /// Removes the files a resume of `session_id` left with nothing to resume; returns
 /// them.
 ///

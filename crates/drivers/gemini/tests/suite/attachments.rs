@@ -109,6 +109,10 @@ async fn an_image_from_another_folder_reaches_a_resumed_headless_turn_fitted() {
     let mut input = h.input("gemini:img2", "what is this?", &server.base_url());
     input.session_id = r1.session_id.clone();
     input.attachments = vec![img.clone()];
+    // The headless rail reads attachments its own way (`@path`s): that is what is tried.
+    input
+        .env
+        .push(("WEFT_GEMINI_RESUME".into(), "headless".into()));
     let (r2, snap) = run(&d2, input, &TestSink::new()).await;
     assert!(r2.ok, "{r2:?} {snap:#?}");
     assert!(

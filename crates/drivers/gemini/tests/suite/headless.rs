@@ -1,5 +1,6 @@
-//! The headless (resume) path against a stand-in `gemini`: a shell script printing
-//! stream-json, so crashes, bad lines and stop are deterministic.
+//! The headless (resume) path (`WEFT_GEMINI_RESUME=headless`) against a stand-in
+//! `gemini`: a shell script printing stream-json, so crashes, bad lines and stop are
+//! deterministic.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use weft_gemini::{Config, GeminiDriver};
+use weft_gemini::{Config, GeminiDriver, Resume};
 
 use super::support::*;
 
@@ -23,6 +24,7 @@ fn driver_for(program: PathBuf) -> GeminiDriver {
     spec.command = program.display().to_string();
     spec.bin_env.clear();
     let cfg = Config {
+        resume: Resume::Headless,
         stop_grace: Duration::from_millis(500),
         ..Default::default()
     };

@@ -1,6 +1,6 @@
 //! The real `gemini` against the scripted Gemini server: ACP turns, tool output read
-//! back from the session file, permissions, resume in a new process over headless
-//! stream-json, stop, and the CLI's own session list.
+//! back from the session file, permissions, resume in a new process over ACP
+//! (`session/load`) and over headless stream-json, stop, and the CLI's own session list.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,8 +115,92 @@ async fn permission_denied_then_allowed() {
     d.shutdown().await;
 }
 
+/// A session continued in a new process is loaded over ACP: the same session, its
+/// memory, and the permission prompts. The session's file is put under this minute's
+/// name first, as when its last process started in this minute (a quick follow-up, a
+/// fork): gemini 0.61.0's load then wiped it and failed, until the driver moved it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_in_a_new_process_goes_headless_and_keeps_the_session() {
+async fn resume_in_a_new_process_loads_over_acp_with_its_memory_and_prompts() {
+    let Some(_) = gemini_bin() else { return };
+    let script = Script::new()
+        .rule(
+            when::function_response_for("run_shell_command"),
+            Turn::text_reply("The tool has finished."),
+        )
+        .turn(Turn::text_reply("Noted."))
+        .turn(
+            Turn::new()
+                .text("Calling the tool.")
+                .function_call("run_shell_command", json!({"command": "touch probe.txt"})),
+        );
+    let server = GeminiServer::start(script).await.unwrap();
+    let h = Home::new(json!({}));
+    let d = driver();
+    let (r1, _) = run(
+        &d,
+        h.input("gemini:l", "Remember the word otter.", &server.base_url()),
+        &TestSink::new(),
+    )
+    .await;
+    assert!(r1.ok, "{r1:?}");
+    d.shutdown().await;
+    let id = r1.session_id.clone().unwrap();
+    let own = |p: &std::path::Path| {
+        p.file_name().is_some_and(|n| {
+            n.to_string_lossy()
+                .ends_with(&format!("-{}.jsonl", &id[..8]))
+        })
+    };
+    let files = || -> Vec<std::path::PathBuf> {
+        weft_gemini::sessions::session_files(&h.home.path().join(".gemini"))
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| own(p))
+            .collect()
+    };
+    let minute = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .strftime("%Y-%m-%dT%H-%M")
+        .to_string();
+    let file = files().pop().expect("the session's file");
+    std::fs::rename(
+        &file,
+        file.with_file_name(format!("session-{minute}-{}.jsonl", &id[..8])),
+    )
+    .unwrap();
+
+    let d2 = driver();
+    let sink = TestSink::new();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let mut input = h.input("gemini:l", "Touch it.", &server.base_url());
+    input.session_id = Some(id.clone());
+    let (r2, snap) = run(&d2, input, &sink).await;
+    assert!(r2.ok, "{r2:?} {snap:#?}");
+    assert_eq!(r2.session_id.as_deref(), Some(id.as_str()), "{snap:#?}");
+    assert!(snap.degraded.is_empty(), "{:?}", snap.degraded);
+    assert_eq!(sink.asked.lock()[0].kind, InteractionKind::Permission);
+    assert!(h.workdir().join("probe.txt").exists());
+    let asked = server
+        .main_requests()
+        .into_iter()
+        .find(|r| r.last_user_text().contains("Touch it."))
+        .expect("the resumed prompt's request");
+    assert!(
+        asked.all_text().contains("Remember the word otter."),
+        "the resumed request lacks the first turn"
+    );
+    assert!(
+        !d2.live_pids().is_empty(),
+        "the session goes on in its ACP process"
+    );
+    d2.shutdown().await;
+    // One file holds the session; the load's empty one is gone (the CLI's next start
+    // would take it for a broken session and delete every file of the id).
+    assert_eq!(files().len(), 1, "{:?}", files());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_headless_in_a_new_process_keeps_the_session_without_prompts() {
     let Some(_) = gemini_bin() else { return };
     let script = Script::new()
         .turn(Turn::text_reply("Noted."))
@@ -136,6 +220,9 @@ async fn resume_in_a_new_process_goes_headless_and_keeps_the_session() {
     let d2 = driver();
     let mut input = h.input("gemini:r", "What was the word?", &server.base_url());
     input.session_id = r1.session_id.clone();
+    input
+        .env
+        .push(("WEFT_GEMINI_RESUME".into(), "headless".into()));
     let (r2, snap) = run(&d2, input, &TestSink::new()).await;
     assert!(r2.ok, "{r2:?} {snap:#?}");
     assert_eq!(r2.session_id, r1.session_id);
