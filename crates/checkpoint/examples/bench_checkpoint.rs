@@ -2,9 +2,9 @@
 //!
 //! For 30,000 and 100,000 generated files (committed, `core.untrackedCache=true`, the
 //! index refreshed by one `git status` as a user's would be), each run edits ten tracked
-//! files in place and times the turn's end snapshot; then times the next turn's start
-//! snapshot, when nothing changed. `cargo run --release -p weft-checkpoint --example bench_checkpoint
-//! [SIZES…] [--runs N]`.
+//! files in place and times the turn as the daemon brackets it: the start snapshot
+//! (nothing changed since the last turn), the end snapshot, and the turn's diff.
+//! `cargo run --release -p weft-checkpoint --example bench_checkpoint [SIZES…] [--runs N]`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -58,37 +58,41 @@ fn bench(files: usize, runs: usize) {
     let key = "bench:1";
     let mut end = Vec::new();
     let mut start = Vec::new();
+    let mut diffs = Vec::new();
+    let mut turns = Vec::new();
     cp.snapshot(key, "warm-up").unwrap();
     for run in 0..runs {
+        // A turn as the daemon brackets it: the checkpoint before (nothing changed since
+        // the last turn's), the agent's ten edits, the checkpoint after, the turn's diff.
+        let t = Instant::now();
+        let pre = cp.snapshot(key, "weft turn N before").unwrap();
+        start.push(t.elapsed());
         for i in 0..CHANGED {
             let path = repo.join(file_path(i * (files / CHANGED) + run % 7));
             std::fs::write(&path, format!("run {run} changed file {i}\n")).unwrap();
         }
         let t = Instant::now();
-        let post = cp.snapshot(key, "turn post").unwrap();
+        let post = cp.snapshot(key, "weft turn N after").unwrap();
         end.push(t.elapsed());
         let t = Instant::now();
-        let pre = cp.snapshot(key, "turn pre").unwrap();
-        start.push(t.elapsed());
-        assert_eq!(post.tree, pre.tree);
+        let diff = cp.diff(&pre.commit, &post.commit).unwrap();
+        diffs.push(t.elapsed());
+        assert_eq!(diff.files.len(), CHANGED);
+        turns.push(start[run] + end[run] + diffs[run]);
     }
-    let diff_t = Instant::now();
-    let history = cp.history(key).unwrap();
-    let (last, _) = &history[1];
-    let (before, _) = &history[2];
-    let diff = cp.diff(&before.commit, &last.commit).unwrap();
-    let diff_time = diff_t.elapsed();
     println!(
         "{files} files, {CHANGED} changed: snapshot p50 {} p90 {} (min {}, max {}); \
-         nothing changed: p50 {} p90 {}; a turn's diff ({} files) {:.1} ms; {runs} runs",
+         nothing changed: p50 {} p90 {}; the turn's diff p50 {}; \
+         a turn in all (before + after + diff) p50 {} p90 {}; {runs} runs",
         ms(pct(&end, 50)),
         ms(pct(&end, 90)),
         ms(pct(&end, 0)),
         ms(pct(&end, 100)),
         ms(pct(&start, 50)),
         ms(pct(&start, 90)),
-        diff.files.len(),
-        diff_time.as_secs_f64() * 1000.0,
+        ms(pct(&diffs, 50)),
+        ms(pct(&turns, 50)),
+        ms(pct(&turns, 90)),
     );
 }
 
