@@ -57,7 +57,7 @@ pub(crate) fn remote_workdir(host: &weft_hosts::Host, dir: Option<std::path::Pat
 /// Connects to `host`'s daemon through `ssh … weft proxy` (which starts it there when
 /// none runs). The hello carries no environment: this machine's keys and variables
 /// stay here, and the host's turns run with the host's own.
-async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
+pub(crate) async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
     let home = Home::from_env();
     let ssh = weft_hosts::Ssh::from_env(&home);
     let mut host = host.clone();

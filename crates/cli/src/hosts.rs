@@ -343,6 +343,99 @@ fn print_status(all: &[HostStatus]) {
     }
 }
 
+/// One host's sessions (`None`: this machine), or why they could not be read.
+async fn sessions_of(
+    home: &Home,
+    host: Option<weft_hosts::Host>,
+    query: weft_protocol::LibraryQuery,
+) -> Result<Vec<weft_protocol::LibrarySession>, String> {
+    let daemon = match &host {
+        None => client::connect().await,
+        Some(h) => {
+            let ssh = Ssh::from_env(home);
+            let ready = weft_hosts::link::ready(home, &ssh, &h.name, false)
+                .await
+                .map_err(|e| e.to_string())?;
+            client::connect_remote(&ready).await
+        }
+    }
+    .map_err(|_| "not reached (said above)".to_string())?;
+    daemon
+        .send(query)
+        .await
+        .map_err(|_| "its daemon failed (said above)".into())
+}
+
+/// `weft sessions --every-host`: this machine's sessions and every host's, newest
+/// first, each key written `HOST/agent:id` (which every command takes).
+pub(crate) async fn sessions_everywhere(
+    query: weft_protocol::LibraryQuery,
+    json: bool,
+) -> ExitCode {
+    let home = Home::from_env();
+    let hosts = match Hosts::load(&home) {
+        Ok(h) => h,
+        Err(e) => return failed(&e),
+    };
+    let local = {
+        let (home, query) = (home.clone(), query.clone());
+        tokio::spawn(async move { sessions_of(&home, None, query).await })
+    };
+    let mut asks = vec![(weft_hosts::list::LOCAL.to_string(), local)];
+    for host in hosts.hosts {
+        let (home, query) = (home.clone(), query.clone());
+        let name = host.name.clone();
+        asks.push((
+            name,
+            tokio::spawn(async move { sessions_of(&home, Some(host), query).await }),
+        ));
+    }
+    let mut all = Vec::new();
+    let mut failed_any = false;
+    for (name, ask) in asks {
+        match ask.await {
+            Ok(Ok(list)) => all.extend(list.into_iter().map(|s| (name.clone(), s))),
+            Ok(Err(why)) => {
+                eprintln!("weft: host {name}: {why}");
+                failed_any = true;
+            }
+            Err(e) => {
+                eprintln!("weft: host {name}: {e}");
+                failed_any = true;
+            }
+        }
+    }
+    all.sort_by_key(|s| std::cmp::Reverse(s.1.updated_at));
+    if json {
+        let rows: Vec<serde_json::Value> = all
+            .iter()
+            .map(|(host, s)| {
+                let mut row = serde_json::json!(s);
+                row["host"] = serde_json::json!(host);
+                row["hostKey"] = serde_json::json!(format!("{host}/{}", s.session_key));
+                row
+            })
+            .collect();
+        let code = print_json(&rows);
+        return if failed_any { ExitCode::FAILURE } else { code };
+    }
+    for (host, s) in &all {
+        out!(
+            "{:<9} {:<60} {:<7} {}  ({})",
+            crate::library::age(s.updated_at),
+            format!("{host}/{}", s.session_key),
+            s.agent,
+            s.title,
+            s.workdir.as_deref().unwrap_or("?")
+        );
+    }
+    if failed_any {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// Runs this weft's `args` on `host` with its own binary there, its output shown here:
 /// for what acts on a machine itself rather than through its daemon (`weft agents
 /// install`). Each argument must be a plain word (see `weft_hosts::plain_word`): the

@@ -27,6 +27,10 @@ pub(crate) struct SessionsArgs {
     /// Only sessions run in this folder.
     #[arg(long)]
     workdir: Option<PathBuf>,
+    /// Sessions of this machine and of every host (`weft hosts list`), each key written
+    /// `HOST/agent:id`; implies --all.
+    #[arg(long, conflicts_with = "workdir")]
+    every_host: bool,
     /// Only this agent's sessions.
     #[arg(long)]
     agent: Option<String>,
@@ -97,7 +101,7 @@ enum SessionsCommand {
     },
 }
 
-fn age(ms: i64) -> String {
+pub(crate) fn age(ms: i64) -> String {
     let secs = (now_ms() - ms).max(0) / 1000;
     match secs {
         0..=59 => format!("{secs}s ago"),
@@ -111,7 +115,7 @@ pub(crate) async fn sessions(args: SessionsArgs) -> ExitCode {
     if let Some(command) = args.command {
         return manage(command).await;
     }
-    let workdir = if args.all {
+    let workdir = if args.all || args.every_host {
         None
     } else {
         match crate::absolute_workdir(args.workdir) {
@@ -136,6 +140,9 @@ pub(crate) async fn sessions(args: SessionsArgs) -> ExitCode {
         limit: Some(args.limit),
         offset: None,
     };
+    if args.every_host {
+        return crate::hosts::sessions_everywhere(request, args.json).await;
+    }
     let list = match daemon.send(request).await {
         Ok(l) => l,
         Err(code) => return code,

@@ -90,6 +90,17 @@ fn bash_fish_and_csh_users_each_run_an_echo_turn_and_keep_nothing_running_once_r
         let waited = rig.ok(&["wait", &format!("{shell}/{key}"), "--json"]);
         assert!(waited.contains(&format!("hello from {shell}")), "{waited}");
     }
+    // One list over this machine and every host, each key with its host.
+    let every: Value = serde_json::from_str(&rig.ok(&["sessions", "--every-host", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (_, shell) in &users {
+        let row = every
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["host"] == *shell))
+            .unwrap_or_else(|| panic!("no session of {shell} in {every}"));
+        let key = row["sessionKey"].as_str().unwrap_or_default();
+        assert_eq!(row["hostKey"], format!("{shell}/{key}"), "{row}");
+    }
     let status: Value = serde_json::from_str(&rig.ok(&["hosts", "status", "--json"]))
         .unwrap_or_else(|e| panic!("{e}"));
     let all = status.as_array().cloned().unwrap_or_default();
