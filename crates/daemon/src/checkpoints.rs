@@ -9,7 +9,9 @@
 //! Guard: a folder outside git that holds more than `WEFT_CHECKPOINT_MAX_FILES` files
 //! (default 50,000; `.gitignore`d ones not counted) is not shadowed: the first snapshot
 //! would hash all of it (a session started in `$HOME` or `/`), so the session runs
-//! without checkpoints and says so in `degraded`. `WEFT_CHECKPOINT_MAX_FILE_SIZE` (bytes,
+//! without checkpoints and says so in `degraded`. A repository whose work tree is the
+//! home folder or `/` (dotfiles kept in git) is counted the same way: every snapshot of
+//! it would walk, and store, everything under it. `WEFT_CHECKPOINT_MAX_FILE_SIZE` (bytes,
 //! default 10 MiB) is the size over which an untracked file is listed, not stored.
 //! Files git ignores (`.env`, `node_modules`, build output) are outside checkpoints
 //! altogether; listing which of them a turn changed would need a walk of the ignored
@@ -77,7 +79,7 @@ impl GitCheckpoints {
 
     fn open_new(&self, workdir: &Path) -> Result<Arc<Checkpoints>, CheckpointError> {
         if !in_git(workdir) {
-            self.check_size(workdir)?;
+            self.check_size(workdir, "is not in a git repository")?;
         }
         let checkpoints = Checkpoints::open_with(workdir, &self.shadow_root, self.options.clone())
             .map_err(|e| match e {
@@ -86,14 +88,22 @@ impl GitCheckpoints {
                 }
                 e => CheckpointError::Failed(e.to_string()),
             })?;
+        // A repository whose work tree is the home folder or `/` (dotfiles kept in git)
+        // would have every snapshot walk, and store, everything under it.
+        if !checkpoints.is_shadow() && is_home_or_root(checkpoints.top()) {
+            self.check_size(
+                checkpoints.top(),
+                "is a git work tree that is the home folder (or /)",
+            )?;
+        }
         Ok(Arc::new(checkpoints))
     }
 
-    /// Refuses a folder outside git with more files than the limit (counted only up to
-    /// it, so `/` costs what a folder at the limit does).
-    fn check_size(&self, workdir: &Path) -> Result<(), CheckpointError> {
+    /// Refuses a folder (`what` it is) with more files than the limit, counted only up
+    /// to it, so `/` costs what a folder at the limit does.
+    fn check_size(&self, dir: &Path, what: &str) -> Result<(), CheckpointError> {
         let mut files = 0usize;
-        let walk = ignore::WalkBuilder::new(workdir)
+        let walk = ignore::WalkBuilder::new(dir)
             .hidden(false)
             .git_ignore(true)
             .git_exclude(false)
@@ -107,8 +117,8 @@ impl GitCheckpoints {
                 files += 1;
                 if files > self.max_files {
                     return Err(CheckpointError::Unavailable(format!(
-                        "no checkpoints: {} is not in a git repository and holds more than {} files (WEFT_CHECKPOINT_MAX_FILES); turns cannot be restored",
-                        workdir.display(),
+                        "no checkpoints: {} {what} and holds more than {} files (WEFT_CHECKPOINT_MAX_FILES); turns cannot be restored",
+                        dir.display(),
                         self.max_files
                     )));
                 }
@@ -116,6 +126,14 @@ impl GitCheckpoints {
         }
         Ok(())
     }
+}
+
+/// Whether `top` is the home folder of the daemon's user, or `/`.
+fn is_home_or_root(top: &Path) -> bool {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    top == Path::new("/") || home.as_deref() == Some(top)
 }
 
 /// Whether `dir` or a folder above it has a `.git` (git's own discovery decides in the

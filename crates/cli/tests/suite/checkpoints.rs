@@ -220,7 +220,7 @@ fn a_restore_over_newer_edits_refuses_without_yes_and_can_be_undone() {
 }
 
 #[test]
-fn a_folder_outside_git_is_checkpointed_in_a_shadow_and_a_huge_one_is_not() {
+fn a_folder_outside_git_is_checkpointed_in_a_shadow_and_a_huge_one_or_home_is_not() {
     let env = Env::new();
     write(&env, "notes.txt", "n1\n");
     let run = shell_turn(&env, None, "echo n2 > notes.txt", &[]);
@@ -262,6 +262,22 @@ fn a_folder_outside_git_is_checkpointed_in_a_shadow_and_a_huge_one_is_not() {
         "{degraded}"
     );
     assert!(!big.home.path().join("checkpoints").exists());
+
+    // A repository that is the home folder (dotfiles in git) is counted the same way.
+    let dotfiles = Env::new();
+    repo(&dotfiles);
+    write(&dotfiles, "c.txt", "c1\n");
+    let home = dotfiles.real_work().display().to_string();
+    let limits = [("WEFT_CHECKPOINT_MAX_FILES", "3"), ("HOME", home.as_str())];
+    let run = shell_turn(&dotfiles, None, "echo a2 > a.txt", &limits);
+    let degraded = &run["snapshot"]["degraded"][0];
+    assert_eq!(degraded["capability"], "checkpoints", "{run}");
+    assert!(
+        string(&degraded["reason"]).contains("home folder"),
+        "{degraded}"
+    );
+    let refs = git(dotfiles.work.path(), &["for-each-ref", "refs/weft"]);
+    assert_eq!(refs, "", "the home repository got checkpoints");
 }
 
 /// The real Claude Code against the scripted server: its turn writes through its Bash
