@@ -139,6 +139,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_command_is_a_shared_keepalive_batch_stream_to_the_destination_only() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ssh = Ssh::with_config(&Home::at(dir.path()), Some(PathBuf::from("/cfg")));
+        let cmd = ssh.command("me@gpu", &["/bin/sh", "-s"]);
+        let args: Vec<String> = cmd
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let joined = args.join(" ");
+        for want in [
+            "-F /cfg",
+            "-T",
+            "-o BatchMode=yes",
+            "-o RequestTTY=no",
+            "-o RemoteCommand=none",
+            "-o ControlMaster=auto",
+            "-o ControlPersist=60",
+            "-o ServerAliveInterval=15",
+        ] {
+            assert!(joined.contains(want), "{want} missing: {joined}");
+        }
+        assert!(
+            joined.contains("ControlPath=") && joined.contains("/cm-%C"),
+            "{joined}"
+        );
+        // The destination follows `--`, so it is never read as an option; then the
+        // remote words, as they are.
+        assert!(joined.ends_with("-- me@gpu /bin/sh -s"), "{joined}");
+    }
+
+    #[test]
     fn a_long_home_puts_the_control_socket_where_it_fits() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let long = Home::at(dir.path().join("x".repeat(80)));

@@ -197,6 +197,16 @@ fn a_host_of_another_architecture_gets_an_error_naming_it_and_nothing_installed(
         "{err}"
     );
     assert!(!home.join(".local/share/weft").exists());
+    // Its status says why it is not usable.
+    let status: Value = serde_json::from_str(&rig.ok(&["hosts", "status", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let odd = &status[1];
+    assert_eq!(odd["name"], "odd", "{status}");
+    assert_eq!(odd["reachable"], false, "{status}");
+    assert!(
+        odd["note"].as_str().is_some_and(|n| n.contains("riscv64")),
+        "{status}"
+    );
     // A command for that host says the same and does nothing.
     let out = rig.weft(&["--host", "odd", "sessions"]);
     assert_eq!(out.status.code(), Some(1));
@@ -329,8 +339,14 @@ fn killing_ssh_mid_turn_leaves_the_turn_running_a_new_link_sees_every_delta_once
         drop(first);
         // A new link: the snapshot it starts from holds everything seen, and its
         // patches follow on without a gap or a repeat until the turn ends.
+        let reconnect = Instant::now();
         let (second, mut events, _, at, mut snap) =
             subscribe(&rig, "box", &key, super::support::app_hello()).await;
+        eprintln!(
+            "a new link subscribed (ssh through the shared connection, proxy, hello, \
+             snapshot) in {:?}",
+            reconnect.elapsed()
+        );
         assert!(at >= seq, "the daemon went back from seq {seq} to {at}");
         assert!(
             snap.text.starts_with(&before),
