@@ -1,4 +1,5 @@
 mod bad_input;
+mod checkpoints;
 mod eviction;
 mod idle;
 mod lifecycle;
