@@ -87,7 +87,12 @@ async fn add(home: &Home, name: &str, destination: &str) -> ExitCode {
     if let Err(e) = hosts.save(home) {
         return failed(&e);
     }
-    let ssh = Ssh::from_env(home);
+    // At a terminal, ssh may ask there (a new host key, a passphrase).
+    let ssh = if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        Ssh::from_env(home).prompting()
+    } else {
+        Ssh::from_env(home)
+    };
     let started = Instant::now();
     match weft_hosts::link::ready(home, &ssh, name, true).await {
         Ok(host) => {

@@ -8,7 +8,11 @@
 //!   socket name `cm-%C` is a 40-hex hash; its folder must stay short, because a Unix
 //!   socket path has 108 bytes and ssh binds a longer temporary name first.
 //! - `ServerAliveInterval`: a dead link is noticed in under a minute.
-//! - `BatchMode=yes`: a prompt nobody can answer fails at once instead of hanging.
+//! - `BatchMode=yes`: a prompt nobody can answer fails at once instead of hanging;
+//!   [`Ssh::prompting`] leaves it out where a user sits at the terminal (`weft hosts
+//!   add`), so ssh can ask there (on /dev/tty, not on the script's stdin) to accept a
+//!   new host key or for a passphrase, and the shared connection it opens then serves
+//!   the commands that follow without asking again.
 //! - `WEFT_SSH_CONFIG`: an ssh config file given with `-F` instead of `~/.ssh/config`
 //!   (the tests' own, with their keys, known_hosts and jump hosts).
 
@@ -31,6 +35,7 @@ pub struct Ssh {
     program: PathBuf,
     config: Option<PathBuf>,
     control_dir: Option<PathBuf>,
+    batch: bool,
 }
 
 impl Ssh {
@@ -48,6 +53,15 @@ impl Ssh {
             program,
             config,
             control_dir: control_dir(home),
+            batch: true,
+        }
+    }
+
+    /// The same, but ssh may ask the user (see the module's comment).
+    pub fn prompting(self) -> Ssh {
+        Ssh {
+            batch: false,
+            ..self
         }
     }
 
@@ -92,7 +106,9 @@ impl Ssh {
             args.push("-o".into());
             args.push(s);
         };
-        o("BatchMode=yes".into());
+        if self.batch {
+            o("BatchMode=yes".into());
+        }
         o("RequestTTY=no".into());
         o("RemoteCommand=none".into());
         o("ConnectTimeout=10".into());
@@ -168,6 +184,13 @@ mod tests {
         // The destination follows `--`, so it is never read as an option; then the
         // remote words, as they are.
         assert!(joined.ends_with("-- me@gpu /bin/sh -s"), "{joined}");
+        let asking = ssh.prompting().command("me@gpu", &["true"]);
+        let joined: Vec<String> = asking
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(!joined.join(" ").contains("BatchMode"), "{joined:?}");
     }
 
     #[test]
