@@ -542,6 +542,18 @@ async fn a_terminal_on_a_host_is_opened_and_attached_through_ssh() {
         .as_str()
         .unwrap_or_default()
         .to_string();
+    // The terminal's shell runs under the host's daemon: status lists it, with its memory.
+    let status: Value = serde_json::from_str(&rig.ok(&["hosts", "status", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let agents = status[1]["agents"].as_array().cloned().unwrap_or_default();
+    assert!(
+        agents
+            .iter()
+            .any(|a| a["pid"].as_u64().is_some_and(|p| p > 1)
+                && a["rssBytes"].as_u64().is_some_and(|r| r > 0)
+                && a["agent"].as_str().is_some_and(|n| !n.is_empty())),
+        "{status}"
+    );
     let second = weft_in_pty(&rig, &["attach", &key]);
     wait_screen(&second, "the kept screen", "Echo: from the first");
     second
