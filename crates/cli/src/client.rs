@@ -91,7 +91,11 @@ pub(crate) async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, Ex
         };
         let said = stderr.text(std::time::Duration::from_secs(5)).await;
         // The weft Weft put there is gone (removed by hand): contact the host again.
-        if attempt == 0 && (said.contains("No such file") || said.contains("not found")) {
+        // Each login shell says so its own way (bash, csh, fish).
+        let missing = ["No such file", "not found", "Unknown command"]
+            .iter()
+            .any(|m| said.contains(m));
+        if attempt == 0 && missing {
             match weft_hosts::link::ready(&home, &ssh, &host.name, true).await {
                 Ok(h) => {
                     host = h;

@@ -86,6 +86,11 @@ fn bash_fish_and_csh_users_each_run_an_echo_turn_and_keep_nothing_running_once_r
         assert!(sessions.contains(&key), "{sessions}");
         let inbox = rig.ok(&["--host", shell, "inbox", "--json"]);
         assert_eq!(inbox.trim(), "[]");
+        // Weft's binary removed there by hand: the next command puts it back.
+        std::fs::remove_dir_all(format!("/home/{user}/.local/share/weft"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = rig.ok(&["--host", shell, "sessions", "--all", "--json"]);
+        assert!(again.contains(&key), "{again}");
         // `HOST/agent:id` names the host with the key, wherever a key is taken.
         let waited = rig.ok(&["wait", &format!("{shell}/{key}"), "--json"]);
         assert!(waited.contains(&format!("hello from {shell}")), "{waited}");
