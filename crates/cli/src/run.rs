@@ -187,9 +187,11 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         worktree: args
             .worktree
             .clone()
-            .map(|name| weft_protocol::WorktreeRequest {
-                name,
-                from: args.from.clone(),
+            .map(|name| {
+                Box::new(weft_protocol::WorktreeRequest {
+                    name,
+                    from: args.from.clone(),
+                })
             }),
     };
     let accepted = match daemon.send(request).await {

@@ -40,7 +40,7 @@ pub struct PromptRequest {
     /// A new session only: make a git worktree (branch `weft/<name>`) of the workspace's
     /// repository and run the session there, with its own port range.
     #[ts(optional = nullable)]
-    pub worktree: Option<crate::WorktreeRequest>,
+    pub worktree: Option<Box<crate::WorktreeRequest>>,
 }
 
 /// Reply to [`PromptRequest`].
