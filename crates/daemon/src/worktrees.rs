@@ -317,8 +317,12 @@ pub(crate) async fn list(
     .map_err(wire)
 }
 
-/// Before a session is archived: removes its worktree (teardown first), or refuses
-/// the archive saying why. A session outside any worktree Weft made is not touched.
+/// Before a session is archived: when it is the last session working in its worktree,
+/// removes the worktree (teardown first; the branch stays), or refuses the archive
+/// saying why. While another session works there the worktree stays for it and the
+/// archive goes ahead; while a turn runs there the archive is refused (removing a
+/// folder under a running agent is how peers lost users' work). A session outside any
+/// worktree Weft made is not touched.
 pub(crate) async fn before_archive(service: &Service, key: &str) -> Result<(), WireError> {
     let sessions = all_sessions(service).await?;
     let Some(me) = sessions.iter().find(|s| s.session_key == key).cloned() else {
@@ -331,20 +335,21 @@ pub(crate) async fn before_archive(service: &Service, key: &str) -> Result<(), W
         let Some(entry) = wts.find(Path::new(&me.workdir))? else {
             return Ok(());
         };
-        // Live: another session there not archived, or this one's turn still running.
-        let mut live: Vec<String> = sessions_in(&sessions, &entry)
-            .into_iter()
-            .filter(|s| s.session_key != key && !s.archived)
-            .map(|s| s.session_key.clone())
+        let running = |s: &SessionInfo| matches!(s.phase, Phase::Queued | Phase::Streaming);
+        let here = sessions_in(&sessions, &entry);
+        let live: Vec<String> = here
+            .iter()
+            .filter(|s| running(s))
+            .map(|s| format!("{} (a turn is running)", s.session_key))
             .collect();
-        if matches!(me.phase, Phase::Queued | Phase::Streaming) {
-            live.push(format!("{key} (its turn is running)"));
-        }
         if !live.is_empty() {
             return Err(Error::Live {
                 path: entry.path,
                 sessions: live,
             });
+        }
+        if here.iter().any(|s| s.session_key != key && !s.archived) {
+            return Ok(());
         }
         let dirty = wts.status(&entry)?.dirty;
         if !dirty.is_empty() {

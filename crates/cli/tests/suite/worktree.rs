@@ -195,8 +195,20 @@ fn a_trusted_worktree_gets_the_env_file_and_runs_setup_an_untrusted_one_neither(
     let before = path_of(&r.worktree("before"));
     assert!(!before.join(".env").exists() && !before.join("setup-ran").exists());
     r.ok(&["trust", "--yes"]);
-    r.run_in("after", "hi");
-    let w = r.worktree("after");
+    let (key, _) = r.run_in("auto", "hi");
+    let all = r.json(&["worktrees", "--json"]);
+    let w = all
+        .as_array()
+        .and_then(|a| a.iter().find(|w| w["sessions"][0] == key.as_str()).cloned())
+        .unwrap_or_else(|| panic!("no worktree for {key}: {all}"));
+    assert!(
+        w["name"] != "auto"
+            && w["branch"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("weft/"),
+        "{w}"
+    );
     let p = path_of(&w);
     assert_eq!(read(&p.join(".env")), "NAME=value\n");
     assert_eq!(read(&p.join("env-seen")), "NAME=value\n");
@@ -246,7 +258,8 @@ fn two_worktrees_run_commands_bind_different_ports() {
 }
 
 #[test]
-fn archiving_refuses_a_dirty_worktree_then_removes_it_and_keeps_the_branch() {
+fn archiving_refuses_a_dirty_worktree_or_a_running_turn_there_then_removes_it_and_keeps_the_branch()
+{
     let r = Repo::new(&[("a.txt", "original\n")]);
     let (key, _) = r.run_in("w", "write-file a.txt changed");
     let p = path_of(&r.worktree("w"));
@@ -259,8 +272,21 @@ fn archiving_refuses_a_dirty_worktree_then_removes_it_and_keeps_the_branch() {
     );
     assert!(err.contains("commit") && err.contains("stash"), "{err}");
     assert!(p.join("a.txt").is_file());
-    git(&p, &["commit", "-qam", "the session's work"]);
+    // A second session in the worktree, its turn running: the first's archive waits.
+    let dir = p.display().to_string();
+    let v = r.json(&["run", "--workdir", &dir, "--detach", "slow"]);
+    let other = v["sessionKey"].as_str().unwrap_or_default().to_string();
+    let out = r.weft(&["sessions", "archive", &key]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in use by") && err.contains(&other), "{err}");
+    r.ok(&["stop", &other]);
+    // Exit 1: the turn ended stopped.
+    r.weft(&["wait", &other]);
+    // Idle now: the first is archived and the worktree stays for the second.
     r.ok(&["sessions", "archive", &key]);
+    assert!(p.join("a.txt").is_file());
+    git(&p, &["commit", "-qam", "the session's work"]);
+    r.ok(&["sessions", "archive", &other]);
     assert!(!p.exists());
     assert_eq!(
         git(&r.work(), &["log", "-1", "--format=%s", "weft/w"]),
