@@ -17,8 +17,13 @@ pub struct EnvFingerprint(u64);
 impl EnvFingerprint {
     /// The fingerprint of `env` (`AgentTurnInput::spawn_env`).
     pub fn of(env: &[(String, String)]) -> Self {
-        let merged: BTreeMap<&str, &str> =
-            env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        // A shell's bookkeeping (`_`, `OLDPWD`, `SHLVL`) differs between two commands of
+        // one terminal (or a script and a terminal): no reason to restart an agent.
+        let merged: BTreeMap<&str, &str> = env
+            .iter()
+            .filter(|(k, _)| !weft_protocol::ClientEnv::is_bookkeeping(k))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         // `DefaultHasher::new()` is SipHash with fixed keys: stable within a process,
         // which is as long as a fingerprint lives.
         let mut h = DefaultHasher::new();
@@ -48,6 +53,16 @@ mod tests {
         );
         assert_ne!(a, EnvFingerprint::of(&env(&[("A", "1"), ("B", "3")])));
         assert_ne!(a, EnvFingerprint::of(&env(&[("A", "1")])));
+        // A shell's bookkeeping does not count.
+        assert_eq!(
+            a,
+            EnvFingerprint::of(&env(&[
+                ("A", "1"),
+                ("B", "2"),
+                ("_", "/usr/bin/python3"),
+                ("SHLVL", "3")
+            ]))
+        );
         // "A=1B" + "" is not "A=1" + "B".
         assert_ne!(
             EnvFingerprint::of(&env(&[("A", "1B"), ("C", "")])),

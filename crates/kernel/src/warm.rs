@@ -114,7 +114,7 @@ impl WarmPool {
                 && w.model.as_deref() == s.model
                 && w.effort.as_deref() == s.effort
                 && w.account.as_deref() == s.account.and_then(chosen).as_deref()
-                && w.env.as_deref() == s.env.map(|e| e.as_ref())
+                && same_env(w.env.as_deref(), s.env.map(|e| e.as_ref()))
         })?;
         Some(entries.remove(i).key)
     }
@@ -278,6 +278,16 @@ impl Loom {
             pid: Some(pid),
             reason: None,
         })
+    }
+}
+
+/// Whether two clients' environments start the same agent (see
+/// [`ClientEnv::same_for_agents`]).
+fn same_env(a: Option<&ClientEnv>, b: Option<&ClientEnv>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.same_for_agents(b),
+        (None, None) => true,
+        _ => false,
     }
 }
 

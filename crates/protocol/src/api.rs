@@ -54,6 +54,29 @@ impl Scope {
 #[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 pub struct ClientEnv(pub BTreeMap<String, String>);
 
+impl ClientEnv {
+    /// What a shell sets for its own bookkeeping and changes from one command to the
+    /// next (`_` is the command's own path): two environments that differ only there
+    /// start the same agent, so a process started for one serves the other.
+    pub const BOOKKEEPING: [&'static str; 3] = ["_", "OLDPWD", "SHLVL"];
+
+    /// True when `name` is one of [`Self::BOOKKEEPING`].
+    pub fn is_bookkeeping(name: &str) -> bool {
+        Self::BOOKKEEPING.contains(&name)
+    }
+
+    /// The same environment for an agent: equal but for [`Self::BOOKKEEPING`].
+    pub fn same_for_agents(&self, other: &ClientEnv) -> bool {
+        let kept = |e: &ClientEnv| {
+            e.0.iter()
+                .filter(|(k, _)| !Self::is_bookkeeping(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        };
+        kept(self) == kept(other)
+    }
+}
+
 impl std::fmt::Debug for ClientEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_set().entries(self.0.keys()).finish()

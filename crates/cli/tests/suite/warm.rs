@@ -46,7 +46,10 @@ async fn the_process_started_ahead_is_the_one_the_next_turn_runs_on() {
         claude_env(&mut cmd, home.path(), &claude, &server.base_url());
         // Idle processes close after 2 s, so the session's second prompt needs a resume.
         cmd.env("WEFT_AGENT_IDLE_SECS", "2")
-            .env("WEFT_WARM_POOL_SECS", "60");
+            .env("WEFT_WARM_POOL_SECS", "60")
+            // As a shell sets it, different for each command: a process started ahead
+            // by one command still serves the next.
+            .env("_", format!("/usr/bin/{}", args[0]));
         let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
         env.keep_output(&out);
         assert_eq!(out.status.code(), Some(0), "weft {args:?}: {out:?}");
