@@ -117,7 +117,9 @@ pub(crate) async fn handle(service: &Service, request: ClientRequest) -> Result<
     let lib = library(service)?;
     match request {
         ClientRequest::ListLibrary(q) => {
-            answer::<weft_protocol::LibraryQuery>(blocking(lib, move |l| l.list(&q)).await)
+            let mut list = blocking(lib, move |l| l.list(&q)).await?;
+            crate::worktrees::decorate_library(service.home.dir(), &mut list);
+            answer::<weft_protocol::LibraryQuery>(Ok(list))
         }
         ClientRequest::SearchLibrary(s) => {
             answer::<weft_protocol::LibrarySearch>(blocking(lib, move |l| l.search(&s)).await)

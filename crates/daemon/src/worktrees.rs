@@ -242,18 +242,35 @@ pub(crate) fn decorate(home: &Path, sessions: &mut [SessionInfo]) {
         return;
     };
     for s in sessions.iter_mut() {
-        if let Some(e) = all
-            .iter()
-            .find(|e| Path::new(&s.workdir).starts_with(&e.path))
-        {
-            s.worktree = Some(SessionWorktree {
-                name: e.name.clone(),
-                path: e.path.display().to_string(),
-                branch: e.branch.clone(),
-                base: e.base.clone(),
-            });
+        s.worktree = worktree_of(&all, &s.workdir);
+    }
+}
+
+/// Fills the worktree of each library session that runs in one (the sidebar's list).
+pub(crate) fn decorate_library(home: &Path, sessions: &mut [weft_protocol::LibrarySession]) {
+    let Ok(all) = worktrees(home).registry.list() else {
+        return;
+    };
+    if all.is_empty() {
+        return;
+    }
+    for s in sessions.iter_mut() {
+        if let Some(dir) = &s.workdir {
+            s.worktree = worktree_of(&all, dir);
         }
     }
+}
+
+fn worktree_of(all: &[Entry], workdir: &str) -> Option<SessionWorktree> {
+    let e = all
+        .iter()
+        .find(|e| Path::new(workdir).starts_with(&e.path))?;
+    Some(SessionWorktree {
+        name: e.name.clone(),
+        path: e.path.display().to_string(),
+        branch: e.branch.clone(),
+        base: e.base.clone(),
+    })
 }
 
 /// The sessions (all of them, archived too) whose folder is in `entry`.

@@ -48,6 +48,7 @@ fn native_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LibrarySession> {
         relation: r.get(19)?,
         home: r.get(20)?,
         account: r.get(21)?,
+        worktree: None,
     })
 }
 
@@ -138,6 +139,7 @@ fn managed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LibrarySession> {
         relation: r.get(20)?,
         home: r.get(21)?,
         account: r.get(22)?,
+        worktree: None,
     })
 }
 

@@ -74,6 +74,10 @@ pub struct LibrarySession {
     pub home: Option<String>,
     /// The account it belongs to.
     pub account: Option<String>,
+    /// The git worktree Weft made for it, when it runs in one (filled by the daemon).
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub worktree: Option<crate::SessionWorktree>,
 }
 
 /// Which sessions to list.

@@ -155,6 +155,15 @@ fn two_sessions_in_two_worktrees_edit_one_file_apart_each_with_its_own_ports() {
         t2.contains(&format!("My WEFT_PORT is {}", first(&w2))),
         "{t2}"
     );
+    // The sidebar's list (the library) names each session's worktree and branch.
+    let listed = wait_for("the library to list the session", 20, || {
+        let all = r.json(&["sessions", "--all", "--json"]);
+        all.as_array()
+            .and_then(|a| a.iter().find(|s| s["sessionKey"] == k1.as_str()).cloned())
+    });
+    assert_eq!(listed["worktree"]["name"], "one", "{listed}");
+    assert_eq!(listed["worktree"]["branch"], "weft/one", "{listed}");
+    assert_eq!(listed["worktree"]["base"], "main", "{listed}");
     // A session outside a worktree gets none.
     let v = r.json(&["run", "--json", "ports"]);
     assert!(
