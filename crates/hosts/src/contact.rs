@@ -142,7 +142,11 @@ pub fn parse_probe(out: &str) -> Option<Probe> {
 
 /// The SHA-256 (hex) of the file at `path`.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
+    sha256_of(std::fs::File::open(path)?)
+}
+
+/// The SHA-256 (hex) of what `file` reads from where it stands.
+fn sha256_of(mut file: std::fs::File) -> std::io::Result<String> {
     let mut hasher = sha2::Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -282,7 +286,7 @@ pub async fn contact(
     let probe = probe(ssh, host, destination).await?;
     check_platform(host, &probe)?;
     let local = local_id(exe)?;
-    let want = hash(exe).await?;
+    let (exe_file, want) = hash(exe).await?;
     let installed = Installed {
         version: weft_client::VERSION.to_string(),
         sha256: want.clone(),
@@ -290,14 +294,14 @@ pub async fn contact(
     };
     let mut copied = false;
     if probe.sha256.as_deref() != Some(want.as_str()) {
-        install(ssh, host, destination, &probe.home, exe, "weft", &want).await?;
+        install(ssh, host, destination, &probe.home, exe_file, "weft", &want).await?;
         copied = true;
     }
     // The sandbox's Landlock helper goes beside `weft` when there is one beside us.
     if let Some(helper) = exe.parent().map(|d| d.join(HELPER)).filter(|h| h.is_file()) {
-        let want = hash(&helper).await?;
+        let (file, want) = hash(&helper).await?;
         if probe.helper_sha256.as_deref() != Some(want.as_str()) {
-            install(ssh, host, destination, &probe.home, &helper, HELPER, &want).await?;
+            install(ssh, host, destination, &probe.home, file, HELPER, &want).await?;
             copied = true;
         }
     }
@@ -308,22 +312,28 @@ pub async fn contact(
     })
 }
 
-/// The SHA-256 of `file`, off the async threads.
-async fn hash(file: &Path) -> Result<String, HostError> {
-    let file = file.to_path_buf();
-    Ok(tokio::task::spawn_blocking(move || sha256_file(&file))
+/// `path` opened, with its SHA-256 (read off the async threads), rewound: what is
+/// copied is what was hashed even if the file is replaced meanwhile (a rebuild links a
+/// new file in its place; the open one stays as it was).
+async fn hash(path: &Path) -> Result<(std::fs::File, String), HostError> {
+    use std::io::Seek as _;
+    let mut file = std::fs::File::open(path)?;
+    let reader = file.try_clone()?;
+    let sum = tokio::task::spawn_blocking(move || sha256_of(reader))
         .await
-        .map_err(|e| std::io::Error::other(e.to_string()))??)
+        .map_err(|e| std::io::Error::other(e.to_string()))??;
+    file.rewind()?;
+    Ok((file, sum))
 }
 
-/// Copies `file` to the host's `~/.local/share/weft/<version>/<name>` through the
+/// Copies what `file` reads to the host's `~/.local/share/weft/<version>/<name>` through the
 /// installer the probe wrote, which checks it against `want`.
 async fn install(
     ssh: &Ssh,
     host: &str,
     destination: &str,
     home: &str,
-    file: &Path,
+    file: std::fs::File,
     name: &str,
     want: &str,
 ) -> Result<(), HostError> {
@@ -332,8 +342,7 @@ async fn install(
         weft_client::VERSION
     );
     let cmd = ssh.command(destination, &["/bin/sh", &installer, want, name]);
-    let input = std::fs::File::open(file)?;
-    let (out, code) = run(host, cmd, input.into(), None, INSTALL_TIMEOUT).await?;
+    let (out, code) = run(host, cmd, file.into(), None, INSTALL_TIMEOUT).await?;
     let said = out.lines().last().unwrap_or_default().to_string();
     if code == 0 && said == format!("weft-install-ok {want}") {
         return Ok(());

@@ -585,3 +585,81 @@ async fn a_terminal_on_a_host_is_opened_and_attached_through_ssh() {
     rig.ok(&["hosts", "remove", "box"]);
     assert_nothing_runs_as(&user);
 }
+
+/// A real claude turn on hosts whose users log in with bash, fish and csh: the host's
+/// own environment (here given by its sshd) names the claude binary and the scripted
+/// model server, which the host reaches on loopback; nothing of this machine's
+/// environment goes there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_claude_turn_runs_on_bash_fish_and_csh_hosts() {
+    let Some(claude) = super::support::agent_bin("claude", "WEFT_CLAUDE_BIN") else {
+        return;
+    };
+    let Some(mut rig) = Rig::new() else { return };
+    let claude = claude.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let server =
+        weft_testkit::AnthropicServer::start(weft_testkit::anthropic::Script::new().default_reply(
+            weft_testkit::anthropic::Turn::text_reply("kiwi-reply from the host"),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut users = Vec::new();
+    for (shell, path) in [("bash", BASH), ("fish", FISH), ("csh", CSH)] {
+        let (user, home) = rig.user(path);
+        // Claude's own first-run screen, done (as on a host where it was set up).
+        let marker = home.join(".claude.json");
+        std::fs::write(&marker, r#"{"hasCompletedOnboarding":true}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::chown(&marker, Some(uid_of(&user)), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        users.push((user, shell));
+    }
+    let names: Vec<&str> = users.iter().map(|(u, _)| u.as_str()).collect();
+    let extra = format!(
+        "SetEnv WEFT_CLAUDE_BIN={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY={} IS_SANDBOX=1 \
+         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_MAX_RETRIES=0",
+        claude.display(),
+        server.base_url(),
+        weft_testkit::leaks::AMBIENT_ANTHROPIC_KEY,
+    );
+    let (port, _) = rig.sshd(&names, &extra);
+    for (user, shell) in &users {
+        rig.alias(&format!("c-{shell}"), port, user, "");
+    }
+    for (user, shell) in &users {
+        add(&rig, shell, &format!("c-{shell}"));
+        let out = rig.weft(&[
+            "--host",
+            shell,
+            "run",
+            "--agent",
+            "claude",
+            "--json",
+            "hello claude",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "claude on {shell}: {err}");
+        let turn = stdout_json(&out);
+        let text = turn["snapshot"]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("kiwi-reply from the host"), "{turn}");
+        assert!(
+            turn["sessionKey"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("claude:")),
+            "{turn}"
+        );
+        rig.ok(&["hosts", "remove", shell, "--purge"]);
+        assert_nothing_runs_as(user);
+    }
+}
+
+fn uid_of(user: &str) -> u32 {
+    let out = std::process::Command::new("id")
+        .args(["-u", user])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("uid of {user}: {e}"))
+}
