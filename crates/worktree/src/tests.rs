@@ -416,3 +416,35 @@ fn marked_blocks_are_whole() {
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks[0], "<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> b\n");
 }
+
+#[test]
+fn a_sandboxed_hook_writes_only_in_its_worktree_or_does_not_run() {
+    let f = fixture();
+    let c = f
+        .wts
+        .create(&f.repo, "sb", None, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let outside = f.repo.join("outside.txt");
+    let line = format!(
+        "echo in > inside.txt; echo out > {}; true",
+        outside.display()
+    );
+    let home = f.wts.root.join("../home");
+    let run = hook::run(&home, &c.entry, "setup", &line, true).unwrap_or_else(|e| panic!("{e}"));
+    if weft_sandbox::probe().mechanism == weft_sandbox::Mechanism::Unavailable {
+        // Fail closed: asked for the sandbox, none here, nothing ran.
+        assert!(run.skipped.is_some(), "{run:?}");
+        assert!(!c.entry.path.join("inside.txt").exists());
+    } else {
+        assert!(
+            run.ok(),
+            "{run:?}: {}",
+            std::fs::read_to_string(&run.log).unwrap_or_default()
+        );
+        assert!(c.entry.path.join("inside.txt").is_file());
+    }
+    assert!(
+        !outside.exists(),
+        "a sandboxed setup wrote outside its worktree"
+    );
+}
