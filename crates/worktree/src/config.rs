@@ -16,7 +16,10 @@
 //! **`include`** copies only *ignored* files (`git ls-files --others --ignored
 //! --directory`): a tracked file is already in the worktree, and copying it would hide
 //! the branch's own version. A pattern without `/` matches a file name at any depth
-//! (as in `.gitignore`), one with `/` the whole path from the top.
+//! (as in `.gitignore`), one with `/` the whole path from the top. A folder ignored as a
+//! whole (`node_modules/`) is listed as the folder, not walked (walking it is what makes
+//! such a listing slow): a pattern matching the folder copies all of it, and a file inside
+//! one is reached by naming the folder, not by a pattern for the file's name.
 //!
 //! **`link`** shares a folder of the main checkout by a symlink. Not a copy: a copy of
 //! `node_modules` is not an install (its `.bin` shims point at the original), and a
