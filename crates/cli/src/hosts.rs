@@ -268,7 +268,12 @@ async fn remote(home: &Home, ssh: &Ssh, host: weft_hosts::Host) -> HostStatus {
             &[&bin, "hosts", "status", "--here", "--json"],
         );
         let out = run_script(&mut cmd, "").await?;
-        serde_json::from_str::<HostStatus>(out.trim()).map_err(|e| e.to_string())
+        // A login shell's rc file may have printed first: the JSON starts at its
+        // first field.
+        let json = out
+            .find("{\n  \"name\"")
+            .map_or(out.as_str(), |at| &out[at..]);
+        serde_json::from_str::<HostStatus>(json.trim()).map_err(|e| e.to_string())
     };
     match asked.await {
         Ok(there) => {

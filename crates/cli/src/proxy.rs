@@ -11,6 +11,9 @@
 //! cannot read it; a command inside the sandbox here cannot either, so running
 //! `weft proxy` there gains it nothing).
 //!
+//! Before anything else it writes `weft_hosts::link::MARKER`, so a client can tell its
+//! stream from what a login shell's rc file printed first.
+//!
 //! SSH gives a command without a terminal no hangup when the link drops: the proxy
 //! ends when its stdin ends or the daemon hangs up, and the daemon, started detached
 //! with its stdio on /dev/null, is never tied to the SSH session.
@@ -36,6 +39,14 @@ pub(crate) async fn proxy() -> ExitCode {
 }
 
 async fn bridge() -> Result<(), String> {
+    // First, what tells the client where the stream starts: a login shell's rc file
+    // may have printed before us (see `weft_hosts::link::MARKER`).
+    let mut stdout = tokio::io::stdout();
+    stdout
+        .write_all(weft_hosts::link::MARKER)
+        .await
+        .and(stdout.flush().await)
+        .map_err(|e| format!("writing to the client: {e}"))?;
     let home = Home::from_env();
     let program = std::env::current_exe().ok();
     // A connection of our own first: it starts the daemon or waits out one restarting
@@ -56,7 +67,6 @@ async fn bridge() -> Result<(), String> {
         .map_err(|e| format!("cannot reach the daemon's socket: {e}"))?;
     weft_client::check_listener(&home, &socket).map_err(|e| e.to_string())?;
     let mut stdin = tokio::io::stdin();
-    let mut stdout = tokio::io::stdout();
     let hello = read_frame(&mut stdin).await?;
     let hello = rewrite_hello(&hello, &home)?;
     let (mut from_daemon, mut to_daemon) = socket.into_split();

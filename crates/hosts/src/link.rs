@@ -2,6 +2,11 @@
 //! and stdin as one byte stream that `weft_client::Client::connect_over` speaks the
 //! daemon's framing over.
 //!
+//! A login shell's rc file may print to stdout before the command runs (a banner, a
+//! `echo` in `.bashrc`, which bash reads even for ssh's commands): those bytes would
+//! be read as a frame's length. So `weft proxy` first writes [`MARKER`], and the link
+//! drops everything up to it.
+//!
 //! Dropping the link closes ssh's stdin: the remote `weft proxy` sees its input end
 //! and exits, and the host's daemon, which never belonged to the SSH session, goes on
 //! with every turn. Killing the `ssh` process does the same from the host's side.
@@ -35,10 +40,21 @@ impl Stderr {
     }
 }
 
+/// What `weft proxy` writes before its first frame.
+pub const MARKER: &[u8] = b"\0weft-proxy-1\0";
+
+/// How much a login shell may print before the marker (more is dropped all the same,
+/// but not kept).
+const BANNER_KEPT: usize = 64 << 10;
+
 /// A running `ssh … weft proxy`.
 #[derive(Debug)]
 pub struct Link {
     io: Join<ChildStdout, ChildStdin>,
+    /// Read before the marker was found (what follows it is handed out first).
+    before: Vec<u8>,
+    /// Whether the marker was found.
+    found: bool,
     /// Held so the process is reaped when the link goes; not killed: its stdin
     /// closing ends it.
     child: Child,
@@ -63,8 +79,38 @@ impl AsyncRead for Link {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        let this = &mut *self;
+        while !this.found {
+            let mut chunk = [0u8; 8192];
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.io).poll_read(cx, &mut read) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                // Ended before the proxy spoke: the caller sees the end.
+                Poll::Ready(Ok(())) if read.filled().is_empty() => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => {}
+            }
+            this.before.extend_from_slice(read.filled());
+            if let Some(at) = find(&this.before, MARKER) {
+                this.before.drain(..at + MARKER.len());
+                this.found = true;
+            } else if this.before.len() > BANNER_KEPT {
+                let keep = this.before.len() - (MARKER.len() - 1);
+                this.before.drain(..keep);
+            }
+        }
+        if !this.before.is_empty() {
+            let n = this.before.len().min(buf.remaining());
+            buf.put_slice(&this.before[..n]);
+            this.before.drain(..n);
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.io).poll_read(cx, buf)
     }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 impl AsyncWrite for Link {
@@ -151,6 +197,8 @@ pub fn open(ssh: &Ssh, host: &Host) -> Result<Link, HostError> {
     });
     Ok(Link {
         io: tokio::io::join(stdout, stdin),
+        before: Vec::new(),
+        found: false,
         child,
         stderr,
     })

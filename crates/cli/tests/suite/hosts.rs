@@ -57,6 +57,25 @@ fn bash_fish_and_csh_users_each_run_an_echo_turn_and_keep_nothing_running_once_r
         .into_iter()
         .map(|(name, shell)| (rig.user(shell).0, name))
         .collect();
+    // Each login shell's rc file prints to stdout first, as some do: ssh passes that
+    // on before Weft's own output.
+    for (user, shell) in &users {
+        let home = std::path::PathBuf::from(format!("/home/{user}"));
+        let rc = match *shell {
+            "bash" => home.join(".bashrc"),
+            "fish" => home.join(".config/fish/config.fish"),
+            _ => home.join(".cshrc"),
+        };
+        if let Some(dir) = rc.parent() {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(&rc, format!("echo {shell}-banner\n")).unwrap_or_else(|e| panic!("{e}"));
+        let owner = std::process::Command::new("chown")
+            .args(["-R", &format!("{user}:{user}"), &home.display().to_string()])
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(owner.success());
+    }
     let names: Vec<&str> = users.iter().map(|(u, _)| u.as_str()).collect();
     let (port, _) = rig.sshd(&names, "");
     for (user, shell) in &users {
