@@ -184,15 +184,12 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         account: args.account,
         pack: args.pack,
         mcp: (!args.mcp.is_empty()).then(|| Box::new(args.mcp.into_iter().collect())),
-        worktree: args
-            .worktree
-            .clone()
-            .map(|name| {
-                Box::new(weft_protocol::WorktreeRequest {
-                    name,
-                    from: args.from.clone(),
-                })
-            }),
+        worktree: args.worktree.clone().map(|name| {
+            Box::new(weft_protocol::WorktreeRequest {
+                name,
+                from: args.from.clone(),
+            })
+        }),
     };
     let accepted = match daemon.send(request).await {
         Ok(a) => a,

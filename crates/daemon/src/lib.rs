@@ -28,8 +28,8 @@ pub mod service;
 mod socket;
 pub mod tokens;
 mod trust;
-pub mod ws;
 mod worktrees;
+pub mod ws;
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
