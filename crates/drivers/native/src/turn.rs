@@ -281,7 +281,8 @@ impl Turn<'_> {
         self.setup.tools.iter().find(|t| t.name() == name)
     }
 
-    fn emit_call(
+    /// The call as the snapshot shows it.
+    fn call_row(
         &self,
         id: &str,
         name: &str,
@@ -289,7 +290,7 @@ impl Turn<'_> {
         status: ToolStatus,
         result: Option<String>,
         changes: &[weft_protocol::FileChange],
-    ) {
+    ) -> ToolCall {
         let (summary, kind) = match self.tool(name) {
             Some(t) => (t.summary(input), t.kind()),
             None => (
@@ -301,18 +302,30 @@ impl Turn<'_> {
                 Default::default(),
             ),
         };
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            summary,
+            input: input.clone(),
+            result,
+            status,
+            kind,
+            parent_id: self.setup.parent.clone(),
+            changes: changes.to_vec(),
+        }
+    }
+
+    fn emit_call(
+        &self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        status: ToolStatus,
+        result: Option<String>,
+        changes: &[weft_protocol::FileChange],
+    ) {
         self.ctx.emit(DriverEvent::Tool {
-            call: ToolCall {
-                id: id.into(),
-                name: name.into(),
-                summary,
-                input: input.clone(),
-                result,
-                status,
-                kind,
-                parent_id: self.setup.parent.clone(),
-                changes: changes.to_vec(),
-            },
+            call: self.call_row(id, name, input, status, result, changes),
         });
     }
 
@@ -332,7 +345,7 @@ impl Turn<'_> {
         input: &Value,
         changes: Vec<weft_protocol::FileChange>,
     ) -> ToolOutput {
-        let output = self.call_output(id, name, input).await;
+        let output = self.call_output(id, name, input, &changes).await;
         if !output.is_error {
             self.workspace.mark_used(name);
         }
@@ -365,7 +378,13 @@ impl Turn<'_> {
         }
     }
 
-    async fn call_output(&self, id: &str, name: &str, input: &Value) -> ToolOutput {
+    async fn call_output(
+        &self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        changes: &[weft_protocol::FileChange],
+    ) -> ToolOutput {
         if name.is_empty() {
             return ToolOutput::error("the call names no tool");
         }
@@ -403,11 +422,16 @@ impl Turn<'_> {
             return crate::subagent::run(self, id, input).await;
         }
         let cancel = self.ctx.cancel_token();
+        let progress = crate::tools::Progress::new(
+            self.ctx.clone(),
+            self.call_row(id, name, input, ToolStatus::Running, None, changes),
+        );
         let tcx = ToolCx {
             workspace: self.workspace,
             cancel: &cancel,
             env: &self.setup.env,
             ctx: self.ctx,
+            progress: &progress,
         };
         tool.run(input, &tcx).await
     }
@@ -470,6 +494,10 @@ impl Turn<'_> {
         let id = format!("verify-{}", uuid::Uuid::new_v4());
         let input = serde_json::json!({"command": cmd});
         self.emit_call(&id, "verify", &input, ToolStatus::Running, None, &[]);
+        let progress = crate::tools::Progress::new(
+            self.ctx.clone(),
+            self.call_row(&id, "verify", &input, ToolStatus::Running, None, &[]),
+        );
         let out = crate::tools::bash::run_in(
             &cmd,
             self.workspace.root(),
@@ -477,6 +505,7 @@ impl Turn<'_> {
             &self.ctx.cancel_token(),
             Duration::from_secs(600),
             None,
+            Some(&progress),
         )
         .await;
         let content = self.chain.output(out.content);

@@ -20,6 +20,14 @@ describe("ToolRow", () => {
     ]);
   });
 
+  it("shows a running command's latest output lines without opening it, and not once it ended", async () => {
+    const running = { ...call({ command: "make" }), name: "bash", kind: "shell", status: "running", result: "one\ntwo\nthree\nfour\nfive\n" } as ToolCall;
+    const { rerender } = render(ToolRow, { call: running });
+    expect(screen.getByTestId("tool-live-output").textContent).toBe("two\nthree\nfour\nfive");
+    await rerender({ call: { ...running, status: "done" } });
+    expect(screen.queryByTestId("tool-live-output")).toBeNull();
+  });
+
   it("offers nothing for a call without a file", async () => {
     render(ToolRow, { call: call({ command: "ls" }), onopen: () => {} });
     await fireEvent.click(screen.getByTestId("tool-row-toggle"));

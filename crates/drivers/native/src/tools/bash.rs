@@ -17,6 +17,8 @@ use super::{field, first_line, Native, Spec, ToolCx, ToolOutput};
 /// the end), each this long; the middle is counted, not kept.
 const KEEP: usize = super::OUTPUT_CAP / 2 - 200;
 const DEFAULT_TIMEOUT: u64 = 120;
+/// What the running call's row shows of the output so far: its latest part, this long.
+const LIVE: usize = 8 * 1024;
 const MAX_TIMEOUT: u64 = 1800;
 
 /// The shell tool.
@@ -87,6 +89,7 @@ impl Native for Bash {
             cx.cancel,
             timeout,
             sandbox.as_ref(),
+            Some(cx.progress),
         )
         .await
     }
@@ -94,7 +97,8 @@ impl Native for Bash {
 
 /// Runs `command` with bash in `root`, in its own process group, output (stdout and
 /// stderr together) kept up to 1 MB; the group is killed on stop, timeout or drop.
-/// Under `sandbox` when given (bash itself runs inside it).
+/// Under `sandbox` when given (bash itself runs inside it). The output so far goes to
+/// `progress` as it comes (its latest part).
 pub async fn run_in(
     command: &str,
     root: &std::path::Path,
@@ -102,6 +106,7 @@ pub async fn run_in(
     cancel: &tokio_util::sync::CancellationToken,
     timeout: Duration,
     sandbox: Option<&weft_sandbox::Policy>,
+    progress: Option<&super::Progress>,
 ) -> ToolOutput {
     let line = format!("exec 2>&1\n{}", command);
     // A sandbox started ahead for this session, when one waits: the line is all it needs.
@@ -120,7 +125,7 @@ pub async fn run_in(
         super::warm::refill(p, env, root);
     }
     if let Some(spare) = warm {
-        let out = finish(spare.child, cancel, timeout).await;
+        let out = finish(spare.child, cancel, timeout, progress).await;
         drop(spare.hold);
         return out;
     }
@@ -142,10 +147,20 @@ pub async fn run_in(
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("cannot start bash: {e}")),
     };
-    let out = finish(child, cancel, timeout).await;
+    let out = finish(child, cancel, timeout, progress).await;
     // The workspace's .git/.weft mountpoints go only once the command has ended.
     drop(hold);
     out
+}
+
+/// The running row's view of the output: its latest part, saying how much came before.
+fn live_text(live: &[u8], total: usize) -> String {
+    let text = String::from_utf8_lossy(live);
+    if total > live.len() {
+        format!("[… {} bytes before]\n{text}", total - live.len())
+    } else {
+        text.into_owned()
+    }
 }
 
 /// Reads what the started command writes and waits for it, killing its group at the
@@ -154,12 +169,14 @@ async fn finish(
     mut child: tokio::process::Child,
     cancel: &tokio_util::sync::CancellationToken,
     timeout: Duration,
+    progress: Option<&super::Progress>,
 ) -> ToolOutput {
     let mut group = Group(child.id().map(|p| p as i32));
     let Some(mut out) = child.stdout.take() else {
         return ToolOutput::error("bash gave no output pipe");
     };
     let mut kept = Vec::new();
+    let mut live: Vec<u8> = Vec::new();
     let mut total = 0usize;
     let mut buf = vec![0u8; 64 * 1024];
     let read_all = async {
@@ -170,6 +187,13 @@ async fn finish(
                     total += n;
                     let room = KEEP.saturating_sub(kept.len());
                     kept.extend_from_slice(&buf[..n.min(room)]);
+                    if let Some(p) = progress {
+                        live.extend_from_slice(&buf[..n]);
+                        if live.len() > LIVE {
+                            live.drain(..live.len() - LIVE);
+                        }
+                        p.show(|| live_text(&live, total));
+                    }
                 }
             }
         }

@@ -60,6 +60,44 @@ pub struct ToolCx<'a> {
     pub env: &'a [(String, String)],
     /// The turn (to show a plan, ask the user, start a subagent).
     pub ctx: &'a weft_kernel::DriverContext,
+    /// The running call's row, for output as it comes.
+    pub progress: &'a Progress,
+}
+
+/// A running call's row in the snapshot, for a tool whose output comes over time (a
+/// shell command): the output so far replaces the row's result, at most every
+/// [`Progress::EVERY`], so a chatty command does not flood the clients.
+pub struct Progress {
+    ctx: weft_kernel::DriverContext,
+    row: parking_lot::Mutex<(weft_protocol::ToolCall, Option<std::time::Instant>)>,
+}
+
+impl Progress {
+    /// How often the row is updated at most.
+    pub const EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+    /// The progress of `row` (a running call) in the turn of `ctx`.
+    pub fn new(ctx: weft_kernel::DriverContext, row: weft_protocol::ToolCall) -> Self {
+        Self {
+            ctx,
+            row: parking_lot::Mutex::new((row, None)),
+        }
+    }
+
+    /// The call's output so far (`text()` is asked only when the row is due, so a
+    /// caller building it from a buffer pays for that at most every `EVERY`).
+    pub fn show(&self, text: impl FnOnce() -> String) {
+        let mut row = self.row.lock();
+        let now = std::time::Instant::now();
+        if row.1.is_some_and(|at| now.duration_since(at) < Self::EVERY) {
+            return;
+        }
+        row.1 = Some(now);
+        row.0.result = Some(text());
+        self.ctx.emit(weft_protocol::DriverEvent::Tool {
+            call: row.0.clone(),
+        });
+    }
 }
 
 impl ToolCx<'_> {

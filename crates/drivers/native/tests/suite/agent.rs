@@ -94,6 +94,44 @@ async fn a_ten_megabyte_output_is_capped_and_says_so() {
     assert!(shown.contains("output capped"));
 }
 
+/// A long command's output shows in its running row as it comes, not only at its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_command_s_output_streams_into_its_row() {
+    let script = Script::new()
+        .turn(Turn::new().tool_use(
+            "t1",
+            "bash",
+            json!({"command": "echo first-line; sleep 1; echo second-line"}),
+        ))
+        .default_reply(Turn::text_reply("done"));
+    let (_s, env) = anthropic(script, "auto").await;
+    let dirs = Dirs::new();
+    let (r, snap, sink) = run_turn(&driver(), dirs.input(&env, "go", None)).await;
+    assert!(r.ok, "{r:?}");
+    let rows: Vec<(ToolStatus, Option<String>)> = sink
+        .events
+        .lock()
+        .iter()
+        .filter_map(|e| match e {
+            weft_protocol::DriverEvent::Tool { call } if call.id == "t1" => {
+                Some((call.status, call.result.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|(status, result)| *status == ToolStatus::Running
+                && result.as_deref() == Some("first-line\n")),
+        "the first line never showed while the command ran: {rows:?}"
+    );
+    let done = snap.tool_calls[0].result.clone().unwrap_or_default();
+    assert!(
+        done.contains("first-line") && done.contains("second-line"),
+        "{done}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_never_stops_calling_tools_hits_max_steps() {
     let script =

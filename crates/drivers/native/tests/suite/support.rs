@@ -173,11 +173,13 @@ impl ToolBench {
         input: &Value,
         env: &[(String, String)],
     ) -> ToolOutput {
+        let progress = weft_native::tools::Progress::new(self.ctx.clone(), Default::default());
         let cx = ToolCx {
             workspace: &self.ws,
             cancel: &self.cancel,
             env,
             ctx: &self.ctx,
+            progress: &progress,
         };
         tool.run(input, &cx).await
     }
