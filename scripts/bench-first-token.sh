@@ -14,6 +14,11 @@ RUNS="${1:-7}"
 source "$ROOT/scripts/lib/scripted-claude.sh"
 scripted_claude 20
 FIRST="python3 $ROOT/scripts/lib/first-line.py word0"
+# `weft agents warm` runs under python too: the warm pool matches a new session by the
+# client's environment, and a python reached through a version manager's shim (pyenv)
+# adds to PATH and sets its own variables, so a warm started from the shell itself was
+# never a match for the timed run started by first-line.py.
+warm() { python3 -c 'import os, sys; os.execvp(sys.argv[1], sys.argv[1:])' "$WEFT" agents warm "$@"; }
 # Idle processes close after 1 s (so a resume is a cold start); a warm one waits 60 s.
 export WEFT_AGENT_IDLE_SECS=1 WEFT_WARM_POOL_SECS=60
 "$WEFT" trust --yes >/dev/null
@@ -37,13 +42,13 @@ for _ in $(seq "$RUNS"); do
     direct_new >>"$TMP/direct_new"
     direct_resume "$SID" >>"$TMP/direct_resume"
     weft_new >>"$TMP/weft_cold_new"
-    "$WEFT" agents warm claude >/dev/null; settle
+    warm claude >/dev/null; settle
     "$WEFT" daemon status --json >"$TMP/status.json"
     weft_new >>"$TMP/weft_warm_new"
     sleep 2   # the idle close
     weft_resume "$KEY" >>"$TMP/weft_cold_resume"
     sleep 2
-    "$WEFT" agents warm --session "$KEY" >/dev/null; settle
+    warm --session "$KEY" >/dev/null; settle
     weft_resume "$KEY" >>"$TMP/weft_warm_resume"
     sleep 2
 done

@@ -115,7 +115,22 @@ impl WarmPool {
                 && w.effort.as_deref() == s.effort
                 && w.account.as_deref() == s.account.and_then(chosen).as_deref()
                 && same_env(w.env.as_deref(), s.env.map(|e| e.as_ref()))
-        })?;
+        });
+        let Some(i) = i else {
+            // A process started ahead for this folder that the prompt could not use
+            // costs its memory and saves nothing: say why, or it looks like a slow pool.
+            for w in entries
+                .iter()
+                .filter(|w| w.new_session && w.agent == s.agent && w.workdir == s.workdir)
+            {
+                tracing::info!(
+                    session = %w.key,
+                    why = %mismatch(w, s),
+                    "a process started ahead for this folder does not fit the new session"
+                );
+            }
+            return None;
+        };
         Some(entries.remove(i).key)
     }
 
@@ -279,6 +294,29 @@ impl Loom {
             reason: None,
         })
     }
+}
+
+/// Why the process `w` waits for does not fit the new session `s`.
+fn mismatch(w: &Warm, s: &NewSession) -> String {
+    let mut why = Vec::new();
+    if w.model.as_deref() != s.model {
+        why.push(format!("model {:?} (asked {:?})", w.model, s.model));
+    }
+    if w.effort.as_deref() != s.effort {
+        why.push(format!("effort {:?} (asked {:?})", w.effort, s.effort));
+    }
+    if w.account.as_deref() != s.account.and_then(chosen).as_deref() {
+        why.push(format!("account {:?} (asked {:?})", w.account, s.account));
+    }
+    match (w.env.as_deref(), s.env.map(|e| e.as_ref())) {
+        (Some(a), Some(b)) if !a.same_for_agents(b) => why.push(format!(
+            "environment differs in {}",
+            a.differing(b).join(", ")
+        )),
+        (Some(_), None) | (None, Some(_)) => why.push("one has no client environment".into()),
+        _ => {}
+    }
+    why.join("; ")
 }
 
 /// Whether two clients' environments start the same agent (see

@@ -75,6 +75,22 @@ impl ClientEnv {
         };
         kept(self) == kept(other)
     }
+
+    /// The names of the variables (not [`Self::BOOKKEEPING`]) set differently in the two,
+    /// or in only one: what kept them from being [`Self::same_for_agents`]. Names only,
+    /// for a log line; values may be secrets.
+    pub fn differing(&self, other: &ClientEnv) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .0
+            .keys()
+            .chain(other.0.keys())
+            .filter(|k| !Self::is_bookkeeping(k) && self.0.get(*k) != other.0.get(*k))
+            .cloned()
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
 }
 
 impl std::fmt::Debug for ClientEnv {
@@ -250,6 +266,29 @@ mod tests {
             shown.contains("API_KEY") && !shown.contains("sk-secret"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn envs_differing_only_in_bookkeeping_start_the_same_agent() {
+        let env = |pairs: &[(&str, &str)]| {
+            ClientEnv(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        let shell = env(&[("PATH", "/bin"), ("_", "/usr/bin/weft"), ("SHLVL", "1")]);
+        let again = env(&[("PATH", "/bin"), ("_", "/usr/bin/env"), ("SHLVL", "2")]);
+        assert!(shell.same_for_agents(&again));
+        assert!(shell.differing(&again).is_empty());
+        let shim = env(&[
+            ("PATH", "/shim:/bin"),
+            ("PYENV_VERSION", "3.11"),
+            ("_", "x"),
+        ]);
+        assert!(!shell.same_for_agents(&shim));
+        assert_eq!(shell.differing(&shim), ["PATH", "PYENV_VERSION"]);
     }
 
     #[test]
