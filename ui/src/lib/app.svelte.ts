@@ -21,6 +21,7 @@ import type { TerminalClient } from "./terminal/client";
 import { formatAddress, type Address, type Place } from "./places";
 import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
 import { TrustStore } from "./trust.svelte";
+import { groupByWorktree, WorktreeStore, type WorktreeGroup } from "./worktrees.svelte";
 
 export type Theme = "system" | "light" | "dark";
 /** A session's state as the sidebar shows and filters it. */
@@ -113,6 +114,10 @@ export class AppStore {
   readonly accounts: AccountsStore;
   /** Each workspace's trust (what its files grant takes effect only once trusted). */
   readonly trust: TrustStore;
+  /** The git worktrees Weft made for sessions. */
+  readonly worktrees: WorktreeStore;
+  /** The new session starts in a git worktree of its own (a branch `weft/<name>`). */
+  newInWorktree = $state(false);
   account = $state<string | null>(null);
   /** The domain pack for a new session of an agent that takes one; null: its default. */
   pack = $state<string | null>(null);
@@ -148,6 +153,7 @@ export class AppStore {
     this.terminals = terminals;
     this.accounts = new AccountsStore(transport, terminals);
     this.trust = new TrustStore(transport);
+    this.worktrees = new WorktreeStore(transport);
   }
 
   /** The window's address: where it is, as a fragment (`#/s/<key>`, `#/inbox`…). */
@@ -290,17 +296,30 @@ export class AppStore {
     localStorage.setItem(FOLDED_KEY, JSON.stringify(this.folded));
   }
 
-  /** Workspaces to show: recent ones first, then any folder a session ran in. */
-  get workspaceGroups(): { workdir: string; sessions: SessionInfo[] }[] {
+  /**
+   * Workspaces to show: recent ones first, then any folder a session ran in. A session
+   * in a worktree Weft made is listed under its repository's workspace, in a group of
+   * its worktree's (`worktrees`), and the worktree is no workspace of its own.
+   */
+  get workspaceGroups(): { workdir: string; sessions: SessionInfo[]; worktrees: WorktreeGroup[] }[] {
     const sessions = this.filteredSessions;
-    const order = [...this.workspaces];
-    for (const s of this.sessions) if (!s.archived && !order.includes(s.workdir)) order.push(s.workdir);
+    const home = (s: SessionInfo) => (s.worktree ? this.worktrees.repoOf(s.worktree.path) : null) ?? s.workdir;
+    const order = this.workspaces.filter((w) => !this.worktrees.isWorktree(w));
+    for (const s of this.sessions) if (!s.archived && !order.includes(home(s))) order.push(home(s));
     // A removed workspace's sessions still show while searching.
     const searching = this.search.trim() !== "";
     return order
       .filter((workdir) => searching || !this.hiddenWorkspaces.includes(workdir))
-      .map((workdir) => ({ workdir, sessions: sessions.filter((s) => s.workdir === workdir) }))
-      .filter((g) => g.sessions.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
+      .map((workdir) => {
+        const here = sessions.filter((s) => home(s) === workdir);
+        const inWorktrees = here.filter((s) => s.worktree && s.workdir !== workdir);
+        return {
+          workdir,
+          sessions: here.filter((s) => !inWorktrees.includes(s)),
+          worktrees: groupByWorktree(inWorktrees, this.worktrees.list),
+        };
+      })
+      .filter((g) => g.sessions.length + g.worktrees.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
   }
 
   /**
@@ -428,6 +447,7 @@ export class AppStore {
     const sessions = await this.guard(() => this.transport.request({ type: "listSessions", workdir: null, archived: true }));
     if (!sessions) return;
     this.sessions = sessions;
+    void this.worktrees.refresh(sessions);
     if (!this.seenBaseline) {
       // The first list: what was there before this window counts as seen, unless the
       // window had seen it older; a session that appears later is unread.
@@ -513,7 +533,7 @@ export class AppStore {
 
   /** Moves the selection by `delta` through the visible session list. */
   cycleSession(delta: number) {
-    const list = this.workspaceGroups.flatMap((g) => g.sessions);
+    const list = this.workspaceGroups.flatMap((g) => [...g.sessions, ...g.worktrees.flatMap((w) => w.sessions)]);
     if (list.length === 0) return;
     const at = list.findIndex((s) => s.sessionKey === this.selectedKey);
     const next = at < 0 ? 0 : (at + delta + list.length) % list.length;
@@ -525,6 +545,7 @@ export class AppStore {
     this.selectedKey = NEW_SESSION;
     this.place = { view: "session" };
     this.beside = null;
+    this.newInWorktree = this.worktrees.newInWorktree(workdir);
     this.applyRemembered(workdir);
   }
 
@@ -697,6 +718,7 @@ export class AppStore {
         attachments,
         account: this.account,
         pack: !view && this.packs.length > 0 ? this.pack : null,
+        worktree: !view && this.newInWorktree ? { name: "auto" } : null,
       }),
     );
     if (!accepted) return false;
@@ -709,7 +731,7 @@ export class AppStore {
     if (view && view.running) view.addNote(`Queued: “${prompt}”`, accepted.taskId);
     if (!view) {
       this.selectSession(accepted.sessionKey);
-      void this.refreshSessions();
+      void this.refreshSessions().then(() => this.worktrees.refresh(this.sessions, true));
     }
     return true;
   }

@@ -185,6 +185,40 @@ describe("AppStore", () => {
     expect(app.selectedKey).toBe(first);
   });
 
+  it("starts a new session in a worktree of its own when asked, lists it under its repository's workspace, and keeps the choice per workspace", async () => {
+    const { t, app } = await started();
+    t.addSession("echo", "/work/demo", "in the folder itself");
+    app.newSession("/work/demo");
+    expect(app.newInWorktree).toBe(false);
+    app.newInWorktree = true;
+    app.worktrees.setNewInWorktree("/work/demo", true);
+    expect(await app.send("try the parser rewrite")).toBe(true);
+    const call = t.calls.filter((c) => c.verb === "prompt").pop();
+    expect(call?.args[0]).toMatchObject({ workdir: "/work/demo", worktree: { name: "auto" } });
+    await vi.waitFor(() => expect(app.worktrees.list).toHaveLength(1));
+    await app.refreshSessions();
+    const [demo, ...others] = app.workspaceGroups;
+    // The worktree is no workspace of its own: its session sits under the repository's.
+    expect(others.map((g) => g.workdir)).not.toContain(t.worktrees[0].path);
+    expect(demo.workdir).toBe("/work/demo");
+    expect(demo.sessions.map((s) => s.title)).toEqual(["in the folder itself"]);
+    expect(demo.worktrees).toMatchObject([{ name: t.worktrees[0].name, branch: t.worktrees[0].branch, known: true }]);
+    expect(demo.worktrees[0].sessions.map((s) => s.title)).toEqual(["try the parser rewrite"]);
+    // Ctrl+Tab reaches the session in the worktree too.
+    app.selectSession(demo.sessions[0].sessionKey);
+    app.cycleSession(1);
+    expect(app.selectedKey).toBe(demo.worktrees[0].sessions[0].sessionKey);
+    // The choice holds for the next new session here, not in another workspace.
+    app.newSession("/work/other");
+    expect(app.newInWorktree).toBe(false);
+    app.newSession("/work/demo");
+    expect(app.newInWorktree).toBe(true);
+    // A prompt into an existing session never asks for a worktree.
+    app.selectSession(demo.sessions[0].sessionKey);
+    await app.send("carry on");
+    expect(t.calls.filter((c) => c.verb === "prompt").pop()?.args[0]).toMatchObject({ worktree: null });
+  });
+
   it("shows a verb's failure as a banner", async () => {
     const { t, app } = await started();
     const served = t.request.bind(t);

@@ -11,6 +11,8 @@ import type {
   TrustGrant,
   WorkspaceEntry,
   WorkspaceTrust,
+  WorktreeInfo,
+  MergeOutcome,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
 import { VerbError, type AppInfo, type LinkState, type Reply, type Transport } from "./transport";
@@ -41,6 +43,10 @@ export class FakeTransport implements Transport {
    * here grants nothing. `grantsOf` sets a folder's grants (its hash changes with them).
    */
   trust = new Map<string, WorkspaceTrust>();
+  /** The worktrees made for new sessions that asked for one (`listWorktrees`). */
+  worktrees: WorktreeInfo[] = [];
+  /** What `mergeSession` answers (null: a clean merge into the worktree's base). */
+  mergeOutcome: MergeOutcome | null = null;
   /** Each session's turns from before Weft's first (`earlierTurns`); none: an unknown session. */
   earlier = new Map<string, UniversalSnapshot[]>();
   private patchHandlers: ((e: PatchEvent) => void)[] = [];
@@ -99,6 +105,26 @@ export class FakeTransport implements Transport {
     for (const h of this.resyncHandlers) h(sessionKey);
   }
 
+  /** As the daemon for a new session asking for one: a worktree of `repo` named `name`. */
+  private makeWorktree(repo: string, name: string | undefined): WorktreeInfo | null {
+    if (name === undefined) return null;
+    const picked = name === "auto" ? `wt-${this.next++}` : name;
+    const info: WorktreeInfo = {
+      name: picked,
+      repo,
+      path: `/data/weft/worktrees/${repo.split("/").filter(Boolean).at(-1) ?? "repo"}/${picked}`,
+      branch: `weft/${picked}`,
+      base: "main",
+      ahead: 0,
+      behind: 0,
+      dirty: false,
+      ports: "40000-40009",
+      sessions: [],
+    };
+    this.worktrees.push(info);
+    return info;
+  }
+
   /** Tells the window the link went down or came back. */
   linkState(state: LinkState) {
     for (const h of this.linkHandlers) h(state);
@@ -113,7 +139,10 @@ export class FakeTransport implements Transport {
     prompt: async (request) => {
       const { type: _, ...fields } = request;
       this.record("prompt", fields);
-      const key = request.sessionKey ?? this.addSession(request.agent ?? "echo", request.workdir ?? "/", request.prompt);
+      const worktree = request.sessionKey ? null : this.makeWorktree(request.workdir ?? "/", request.worktree?.name);
+      const key = request.sessionKey ?? this.addSession(request.agent ?? "echo", worktree?.path ?? request.workdir ?? "/", request.prompt);
+      const made = this.sessions.get(key);
+      if (worktree && made) made.info.worktree = { name: worktree.name, path: worktree.path, branch: worktree.branch ?? "", base: worktree.base };
       const taskId = `t${this.next++}`;
       const s = this.sessions.get(key);
       if (s && s.current.phase !== "streaming") {
@@ -122,6 +151,14 @@ export class FakeTransport implements Transport {
         this.emit(key, { queued: [...s.current.queued, { taskId, prompt: request.prompt, steer: false }] });
       }
       return { sessionKey: key, taskId };
+    },
+    listWorktrees: async () => structuredClone(this.worktrees),
+    mergeSession: async (request) => {
+      const { type: _, ...fields } = request;
+      this.record("mergeSession", fields);
+      const wt = this.sessions.get(request.sessionKey)?.info.worktree;
+      if (!wt) throw new VerbError({ code: "badRequest", message: "the session runs in no worktree of Weft's" });
+      return this.mergeOutcome ?? { base: wt.base, branch: wt.branch, commit: "0123456789abcdef", conflicts: [] };
     },
     stop: async ({ sessionKey }) => {
       this.record("stop", sessionKey);

@@ -23,6 +23,17 @@ describe("sidebarRows", () => {
     expect(sidebarRows([], [hit("t")], "").map((r) => r.kind)).toEqual(["empty"]);
   });
 
+  it("puts each worktree's sessions under a head of its own after the workspace's, counted in the workspace's fold", () => {
+    const wt = { name: "fix", path: "/d/wt/fix", branch: "weft/fix", base: "main", ahead: 2, behind: 0, dirty: true, known: true, sessions: [session("echo:3", "/d/wt/fix")] };
+    const groups = [{ workdir: "/w/a", sessions: [session("echo:1", "/w/a")], worktrees: [wt] }];
+    const rows = sidebarRows(groups, [], "");
+    expect(rows.map((r) => r.key)).toEqual(["ws:/w/a", "s:echo:1", "wt:/d/wt/fix", "s:echo:3"]);
+    expect(rows[3]).toMatchObject({ kind: "session", nested: true });
+    expect(rows[1]).not.toHaveProperty("nested");
+    const folded = sidebarRows(groups, [], "", [], [], [], new Set(["/w/a"]));
+    expect(folded).toEqual([{ key: "ws:/w/a", kind: "workspace", workdir: "/w/a", collapsed: true, count: 2 }]);
+  });
+
   it("draws thousands of sessions as that many rows (the list virtualizes them)", () => {
     const many = Array.from({ length: 5000 }, (_, i) => session(`echo:${i}`, "/w/a"));
     expect(sidebarRows([{ workdir: "/w/a", sessions: many }], [], "").length).toBe(5001);

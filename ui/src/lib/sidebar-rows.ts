@@ -1,10 +1,12 @@
 // The sidebar as one flat list of rows (workspace heads, their sessions, transcript hits)
 // so it can be virtualized: thousands of sessions draw only the rows near the viewport.
 import type { LibraryHit, LibrarySession, SearchHit, SessionInfo } from "../generated";
+import type { WorktreeGroup } from "./worktrees.svelte";
 
 export type SidebarRow =
   | { key: string; kind: "workspace"; workdir: string; collapsed: boolean; count: number }
-  | { key: string; kind: "session"; session: SessionInfo }
+  | { key: string; kind: "session"; session: SessionInfo; nested?: boolean }
+  | { key: string; kind: "worktree"; worktree: WorktreeGroup }
   | { key: string; kind: "native"; session: LibrarySession }
   | { key: string; kind: "label"; text: string }
   | { key: string; kind: "archived"; count: number; open: boolean }
@@ -24,7 +26,7 @@ export type SidebarRow =
  * one Archived head, listed when `archivedOpen` (or while searching).
  */
 export function sidebarRows(
-  groups: { workdir: string; sessions: SessionInfo[] }[],
+  groups: { workdir: string; sessions: SessionInfo[]; worktrees?: WorktreeGroup[] }[],
   hits: SearchHit[],
   search: string,
   natives: LibrarySession[] = [],
@@ -56,10 +58,17 @@ export function sidebarRows(
   for (const group of groups) {
     const theirs = byWorkdir.get(group.workdir) ?? [];
     const fold = folded(group.workdir);
-    rows.push({ key: `ws:${group.workdir}`, kind: "workspace", workdir: group.workdir, collapsed: fold, count: group.sessions.length + theirs.length });
+    const worktrees = group.worktrees ?? [];
+    const inWorktrees = worktrees.reduce((n, w) => n + w.sessions.length, 0);
+    rows.push({ key: `ws:${group.workdir}`, kind: "workspace", workdir: group.workdir, collapsed: fold, count: group.sessions.length + inWorktrees + theirs.length });
     if (!fold) {
       for (const session of group.sessions) rows.push({ key: `s:${session.sessionKey}`, kind: "session", session });
       rows.push(...nativeRows(theirs));
+      // Each worktree's sessions under a head naming it, its branch and how it stands.
+      for (const worktree of worktrees) {
+        rows.push({ key: `wt:${worktree.path}`, kind: "worktree", worktree });
+        for (const session of worktree.sessions) rows.push({ key: `s:${session.sessionKey}`, kind: "session", session, nested: true });
+      }
     }
     byWorkdir.delete(group.workdir);
   }

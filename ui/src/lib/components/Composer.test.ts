@@ -51,3 +51,28 @@ describe("Composer: the agent picker of an open session", () => {
     expect(app.agent).toBe("echo");
   });
 });
+
+describe("Composer: a new session in a worktree", () => {
+  it("offers a new worktree for a new session, sends it, keeps the choice for the workspace, and offers none inside a worktree", async () => {
+    localStorage.clear();
+    const t = new FakeTransport();
+    const app = await started(t);
+    app.newSession("/work/demo");
+    const box = () => screen.queryByTestId("new-in-worktree") as HTMLInputElement | null;
+    await waitFor(() => expect(box()).not.toBeNull());
+    expect(box()?.checked).toBe(false);
+    box()?.click();
+    expect(app.newInWorktree).toBe(true);
+    expect(await app.send("two agents, one repository")).toBe(true);
+    expect(t.calls.find((c) => c.verb === "prompt")?.args[0]).toMatchObject({ worktree: { name: "auto" } });
+    // An open session has its folder: nothing to offer.
+    await waitFor(() => expect(box()).toBeNull());
+    app.newSession("/work/demo");
+    await waitFor(() => expect(box()?.checked).toBe(true));
+    // A new session inside the worktree runs there; it is no repository to branch from.
+    await app.worktrees.refresh(app.sessions, true);
+    app.newSession(t.worktrees[0].path);
+    await waitFor(() => expect(screen.getByTestId("composer").textContent).toContain(`new session in ${t.worktrees[0].path}`));
+    expect(box()).toBeNull();
+  });
+});

@@ -28,6 +28,29 @@ describe("Sidebar", () => {
     expect(screen.getByTestId("session-list").dataset.rows).toBe("3001");
   });
 
+  it("lists a worktree's sessions under it with its branch and state; its head starts a new session there", async () => {
+    const t = new FakeTransport();
+    const app = await started(t);
+    await app.openWorkspace("/work/demo");
+    app.newInWorktree = true;
+    await app.send("rewrite the parser");
+    Object.assign(t.worktrees[0], { ahead: 3, behind: 1, dirty: true });
+    await app.worktrees.refresh(app.sessions, true);
+    const head = await screen.findByTestId("worktree");
+    expect(head.dataset.path).toBe(t.worktrees[0].path);
+    expect(screen.getByTestId("worktree-branch").textContent).toBe(t.worktrees[0].branch);
+    expect(screen.getByTestId("worktree-ahead").textContent).toBe("↑3");
+    expect(screen.getByTestId("worktree-behind").textContent).toBe("↓1");
+    expect(screen.getByTestId("worktree-dirty")).toBeTruthy();
+    // No head of its own for the worktree's folder: it sits under the repository's.
+    expect(screen.queryAllByTestId("workspace").map((w) => w.dataset.workdir)).toEqual(["/work/demo"]);
+    const item = screen.getAllByTestId("session-item").find((el) => el.dataset.workdir === t.worktrees[0].path);
+    expect(item?.classList.contains("nested")).toBe(true);
+    await fireEvent.click(screen.getByTestId("worktree-item"));
+    expect(app.selectedKey).toBeNull();
+    expect(app.workspace).toBe(t.worktrees[0].path);
+  });
+
   it("removes a recent workspace: forgotten, its group hidden until the folder is opened again", async () => {
     const t = new FakeTransport();
     t.addSession("echo", "/work/other", "over there");

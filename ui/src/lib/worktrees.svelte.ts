@@ -1,0 +1,167 @@
+// The git worktrees Weft made for sessions: where each belongs in the sidebar (under the
+// repository's workspace, not as a workspace of its own), its branch and how it stands
+// (ahead/behind its base, uncommitted changes), and whether a workspace's new sessions
+// start in a worktree of their own.
+import type { MergeMode, MergeOutcome, SessionInfo, WorktreeInfo } from "../generated";
+import type { Transport } from "./transport";
+
+const NEW_IN_WORKTREE_KEY = "weft.newInWorktree";
+/** `listWorktrees` runs git in every worktree: not more often than this. */
+const REFRESH_EVERY_MS = 3000;
+
+/** A worktree and the sessions in it, as the sidebar lists them under the repository. */
+export type WorktreeGroup = {
+  name: string;
+  path: string;
+  branch: string | null;
+  base: string;
+  /** Commits on its branch not on its base, and the other way. */
+  ahead: number;
+  behind: number;
+  dirty: boolean;
+  /** False while the daemon has not listed it yet (its state is then unknown). */
+  known: boolean;
+  sessions: SessionInfo[];
+};
+
+/** Whether `path` is `root` or inside it. */
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+}
+
+/**
+ * Sorts sessions in worktrees into groups, one per worktree, in the order the worktrees
+ * were listed (sessions keep their order). A session names its worktree (`worktree`);
+ * its state comes from `infos`, when listed.
+ */
+export function groupByWorktree(sessions: SessionInfo[], infos: readonly WorktreeInfo[]): WorktreeGroup[] {
+  const groups = new Map<string, WorktreeGroup>();
+  for (const s of sessions) {
+    const wt = s.worktree;
+    if (!wt) continue;
+    let g = groups.get(wt.path);
+    if (!g) {
+      const info = infos.find((i) => i.path === wt.path);
+      g = {
+        name: wt.name,
+        path: wt.path,
+        branch: info?.branch ?? wt.branch,
+        base: wt.base,
+        ahead: info?.ahead ?? 0,
+        behind: info?.behind ?? 0,
+        dirty: info?.dirty ?? false,
+        known: info !== undefined,
+        sessions: [],
+      };
+      groups.set(wt.path, g);
+    }
+    g.sessions.push(s);
+  }
+  const order = (g: WorktreeGroup) => {
+    const i = infos.findIndex((info) => info.path === g.path);
+    return i < 0 ? infos.length : i;
+  };
+  return [...groups.values()].sort((a, b) => order(a) - order(b));
+}
+
+/** The worktrees the daemon lists, and the per-workspace "new sessions in a worktree". */
+export class WorktreeStore {
+  list = $state.raw<WorktreeInfo[]>([]);
+  /** Workspaces whose new sessions start in a worktree of their own by default. */
+  private defaults = $state<string[]>(readDefaults());
+  private last = 0;
+  private pending: Promise<void> | null = null;
+
+  constructor(private readonly transport: Transport) {}
+
+  /**
+   * Re-reads the list, at most every few seconds unless `force`d (a worktree made or
+   * removed); nothing to read while no session runs in a worktree.
+   */
+  refresh(sessions: readonly SessionInfo[], force = false): Promise<void> {
+    if (!force && !sessions.some((s) => s.worktree)) return Promise.resolve();
+    if (this.pending) return this.pending;
+    if (!force && Date.now() - this.last < REFRESH_EVERY_MS) return Promise.resolve();
+    this.last = Date.now();
+    this.pending = this.transport
+      .request({ type: "listWorktrees" })
+      .then((list) => {
+        this.list = list;
+      })
+      // The list is a nicety over the sessions' own worktree fields: a daemon that
+      // cannot list them leaves the sidebar as it was, and says so in its log.
+      .catch(() => {})
+      .finally(() => {
+        this.pending = null;
+      });
+    return this.pending;
+  }
+
+  /**
+   * Lands a session's branch: commits what its worktree holds (with `message`), then
+   * merges it into its base as `mode` says, or pushes it (and opens a pull request).
+   * Conflicts come back in the outcome, the base left as it was; a refusal (the base
+   * has another branch checked out, uncommitted changes) throws its reason.
+   */
+  async merge(sessionKey: string, mode: MergeMode, message: string, push = false, pr = false): Promise<MergeOutcome> {
+    const outcome = await this.transport.request({ type: "mergeSession", sessionKey, mode, message, push, pr });
+    await this.refresh([], true);
+    return outcome;
+  }
+
+  /** The repository folder a worktree Weft made belongs to (null: not one of ours). */
+  repoOf(path: string): string | null {
+    return this.list.find((w) => within(path, w.path))?.repo ?? null;
+  }
+
+  /** Whether `workdir` is a worktree Weft made (so not a workspace of its own). */
+  isWorktree(workdir: string): boolean {
+    return this.list.some((w) => w.path === workdir);
+  }
+
+  /** New sessions in `workspace` start in a new worktree unless the user says otherwise. */
+  newInWorktree(workspace: string | null): boolean {
+    return workspace !== null && this.defaults.includes(workspace);
+  }
+
+  setNewInWorktree(workspace: string, on: boolean) {
+    const rest = this.defaults.filter((w) => w !== workspace);
+    this.defaults = on ? [...rest, workspace] : rest;
+    globalThis.localStorage?.setItem(NEW_IN_WORKTREE_KEY, JSON.stringify(this.defaults));
+  }
+}
+
+function readDefaults(): string[] {
+  try {
+    const list: unknown = JSON.parse(globalThis.localStorage?.getItem(NEW_IN_WORKTREE_KEY) ?? "[]");
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The commit message a merge proposes: the session's title, then what each turn was
+ * asked (the user edits it before merging).
+ */
+export function proposeMessage(title: string, prompts: readonly string[]): string {
+  const asked = prompts.map((p) => p.trim().split("\n")[0]).filter((p) => p !== "");
+  const subject = (title.trim() || asked[0] || "Changes from a Weft session").split("\n")[0].slice(0, 72);
+  const body = asked.filter((p) => p !== subject).map((p) => `- ${p.length > 100 ? `${p.slice(0, 99)}…` : p}`);
+  return body.length > 0 ? `${subject}\n\n${body.join("\n")}\n` : `${subject}\n`;
+}
+
+/**
+ * The prompt that hands a merge's conflicts to the session's agent: the files and the
+ * blocks git marked in each, and what to do (bring the base in and resolve).
+ */
+export function conflictPrompt(outcome: MergeOutcome): string {
+  const files = outcome.conflicts
+    .map((c) => `### ${c.path}\n${c.hunks.map((h) => "```\n" + h.replace(/\n$/, "") + "\n```").join("\n")}`)
+    .join("\n\n");
+  return (
+    `Merging ${outcome.branch} into ${outcome.base} conflicts in ${outcome.conflicts.length} file${outcome.conflicts.length === 1 ? "" : "s"} ` +
+    `(the merge was aborted; ${outcome.base} is unchanged):\n\n${files}\n\n` +
+    `Merge ${outcome.base} into this branch, resolve each conflict keeping the intent of both sides, run the tests, and commit.`
+  );
+}
