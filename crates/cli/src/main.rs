@@ -107,6 +107,9 @@ enum Command {
     /// Put a session's files back as they were before or after one of its turns (all,
     /// or the PATHS after `--`), from the checkpoints taken around every turn.
     Restore(restore::RestoreArgs),
+    /// What a session changed between two of its checkpoints (default: the whole
+    /// session, from before its first turn to after its last).
+    Diff(restore::DiffArgs),
     /// Send a message into a session's running turn (or queue it).
     Steer {
         /// The session key.
@@ -403,6 +406,7 @@ fn main() -> ExitCode {
             Command::Stop { key } => verbs::stop(key).await,
             Command::Undo { key } => restore::undo(key).await,
             Command::Restore(args) => restore::restore(args).await,
+            Command::Diff(args) => restore::diff(args).await,
             Command::Steer { key, text } => verbs::steer(key, text).await,
             Command::Dequeue { key, task_id } => verbs::dequeue(key, task_id).await,
             Command::Requeue { key, task_id, to } => verbs::requeue(key, task_id, to).await,

@@ -1,6 +1,6 @@
-//! `weft restore` and `weft undo`: a session's files put back as they were before or
-//! after one of its turns, from the checkpoints Weft takes around every turn of every
-//! agent.
+//! `weft restore`, `weft undo` and `weft diff`: a session's files put back as they were
+//! before or after one of its turns, or what it changed between two of them, from the
+//! checkpoints Weft takes around every turn of every agent.
 
 use std::process::ExitCode;
 
@@ -75,6 +75,51 @@ pub(crate) async fn restore(args: RestoreArgs) -> ExitCode {
         Err(code) => return code,
     };
     report(&args.key, &restored, args.json)
+}
+
+/// `weft diff KEY [--from ID] [--to ID] [--json]`.
+#[derive(Args)]
+#[command(after_help = "\
+The checkpoint ids are the `before` and `after` of a turn's `turnDiff` (`weft history \
+KEY --json`); only the session's own checkpoints are read. Without --from the diff \
+starts at the session's first checkpoint (before its first turn), without --to it ends \
+at its latest: the whole session.")]
+pub(crate) struct DiffArgs {
+    /// The session key (`agent:id`).
+    key: String,
+    /// From this checkpoint (default: the session's first).
+    #[arg(long, value_name = "ID")]
+    from: Option<String>,
+    /// To this checkpoint (default: the session's latest).
+    #[arg(long, value_name = "ID")]
+    to: Option<String>,
+    /// Print the diff as JSON (a `turnDiff`).
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn diff(args: DiffArgs) -> ExitCode {
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = verb::SessionDiff {
+        session_key: args.key,
+        from: args.from,
+        to: args.to,
+    };
+    let diff = match daemon.send(request).await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    if args.json {
+        return print_json(&diff);
+    }
+    if diff.files.is_empty() {
+        out!("no changes");
+    }
+    print_diff(&diff);
+    ExitCode::SUCCESS
 }
 
 /// `weft undo KEY`: the last turn's files put back as they were before it.

@@ -237,6 +237,41 @@ impl Checkpointer for GitCheckpoints {
             kept: done.kept,
         })
     }
+
+    fn diff(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<TurnDiff, CheckpointError> {
+        let checkpoints = self.open(workdir)?;
+        let history = checkpoints.history(session_key).map_err(failed)?;
+        // Only this session's own checkpoints: a client naming any other commit (another
+        // session's, the repository's history) is refused, not read.
+        let pick =
+            |id: Option<&str>, default: Option<&(weft_checkpoint::Checkpoint, String)>| match id {
+                None => default.map(|(c, _)| c.commit.clone()).ok_or_else(|| {
+                    CheckpointError::Invalid("this session has no checkpoints yet".into())
+                }),
+                Some(id) => history
+                    .iter()
+                    .find(|(c, _)| c.commit == id)
+                    .map(|(c, _)| c.commit.clone())
+                    .ok_or_else(|| {
+                        CheckpointError::Invalid(format!(
+                            "{id} is not one of this session's checkpoints"
+                        ))
+                    }),
+            };
+        let from = pick(from, history.last())?;
+        let to = pick(to, history.first())?;
+        let diff = checkpoints.diff(&from, &to).map_err(failed)?;
+        let mut turn_diff = to_wire(diff);
+        turn_diff.before = from;
+        turn_diff.after = to;
+        Ok(turn_diff)
+    }
 }
 
 /// The checkpoint `request` names in the session's `history` (newest first), and how

@@ -77,6 +77,20 @@ pub trait Checkpointer: Send + Sync {
         workdir: &Path,
         request: &RestoreRequest,
     ) -> Result<Restored, CheckpointError>;
+
+    /// What changed between two of `session_key`'s checkpoints (none: its first, its
+    /// latest). Either must be one of this session's: no other commit is read.
+    fn diff(
+        &self,
+        _session_key: &str,
+        _workdir: &Path,
+        _from: Option<&str>,
+        _to: Option<&str>,
+    ) -> Result<TurnDiff, CheckpointError> {
+        Err(CheckpointError::Unavailable(
+            "this Weft keeps no checkpoints".into(),
+        ))
+    }
 }
 
 /// No checkpoints: turns run as they did before checkpoints existed; a restore says so.

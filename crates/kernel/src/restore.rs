@@ -1,7 +1,7 @@
 //! The `restore` verb: a session's files put back as they were before or after one of
 //! its turns, through the checkpoints port, between turns only.
 
-use weft_protocol::Restored;
+use weft_protocol::{Restored, TurnDiff};
 
 use crate::checkpoints::{CheckpointError, RestoreRequest};
 use crate::error::KernelError;
@@ -20,6 +20,31 @@ impl Loom {
         let result = runner
             .between_turns(move |workdir| port.restore(&key, &workdir, &request))
             .await?;
+        result.map_err(|e| match e {
+            CheckpointError::Invalid(m) | CheckpointError::Unavailable(m) => {
+                KernelError::BadRequest(m)
+            }
+            CheckpointError::Failed(m) => KernelError::Internal(m),
+        })
+    }
+
+    /// What `session_key` changed between two of its checkpoints (see
+    /// `ClientRequest::SessionDiff`). Reads only: any time, a turn running or not.
+    pub async fn session_diff(
+        &self,
+        session_key: &str,
+        from: Option<String>,
+        to: Option<String>,
+    ) -> Result<TurnDiff, KernelError> {
+        let runner = self.runner(session_key).await?;
+        let workdir = std::path::PathBuf::from(&runner.record().workdir);
+        let port = self.env.checkpoints.clone();
+        let key = session_key.to_owned();
+        let result = tokio::task::spawn_blocking(move || {
+            port.diff(&key, &workdir, from.as_deref(), to.as_deref())
+        })
+        .await
+        .map_err(|e| KernelError::Internal(format!("a checkpoint diff failed: {e}")))?;
         result.map_err(|e| match e {
             CheckpointError::Invalid(m) | CheckpointError::Unavailable(m) => {
                 KernelError::BadRequest(m)

@@ -223,6 +223,20 @@ pub enum ClientRequest {
         #[serde(default)]
         undo: bool,
     } => Restored as Control,
+    /// What a session changed between two of its checkpoints (the ids a turn's
+    /// `turnDiff` names as `before` and `after`): the whole session from the first
+    /// turn's `before`, one turn, or everything since the one the user last reviewed.
+    /// Answered by a `TurnDiff` (its `turn` 0).
+    SessionDiff {
+        /// The session.
+        session_key: String,
+        /// From this checkpoint; none: the session's first.
+        #[serde(default)]
+        from: Option<String>,
+        /// To this checkpoint; none: the session's latest.
+        #[serde(default)]
+        to: Option<String>,
+    } => TurnDiff as Read,
     /// Answer a pending interaction of a session. Answered by `null`.
     Interact(InteractRequest) => () as Control,
     /// Answer a pending interaction by its id alone. Answered by `null`.

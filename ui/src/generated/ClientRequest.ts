@@ -77,7 +77,19 @@ yes: boolean,
  * Undo the session's last restore instead (`turn` and `side` are ignored); a
  * second undo redoes it.
  */
-undo: boolean, } | { "type": "interact" } & InteractRequest | { "type": "answer" } & AnswerRequest | { "type": "inbox", } | { "type": "subscribe", 
+undo: boolean, } | { "type": "sessionDiff", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * From this checkpoint; none: the session's first.
+ */
+from: string | null, 
+/**
+ * To this checkpoint; none: the session's latest.
+ */
+to: string | null, } | { "type": "interact" } & InteractRequest | { "type": "answer" } & AnswerRequest | { "type": "inbox", } | { "type": "subscribe", 
 /**
  * The session.
  */

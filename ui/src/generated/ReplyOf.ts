@@ -28,6 +28,7 @@ import type { SteerOutcome } from "./SteerOutcome";
 import type { TerminalAttached } from "./TerminalAttached";
 import type { ToolInfo } from "./ToolInfo";
 import type { TranscriptPage } from "./TranscriptPage";
+import type { TurnDiff } from "./TurnDiff";
 import type { UniversalSnapshot } from "./UniversalSnapshot";
 import type { UsageRow } from "./UsageRow";
 import type { Welcome } from "./Welcome";
@@ -46,6 +47,7 @@ export type ReplyOf = {
   dequeue: null;
   requeue: null;
   restore: Restored;
+  sessionDiff: TurnDiff;
   interact: null;
   answer: null;
   inbox: Array<InboxItem>;

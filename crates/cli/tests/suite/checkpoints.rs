@@ -142,6 +142,52 @@ fn a_turn_is_checkpointed_and_its_diff_shows_what_a_shell_command_changed() {
 }
 
 #[test]
+fn weft_diff_shows_the_whole_session_or_what_changed_since_a_checkpoint_and_reads_no_other_commit()
+{
+    let env = Env::new();
+    repo(&env);
+    let first = shell_turn(&env, None, "printf 'a2\\n' > a.txt", &[]);
+    let key = string(&first["sessionKey"]);
+    let second = shell_turn(&env, Some(&key), "printf 'b2\\n' > b.txt", &[]);
+    let reviewed = string(&second["snapshot"]["turnDiff"]["before"]);
+
+    // The whole session: both turns' files, from before the first to after the last.
+    let whole = stdout_json(&env.weft(&["diff", &key, "--json"]));
+    assert_eq!(
+        changed(&whole),
+        [
+            ("a.txt".into(), "modified".into()),
+            ("b.txt".into(), "modified".into())
+        ],
+        "{whole}"
+    );
+    assert_eq!(whole["before"], first["snapshot"]["turnDiff"]["before"]);
+    assert_eq!(whole["after"], second["snapshot"]["turnDiff"]["after"]);
+    // Since a checkpoint (what the user reviewed up to): only what came after.
+    let since = stdout_json(&env.weft(&["diff", &key, "--from", &reviewed, "--json"]));
+    assert_eq!(
+        changed(&since),
+        [("b.txt".into(), "modified".into())],
+        "{since}"
+    );
+    let text = ok_stdout(&env.weft(&["diff", &key, "--from", &reviewed]));
+    assert!(
+        text.contains("modified b.txt (+1 -1)") && text.contains("+b2"),
+        "{text}"
+    );
+
+    // The repository's own commit is not one of the session's checkpoints.
+    let head = git(env.work.path(), &["rev-parse", "HEAD"]);
+    let out = env.weft(&["diff", &key, "--from", &head]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not one of this session's checkpoints"),
+        "{err}"
+    );
+}
+
+#[test]
 fn restore_a_turn_before_and_after_and_one_file_of_it() {
     let env = Env::new();
     repo(&env);

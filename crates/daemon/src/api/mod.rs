@@ -123,6 +123,15 @@ pub async fn handle(
                     .map_err(wire),
             )
         }
+        ClientRequest::SessionDiff {
+            session_key,
+            from,
+            to,
+        } => answer::<verb::SessionDiff>(
+            loom.session_diff(&session_key, from, to)
+                .await
+                .map_err(wire),
+        ),
         ClientRequest::Stop { session_key } => {
             answer::<verb::Stop>(sessions::stop(loom, &session_key).await)
         }
