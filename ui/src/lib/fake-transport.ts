@@ -13,6 +13,7 @@ import type {
   WorkspaceTrust,
   WorktreeInfo,
   MergeOutcome,
+  TurnDiff,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
 import { VerbError, type AppInfo, type LinkState, type Reply, type Transport } from "./transport";
@@ -47,6 +48,8 @@ export class FakeTransport implements Transport {
   worktrees: WorktreeInfo[] = [];
   /** What `mergeSession` answers (null: a clean merge into the worktree's base). */
   mergeOutcome: MergeOutcome | null = null;
+  /** What `sessionDiff` answers for a session and its `from` (none: no checkpoints). */
+  sessionDiffOf: ((sessionKey: string, from: string | null) => TurnDiff) | null = null;
   /** Each session's turns from before Weft's first (`earlierTurns`); none: an unknown session. */
   earlier = new Map<string, UniversalSnapshot[]>();
   private patchHandlers: ((e: PatchEvent) => void)[] = [];
@@ -153,6 +156,11 @@ export class FakeTransport implements Transport {
       return { sessionKey: key, taskId };
     },
     listWorktrees: async () => structuredClone(this.worktrees),
+    sessionDiff: async ({ sessionKey, from }) => {
+      this.record("sessionDiff", sessionKey, from);
+      if (!this.sessionDiffOf) throw new VerbError({ code: "badRequest", message: "this Weft keeps no checkpoints" });
+      return structuredClone(this.sessionDiffOf(sessionKey, from));
+    },
     mergeSession: async (request) => {
       const { type: _, ...fields } = request;
       this.record("mergeSession", fields);
