@@ -49,6 +49,7 @@
 
 mod diff;
 mod git;
+mod hunk;
 mod refname;
 mod restore;
 mod snapshot;
@@ -97,6 +98,12 @@ pub enum Error {
     /// overwrite these paths' newer contents.
     #[error("changed since the expected checkpoint: {}", paths.join(", "))]
     Changed { paths: Vec<String> },
+    /// A hunk to revert that is not one, or names no file of the folder.
+    #[error("{0}")]
+    BadHunk(String),
+    /// The file is not UTF-8 text: no hunk of lines to revert in it.
+    #[error("{0} is not text")]
+    NotText(String),
 }
 
 /// One recorded state of the folder's files.

@@ -44,6 +44,11 @@ pub(crate) struct RestoreArgs {
     /// Undo the session's last restore instead.
     #[arg(long, conflicts_with_all = ["turn", "before", "after"])]
     undo: bool,
+    /// Revert one hunk instead: the file HUNK (`-` for standard input) holds one `@@`
+    /// hunk of `weft diff KEY` (its `@@` line and its lines), and the one path after
+    /// `--` names its file.
+    #[arg(long, value_name = "HUNK", conflicts_with_all = ["turn", "before", "after", "undo"])]
+    hunk: Option<String>,
     /// Print what was done (or what would be overwritten) as JSON.
     #[arg(long)]
     json: bool,
@@ -53,6 +58,9 @@ pub(crate) struct RestoreArgs {
 }
 
 pub(crate) async fn restore(args: RestoreArgs) -> ExitCode {
+    if let Some(file) = &args.hunk {
+        return revert_hunk(&args, file).await;
+    }
     let daemon = match client::connect().await {
         Ok(d) => d,
         Err(code) => return code,
@@ -122,6 +130,39 @@ pub(crate) async fn diff(args: DiffArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `weft restore KEY --hunk FILE -- PATH`.
+async fn revert_hunk(args: &RestoreArgs, file: &str) -> ExitCode {
+    let [path] = args.paths.as_slice() else {
+        eprintln!("weft restore --hunk: name the hunk's file after `--` (one path)");
+        return ExitCode::from(crate::EXIT_USAGE);
+    };
+    let read = if file == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(file)
+    };
+    let hunk = match read {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("weft restore --hunk: cannot read {file}: {e}");
+            return ExitCode::from(crate::EXIT_USAGE);
+        }
+    };
+    let daemon = match client::connect().await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let request = verb::RevertHunk {
+        session_key: args.key.clone(),
+        path: path.clone(),
+        hunk,
+    };
+    match daemon.send(request).await {
+        Ok(restored) => report(&args.key, &restored, args.json),
+        Err(code) => code,
+    }
+}
+
 /// `weft undo KEY`: the last turn's files put back as they were before it.
 pub(crate) async fn undo(key: String) -> ExitCode {
     restore(RestoreArgs {
@@ -131,6 +172,7 @@ pub(crate) async fn undo(key: String) -> ExitCode {
         after: false,
         yes: false,
         undo: false,
+        hunk: None,
         json: false,
         paths: Vec::new(),
     })

@@ -238,6 +238,39 @@ impl Checkpointer for GitCheckpoints {
         })
     }
 
+    fn revert_hunk(
+        &self,
+        session_key: &str,
+        workdir: &Path,
+        path: &str,
+        hunk: &str,
+    ) -> Result<Restored, CheckpointError> {
+        let checkpoints = self.open(workdir)?;
+        let done = checkpoints
+            .revert_hunk(session_key, path, hunk)
+            .map_err(|e| match e {
+                weft_checkpoint::Error::Changed { .. } => CheckpointError::Invalid(format!(
+                    "{path} changed where the hunk was since the diff was read; read the diff again"
+                )),
+                e @ (weft_checkpoint::Error::BadHunk(_) | weft_checkpoint::Error::NotText(_)) => {
+                    CheckpointError::Invalid(e.to_string())
+                }
+                e => failed(e),
+            })?;
+        let msg = format!(
+            "weft restored a hunk of {path}\n\nsession {session_key}\nundo {}\n",
+            done.undo.commit
+        );
+        checkpoints.snapshot(session_key, &msg).map_err(failed)?;
+        Ok(Restored {
+            overwrites: None,
+            undo: done.undo.commit,
+            written: done.written,
+            deleted: done.deleted,
+            kept: done.kept,
+        })
+    }
+
     fn diff(
         &self,
         session_key: &str,

@@ -78,6 +78,20 @@ pub trait Checkpointer: Send + Sync {
         request: &RestoreRequest,
     ) -> Result<Restored, CheckpointError>;
 
+    /// Reverse-applies one hunk to `path` (see `ClientRequest::RevertHunk`), the folder
+    /// checkpointed first so the revert can be undone.
+    fn revert_hunk(
+        &self,
+        _session_key: &str,
+        _workdir: &Path,
+        _path: &str,
+        _hunk: &str,
+    ) -> Result<Restored, CheckpointError> {
+        Err(CheckpointError::Unavailable(
+            "this Weft keeps no checkpoints".into(),
+        ))
+    }
+
     /// What changed between two of `session_key`'s checkpoints (none: its first, its
     /// latest). Either must be one of this session's: no other commit is read.
     fn diff(

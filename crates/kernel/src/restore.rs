@@ -28,6 +28,28 @@ impl Loom {
         })
     }
 
+    /// Reverts one hunk of `session_key`'s diff in `path` (see
+    /// `ClientRequest::RevertHunk`), between turns only.
+    pub async fn revert_hunk(
+        &self,
+        session_key: &str,
+        path: String,
+        hunk: String,
+    ) -> Result<Restored, KernelError> {
+        let runner = self.runner(session_key).await?;
+        let port = self.env.checkpoints.clone();
+        let key = session_key.to_owned();
+        let result = runner
+            .between_turns(move |workdir| port.revert_hunk(&key, &workdir, &path, &hunk))
+            .await?;
+        result.map_err(|e| match e {
+            CheckpointError::Invalid(m) | CheckpointError::Unavailable(m) => {
+                KernelError::BadRequest(m)
+            }
+            CheckpointError::Failed(m) => KernelError::Internal(m),
+        })
+    }
+
     /// What `session_key` changed between two of its checkpoints (see
     /// `ClientRequest::SessionDiff`). Reads only: any time, a turn running or not.
     pub async fn session_diff(

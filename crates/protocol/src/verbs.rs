@@ -228,6 +228,18 @@ pub enum ClientRequest {
     /// turn's `before`, one turn, or everything since the one the user last reviewed.
     /// Answered by a `TurnDiff` (its `turn` 0).
     SessionDiff {
+    /// Put one hunk of a session's diff back as it was before (a `@@` hunk of a
+    /// `sessionDiff` whose `to` is the session's latest checkpoint), in file `path`;
+    /// between turns only. Checkpointed first like every restore, so `restore` with
+    /// `undo` takes it back; refused when the file changed where the hunk was.
+    RevertHunk {
+        /// The session.
+        session_key: String,
+        /// The file (relative to the top of the work tree, as the diff names it).
+        path: String,
+        /// The hunk: its `@@` line and its lines.
+        hunk: String,
+    } => Restored as Control,
         /// The session.
         session_key: String,
         /// From this checkpoint; none: the session's first.

@@ -77,7 +77,19 @@ yes: boolean,
  * Undo the session's last restore instead (`turn` and `side` are ignored); a
  * second undo redoes it.
  */
-undo: boolean, } | { "type": "sessionDiff", 
+undo: boolean, } | { "type": "revertHunk", 
+/**
+ * The session.
+ */
+sessionKey: string, 
+/**
+ * The file (relative to the top of the work tree, as the diff names it).
+ */
+path: string, 
+/**
+ * The hunk: its `@@` line and its lines.
+ */
+hunk: string, } | { "type": "sessionDiff", 
 /**
  * The session.
  */

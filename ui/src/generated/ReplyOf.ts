@@ -47,6 +47,7 @@ export type ReplyOf = {
   dequeue: null;
   requeue: null;
   restore: Restored;
+  revertHunk: Restored;
   sessionDiff: TurnDiff;
   interact: null;
   answer: null;

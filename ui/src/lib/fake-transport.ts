@@ -161,6 +161,16 @@ export class FakeTransport implements Transport {
       if (!this.sessionDiffOf) throw new VerbError({ code: "badRequest", message: "this Weft keeps no checkpoints" });
       return structuredClone(this.sessionDiffOf(sessionKey, from));
     },
+    restore: async (request) => {
+      const { type: _, ...fields } = request;
+      this.record("restore", fields);
+      return { overwrites: null, undo: "u2", written: [], deleted: [], kept: [] };
+    },
+    revertHunk: async (request) => {
+      const { type: _, ...fields } = request;
+      this.record("revertHunk", fields);
+      return { overwrites: null, undo: "u1", written: [request.path], deleted: [], kept: [] };
+    },
     mergeSession: async (request) => {
       const { type: _, ...fields } = request;
       this.record("mergeSession", fields);

@@ -106,3 +106,71 @@ fn restore_keeps_what_no_checkpoint_captured() {
     assert_eq!(repo.read("a.txt").as_deref(), Some("a\n"));
     assert_eq!(repo.read(".env").as_deref(), Some("SECRET=1\n"));
 }
+
+/// The hunks of `unified` (after its `---`/`+++` header), each with its `@@` line.
+fn hunks(unified: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in unified.lines() {
+        if line.starts_with("@@") {
+            out.push(String::new());
+        }
+        if let Some(h) = out.last_mut() {
+            h.push_str(line);
+            h.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn revert_one_hunk_of_a_file_and_undo_it() {
+    let lines = |edit: &dyn Fn(usize) -> String| (1..=30).map(edit).collect::<String>();
+    let repo = Repo::with(&[("p.txt", &lines(&|i| format!("line {i}\n")))]);
+    let cp = repo.open();
+    let pre = cp.snapshot(KEY, "turn 1 pre").unwrap();
+    // Two changes far apart: two hunks.
+    let edited = lines(&|i| match i {
+        2 => "line two\n".into(),
+        28 => "line twenty-eight\n".into(),
+        _ => format!("line {i}\n"),
+    });
+    repo.write("p.txt", &edited);
+    let post = cp.snapshot(KEY, "turn 1 post").unwrap();
+    let diff = cp.diff(&pre.commit, &post.commit).unwrap();
+    let both = hunks(&diff.files[0].unified);
+    assert_eq!(both.len(), 2, "{}", diff.files[0].unified);
+
+    let done = cp.revert_hunk(KEY, "p.txt", &both[1]).unwrap();
+    assert_eq!(done.written, ["p.txt"]);
+    let now = repo.read("p.txt").unwrap();
+    assert!(
+        now.contains("line two\n") && now.contains("line 28\n"),
+        "{now}"
+    );
+    // Checkpointed first: restoring to the undo point brings the hunk back.
+    assert_eq!(cp.head(KEY).unwrap().unwrap().commit, done.undo.commit);
+    cp.restore(KEY, &done.undo.commit, None, None).unwrap();
+    assert_eq!(repo.read("p.txt").unwrap(), edited);
+
+    // The file edited since, where the hunk was: refused, the file left alone.
+    repo.write(
+        "p.txt",
+        &edited.replace("line twenty-eight", "the user's own"),
+    );
+    match cp.revert_hunk(KEY, "p.txt", &both[1]) {
+        Err(Error::Changed { paths }) => assert_eq!(paths, ["p.txt"]),
+        other => panic!("expected Changed, got {other:?}"),
+    }
+    assert!(repo.read("p.txt").unwrap().contains("the user's own"));
+    // Nothing outside the folder, nothing that is not a hunk.
+    for (path, hunk) in [
+        ("../p.txt", both[0].as_str()),
+        ("/etc/passwd", both[0].as_str()),
+        ("p.txt", "no hunk here"),
+    ] {
+        assert!(
+            matches!(cp.revert_hunk(KEY, path, hunk), Err(Error::BadHunk(_))),
+            "{path} {hunk}"
+        );
+    }
+}

@@ -188,6 +188,46 @@ fn weft_diff_shows_the_whole_session_or_what_changed_since_a_checkpoint_and_read
 }
 
 #[test]
+fn restore_one_hunk_of_a_turn_from_the_session_diff_and_undo_it() {
+    let env = Env::new();
+    let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    write(&env, "p.txt", &lines);
+    git(env.work.path(), &["init", "-q"]);
+    git(env.work.path(), &["add", "."]);
+    git(env.work.path(), &["commit", "-qm", "start"]);
+    let run = shell_turn(
+        &env,
+        None,
+        "sed -i -e 's/^line 2$/line two/' -e 's/^line 28$/line twenty-eight/' p.txt",
+        &[],
+    );
+    let key = string(&run["sessionKey"]);
+    let diff = stdout_json(&env.weft(&["diff", &key, "--json"]));
+    let unified = string(&diff["files"][0]["hunks"]);
+    let second = &unified[unified.rfind("@@ -").unwrap_or_else(|| panic!("{unified}"))..];
+    let hunk = env.home.path().join("hunk.diff");
+    std::fs::write(&hunk, second).unwrap_or_else(|e| panic!("{e}"));
+    let hunk = hunk.to_string_lossy().into_owned();
+
+    let out = ok_stdout(&env.weft(&["restore", &key, "--hunk", &hunk, "--", "p.txt"]));
+    assert!(out.contains("restored p.txt"), "{out}");
+    let now = read(&env, "p.txt");
+    assert!(
+        now.contains("line two\n") && now.contains("line 28\n"),
+        "{now}"
+    );
+    // Undone like any restore.
+    ok_stdout(&env.weft(&["restore", &key, "--undo", "--yes"]));
+    assert!(read(&env, "p.txt").contains("line twenty-eight\n"));
+    // A hunk whose lines are no longer there is refused, saying so.
+    write(&env, "p.txt", &lines);
+    let out = env.weft(&["restore", &key, "--hunk", &hunk, "--", "p.txt"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("changed where the hunk was"), "{err}");
+}
+
+#[test]
 fn restore_a_turn_before_and_after_and_one_file_of_it() {
     let env = Env::new();
     repo(&env);

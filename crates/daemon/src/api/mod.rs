@@ -123,6 +123,15 @@ pub async fn handle(
                     .map_err(wire),
             )
         }
+        ClientRequest::RevertHunk {
+            session_key,
+            path,
+            hunk,
+        } => answer::<verb::RevertHunk>(
+            loom.revert_hunk(&session_key, path, hunk)
+                .await
+                .map_err(wire),
+        ),
         ClientRequest::SessionDiff {
             session_key,
             from,

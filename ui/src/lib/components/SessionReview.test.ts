@@ -54,6 +54,14 @@ describe("SessionReview", () => {
     expect(sent.prompt).toContain("p.rs, lines 1–2:");
     expect(sent.prompt).toContain("+B2\n```\nkeep B, B2 breaks the parser");
 
+    // Revert the reopened hunk: its own lines go to the daemon; undone with one click.
+    await fireEvent.click(screen.getAllByTestId("review-hunk")[0].querySelector("[data-testid=hunk-revert]")!);
+    await waitFor(() => expect(screen.getByTestId("review-reverted").textContent).toContain("p.rs"));
+    expect(t.calls.find((c) => c.verb === "revertHunk")?.args[0]).toEqual({ sessionKey: key, path: "p.rs", hunk: "@@ -1,2 +1,2 @@\n a\n-b\n+B2\n" });
+    await fireEvent.click(screen.getByTestId("review-revert-undo"));
+    await waitFor(() => expect(screen.queryByTestId("review-reverted")).toBeNull());
+    expect(t.calls.find((c) => c.verb === "restore")?.args[0]).toMatchObject({ sessionKey: key, undo: true, yes: true });
+
     // Marked reviewed: "since I last reviewed" starts at the latest checkpoint.
     await fireEvent.click(screen.getByTestId("review-mark-reviewed"));
     await fireEvent.click(screen.getByTestId("review-mode-since"));
