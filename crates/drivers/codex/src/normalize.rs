@@ -7,8 +7,11 @@
 //! - `item/agentMessage/delta` → text (messages of one turn separated by a blank
 //!   line; a message that arrives whole on `item/completed` is added then);
 //! - `item/reasoning/summaryTextDelta` and `textDelta` → reasoning;
-//! - `commandExecution` items → `shell` tool calls whose result streams with
-//!   `item/commandExecution/outputDelta`; a non-zero exit or a refusal fails them;
+//! - `commandExecution` items → `shell` tool calls; while one runs, its row shows the
+//!   latest part of what `item/commandExecution/outputDelta` brought, throttled
+//!   ([`crate::live`]: the one place the normalizer reads the clock; a held-back
+//!   update is shown by [`Normalizer::flush_live`] when [`Normalizer::live_due`]);
+//!   a non-zero exit or a refusal fails them;
 //! - `fileChange` items → `edit` (or `write`, when every file is new) calls carrying
 //!   each file's diff;
 //! - `mcpToolCall`, `webSearch`, `imageView`, `dynamicToolCall` → tool calls;
@@ -33,6 +36,7 @@ use crate::items::{
     capped, changes_input, changes_summary, first_line, part_text, plan_from_markdown,
     readable_command,
 };
+use crate::live::LiveOutput;
 use crate::wire::{
     Delta, ErrorNotification, ItemNotification, ItemStatus, McpProgress, PatchUpdated, PlanUpdated,
     SummaryPart, ThreadItem, TokenBreakdown, TokenUsageUpdated, TurnEnvelope,
@@ -87,6 +91,7 @@ struct TurnState {
     turn_id: Option<String>,
     calls: HashMap<String, ToolCall>,
     outputs: HashMap<String, String>,
+    live: HashMap<String, LiveOutput>,
     streamed_messages: HashSet<String>,
     wrote_text: bool,
     streamed_reasoning: HashSet<String>,
@@ -439,9 +444,47 @@ impl Normalizer {
         if buf.len() < RESULT_CAP {
             buf.push_str(delta);
         }
-        if let Some(call) = self.turn.calls.get_mut(item_id) {
-            call.result = Some(capped(buf));
+        let live = self.turn.live.entry(item_id.to_string()).or_default();
+        live.push(delta);
+        self.show_live(item_id, std::time::Instant::now(), out);
+    }
+
+    /// Shows call `id`'s output so far in its running row, when an update is due.
+    fn show_live(&mut self, id: &str, now: std::time::Instant, out: &mut Vec<DriverEvent>) {
+        let (Some(live), Some(call)) = (self.turn.live.get_mut(id), self.turn.calls.get_mut(id))
+        else {
+            return;
+        };
+        if call.status != ToolStatus::Running {
+            return;
+        }
+        if let Some(text) = live.take_due(now) {
+            call.result = Some(text);
             out.push(DriverEvent::Tool { call: call.clone() });
+        }
+    }
+
+    /// When output a running command wrote is due in its row (held back by the
+    /// throttle); the loop calls [`Normalizer::flush_live`] then.
+    pub fn live_due(&self) -> Option<std::time::Instant> {
+        self.turn
+            .live
+            .iter()
+            .filter(|(id, _)| {
+                self.turn
+                    .calls
+                    .get(*id)
+                    .is_some_and(|c| c.status == ToolStatus::Running)
+            })
+            .filter_map(|(_, l)| l.due_at())
+            .min()
+    }
+
+    /// Shows the output due by `now` in the running rows.
+    pub fn flush_live(&mut self, now: std::time::Instant, out: &mut Vec<DriverEvent>) {
+        let ids: Vec<String> = self.turn.live.keys().cloned().collect();
+        for id in ids {
+            self.show_live(&id, now, out);
         }
     }
 
@@ -523,6 +566,7 @@ impl Normalizer {
                     return self.open(call, out);
                 }
                 let streamed = self.turn.outputs.remove(&id);
+                self.turn.live.remove(&id);
                 let output = aggregated_output.or(streamed).unwrap_or_default();
                 let output = capped(output.trim_end());
                 let failed = match status {

@@ -12,6 +12,7 @@
 //!   reading; every other server request is answered with an error at once;
 //! - a malformed line is reported once as a notice and skipped; the child exiting
 //!   ends the turn with its exit status and last stderr lines;
+//! - a running command's output held back by the row's throttle is shown when due;
 //! - no message at all for the stall time, while codex waits on neither the user nor a
 //!   running command, interrupts the turn and fails it.
 
@@ -186,6 +187,7 @@ pub async fn run(
     let mut last_heard = Instant::now();
     let mut steer_open = true;
     loop {
+        let live_due = lp.s.norm.live_due().map(Instant::from_std);
         let step = tokio::select! {
             next = lp.s.next() => {
                 last_heard = Instant::now();
@@ -212,6 +214,12 @@ pub async fn run(
             _ = sleep_until(stop_deadline), if stop_deadline.is_some() => {
                 lp.s.proc.kill();
                 Step::Done(Outcome { result: failed(lp.s, None), keep: false })
+            }
+            _ = sleep_until(live_due), if live_due.is_some() => {
+                let mut events = Vec::new();
+                lp.s.norm.flush_live(std::time::Instant::now(), &mut events);
+                lp.emit_all(events, input);
+                Step::Go
             }
             _ = tokio::time::sleep_until(last_heard + cfg.stall),
                 if !lp.stopping && lp.answers.is_empty() && !lp.s.norm.has_running_calls() => {

@@ -4,6 +4,7 @@ mod e2e;
 mod environment;
 mod failures;
 mod fork;
+mod live;
 mod policy;
 mod replay;
 mod support;
