@@ -232,6 +232,9 @@ enum Command {
         #[command(subcommand)]
         command: Option<agents::AgentsCommand>,
         /// Print JSON.
+    /// The tools an agent has in a folder, as it reports them (its own and its MCP
+    /// servers'); without `--agent`, the tools Weft offers every agent.
+    Tools(list::ToolsArgs),
         #[arg(long)]
         json: bool,
     },
@@ -440,6 +443,7 @@ fn main() -> ExitCode {
             Command::Trust(args) => trust::trust(args).await,
             Command::Accounts { command } => accounts::run(command).await,
             Command::Skills { command } => skills::run(command).await,
+            Command::Tools(args) => list::tools(args).await,
             Command::Mcp { command } => mcp::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Proxy => proxy::proxy().await,

@@ -158,6 +158,23 @@ impl Plugins {
         Ok(keep)
     }
 
+    /// The MCP servers the plugins give a spawn of `input` (what [`Self::apply`] adds
+    /// to `mcp_servers`), without contributing anything else.
+    pub fn servers(&self, agent: &str, input: &AgentTurnInput) -> Vec<McpServer> {
+        let cx = SpawnCx {
+            agent,
+            input,
+            is_first_turn: true,
+        };
+        let mut servers: Vec<McpServer> = Vec::new();
+        for s in self.0.iter().flat_map(|p| p.tools(&cx)) {
+            if !servers.iter().any(|k| k.name == s.name) {
+                servers.push(s);
+            }
+        }
+        servers
+    }
+
     /// Lets every plugin decorate `snapshot`, in order.
     pub fn decorate(&self, session_key: &str, snapshot: &mut UniversalSnapshot) {
         for p in &self.0 {

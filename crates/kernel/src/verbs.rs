@@ -441,14 +441,68 @@ impl Loom {
         Ok(self.driver(agent)?.models().await)
     }
 
-    /// An agent's reasoning efforts.
-    pub async fn list_effort(&self, agent: &str) -> Result<Vec<String>, KernelError> {
-        Ok(self.driver(agent)?.efforts())
+    /// An agent's reasoning efforts: those `model` takes, when one is named.
+    pub async fn list_effort(
+        &self,
+        agent: &str,
+        model: Option<&str>,
+    ) -> Result<Vec<String>, KernelError> {
+        let driver = self.driver(agent)?;
+        Ok(match model.filter(|m| !m.is_empty()) {
+            Some(m) => driver.model_efforts(m).await,
+            None => driver.efforts(),
+        })
     }
 
-    /// Tools offered to agents.
-    pub async fn list_tools(&self) -> Vec<ToolInfo> {
-        self.env.tools.tools()
+    /// Tools: without `agent`, those the ToolProvider offers every agent; with it, that
+    /// agent's own in `workdir` (default: the home folder) as it reports them, then the
+    /// ToolProvider's. An agent that cannot list them yet says why.
+    pub async fn list_tools(
+        &self,
+        agent: Option<&str>,
+        workdir: Option<&str>,
+    ) -> Result<Vec<ToolInfo>, KernelError> {
+        let offered = self.env.tools.tools();
+        let Some(agent) = agent.filter(|a| !a.is_empty()) else {
+            return Ok(offered);
+        };
+        let driver = self.driver(agent)?;
+        let workdir = match workdir.filter(|w| !w.is_empty()) {
+            Some(w) => PathBuf::from(w),
+            None => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/")),
+        };
+        let workdir = workdir
+            .canonicalize()
+            .map_err(|e| KernelError::BadWorkdir {
+                path: workdir.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        let state_dir = self.env.state_dir.clone();
+        let trusted = {
+            let (s, w) = (state_dir.clone(), workdir.clone());
+            tokio::task::spawn_blocking(move || weft_workspace::trust::is_trusted(&s, &w))
+                .await
+                .unwrap_or(false)
+        };
+        let mut input = crate::driver::AgentTurnInput {
+            workdir,
+            state_dir,
+            workspace_trusted: trusted,
+            ..Default::default()
+        };
+        input.mcp_servers = self.env.plugins.servers(agent, &input);
+        let mut tools = driver
+            .tools(&input)
+            .await
+            .map_err(KernelError::AgentUnavailable)?;
+        for t in offered {
+            if !tools.iter().any(|k| k.name == t.name) {
+                tools.push(t);
+            }
+        }
+        Ok(tools)
     }
 
     /// Skills visible from a folder.

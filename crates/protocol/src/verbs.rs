@@ -310,10 +310,25 @@ pub enum ClientRequest {
         /// The agent.
         agent: String,
     } => Vec<String> as Read,
-    /// Answered by `ToolInfo`s.
-    ListTools {} => Vec<ToolInfo> as Read,
+    /// Answered by `ToolInfo`s: with `agent`, that agent's own tools as it reports them
+    /// (its built-in ones and its MCP servers'), in `workdir` (default: the home
+    /// folder); without, the tools Weft's ToolProvider offers every agent.
+    ListTools {
+        /// The agent.
+        #[serde(default)]
+        #[ts(optional)]
+        agent: Option<String>,
+        /// The folder the agent would work in.
+        #[serde(default)]
+        #[ts(optional)]
+        workdir: Option<String>,
+    } => Vec<ToolInfo> as Read,
     /// A workspace's files matching what was typed after `@` (the composer's
     /// completion). Answered by `WorkspaceEntry`s, best first.
+        /// Only the efforts this model takes (without it, the agent's whole list).
+        #[serde(default)]
+        #[ts(optional)]
+        model: Option<String>,
     ListWorkspaceFiles(crate::files::WorkspaceFilesQuery) => Vec<WorkspaceEntry> as Control,
     /// Answered by `SkillInfo`s.
     ListSkills {

@@ -306,6 +306,10 @@ pub struct ToolInfo {
     pub name: String,
     /// What it does.
     pub description: String,
+    /// The MCP server it comes from, for an MCP tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server: Option<String>,
 }
 
 /// A skill from the catalog.

@@ -153,7 +153,19 @@ agent: string, } | { "type": "listEffort",
 /**
  * The agent.
  */
-agent: string, } | { "type": "listTools", } | { "type": "listWorkspaceFiles" } & WorkspaceFilesQuery | { "type": "listSkills", 
+agent: string, 
+/**
+ * Only the efforts this model takes (without it, the agent's whole list).
+ */
+model?: string, } | { "type": "listTools", 
+/**
+ * The agent.
+ */
+agent?: string, 
+/**
+ * The folder the agent would work in.
+ */
+workdir?: string, } | { "type": "listWorkspaceFiles" } & WorkspaceFilesQuery | { "type": "listSkills", 
 /**
  * Skills visible from this folder.
  */

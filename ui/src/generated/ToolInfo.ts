@@ -11,4 +11,8 @@ name: string,
 /**
  * What it does.
  */
-description: string, };
+description: string, 
+/**
+ * The MCP server it comes from, for an MCP tool.
+ */
+server?: string, };

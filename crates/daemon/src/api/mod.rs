@@ -194,10 +194,12 @@ pub async fn handle(
         ClientRequest::ListModels { agent } => {
             answer::<verb::ListModels>(sessions::list_models(loom, &agent).await)
         }
-        ClientRequest::ListEffort { agent } => {
-            answer::<verb::ListEffort>(sessions::list_effort(loom, &agent).await)
+        ClientRequest::ListEffort { agent, model } => {
+            answer::<verb::ListEffort>(sessions::list_effort(loom, &agent, model.as_deref()).await)
         }
-        ClientRequest::ListTools {} => answer::<verb::ListTools>(sessions::list_tools(loom).await),
+        ClientRequest::ListTools { agent, workdir } => answer::<verb::ListTools>(
+            sessions::list_tools(loom, agent.as_deref(), workdir.as_deref()).await,
+        ),
         ClientRequest::ListSkills { workdir } => {
             answer::<verb::ListSkills>(sessions::list_skills(loom, workdir.as_deref()).await)
         }

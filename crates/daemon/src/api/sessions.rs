@@ -182,12 +182,20 @@ pub(super) async fn list_models(loom: &Loom, agent: &str) -> Result<Vec<ModelInf
     loom.list_models(agent).await.map_err(wire)
 }
 
-pub(super) async fn list_effort(loom: &Loom, agent: &str) -> Result<Vec<String>, WireError> {
-    loom.list_effort(agent).await.map_err(wire)
+pub(super) async fn list_effort(
+    loom: &Loom,
+    agent: &str,
+    model: Option<&str>,
+) -> Result<Vec<String>, WireError> {
+    loom.list_effort(agent, model).await.map_err(wire)
 }
 
-pub(super) async fn list_tools(loom: &Loom) -> Result<Vec<ToolInfo>, WireError> {
-    Ok(loom.list_tools().await)
+pub(super) async fn list_tools(
+    loom: &Loom,
+    agent: Option<&str>,
+    workdir: Option<&str>,
+) -> Result<Vec<ToolInfo>, WireError> {
+    loom.list_tools(agent, workdir).await.map_err(wire)
 }
 
 pub(super) async fn list_skills(

@@ -20,6 +20,7 @@
 
 pub mod commands;
 pub mod config;
+pub mod effort;
 pub mod follow;
 pub mod interact;
 pub mod lines;
@@ -35,6 +36,7 @@ pub mod turn;
 pub mod wire;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +44,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, ToolInfo};
 
 pub use config::Config;
 
@@ -60,6 +62,8 @@ pub struct ClaudeDriver {
     /// The CLI session id last seen per session key, for resuming after the process
     /// ended when the kernel did not pass one.
     known: Mutex<HashMap<String, String>>,
+    /// The tools the CLI last listed at a turn's start, per (folder, trusted).
+    reported_tools: Mutex<HashMap<(PathBuf, bool), Vec<String>>>,
 }
 
 impl Default for ClaudeDriver {
@@ -81,6 +85,7 @@ impl ClaudeDriver {
             cfg,
             procs: Arc::new(Mutex::new(HashMap::new())),
             known: Mutex::new(HashMap::new()),
+            reported_tools: Mutex::new(HashMap::new()),
         }
     }
 
@@ -149,6 +154,17 @@ impl ClaudeDriver {
         ClaudeProcess::spawn(&spec, shape, session.id().to_string(), cfg.max_line)
             .map_err(|e| format!("could not start Claude Code ({}): {e}", program.display()))
     }
+}
+
+/// Where a turn's reported tools are kept: its folder (as the file system names it)
+/// and whether the folder was trusted.
+fn tools_key(workdir: &std::path::Path, trusted: bool) -> (PathBuf, bool) {
+    (
+        workdir
+            .canonicalize()
+            .unwrap_or_else(|_| workdir.to_path_buf()),
+        trusted,
+    )
 }
 
 /// Output the CLI wrote between turns (a late wake-up) is reported, not mixed into the
@@ -286,10 +302,11 @@ impl AgentDriver for ClaudeDriver {
     }
 
     fn efforts(&self) -> Vec<String> {
-        ["low", "medium", "high", "xhigh", "max"]
-            .into_iter()
-            .map(String::from)
-            .collect()
+        effort::ALL.into_iter().map(String::from).collect()
+    }
+
+    async fn model_efforts(&self, model: &str) -> Vec<String> {
+        effort::for_model(model)
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
@@ -308,12 +325,42 @@ impl AgentDriver for ClaudeDriver {
         self.known
             .lock()
             .insert(input.session_key.clone(), proc.session_id.clone());
+        if let Some(tools) = proc.tools.clone() {
+            self.reported_tools
+                .lock()
+                .insert(tools_key(&input.workdir, input.workspace_trusted), tools);
+        }
         if outcome.keep && !proc.eof {
             self.procs.lock().insert(input.session_key.clone(), proc);
         } else {
             proc.close(CLOSE_GRACE).await;
         }
         outcome.result
+    }
+
+    async fn tools(&self, input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
+        // The CLI lists its tools only in the `init` line that starts a turn: a prompt
+        // would have to be sent (and paid for) to learn them, so until a turn ran in
+        // this folder the listing says so instead.
+        let key = tools_key(&input.workdir, input.workspace_trusted);
+        let Some(names) = self.reported_tools.lock().get(&key).cloned() else {
+            return Err(format!(
+                "Claude Code lists its tools when a turn starts; none has run in {} \
+                 (with this trust) since the daemon started: run one, then list again",
+                input.workdir.display()
+            ));
+        };
+        Ok(names
+            .into_iter()
+            .map(|name| ToolInfo {
+                server: name
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.split_once("__"))
+                    .map(|(server, _)| server.to_string()),
+                description: String::new(),
+                name,
+            })
+            .collect())
     }
 
     fn tui(&self, input: &AgentTurnInput) -> Option<TuiSpec> {

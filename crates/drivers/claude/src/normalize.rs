@@ -134,6 +134,8 @@ pub struct Normalizer {
     permission_mode: Option<String>,
     /// The session's slash commands, as far as this turn knows them.
     pub commands: Commands,
+    /// The tools the last `init` line listed.
+    pub tools_reported: Option<Vec<String>>,
 }
 
 fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -253,6 +255,9 @@ impl Normalizer {
                             text: format!("MCP server {}: {}", m.name, m.status),
                         });
                     }
+                }
+                if !s.tools.is_empty() {
+                    self.tools_reported = Some(s.tools);
                 }
                 if !s.slash_commands.is_empty() {
                     self.commands.recognized = Some(s.slash_commands);

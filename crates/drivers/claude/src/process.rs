@@ -43,6 +43,8 @@ pub struct ClaudeProcess {
     pub initialized: bool,
     /// The commands its `initialize` reply described.
     pub commands: Vec<weft_protocol::SlashCommand>,
+    /// The tools its last `init` line listed.
+    pub tools: Option<Vec<String>>,
 }
 
 impl ClaudeProcess {
@@ -71,6 +73,7 @@ impl ClaudeProcess {
             stale: false,
             initialized: false,
             commands: Vec::new(),
+            tools: None,
         })
     }
 

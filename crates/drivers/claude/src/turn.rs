@@ -292,6 +292,9 @@ impl TurnState<'_> {
         match signal {
             Signal::Init { session_id } => {
                 self.proc.session_id = session_id;
+                if let Some(tools) = self.norm.tools_reported.take() {
+                    self.proc.tools = Some(tools);
+                }
                 self.inits += 1;
                 self.cli_busy = true;
                 self.woke_pending = false;

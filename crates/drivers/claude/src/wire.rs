@@ -73,6 +73,8 @@ pub struct SystemLine {
     pub mcp_servers: Vec<McpServerLine>,
     /// init: the slash commands the CLI recognizes in this mode.
     pub slash_commands: Vec<String>,
+    /// init: the tools the model is offered (MCP ones as `mcp__server__tool`).
+    pub tools: Vec<String>,
 }
 
 /// One MCP server of an `init` line.

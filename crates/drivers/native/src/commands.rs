@@ -1,14 +1,18 @@
-//! Session commands the native agent answers itself, without the model: `/plan [task]`
-//! (plan mode on), `/undo` (the files of the last turn that changed any, restored);
-//! and leaving plan mode, a confirmation asked once the model has presented its plan.
+//! Session commands the native agent answers itself: `/plan [task]` (plan mode on),
+//! `/undo` (the files of the last turn that changed any, restored), `/compact` (the
+//! conversation so far summarized for the model); and leaving plan mode, a
+//! confirmation asked once the model has presented its plan. They are reported at
+//! the start of every turn ([`list`]) so a composer offers them on `/`; any other
+//! `/name` prompt is answered with what the agent takes, never sent to the model as
+//! text.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use weft_kernel::{DriverContext, DriverResult};
 use weft_protocol::{
-    Choice, DriverEvent, InteractAction, Interaction, InteractionKind, Plan, PlanStep, Question,
-    QuestionType, StepStatus,
+    Choice, CommandSource, DriverEvent, InteractAction, Interaction, InteractionKind, Plan,
+    PlanStep, Question, QuestionType, SlashCommand, StepStatus,
 };
 
 use crate::conversation::{Message, Origin};
@@ -22,16 +26,80 @@ pub enum Command {
     Undo,
     /// `/plan` with the rest of the prompt (may be empty).
     Plan(String),
+    /// `/compact`.
+    Compact,
+    /// `/name` (with whatever follows) that the agent does not take.
+    Unknown(String),
 }
 
-/// The command `prompt` starts with, if any.
+/// The commands the agent takes, as a composer offers them.
+pub fn list() -> Vec<SlashCommand> {
+    let cmd = |name: &str, description: &str, hint: Option<&str>| SlashCommand {
+        name: name.into(),
+        description: description.into(),
+        argument_hint: hint.map(String::from),
+        source: CommandSource::Builtin,
+    };
+    vec![
+        cmd(
+            "plan",
+            "Plan mode: look and plan, change nothing until you approve the plan",
+            Some("[task]"),
+        ),
+        cmd("undo", "Restore the files the last turn changed", None),
+        cmd(
+            "compact",
+            "Summarize the conversation so far for the model (the transcript stays)",
+            None,
+        ),
+    ]
+}
+
+/// The command `prompt` starts with, if any. A first word that is `/` and a name
+/// (letters, digits, `-`, `_`, `:`) is a command; `/etc/hosts …` is not.
 pub fn parse(prompt: &str) -> Option<Command> {
     let t = prompt.trim_start();
     let (word, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
-    match word {
-        "/undo" if rest.trim().is_empty() => Some(Command::Undo),
-        "/plan" => Some(Command::Plan(rest.trim().to_string())),
+    let name = word.strip_prefix('/')?;
+    match name {
+        "undo" if rest.trim().is_empty() => Some(Command::Undo),
+        "plan" => Some(Command::Plan(rest.trim().to_string())),
+        "compact" if rest.trim().is_empty() => Some(Command::Compact),
+        _ if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':')) =>
+        {
+            Some(Command::Unknown(name.to_string()))
+        }
         _ => None,
+    }
+}
+
+/// The answer to a command the agent does not take (or one given arguments it does
+/// not take): what it takes instead. The prompt is not sent to the model.
+pub fn unknown(ctx: &DriverContext, id: &str, name: &str) -> DriverResult {
+    let takes: Vec<String> = list()
+        .iter()
+        .map(|c| match &c.argument_hint {
+            Some(h) => format!("- /{} {h}: {}", c.name, c.description),
+            None => format!("- /{}: {}", c.name, c.description),
+        })
+        .collect();
+    let first = if list().iter().any(|c| c.name == name) {
+        format!("/{name} takes no arguments, so nothing was sent to the model.")
+    } else {
+        format!("/{name} is not a command the Weft agent takes, so nothing was sent to the model.")
+    };
+    let text = format!(
+        "{first} It takes:\n{}\nTo send text that starts with a slash to the model, put a word before it.",
+        takes.join("\n")
+    );
+    ctx.emit(DriverEvent::Text { delta: text });
+    DriverResult {
+        ok: true,
+        session_id: Some(id.into()),
+        ..Default::default()
     }
 }
 
@@ -46,6 +114,54 @@ pub fn save_meta(home: &Path, id: &str, pack: &str, plan_mode: bool) -> Result<(
         }],
     )
     .map_err(|e| format!("cannot save the session: {e}"))
+}
+
+/// The user's `/compact`: the whole conversation so far becomes one summary for the
+/// model (the kernel's transcript keeps every turn).
+pub async fn compact(
+    ctx: &DriverContext,
+    endpoint: &crate::config::Endpoint,
+    home: &Path,
+    id: &str,
+    mut messages: Vec<Message>,
+) -> DriverResult {
+    let before = messages.len();
+    ctx.emit(DriverEvent::Activity {
+        text: "compacting the conversation".into(),
+    });
+    let client = endpoint.client();
+    let done = crate::compact::compact_all(
+        &mut messages,
+        client.as_ref(),
+        &endpoint.model,
+        &ctx.cancel_token(),
+    )
+    .await;
+    ctx.emit(DriverEvent::Activity {
+        text: String::new(),
+    });
+    let (ok, text) = match done {
+        Ok(false) => (true, "Nothing to compact yet: the conversation is empty.".into()),
+        Ok(true) => match store::append(home, id, &[Record::Reset { messages }]) {
+            Ok(()) => (
+                true,
+                format!(
+                    "Compacted: {before} earlier messages were summarized into one for the model; the whole transcript stays here."
+                ),
+            ),
+            Err(e) => (false, format!("cannot save the compacted conversation: {e}")),
+        },
+        Err(e) => (false, format!("compaction failed: {e}")),
+    };
+    ctx.emit(DriverEvent::Text {
+        delta: text.clone(),
+    });
+    DriverResult {
+        ok,
+        session_id: Some(id.into()),
+        error: (!ok).then_some(text),
+        text: None,
+    }
 }
 
 /// Restores the files the last turn that changed any changed, as they were before it.

@@ -52,6 +52,42 @@ pub async fn compact(
     } else {
         (messages[..cut].to_vec(), messages[cut..].to_vec())
     };
+    let note = summarize(&older, client, model, cancel).await?;
+    *messages = if cut == 0 {
+        let mut v = kept;
+        v.push(note);
+        v
+    } else {
+        let mut v = vec![note];
+        v.extend(kept);
+        v
+    };
+    Ok(true)
+}
+
+/// Replaces the whole conversation with its summary (the user's `/compact`). Returns
+/// false when there is nothing to compact.
+pub async fn compact_all(
+    messages: &mut Vec<Message>,
+    client: &dyn ModelClient,
+    model: &str,
+    cancel: &CancellationToken,
+) -> Result<bool, ModelError> {
+    if messages.is_empty() {
+        return Ok(false);
+    }
+    let note = summarize(messages, client, model, cancel).await?;
+    *messages = vec![note];
+    Ok(true)
+}
+
+/// The model's summary of `older`, as the message that stands for it.
+async fn summarize(
+    older: &[Message],
+    client: &dyn ModelClient,
+    model: &str,
+    cancel: &CancellationToken,
+) -> Result<Message, ModelError> {
     // Images go as their placeholders: the summary is text, the model already said
     // what it saw in them, and a request over the window because of them must not fail
     // its own compaction the same way.
@@ -81,18 +117,8 @@ pub async fn compact(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let note = Message::user(format!(
+    Ok(Message::user(format!(
         "[The earlier conversation was compacted; this is its summary]\n{summary}"
     ))
-    .with_origin(Origin::Summary);
-    *messages = if cut == 0 {
-        let mut v = kept;
-        v.push(note);
-        v
-    } else {
-        let mut v = vec![note];
-        v.extend(kept);
-        v
-    };
-    Ok(true)
+    .with_origin(Origin::Summary))
 }

@@ -42,7 +42,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_kernel::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, ToolInfo};
 
 use crate::guard::SessionFlags;
 use crate::model::RetryPolicy;
@@ -257,6 +257,54 @@ impl AgentDriver for NativeDriver {
             .collect()
     }
 
+    async fn tools(&self, input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
+        let home = if input.state_dir.as_os_str().is_empty() {
+            self.home()
+        } else {
+            input.state_dir.clone()
+        };
+        let own = input.workspace_trusted.then_some(input.workdir.as_path());
+        let env_pack = if self.config.process_env {
+            input.var("WEFT_NATIVE_PACK")
+        } else {
+            None
+        };
+        let pack_name = nonempty(input.pack.clone())
+            .or_else(|| nonempty(env_pack))
+            .unwrap_or_else(|| pack::DEFAULT.to_string());
+        let pack = pack::find(&pack_name, own, &home)?;
+        let (mut tools, _) = loop_tools(pack.as_ref(), own, &home);
+        // The MCP servers are started to ask them, as a turn would, then closed.
+        let env = secrets::scrub(input.spawn_env(), &[]);
+        let (mcp, mcp_tools, problems) = mcp::tools(
+            &input.workdir,
+            &home,
+            input.workspace_trusted,
+            pack.mcp_servers().as_deref(),
+            &env,
+            &input.mcp_servers,
+        )
+        .await;
+        for p in problems {
+            tracing::info!("listing the native agent's tools: {p}");
+        }
+        tools.extend(mcp_tools);
+        let out = tools
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                server: (t.kind() == weft_protocol::ToolKind::Mcp)
+                    .then(|| t.name().strip_prefix("mcp__"))
+                    .flatten()
+                    .and_then(|rest| rest.split_once("__"))
+                    .map(|(server, _)| server.to_string()),
+            })
+            .collect();
+        mcp.close().await;
+        Ok(out)
+    }
+
     async fn close_session(&self, session_key: &str) {
         self.live.lock().remove(session_key);
         tools::warm::clear();
@@ -302,6 +350,9 @@ impl AgentDriver for NativeDriver {
         ctx.emit(DriverEvent::Session {
             session_id: session_id.clone(),
             model: Some(endpoint.model.clone()),
+        });
+        ctx.emit(DriverEvent::Commands {
+            commands: commands::list(),
         });
         let home = input.state_dir.clone();
         // What the workspace's .weft/ grants (hooks, native.toml, packs, skills) counts
@@ -361,6 +412,13 @@ impl AgentDriver for NativeDriver {
                     };
                 }
                 prompt = rest;
+            }
+            Some(commands::Command::Compact) => {
+                return commands::compact(&ctx, &endpoint, &home, &session_id, loaded.messages)
+                    .await;
+            }
+            Some(commands::Command::Unknown(name)) => {
+                return commands::unknown(&ctx, &session_id, &name);
             }
             None => {}
         }

@@ -22,10 +22,14 @@ async fn auto_cancel_answers_interactions_at_once_and_says_so() {
     let (_, at) = finish(&loom, prompt("ask", None)).await;
     assert_eq!(at.snapshot.text, "cancelled");
     assert!(has_notice(&at.snapshot, "answered automatically"));
-    assert!(loom.list_tools().await.is_empty());
+    assert!(loom
+        .list_tools(None, None)
+        .await
+        .unwrap_or_default()
+        .is_empty());
     assert!(loom.list_skills(None).await.is_empty());
     assert!(loom
-        .list_effort("script")
+        .list_effort("script", None)
         .await
         .unwrap_or_default()
         .is_empty());

@@ -43,8 +43,21 @@ async fn commands_are_reported_compact_runs_and_an_unknown_one_gets_the_clis_ans
     // The project's own commands come from a folder the user trusted.
     let mut input = env.input("c1", "hello");
     input.workspace_trusted = true;
-    let (result, snap) = run_turn(&driver, input, &sink).await;
+    // Its tools are known once a turn's start listed them; until then it says so.
+    let why = driver.tools(&input).await.unwrap_err();
+    assert!(why.contains("when a turn starts"), "{why}");
+    let (result, snap) = run_turn(&driver, input.clone(), &sink).await;
     assert!(result.ok, "{result:?}");
+    let tools = driver.tools(&input).await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for name in ["Bash", "Read", "Edit", "Write"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    assert_eq!(
+        env.server.messages_requests()[0].tool_names().len(),
+        names.len(),
+        "{names:?}"
+    );
     let find = |name: &str| snap.commands.iter().find(|c| c.name == name).cloned();
     let compact = find("compact").unwrap_or_else(|| panic!("no /compact in {:?}", snap.commands));
     assert_eq!(compact.source, CommandSource::Builtin);

@@ -66,7 +66,7 @@ impl Native for UpdatePlan {
     }
 }
 
-/// `ask_user {question, choices?}`.
+/// `ask_user {question, choices?, multiple?, other?}`.
 pub struct AskUser;
 
 /// The arguments of a call (their JSON Schema is what the model is shown).
@@ -75,13 +75,19 @@ pub struct AskArgs {
     question: String,
     #[serde(default)]
     choices: Vec<String>,
+    #[serde(default)]
+    #[schemars(description = "the user may pick several of the choices")]
+    multiple: bool,
+    #[serde(default)]
+    #[schemars(description = "the user may also answer in their own words")]
+    other: bool,
 }
 
 #[async_trait]
 impl Native for AskUser {
     const SPEC: Spec = Spec {
         name: "ask_user",
-        description: "Ask the user a question when you cannot go on without their answer; offer choices when there are a few clear options.",
+        description: "Ask the user a question when you cannot go on without their answer; offer choices when there are a few clear options (several may be picked with `multiple`, and `other` lets the user also answer in their own words).",
         read_only: true,
         kind: ToolKind::Other,
     };
@@ -90,6 +96,7 @@ impl Native for AskUser {
         format!("ask_user {}", first_line(field(input, "question"), 80))
     }
     async fn call(&self, a: Self::Args, cx: &ToolCx<'_>) -> ToolOutput {
+        let choices = !a.choices.is_empty();
         let answer = cx
             .ctx
             .ask_user(Interaction {
@@ -103,10 +110,10 @@ impl Native for AskUser {
                 questions: vec![Question {
                     id: "answer".into(),
                     text: a.question.clone(),
-                    kind: if a.choices.is_empty() {
-                        QuestionType::Text
-                    } else {
+                    kind: if choices {
                         QuestionType::Select
+                    } else {
+                        QuestionType::Text
                     },
                     choices: a
                         .choices
@@ -116,20 +123,39 @@ impl Native for AskUser {
                             value: c.clone(),
                         })
                         .collect(),
-                    multiple: false,
-                    free_text: false,
+                    multiple: choices && a.multiple,
+                    free_text: choices && a.other,
                 }],
             })
             .await;
-        let value = answer.picked();
-        match (answer.action, value) {
-            (InteractAction::Select | InteractAction::Text, Some(v)) => {
-                ToolOutput::ok(format!("The user answered: {v}"))
+        match answer.action {
+            InteractAction::Select | InteractAction::Text => {}
+            InteractAction::Skip => {
+                return ToolOutput::ok("The user chose not to answer; go on without.")
             }
-            (InteractAction::Skip, _) => {
-                ToolOutput::ok("The user chose not to answer; go on without.")
+            _ => return ToolOutput::error("the question was cancelled"),
+        }
+        let given = answer.given("answer");
+        let picked = given
+            .choices
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>();
+        let said = given.text.as_deref().map(|t| format!("\"{t}\""));
+        match (picked.is_empty(), said) {
+            (true, None) => ToolOutput::ok("The user gave no answer; go on without."),
+            (true, Some(t)) if choices => {
+                ToolOutput::ok(format!("The user answered in their own words: {t}"))
             }
-            _ => ToolOutput::error("the question was cancelled"),
+            (true, Some(t)) => ToolOutput::ok(format!("The user answered: {t}")),
+            (false, None) if picked.len() == 1 && !a.multiple => {
+                ToolOutput::ok(format!("The user answered: {}", given.choices[0]))
+            }
+            (false, None) => ToolOutput::ok(format!("The user picked: {}", picked.join(", "))),
+            (false, Some(t)) => ToolOutput::ok(format!(
+                "The user picked: {}; and added in their own words: {t}",
+                picked.join(", ")
+            )),
         }
     }
 }

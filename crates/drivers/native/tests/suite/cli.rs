@@ -212,3 +212,30 @@ async fn weft_undo_restores_the_last_turns_files() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weft_tools_lists_the_agents_own_tools() {
+    let cli = Cli::new();
+    let tools = |args: &'static [&'static str]| {
+        let mut cmd = std::process::Command::new(&cli.bin);
+        cmd.arg("tools")
+            .args(args)
+            .env("WEFT_HOME", &cli.home)
+            .current_dir(cli.dirs.work())
+            .stdin(Stdio::null());
+        cmd.output().unwrap()
+    };
+    let out = tools(&["--agent", "native", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed.iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in ["bash", "edit", "ask_user", "task"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    let out = tools(&["--agent", "nope"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown agent"),
+        "{out:?}"
+    );
+}

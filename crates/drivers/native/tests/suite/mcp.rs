@@ -165,3 +165,25 @@ async fn a_long_mcp_result_is_capped_like_every_other() {
     let shown = snap.tool_calls.iter().find(|c| c.id == "e").unwrap();
     assert_eq!(shown.result.as_deref(), Some(sent.as_str()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listed_tools_are_the_ones_a_turn_offers_the_model() {
+    use weft_kernel::AgentDriver;
+    let (s, env) = anthropic(script(), "auto").await;
+    let dirs = with_stdio_fixture();
+    let d = driver();
+    let listed = d.tools(&dirs.trusted_input(&env, "")).await.unwrap();
+    let (r, _, _) = run_turn(&d, dirs.trusted_input(&env, "hello")).await;
+    assert!(r.ok, "{r:?}");
+    let mut offered = s.messages_requests()[0].tool_names();
+    let mut names: Vec<String> = listed.iter().map(|t| t.name.clone()).collect();
+    offered.sort();
+    names.sort();
+    assert_eq!(names, offered);
+    assert!(names.contains(&"bash".to_string()), "{names:?}");
+    let echo = listed.iter().find(|t| t.name == "mcp__fx__echo").unwrap();
+    assert_eq!(echo.server.as_deref(), Some("fx"));
+    assert!(listed
+        .iter()
+        .all(|t| t.name == "bash" || !t.description.is_empty() || t.server.is_some()));
+}

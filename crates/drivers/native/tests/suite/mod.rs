@@ -3,6 +3,7 @@
 
 mod agent;
 mod attachments;
+mod commands;
 mod cli;
 mod conformance;
 mod extras;

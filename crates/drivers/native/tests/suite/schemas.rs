@@ -75,7 +75,11 @@ fn expected() -> Vec<(&'static str, Value)> {
             "ask_user",
             json!({"type": "object", "properties": {
             "question": {"type": "string"},
-            "choices": {"type": "array", "items": {"type": "string"}}},
+            "choices": {"type": "array", "items": {"type": "string"}},
+            "multiple": {"type": "boolean",
+                "description": "the user may pick several of the choices"},
+            "other": {"type": "boolean",
+                "description": "the user may also answer in their own words"}},
             "required": ["question"]}),
         ),
         ("skill", strings(&["name"])),
