@@ -627,6 +627,14 @@ export class AppStore {
     }
   }
 
+  /** The efforts `model` of `agent` takes (the agent's whole list for its default model); an effort it does not take is dropped. */
+  async refreshEfforts(agent: string, model: string | null) {
+    const efforts = await this.guard(() => this.transport.request({ type: "listEffort", agent, ...(model ? { model } : {}) }));
+    if (this.agent !== agent || this.model !== model || !efforts) return;
+    this.efforts = efforts;
+    if (this.effort && !efforts.includes(this.effort)) this.effort = null;
+  }
+
   /** The packs a new session of the chosen agent can start with, the default first (its facts). */
   get packs(): string[] {
     return this.agents.find((a) => a.id === this.agent)?.facts.packs ?? [];

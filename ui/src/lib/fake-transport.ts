@@ -303,7 +303,7 @@ export class FakeTransport implements Transport {
       agent === "echo"
         ? [{ id: "echo-1", label: "Echo 1", default: true }, { id: "echo-2", label: "Echo 2", default: false }]
         : [],
-    listEffort: async ({ agent }) => (agent === "echo" ? ["low", "high"] : []),
+    listEffort: async ({ agent, model }) => (agent === "echo" ? (model === "echo-2" ? ["low"] : ["low", "high"]) : []),
     listTools: async () => [],
     prewarm: async (request) => {
       this.record("prewarm", structuredClone(request));
