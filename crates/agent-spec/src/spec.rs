@@ -444,6 +444,7 @@ impl AgentSpec {
             undo: self.can.undo,
             attachments: self.can.attachments,
             fork_at_turn: self.can.fork_at_turn,
+            commands: Vec::new(),
         }
     }
 }

@@ -268,6 +268,11 @@ pub struct AgentFacts {
     pub attachments: bool,
     /// Whether it forks a conversation at a turn.
     pub fork_at_turn: bool,
+    /// The slash commands it takes whatever the session (the native agent's own), for
+    /// the `/` menu before a turn has reported the session's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<crate::command::SlashCommand>>", optional)]
+    pub commands: Vec<crate::command::SlashCommand>,
 }
 
 /// One kind of account an agent takes, as the add dialog needs it.

@@ -236,7 +236,10 @@ impl AgentDriver for NativeDriver {
             version: Some(env!("CARGO_PKG_VERSION").into()),
             capabilities: self.capabilities(),
             problem,
-            facts: spec::spec().facts(),
+            facts: weft_protocol::AgentFacts {
+                commands: commands::list(),
+                ..spec::spec().facts()
+            },
         }
     }
 

@@ -59,6 +59,18 @@ describe("SlashMenu", () => {
     expect(screen.queryByTestId("slash-menu")).toBeNull();
   });
 
+  it("offers the agent's own commands in a new session, until a turn reported the session's", async () => {
+    const own = [cmd("plan", "Plan mode"), cmd("undo", "Undo the last turn"), cmd("compact", "Summarize")];
+    const names = () => [...screen.getByTestId("slash-menu").querySelectorAll("li")].map((li) => li.dataset.command);
+    const first = render(Harness, { view: null, agentCommands: own });
+    await fireEvent.input(screen.getByTestId("harness-input"), { target: { value: "/" } });
+    expect(names()).toEqual(["plan", "undo", "compact"]);
+    first.unmount();
+    render(Harness, { view: view(commands), agentCommands: own });
+    await fireEvent.input(screen.getByTestId("harness-input"), { target: { value: "/" } });
+    expect(names()).toEqual(["compact", "context", "ship"]);
+  });
+
   it("shows nothing for a session whose agent reported no commands", async () => {
     render(Harness, { view: view([]) });
     await fireEvent.input(screen.getByTestId("harness-input"), { target: { value: "/" } });

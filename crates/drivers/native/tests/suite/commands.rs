@@ -20,6 +20,9 @@ async fn commands_are_offered_and_one_the_agent_lacks_is_explained_not_sent() {
     assert!(r.ok, "{r:?}");
     let names: Vec<&str> = snap.commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["plan", "undo", "compact"]);
+    // A new session's composer offers them before any turn: the agent's facts.
+    let info = weft_kernel::AgentDriver::info(&driver()).await;
+    assert_eq!(info.facts.commands, snap.commands);
     assert!(
         snap.text
             .contains("/review is not a command the Weft agent takes"),
