@@ -115,6 +115,10 @@ enum Command {
         /// The session key.
         key: String,
         /// The message.
+        /// Attach a file or image to the message (repeatable), as `weft run --attach`:
+        /// an agent that cannot take it mid-turn gets it with the steer as its next turn.
+        #[arg(long = "attach", value_name = "FILE")]
+        attach: Vec<std::path::PathBuf>,
         #[arg(required = true)]
         text: Vec<String>,
     },
@@ -410,7 +414,7 @@ fn main() -> ExitCode {
             Command::Undo { key } => restore::undo(key).await,
             Command::Restore(args) => restore::restore(args).await,
             Command::Diff(args) => restore::diff(args).await,
-            Command::Steer { key, text } => verbs::steer(key, text).await,
+            Command::Steer { key, attach, text } => verbs::steer(key, text, attach).await,
             Command::Dequeue { key, task_id } => verbs::dequeue(key, task_id).await,
             Command::Requeue { key, task_id, to } => verbs::requeue(key, task_id, to).await,
             Command::Inbox { json } => verbs::inbox(json).await,

@@ -82,13 +82,13 @@ pub(crate) struct RunArgs {
 }
 
 /// The attachments as absolute paths (the daemon's folder is not this one).
-fn absolute_attachments(paths: &[PathBuf]) -> Result<Vec<String>, ExitCode> {
+pub(crate) fn absolute_attachments(verb: &str, paths: &[PathBuf]) -> Result<Vec<String>, ExitCode> {
     paths
         .iter()
         .map(|p| match std::path::absolute(p) {
             Ok(a) => Ok(a.display().to_string()),
             Err(e) => {
-                eprintln!("weft run: --attach {}: {e}", p.display());
+                eprintln!("weft {verb}: --attach {}: {e}", p.display());
                 Err(ExitCode::from(2))
             }
         })
@@ -177,7 +177,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         workdir: Some(workdir),
         model: args.model,
         effort: args.effort,
-        attachments: match absolute_attachments(&args.attach) {
+        attachments: match absolute_attachments("run", &args.attach) {
             Ok(a) => a,
             Err(code) => return code,
         },

@@ -1,6 +1,7 @@
 //! `weft wait`, `stop`, `steer`, `inbox`, `answer`: the verbs on sessions that run in
 //! the daemon, from any terminal.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use weft_protocol::verb;
@@ -74,7 +75,11 @@ pub(crate) async fn stop(key: String) -> ExitCode {
     }
 }
 
-pub(crate) async fn steer(key: String, text: Vec<String>) -> ExitCode {
+pub(crate) async fn steer(key: String, text: Vec<String>, attach: Vec<PathBuf>) -> ExitCode {
+    let attachments = match crate::run::absolute_attachments("steer", &attach) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     let daemon = match client::connect().await {
         Ok(d) => d,
         Err(code) => return code,
@@ -83,6 +88,7 @@ pub(crate) async fn steer(key: String, text: Vec<String>) -> ExitCode {
         .send(verb::Steer {
             session_key: key,
             text: text.join(" "),
+            attachments: (!attachments.is_empty()).then_some(attachments),
         })
         .await
     {

@@ -301,7 +301,32 @@ pub trait TurnSink: Send + Sync {
     /// Dropping the sender means cancelled.
     fn ask(&self, interaction: Interaction) -> tokio::sync::oneshot::Receiver<InteractionResponse>;
     /// Routes steer messages for this turn to the returned channel.
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String>;
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer>;
+}
+
+/// A message the user sends into a running turn: text, and files attached to it as to
+/// a prompt (checked like a prompt's; a driver sends them the way it sends a prompt's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Steer {
+    /// What the user wrote.
+    pub text: String,
+    /// Files attached to it (absolute, checked).
+    pub attachments: Vec<PathBuf>,
+}
+
+impl From<String> for Steer {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            attachments: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for Steer {
+    fn from(text: &str) -> Self {
+        text.to_string().into()
+    }
 }
 
 /// The sink of [`DriverContext::detached`].
@@ -316,7 +341,7 @@ impl TurnSink for Detached {
         // The sender dropped at once: the question is cancelled.
         tokio::sync::oneshot::channel().1
     }
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer> {
         mpsc::unbounded_channel().1
     }
 }
@@ -371,8 +396,9 @@ impl DriverContext {
     }
 
     /// Declares that this turn takes steer messages; they arrive on the returned channel.
-    /// A driver that never calls this gets steers queued as the next turn instead.
-    pub fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+    /// A driver that never calls this gets steers queued as the next turn instead; one
+    /// that does sends each steer's attachments as it sends a prompt's.
+    pub fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer> {
         self.sink.register_steer()
     }
 }

@@ -40,7 +40,7 @@ mod warm;
 
 pub use driver::{
     isolated_env, kept_on_account, AgentDriver, AgentTurnInput, DriverContext, DriverResult,
-    EnvNames, HandoverSource, TuiSpec, TurnSink,
+    EnvNames, HandoverSource, Steer, TuiSpec, TurnSink,
 };
 pub use error::{FilesError, IndexError, KernelError};
 pub use hub::{Loom, LoomBuilder};

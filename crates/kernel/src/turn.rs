@@ -9,7 +9,7 @@ use weft_protocol::{
     Accumulator, DriverEvent, Interaction, InteractionResponse, UniversalSnapshot,
 };
 
-use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
+use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Steer, TurnSink};
 use crate::time::now_ms;
 
 type EventFn = Box<dyn Fn(&DriverEvent, &UniversalSnapshot) + Send + Sync>;
@@ -38,7 +38,7 @@ impl Default for TurnCallbacks {
 struct CallbackSink {
     acc: Mutex<Accumulator>,
     callbacks: TurnCallbacks,
-    steer: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    steer: Mutex<Option<mpsc::UnboundedSender<Steer>>>,
 }
 
 impl TurnSink for CallbackSink {
@@ -54,7 +54,7 @@ impl TurnSink for CallbackSink {
         rx
     }
 
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer> {
         let (tx, rx) = mpsc::unbounded_channel();
         *self.steer.lock() = Some(tx);
         rx

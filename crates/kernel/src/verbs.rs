@@ -10,6 +10,7 @@ use weft_protocol::{
     SteerOutcome, ToolInfo, UniversalSnapshot,
 };
 
+use crate::driver::Steer;
 use crate::env::new_task_id;
 use crate::error::KernelError;
 use crate::feed::Patches;
@@ -130,10 +131,14 @@ impl Loom {
         &self,
         caller: &Caller,
         session_key: &str,
-        text: String,
+        steer: Steer,
     ) -> Result<SteerOutcome, KernelError> {
-        if text.trim().is_empty() {
+        if steer.text.trim().is_empty() {
             return Err(KernelError::BadRequest("the steer message is empty".into()));
+        }
+        // Checked like a prompt's, before anything is sent.
+        for path in &steer.attachments {
+            weft_attachments::check(path).map_err(|e| KernelError::BadRequest(e.to_string()))?;
         }
         let runner = self.runner(session_key).await?;
         if runner.queue_len() >= MAX_QUEUED {
@@ -141,7 +146,7 @@ impl Loom {
                 "{MAX_QUEUED} prompts are already queued in this session"
             )));
         }
-        Ok(runner.steer(text, new_task_id(), caller.env.clone()))
+        Ok(runner.steer(steer, new_task_id(), caller.env.clone()))
     }
 
     /// Opens the agent's own terminal UI's turn for a session (see
@@ -323,9 +328,9 @@ impl Loom {
     pub async fn steer(
         &self,
         session_key: &str,
-        text: String,
+        steer: Steer,
     ) -> Result<SteerOutcome, KernelError> {
-        self.steer_as(&Caller::local(), session_key, text).await
+        self.steer_as(&Caller::local(), session_key, steer).await
     }
 
     /// Opens the agent's own terminal UI for a session. While it is open the session has

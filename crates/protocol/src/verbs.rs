@@ -180,6 +180,11 @@ pub enum ClientRequest {
         session_key: String,
         /// The message.
         text: String,
+        /// Paths of files to attach, as a prompt's `attachments`: sent into the turn by
+        /// an agent that takes them mid-turn, else queued with the steer as the next turn.
+        #[serde(default)]
+        #[ts(optional)]
+        attachments: Option<Vec<String>>,
     } => SteerOutcome as Control,
     /// Take a queued prompt out of a session's queue: it never runs. Answered by `null`.
     Dequeue {

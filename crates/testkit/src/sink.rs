@@ -10,7 +10,9 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
-use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
+use weft_kernel::driver::{
+    AgentDriver, AgentTurnInput, DriverContext, DriverResult, Steer, TurnSink,
+};
 use weft_protocol::{
     Accumulator, DriverEvent, Interaction, InteractionResponse, Phase, UniversalSnapshot,
 };
@@ -70,7 +72,7 @@ pub struct TestSink {
     pub asked: Mutex<Vec<Interaction>>,
     policy: Mutex<Option<Policy>>,
     held: Mutex<VecDeque<(Interaction, oneshot::Sender<InteractionResponse>)>>,
-    steer: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    steer: Mutex<Option<mpsc::UnboundedSender<Steer>>>,
     options: SinkOptions,
     changed: Notify,
 }
@@ -103,10 +105,15 @@ impl TestSink {
     /// Sends a steer into the running turn (false without [`SinkOptions::steer`] or
     /// once the driver dropped its end).
     pub fn steer(&self, text: &str) -> bool {
+        self.steer_with(text.into())
+    }
+
+    /// Sends a steer with attachments into the running turn (see [`TestSink::steer`]).
+    pub fn steer_with(&self, steer: Steer) -> bool {
         self.steer
             .lock()
             .as_ref()
-            .is_some_and(|tx| tx.send(text.to_string()).is_ok())
+            .is_some_and(|tx| tx.send(steer).is_ok())
     }
 
     /// How many interactions are held unanswered.
@@ -202,7 +209,7 @@ impl TurnSink for TestSink {
         rx
     }
 
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer> {
         let (tx, rx) = mpsc::unbounded_channel();
         if self.options.steer {
             *self.steer.lock() = Some(tx);

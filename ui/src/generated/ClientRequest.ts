@@ -31,7 +31,12 @@ sessionKey: string,
 /**
  * The message.
  */
-text: string, } | { "type": "dequeue", 
+text: string, 
+/**
+ * Paths of files to attach, as a prompt's `attachments`: sent into the turn by
+ * an agent that takes them mid-turn, else queued with the steer as the next turn.
+ */
+attachments?: Array<string>, } | { "type": "dequeue", 
 /**
  * The session.
  */

@@ -705,12 +705,17 @@ export class AppStore {
     this.error = null;
     const view = this.selected;
     if (view && view.running && this.sendMode === "steer") {
-      const outcome = await this.guard(() => this.transport.request({ type: "steer", sessionKey: view.key, text: prompt }));
+      // The attachments go with the steer: into the turn, or with it as the next turn.
+      const outcome = await this.guard(() =>
+        this.transport.request({ type: "steer", sessionKey: view.key, text: prompt, attachments }),
+      );
       if (!outcome) return false;
+      const names = attachments.map((p) => p.split(/[\\/]/).pop() ?? p);
+      const attached = names.length ? ` (attached: ${names.join(", ")})` : "";
       view.addNote(
         outcome === "injected"
-          ? `Steered the running turn: “${prompt}”`
-          : `The agent cannot take a steer mid-turn; queued: “${prompt}”`,
+          ? `Steered the running turn: “${prompt}”${attached}`
+          : `The agent cannot take a steer mid-turn; queued: “${prompt}”${attached}`,
       );
       return true;
     }

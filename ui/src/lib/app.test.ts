@@ -155,11 +155,18 @@ describe("AppStore", () => {
     const view = app.selected!;
     expect(view.running).toBe(true);
     await app.send("go left");
-    expect(t.calls.at(-1)).toMatchObject({ verb: "steer", args: [view.key, "go left"] });
+    expect(t.calls.at(-1)).toMatchObject({ verb: "steer", args: [view.key, "go left", []] });
     expect(view.notes.at(-1)?.text).toContain("Steered the running turn");
     t.steerOutcome = "queued";
     await app.send("go right");
     expect(view.notes.at(-1)?.text).toContain("queued");
+    // A steer carries the composer's attachments, and the note names them.
+    await app.send("look at this", ["/work/demo/shot.png", "/work/demo/notes.md"]);
+    expect(t.calls.at(-1)).toMatchObject({
+      verb: "steer",
+      args: [view.key, "look at this", ["/work/demo/shot.png", "/work/demo/notes.md"]],
+    });
+    expect(view.notes.at(-1)?.text).toContain("queued: “look at this” (attached: shot.png, notes.md)");
     app.sendMode = "queue";
     await app.send("later");
     expect(t.calls.at(-1)).toMatchObject({ verb: "prompt" });

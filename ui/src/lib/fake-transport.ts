@@ -199,8 +199,8 @@ export class FakeTransport implements Transport {
       this.emit(sessionKey, { queued: rest });
       return null;
     },
-    steer: async ({ sessionKey, text }) => {
-      this.record("steer", sessionKey, text);
+    steer: async ({ sessionKey, text, attachments }) => {
+      this.record("steer", sessionKey, text, attachments ?? []);
       return this.steerOutcome;
     },
     interact: async (request) => {

@@ -1,9 +1,10 @@
 //! `weft run --attach` through the built binary and its daemon: a relative path is
 //! attached by its absolute one and listed in the turn's snapshot; a file that claims
 //! to be an image but is not, and a 200 MB file, are refused with the reason; an image
-//! attached to a turn of Weft's own agent reaches its model's request as an image.
+//! attached to a turn of Weft's own agent reaches its model's request as an image;
+//! `weft steer --attach` sends files with a steer the same way.
 
-use super::support::Env;
+use super::support::{wait_for, Env};
 
 #[test]
 fn attachments_are_listed_and_bad_ones_refused_with_the_reason() {
@@ -139,4 +140,61 @@ async fn an_image_attached_to_a_native_turn_reaches_the_model_as_an_image() {
         stderr.contains("is 209715200 bytes; the limit is 33554432 bytes (32 MiB)"),
         "{stderr}"
     );
+}
+
+/// `weft steer KEY --attach FILE` (relative paths, repeatable) sends the files with the
+/// steer: into echo's running turn (which names what came with a steer), or with the
+/// steer as the next turn if the turn ended first. A bad attachment is refused with the
+/// reason and nothing is sent.
+#[test]
+fn steer_takes_attachments_like_run() {
+    let env = Env::new();
+    let work = env.real_work();
+    std::fs::write(work.join("notes.md"), "# notes\n").unwrap_or_else(|e| panic!("{e}"));
+    image::RgbImage::from_fn(16, 16, |x, _| image::Rgb([0, (x * 8) as u8, 0]))
+        .save(work.join("shot.png"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(work.join("fake.png"), "plain text, not pixels")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, detached, _) = env.json(&["run", "--detach", "slow please"]);
+    let key = detached["sessionKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    wait_for("the turn to stream", 10, || {
+        let (_, status, _) = env.json(&["daemon", "status", "--json"]);
+        (status["busySessions"] == 1).then_some(())
+    });
+    let bad = env.weft(&["steer", &key, "--attach", "fake.png", "look"]);
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("fake.png is not an image"), "{stderr}");
+    let steer = env.weft(&[
+        "steer", &key, "--attach", "notes.md", "--attach", "shot.png", "look", "at", "these",
+    ]);
+    assert_eq!(steer.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&steer.stderr).to_string();
+    let (code, last, _) = env.json(&["wait", &key, "--json"]);
+    assert_eq!(code, 0, "{last}");
+    let text = last["text"].as_str().unwrap_or_default();
+    assert!(
+        !text.contains("Steered: \"look\""),
+        "the refused steer was sent: {text}"
+    );
+    if said.contains("sent into the running turn") {
+        assert!(
+            text.contains("Steered: \"look at these\" with notes.md, shot.png"),
+            "{last}"
+        );
+    } else {
+        assert!(said.contains("queued as the next turn"), "{said}");
+        assert_eq!(last["prompt"], "look at these", "{last}");
+        assert_eq!(
+            last["attachments"],
+            serde_json::json!([
+                work.join("notes.md").display().to_string(),
+                work.join("shot.png").display().to_string()
+            ])
+        );
+    }
 }

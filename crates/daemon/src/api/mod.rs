@@ -144,9 +144,13 @@ pub async fn handle(
         ClientRequest::Stop { session_key } => {
             answer::<verb::Stop>(sessions::stop(loom, &session_key).await)
         }
-        ClientRequest::Steer { session_key, text } => {
-            answer::<verb::Steer>(sessions::steer(loom, &caller, &session_key, text).await)
-        }
+        ClientRequest::Steer {
+            session_key,
+            text,
+            attachments,
+        } => answer::<verb::Steer>(
+            sessions::steer(loom, &caller, &session_key, text, attachments).await,
+        ),
         ClientRequest::Dequeue {
             session_key,
             task_id,

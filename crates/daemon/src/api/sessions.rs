@@ -38,8 +38,19 @@ pub(super) async fn steer(
     caller: &Caller,
     session_key: &str,
     text: String,
+    attachments: Option<Vec<String>>,
 ) -> Result<SteerOutcome, WireError> {
-    loom.steer_as(caller, session_key, text).await.map_err(wire)
+    let steer = weft_kernel::Steer {
+        text,
+        attachments: attachments
+            .unwrap_or_default()
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .collect(),
+    };
+    loom.steer_as(caller, session_key, steer)
+        .await
+        .map_err(wire)
 }
 
 pub(super) async fn dequeue(

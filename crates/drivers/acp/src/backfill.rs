@@ -75,7 +75,7 @@ impl TurnSink for Recording {
         rx
     }
 
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<weft_kernel::driver::Steer> {
         self.ctx.register_steer()
     }
 }

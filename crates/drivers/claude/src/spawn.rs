@@ -231,24 +231,34 @@ pub fn spec(
 /// The first user message's text: the prompt, with the attached files that are not
 /// images named so the agent reads them (images travel as image blocks).
 pub fn prompt_text(input: &AgentTurnInput) -> String {
-    let files: Vec<String> = input
-        .attachments
+    text_with_files(&input.prompt, &input.attachments)
+}
+
+/// `text` with the attached files that are not images named after it (a prompt's or a
+/// steer's).
+pub fn text_with_files(text: &str, attachments: &[PathBuf]) -> String {
+    let files: Vec<String> = attachments
         .iter()
         .filter(|p| !weft_attachments::looks_like_image(p))
         .map(|p| format!("- {}", p.display()))
         .collect();
     if files.is_empty() {
-        return input.prompt.clone();
+        return text.to_string();
     }
-    format!("{}\n\nAttached files:\n{}", input.prompt, files.join("\n"))
+    format!("{text}\n\nAttached files:\n{}", files.join("\n"))
 }
 
 /// The user message for stdin: `text`, then each attached image as a base64 image
 /// block fitted to Anthropic's limits. A bare prompt stays a plain string, so a
 /// `/command` line reaches the CLI exactly as typed.
 pub fn prompt_message(input: &AgentTurnInput, text: &str) -> Result<Value, String> {
-    let images: Vec<&PathBuf> = input
-        .attachments
+    message_with_images(text, &input.attachments)
+}
+
+/// The user message for stdin of `text` and the images among `attachments` (a
+/// prompt's or a steer's).
+pub fn message_with_images(text: &str, attachments: &[PathBuf]) -> Result<Value, String> {
+    let images: Vec<&PathBuf> = attachments
         .iter()
         .filter(|p| weft_attachments::looks_like_image(p))
         .collect();

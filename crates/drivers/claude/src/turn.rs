@@ -189,7 +189,7 @@ impl TurnState<'_> {
                 }
                 steer = async { match steer_rx.as_mut() { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
                     match steer {
-                        Some(text) => self.steer(text).await,
+                        Some(steer) => self.steer(steer).await,
                         None => steer_rx = None,
                     }
                 }
@@ -396,21 +396,29 @@ impl TurnState<'_> {
         None
     }
 
-    async fn steer(&mut self, text: String) {
+    async fn steer(&mut self, steer: weft_kernel::Steer) {
         if self.stopping.is_some() {
             return;
         }
+        // Like a prompt: images as image blocks, other files named after the text.
+        let text = spawn::text_with_files(&steer.text, &steer.attachments);
+        let message = spawn::message_with_images(&text, &steer.attachments).unwrap_or_else(|e| {
+            self.notice(format!("the steer's images were left out: {e}"));
+            wire::user_message(&text)
+        });
+        // The CLI echoes the message as this text (an image block as `[image]`).
+        let echo = wire::content_text(&message["message"]["content"]);
         let while_idle = !self.cli_busy;
         if while_idle {
             self.notice("steer sent while Claude Code was idle: it runs as a turn of its own");
             self.cli_busy = true;
         }
         self.steers.push(Steer {
-            text: text.clone(),
+            text: echo,
             results_at_send: self.results,
             while_idle,
         });
-        self.write(&wire::user_message(&text)).await;
+        self.write(&message).await;
     }
 
     async fn answer(&mut self, (request_id, interaction, req, answer): Answer) {

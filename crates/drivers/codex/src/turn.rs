@@ -46,12 +46,17 @@ pub struct Outcome {
 /// OpenAI's limits under the turn's attachment folder when the original is larger or
 /// in a format the API does not take), other files named in the text.
 pub fn user_input(input: &AgentTurnInput) -> Value {
-    let (images, files): (Vec<_>, Vec<_>) = input
-        .attachments
+    input_items(input, &input.prompt, &input.attachments)
+}
+
+/// `text` and `attachments` as user input items, as [`user_input`] makes them (a
+/// prompt's, or a steer's for `turn/steer`, which takes the same items).
+fn input_items(input: &AgentTurnInput, text: &str, attachments: &[std::path::PathBuf]) -> Value {
+    let (images, files): (Vec<_>, Vec<_>) = attachments
         .iter()
         .partition(|p| weft_attachments::looks_like_image(p));
     let images: Vec<std::path::PathBuf> = images.into_iter().map(|p| fitted(input, p)).collect();
-    let mut text = input.prompt.clone();
+    let mut text = text.to_string();
     if !files.is_empty() {
         let list: Vec<String> = files.iter().map(|p| format!("- {}", p.display())).collect();
         text = format!("{text}\n\nAttached files:\n{}", list.join("\n"));
@@ -73,10 +78,6 @@ fn fitted(input: &AgentTurnInput, path: &std::path::Path) -> std::path::PathBuf 
         &input.state_dir,
         &input.task_id,
     )
-}
-
-fn steer_input(text: &str) -> Value {
-    json!([{"type": "text", "text": text, "text_elements": []}])
 }
 
 fn start_params(s: &CodexSession, input: &AgentTurnInput, items: Value) -> Value {
@@ -101,9 +102,10 @@ struct Loop<'a> {
     s: &'a mut CodexSession,
     ctx: &'a DriverContext,
     start_id: u64,
-    steers: HashMap<u64, String>,
-    waiting_steers: Vec<String>,
-    undelivered: Vec<String>,
+    /// Each steer's input items, by the id of its `turn/steer` request.
+    steers: HashMap<u64, Value>,
+    waiting_steers: Vec<Value>,
+    undelivered: Vec<Value>,
     stopping: bool,
     interrupt_sent: bool,
     bad_lines: usize,
@@ -200,9 +202,9 @@ pub async fn run(
                     Err(e) => Step::Done(Outcome { result: failed(lp.s, Some(e)), keep: false }),
                 }
             }
-            text = steer_rx.recv(), if steer_open => {
-                match text {
-                    Some(text) => lp.steer(text).await,
+            steer = steer_rx.recv(), if steer_open => {
+                match steer {
+                    Some(steer) => lp.steer(input_items(input, &steer.text, &steer.attachments)).await,
                     None => { steer_open = false; Step::Go }
                 }
             }
@@ -271,19 +273,19 @@ impl Loop<'_> {
         }
     }
 
-    async fn steer(&mut self, text: String) -> Step {
+    async fn steer(&mut self, items: Value) -> Step {
         let Some(turn_id) = self.s.norm.turn_id().map(String::from) else {
-            self.waiting_steers.push(text);
+            self.waiting_steers.push(items);
             return Step::Go;
         };
         let params = json!({
             "threadId": self.s.thread_id,
             "expectedTurnId": turn_id,
-            "input": steer_input(&text),
+            "input": items.clone(),
         });
         match self.s.request("turn/steer", params).await {
             Ok(id) => {
-                self.steers.insert(id, text);
+                self.steers.insert(id, items);
                 Step::Go
             }
             Err(e) => Step::Done(Outcome {
@@ -347,15 +349,15 @@ impl Loop<'_> {
             if self.stopping {
                 return self.interrupt().await;
             }
-            for text in std::mem::take(&mut self.waiting_steers) {
-                if let Step::Done(o) = self.steer(text).await {
+            for items in std::mem::take(&mut self.waiting_steers) {
+                if let Step::Done(o) = self.steer(items).await {
                     return Step::Done(o);
                 }
             }
-        } else if let Some(text) = self.steers.remove(&id) {
+        } else if let Some(items) = self.steers.remove(&id) {
             if let Err(e) = result {
                 tracing::info!("codex refused a steer ({e}); it follows the turn instead");
-                self.undelivered.push(text);
+                self.undelivered.push(items);
             }
         }
         Step::Go
@@ -454,13 +456,16 @@ impl Loop<'_> {
     async fn turn_ended(&mut self, end: crate::normalize::TurnEnd, input: &AgentTurnInput) -> Step {
         match end.status.as_str() {
             "completed" if !self.undelivered.is_empty() && !self.stopping => {
-                let texts = std::mem::take(&mut self.undelivered);
-                let text = texts.join("\n\n");
+                // Every undelivered steer's items, in order, as one follow-up.
+                let items: Vec<Value> = std::mem::take(&mut self.undelivered)
+                    .into_iter()
+                    .flat_map(|v| v.as_array().cloned().unwrap_or_default())
+                    .collect();
                 self.ctx.emit(DriverEvent::Notice {
                     text: "the steer arrived as codex finished; it was sent as a follow-up".into(),
                 });
                 self.s.norm.begin_codex_turn();
-                let params = start_params(self.s, input, steer_input(&text));
+                let params = start_params(self.s, input, Value::Array(items));
                 match self.s.request("turn/start", params).await {
                     Ok(id) => {
                         self.start_id = id;

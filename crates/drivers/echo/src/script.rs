@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::mpsc;
-use weft_kernel::{AgentTurnInput, DriverContext, DriverResult};
+use weft_kernel::{AgentTurnInput, DriverContext, DriverResult, Steer};
 use weft_protocol::{
     permission, Artifact, ArtifactKind, Choice, DriverEvent, InteractAction, Interaction,
     InteractionKind, Plan, PlanStep, Question, QuestionType, StepStatus, ToolCall, ToolKind,
@@ -23,7 +23,7 @@ const SLOW_REPEAT: usize = 8;
 struct Turn<'a> {
     ctx: &'a DriverContext,
     delay: Duration,
-    steer: mpsc::UnboundedReceiver<String>,
+    steer: mpsc::UnboundedReceiver<Steer>,
     steered: Vec<String>,
     plan: Plan,
 }
@@ -37,10 +37,20 @@ impl Turn<'_> {
             _ = tokio::time::sleep(self.delay) => {}
             _ = self.ctx.cancelled() => return Err(Stopped),
         }
-        while let Ok(message) = self.steer.try_recv() {
-            self.steered.push(message.clone());
+        while let Ok(Steer { text, attachments }) = self.steer.try_recv() {
+            self.steered.push(text.clone());
+            // Echo names what came with the steer, as a model that saw the files would.
+            let with: Vec<String> = attachments
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            let with = if with.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", with.join(", "))
+            };
             self.ctx.emit(DriverEvent::Text {
-                delta: format!("\n\n↪ Steered: \"{message}\". Taking that into account.\n\n"),
+                delta: format!("\n\n↪ Steered: \"{text}\"{with}. Taking that into account.\n\n"),
             });
         }
         Ok(())

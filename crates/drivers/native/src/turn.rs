@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
-use weft_kernel::{DriverContext, DriverResult};
+use weft_kernel::{DriverContext, DriverResult, Steer};
 use weft_protocol::{DriverEvent, ToolCall, ToolStatus, Usage};
 
 use crate::compact;
@@ -144,7 +144,7 @@ impl Turn<'_> {
         }
     }
 
-    fn steers(&mut self, rx: &mut UnboundedReceiver<String>, pending: &mut Vec<String>) {
+    fn steers(&mut self, rx: &mut UnboundedReceiver<Steer>, pending: &mut Vec<Steer>) {
         while let Ok(s) = rx.try_recv() {
             pending.push(s);
         }
@@ -555,14 +555,22 @@ pub async fn run(
         mutated: false,
         planned: false,
     };
-    let mut pending: Vec<String> = Vec::new();
+    let mut pending: Vec<Steer> = Vec::new();
     let mut steps = 0usize;
     let mut verify_rounds = 0usize;
     let mut compacted_for_error = false;
     loop {
         turn.steers(&mut steer_rx, &mut pending);
-        for text in pending.drain(..) {
-            turn.push(Message::user(text.clone()).with_origin(Origin::Steer));
+        for steer in pending.drain(..) {
+            // Its attachments go as a prompt's do: images as blocks, files named.
+            let message = crate::attachments::user_message(&steer.text, &steer.attachments)
+                .unwrap_or_else(|e| {
+                    ctx.emit(DriverEvent::Notice {
+                        text: format!("the steer's attachments were left out: {e}"),
+                    });
+                    Message::user(steer.text.clone())
+                });
+            turn.push(message.with_origin(Origin::Steer));
             ctx.emit(DriverEvent::Notice {
                 text: format!(
                     "steer injected at step {steps}: the model sees it before its next step"

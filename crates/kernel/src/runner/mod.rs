@@ -34,7 +34,7 @@ use weft_protocol::{
     SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
 };
 
-use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TurnSink};
+use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Steer, TurnSink};
 use crate::env::KernelEnv;
 use crate::error::KernelError;
 use crate::feed::{Feed, Patches};
@@ -88,7 +88,7 @@ struct Running {
     account: Option<String>,
     terminal: bool,
     cancel: CancellationToken,
-    steer: Option<mpsc::UnboundedSender<String>>,
+    steer: Option<mpsc::UnboundedSender<Steer>>,
 }
 
 struct Pending {
@@ -282,20 +282,21 @@ impl SessionRunner {
 
     pub fn steer(
         &self,
-        text: String,
+        steer: Steer,
         task_id: String,
         client_env: Option<Arc<ClientEnv>>,
     ) -> SteerOutcome {
         let mut st = self.shared.state.lock();
+        let shown = format!("{}{}", steer.text, attached_names(&steer.attachments));
         let delivered = st
             .running
             .as_ref()
             .and_then(|r| r.steer.as_ref())
-            .is_some_and(|tx| tx.send(text.clone()).is_ok());
+            .is_some_and(|tx| tx.send(steer.clone()).is_ok());
         if delivered {
             let patch = st.acc.apply(
                 &DriverEvent::Notice {
-                    text: format!("steer sent into the running turn: {text}"),
+                    text: format!("steer sent into the running turn: {shown}"),
                 },
                 now_ms(),
             );
@@ -309,7 +310,7 @@ impl SessionRunner {
             let patch = st.acc.apply(
                 &DriverEvent::Notice {
                     text: format!(
-                        "steer queued as the next turn (this agent takes no messages mid-turn): {text}"
+                        "steer queued as the next turn (this agent takes no messages mid-turn): {shown}"
                     ),
                 },
                 now_ms(),
@@ -318,10 +319,10 @@ impl SessionRunner {
         }
         self.enqueue(Task {
             task_id,
-            prompt: text,
+            prompt: steer.text,
             model: None,
             effort: None,
-            attachments: Vec::new(),
+            attachments: steer.attachments,
             steer: true,
             terminal: false,
             client_env,
@@ -330,6 +331,23 @@ impl SessionRunner {
         });
         SteerOutcome::Queued
     }
+}
+
+/// ` (attached: a.png, b.md)` for a steer's notice, so where its files went shows.
+fn attached_names(attachments: &[PathBuf]) -> String {
+    if attachments.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = attachments
+        .iter()
+        .map(|p| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    format!(" (attached: {})", names.join(", "))
 }
 
 fn title_from(prompt: &str) -> String {
@@ -725,7 +743,7 @@ impl TurnSink for RunnerSink {
         self.ask_pending(interaction)
     }
 
-    fn register_steer(&self) -> mpsc::UnboundedReceiver<String> {
+    fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut st = self.shared.state.lock();
         if let Some(running) = st.running.as_mut().filter(|r| r.task_id == self.task_id) {

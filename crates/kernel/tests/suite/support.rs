@@ -123,7 +123,7 @@ impl AgentDriver for ScriptDriver {
                 delta: "waiting for steer".into(),
             });
             tokio::select! {
-                Some(msg) = steer.recv() => ctx.emit(DriverEvent::Text { delta: format!(" got {msg}") }),
+                Some(msg) = steer.recv() => ctx.emit(DriverEvent::Text { delta: format!(" got {}", msg.text) }),
                 _ = ctx.cancelled() => return DriverResult { ok: false, ..Default::default() },
             }
         } else if prompt == "fail" {

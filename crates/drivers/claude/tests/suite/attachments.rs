@@ -84,3 +84,94 @@ async fn an_at_path_mention_in_the_prompt_reaches_the_model_with_the_file() {
     );
     driver.shutdown().await;
 }
+
+/// A steer with an image, sent while a tool runs, reaches the real `claude`'s model
+/// request as an image block beside the steer's text (stream-json's user message takes
+/// the same blocks as the prompt's); a file attached with it is named in its text.
+#[tokio::test]
+async fn an_image_attached_to_a_steer_reaches_the_model_as_an_image_block() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+    use weft_kernel::driver::{DriverContext, Steer};
+    use weft_protocol::{permission, InteractionResponse};
+    use weft_testkit::anthropic::when;
+
+    let Some(_) = claude_bin() else { return };
+    let script = Script::new()
+        .turn(Turn::new().text("Sleeping.").tool_use(
+            "toolu_si",
+            "Bash",
+            json!({"command": "sleep 3; echo slept", "description": "slow sleep"}),
+        ))
+        .rule(
+            when::any_text_contains("STEER-IMG"),
+            Turn::text_reply("Saw the picture."),
+        );
+    let env = ClaudeEnv::start(script).await;
+    let shot = env.workdir().join("steer-shot.png");
+    RgbImage::from_fn(64, 32, |x, _| Rgb([0, 0, (x * 4) as u8]))
+        .save(&shot)
+        .unwrap();
+    let notes = env.workdir().join("steer-notes.md");
+    std::fs::write(&notes, "# more notes\n").unwrap();
+    let driver = Arc::new(ClaudeDriver::with_config(fast_config()));
+    let sink = new_sink();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let ctx = DriverContext::new(CancellationToken::new(), sink.clone());
+    let d = driver.clone();
+    let input = env.input("si1", "run the slow tool");
+    let run = tokio::spawn(async move { d.run(input, ctx).await });
+    assert!(
+        sink.wait_for(Duration::from_secs(60), |s| s
+            .tool_calls
+            .iter()
+            .any(|c| c.id == "toolu_si"))
+            .await
+    );
+    assert!(sink.steer_with(Steer {
+        text: "STEER-IMG: what colour is this?".into(),
+        attachments: vec![shot.clone(), notes.clone()],
+    }));
+    let result = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .unwrap()
+        .unwrap();
+    let snap = finish(&sink, &result, false);
+    assert!(result.ok, "{result:?} {:?}", snap.notices);
+    assert!(snap.text.ends_with("Saw the picture."), "{}", snap.text);
+    // The CLI's echo of the message (its image as `[image]`) is matched to the steer.
+    assert!(
+        snap.notices
+            .iter()
+            .any(|n| n.contains("injected") || n.contains("queued the steer")),
+        "{:?}",
+        snap.notices
+    );
+    let reqs = env.server.messages_requests();
+    let steered = reqs
+        .iter()
+        .flat_map(|r| r.messages().to_vec())
+        .find(|m| {
+            m["role"] == "user"
+                && m["content"].as_array().is_some_and(|blocks| {
+                    blocks.iter().any(|b| {
+                        b["type"] == "text"
+                            && b["text"].as_str().unwrap_or("").contains("STEER-IMG")
+                    })
+                })
+        })
+        .unwrap_or_else(|| panic!("no user message carries the steer: {reqs:?}"));
+    let blocks = steered["content"].as_array().unwrap();
+    let image = blocks
+        .iter()
+        .find(|b| b["type"] == "image")
+        .unwrap_or_else(|| panic!("the steer came without its image: {steered}"));
+    assert_eq!(image["source"]["type"], "base64");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    let text = serde_json::to_string(blocks).unwrap();
+    assert!(text.contains(&format!("- {}", notes.display())), "{text}");
+    driver.shutdown().await;
+}
