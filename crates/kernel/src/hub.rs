@@ -379,6 +379,11 @@ impl Loom {
             .ok_or_else(unknown)?;
         // The agent it runs on now: a session that changed agent keeps its first key.
         let driver = self.driver(&record.agent)?;
+        // The one a pending change of agent would go back to.
+        let left = record
+            .switch
+            .as_ref()
+            .and_then(|s| self.driver(&s.agent).ok());
         let last = last.unwrap_or_else(|| UniversalSnapshot {
             agent: agent.to_string(),
             ..Default::default()
@@ -390,9 +395,9 @@ impl Loom {
             .copied()
             .unwrap_or(0);
         let mut sessions = self.sessions.lock();
-        let runner = sessions
-            .entry(session_key.to_string())
-            .or_insert_with(|| SessionRunner::new(record, last, seq, driver, self.env.clone()));
+        let runner = sessions.entry(session_key.to_string()).or_insert_with(|| {
+            SessionRunner::new(record, last, seq, driver, self.env.clone()).with_saved_switch(left)
+        });
         Ok(runner.clone())
     }
 
@@ -481,6 +486,7 @@ impl Loom {
             updated_at: now,
             account: request.account.as_deref().and_then(crate::runner::chosen),
             fork: None,
+            switch: None,
         };
         self.env.store.upsert_session(&record)?;
         let empty = UniversalSnapshot {

@@ -179,6 +179,7 @@ impl Library {
                 // its native id are then the same.
                 session_id: reader.fork_takes_id().then(|| id.clone()),
             }),
+            switch: None,
         })?;
         store.flush()?;
         self.read.lock().execute(

@@ -425,6 +425,7 @@ impl Library {
             updated_at: now,
             account: n.account.clone(),
             fork: None,
+            switch: None,
         })?;
         store.flush()?;
         Ok(true)

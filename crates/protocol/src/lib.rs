@@ -71,8 +71,8 @@ pub use verbs::{verb, ClientRequest, ReplyType, Verb, REPLIES};
 pub use wire::{
     permission, AccountKindInfo, AgentFacts, AgentInfo, AskedInteraction, Capabilities, ForkOrigin,
     Given, InteractAction, InteractRequest, InteractionResponse, ModelInfo, OpenTerminalRequest,
-    PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo, SnapshotAt,
-    SteerOutcome, ToolInfo,
+    PendingSwitch, PromptAccepted, PromptRequest, SearchHit, SessionInfo, SessionRecord, SkillInfo,
+    SnapshotAt, SteerOutcome, ToolInfo,
 };
 pub use worktree::{
     MergeConflict, MergeMode, MergeOutcome, SessionWorktree, WorktreeInfo, WorktreeRequest,

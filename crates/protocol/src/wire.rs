@@ -451,6 +451,37 @@ pub struct SessionRecord {
     /// turn starts one from there with the agent's own fork.
     #[serde(default)]
     pub fork: Option<ForkOrigin>,
+    /// A change of agent no turn has confirmed yet: what the session ran on before it,
+    /// restored exactly when the switch is taken back or the new agent does not start.
+    #[serde(default)]
+    pub switch: Option<PendingSwitch>,
+}
+
+/// What a session ran on before a change of agent, kept until the new agent's first
+/// turn gives it a session of its own (then dropped) or the switch is taken back.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingSwitch {
+    /// The agent it ran on.
+    pub agent: String,
+    /// That agent's own session id.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Its model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Its effort.
+    #[serde(default)]
+    pub effort: Option<String>,
+    /// Its account (none: the agent's own login).
+    #[serde(default)]
+    pub account: Option<String>,
+    /// Where it was forked from, if its first turn had not yet forked.
+    #[serde(default)]
+    pub fork: Option<ForkOrigin>,
+    /// The handover the new agent's first turn starts from.
+    #[serde(default)]
+    pub handover: Option<String>,
 }
 
 /// The point a session was forked from, in the agent's own terms, so its first turn

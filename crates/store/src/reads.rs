@@ -8,7 +8,7 @@ use crate::{
 };
 
 const SESSION_COLUMNS: &str =
-    "s.session_key, s.agent, s.session_id, s.workdir, s.title, s.model, s.effort, s.created_at, s.updated_at, s.account, s.fork";
+    "s.session_key, s.agent, s.session_id, s.workdir, s.title, s.model, s.effort, s.created_at, s.updated_at, s.account, s.fork, s.switch";
 
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     Ok(SessionRecord {
@@ -25,6 +25,10 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         // A value this build cannot read is no fork (the session starts afresh).
         fork: r
             .get::<_, Option<String>>(10)?
+            .and_then(|j| serde_json::from_str(&j).ok()),
+        // Likewise a pending switch (the session stays on the agent it is on).
+        switch: r
+            .get::<_, Option<String>>(11)?
             .and_then(|j| serde_json::from_str(&j).ok()),
     })
 }
@@ -66,8 +70,8 @@ pub(crate) fn list_sessions(
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map([workdir], |r| {
         let record = session_from_row(r)?;
-        let turns: i64 = r.get(11)?;
-        let status: Option<String> = r.get(12)?;
+        let turns: i64 = r.get(12)?;
+        let status: Option<String> = r.get(13)?;
         Ok(record.info(
             phase_of(status.as_deref()),
             u32::try_from(turns).unwrap_or(u32::MAX),

@@ -58,6 +58,9 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///   `turns_fts`'s (`fts::index_turn`) instead of by triggers, which parsed a turn's
 ///   whole snapshot JSON twice inside the transaction that finished it; `fts_pending`:
 ///   turns finished but not yet indexed with their final text (see `fts.rs`).
+/// - (switch) `sessions.switch`: a change of agent no turn has confirmed yet
+///   (`PendingSwitch` JSON), so taking it back after a restart restores the old agent's
+///   session, model, effort, account and fork exactly.
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE sessions (
@@ -351,6 +354,9 @@ CREATE TABLE fts_pending (turn_id INTEGER PRIMARY KEY);
     // When a session was archived (ms): what it left under WEFT_HOME goes 30 days on.
     r#"
 ALTER TABLE lib_marks ADD COLUMN archived_at INTEGER;
+"#,
+    r#"
+ALTER TABLE sessions ADD COLUMN switch TEXT;
 "#,
 ];
 

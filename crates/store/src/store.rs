@@ -151,7 +151,7 @@ impl SqliteStore {
 
     /// Creates or updates a session's record.
     pub fn upsert_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
-        self.send(Op::Session(record.clone()))
+        self.send(Op::Session(Box::new(record.clone())))
     }
 
     /// A session's record.

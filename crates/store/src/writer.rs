@@ -36,7 +36,7 @@ pub const BATCH_OPS: usize = 4096;
 
 /// A write, prepared (serialized) on the caller's thread.
 pub(crate) enum Op {
-    Session(SessionRecord),
+    Session(Box<SessionRecord>),
     Begin {
         session_key: String,
         task_id: String,
@@ -574,13 +574,14 @@ impl Writer {
 fn upsert_session(conn: &Connection, r: &SessionRecord) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO sessions
-             (session_key, agent, session_id, workdir, title, model, effort, created_at, updated_at, account, fork)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             (session_key, agent, session_id, workdir, title, model, effort, created_at, updated_at, account, fork, switch)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (session_key) DO UPDATE SET
              agent = excluded.agent, session_id = excluded.session_id,
              workdir = excluded.workdir, title = excluded.title, model = excluded.model,
              effort = excluded.effort, created_at = excluded.created_at,
-             updated_at = excluded.updated_at, account = excluded.account, fork = excluded.fork",
+             updated_at = excluded.updated_at, account = excluded.account, fork = excluded.fork,
+             switch = excluded.switch",
     )?
     .execute(params![
         r.session_key,
@@ -593,7 +594,8 @@ fn upsert_session(conn: &Connection, r: &SessionRecord) -> rusqlite::Result<()> 
         r.created_at,
         r.updated_at,
         r.account,
-        r.fork.as_ref().and_then(|f| serde_json::to_string(f).ok())
+        r.fork.as_ref().and_then(|f| serde_json::to_string(f).ok()),
+        r.switch.as_ref().and_then(|s| serde_json::to_string(s).ok())
     ])?;
     Ok(())
 }

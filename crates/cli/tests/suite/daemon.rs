@@ -596,3 +596,56 @@ fn an_acp_agent_added_to_agents_json_is_there_without_a_restart() {
     );
     assert_eq!(daemon_pid(&env), pid, "one daemon throughout");
 }
+
+/// A pending change of agent is kept in the store: the daemon stops between the switch
+/// and taking it back, and the next turn still resumes the old agent's own session on
+/// its model and effort, exactly as before the switch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_switch_taken_back_after_a_daemon_restart_restores_the_session() {
+    let env = Env::new();
+    let (code, first, stderr) = env.json(&[
+        "run",
+        "--json",
+        "--agent",
+        "echo",
+        "--model",
+        "echo-big",
+        "--effort",
+        "high",
+        "remember the word quince",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let key = key_of(&first);
+    let echo_session = first["snapshot"]["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!echo_session.is_empty(), "{first}");
+    let switch = |agent: &'static str| {
+        let key = key.clone();
+        let env = &env;
+        async move {
+            let (client, _events) = app_client(env).await;
+            client
+                .send(verb::SwitchAgent {
+                    session_key: key,
+                    agent: agent.into(),
+                })
+                .await
+                .unwrap_or_else(|e| panic!("switch to {agent}: {e}"));
+        }
+    };
+    switch("native").await;
+    super::support::stop_daemon(env.home.path());
+    // A new daemon (any command starts one); the switch is taken back before any turn
+    // ran on native.
+    assert_eq!(env.weft(&["inbox"]).status.code(), Some(0));
+    switch("echo").await;
+    let (code, again, stderr) = env.json(&["run", "--json", "--session", &key, "and again"]);
+    assert_eq!(code, 0, "{stderr}");
+    let snap = &again["snapshot"];
+    assert_eq!(snap["agent"], "echo", "{again}");
+    assert_eq!(snap["sessionId"], echo_session.as_str(), "{again}");
+    assert_eq!(snap["model"], "echo-big", "{again}");
+    assert_eq!(snap["effort"], "high", "{again}");
+}

@@ -25,6 +25,7 @@ pub mod backfill;
 pub mod config;
 pub mod conn;
 pub mod elicit;
+pub mod live;
 pub mod normalize;
 pub mod permission;
 pub mod process;

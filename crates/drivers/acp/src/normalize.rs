@@ -3,7 +3,12 @@
 //!
 //! A tool call arrives as `tool_call` and then `tool_call_update`s that each carry only
 //! the fields that changed; the normalizer keeps every call's whole state and emits it
-//! whole (the kernel upserts by id). Usage comes from four places — `usage_update`
+//! whole (the kernel upserts by id). While a call runs, what it has written so far
+//! shows in its row ([`crate::live`]: the latest part, throttled — the one place the
+//! normalizer reads the clock; a held-back update is shown by
+//! [`Normalizer::flush_live`] when [`Normalizer::live_due`]): an update that carries
+//! Zed's `_meta.terminal_output` chunk, or one that carries nothing but text content
+//! (codex-acp sends a running command's whole output so far that way). Usage comes from four places — `usage_update`
 //! (context window, cost), the `session/prompt` reply's `usage` (claude-agent-acp,
 //! Copilot, Hermes), its `_meta.quota` (gemini) and a chunk's `_meta.usage` (Qwen Code,
 //! see [`crate::quirks`]) — merged into one [`Usage`].
@@ -24,12 +29,15 @@ use weft_protocol::{
     DriverEvent, Plan, PlanStep, StepStatus, ToolCall, ToolKind, ToolStatus, Usage,
 };
 
+use crate::live::LiveOutput;
 use crate::quirks;
 
 /// Folds one session's updates into events.
 #[derive(Debug, Default)]
 pub struct Normalizer {
     tools: HashMap<String, ToolCall>,
+    /// What each running call has written so far.
+    live: HashMap<String, LiveOutput>,
     usage: Usage,
     /// The agent's slash commands, as last announced.
     pub commands: Vec<AvailableCommand>,
@@ -152,6 +160,7 @@ impl Normalizer {
     /// Starts a new turn: usage figures restart, tool calls are forgotten.
     pub fn begin_turn(&mut self) {
         self.tools.clear();
+        self.live.clear();
         self.usage = Usage::default();
         self.call_usage = quirks::CallUsage::default();
         self.text_seen = false;
@@ -307,6 +316,9 @@ impl Normalizer {
 
     fn tool_update(&mut self, u: ToolCallUpdate, out: &mut Vec<DriverEvent>) {
         let id = u.tool_call_id.0.to_string();
+        if self.progress(&id, &u, out) {
+            return;
+        }
         let f = u.fields;
         let meta = u.meta.as_ref();
         let mut t = self.tools.remove(&id).unwrap_or_else(|| ToolCall {
@@ -351,12 +363,101 @@ impl Normalizer {
             t.result = Some(r);
         } else if let Some(content) = &f.content {
             let text = content_text(content);
-            if !text.is_empty() && (t.status != ToolStatus::Running || t.result.is_some()) {
+            let live = self.live.contains_key(&id);
+            if !text.is_empty()
+                && (t.status != ToolStatus::Running || (t.result.is_some() && !live))
+            {
                 t.result = Some(text);
             }
         }
+        if t.status != ToolStatus::Running {
+            self.live.remove(&id);
+        }
         self.tools.insert(id, t.clone());
         out.push(DriverEvent::Tool { call: t });
+    }
+
+    /// Folds an update that only says what running call `id` has written so far: a
+    /// `_meta.terminal_output` chunk, or text content and nothing else about the call
+    /// (claude-agent-acp's update with a command's description names it too). True when
+    /// it was one.
+    fn progress(&mut self, id: &str, u: &ToolCallUpdate, out: &mut Vec<DriverEvent>) -> bool {
+        let f = &u.fields;
+        let running = self
+            .tools
+            .get(id)
+            .is_some_and(|t| t.status == ToolStatus::Running);
+        let only_output = f
+            .status
+            .as_ref()
+            .is_none_or(|s| *s == ToolCallStatus::InProgress)
+            && f.title.is_none()
+            && f.kind.is_none()
+            && f.name.is_none()
+            && f.raw_input.is_none()
+            && f.raw_output.is_none();
+        if !running || !only_output {
+            return false;
+        }
+        let chunk = u
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("terminal_output"))
+            .and_then(|o| o.get("data"))
+            .and_then(Value::as_str);
+        let whole = f
+            .content
+            .as_deref()
+            .filter(|c| {
+                !c.is_empty()
+                    && c.iter().all(|c| {
+                        matches!(c, ToolCallContent::Content(b) if matches!(b.content, ContentBlock::Text(_)))
+                    })
+            })
+            .map(|c| unfenced(&content_text(c)));
+        let live = self.live.entry(id.to_string()).or_default();
+        match (chunk, whole) {
+            (Some(chunk), _) => live.push(chunk),
+            (None, Some(whole)) => live.replace(&whole),
+            (None, None) => return false,
+        }
+        self.show_live(id, std::time::Instant::now(), out);
+        true
+    }
+
+    fn show_live(&mut self, id: &str, now: std::time::Instant, out: &mut Vec<DriverEvent>) {
+        let (Some(live), Some(t)) = (self.live.get_mut(id), self.tools.get_mut(id)) else {
+            return;
+        };
+        if t.status != ToolStatus::Running {
+            return;
+        }
+        if let Some(text) = live.take_due(now) {
+            t.result = Some(text);
+            out.push(DriverEvent::Tool { call: t.clone() });
+        }
+    }
+
+    /// When output a running call wrote is due in its row (held back by the
+    /// throttle); the prompt loop calls [`Normalizer::flush_live`] then.
+    pub fn live_due(&self) -> Option<std::time::Instant> {
+        self.live
+            .iter()
+            .filter(|(id, _)| {
+                self.tools
+                    .get(*id)
+                    .is_some_and(|t| t.status == ToolStatus::Running)
+            })
+            .filter_map(|(_, l)| l.due_at())
+            .min()
+    }
+
+    /// Shows the output due by `now` in the running rows.
+    pub fn flush_live(&mut self, now: std::time::Instant, out: &mut Vec<DriverEvent>) {
+        let ids: Vec<String> = self.live.keys().cloned().collect();
+        for id in ids {
+            self.show_live(&id, now, out);
+        }
     }
 
     /// Marks a call with a final status and result (a denied permission, a stopped
@@ -371,6 +472,7 @@ impl Normalizer {
         if t.status != ToolStatus::Running {
             return None;
         }
+        self.live.remove(id);
         t.status = status;
         if t.result.is_none() {
             t.result = Some(result.to_string());
@@ -420,6 +522,19 @@ impl Normalizer {
         Some(DriverEvent::Usage {
             usage: self.usage.clone(),
         })
+    }
+}
+
+/// `text` without the Markdown code fence around it (codex-acp fences a command's
+/// output as ```` ```sh ````).
+fn unfenced(text: &str) -> String {
+    let trimmed = text.trim_end();
+    match (trimmed.strip_prefix("```"), trimmed.strip_suffix("```")) {
+        (Some(_), Some(inner)) if trimmed.len() > 6 => {
+            let body = inner.split_once('\n').map_or("", |(_, body)| body);
+            body.to_string()
+        }
+        _ => text.to_string(),
     }
 }
 
@@ -474,5 +589,83 @@ mod change_tests {
             "--- a/w/notes.txt\n+++ b/w/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
         );
         assert_eq!(c[1].kind, weft_protocol::ChangeKind::Add);
+    }
+}
+
+#[cfg(test)]
+mod live_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn update(n: &mut Normalizer, update: Value) -> Vec<DriverEvent> {
+        let mut out = Vec::new();
+        n.notification(
+            "session/update",
+            &json!({"sessionId": "s", "update": update}),
+            &mut out,
+        );
+        out
+    }
+
+    fn row(events: &[DriverEvent]) -> Option<(ToolStatus, Option<String>)> {
+        events.iter().rev().find_map(|e| match e {
+            DriverEvent::Tool { call } => Some((call.status, call.result.clone())),
+            _ => None,
+        })
+    }
+
+    /// The output so far of a running command shows in its row: codex-acp's whole
+    /// output in a fenced block (as its source sends it without the terminal
+    /// capability), Zed's `_meta.terminal_output` chunks; a command's description
+    /// (claude-agent-acp) is not output; held-back output is shown when due.
+    #[test]
+    fn a_running_call_shows_what_it_wrote_so_far() {
+        let mut n = Normalizer::new();
+        update(
+            &mut n,
+            json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "make",
+                   "kind": "execute", "status": "in_progress"}),
+        );
+        let described = update(
+            &mut n,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "make",
+                   "kind": "execute", "rawInput": {"command": "make"},
+                   "content": [{"type": "content", "content": {"type": "text", "text": "build it"}}]}),
+        );
+        assert_eq!(row(&described), Some((ToolStatus::Running, None)));
+        let first = update(
+            &mut n,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c",
+                   "content": [{"type": "content", "content": {"type": "text", "text": "```sh\nstep one\n```\n"}}]}),
+        );
+        assert_eq!(
+            row(&first),
+            Some((ToolStatus::Running, Some("step one\n".into())))
+        );
+        // Within the throttle: held back, then shown when due.
+        let soon = update(
+            &mut n,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "_meta":
+                   {"terminal_output": {"terminal_id": "c", "data": "step two\n"}}}),
+        );
+        assert_eq!(row(&soon), None);
+        let due = n.live_due().unwrap_or_else(|| panic!("nothing due"));
+        let mut out = Vec::new();
+        n.flush_live(due, &mut out);
+        assert_eq!(
+            row(&out),
+            Some((ToolStatus::Running, Some("step one\nstep two\n".into())))
+        );
+        assert_eq!(n.live_due(), None);
+        let done = update(
+            &mut n,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed",
+                   "rawOutput": "step one\nstep two\ndone\n"}),
+        );
+        assert_eq!(
+            row(&done),
+            Some((ToolStatus::Done, Some("step one\nstep two\ndone\n".into())))
+        );
+        assert_eq!(n.live_due(), None);
     }
 }

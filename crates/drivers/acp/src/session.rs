@@ -328,6 +328,7 @@ impl LiveSession {
         let mut asked = 0usize;
         let mut deadline: Option<tokio::time::Instant> = None;
         let end = loop {
+            let live_due = self.norm.live_due().map(tokio::time::Instant::from_std);
             tokio::select! {
                 biased;
                 msg = next_incoming(&mut early, &mut self.conn.incoming) => match msg {
@@ -435,6 +436,11 @@ impl LiveSession {
                 }
                 _ = sleep_until(deadline), if deadline.is_some() => {
                     break TurnEnd::Stopped { clean: false };
+                }
+                _ = sleep_until(live_due), if live_due.is_some() => {
+                    let mut out = Vec::new();
+                    self.norm.flush_live(std::time::Instant::now(), &mut out);
+                    out.into_iter().for_each(|e| ctx.emit(e));
                 }
             }
         };

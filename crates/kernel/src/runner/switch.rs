@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
-use weft_protocol::{DriverEvent, SessionRecord, UniversalSnapshot};
+use weft_protocol::{DriverEvent, PendingSwitch, SessionRecord, UniversalSnapshot};
 
 use super::{handover, SessionRunner, Shared, State};
 use crate::driver::{AgentDriver, AgentTurnInput};
@@ -30,6 +30,32 @@ pub(super) struct Switch {
 }
 
 impl Switch {
+    /// A switch the store kept (a daemon restarted since), going back to `driver`.
+    pub(super) fn from_saved(saved: PendingSwitch, driver: Arc<dyn AgentDriver>) -> Self {
+        Self {
+            driver,
+            agent: saved.agent,
+            session_id: saved.session_id,
+            model: saved.model,
+            effort: saved.effort,
+            account: saved.account,
+            fork: saved.fork,
+        }
+    }
+
+    /// What the store keeps of it, with the handover the new agent starts from.
+    fn saved(&self, handover: Option<String>) -> PendingSwitch {
+        PendingSwitch {
+            agent: self.agent.clone(),
+            session_id: self.session_id.clone(),
+            model: self.model.clone(),
+            effort: self.effort.clone(),
+            account: self.account.clone(),
+            fork: self.fork.clone(),
+            handover,
+        }
+    }
+
     /// Puts the session's record back as it was before the switch (agent, its own
     /// session id, model, effort, account and fork); answers that agent's driver.
     fn restore(self, record: &mut SessionRecord) -> Arc<dyn AgentDriver> {
@@ -107,10 +133,29 @@ impl SessionRunner {
             }
         }
         self.shared.close_left(&mut st, old);
+        // Kept with the record, so a restart does not lose what to go back to.
+        st.record.switch = st.switch.as_ref().map(|sw| sw.saved(st.handover.clone()));
         self.shared
             .persist("session", self.shared.env.store.upsert_session(&st.record));
         self.shared.show_recorded_agent(&mut st);
         Ok(())
+    }
+
+    /// Takes up the pending switch its record kept (the runner is rebuilt from the
+    /// store after a restart or an eviction): `left` is the driver of the agent it
+    /// goes back to; unknown now, the switch is dropped and the session stays where it is.
+    pub fn with_saved_switch(self, left: Option<Arc<dyn AgentDriver>>) -> Self {
+        {
+            let mut st = self.shared.state.lock();
+            match (st.record.switch.clone(), left) {
+                (Some(saved), Some(driver)) if driver.id() == saved.agent => {
+                    st.handover = saved.handover.clone();
+                    st.switch = Some(Switch::from_saved(saved, driver));
+                }
+                _ => st.record.switch = None,
+            }
+        }
+        self
     }
 }
 
@@ -144,6 +189,7 @@ impl Shared {
     /// when the new agent gave a session, otherwise undone.
     pub(super) fn settle_switch(&self, st: &mut State, now: i64) {
         if let Some(sw) = st.switch.take() {
+            st.record.switch = None;
             if st.record.session_id.is_some() {
                 st.handover = None;
             } else {

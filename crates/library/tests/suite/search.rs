@@ -76,6 +76,7 @@ fn a_phrase_search_lists_native_and_managed_matches_newest_first() {
                 updated_at: at,
                 account: None,
                 fork: None,
+                switch: None,
             })
             .unwrap_or_else(|e| panic!("{e}"));
         let mut snap = UniversalSnapshot {
@@ -125,6 +126,7 @@ fn one_search_covers_managed_turns_and_native_excerpts_and_marks_apply_to_both()
         updated_at: 2,
         account: None,
         fork: None,
+        switch: None,
     };
     f.store
         .upsert_session(&record)

@@ -39,6 +39,7 @@ pub fn record(key: &str, workdir: &str, updated_at: i64) -> SessionRecord {
         updated_at,
         account: None,
         fork: None,
+        switch: None,
     }
 }
 
