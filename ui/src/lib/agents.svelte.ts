@@ -3,7 +3,7 @@
 // (listAgentInstalls: where the daemon finds each binary, or every place it looked,
 // and the version Weft is tested with). An install runs npm (as `weft agents install
 // NAME` does) in a terminal of the daemon's, whose key the pane then attaches to.
-import type { AgentInfo, AgentInstall, ClientRequest, SandboxStatus } from "../generated";
+import type { AgentInfo, AgentInstall, ClientRequest, SandboxStatus, ToolInfo } from "../generated";
 import type { TerminalClient } from "./terminal/client";
 import { requestOrNull, type Reply, type Requester } from "./transport";
 
@@ -21,6 +21,8 @@ export class AgentsStore {
   /** How Weft's own agent confines its shell commands (the daemon's probe). */
   sandbox = $state<SandboxStatus | null>(null);
   error = $state<string | null>(null);
+  /** Each agent's tools as listed (listTools), or why they could not be. */
+  tools = $state<Record<string, { tools: ToolInfo[] } | { problem: string }>>({});
 
   constructor(
     private readonly call: Requester | null,
@@ -58,6 +60,14 @@ export class AgentsStore {
     if (infos) this.infos = infos;
     if (installs) this.installs = installs;
     if (status?.sandbox) this.sandbox = status.sandbox;
+  }
+
+  /** Lists `agent`'s own tools in `workdir` (the daemon's default without one); an agent
+   * that cannot list them yet says why, shown in its row rather than as the view's error. */
+  async listTools(agent: string, workdir: string | null): Promise<void> {
+    let problem: string | null = null;
+    const tools = await requestOrNull(this.call, { type: "listTools", agent, ...(workdir ? { workdir } : {}) }, (m) => (problem = m));
+    this.tools = { ...this.tools, [agent]: tools ? { tools } : { problem: problem ?? "the daemon could not be reached" } };
   }
 
   /** Starts an install of NAME (npm) in the daemon; the key of its terminal. */

@@ -36,6 +36,9 @@ describe("AgentsView", () => {
           ];
         case "installAgent":
           return { sessionKey: `install:${r.name}` };
+        case "listTools":
+          if (r.agent === "claude") throw { code: "agentUnavailable", message: "Claude Code lists its tools when a turn starts" };
+          return [{ name: "bash", description: "Run a command" }, { name: "mcp__fx__echo", description: "Echo", server: "fx" }];
         case "daemonStatus":
           return { sandbox: { mechanism: "bwrap", details: "/usr/bin/bwrap (bubblewrap 0.8.0): mount, PID and network namespaces" } };
         default:
@@ -43,7 +46,7 @@ describe("AgentsView", () => {
       }
     };
     const terminals = { close: async () => {}, attach: async () => {}, detach: async () => {}, write: async () => {}, resize: async () => {} } as unknown as TerminalClient;
-    render(AgentsView, { agents: new AgentsStore(request as Requester, terminals) });
+    render(AgentsView, { agents: new AgentsStore(request as Requester, terminals), workdir: "/w/proj" });
     await waitFor(() => expect(screen.getAllByTestId("agent-row")).toHaveLength(4));
     const row = (id: string) => document.querySelector(`[data-testid="agent-row"][data-agent="${id}"]`)!;
     expect(row("claude").querySelector('[data-testid="agent-path"]')?.textContent).toContain("/usr/local/bin/claude");
@@ -61,6 +64,14 @@ describe("AgentsView", () => {
     expect(screen.getByTestId("sandbox-status").getAttribute("data-mechanism")).toBe("bwrap");
     expect(screen.getByTestId("sandbox-status").textContent).toContain("bubblewrap sandbox");
     expect(screen.getByTestId("sandbox-details").textContent).toContain("/usr/bin/bwrap");
+    expect(screen.queryByTestId("agents-error")).toBeNull();
+    // An agent's own tools in the open workspace, or why it cannot list them yet.
+    await fireEvent.click(row("echo").querySelector('[data-testid="agent-tools-button"]')!);
+    expect(sent.find((r) => r.type === "listTools")).toMatchObject({ agent: "echo", workdir: "/w/proj" });
+    await waitFor(() => expect(row("echo").querySelectorAll('[data-testid="agent-tools"] li')).toHaveLength(2));
+    expect(row("echo").querySelector('[data-tool="mcp__fx__echo"]')?.textContent).toContain("[fx]");
+    await fireEvent.click(row("claude").querySelector('[data-testid="agent-tools-button"]')!);
+    await waitFor(() => expect(row("claude").querySelector('[data-testid="agent-tools-problem"]')?.textContent).toContain("when a turn starts"));
     expect(screen.queryByTestId("agents-error")).toBeNull();
   });
 
