@@ -21,6 +21,7 @@
 //! `danger-full-access`); `update_plan` is not offered by this version, so plans
 //! come from plan mode's proposed plan (`WEFT_CODEX_COLLABORATION_MODE=plan`).
 
+pub mod commands;
 pub mod config;
 pub mod elicit;
 pub mod follow;
@@ -301,7 +302,13 @@ impl AgentDriver for CodexDriver {
         };
         // `session` is owned here: if this future is dropped mid-turn, dropping it
         // kills the process group.
-        let outcome = turn::run(&mut session, &input, &ctx, &cfg).await;
+        ctx.emit(weft_protocol::DriverEvent::Commands {
+            commands: commands::slash_commands(),
+        });
+        let outcome = match commands::parse(&input.prompt) {
+            Some(cmd) => commands::run(cmd, &mut session, &input, &ctx, &cfg).await,
+            None => turn::run(&mut session, &input, &ctx, &cfg).await,
+        };
         if outcome.keep && !session.eof {
             self.sessions
                 .lock()

@@ -19,6 +19,7 @@
 //! - `turn/plan/updated` and `plan` items (plan mode's proposed plan) → the plan;
 //! - `thread/tokenUsage/updated` → usage: the sum of the turn's model responses
 //!   (`last`), since `total` is the thread's running total;
+//! - a review's result (`exitedReviewMode`, after `/review`) → text;
 //! - `warning`, `configWarning`, `model/rerouted`, `thread/compacted` → notices;
 //! - `account/rateLimits/updated` (and a `usageLimitExceeded` error) → limits
 //!   ([`crate::limits`]);
@@ -194,6 +195,22 @@ impl Normalizer {
     /// text, tools and usage go on accumulating.
     pub fn begin_codex_turn(&mut self) {
         self.turn.turn_id = None;
+    }
+
+    /// The context the last model response used, as `/status` says it.
+    pub fn context_used(&self) -> Option<String> {
+        let t = &self.turn;
+        if !t.saw_usage {
+            return None;
+        }
+        let used = t.last.total_tokens;
+        Some(match t.window.filter(|w| *w > 0) {
+            Some(w) => format!(
+                "{used} tokens of {w} ({:.1}%)",
+                used as f64 * 100.0 / w as f64
+            ),
+            None => format!("{used} tokens"),
+        })
     }
 
     /// The running turn's id, once known.
@@ -741,6 +758,9 @@ impl Normalizer {
                         result: None,
                     },
                 });
+            }
+            ThreadItem::ExitedReviewMode { id, review } if done => {
+                self.text(&id, &review, out);
             }
             ThreadItem::ContextCompaction { .. } => {
                 let text = if done { "" } else { "compacting the context" };

@@ -141,6 +141,20 @@ pub async fn run(
     ctx: &DriverContext,
     cfg: &Config,
 ) -> Outcome {
+    let params = start_params(s, input, user_input(input));
+    run_method(s, input, ctx, cfg, "turn/start", params).await
+}
+
+/// Runs one turn on `s` that `method` starts: `turn/start`, or a command codex runs as
+/// a turn of its own (`thread/compact/start`, `review/start`).
+pub async fn run_method(
+    s: &mut CodexSession,
+    input: &AgentTurnInput,
+    ctx: &DriverContext,
+    cfg: &Config,
+    method: &str,
+    params: Value,
+) -> Outcome {
     s.norm.begin_turn(None);
     if let Some(lost) = s.lost_thread.take() {
         ctx.emit(DriverEvent::Notice {
@@ -163,8 +177,7 @@ pub async fn run(
         ));
     }
     let mut steer_rx = ctx.register_steer();
-    let params = start_params(s, input, user_input(input));
-    let start_id = match s.request("turn/start", params).await {
+    let start_id = match s.request(method, params).await {
         Ok(id) => id,
         Err(e) => {
             return Outcome {
@@ -333,6 +346,11 @@ impl Loop<'_> {
 
     async fn response(&mut self, id: u64, result: Result<Value, rpc::RpcError>) -> Step {
         if id == self.start_id {
+            if result.as_ref().is_ok_and(|v| v.get("turn").is_none()) {
+                // `thread/compact/start` answers `{}`: the turn's id comes with
+                // `turn/started`.
+                return Step::Go;
+            }
             let turn = result
                 .map_err(|e| e.to_string())
                 .and_then(|v| serde_json::from_value::<TurnEnvelope>(v).map_err(|e| e.to_string()));

@@ -202,6 +202,14 @@ pub enum ThreadItem {
         #[serde(default)]
         status: Value,
     },
+    /// A review (`review/start`) ended; its findings.
+    ExitedReviewMode {
+        /// Its id.
+        id: String,
+        /// What the review found, as text.
+        #[serde(default)]
+        review: String,
+    },
     /// The context was compacted.
     ContextCompaction {
         /// Its id.

@@ -1,4 +1,5 @@
 mod attachments;
+mod commands;
 mod conformance;
 mod e2e;
 mod environment;
