@@ -237,7 +237,10 @@ impl AgentDriver for CodexDriver {
             version: None,
             capabilities: self.capabilities(),
             problem: None,
-            facts: spec::spec().facts(),
+            facts: weft_protocol::AgentFacts {
+                commands: commands::slash_commands(),
+                ..spec::spec().facts()
+            },
         };
         let program = match self.own_binary() {
             Ok(p) => p,
