@@ -29,6 +29,7 @@ mod ask;
 mod client;
 mod daemon;
 mod export;
+mod fanout;
 mod follow;
 mod guard;
 mod hosts;

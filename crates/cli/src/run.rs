@@ -73,9 +73,14 @@ pub(crate) struct RunArgs {
     /// (branch `weft/NAME`, its own port range); `auto` picks a name.
     #[arg(long, value_name = "NAME", conflicts_with = "session")]
     worktree: Option<String>,
-    /// With --worktree: the commit or branch it starts from (default: HEAD).
-    #[arg(long, value_name = "REF", requires = "worktree")]
+    /// With --worktree or --fanout: the commit or branch it starts from (default: HEAD).
+    #[arg(long, value_name = "REF")]
     from: Option<String>,
+    /// Send the prompt to several agents, models or accounts at once, each in a new
+    /// worktree made from the same commit: `AGENT[:MODEL][@ACCOUNT],…` (e.g.
+    /// `claude,codex:o4-mini,claude@work`); prints what each replied and changed.
+    #[arg(long, value_name = "TARGETS", conflicts_with_all = ["session", "agent", "model", "account", "worktree", "stream", "pack", "auto_switch"])]
+    fanout: Option<String>,
     /// What to ask.
     #[arg(required = true)]
     prompt: Vec<String>,
@@ -131,6 +136,13 @@ async fn warn_untrusted(daemon: &client::Daemon, workdir: &str) {
 }
 
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
+    if let Some(list) = &args.fanout {
+        return fanout(list, &args).await;
+    }
+    if args.from.is_some() && args.worktree.is_none() {
+        eprintln!("weft run: --from is for --worktree or --fanout");
+        return ExitCode::from(2);
+    }
     let output = match (args.json, args.stream) {
         (true, _) => Output::Json,
         (_, true) => Output::Stream,
@@ -319,6 +331,37 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     )
 }
 
+/// `weft run --fanout …`.
+async fn fanout(list: &str, args: &RunArgs) -> ExitCode {
+    let targets = match crate::fanout::parse_targets(list) {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!("weft run --fanout: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let workdir = match crate::absolute_workdir(args.workdir.clone()) {
+        Ok(dir) => dir,
+        Err(code) => return code,
+    };
+    let attachments = match absolute_attachments("run", &args.attach) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    crate::fanout::run(crate::fanout::Fanout {
+        targets,
+        prompt: args.prompt.join(" "),
+        workdir,
+        from: args.from.clone(),
+        effort: args.effort.clone(),
+        attachments,
+        json: args.json,
+        detach: args.detach,
+        yes: args.yes,
+    })
+    .await
+}
+
 /// Our turn's final snapshot, when it already ended.
 async fn finished_turn(daemon: &Daemon, key: &str, task_id: &str) -> Option<UniversalSnapshot> {
     let turns: Vec<UniversalSnapshot> = daemon
@@ -396,7 +439,10 @@ async fn answer_new_interactions(
 /// (`python3 -c …`, `strace -o /dev/null rm -rf ~`) or a dangerous one is refused,
 /// and runs headless only when a rule names it (the daemon's rules answer before a
 /// request gets here).
-fn headless_answer(interaction: &weft_protocol::Interaction, yes: bool) -> InteractionResponse {
+pub(crate) fn headless_answer(
+    interaction: &weft_protocol::Interaction,
+    yes: bool,
+) -> InteractionResponse {
     use weft_protocol::CommandRisk;
     let allowable = matches!(
         interaction.kind,

@@ -414,3 +414,54 @@ fn push_goes_to_a_bare_repository_and_pr_runs_gh() {
         "pr\ncreate\n--base\nmain\n--head\nweft/p\n--title\nTitle\n--body\nBody text\n"
     );
 }
+
+#[test]
+fn fan_out_runs_one_prompt_in_a_worktree_per_target_from_one_commit_and_one_is_kept() {
+    let r = Repo::new(&[("a.txt", "original\n")]);
+    let work = r.work();
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    let prompt = "ports\nwrite-file answer.txt mine";
+    let all = r.json(&[
+        "run",
+        "--fanout",
+        "echo,echo:echo-2,echo:echo-1",
+        "--yes",
+        "--json",
+        prompt,
+    ]);
+    let runs = all.as_array().unwrap_or_else(|| panic!("{all}"));
+    assert_eq!(runs.len(), 3, "{all}");
+    let models: Vec<&Value> = runs.iter().map(|r| &r["model"]).collect();
+    assert_eq!(models, [&Value::Null, &"echo-2".into(), &"echo-1".into()]);
+    let listed = r.json(&["worktrees", "--json"]);
+    let mut ports = Vec::new();
+    for run in runs {
+        // Each its own session, worktree and branch, made from the commit HEAD was at.
+        let name = run["worktree"].as_str().unwrap_or_default();
+        assert!(name.starts_with("fan-"), "{run}");
+        let w = r.worktree(name);
+        assert_eq!(w["sessions"][0], run["sessionKey"], "{listed}");
+        assert_eq!(w["branch"], run["branch"]);
+        assert_eq!(read(&path_of(&w).join("answer.txt")), "mine\n");
+        assert_eq!(git(&path_of(&w), &["rev-parse", "HEAD"]), head);
+        assert_eq!(run["snapshot"]["phase"], "done", "{run}");
+        ports.push(w["ports"].clone());
+    }
+    ports.dedup();
+    assert_eq!(ports.len(), 3, "{ports:?}");
+    assert!(!work.join("answer.txt").exists());
+    // Keep the second: merged into main; the others stay on their branches.
+    let kept = runs[1]["sessionKey"].as_str().unwrap_or_default();
+    let (code, v) = merge(&r, &[kept, "--message", "Keep echo-2's"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(read(&work.join("answer.txt")), "mine\n");
+    // Bad targets are refused before anything starts.
+    let out = r.weft(&["run", "--fanout", "echo", "x"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = r.weft(&["run", "--fanout", "echo,:m", "x"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        r.json(&["worktrees", "--json"]).as_array().map(Vec::len),
+        Some(3)
+    );
+}
