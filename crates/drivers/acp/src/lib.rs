@@ -31,6 +31,7 @@ pub mod permission;
 pub mod process;
 pub mod quirks;
 pub mod session;
+pub mod skills;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -225,6 +226,7 @@ impl AcpDriver {
             resume.as_deref(),
             self.spec.load_session,
             &input.mcp_servers,
+            &skills::place(input).into_iter().collect::<Vec<_>>(),
             ctx,
         )
         .await

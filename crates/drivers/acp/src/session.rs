@@ -197,16 +197,30 @@ pub async fn open(
     resume: Option<&str>,
     allow_load: bool,
     mcp: &[weft_kernel::mcp::McpServer],
+    dirs: &[std::path::PathBuf],
     ctx: &DriverContext,
 ) -> Result<LiveSession, (AcpConnection, String)> {
     let mut conn = conn;
     let can_load = allow_load && conn.init.agent_capabilities.load_session;
+    // Folders of Weft's for the session (its skills), to an agent that takes them.
+    let dirs = if conn
+        .init
+        .agent_capabilities
+        .session_capabilities
+        .additional_directories
+        .is_some()
+    {
+        dirs.to_vec()
+    } else {
+        Vec::new()
+    };
     let servers = acp_servers(mcp, conn.init.agent_capabilities.mcp_capabilities.http);
     let mut lost = None;
     if let Some(id) = resume {
         if can_load {
             let req = LoadSessionRequest::new(id.to_string(), workdir.to_path_buf())
-                .mcp_servers(servers.clone());
+                .mcp_servers(servers.clone())
+                .additional_directories(dirs.clone());
             match request(&conn.cx, "session/load", &req).await {
                 Ok(reply) => {
                     // The history replay arrived before the reply: keep only what
@@ -247,7 +261,9 @@ pub async fn open(
             lost = Some(format!("it cannot reload its session {id} over ACP"));
         }
     }
-    let req = NewSessionRequest::new(workdir.to_path_buf()).mcp_servers(servers);
+    let req = NewSessionRequest::new(workdir.to_path_buf())
+        .mcp_servers(servers)
+        .additional_directories(dirs);
     match request(&conn.cx, "session/new", &req).await {
         Ok(reply) => {
             let Some(session_id) = reply["sessionId"].as_str().map(String::from) else {

@@ -9,4 +9,5 @@ mod measure;
 mod offline;
 mod real;
 mod replay;
+mod skills;
 pub mod support;
