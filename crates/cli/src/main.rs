@@ -115,11 +115,11 @@ enum Command {
     Steer {
         /// The session key.
         key: String,
-        /// The message.
         /// Attach a file or image to the message (repeatable), as `weft run --attach`:
         /// an agent that cannot take it mid-turn gets it with the steer as its next turn.
         #[arg(long = "attach", value_name = "FILE")]
         attach: Vec<std::path::PathBuf>,
+        /// The message.
         #[arg(required = true)]
         text: Vec<String>,
     },
@@ -232,14 +232,14 @@ enum Command {
     /// Bridge stdin/stdout to this machine's daemon (started if need be): what a client
     /// on another machine runs over SSH (`weft --host NAME …`).
     Proxy,
+    /// The tools an agent has in a folder, as it reports them (its own and its MCP
+    /// servers'); without `--agent`, the tools Weft offers every agent.
+    Tools(list::ToolsArgs),
     /// List the agents, whether each is installed, its version and capabilities.
     Agents {
         #[command(subcommand)]
         command: Option<agents::AgentsCommand>,
         /// Print JSON.
-    /// The tools an agent has in a folder, as it reports them (its own and its MCP
-    /// servers'); without `--agent`, the tools Weft offers every agent.
-    Tools(list::ToolsArgs),
         #[arg(long)]
         json: bool,
     },

@@ -430,6 +430,20 @@ pub trait AgentDriver: Send + Sync {
         Vec::new()
     }
 
+    /// The tools its agent would have in a turn of `input` (its prompt empty; its
+    /// `workdir`, `state_dir`, `workspace_trusted` and Weft's `mcp_servers` set), as the
+    /// agent reports them: `Err` says why they cannot be listed yet (an agent that
+    /// reports its tools only once a turn starts). The default: none known.
+    async fn tools(&self, _input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
+        Ok(Vec::new())
+    }
+
+    /// Reasoning efforts `model` takes (the default: [`Self::efforts`], the same for
+    /// every model).
+    async fn model_efforts(&self, _model: &str) -> Vec<String> {
+        self.efforts()
+    }
+
     /// Runs one turn to its end. Must return soon after `ctx` is cancelled, and must
     /// leave no process behind when its future is dropped.
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult;
@@ -456,20 +470,6 @@ pub trait AgentDriver: Send + Sync {
     }
 
     /// Starts, ahead of the turn, the process a turn of `input` (its prompt empty) would
-    /// The tools its agent would have in a turn of `input` (its prompt empty; its
-    /// `workdir`, `state_dir`, `workspace_trusted` and Weft's `mcp_servers` set), as the
-    /// agent reports them: `Err` says why they cannot be listed yet (an agent that
-    /// reports its tools only once a turn starts). The default: none known.
-    async fn tools(&self, _input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
-        Ok(Vec::new())
-    }
-
-    /// Reasoning efforts `model` takes (the default: [`Self::efforts`], the same for
-    /// every model).
-    async fn model_efforts(&self, _model: &str) -> Vec<String> {
-        self.efforts()
-    }
-
     /// start, and keeps it for that session key: the next turn of that key with the same
     /// shape then goes straight to a ready process. Returns its process id, `None` when
     /// nothing was started (the driver keeps no process, or one is already live for the

@@ -314,6 +314,10 @@ pub enum ClientRequest {
     ListEffort {
         /// The agent.
         agent: String,
+        /// Only the efforts this model takes (without it, the agent's whole list).
+        #[serde(default)]
+        #[ts(optional)]
+        model: Option<String>,
     } => Vec<String> as Read,
     /// Answered by `ToolInfo`s: with `agent`, that agent's own tools as it reports them
     /// (its built-in ones and its MCP servers'), in `workdir` (default: the home
@@ -330,10 +334,6 @@ pub enum ClientRequest {
     } => Vec<ToolInfo> as Read,
     /// A workspace's files matching what was typed after `@` (the composer's
     /// completion). Answered by `WorkspaceEntry`s, best first.
-        /// Only the efforts this model takes (without it, the agent's whole list).
-        #[serde(default)]
-        #[ts(optional)]
-        model: Option<String>,
     ListWorkspaceFiles(crate::files::WorkspaceFilesQuery) => Vec<WorkspaceEntry> as Control,
     /// Answered by `SkillInfo`s.
     ListSkills {
