@@ -66,3 +66,97 @@ async fn an_attached_image_reaches_the_model_as_an_input_image() {
     assert!(copy.is_file(), "{copy:?}");
     d.shutdown().await;
 }
+
+/// A steer with an image, sent while a command runs, goes to the real `codex` as
+/// `turn/steer` input items (a `localImage` beside the text): the model's next request
+/// in the same turn carries it as an `input_image`, and a file sent with it is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_attached_to_a_steer_reaches_the_model_as_an_input_image() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+    use weft_kernel::driver::{DriverContext, Steer};
+    use weft_protocol::{permission, InteractionResponse};
+    use weft_testkit::openai::when;
+
+    if require_codex().is_none() {
+        return;
+    }
+    let model = CodexModel::start(
+        Script::new()
+            .turn(
+                Turn::new()
+                    .text("Sleeping.")
+                    .shell("call_si", "sleep 3; echo slept"),
+            )
+            .rule(
+                when::any_text_contains("STEER-IMG"),
+                Turn::text_reply("Saw the picture."),
+            ),
+    )
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let shot = work.path().join("steer-shot.png");
+    RgbImage::from_fn(64, 32, |x, _| Rgb([0, 0, (x * 4) as u8]))
+        .save(&shot)
+        .unwrap();
+    let notes = work.path().join("steer-notes.md");
+    std::fs::write(&notes, "# more notes\n").unwrap();
+    let d = Arc::new(CodexDriver::with_config(fast_config()));
+    let sink = new_sink();
+    sink.answer_with(|_| Some(InteractionResponse::select(permission::ALLOW)));
+    let input = AgentTurnInput {
+        session_key: format!("{CODEX_ID}:steer-img"),
+        task_id: "t-steer-img".into(),
+        prompt: "run the slow command".into(),
+        workdir: work.path().canonicalize().unwrap(),
+        env: model.env(),
+        state_dir: state.path().to_path_buf(),
+        ..Default::default()
+    };
+    let ctx = DriverContext::new(CancellationToken::new(), sink.clone());
+    let run = {
+        let d = d.clone();
+        tokio::spawn(async move { d.run(input, ctx).await })
+    };
+    assert!(
+        sink.wait_for(Duration::from_secs(60), |s| s
+            .tool_calls
+            .iter()
+            .any(|c| c.status == weft_protocol::ToolStatus::Running))
+            .await
+    );
+    assert!(sink.steer_with(Steer {
+        text: "STEER-IMG: what colour is this?".into(),
+        attachments: vec![shot.clone(), notes.clone()],
+    }));
+    let result = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .unwrap()
+        .unwrap();
+    let snap = sink.snapshot();
+    assert!(result.ok, "{result:?} {:?}", snap.notices);
+    assert!(snap.text.ends_with("Saw the picture."), "{}", snap.text);
+    let reqs = model.server.responses_requests();
+    let steered = reqs
+        .iter()
+        .flat_map(|r| r.input().to_vec())
+        .find(|i| {
+            i["role"] == "user"
+                && i["content"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|p| p["text"].as_str().unwrap_or("").contains("STEER-IMG"))
+                })
+        })
+        .unwrap_or_else(|| panic!("no user input carries the steer"));
+    let content = steered["content"].as_array().unwrap();
+    assert!(
+        content.iter().any(|c| c["type"] == "input_image"),
+        "the steer came without its image: {steered}"
+    );
+    let text = serde_json::to_string(content).unwrap();
+    assert!(text.contains(&format!("- {}", notes.display())), "{text}");
+    d.shutdown().await;
+}
