@@ -10,6 +10,7 @@ describe("addresses", () => {
     ["#/library", { place: { view: "library", q: "" } }],
     ["#/library?q=flaky%20test", { place: { view: "library", q: "flaky test" } }],
     ["#/review", { place: { view: "review" } }],
+    ["#/review?fanout=3fa9c1", { place: { view: "review", fanout: "3fa9c1" } }],
     ["#/usage", { place: { view: "usage" } }],
     ["#/settings/appearance", { place: { view: "settings", tab: "appearance" } }],
   ];

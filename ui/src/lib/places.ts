@@ -10,7 +10,8 @@ export type Place =
   | { view: "session" }
   | { view: "inbox" }
   | { view: "library"; q: string }
-  | { view: "review" }
+  /** With `fanout`: the runs of one fan-out side by side (`#/review?fanout=<id>`). */
+  | { view: "review"; fanout?: string }
   | { view: "usage" }
   | { view: "settings"; tab: SettingsTab };
 
@@ -46,8 +47,10 @@ export function parseAddress(hash: string): Address | null {
     case "s":
       if (decoded.length !== 2 || !arg) return null;
       return { place: { view: "session" }, session: arg, beside: params.get("with") || null };
-    case "inbox":
     case "review":
+      if (decoded.length !== 1) return null;
+      return { place: params.get("fanout") ? { view: "review", fanout: params.get("fanout")! } : { view: "review" } };
+    case "inbox":
     case "usage":
       return decoded.length === 1 ? { place: { view: head } } : null;
     case "library":
@@ -74,6 +77,8 @@ export function formatAddress(address: Address): string {
       return p.q ? `#/library?q=${encodeURIComponent(p.q)}` : "#/library";
     case "settings":
       return `#/settings/${p.tab}`;
+    case "review":
+      return p.fanout ? `#/review?fanout=${encodeURIComponent(p.fanout)}` : "#/review";
     default:
       return `#/${p.view}`;
   }

@@ -165,3 +165,53 @@ export function conflictPrompt(outcome: MergeOutcome): string {
     `Merge ${outcome.base} into this branch, resolve each conflict keeping the intent of both sides, run the tests, and commit.`
   );
 }
+
+/** One run of a fan-out: an agent, and the model it is asked for (null: its default). */
+export type FanoutTarget = { agent: string; model: string | null };
+
+/** The worktree names of a fan-out's runs (`fan-<group>-<n>-<agent>`, as `weft run --fanout` makes them). */
+export function fanoutName(group: string, index: number, agent: string): string {
+  return `fan-${group}-${index + 1}-${agent.toLowerCase().replace(/[^a-z0-9]/g, "-")}`;
+}
+
+/** The fan-out a worktree name belongs to (null: none). */
+export function fanoutGroup(worktreeName: string | undefined | null): string | null {
+  return /^fan-([0-9a-f]{6})-\d+-/.exec(worktreeName ?? "")?.[1] ?? null;
+}
+
+/**
+ * Sends one prompt to each target at once, each a new session in a worktree of its own
+ * from the workspace's HEAD; the fan-out's group id, the sessions started, and why any
+ * target did not start (when none did, its error is thrown).
+ */
+export async function fanOut(
+  transport: Transport,
+  workdir: string,
+  prompt: string,
+  targets: readonly FanoutTarget[],
+  attachments: string[] = [],
+): Promise<{ group: string; sessions: string[]; errors: string[] }> {
+  const bytes = new Uint8Array(3);
+  globalThis.crypto.getRandomValues(bytes);
+  const group = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const results = await Promise.allSettled(
+    targets.map((t, i) =>
+      transport.request({
+        type: "prompt",
+        prompt,
+        agent: t.agent,
+        sessionKey: null,
+        workdir,
+        model: t.model,
+        effort: null,
+        attachments,
+        worktree: { name: fanoutName(group, i, t.agent) },
+      }),
+    ),
+  );
+  const sessions = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.sessionKey] : []));
+  const failed = results.flatMap((r, i) => (r.status === "rejected" ? [{ target: targets[i], reason: r.reason as unknown }] : []));
+  if (failed.length > 0 && sessions.length === 0) throw failed[0].reason;
+  const errors = failed.map((f) => `${f.target.agent}: ${f.reason instanceof Error ? f.reason.message : String(f.reason)}`);
+  return { group, sessions, errors };
+}

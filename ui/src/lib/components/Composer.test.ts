@@ -76,3 +76,41 @@ describe("Composer: a new session in a worktree", () => {
     expect(box()).toBeNull();
   });
 });
+
+describe("Composer: run in parallel", () => {
+  it("sends one prompt to each agent picked, each in a worktree of the fan-out, and opens their comparison", async () => {
+    localStorage.clear();
+    const t = new FakeTransport();
+    const app = await started(t);
+    app.newSession("/work/demo");
+    (await screen.findByTestId("run-parallel-toggle")).click();
+    const boxes = await screen.findAllByTestId("parallel-agent");
+    expect(boxes.map((b) => (b as HTMLInputElement).value)).toEqual(["echo", "native"]);
+    expect((boxes[0] as HTMLInputElement).checked).toBe(true);
+    const run = screen.getByTestId("run-parallel") as HTMLButtonElement;
+    expect(run.disabled).toBe(true);
+    (boxes[1] as HTMLInputElement).click();
+    const input = screen.getByTestId("composer-input") as HTMLTextAreaElement;
+    input.value = "make the parser faster";
+    input.dispatchEvent(new Event("input"));
+    await waitFor(() => expect(run.disabled).toBe(false));
+    run.click();
+    await waitFor(() => expect(app.place).toMatchObject({ view: "review", fanout: expect.stringMatching(/^[0-9a-f]{6}$/) }));
+    const group = (app.place as { fanout: string }).fanout;
+    const prompts = t.calls.filter((c) => c.verb === "prompt").map((c) => c.args[0] as { agent: string; prompt: string; worktree: { name: string } });
+    expect(prompts.map((p) => [p.agent, p.prompt, p.worktree.name])).toEqual([
+      ["echo", "make the parser faster", `fan-${group}-1-echo`],
+      ["native", "make the parser faster", `fan-${group}-2-native`],
+    ]);
+    // The comparison lists both runs, each with its branch.
+    const runs = await screen.findAllByTestId("fanout-run");
+    expect(runs.map((r) => r.dataset.agent)).toEqual(["echo", "native"]);
+    expect(runs[0].textContent).toContain(`weft/fan-${group}-1-echo`);
+    expect(screen.getByTestId("fanout-compare").dataset.group).toBe(group);
+    // Keep one (its merge), archive the other.
+    (runs[1].querySelector("[data-testid=fanout-keep]") as HTMLButtonElement).click();
+    await waitFor(() => expect(screen.getByTestId("merge-panel").dataset.sessionKey).toBe(runs[1].dataset.sessionKey));
+    (runs[0].querySelector("[data-testid=fanout-archive]") as HTMLButtonElement).click();
+    await waitFor(() => expect(t.calls.some((c) => c.verb === "manageSession" && c.args[0] === runs[0].dataset.sessionKey)).toBe(true));
+  });
+});
