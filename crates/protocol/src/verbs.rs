@@ -228,11 +228,6 @@ pub enum ClientRequest {
         #[serde(default)]
         undo: bool,
     } => Restored as Control,
-    /// What a session changed between two of its checkpoints (the ids a turn's
-    /// `turnDiff` names as `before` and `after`): the whole session from the first
-    /// turn's `before`, one turn, or everything since the one the user last reviewed.
-    /// Answered by a `TurnDiff` (its `turn` 0).
-    SessionDiff {
     /// Put one hunk of a session's diff back as it was before (a `@@` hunk of a
     /// `sessionDiff` whose `to` is the session's latest checkpoint), in file `path`;
     /// between turns only. Checkpointed first like every restore, so `restore` with
@@ -245,6 +240,11 @@ pub enum ClientRequest {
         /// The hunk: its `@@` line and its lines.
         hunk: String,
     } => Restored as Control,
+    /// What a session changed between two of its checkpoints (the ids a turn's
+    /// `turnDiff` names as `before` and `after`): the whole session from the first
+    /// turn's `before`, one turn, or everything since the one the user last reviewed.
+    /// Answered by a `TurnDiff` (its `turn` 0).
+    SessionDiff {
         /// The session.
         session_key: String,
         /// From this checkpoint; none: the session's first.
