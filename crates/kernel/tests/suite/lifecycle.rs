@@ -94,20 +94,35 @@ async fn steer_goes_into_a_turn_that_takes_it_else_is_queued() {
     assert_eq!(at.snapshot.text, "waiting for steer got go left");
     assert!(has_notice(&at.snapshot, "steer sent into the running turn"));
 
-    // A turn that registered no steer handler: the steer waits as the next turn.
+    // A turn that registered no steer handler: the steer waits as the next turn, with
+    // its attachments (checked first: a missing file is refused, nothing queued).
     hold(&loom, "h", Some(&key)).await;
+    let files = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let notes = files.path().join("notes.md");
+    std::fs::write(&notes, "# notes\n").unwrap_or_else(|e| panic!("{e}"));
+    let missing = weft_kernel::Steer {
+        text: "look".into(),
+        attachments: vec![files.path().join("gone.md")],
+    };
+    assert!(loom.steer(&key, missing).await.is_err());
+    let steer = weft_kernel::Steer {
+        text: "later please".into(),
+        attachments: vec![notes.clone()],
+    };
     let outcome = loom
-        .steer(&key, "later please".into())
+        .steer(&key, steer)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(outcome, SteerOutcome::Queued);
     let at = wait_for(&loom, &key, "steer queued", |s| s.queued.len() == 1).await;
     assert!(at.snapshot.queued[0].steer);
     assert!(has_notice(&at.snapshot, "steer queued"));
+    assert!(has_notice(&at.snapshot, "(attached: notes.md)"));
     driver.release("h");
     let history = wait_for_turns(&loom, &key, 3).await;
     assert_eq!(history[2].prompt, "later please");
     assert_eq!(history[2].text, "reply to later please");
+    assert_eq!(history[2].attachments, vec![notes.display().to_string()]);
 }
 
 /// Sends `ask` and waits until its question is pending; returns the question's id.
