@@ -122,6 +122,17 @@ pub(crate) fn command(
     for (source, dest) in read_only {
         c.arg("--ro-bind").arg(source).arg(dest);
     }
+    // The program itself may live under the host's /tmp, which was just replaced: Weft
+    // built or unpacked there (a checkout under /tmp, its target dir with it), so its
+    // exec helper would be gone ("execvp …: No such file or directory"). That one file
+    // is bound back, read-only, under the name it is run by.
+    if let Some(program) = argv.first().map(Path::new) {
+        if program.is_absolute() && program.starts_with(tmp) && !program.starts_with(&workdir) {
+            if let Ok(real) = program.canonicalize() {
+                c.arg("--ro-bind").arg(real).arg(program);
+            }
+        }
+    }
     c.arg("--chdir").arg(&policy.workdir).arg("--").args(argv);
     c
 }
