@@ -102,6 +102,28 @@ fn run(p: &Probe, policy: &Policy, argv: &[String]) -> (bool, String) {
     )
 }
 
+/// The helper's `--connect` exit code when it ran and no socket answered (the crate's
+/// `NONE_REACHED`): a refusal, unlike a helper that could not even start.
+const NONE_REACHED: i32 = 3;
+
+/// `run`, and whether the helper ran and reached no socket.
+fn reached_none(p: &Probe, policy: &Policy, argv: &[String]) -> (bool, String) {
+    let mut confined = command_with(p, policy, argv)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("no command"));
+    let out = confined.command.output().unwrap_or_else(|e| panic!("{e}"));
+    drop(confined.hold);
+    (
+        out.status.code() == Some(NONE_REACHED),
+        format!(
+            "{:?}: {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
 fn q(p: &Path) -> String {
     format!("'{}'", p.display())
 }
@@ -250,20 +272,20 @@ fn host_sockets(force: &str) {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(outside.status.success(), "{outside:?}");
-    let (ok, out) = run(
+    let (none, out) = reached_none(
         &p,
         &policy(&d, false),
         &connect_argv(&[&daemon_path, &bus_path]),
     );
-    assert!(!ok, "{force}: a host socket answered from inside: {out}");
+    assert!(none, "{force}: a host socket answered from inside: {out}");
     // /run holds the system's sockets (the system bus, systemd's); try one there when
     // this user may make it.
     let run_path = PathBuf::from(format!("/run/weft-confine-{}.sock", std::process::id()));
     if let Ok(l) = UnixListener::bind(&run_path) {
-        let (ok, out) = run(&p, &policy(&d, false), &connect_argv(&[&run_path]));
+        let (none, out) = reached_none(&p, &policy(&d, false), &connect_argv(&[&run_path]));
         drop(l);
         let _ = std::fs::remove_file(&run_path);
-        assert!(!ok, "{force}: a socket in /run answered: {out}");
+        assert!(none, "{force}: a socket in /run answered: {out}");
     }
     let (ok, out) = sh(
         &p,
@@ -288,13 +310,13 @@ fn host_sockets(force: &str) {
         ),
     }
     // With the network allowed, still no host socket.
-    let (ok, out) = run(
+    let (none, out) = reached_none(
         &p,
         &policy(&d, true),
         &connect_argv(&[&daemon_path, &bus_path]),
     );
     assert!(
-        !ok,
+        none,
         "{force}: a host socket answered with the network allowed: {out}"
     );
 }
