@@ -203,7 +203,8 @@ async fn weft_undo_restores_the_last_turns_files() {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("made.txt removed"), "{text}");
+    // `weft undo` is the checkpoint restore of the last turn, for every agent.
+    assert!(text.contains("deleted  made.txt"), "{text}");
     assert!(!dirs.work().join("made.txt").exists());
     let out = std::process::Command::new(bin)
         .args(["undo", "echo:x"])
