@@ -155,7 +155,10 @@ export class FakeTransport implements Transport {
       }
       return { sessionKey: key, taskId };
     },
-    listWorktrees: async () => structuredClone(this.worktrees),
+    listWorktrees: async () => {
+      this.record("listWorktrees");
+      return structuredClone(this.worktrees);
+    },
     sessionDiff: async ({ sessionKey, from }) => {
       this.record("sessionDiff", sessionKey, from);
       if (!this.sessionDiffOf) throw new VerbError({ code: "badRequest", message: "this Weft keeps no checkpoints" });

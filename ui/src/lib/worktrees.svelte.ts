@@ -71,6 +71,7 @@ export class WorktreeStore {
   private defaults = $state<string[]>(readDefaults());
   private last = 0;
   private pending: Promise<void> | null = null;
+  private trailing: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly transport: Transport) {}
 
@@ -81,7 +82,16 @@ export class WorktreeStore {
   refresh(sessions: readonly SessionInfo[], force = false): Promise<void> {
     if (!force && !sessions.some((s) => s.worktree)) return Promise.resolve();
     if (this.pending) return this.pending;
-    if (!force && Date.now() - this.last < REFRESH_EVERY_MS) return Promise.resolve();
+    const wait = this.last + REFRESH_EVERY_MS - Date.now();
+    if (!force && wait > 0) {
+      // Read once the few seconds are up, so the state a turn just left (a dirty
+      // worktree) shows without waiting for the next change of the session list.
+      this.trailing ??= setTimeout(() => {
+        this.trailing = null;
+        void this.refresh(sessions, true);
+      }, wait);
+      return Promise.resolve();
+    }
     this.last = Date.now();
     this.pending = this.transport
       .request({ type: "listWorktrees" })
