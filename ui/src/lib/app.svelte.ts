@@ -21,7 +21,7 @@ import type { TerminalClient } from "./terminal/client";
 import { formatAddress, type Address, type Place } from "./places";
 import { asWireError, VerbError, type AppInfo, type LinkState, type Transport } from "./transport";
 import { TrustStore } from "./trust.svelte";
-import { groupByWorktree, WorktreeStore, type WorktreeGroup } from "./worktrees.svelte";
+import { workspaceGroups, WorktreeStore, type WorkspaceGroup } from "./worktrees.svelte";
 
 export type Theme = "system" | "light" | "dark";
 /** A session's state as the sidebar shows and filters it. */
@@ -296,30 +296,16 @@ export class AppStore {
     localStorage.setItem(FOLDED_KEY, JSON.stringify(this.folded));
   }
 
-  /**
-   * Workspaces to show: recent ones first, then any folder a session ran in. A session
-   * in a worktree Weft made is listed under its repository's workspace, in a group of
-   * its worktree's (`worktrees`), and the worktree is no workspace of its own.
-   */
-  get workspaceGroups(): { workdir: string; sessions: SessionInfo[]; worktrees: WorktreeGroup[] }[] {
-    const sessions = this.filteredSessions;
-    const home = (s: SessionInfo) => (s.worktree ? this.worktrees.repoOf(s.worktree.path) : null) ?? s.workdir;
-    const order = this.workspaces.filter((w) => !this.worktrees.isWorktree(w));
-    for (const s of this.sessions) if (!s.archived && !order.includes(home(s))) order.push(home(s));
-    // A removed workspace's sessions still show while searching.
-    const searching = this.search.trim() !== "";
-    return order
-      .filter((workdir) => searching || !this.hiddenWorkspaces.includes(workdir))
-      .map((workdir) => {
-        const here = sessions.filter((s) => home(s) === workdir);
-        const inWorktrees = here.filter((s) => s.worktree && s.workdir !== workdir);
-        return {
-          workdir,
-          sessions: here.filter((s) => !inWorktrees.includes(s)),
-          worktrees: groupByWorktree(inWorktrees, this.worktrees.list),
-        };
-      })
-      .filter((g) => g.sessions.length + g.worktrees.length > 0 || (!this.search.trim() && this.workspaces.includes(g.workdir)));
+  /** Workspaces to show, each with its sessions and worktrees (see `workspaceGroups`). */
+  get workspaceGroups(): WorkspaceGroup[] {
+    return workspaceGroups({
+      all: this.sessions,
+      shown: this.filteredSessions,
+      workspaces: this.workspaces,
+      hidden: this.hiddenWorkspaces,
+      searching: this.search.trim() !== "",
+      worktrees: this.worktrees,
+    });
   }
 
   /**

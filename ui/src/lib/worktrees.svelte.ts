@@ -64,6 +64,36 @@ export function groupByWorktree(sessions: SessionInfo[], infos: readonly Worktre
   return [...groups.values()].sort((a, b) => order(a) - order(b));
 }
 
+/** A workspace in the sidebar: its own sessions, and its worktrees' with theirs. */
+export type WorkspaceGroup = { workdir: string; sessions: SessionInfo[]; worktrees: WorktreeGroup[] };
+
+/**
+ * Workspaces to show: recent ones first, then any folder a session ran in. A session
+ * in a worktree Weft made is listed under its repository's workspace, in a group of
+ * its worktree's, and the worktree is no workspace of its own. `shown` are the sessions
+ * the filters leave; a removed (`hidden`) workspace's sessions still show while searching.
+ */
+export function workspaceGroups(o: {
+  all: readonly SessionInfo[];
+  shown: readonly SessionInfo[];
+  workspaces: readonly string[];
+  hidden: readonly string[];
+  searching: boolean;
+  worktrees: WorktreeStore;
+}): WorkspaceGroup[] {
+  const home = (s: SessionInfo) => (s.worktree ? o.worktrees.repoOf(s.worktree.path) : null) ?? s.workdir;
+  const order = o.workspaces.filter((w) => !o.worktrees.isWorktree(w));
+  for (const s of o.all) if (!s.archived && !order.includes(home(s))) order.push(home(s));
+  return order
+    .filter((workdir) => o.searching || !o.hidden.includes(workdir))
+    .map((workdir) => {
+      const here = o.shown.filter((s) => home(s) === workdir);
+      const inWorktrees = here.filter((s) => s.worktree && s.workdir !== workdir);
+      return { workdir, sessions: here.filter((s) => !inWorktrees.includes(s)), worktrees: groupByWorktree(inWorktrees, o.worktrees.list) };
+    })
+    .filter((g) => g.sessions.length + g.worktrees.length > 0 || (!o.searching && o.workspaces.includes(g.workdir)));
+}
+
 /** The worktrees the daemon lists, and the per-workspace "new sessions in a worktree". */
 export class WorktreeStore {
   list = $state.raw<WorktreeInfo[]>([]);
