@@ -89,6 +89,19 @@ struct Running {
     terminal: bool,
     cancel: CancellationToken,
     steer: Option<mpsc::UnboundedSender<Steer>>,
+    /// The turn's agent takes steers, but has not asked for them yet (it is starting:
+    /// the checkpoint, its process): steers sent meanwhile wait here for it, instead of
+    /// becoming a turn of their own.
+    takes_steer: bool,
+    early: Vec<EarlySteer>,
+}
+
+/// A steer held for a turn whose agent has not asked for steers yet; one it never asks
+/// for before the turn ends runs as the next turn, as if it had been queued.
+struct EarlySteer {
+    steer: Steer,
+    task_id: String,
+    client_env: Option<Arc<ClientEnv>>,
 }
 
 struct Pending {
@@ -288,15 +301,29 @@ impl SessionRunner {
     ) -> SteerOutcome {
         let mut st = self.shared.state.lock();
         let shown = format!("{}{}", steer.text, attached_names(&steer.attachments));
-        let delivered = st
-            .running
-            .as_ref()
-            .and_then(|r| r.steer.as_ref())
-            .is_some_and(|tx| tx.send(steer.clone()).is_ok());
-        if delivered {
+        // Sent now, or held for a turn whose agent takes steers but is still starting.
+        let delivered = match st.running.as_mut() {
+            Some(r) => match &r.steer {
+                Some(tx) => tx
+                    .send(steer.clone())
+                    .is_ok()
+                    .then_some("sent into the running turn"),
+                None if r.takes_steer => {
+                    r.early.push(EarlySteer {
+                        steer: steer.clone(),
+                        task_id: task_id.clone(),
+                        client_env: client_env.clone(),
+                    });
+                    Some("held for the running turn until its agent is ready for it")
+                }
+                None => None,
+            },
+            None => None,
+        };
+        if let Some(how) = delivered {
             let patch = st.acc.apply(
                 &DriverEvent::Notice {
-                    text: format!("steer sent into the running turn: {shown}"),
+                    text: format!("steer {how}: {shown}"),
                 },
                 now_ms(),
             );
@@ -474,6 +501,8 @@ impl Shared {
             terminal: task.terminal,
             cancel: cancel.clone(),
             steer: None,
+            takes_steer: !task.terminal && self.driver().capabilities().steer,
+            early: Vec::new(),
         });
         if task.terminal {
             let patch = st.acc.apply(
@@ -687,6 +716,32 @@ impl Shared {
         if let Some(account) = st.running.as_ref().and_then(|r| r.account.clone()) {
             self.env.accounts.turn_finished(&account, st.acc.snapshot());
         }
+        // Steers the agent never asked for (its turn ended first) run next.
+        let unread = st
+            .running
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.early))
+            .unwrap_or_default();
+        for early in unread.into_iter().rev() {
+            let text = format!(
+                "the turn ended before the agent took the steer; it runs as the next turn: {}",
+                early.steer.text
+            );
+            let patch = st.acc.apply(&DriverEvent::Notice { text }, now);
+            self.publish(&mut st, patch);
+            st.queue.push_front(Task {
+                task_id: early.task_id,
+                prompt: early.steer.text,
+                model: None,
+                effort: None,
+                attachments: early.steer.attachments,
+                steer: true,
+                terminal: false,
+                client_env: early.client_env,
+                account: None,
+                pack: None,
+            });
+        }
         st.running = None;
         st.held.clear();
         st.record.updated_at = now;
@@ -747,6 +802,9 @@ impl TurnSink for RunnerSink {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut st = self.shared.state.lock();
         if let Some(running) = st.running.as_mut().filter(|r| r.task_id == self.task_id) {
+            for early in running.early.drain(..) {
+                let _ = tx.send(early.steer);
+            }
             running.steer = Some(tx);
         }
         rx

@@ -94,8 +94,9 @@ async fn steer_goes_into_a_turn_that_takes_it_else_is_queued() {
     assert_eq!(at.snapshot.text, "waiting for steer got go left");
     assert!(has_notice(&at.snapshot, "steer sent into the running turn"));
 
-    // A turn that registered no steer handler: the steer waits as the next turn, with
-    // its attachments (checked first: a missing file is refused, nothing queued).
+    // A turn whose agent takes steers but has not asked for them yet (still starting):
+    // the steer is held for it; a turn that ends without asking runs it next, with its
+    // attachments (checked first: a missing file is refused, nothing held).
     hold(&loom, "h", Some(&key)).await;
     let files = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let notes = files.path().join("notes.md");
@@ -113,16 +114,61 @@ async fn steer_goes_into_a_turn_that_takes_it_else_is_queued() {
         .steer(&key, steer)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(outcome, SteerOutcome::Injected);
+    let at = wait_for(&loom, &key, "steer held", |s| {
+        has_notice(s, "steer held for the running turn")
+    })
+    .await;
+    assert!(has_notice(&at.snapshot, "(attached: notes.md)"));
+    driver.release("h");
+    let history = wait_for_turns(&loom, &key, 3).await;
+    assert!(has_notice(
+        &history[1],
+        "the turn ended before the agent took the steer"
+    ));
+    assert_eq!(history[2].prompt, "later please");
+    assert_eq!(history[2].text, "reply to later please");
+    assert_eq!(history[2].attachments, vec![notes.display().to_string()]);
+}
+
+#[tokio::test]
+async fn a_steer_sent_while_the_turn_starts_reaches_it_and_one_the_agent_cannot_take_is_queued() {
+    // Sent before the agent asked for steers (the kernel's checkpoint, the process
+    // starting): it gets the steer once it asks.
+    let driver = Arc::new(ScriptDriver::default());
+    let loom = loom_with(driver.clone());
+    let t = send(&loom, prompt("steerable after:ready", None)).await;
+    let key = t.session_key.clone();
+    wait_for(&loom, &key, "starting", |s| s.text == "starting; ").await;
+    let outcome = loom
+        .steer(&key, "early bird".into())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(outcome, SteerOutcome::Injected);
+    driver.release("ready");
+    let at = wait_for(&loom, &key, "steered turn done", done_with(&t.task_id)).await;
+    assert_eq!(
+        at.snapshot.text,
+        "starting; waiting for steer got early bird"
+    );
+    assert_eq!(history(&loom, &key).await.len(), 1, "no turn of its own");
+
+    // An agent that takes no steers mid-turn: queued as the next turn at once.
+    driver
+        .no_steer
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    hold(&loom, "h2", Some(&key)).await;
+    let outcome = loom
+        .steer(&key, "next, please".into())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(outcome, SteerOutcome::Queued);
     let at = wait_for(&loom, &key, "steer queued", |s| s.queued.len() == 1).await;
     assert!(at.snapshot.queued[0].steer);
     assert!(has_notice(&at.snapshot, "steer queued"));
-    assert!(has_notice(&at.snapshot, "(attached: notes.md)"));
-    driver.release("h");
+    driver.release("h2");
     let history = wait_for_turns(&loom, &key, 3).await;
-    assert_eq!(history[2].prompt, "later please");
-    assert_eq!(history[2].text, "reply to later please");
-    assert_eq!(history[2].attachments, vec![notes.display().to_string()]);
+    assert_eq!(history[2].prompt, "next, please");
 }
 
 /// Sends `ask` and waits until its question is pending; returns the question's id.

@@ -16,13 +16,16 @@ use weft_protocol::{
 
 /// Prompts: `hold:NAME` streams "started NAME" then waits for `release(NAME)` or stop;
 /// `ask` asks a permission and replies with the answer; `steerable` takes one steer and
-/// replies with it; anything else replies at once.
+/// replies with it (`steerable after:NAME`: once NAME is released); anything else
+/// replies at once.
 #[derive(Default)]
 pub struct ScriptDriver {
     gates: Mutex<HashMap<String, Arc<Notify>>>,
     pub info_calls: std::sync::atomic::AtomicUsize,
     /// Sessions the kernel asked to close, in order.
     pub closed: Mutex<Vec<String>>,
+    /// Say the agent takes no steers mid-turn (as ACP agents and Gemini).
+    pub no_steer: std::sync::atomic::AtomicBool,
 }
 
 impl ScriptDriver {
@@ -47,7 +50,7 @@ impl AgentDriver for ScriptDriver {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            steer: true,
+            steer: !self.no_steer.load(std::sync::atomic::Ordering::Relaxed),
             interact: true,
             resume: true,
             tui: false,
@@ -117,7 +120,19 @@ impl AgentDriver for ScriptDriver {
                 _ => format!("answer={}", answer.value.unwrap_or_default()),
             };
             ctx.emit(DriverEvent::Text { delta: text });
-        } else if prompt == "steerable" {
+        } else if let Some(gate) = prompt.strip_prefix("steerable") {
+            // `steerable after:NAME` asks for steers only once NAME is released (an
+            // agent still starting).
+            if let Some(name) = gate.trim().strip_prefix("after:") {
+                ctx.emit(DriverEvent::Text {
+                    delta: "starting; ".into(),
+                });
+                let gate = self.gate(name);
+                tokio::select! {
+                    _ = gate.notified() => {}
+                    _ = ctx.cancelled() => return DriverResult { ok: false, ..Default::default() },
+                }
+            }
             let mut steer = ctx.register_steer();
             ctx.emit(DriverEvent::Text {
                 delta: "waiting for steer".into(),
