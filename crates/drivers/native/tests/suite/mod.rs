@@ -3,8 +3,8 @@
 
 mod agent;
 mod attachments;
-mod commands;
 mod cli;
+mod commands;
 mod conformance;
 mod extras;
 mod guard;
