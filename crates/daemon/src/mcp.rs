@@ -23,6 +23,17 @@ fn good_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Keeps an MCP secret found by `importAgentSetup` in the OS secret store (a blocking
+/// call: the import runs on a blocking thread).
+pub(crate) fn keep_secret(name: &str, value: &str) -> Result<(), String> {
+    if !good_name(name) {
+        return Err(format!("`{name}` is not a secret name"));
+    }
+    SecretServiceStore
+        .set(&entry(name), &Secret::new(value.to_string()))
+        .map_err(|e| e.to_string())
+}
+
 /// What the MCP plugin reads `${secret:NAME}` from.
 pub fn secret_lookup() -> Arc<weft_drivers::SecretLookup> {
     Arc::new(|name: &str| {

@@ -102,7 +102,8 @@ pub(super) async fn import_agent_setup(
         skills,
     };
     tokio::task::spawn_blocking(move || {
-        weft_kernel::agent_setup::import(&state, home.as_deref(), &specs, options)
+        let keep = |name: &str, value: &str| crate::mcp::keep_secret(name, value);
+        weft_kernel::agent_setup::import(&state, home.as_deref(), &specs, options, &keep)
             .map_err(WireError::from)
     })
     .await

@@ -7,7 +7,9 @@
 //! no agent. What is already in Weft is never changed: a server or skill whose name
 //! Weft has is reported and left; the first agent's of a name wins over a later one's.
 //! Servers are added to `$WEFT_HOME/mcp.json` under its lock, its other entries and
-//! keys kept; a value that looks like a secret is never copied (see [`secrets`]).
+//! keys kept; a value that looks like a secret is never copied (see [`secrets`]): the
+//! file names it `${secret:NAME}`, and the value the agent's file held is handed to
+//! the caller's secret keeper (the OS secret store), so the server works as it did.
 //! An agent's file that cannot be read or parsed is named in `problems` and skipped.
 
 pub mod parse;
@@ -37,7 +39,11 @@ pub struct Options {
 /// An agent's file can be large (Claude keeps its whole state in `~/.claude.json`).
 const AGENT_FILE_CAP: u64 = 64 * weft_workspace::files::CONFIG_CAP;
 
-/// Imports into `state_dir` (`$WEFT_HOME`) what `specs`' agents keep under `home`.
+/// Keeps one secret (its name, its value) where `${secret:NAME}` finds it; why not.
+pub type SecretKeeper<'a> = &'a (dyn Fn(&str, &str) -> Result<(), String> + Sync);
+
+/// Imports into `state_dir` (`$WEFT_HOME`) what `specs`' agents keep under `home`,
+/// each secret value found handed to `keep` (not on a dry run).
 /// Fails only when Weft's own MCP file cannot be read, parsed or written (it is then
 /// left as it was); everything about the agents' files is in the report.
 pub fn import(
@@ -45,6 +51,7 @@ pub fn import(
     home: Option<&Path>,
     specs: &[AgentSpec],
     options: Options,
+    keep: SecretKeeper,
 ) -> Result<AgentSetupImport, FilesError> {
     let mcp_file = state_dir.join("mcp.json");
     let mut report = AgentSetupImport {
@@ -59,7 +66,7 @@ pub fn import(
         return Ok(report);
     };
     if options.servers {
-        import_servers(state_dir, home, specs, options.dry_run, &mut report)?;
+        import_servers(state_dir, home, specs, options.dry_run, keep, &mut report)?;
     }
     if options.skills {
         import_skills(state_dir, home, specs, options.dry_run, &mut report);
@@ -99,9 +106,12 @@ fn import_servers(
     home: &Path,
     specs: &[AgentSpec],
     dry_run: bool,
+    keep: SecretKeeper,
     report: &mut AgentSetupImport,
 ) -> Result<(), FilesError> {
     let path = state_dir.join("mcp.json");
+    // Values to keep once the file is written (a failed write keeps none).
+    let mut found_secrets: Vec<(String, String)> = Vec::new();
     let existing = names_in(&read_weft_file(&path)?);
     let mut taken: Vec<(String, String)> = Vec::new(); // name, agent
     let mut to_add: Vec<McpServer> = Vec::new();
@@ -165,19 +175,39 @@ fn import_servers(
                         Some(format!("{first}'s server of this name is imported")),
                     )
                 } else {
-                    entry.secrets = secrets::keep_out(&f.name, &mut server);
+                    let found = secrets::keep_out_with_values(&f.name, &mut server);
+                    entry.secrets = found.iter().map(|(n, _)| n.clone()).collect();
                     let mut notes = Vec::new();
-                    if !entry.secrets.is_empty() {
-                        let set: Vec<String> = entry
-                            .secrets
-                            .iter()
-                            .map(|n| format!("`weft mcp secret set {n} --stdin`"))
-                            .collect();
+                    // Named, with no value here (the agent read it from its own
+                    // environment): the user sets it.
+                    let to_set: Vec<String> = found
+                        .iter()
+                        .filter(|(_, v)| v.is_none())
+                        .map(|(n, _)| format!("`weft mcp secret set {n} --stdin`"))
+                        .collect();
+                    let moved: Vec<&str> = found
+                        .iter()
+                        .filter(|(_, v)| v.is_some())
+                        .map(|(n, _)| n.as_str())
+                        .collect();
+                    if !moved.is_empty() {
                         notes.push(format!(
-                            "values that look like secrets were not copied; set them with {}",
-                            set.join(", ")
+                            "{} the secret store as {}, not the file",
+                            if dry_run {
+                                "would move secrets into"
+                            } else {
+                                "secrets go into"
+                            },
+                            moved.join(", ")
                         ));
                     }
+                    if !to_set.is_empty() {
+                        notes.push(format!(
+                            "set what the agent took from its environment with {}",
+                            to_set.join(", ")
+                        ));
+                    }
+                    found_secrets.extend(found.into_iter().filter_map(|(n, v)| v.map(|v| (n, v))));
                     if !f.left_out.is_empty() {
                         notes.push(format!(
                             "left out (Weft does not set them): {}",
@@ -201,7 +231,15 @@ fn import_servers(
     if dry_run || to_add.is_empty() {
         return Ok(());
     }
-    write_servers(state_dir, &to_add)
+    write_servers(state_dir, &to_add)?;
+    for (name, value) in found_secrets {
+        if let Err(why) = keep(&name, &value) {
+            report.problems.push(format!(
+                "{name} could not go into the secret store ({why}); set it with `weft mcp secret set {name} --stdin`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Adds `servers` to `$WEFT_HOME/mcp.json` under its lock, keeping everything there

@@ -35,6 +35,19 @@ pub fn secret_name(server: &str, key: &str) -> String {
 /// Replaces every value of `server`'s `env` and `headers` that is or names a secret
 /// with a reference (see the module's rules); gives the secrets' names, each once.
 pub fn keep_out(server_name: &str, server: &mut McpServer) -> Vec<String> {
+    keep_out_with_values(server_name, server)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// [`keep_out`], with the value each secret had where the agent's file held it (not a
+/// `${VAR}` of the agent's environment, which has none here): what to move into the
+/// secret store. The value is the secret alone, an auth scheme (`Bearer `) left out.
+pub fn keep_out_with_values(
+    server_name: &str,
+    server: &mut McpServer,
+) -> Vec<(String, Option<String>)> {
     let mut names = Vec::new();
     for map in [&mut server.env, &mut server.headers] {
         keep_out_of(server_name, map, &mut names);
@@ -42,18 +55,24 @@ pub fn keep_out(server_name: &str, server: &mut McpServer) -> Vec<String> {
     names
 }
 
-fn keep_out_of(server: &str, map: &mut BTreeMap<String, String>, names: &mut Vec<String>) {
+fn keep_out_of(
+    server: &str,
+    map: &mut BTreeMap<String, String>,
+    names: &mut Vec<(String, Option<String>)>,
+) {
     for (key, value) in map.iter_mut() {
         if value.is_empty() || value.contains("${secret:") {
             continue;
         }
-        let mut add = |name: String| {
-            if !names.contains(&name) {
-                names.push(name.clone());
+        let mut add = |name: String, literal: Option<String>| {
+            if !names.iter().any(|(n, _)| *n == name) {
+                names.push((name.clone(), literal));
             }
             format!("${{secret:{name}}}")
         };
-        if let Some(replaced) = replace_env_refs(value, &mut |var| add(secret_name(server, var))) {
+        if let Some(replaced) =
+            replace_env_refs(value, &mut |var| add(secret_name(server, var), None))
+        {
             *value = replaced;
             continue;
         }
@@ -62,7 +81,14 @@ fn keep_out_of(server: &str, map: &mut BTreeMap<String, String>, names: &mut Vec
                 .into_iter()
                 .find(|s| value.starts_with(s))
                 .unwrap_or("");
-            *value = format!("{scheme}{}", add(secret_name(server, key)));
+            let literal = value[scheme.len()..].trim().to_string();
+            *value = format!(
+                "{scheme}{}",
+                add(
+                    secret_name(server, key),
+                    Some(literal).filter(|v| !v.is_empty())
+                )
+            );
         }
     }
 }

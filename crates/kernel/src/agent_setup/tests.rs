@@ -51,12 +51,38 @@ const ALL: Options = Options {
     skills: true,
 };
 
+/// A secret keeper that keeps nothing: a dry run and a file with no secret never ask.
+fn refuse(name: &str, _: &str) -> Result<(), String> {
+    Err(format!("no secret store in this test ({name})"))
+}
+
 fn outcomes(report: &AgentSetupImport) -> Vec<(String, String, ImportOutcome)> {
     report
         .servers
         .iter()
         .map(|s| (s.name.clone(), s.agent.clone(), s.outcome))
         .collect()
+}
+
+#[test]
+fn a_secret_the_store_cannot_keep_is_named_with_how_to_set_it() {
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join(".claude.json"),
+        r#"{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GH_TOKEN": "ghp_0123456789abcdef"}}}}"#,
+    );
+    let done = import(state.path(), Some(home.path()), &specs(), ALL, &refuse).unwrap();
+    assert_eq!(done.servers[0].outcome, ImportOutcome::Added);
+    assert!(
+        done.problems.iter().any(
+            |p| p.contains("gh-GH_TOKEN could not go into the secret store")
+                && p.contains("weft mcp secret set gh-GH_TOKEN --stdin")
+                && !p.contains("ghp_")
+        ),
+        "{:?}",
+        done.problems
+    );
 }
 
 #[test]
@@ -90,6 +116,7 @@ fn servers_are_added_beside_weft_s_own_and_a_second_import_adds_none() {
             dry_run: true,
             ..ALL
         },
+        &refuse,
     )
     .unwrap();
     let want = vec![
@@ -112,7 +139,7 @@ fn servers_are_added_beside_weft_s_own_and_a_second_import_adds_none() {
         gh.note
             .as_deref()
             .unwrap_or("")
-            .contains("weft mcp secret set"),
+            .contains("would move secrets into the secret store as github-GITHUB_TOKEN"),
         "{gh:?}"
     );
     assert!(
@@ -126,8 +153,32 @@ fn servers_are_added_beside_weft_s_own_and_a_second_import_adds_none() {
         "a dry run wrote: {untouched}"
     );
 
-    let done = import(state.path(), Some(home.path()), &specs(), ALL).unwrap();
+    let kept = parking_lot::Mutex::new(Vec::new());
+    let keep = |name: &str, value: &str| {
+        kept.lock().push((name.to_string(), value.to_string()));
+        Ok(())
+    };
+    let done = import(state.path(), Some(home.path()), &specs(), ALL, &keep).unwrap();
     assert_eq!(outcomes(&done), want);
+    // The value the agent's file held went to the secret store; the one the agent read
+    // from its own environment (figma's bearer_token_env_var) has none to move.
+    assert_eq!(
+        *kept.lock(),
+        [(
+            "github-GITHUB_TOKEN".to_string(),
+            "ghp_0123456789abcdef".to_string()
+        )]
+    );
+    assert!(done.servers[1]
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .contains("secrets go into the secret store as github-GITHUB_TOKEN"));
+    assert!(done.servers[3]
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .contains("weft mcp secret set figma-FIGMA_TOKEN"));
     let text = std::fs::read_to_string(&weft_file).unwrap();
     assert!(!text.contains("ghp_0123"), "a secret was copied: {text}");
     assert!(text.contains(r#""note": "mine""#), "{text}");
@@ -148,7 +199,7 @@ fn servers_are_added_beside_weft_s_own_and_a_second_import_adds_none() {
         "Bearer ${secret:figma-FIGMA_TOKEN}"
     );
 
-    let again = import(state.path(), Some(home.path()), &specs(), ALL).unwrap();
+    let again = import(state.path(), Some(home.path()), &specs(), ALL, &refuse).unwrap();
     assert!(
         again
             .servers
@@ -169,7 +220,7 @@ fn a_broken_weft_file_is_never_overwritten() {
         &home.path().join(".claude.json"),
         r#"{"mcpServers": {"a": {"command": "a"}}}"#,
     );
-    let err = import(state.path(), Some(home.path()), &specs(), ALL).unwrap_err();
+    let err = import(state.path(), Some(home.path()), &specs(), ALL, &refuse).unwrap_err();
     assert!(err.to_string().contains("not a valid mcp.json"), "{err}");
     assert_eq!(
         std::fs::read_to_string(state.path().join("mcp.json")).unwrap(),
@@ -220,6 +271,7 @@ fn skills_are_copied_once_and_weft_s_own_links_are_not_the_user_s() {
             dry_run: true,
             ..skills_only
         },
+        &refuse,
     )
     .unwrap();
     let want = vec![
@@ -237,14 +289,14 @@ fn skills_are_copied_once_and_weft_s_own_links_are_not_the_user_s() {
     assert!(dry.servers.is_empty());
     assert!(!state.path().join("skills/review").exists());
 
-    let done = import(state.path(), Some(h), &specs(), skills_only).unwrap();
+    let done = import(state.path(), Some(h), &specs(), skills_only, &refuse).unwrap();
     assert_eq!(list(&done), want);
     let placed: Vec<String> = crate::skills::find(state.path(), None)
         .into_iter()
         .map(|s| s.name)
         .collect();
     assert_eq!(placed, ["deploy", "placed", "review"]);
-    let again = import(state.path(), Some(h), &specs(), skills_only).unwrap();
+    let again = import(state.path(), Some(h), &specs(), skills_only, &refuse).unwrap();
     assert!(again
         .skills
         .iter()
@@ -254,6 +306,6 @@ fn skills_are_copied_once_and_weft_s_own_links_are_not_the_user_s() {
 #[test]
 fn no_home_is_a_problem_not_a_failure() {
     let state = tempfile::tempdir().unwrap();
-    let r = import(state.path(), None, &specs(), ALL).unwrap();
+    let r = import(state.path(), None, &specs(), ALL, &refuse).unwrap();
     assert!(r.problems[0].contains("HOME"));
 }
