@@ -506,7 +506,11 @@ export class AppStore {
     const wanted: PrewarmRequest = { sessionKey: null, agent: null, workdir: null, model: null, effort: null, account: null, ...request };
     this.warmTimer = setTimeout(() => {
       this.warmTimer = null;
-      const still = wanted.sessionKey ? this.selectedKey === wanted.sessionKey : this.selectedKey === NEW_SESSION && this.agent === wanted.agent;
+      // A new session bound for a new worktree has no folder yet to start a process in
+      // (one started in the workspace itself would never fit it).
+      const still = wanted.sessionKey
+        ? this.selectedKey === wanted.sessionKey
+        : this.selectedKey === NEW_SESSION && this.agent === wanted.agent && !this.newInWorktree;
       if (still) this.transport.request({ type: "prewarm", ...wanted }).catch(() => undefined);
     }, WARM_DWELL_MS);
   }

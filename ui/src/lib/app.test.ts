@@ -68,6 +68,12 @@ describe("AppStore", () => {
       app.selectSession(b);
       vi.advanceTimersByTime(WARM_DWELL_MS);
       expect(warmed().slice(1)).toEqual([{ type: "prewarm", sessionKey: b, agent: null, workdir: null, model: null, effort: null, account: null }]);
+      // A new session bound for a new worktree: no folder to start a process in yet.
+      app.newSession("/work/demo");
+      app.newInWorktree = true;
+      await app.chooseAgent("echo");
+      vi.advanceTimersByTime(WARM_DWELL_MS);
+      expect(warmed()).toHaveLength(2);
     } finally {
       vi.useRealTimers();
     }
