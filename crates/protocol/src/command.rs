@@ -1,8 +1,11 @@
 //! Slash commands an agent accepts, as a composer offers them on `/`.
 //!
 //! Each driver reports its agent's own list (Claude's `system/init`, an ACP agent's
-//! `available_commands_update`, the command files Claude reads); a prompt that is a
-//! bare `/name args` line goes to the agent verbatim and its answer is the agent's.
+//! `available_commands_update`, the command files Claude reads, Codex's and the native
+//! agent's built-ins); a prompt that is a bare `/name args` line goes to the agent
+//! verbatim and its answer is the agent's, except where a driver runs the command
+//! itself (Codex's `/compact`, `/review`, `/status`; the native agent's `/plan`,
+//! `/undo`, `/compact`) or explains one the agent cannot take.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
