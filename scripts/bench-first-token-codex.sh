@@ -44,6 +44,9 @@ export HOME="$TMP/home" CODEX_HOME="$TMP/home" BENCH_KEY=sk-test WEFT_HOME="$TMP
     WEFT_CODEX_CONFIG='model="mock-model"'
 cd "$TMP/work"
 FIRST="python3 $ROOT/scripts/lib/first-line.py word0"
+# `weft run --stream`'s first line is the snapshot as found: for a resumed session
+# whose turn had not begun, the previous reply (see first-line.py).
+FIRST_WEFT="python3 $ROOT/scripts/lib/first-line.py word0 --skip 1"
 # As in bench-first-token.sh: warm under python, like the timed runs.
 warm() { python3 -c 'import os, sys; os.execvp(sys.argv[1], sys.argv[1:])' "$WEFT" agents warm "$@"; }
 # Idle processes close after 1 s (so a resume is a cold start); a warm one waits 60 s.
@@ -57,8 +60,8 @@ direct_new() { $FIRST -- "$CODEX" exec --json --skip-git-repo-check -s danger-fu
     "say the words"; }
 direct_resume() { $FIRST -- "$CODEX" exec --json --skip-git-repo-check -s danger-full-access "${CX[@]}" \
     resume "$1" "say the words"; }
-weft_new() { $FIRST -- "$WEFT" run --stream --agent codex "say the words"; }
-weft_resume() { $FIRST -- "$WEFT" run --stream --session "$1" "say the words"; }
+weft_new() { $FIRST_WEFT -- "$WEFT" run --stream --agent codex "say the words"; }
+weft_resume() { $FIRST_WEFT -- "$WEFT" run --stream --session "$1" "say the words"; }
 settle() { sleep 3; }
 
 # One session each way to resume, and caches warmed.

@@ -40,14 +40,17 @@ export HOME="$TMP/home" GEMINI_API_KEY=test-key GOOGLE_GEMINI_BASE_URL="$(head -
 unset GEMINI_CLI_HOME
 cd "$TMP/work"
 FIRST="python3 $ROOT/scripts/lib/first-line.py word0"
+# `weft run --stream`'s first line is the snapshot as found: for a resumed session
+# whose turn had not begun, the previous reply (see first-line.py).
+FIRST_WEFT="python3 $ROOT/scripts/lib/first-line.py word0 --skip 1"
 warm() { python3 -c 'import os, sys; os.execvp(sys.argv[1], sys.argv[1:])' "$WEFT" agents warm "$@"; }
 export WEFT_AGENT_IDLE_SECS=1 WEFT_WARM_POOL_SECS=60
 "$WEFT" trust --yes >/dev/null
 
 direct_new() { $FIRST -- "$GEMINI" --skip-trust -o stream-json -p "say the words"; }
 direct_resume() { $FIRST -- "$GEMINI" --skip-trust -o stream-json --resume latest -p "say the words"; }
-weft_new() { $FIRST -- "$WEFT" run --stream --agent gemini "say the words"; }
-weft_resume() { $FIRST -- "$WEFT" run --stream --session "$1" "say the words"; }
+weft_new() { $FIRST_WEFT -- "$WEFT" run --stream --agent gemini "say the words"; }
+weft_resume() { $FIRST_WEFT -- "$WEFT" run --stream --session "$1" "say the words"; }
 # Gemini takes a few seconds to start: let the warm one get past `initialize`.
 settle() { sleep 6; }
 

@@ -14,6 +14,9 @@ RUNS="${1:-7}"
 source "$ROOT/scripts/lib/scripted-claude.sh"
 scripted_claude 20
 FIRST="python3 $ROOT/scripts/lib/first-line.py word0"
+# `weft run --stream`'s first line is the snapshot as found: for a resumed session
+# whose turn had not begun, the previous reply (see first-line.py).
+FIRST_WEFT="python3 $ROOT/scripts/lib/first-line.py word0 --skip 1"
 # `weft agents warm` runs under python too: the warm pool matches a new session by the
 # client's environment, and a python reached through a version manager's shim (pyenv)
 # adds to PATH and sets its own variables, so a warm started from the shell itself was
@@ -27,8 +30,8 @@ direct_new() { $FIRST -- "$CLAUDE" -p --output-format stream-json --verbose --in
     --permission-mode default "say the words"; }
 direct_resume() { $FIRST -- "$CLAUDE" -p --output-format stream-json --verbose --include-partial-messages \
     --permission-mode default --resume "$1" "say the words"; }
-weft_new() { $FIRST -- "$WEFT" run --stream --agent claude "say the words"; }
-weft_resume() { $FIRST -- "$WEFT" run --stream --session "$1" "say the words"; }
+weft_new() { $FIRST_WEFT -- "$WEFT" run --stream --agent claude "say the words"; }
+weft_resume() { $FIRST_WEFT -- "$WEFT" run --stream --session "$1" "say the words"; }
 # Settled: the process started ahead has read its settings and waits for its message.
 settle() { sleep 3; }
 

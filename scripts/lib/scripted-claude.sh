@@ -9,8 +9,11 @@ scripted_claude() {
     local deltas="$1"
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
     cd "$ROOT"
-    cargo build -q --release -p weft-cli --bin weft
-    cargo build -q --release -p weft-claude --example scripted_anthropic
+    # BENCH_NO_BUILD=1 uses the release builds already there (a tree others are editing).
+    if [ -z "${BENCH_NO_BUILD:-}" ]; then
+        cargo build -q --release -p weft-cli --bin weft
+        cargo build -q --release -p weft-claude --example scripted_anthropic
+    fi
     WEFT="${WEFT_BIN:-$CARGO_TARGET_DIR/release/weft}"
     local server="$CARGO_TARGET_DIR/release/examples/scripted_anthropic"
     CLAUDE="${WEFT_CLAUDE_BIN:-$ROOT/.tools/agents/node_modules/.bin/claude}"
