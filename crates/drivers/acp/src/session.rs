@@ -134,6 +134,11 @@ pub struct LiveSession {
     pub lost: Option<String>,
     /// Just reloaded with `session/load`: the agent has its own context again.
     pub reloaded: bool,
+    /// Loaded and no prompt since: text the agent sends meanwhile is its replay of the
+    /// conversation (which may arrive after `session/load`'s reply, and all of it when
+    /// the process was started ahead), history Weft already holds, not something the
+    /// agent wrote after a turn.
+    pub replaying: bool,
 }
 
 /// How a turn ended.
@@ -241,6 +246,7 @@ pub async fn open(
                         fresh: false,
                         lost: None,
                         reloaded: true,
+                        replaying: true,
                     });
                 }
                 Err(e) => {
@@ -278,6 +284,7 @@ pub async fn open(
                 fresh: true,
                 lost,
                 reloaded: false,
+                replaying: false,
             })
         }
         Err(e) => {
@@ -501,6 +508,9 @@ impl LiveSession {
                 }
                 other => early.push_back(other),
             }
+        }
+        if std::mem::take(&mut self.replaying) {
+            late.clear();
         }
         if !late.trim().is_empty() {
             let short: String = late.chars().take(500).collect();

@@ -127,6 +127,34 @@ async fn a_child_that_dies_mid_turn_is_a_clear_error_and_the_next_prompt_works()
     d.shutdown().await;
 }
 
+/// A session loaded ahead of its turn (the warm pool) whose agent replays the history
+/// after `session/load`'s reply: the replay is history, not text for the next turn nor
+/// "the agent wrote after the last turn had ended".
+#[tokio::test]
+async fn a_replay_that_trails_session_load_shows_nowhere_in_the_next_turn() {
+    let Some(mut spec) = fake_spec() else { return };
+    spec.env.push(("FAKE_AGENT_LATE_REPLAY".into(), "1".into()));
+    let d = AcpDriver::new(spec);
+    let h = Home::new();
+    let (r, _) = run(&d, h.input("fake:r", "hi", vec![]), &TestSink::new()).await;
+    assert!(r.ok, "{r:?}");
+    d.close_session("fake:r").await;
+    let mut input = h.input("fake:r", "again", vec![]);
+    input.session_id = r.session_id.clone();
+    assert!(d.prewarm(input.clone()).await.unwrap().is_some());
+    // The replay comes 50 ms after the reply: let it arrive before the prompt.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (r2, snap) = run(&d, input, &TestSink::new()).await;
+    assert!(r2.ok, "{r2:?}");
+    assert_eq!(snap.text, "Hello from the fake agent: again");
+    assert!(
+        !snap.notices.iter().any(|n| n.contains("an old reply")),
+        "{:?}",
+        snap.notices
+    );
+    d.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_crash_on_start_says_what_the_agent_said() {
     let Some(mut spec) = fake_spec() else { return };
