@@ -160,9 +160,20 @@ async fn a_gemini_429_resource_exhausted_is_the_accounts_used_up_daily_quota() {
     w.vars
         .push(("WEFT_GEMINI_BIN".into(), gemini.display().to_string()));
     // Gemini skips a settings file under a folder others may write to (/tmp): this
-    // WEFT_HOME, where Weft writes the account's, is in the build's own tmp instead.
-    w.env.home =
-        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
+    // WEFT_HOME, where Weft writes the account's, is in the build's own tmp instead, or
+    // under the user's cache when the build itself is under /tmp (a clone there).
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let parent = if tmp.starts_with("/tmp") {
+        let cache = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_default()
+            .join(".cache/weft-tests");
+        std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("{e}"));
+        cache
+    } else {
+        tmp.to_path_buf()
+    };
+    w.env.home = tempfile::tempdir_in(parent).unwrap_or_else(|e| panic!("{e}"));
     // The user's own settings choose a Google login: the key account still uses its
     // key (Weft forces the auth type for its spawns).
     std::fs::write(
