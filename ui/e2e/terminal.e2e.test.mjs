@@ -311,7 +311,8 @@ describe("Weft desktop app: the terminal pane (echo agent)", () => {
     const text = await bufferText();
     assert.equal(count(text, "Echo: before-the-window-closed"), 1, `no duplicated output:\n${text}`);
     assert.equal(count(text, "Echo: after-the-window-reopened"), 1, `no duplicated output:\n${text}`);
-    assert.equal(await (await byTestId(browser, "error-banner")).isExisting(), false, "no error banner");
+    const banner = await byTestId(browser, "error-banner");
+    assert.equal(await banner.isExisting(), false, `no error banner: ${(await banner.isExisting()) ? await banner.getText() : ""}`);
     assert.equal(await (await byTestId(browser, "terminal-error")).isExisting(), false, "no terminal error");
     await screenshot(browser, "22-terminal-attached-after-reopen");
 

@@ -619,7 +619,9 @@ export class AppStore {
 
   /** The efforts `model` of `agent` takes (the agent's whole list for its default model); an effort it does not take is dropped. */
   async refreshEfforts(agent: string, model: string | null) {
-    const efforts = await this.guard(() => this.transport.request({ type: "listEffort", agent, ...(model ? { model } : {}) }));
+    // Best effort, asked as the composer mounts (a new window may not be connected yet):
+    // the list offered stays as it was when it cannot be read.
+    const efforts = await this.transport.request({ type: "listEffort", agent, ...(model ? { model } : {}) }).catch(() => null);
     if (this.agent !== agent || this.model !== model || !efforts) return;
     this.efforts = efforts;
     if (this.effort && !efforts.includes(this.effort)) this.effort = null;

@@ -40,7 +40,9 @@ export function tauriLink(): Link {
     send(message) {
       const { id, ...request } = message;
       const to = events;
-      if (!to) throw new VerbError({ code: "internal", message: "not connected" });
+      // Before the link is up: offline, as a verb lost with the link is (the link's own
+      // banner says so), not a failure of the verb.
+      if (!to) throw new VerbError({ code: "internal", message: "not connected yet" }, true);
       invoke("weft_request", { request }).then(
         (result) => to.message({ type: "reply", id, result: result ?? null } as ServerMessage),
         (error: unknown) => to.message({ type: "error", id, error: asWireError(error) }),
