@@ -24,6 +24,7 @@ pub mod feed;
 mod hub;
 pub mod index;
 pub mod io;
+pub mod live;
 pub mod mcp;
 pub mod plugin;
 pub mod ports;

@@ -25,7 +25,7 @@ pub mod backfill;
 pub mod config;
 pub mod conn;
 pub mod elicit;
-pub mod live;
+pub use weft_kernel::live;
 pub mod normalize;
 pub mod permission;
 pub mod process;

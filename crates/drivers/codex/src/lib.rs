@@ -28,7 +28,7 @@ pub mod follow;
 pub mod interact;
 pub mod items;
 pub mod limits;
-pub mod live;
+pub use weft_kernel::live;
 pub mod native_sessions;
 pub mod normalize;
 pub mod process;

@@ -3,7 +3,8 @@
 //! [`EVERY`] so a chatty command does not flood the clients — the same the native
 //! agent's shell tool shows. What is held back by the throttle is shown when it is due
 //! ([`LiveOutput::due_at`]), so the last lines of a command that then goes quiet are
-//! not left out. The finished row carries the whole (capped) output instead.
+//! not left out. The finished row carries the whole (capped) output instead. One piece
+//! for every driver that streams a command's output (Codex, ACP agents).
 
 use std::time::{Duration, Instant};
 
