@@ -16,6 +16,7 @@ mod attachments;
 mod checkpoints;
 mod cleanup;
 pub mod conn;
+mod dirs;
 mod files;
 mod library;
 pub mod lock;

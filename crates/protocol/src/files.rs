@@ -42,3 +42,31 @@ pub struct WorkspaceEntry {
     /// File or folder.
     pub kind: WorkspaceEntryKind,
 }
+
+/// One entry of a folder listed by `listDir` (the workspace picker's folder browser).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DirEntry {
+    /// Its name in the folder.
+    pub name: String,
+    /// A folder (a link to a folder counts as one: opening it lists where it points).
+    pub is_dir: bool,
+    /// A folder that is a git repository (holds `.git`).
+    pub is_repo: bool,
+}
+
+/// A folder as `listDir` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DirListing {
+    /// The folder listed, absolute and with its links resolved.
+    pub path: String,
+    /// Its parent folder (none at `/`).
+    pub parent: Option<String>,
+    /// The daemon's user's home folder, where a browser starts.
+    pub home: String,
+    /// Whether the folder itself is a git repository.
+    pub is_repo: bool,
+    /// Its entries, folders first, then by name; hidden ones (a leading `.`) included.
+    pub entries: Vec<DirEntry>,
+}

@@ -335,6 +335,17 @@ pub enum ClientRequest {
     /// A workspace's files matching what was typed after `@` (the composer's
     /// completion). Answered by `WorkspaceEntry`s, best first.
     ListWorkspaceFiles(crate::files::WorkspaceFilesQuery) => Vec<WorkspaceEntry> as Control,
+    /// A folder of the daemon's machine, for a workspace picker that browses a host's
+    /// folders (the app's, for a remote host): `path` absolute, none for the daemon
+    /// user's home. Anything the user could list with `ls` is answered, hidden entries
+    /// included, but nothing inside Weft's own state folder (`WEFT_HOME`, which holds
+    /// tokens and keys) is listed. Answered by a `DirListing`.
+    ListDir {
+        /// The folder (none: the home folder).
+        #[serde(default)]
+        #[ts(optional)]
+        path: Option<String>,
+    } => DirListing as Control,
     /// Answered by `SkillInfo`s.
     ListSkills {
         /// Skills visible from this folder.

@@ -166,7 +166,11 @@ agent?: string,
 /**
  * The folder the agent would work in.
  */
-workdir?: string, } | { "type": "listWorkspaceFiles" } & WorkspaceFilesQuery | { "type": "listSkills", 
+workdir?: string, } | { "type": "listWorkspaceFiles" } & WorkspaceFilesQuery | { "type": "listDir", 
+/**
+ * The folder (none: the home folder).
+ */
+path?: string, } | { "type": "listSkills", 
 /**
  * Skills visible from this folder.
  */

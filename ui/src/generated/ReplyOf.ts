@@ -8,6 +8,7 @@ import type { AgentInstall } from "./AgentInstall";
 import type { AgentSetupImport } from "./AgentSetupImport";
 import type { AutoSwitch } from "./AutoSwitch";
 import type { DaemonStatus } from "./DaemonStatus";
+import type { DirListing } from "./DirListing";
 import type { ExportWritten } from "./ExportWritten";
 import type { InboxItem } from "./InboxItem";
 import type { LibraryHit } from "./LibraryHit";
@@ -64,6 +65,7 @@ export type ReplyOf = {
   listEffort: Array<string>;
   listTools: Array<ToolInfo>;
   listWorkspaceFiles: Array<WorkspaceEntry>;
+  listDir: DirListing;
   listSkills: Array<SkillInfo>;
   saveAttachment: string;
   prewarm: Prewarmed;

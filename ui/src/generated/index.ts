@@ -24,6 +24,8 @@ export type { CommandSource } from "./CommandSource";
 export type { CommandVerdict } from "./CommandVerdict";
 export type { DaemonStatus } from "./DaemonStatus";
 export type { Degraded } from "./Degraded";
+export type { DirEntry } from "./DirEntry";
+export type { DirListing } from "./DirListing";
 export type { DriverEvent } from "./DriverEvent";
 export type { ErrorCode } from "./ErrorCode";
 export type { ExportFormat } from "./ExportFormat";

@@ -68,6 +68,18 @@ pub(super) async fn workspace_files(
         .map_err(joined)?
 }
 
+pub(super) async fn list_dir(
+    service: &Service,
+    path: Option<String>,
+) -> Result<weft_protocol::DirListing, WireError> {
+    let state = service.home.dir().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        crate::dirs::list(path.as_deref(), &crate::dirs::home(), &state)
+    })
+    .await
+    .map_err(joined)?
+}
+
 // A skill is a folder copied, removed or rewritten: off the runtime's threads.
 
 pub(super) async fn add_skill(

@@ -272,6 +272,9 @@ pub async fn handle(
         ClientRequest::ListWorkspaceFiles(q) => {
             answer::<WorkspaceFilesQuery>(daemon::workspace_files(q).await)
         }
+        ClientRequest::ListDir { path } => {
+            answer::<verb::ListDir>(daemon::list_dir(service, path).await)
+        }
         ClientRequest::AddSkill { path } => {
             answer::<verb::AddSkill>(daemon::add_skill(service, path).await)
         }

@@ -66,6 +66,8 @@ fn export_all(dir: &Path) {
         AutoSwitch,
         WorkspaceEntry,
         WorkspaceFilesQuery,
+        DirListing,
+        DirEntry,
         WorkspaceTrust,
         TrustGrant,
     );
