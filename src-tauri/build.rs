@@ -17,6 +17,10 @@ fn main() {
         "export_session",
         "set_inbox_count",
         "open_window",
+        "hosts_list",
+        "hosts_add",
+        "hosts_remove",
+        "hosts_status",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -153,20 +153,28 @@ pub fn app_info(config: State<'_, AppConfig>) -> AppInfo {
 }
 
 #[tauri::command]
-pub fn recent_workspaces(config: State<'_, AppConfig>) -> Vec<String> {
-    workspaces::load(&config.state_dir)
+pub fn recent_workspaces(config: State<'_, AppConfig>, link: State<'_, Arc<Link>>) -> Vec<String> {
+    workspaces::load(&config.state_dir, &link.remotes.names())
 }
 
 #[tauri::command]
-pub fn add_recent_workspace(config: State<'_, AppConfig>, path: String) -> Reply<Vec<String>> {
-    workspaces::remember(&config.state_dir, &path)
+pub fn add_recent_workspace(
+    config: State<'_, AppConfig>,
+    link: State<'_, Arc<Link>>,
+    path: String,
+) -> Reply<Vec<String>> {
+    workspaces::remember(&config.state_dir, &path, &link.remotes.names())
         .map_err(|e| WireError::new(ErrorCode::BadWorkdir, format!("workspace `{path}`: {e}")))
 }
 
 /// Forgets a recent workspace (its folder and sessions are untouched).
 #[tauri::command]
-pub fn remove_recent_workspace(config: State<'_, AppConfig>, path: String) -> Reply<Vec<String>> {
-    workspaces::forget(&config.state_dir, &path).map_err(|e| {
+pub fn remove_recent_workspace(
+    config: State<'_, AppConfig>,
+    link: State<'_, Arc<Link>>,
+    path: String,
+) -> Reply<Vec<String>> {
+    workspaces::forget(&config.state_dir, &path, &link.remotes.names()).map_err(|e| {
         WireError::new(
             ErrorCode::Internal,
             format!("forgetting workspace `{path}`: {e}"),
@@ -354,4 +362,56 @@ mod tests {
         };
         assert!(window_may_send(&as_text).is_ok());
     }
+}
+
+/// The hosts of the user's list (`weft hosts add`, or the host picker), each with its
+/// link's state (`local`, this machine, is not listed: it is always there).
+#[tauri::command]
+pub fn hosts_list(link: State<'_, Arc<Link>>) -> Vec<crate::hosts::HostLinkState> {
+    link.remotes.states()
+}
+
+/// Adds a host, as `weft hosts add NAME DESTINATION` does (first contact copies this
+/// weft there), and connects to its daemon.
+#[tauri::command]
+pub async fn hosts_add(
+    link: State<'_, Arc<Link>>,
+    name: String,
+    destination: String,
+) -> Reply<Vec<crate::hosts::HostLinkState>> {
+    crate::hosts::add(&name, &destination).await?;
+    let link = link.inner().clone();
+    link.remotes.client(&name, link.windows()).await?;
+    link.to_windows(tauri::ipc::InvokeResponseBody::Json(
+        crate::hosts::resync_all().to_string(),
+    ));
+    Ok(link.remotes.states())
+}
+
+/// Removes a host, as `weft hosts remove NAME` does (Weft's daemon there stopped, its
+/// binaries removed, its sessions and state left), and drops its link.
+#[tauri::command]
+pub async fn hosts_remove(
+    link: State<'_, Arc<Link>>,
+    name: String,
+) -> Reply<Vec<crate::hosts::HostLinkState>> {
+    let link = link.inner().clone();
+    link.remotes.forget(&name);
+    let done = crate::hosts::run_weft(&["hosts", "remove", "--", &name]).await;
+    link.to_windows(tauri::ipc::InvokeResponseBody::Json(
+        crate::hosts::resync_all().to_string(),
+    ));
+    done.map(|_| link.remotes.states())
+}
+
+/// Each host's daemon as `weft hosts status --json` reports it (`local` first).
+#[tauri::command]
+pub async fn hosts_status() -> Reply<Value> {
+    let out = crate::hosts::run_weft(&["hosts", "status", "--json"]).await?;
+    serde_json::from_str(&out).map_err(|e| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("weft hosts status said something else than JSON: {e}"),
+        )
+    })
 }

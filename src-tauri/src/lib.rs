@@ -23,6 +23,7 @@
 pub mod commands;
 pub mod export;
 pub mod forward;
+pub mod hosts;
 pub mod link;
 pub mod logging;
 pub mod main_window;
@@ -31,6 +32,7 @@ pub mod open;
 pub mod popout;
 pub mod remote_image;
 pub mod rendering;
+pub mod route;
 pub mod terminal_watch;
 pub mod tray;
 pub mod window_size;
@@ -202,6 +204,10 @@ pub fn run() -> anyhow::Result<()> {
             commands::export_session,
             commands::set_inbox_count,
             commands::open_window,
+            commands::hosts_list,
+            commands::hosts_add,
+            commands::hosts_remove,
+            commands::hosts_status,
         ])
         .setup(move |app| {
             if let Some(window) = app.get_webview_window(main_window::LABEL) {
@@ -215,6 +221,8 @@ pub fn run() -> anyhow::Result<()> {
                 if let Err(e) = link.client(&handle).await {
                     tracing::warn!("connecting to the daemon: {e}");
                 }
+                // And every other machine of the hosts list, each retrying by itself.
+                link.remotes.connect_all(link.windows());
             });
             Ok(())
         })

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use weft_client::{Client, Event, Home};
 use weft_protocol::{ClientRequest, ErrorCode, ServerMessage, Welcome, WireError};
 
+use crate::hosts::{Remotes, Windows};
 use crate::terminal_watch::TerminalWatchers;
 
 /// The connection, each window's channel, and who watches which terminal.
@@ -36,6 +37,22 @@ pub struct Link {
     terminals: Mutex<TerminalWatchers>,
     /// Serializes (re)connecting.
     connecting: tokio::sync::Mutex<()>,
+    /// The other machines' daemons (crates/hosts), each its own link.
+    pub remotes: Arc<Remotes>,
+}
+
+/// The windows, as a host's link hands them what it pushes.
+struct LinkWindows(Arc<Link>);
+
+impl Windows for LinkWindows {
+    fn message(&self, message: Value) {
+        self.0
+            .to_windows(InvokeResponseBody::Json(message.to_string()));
+    }
+
+    fn frame(&self, frame: Vec<u8>) {
+        self.0.to_windows(InvokeResponseBody::Raw(frame));
+    }
 }
 
 fn unavailable(e: impl std::fmt::Display) -> WireError {
@@ -130,14 +147,56 @@ impl Link {
         Ok(self.client(app).await?.welcome().clone())
     }
 
-    /// Forwards one request.
+    /// Where the remote hosts' links hand what they push.
+    pub fn windows(self: &Arc<Self>) -> Arc<dyn Windows> {
+        Arc::new(LinkWindows(self.clone()))
+    }
+
+    /// Forwards one request: to the host it names (`HOST/agent:id`, `HOST:/path`,
+    /// crate::route), else to this machine's daemon; the sidebar's and the inbox's
+    /// lists come from every connected host together.
     pub async fn request(
         self: &Arc<Self>,
         app: &AppHandle,
         request: ClientRequest,
     ) -> Result<Value, WireError> {
-        let client = self.client(app).await?;
-        client.request(request).await
+        let names = self.remotes.names();
+        if names.is_empty() {
+            return self.client(app).await?.request(request).await;
+        }
+        let mut wire = serde_json::to_value(&request)
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+        let host = crate::route::target(&mut wire, &names)
+            .map_err(|why| WireError::new(ErrorCode::BadRequest, why))?;
+        if let Some(host) = host {
+            let request: ClientRequest = serde_json::from_value(wire)
+                .map_err(|e| WireError::new(ErrorCode::BadRequest, e.to_string()))?;
+            let client = self.remotes.client(&host, self.windows()).await?;
+            let mut reply = client.request(request).await?;
+            crate::route::tag(&mut reply, &host);
+            return Ok(reply);
+        }
+        let every = crate::route::every_host(&wire);
+        let mut reply = self.client(app).await?.request(request.clone()).await?;
+        if every {
+            let asks = names.into_iter().filter_map(|name| {
+                let client = self.remotes.connected(&name)?;
+                let request = request.clone();
+                Some(async move { (name, client.request(request).await) })
+            });
+            for (name, answer) in futures::future::join_all(asks).await {
+                match answer {
+                    Ok(mut rows) => {
+                        crate::route::tag(&mut rows, &name);
+                        if let (Some(all), Value::Array(more)) = (reply.as_array_mut(), rows) {
+                            all.extend(more);
+                        }
+                    }
+                    Err(e) => tracing::warn!(host = %name, "listing: {e}"),
+                }
+            }
+        }
+        Ok(reply)
     }
 
     /// Forwards one request from the window `window`, keeping count of the terminals
@@ -179,7 +238,7 @@ impl Link {
 
     /// Hands `body` to every window; a window whose channel fails is only logged (its
     /// close event forgets it).
-    fn to_windows(&self, body: InvokeResponseBody) {
+    pub(crate) fn to_windows(&self, body: InvokeResponseBody) {
         for (label, channel) in self.windows.lock().iter() {
             if let Err(e) = channel.send(body.clone()) {
                 tracing::debug!(%label, "a message did not reach the window: {e}");
