@@ -3,7 +3,9 @@
 //! For 30,000 and 100,000 generated files (committed, `core.untrackedCache=true`, the
 //! index refreshed by one `git status` as a user's would be), each run edits ten tracked
 //! files in place and times the turn as the daemon brackets it: the start snapshot
-//! (nothing changed since the last turn), the end snapshot, and the turn's diff.
+//! (`snapshot_if_changed`: nothing changed since the last turn), the end snapshot, and
+//! the turn's diff. Each run's line says how each snapshot found its changes (the watch's
+//! paths, nothing, or a whole `git status`).
 //! `cargo run --release -p weft-checkpoint --example bench_checkpoint [SIZES…] [--runs N]`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -54,7 +56,13 @@ fn bench(files: usize, runs: usize) {
         started.elapsed().as_secs_f64()
     );
 
-    let cp = Checkpoints::open(&repo, &dir.path().join("shadow")).unwrap();
+    // BENCH_NO_WATCH=1: every snapshot runs `git status` over everything (the cost before
+    // the watch).
+    let options = weft_checkpoint::Options {
+        watch: std::env::var_os("BENCH_NO_WATCH").is_none(),
+        ..Default::default()
+    };
+    let cp = Checkpoints::open_with(&repo, &dir.path().join("shadow"), options).unwrap();
     let key = "bench:1";
     let mut end = Vec::new();
     let mut start = Vec::new();
@@ -65,8 +73,9 @@ fn bench(files: usize, runs: usize) {
         // A turn as the daemon brackets it: the checkpoint before (nothing changed since
         // the last turn's), the agent's ten edits, the checkpoint after, the turn's diff.
         let t = Instant::now();
-        let pre = cp.snapshot(key, "weft turn N before").unwrap();
+        let pre = cp.snapshot_if_changed(key, "weft turn N before").unwrap();
         start.push(t.elapsed());
+        let start_look = cp.looked_at();
         for i in 0..CHANGED {
             let path = repo.join(file_path(i * (files / CHANGED) + run % 7));
             std::fs::write(&path, format!("run {run} changed file {i}\n")).unwrap();
@@ -74,12 +83,27 @@ fn bench(files: usize, runs: usize) {
         let t = Instant::now();
         let post = cp.snapshot(key, "weft turn N after").unwrap();
         end.push(t.elapsed());
+        let end_look = cp.looked_at();
         let t = Instant::now();
         let diff = cp.diff(&pre.commit, &post.commit).unwrap();
         diffs.push(t.elapsed());
         assert_eq!(diff.files.len(), CHANGED);
         turns.push(start[run] + end[run] + diffs[run]);
+        if std::env::var_os("BENCH_VERBOSE").is_some() {
+            println!(
+                "  run {run}: start {} ({start_look:?}), end {} ({end_look:?}), diff {}",
+                ms(start[run]),
+                ms(end[run]),
+                ms(diffs[run])
+            );
+        }
     }
+    println!(
+        "load {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
     println!(
         "{files} files, {CHANGED} changed: snapshot p50 {} p90 {} (min {}, max {}); \
          nothing changed: p50 {} p90 {}; the turn's diff p50 {}; \

@@ -109,12 +109,22 @@ impl Checkpoints {
     }
 
     pub(crate) fn tree_of(&self, rev: &str) -> Result<String, Error> {
+        // Full object ids only: a commit's tree never changes, a ref's does.
+        let full = matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b.is_ascii_hexdigit());
+        if full {
+            if let Some(tree) = self.cached_tree(rev) {
+                return Ok(tree);
+            }
+        }
         let mut cmd = self.git.command(None);
         cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
             .arg(format!("{rev}^{{tree}}"));
         let out = git::output(cmd, None)?;
         let tree = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         if out.status.success() && !tree.is_empty() {
+            if full {
+                self.remember_tree(rev, &tree);
+            }
             Ok(tree)
         } else {
             Err(Error::UnknownCheckpoint(rev.to_owned()))

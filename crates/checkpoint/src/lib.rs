@@ -53,15 +53,19 @@ mod hunk;
 mod refname;
 mod restore;
 mod snapshot;
+mod watch;
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
 pub use diff::{FileChange, FileDiff, TurnDiff};
 pub use refname::ref_name;
 pub use restore::Restored;
+pub use snapshot::LookedAt;
 
 use git::Git;
 
@@ -126,12 +130,16 @@ pub struct Skipped {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub max_untracked_size: u64,
+    /// Watch the work tree's folders (inotify) so a snapshot asks git only about what
+    /// changed (`watch.rs`); off, every snapshot runs `git status` over everything.
+    pub watch: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Self {
             max_untracked_size: DEFAULT_MAX_UNTRACKED_SIZE,
+            watch: true,
         }
     }
 }
@@ -143,7 +151,22 @@ pub struct Checkpoints {
     options: Options,
     /// The work tree's real index (a linked worktree has its own), copied, never written.
     index: PathBuf,
+    /// `info/exclude` of the repository (or the shadow).
+    exclude: PathBuf,
+    work: Arc<Mutex<snapshot::Work>>,
+    cache: Arc<Mutex<Cache>>,
 }
+
+/// What git said once and never changes: a commit's tree; and the head each session ref
+/// had when this process last wrote or read it.
+#[derive(Debug, Default)]
+struct Cache {
+    trees: HashMap<String, String>,
+    heads: HashMap<String, Checkpoint>,
+}
+
+/// Entries past which the cache starts over.
+const CACHE_MAX: usize = 4096;
 
 impl Checkpoints {
     /// Opens `workdir`: its repository when it is in a git work tree, else a shadow git
@@ -191,10 +214,19 @@ impl Checkpoints {
                 .join(git.line(None, ["rev-parse", "--git-path", "index"])?),
         };
         remove_stale_indexes(&index);
+        let exclude = match &git.shadow_dir {
+            Some(dir) => dir.join("info").join("exclude"),
+            None => git
+                .top
+                .join(git.line(None, ["rev-parse", "--git-path", "info/exclude"])?),
+        };
         Ok(Self {
             git,
             options,
             index,
+            exclude,
+            work: Arc::default(),
+            cache: Arc::default(),
         })
     }
 
@@ -249,7 +281,50 @@ impl Checkpoints {
         if self.resolve(&name)?.is_some() {
             self.git.run(None, ["update-ref", "-d", &name])?;
         }
+        self.remember_head(&name, None);
         Ok(())
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The session ref's head as this process last wrote or read it.
+    pub(crate) fn cached_head(&self, name: &str) -> Option<Checkpoint> {
+        self.lock_cache().heads.get(name).cloned()
+    }
+
+    pub(crate) fn remember_head(&self, name: &str, head: Option<Checkpoint>) {
+        let mut cache = self.lock_cache();
+        if cache.heads.len() > CACHE_MAX {
+            cache.heads.clear();
+        }
+        match head {
+            Some(head) => {
+                if cache.trees.len() > CACHE_MAX {
+                    cache.trees.clear();
+                }
+                cache.trees.insert(head.commit.clone(), head.tree.clone());
+                cache.heads.insert(name.to_owned(), head);
+            }
+            None => {
+                cache.heads.remove(name);
+            }
+        }
+    }
+
+    pub(crate) fn cached_tree(&self, rev: &str) -> Option<String> {
+        self.lock_cache().trees.get(rev).cloned()
+    }
+
+    pub(crate) fn remember_tree(&self, rev: &str, tree: &str) {
+        let mut cache = self.lock_cache();
+        if cache.trees.len() > CACHE_MAX {
+            cache.trees.clear();
+        }
+        cache.trees.insert(rev.to_owned(), tree.to_owned());
     }
 
     fn resolve(&self, name: &str) -> Result<Option<String>, Error> {

@@ -1,10 +1,95 @@
 //! Writing a checkpoint: the research recipe (docs: ../shared/research/parallel-and-review.md
 //! §4), with the size cap on untracked files.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::watch::Watch;
 use crate::{git, ref_name, Checkpoint, Checkpoints, Error, Skipped};
+
+/// What a folder's snapshots carry from one to the next, behind one lock (two snapshots
+/// of one folder never run at once: they would share the kept index).
+#[derive(Debug)]
+pub(crate) struct Work {
+    kept: Option<Kept>,
+    watch: Option<Watch>,
+    /// The kernel refused a watch or the tree is too large for one: every snapshot looks
+    /// at everything.
+    no_watch: bool,
+    looked_at: LookedAt,
+}
+
+impl Default for Work {
+    fn default() -> Self {
+        Self {
+            kept: None,
+            watch: None,
+            no_watch: false,
+            looked_at: LookedAt::Everything,
+        }
+    }
+}
+
+/// The index the last snapshot wrote its tree from: the folder's files as they were then.
+#[derive(Debug)]
+struct Kept {
+    index: PathBuf,
+    /// Ours to delete (a copy in the git dir); a shadow's own index is not.
+    owned: bool,
+    tree: String,
+    signature: Signature,
+}
+
+impl Kept {
+    fn copy_of(real: &Path) -> Result<Self, Error> {
+        let tmp = TempIndex::copy_of(real)?;
+        let index = tmp.path.clone();
+        std::mem::forget(tmp);
+        Ok(Self {
+            index,
+            owned: true,
+            tree: String::new(),
+            signature: Signature(Vec::new()),
+        })
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = std::fs::remove_file(&self.index);
+            let _ = std::fs::remove_file(self.index.with_extension("lock"));
+        }
+    }
+}
+
+/// Stamps (inode, size, mtime, ctime) of the files that say what is tracked and ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Signature(Vec<Option<(u64, u64, i64, i64, i64, i64)>>);
+
+fn stamp(path: &Path) -> Option<(u64, u64, i64, i64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+/// The user's global excludes file where git looks by default (`core.excludesFile` set
+/// elsewhere is not followed: a change there is seen at the next full look).
+fn global_excludes() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("git").join("ignore"))
+}
 
 #[derive(Default)]
 struct Changed {
@@ -63,20 +148,93 @@ impl Drop for TempIndex {
     }
 }
 
+/// Past this many paths named by the watch, a snapshot asks git about everything.
+const MAX_NAMED: usize = 1_000;
+
+/// How the last snapshot found what changed (for tests and the bench: the watch is a
+/// speed-up whose use cannot be seen in the trees it writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookedAt {
+    /// `git status` over the whole work tree.
+    Everything,
+    /// `git status` of this many paths the watch named.
+    Paths(usize),
+    /// Nothing happened since the previous snapshot: its tree, without running git.
+    Nothing,
+}
+
 impl Checkpoints {
     /// Records the folder's files as the session's next checkpoint, its parent the
     /// session's previous one (none for the first), `message` naming the turn.
     pub fn snapshot(&self, session_ref: &str, message: &str) -> Result<Checkpoint, Error> {
+        self.snapshot_with(session_ref, message, false)
+    }
+
+    /// Like [`Self::snapshot`], but when the folder is as the session's latest checkpoint
+    /// recorded it, returns that checkpoint and writes nothing (its message stays its
+    /// own). A turn that follows another directly starts where the last one ended, and a
+    /// commit saying so would cost two git processes for nothing.
+    pub fn snapshot_if_changed(
+        &self,
+        session_ref: &str,
+        message: &str,
+    ) -> Result<Checkpoint, Error> {
+        self.snapshot_with(session_ref, message, true)
+    }
+
+    fn snapshot_with(
+        &self,
+        session_ref: &str,
+        message: &str,
+        reuse: bool,
+    ) -> Result<Checkpoint, Error> {
         let name = ref_name(session_ref);
-        // Reading the ref is a process of its own; it overlaps the tree's writing.
-        let (prev, written) = std::thread::scope(|scope| {
-            let prev = scope.spawn(|| self.resolve(&name));
-            let written = self.write_tree();
-            (prev.join(), written)
-        });
-        let prev = prev.unwrap_or_else(|_| self.resolve(&name))?;
-        let (tree, skipped) = written?;
-        let commit = self.commit_on(&name, prev.as_deref(), &tree, message)?;
+        let cached = self.cached_head(&name);
+        let was_cached = cached.is_some();
+        let (head, (tree, skipped)) = match cached {
+            Some(head) => (Some(head), self.write_tree()?),
+            None => {
+                // Reading the ref is a process of its own; it overlaps the tree's writing.
+                let (prev, written) = std::thread::scope(|scope| {
+                    let prev = scope.spawn(|| self.resolve(&name));
+                    let written = self.write_tree();
+                    (prev.join(), written)
+                });
+                let prev = prev.unwrap_or_else(|_| self.resolve(&name))?;
+                let written = written?;
+                let head = match prev {
+                    Some(commit) => {
+                        let tree = self.tree_of(&commit)?;
+                        Some(Checkpoint {
+                            commit,
+                            tree,
+                            skipped: Vec::new(),
+                        })
+                    }
+                    None => None,
+                };
+                (head, written)
+            }
+        };
+        if reuse {
+            if let Some(head) = head.as_ref().filter(|h| h.tree == tree) {
+                return Ok(Checkpoint {
+                    commit: head.commit.clone(),
+                    tree,
+                    skipped,
+                });
+            }
+        }
+        let prev = head.as_ref().map(|h| h.commit.as_str());
+        let commit = match self.commit_on(&name, prev, &tree, message) {
+            // The remembered head is stale (someone else moved the ref): once more from
+            // where it is now.
+            Err(Error::RefMoved { .. }) if was_cached => {
+                let prev = self.resolve(&name)?;
+                self.commit_on(&name, prev.as_deref(), &tree, message)?
+            }
+            result => result?,
+        };
         Ok(Checkpoint {
             commit,
             tree,
@@ -84,16 +242,104 @@ impl Checkpoints {
         })
     }
 
+    /// How the last snapshot of this folder found what changed.
+    pub fn looked_at(&self) -> LookedAt {
+        self.lock_work().looked_at
+    }
+
     /// The folder's files as a tree object, and what was left out for its size.
     ///
-    /// `git status` finds what changed (it is the one command that uses git's untracked
-    /// cache, so unchanged folders are not even read), then `add` stages exactly those
-    /// paths; a plain `add -A` would walk every folder and cost about twice as much in a
-    /// large repository.
+    /// What changed since the last snapshot comes from the watch when it has a complete
+    /// log (`git status` of just those paths, on the index the last snapshot left), else
+    /// from `git status` over everything on a copy of the user's index (it is the one
+    /// command that uses git's untracked cache, so unchanged folders are not even read);
+    /// then `update-index` or `add` stages exactly those paths, and `write-tree`. A plain
+    /// `add -A` would walk every folder and cost about twice as much in a large repository.
     pub(crate) fn write_tree(&self) -> Result<(String, Vec<Skipped>), Error> {
-        let tmp = TempIndex::copy_of(&self.index)?;
-        let changed = self.changed(&tmp.path)?;
-        let skipped = self.large_untracked(&tmp.path, &changed)?;
+        let mut work = self.lock_work();
+        let signature = self.signature();
+        if work.watch.is_none() && !work.no_watch && self.options.watch {
+            // Made before git looks, so whatever happens from here on is in its log.
+            let ignored = self.ignored_folders(&self.index)?;
+            work.watch = Watch::start(&self.git.top, &ignored);
+            work.no_watch = work.watch.is_none();
+        }
+        if let Some(watch) = work.watch.as_mut() {
+            watch.drain();
+            let new = watch.unwatched();
+            if !new.is_empty() && !watch.lost() {
+                let ignored = self.ignored_folders_in(&self.index, &new)?;
+                watch.adopt(&self.git.top, &ignored);
+            }
+        }
+        let named = match work.watch.as_mut() {
+            Some(watch) if !watch.lost() => Some(watch.take()),
+            _ => None,
+        };
+        let kept = work
+            .kept
+            .take()
+            .filter(|k| k.signature == signature && k.index.exists());
+        let (index, scope) = match (kept, named) {
+            (Some(kept), Some(named)) if named.is_empty() => {
+                let tree = kept.tree.clone();
+                work.kept = Some(kept);
+                work.looked_at = LookedAt::Nothing;
+                return Ok((tree, Vec::new()));
+            }
+            (Some(kept), Some(named)) if named.len() <= MAX_NAMED => (kept, Some(named)),
+            (kept, named) => {
+                if named.is_none() && work.watch.is_some() {
+                    // Lost events: a new watch, made before git looks.
+                    let ignored = self.ignored_folders(&self.index)?;
+                    work.watch = Watch::start(&self.git.top, &ignored);
+                    work.no_watch = work.watch.is_none();
+                }
+                if let Some(watch) = work.watch.as_mut() {
+                    watch.clear();
+                }
+                // The kept index is the folder as the last snapshot saw it; without it, a
+                // copy of the user's (its stat data spares hashing unchanged files).
+                let index = match kept {
+                    Some(kept) => kept,
+                    None => Kept::copy_of(&self.index)?,
+                };
+                (index, None)
+            }
+        };
+        work.looked_at = match &scope {
+            Some(paths) => LookedAt::Paths(paths.len()),
+            None => LookedAt::Everything,
+        };
+        let result = self.write_tree_in(&index.index, scope.as_deref());
+        let (tree, skipped) = match result {
+            Ok(done) => done,
+            // The index may be half written: the next snapshot starts from a copy.
+            Err(e) => return Err(e),
+        };
+        let mut index = index;
+        if self.git.shadow_dir.is_some() && index.index != self.index {
+            // The shadow's index is ours: keeping the refreshed one makes the next
+            // snapshot (in this process or the next) hash only what changed.
+            std::fs::rename(&index.index, &self.index)?;
+            index.index = self.index.clone();
+            index.owned = false;
+        }
+        index.tree = tree.clone();
+        index.signature = signature;
+        work.kept = Some(index);
+        Ok((tree, skipped))
+    }
+
+    /// Stages what changed in `index` (everything `git status` finds, or only among
+    /// `scope`) and writes its tree.
+    fn write_tree_in(
+        &self,
+        index: &Path,
+        scope: Option<&[String]>,
+    ) -> Result<(String, Vec<Skipped>), Error> {
+        let changed = self.changed(index, scope)?;
+        let skipped = self.large_untracked(index, &changed)?;
         // A tracked file replaced by a folder shows only as deleted (status hides the
         // folder's new files), so that case needs `add`, which looks inside.
         let only_files = changed.untracked_files.is_empty()
@@ -111,7 +357,7 @@ impl Checkpoints {
             }
             let args = ["update-index", "--remove", "-z", "--stdin"];
             self.git.run_input(
-                Some(&tmp.path),
+                Some(index),
                 git::SKIP_HASH.into_iter().chain(args),
                 Some(list),
             )?;
@@ -128,7 +374,7 @@ impl Checkpoints {
                 pathspecs.push(0);
             }
             self.git.run_input(
-                Some(&tmp.path),
+                Some(index),
                 git::SKIP_HASH.into_iter().chain([
                     "add",
                     "-A",
@@ -139,30 +385,84 @@ impl Checkpoints {
             )?;
         }
         let write_tree = git::SKIP_HASH.into_iter().chain(["write-tree"]);
-        let tree = self.git.line(Some(&tmp.path), write_tree)?;
-        if self.git.shadow_dir.is_some() {
-            // The shadow's index is ours: keeping the refreshed one makes the next
-            // snapshot hash only what changed, as a repository's own index does.
-            std::fs::rename(&tmp.path, &self.index)?;
-        }
+        let tree = self.git.line(Some(index), write_tree)?;
         Ok((tree, skipped))
+    }
+
+    /// Folders git calls ignored as a whole (`node_modules/`), relative, no trailing `/`.
+    fn ignored_folders(&self, index: &Path) -> Result<HashSet<String>, Error> {
+        self.ignored_folders_in(index, &[])
+    }
+
+    /// The same, among `within` (all of the work tree when empty).
+    fn ignored_folders_in(
+        &self,
+        index: &Path,
+        within: &[String],
+    ) -> Result<HashSet<String>, Error> {
+        let mut args: Vec<String> = [
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ]
+        .map(String::from)
+        .to_vec();
+        if !within.is_empty() {
+            args.push("--".into());
+            args.extend(within.iter().map(|p| format!(":(literal){p}")));
+        }
+        let out = self.git.run(Some(index), &args)?;
+        Ok(git::nul_fields(&out)
+            .filter_map(|f| {
+                let path = String::from_utf8_lossy(f);
+                path.strip_suffix('/').map(str::to_owned)
+            })
+            .collect())
+    }
+
+    /// What says whether the index kept from the last snapshot still stands for "what is
+    /// tracked": the user's index (a `git add`, a commit, a checkout) and the exclude
+    /// files outside the work tree. When any changed, the next snapshot starts again from
+    /// a copy of the user's index and looks at everything.
+    fn signature(&self) -> Signature {
+        let mut files = vec![self.exclude.clone()];
+        if self.git.shadow_dir.is_none() {
+            files.push(self.index.clone());
+        }
+        if let Some(global) = global_excludes() {
+            files.push(global);
+        }
+        Signature(files.iter().map(|f| stamp(f)).collect())
+    }
+
+    fn lock_work(&self) -> std::sync::MutexGuard<'_, Work> {
+        self.work
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// What differs between the work tree and `index`: changed or deleted entries, and
     /// untracked files and folders (a folder ends in `/`), ignored ones left out.
-    fn changed(&self, index: &Path) -> Result<Changed, Error> {
-        let out = self.git.run(
-            Some(index),
-            [
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--no-renames",
-                "--untracked-files=normal",
-                // A submodule's new commit is a change; its own dirty files are not ours.
-                "--ignore-submodules=dirty",
-            ],
-        )?;
+    fn changed(&self, index: &Path, scope: Option<&[String]>) -> Result<Changed, Error> {
+        let mut args: Vec<String> = [
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--no-renames",
+            "--untracked-files=normal",
+            // A submodule's new commit is a change; its own dirty files are not ours.
+            "--ignore-submodules=dirty",
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(paths) = scope {
+            args.push("--".into());
+            args.extend(paths.iter().map(|p| format!(":(literal){p}")));
+        }
+        let out = self.git.run(Some(index), &args)?;
         let mut changed = Changed::default();
         for entry in git::nul_fields(&out) {
             let (Some(code), Some(path)) = (entry.get(..2), entry.get(3..)) else {
@@ -241,8 +541,19 @@ impl Checkpoints {
             .git
             .run(None, ["update-ref", name, &commit, prev.unwrap_or("")]);
         match result {
-            Ok(_) => Ok(commit),
+            Ok(_) => {
+                self.remember_head(
+                    name,
+                    Some(Checkpoint {
+                        commit: commit.clone(),
+                        tree: tree.to_owned(),
+                        skipped: Vec::new(),
+                    }),
+                );
+                Ok(commit)
+            }
             Err(e) => {
+                self.remember_head(name, None);
                 if self.resolve(name)?.as_deref() != prev {
                     Err(Error::RefMoved {
                         name: name.to_owned(),

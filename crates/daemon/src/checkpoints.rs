@@ -160,7 +160,12 @@ impl Checkpointer for GitCheckpoints {
     ) -> Result<String, CheckpointError> {
         let checkpoints = self.open(workdir)?;
         let msg = message(turn, "before", session_key, task_id);
-        let checkpoint = checkpoints.snapshot(session_key, &msg).map_err(failed)?;
+        // A turn that follows the last one with nothing changed in between starts from
+        // its "after" checkpoint: no commit of its own (a restore finds it as the parent
+        // of this turn's "after").
+        let checkpoint = checkpoints
+            .snapshot_if_changed(session_key, &msg)
+            .map_err(failed)?;
         Ok(checkpoint.commit)
     }
 
@@ -343,9 +348,20 @@ fn target(
                 CheckpointError::Invalid("this session has no checkpointed turn yet".into())
             })?,
     };
-    history
-        .iter()
-        .find(|(_, m)| turn_of(m).is_some_and(|(n, s)| n == turn && s == side))
+    let named = |side: &str| {
+        history
+            .iter()
+            .position(|(_, m)| turn_of(m).is_some_and(|(n, s)| n == turn && s == side))
+    };
+    let found = match named(side) {
+        Some(i) => Some(i),
+        // A turn that started where the one before ended has no "before" commit: the
+        // state before it is its "after"'s parent, the next older entry of the chain.
+        None if side == "before" => named("after").map(|i| i + 1),
+        None => None,
+    };
+    found
+        .and_then(|i| history.get(i))
         .map(|(c, _)| (c.commit.clone(), format!("turn {turn} {side}")))
         .ok_or_else(|| {
             CheckpointError::Invalid(format!(

@@ -497,11 +497,16 @@ impl Loom {
             workspace_trusted: trusted,
             ..Default::default()
         };
-        input.mcp_servers = self.env.plugins.servers(agent, &input);
-        let mut tools = driver
-            .tools(&input)
-            .await
+        // As a turn's spawn gets them: an agent that starts its servers itself (Codex)
+        // takes them as spawn arguments, not from `mcp_servers`.
+        let held = self
+            .env
+            .plugins
+            .apply(agent, &mut input, true)
             .map_err(KernelError::AgentUnavailable)?;
+        let listed = driver.tools(&input).await;
+        drop(held);
+        let mut tools = listed.map_err(KernelError::AgentUnavailable)?;
         for t in offered {
             if !tools.iter().any(|k| k.name == t.name) {
                 tools.push(t);

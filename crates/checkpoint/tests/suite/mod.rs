@@ -4,6 +4,7 @@ mod diff;
 mod restore;
 mod snapshot;
 mod trust;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

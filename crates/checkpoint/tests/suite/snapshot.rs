@@ -188,6 +188,7 @@ fn a_large_untracked_file_is_listed_not_stored() {
     repo.write("new/ok.txt", "ok\n");
     let options = Options {
         max_untracked_size: 1000,
+        ..Options::default()
     };
     let cp = Checkpoints::open_with(&repo.path, &repo.shadow, options).unwrap();
     let c = cp.snapshot(KEY, "pre").unwrap();

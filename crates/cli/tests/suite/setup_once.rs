@@ -426,3 +426,37 @@ async fn codex_asks_before_an_mcp_tool_and_yes_allows_it() {
         "{v}"
     );
 }
+
+/// `weft tools --agent codex`: through the daemon, the real codex is given Weft's MCP
+/// server as a turn's spawn gives it (spawn arguments, not only the server list) and
+/// lists that server's tools as its own.
+#[test]
+fn weft_tools_lists_codex_s_mcp_tools() {
+    let Some(codex) = agent_bin("codex") else {
+        return;
+    };
+    let env = Env::new();
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../drivers/registry/tests/fixtures/record_mcp.py");
+    let record = home.path().join("calls.jsonl");
+    std::fs::write(
+        env.home.path().join("mcp.json"),
+        serde_json::json!({"mcpServers": {"rec": {"command": "python3", "args": [fixture, record]}}})
+            .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let work = env.work.path().display().to_string();
+    let mut cmd = env.cmd(&["tools", "--agent", "codex", "--workdir", &work, "--json"]);
+    // Nothing is asked of a model: the address only has to be well formed.
+    super::support::codex_env(&mut cmd, home.path(), &codex, "http://127.0.0.1:9/v1", "k");
+    let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    env.keep_output(&out);
+    let tools = super::support::ok_json(&out);
+    let record = tools
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["name"] == "mcp__rec__record"))
+        .unwrap_or_else(|| panic!("no mcp__rec__record in {tools}"));
+    assert_eq!(record["server"], "rec", "{record}");
+    assert_eq!(record["description"], "Record a line of text", "{record}");
+}

@@ -43,7 +43,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use weft_agent_process::{npm_package_version, probe_output};
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, ToolInfo};
 
 pub use config::AcpSpec;
 pub use session::{Catalog, LiveSession, Shape, TurnEnd};
@@ -285,6 +285,15 @@ fn version_word(stdout: &str) -> Option<String> {
     })
 }
 
+/// Why an ACP agent's tools cannot be listed: the protocol has no message for it, so
+/// an empty list would read as "no tools".
+pub fn no_tool_list(name: &str) -> String {
+    format!(
+        "{name} speaks ACP, which gives an agent no way to list its tools: they show as \
+         it calls them. The MCP servers Weft gives it are in `weft mcp list` (Settings → MCP)"
+    )
+}
+
 #[async_trait]
 impl AgentDriver for AcpDriver {
     fn id(&self) -> &str {
@@ -347,6 +356,10 @@ impl AgentDriver for AcpDriver {
             None => self.probe_catalog().await,
         };
         catalog.map(|c| c.model_infos()).unwrap_or_default()
+    }
+
+    async fn tools(&self, _input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
+        Err(no_tool_list(&self.spec.name))
     }
 
     async fn run(&self, mut input: AgentTurnInput, ctx: DriverContext) -> DriverResult {

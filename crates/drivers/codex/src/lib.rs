@@ -36,6 +36,7 @@ pub mod rpc;
 pub mod session;
 pub mod spawn;
 pub mod spec;
+pub mod tools;
 pub mod trust;
 pub mod tui;
 pub mod turn;
@@ -49,7 +50,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use weft_agent_process::probe_output;
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, TuiSpec};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, ToolInfo};
 
 pub use config::{Config, TurnKnobs};
 
@@ -66,7 +67,10 @@ const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh"];
 #[derive(Debug, Clone, Default)]
 struct Catalog {
     models: Vec<ModelInfo>,
+    /// Every effort some model takes, in the catalog's order.
     efforts: Vec<String>,
+    /// Each model's own efforts, by slug.
+    model_efforts: HashMap<String, Vec<String>>,
 }
 
 /// The Codex driver.
@@ -183,6 +187,7 @@ fn parse_catalog(json: &[u8]) -> Catalog {
         default: true,
     }];
     let mut efforts: Vec<String> = Vec::new();
+    let mut model_efforts = HashMap::new();
     for m in v["models"].as_array().into_iter().flatten() {
         if m["visibility"].as_str() == Some("hide") {
             continue;
@@ -195,19 +200,24 @@ fn parse_catalog(json: &[u8]) -> Catalog {
             label: m["display_name"].as_str().unwrap_or(slug).into(),
             default: false,
         });
-        for level in m["supported_reasoning_levels"]
+        let own: Vec<String> = m["supported_reasoning_levels"]
             .as_array()
             .into_iter()
             .flatten()
-        {
-            if let Some(e) = level["effort"].as_str() {
-                if !efforts.iter().any(|x| x == e) {
-                    efforts.push(e.into());
-                }
+            .filter_map(|level| level["effort"].as_str().map(String::from))
+            .collect();
+        for e in &own {
+            if !efforts.contains(e) {
+                efforts.push(e.clone());
             }
         }
+        model_efforts.insert(slug.to_string(), own);
     }
-    Catalog { models, efforts }
+    Catalog {
+        models,
+        efforts,
+        model_efforts,
+    }
 }
 
 #[async_trait]
@@ -288,6 +298,26 @@ impl AgentDriver for CodexDriver {
             Some(c) if !c.efforts.is_empty() => c.efforts.clone(),
             _ => DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect(),
         }
+    }
+
+    async fn model_efforts(&self, model: &str) -> Vec<String> {
+        // "default" leaves the model to codex's configuration: any effort some model
+        // takes may apply. A model the catalog does not know (a newer one named by
+        // hand) gets the same.
+        let c = self.catalog().await;
+        match c.model_efforts.get(model) {
+            Some(own) => own.clone(),
+            None => self.efforts(),
+        }
+    }
+
+    async fn tools(&self, input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
+        if let Some(why) = trust::refusal(input) {
+            return Err(why);
+        }
+        let cfg = self.turn_config(input);
+        let program = spawn::find_binary(&cfg, &|n| input.var(n))?;
+        tools::list(&program, input, &cfg).await
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {
@@ -415,6 +445,9 @@ mod tests {
         assert!(c.models[0].default);
         assert_eq!(c.models[1].label, "GPT A");
         assert_eq!(c.efforts, ["low", "high", "xhigh"]);
+        assert_eq!(c.model_efforts["gpt-a"], ["low", "high"]);
+        assert_eq!(c.model_efforts["gpt-b"], ["high", "xhigh"]);
+        assert!(!c.model_efforts.contains_key("gpt-hidden"));
         assert!(parse_catalog(b"nope").models.is_empty());
     }
 }

@@ -68,6 +68,20 @@ impl CodexSession {
         resume: Option<&str>,
         cfg: &Config,
     ) -> Result<Self, String> {
+        let mut s = Self::start(program, input, knobs, cfg).await?;
+        s.open_thread(input, resume, cfg).await?;
+        Ok(s)
+    }
+
+    /// Starts `codex app-server` for `input` and takes it through `initialize`, with
+    /// no thread: what asks codex about its set-up (its MCP servers' tools) needs no
+    /// thread, and a thread would be a session in codex's own history.
+    pub async fn start(
+        program: &Path,
+        input: &AgentTurnInput,
+        knobs: TurnKnobs,
+        cfg: &Config,
+    ) -> Result<Self, String> {
         let spec = spawn::spec(program, input, &knobs);
         let proc = CodexProcess::spawn(&spec, cfg.max_line)
             .map_err(|e| format!("could not start codex ({}): {e}", program.display()))?;
@@ -90,6 +104,17 @@ impl CodexSession {
         s.call("initialize", init, cfg.rpc_timeout).await?;
         s.write(&rpc::notification("initialized", Value::Null))
             .await?;
+        Ok(s)
+    }
+
+    /// Opens the thread: resumes `resume` when given, else forks or starts one.
+    async fn open_thread(
+        &mut self,
+        input: &AgentTurnInput,
+        resume: Option<&str>,
+        cfg: &Config,
+    ) -> Result<(), String> {
+        let s = self;
         let mut params = json!({
             "cwd": input.workdir,
             "approvalPolicy": s.knobs.approval_policy,
@@ -151,7 +176,7 @@ impl CodexSession {
         s.rollout = opened.thread.path;
         s.model = opened.model;
         s.norm = s.norm.renewed(opened.model_provider);
-        Ok(s)
+        Ok(())
     }
 
     /// Writes one line. A failed write is most often a process that is gone: the

@@ -41,7 +41,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use weft_acp::{AcpDriver, AcpSpec};
 use weft_kernel::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult};
-use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo};
+use weft_protocol::{AgentInfo, Capabilities, DriverEvent, ModelInfo, ToolInfo};
 
 /// The driver's id.
 pub const GEMINI_ID: &str = "gemini";
@@ -257,6 +257,10 @@ impl AgentDriver for GeminiDriver {
 
     async fn models(&self) -> Vec<ModelInfo> {
         self.acp.models().await
+    }
+
+    async fn tools(&self, _input: &AgentTurnInput) -> Result<Vec<ToolInfo>, String> {
+        Err(weft_acp::no_tool_list(self.name()))
     }
 
     async fn run(&self, input: AgentTurnInput, ctx: DriverContext) -> DriverResult {

@@ -589,3 +589,71 @@ async fn an_mcp_servers_form_through_codex_is_answered_as_asked() -> Res {
     );
     Ok(())
 }
+
+/// `listTools` for Codex: the real codex app-server, given Weft's MCP server as a
+/// turn's spawn gives it, lists that server's tools, named as its approvals and Weft's
+/// rules name them; asking makes no thread (nothing joins codex's own history).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_lists_the_tools_of_the_mcp_servers_weft_gives_it() -> Res {
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let s = Setup::new(&bin)?;
+    // Nothing is asked of a model: the address only has to be well formed.
+    let mut input = s.agent_input("codex", "http://127.0.0.1:9/v1")?;
+    let plugins = Plugins::new(vec![Arc::new(weft_drivers::McpPlugin::default())]);
+    let held = plugins.apply("codex", &mut input, true)?;
+    let driver = driver("codex")?;
+    let listed =
+        tokio::time::timeout(std::time::Duration::from_secs(120), driver.tools(&input)).await?;
+    drop(held);
+    let tools = listed?;
+    let record = tools
+        .iter()
+        .find(|t| t.name == "mcp__rec__record")
+        .unwrap_or_else(|| panic!("no mcp__rec__record in {tools:#?}"));
+    assert_eq!(record.server.as_deref(), Some("rec"));
+    assert_eq!(record.description, "Record a line of text");
+    assert!(
+        tools.iter().any(|t| t.name == "mcp__rec__order"),
+        "{tools:#?}"
+    );
+    let sessions = s.home.path().join("codex/sessions");
+    let rollouts = walk(&sessions);
+    assert!(rollouts.is_empty(), "listing made a thread: {rollouts:?}");
+    Ok(())
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p)
+            } else {
+                vec![p]
+            }
+        })
+        .collect()
+}
+
+/// An ACP agent's tools cannot be listed (the protocol has no message for it): the
+/// listing says so instead of reading as "no tools".
+#[tokio::test]
+async fn an_acp_agents_tools_listing_says_why_there_is_none() -> Res {
+    for id in ["gemini", "claude-acp"] {
+        let input = weft_kernel::AgentTurnInput::default();
+        let Err(why) = driver(id)?.tools(&input).await else {
+            panic!("{id} listed tools");
+        };
+        assert!(
+            why.contains("ACP") && why.contains("weft mcp list"),
+            "{why}"
+        );
+    }
+    Ok(())
+}

@@ -396,3 +396,53 @@ async fn info_reports_the_installed_version() {
     assert_eq!(info.version.as_deref(), Some("0.171.0"));
     assert!(info.capabilities.steer && info.capabilities.interact && info.capabilities.resume);
 }
+
+/// `listEffort {model}`: each model's own reasoning efforts as the real codex's
+/// catalog (`codex debug models`) lists them, not the union over every model; a model
+/// the catalog does not know (and "default") gets the union.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_model_offers_its_own_efforts() {
+    let Some(bin) = require_codex() else {
+        return;
+    };
+    let out = std::process::Command::new(&bin)
+        .args(["debug", "models"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let own = |m: &Value| -> Vec<String> {
+        m["supported_reasoning_levels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l["effort"].as_str().map(String::from))
+            .collect()
+    };
+    let listed: Vec<&Value> = catalog["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["visibility"] != "hide")
+        .collect();
+    let driver = CodexDriver::with_config(fast_config());
+    let union = driver.model_efforts("default").await;
+    let mut narrower = 0;
+    for m in &listed {
+        let slug = m["slug"].as_str().unwrap();
+        let got = driver.model_efforts(slug).await;
+        assert_eq!(got, own(m), "{slug}");
+        assert!(
+            got.iter().all(|e| union.contains(e)),
+            "{slug}: {got:?} {union:?}"
+        );
+        narrower += usize::from(got.len() < union.len());
+    }
+    // The pinned codex's catalog has models that take fewer efforts than others: the
+    // point of asking per model.
+    assert!(narrower > 0, "every model takes every effort: {union:?}");
+    assert_eq!(
+        driver.model_efforts("a-model-codex-does-not-list").await,
+        union
+    );
+}

@@ -1,0 +1,161 @@
+//! The watch: a snapshot asks git only about the paths something happened to, and looks
+//! at everything whenever that log cannot be trusted; the trees are the same either way.
+
+use super::Repo;
+use weft_checkpoint::LookedAt;
+
+const KEY: &str = "codex:watch";
+
+fn many(n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| (format!("d{}/f{i}.txt", i % 5), format!("file {i}\n")))
+        .collect()
+}
+
+fn repo_of(files: &[(String, String)]) -> Repo {
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    Repo::with(&refs)
+}
+
+fn paths(repo: &Repo, cp: &weft_checkpoint::Checkpoints, from: &str, to: &str) -> Vec<String> {
+    let _ = repo;
+    cp.diff(from, to)
+        .unwrap()
+        .files
+        .into_iter()
+        .map(|f| f.path)
+        .collect()
+}
+
+#[test]
+fn a_turn_asks_git_only_about_what_it_changed() {
+    let repo = repo_of(&many(50));
+    let cp = repo.open();
+    let first = cp.snapshot(KEY, "turn 1 before").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Everything);
+
+    repo.write("d1/f1.txt", "changed\n");
+    repo.write("d2/f2.txt", "changed too\n");
+    std::fs::remove_file(repo.path.join("d3/f3.txt")).unwrap();
+    repo.write("new/deep/n.txt", "new\n");
+    let after = cp.snapshot(KEY, "turn 1 after").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Paths(4));
+    assert_eq!(
+        paths(&repo, &cp, &first.commit, &after.commit),
+        ["d1/f1.txt", "d2/f2.txt", "d3/f3.txt", "new/deep/n.txt"]
+    );
+
+    // The next turn starts where this one ended: nothing is run, nothing written.
+    let next = cp.snapshot_if_changed(KEY, "turn 2 before").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Nothing);
+    assert_eq!(next, after);
+    assert_eq!(cp.history(KEY).unwrap().len(), 2);
+
+    // A file in the folder made last turn (not watched: named to every snapshot).
+    repo.write("new/deep/n.txt", "edited\n");
+    let edited = cp.snapshot_if_changed(KEY, "turn 2 before").unwrap();
+    assert_ne!(edited.commit, after.commit);
+    assert_eq!(
+        paths(&repo, &cp, &after.commit, &edited.commit),
+        ["new/deep/n.txt"]
+    );
+    assert_eq!(
+        repo.git(&["show", &format!("{}:new/deep/n.txt", edited.commit)]),
+        "edited\n"
+    );
+    // Checkpoints opened anew (the daemon restarted) start with a whole look.
+    let again = repo.open();
+    assert_eq!(again.snapshot(KEY, "x").unwrap().tree, edited.tree);
+    assert_eq!(again.looked_at(), LookedAt::Everything);
+}
+
+#[test]
+fn what_the_watch_cannot_follow_makes_the_snapshot_look_at_everything() {
+    let mut files = many(20);
+    files.push((".gitignore".into(), "*.log\nbuild/\n".into()));
+    let repo = repo_of(&files);
+    repo.write("keep.log", "a log\n");
+    repo.write("build/out.bin", "out\n");
+    let cp = repo.open();
+    let base = cp.snapshot(KEY, "base").unwrap();
+
+    // A folder moved: its watch would name the old path.
+    std::fs::rename(repo.path.join("d1"), repo.path.join("moved")).unwrap();
+    let moved = cp.snapshot(KEY, "moved").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Everything);
+    let changed = paths(&repo, &cp, &base.commit, &moved.commit);
+    assert_eq!(changed.len(), 4, "{changed:?}");
+    assert!(
+        changed.iter().all(|p| p.starts_with("moved/")),
+        "{changed:?}"
+    );
+    // After the whole look, edits inside the moved folder are seen.
+    repo.write("moved/f1.txt", "edited after the move\n");
+    let edited = cp.snapshot(KEY, "edited").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Paths(1));
+    assert_eq!(
+        paths(&repo, &cp, &moved.commit, &edited.commit),
+        ["moved/f1.txt"]
+    );
+
+    // The ignore rules changed: a file that was ignored is now captured, though nothing
+    // happened to the file itself.
+    repo.write(".gitignore", "build/\n");
+    let unignored = cp.snapshot(KEY, "unignored").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Everything);
+    assert_eq!(
+        paths(&repo, &cp, &edited.commit, &unignored.commit),
+        [".gitignore", "keep.log"]
+    );
+
+    // The user's index changed (a `git add`): what is tracked may have changed.
+    repo.git(&["add", "-f", "build/out.bin"]);
+    let added = cp.snapshot(KEY, "added").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Everything);
+    assert_eq!(
+        paths(&repo, &cp, &unignored.commit, &added.commit),
+        ["build/out.bin"]
+    );
+}
+
+#[test]
+fn an_ignored_folder_costs_nothing() {
+    let mut files = many(10);
+    files.push((".gitignore".into(), "node_modules/\n.env\n".into()));
+    let repo = repo_of(&files);
+    repo.write("node_modules/x/index.js", "x\n");
+    let cp = repo.open();
+    let before = cp.snapshot(KEY, "before").unwrap();
+    // An install rewrites the ignored tree: not watched, so not even git is asked.
+    repo.write("node_modules/x/index.js", "y\n");
+    repo.write("node_modules/y/index.js", "y\n");
+    let after = cp.snapshot_if_changed(KEY, "after").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Nothing);
+    assert_eq!(after, before);
+    // An ignored file beside tracked ones is seen and asked about, and still not captured.
+    repo.write(".env", "SECRET=1\n");
+    let after = cp.snapshot_if_changed(KEY, "after").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Paths(1));
+    assert_eq!(after, before);
+}
+
+#[test]
+fn two_sessions_in_one_folder_each_see_the_others_changes() {
+    let repo = repo_of(&many(10));
+    let cp = repo.open();
+    let a0 = cp.snapshot("a:1", "a before").unwrap();
+    let b0 = cp.snapshot_if_changed("b:1", "b before").unwrap();
+    assert_eq!(a0.tree, b0.tree);
+    repo.write("d0/f0.txt", "by b\n");
+    let b1 = cp.snapshot("b:1", "b after").unwrap();
+    // Nothing happened since b's snapshot, but a's last checkpoint is older: a's next
+    // turn starts with a commit of its own.
+    let a1 = cp.snapshot_if_changed("a:1", "a next").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Nothing);
+    assert_eq!(a1.tree, b1.tree);
+    assert_ne!(a1.commit, a0.commit);
+    assert_eq!(cp.head("a:1").unwrap().unwrap().commit, a1.commit);
+}
