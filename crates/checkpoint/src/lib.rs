@@ -2,19 +2,25 @@
 //!
 //! Edit-tool snapshots miss what an agent changes through a shell (lockfiles, generated
 //! code, `sed -i`), so a checkpoint records what is on disk: the folder's files as a git
-//! tree. Trees are written through a **temporary index** copied from the real one (the copy
-//! keeps the stat data and the untracked cache, so only changed files are hashed; it keeps
-//! the original's mtime too, or git's racy-timestamp check would be lost). `git status` on
-//! the copy names what changed (it is the command that uses the untracked cache),
-//! `update-index` (tracked files only) or `add` stages just those paths, `write-tree` makes
-//! the tree: about 100 ms in a 30,000-file
-//! repository on a 2-core machine (BENCHMARKS.md), where `add -A` alone walks every
-//! folder. The tree is committed with `commit-tree`, each commit's parent the session's
+//! tree. Trees are written through an index of Weft's own, never the user's. The first
+//! snapshot of a folder copies the user's index (the copy keeps the stat data and the
+//! untracked cache, so only changed files are hashed; it keeps the original's mtime too,
+//! or git's racy-timestamp check would be lost), runs `git status` on it to name what
+//! changed, stages just those paths (`update-index`, or `add` for new files) and runs
+//! `write-tree`. That index is then **kept** for the next snapshot, and the folder's
+//! folders are **watched** (inotify, `watch.rs`): the next snapshot asks git only about
+//! the paths something happened to, and when nothing did it is the last tree, without
+//! running git at all. A whole `git status` (one `lstat` per file: ~90 ms at 30,000
+//! files on a 2-core virtual machine) is left for when the watch's log cannot be trusted
+//! or the user's index or exclude files changed (what is tracked may have changed: the
+//! next snapshot starts again from a copy of the user's index). BENCHMARKS.md has the
+//! figures. The tree is committed with `commit-tree`, each commit's parent the session's
 //! previous checkpoint (none for the first, so a repository without commits works),
 //! and the session's private ref (`refs/weft/checkpoints/<agent>/<id>`) moved with a
 //! compare-and-swap `update-ref`. `git log` of that ref is the session's whole history:
-//! pre and post of every turn. The user's index, stash, HEAD, branches and working tree
-//! are never written (tests hash them before and after).
+//! pre and post of every turn ([`Checkpoints::snapshot_if_changed`] returns the latest
+//! checkpoint instead of a new one when nothing changed). The user's index, stash, HEAD,
+//! branches and working tree are never written (tests hash them before and after).
 //!
 //! **Which folder.** A folder inside a git work tree checkpoints that **whole work tree**,
 //! not only the subfolder: an agent started in `repo/app` routinely edits `repo/Cargo.lock`
@@ -32,9 +38,9 @@
 //! `node_modules` expensive, so it is not done here; the caller says that ignored files are
 //! outside checkpoints. Untracked files larger than [`Options::max_untracked_size`] are not
 //! stored either, and are listed in [`Checkpoint::skipped`]. "Untracked" means not in the
-//! index the snapshot starts from: the user's index, or in a shadow the index kept from the
-//! shadow's previous snapshot (so a shadowed file that grows past the limit after its first
-//! capture keeps being captured).
+//! index the snapshot starts from: a copy of the user's index, or the index kept from the
+//! previous snapshot (so a file that grows past the limit after its first capture keeps
+//! being captured while that index is kept; a shadow's is kept for good).
 //!
 //! **Trust.** Every git call runs with `core.fsmonitor` and hooks disabled and without the
 //! daemon's own `GIT_*` variables (see `git.rs`). Content filters (clean, smudge,

@@ -66,9 +66,12 @@ impl Drop for Kept {
 
 /// Stamps (inode, size, mtime, ctime) of the files that say what is tracked and ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Signature(Vec<Option<(u64, u64, i64, i64, i64, i64)>>);
+pub(crate) struct Signature(Vec<Option<Stamp>>);
 
-fn stamp(path: &Path) -> Option<(u64, u64, i64, i64, i64, i64)> {
+/// inode, size, mtime (s, ns), ctime (s, ns).
+type Stamp = (u64, u64, i64, i64, i64, i64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).ok()?;
     Some((
@@ -312,11 +315,9 @@ impl Checkpoints {
             None => LookedAt::Everything,
         };
         let result = self.write_tree_in(&index.index, scope.as_deref());
-        let (tree, skipped) = match result {
-            Ok(done) => done,
-            // The index may be half written: the next snapshot starts from a copy.
-            Err(e) => return Err(e),
-        };
+        // On failure the index may be half written: it is dropped (with its file), and the
+        // next snapshot starts from a copy.
+        let (tree, skipped) = result?;
         let mut index = index;
         if self.git.shadow_dir.is_some() && index.index != self.index {
             // The shadow's index is ours: keeping the refreshed one makes the next
