@@ -73,8 +73,14 @@ impl Plugin for WorktreePorts {
 
 /// Makes the worktree a new session asked for, runs its setup, and points the request
 /// at it. Returns the worktree's record (to add the session to once it has a key).
+///
+/// While the setup runs (an install can take minutes), the session's agent starts
+/// ahead in the new worktree through the warm pool, so the prompt that waits for the
+/// setup then goes to a process that is ready. The pool refuses as it always does (an
+/// untrusted folder, a full budget); that never fails the prompt.
 pub(crate) async fn prepare(
     service: &Arc<Service>,
+    caller: &weft_kernel::Caller,
     r: &mut PromptRequest,
 ) -> Result<Option<Entry>, WireError> {
     let Some(asked) = r.worktree.take() else {
@@ -93,24 +99,54 @@ pub(crate) async fn prepare(
         ));
     };
     let home = service.home.dir().to_path_buf();
-    let entry = tokio::task::spawn_blocking(move || -> Result<Entry, Error> {
-        let dir = PathBuf::from(&workdir);
-        let trusted = weft_workspace::trust::is_trusted(&home, &dir);
-        let wts = worktrees(&home);
-        let name = if asked.name.trim().is_empty() {
-            "auto"
-        } else {
-            asked.name.trim()
-        };
-        let made = wts.create(&dir, name, asked.from.as_deref(), trusted)?;
-        let mut entry = made.entry;
-        if let Some(line) = made
-            .config
-            .setup
-            .as_deref()
-            .filter(|l| !l.trim().is_empty())
-        {
-            let run = weft_worktree::hook::run(&home, &entry, "setup", line, made.config.sandbox)?;
+    let made = {
+        let home = home.clone();
+        tokio::task::spawn_blocking(move || -> Result<_, Error> {
+            let dir = PathBuf::from(&workdir);
+            let trusted = weft_workspace::trust::is_trusted(&home, &dir);
+            let name = if asked.name.trim().is_empty() {
+                "auto"
+            } else {
+                asked.name.trim()
+            };
+            worktrees(&home).create(&dir, name, asked.from.as_deref(), trusted)
+        })
+        .await
+        .map_err(joined)?
+        .map_err(wire)?
+    };
+    let entry = made.entry;
+    r.workdir = Some(entry.path.display().to_string());
+    let Some(line) = made.config.setup.filter(|l| !l.trim().is_empty()) else {
+        return Ok(Some(entry));
+    };
+    let ahead = weft_protocol::PrewarmRequest {
+        session_key: None,
+        agent: r.agent.clone(),
+        workdir: r.workdir.clone(),
+        model: r.model.clone(),
+        effort: r.effort.clone(),
+        account: r.account.clone(),
+    };
+    let warm = async {
+        match service.loom.prewarm(caller, ahead).await {
+            Ok(w) if w.pid.is_some() => tracing::info!(
+                "an agent started ahead in worktree {} while its setup runs",
+                entry.name
+            ),
+            Ok(w) => tracing::debug!(
+                "no agent started ahead in worktree {}: {}",
+                entry.name,
+                w.reason.unwrap_or_default()
+            ),
+            Err(e) => tracing::debug!("no agent started ahead in worktree {}: {e}", entry.name),
+        }
+    };
+    let sandbox = made.config.sandbox;
+    let setup = {
+        let entry = entry.clone();
+        tokio::task::spawn_blocking(move || -> Result<Entry, Error> {
+            let run = weft_worktree::hook::run(&home, &entry, "setup", &line, sandbox)?;
             if !run.ok() {
                 tracing::warn!(
                     "the setup of worktree {} ended with {:?}; its output: {}",
@@ -120,22 +156,18 @@ pub(crate) async fn prepare(
                 );
             }
             let log = run.log.clone();
-            entry = wts.registry.update(|all| {
+            worktrees(&home).registry.update(|all| {
                 let e = all
                     .iter_mut()
                     .find(|e| e.path == entry.path)
                     .ok_or_else(|| Error::NotOurs(entry.path.clone()))?;
                 e.setup_log = Some(log);
                 Ok(e.clone())
-            })?;
-        }
-        Ok(entry)
-    })
-    .await
-    .map_err(joined)?
-    .map_err(wire)?;
-    r.workdir = Some(entry.path.display().to_string());
-    Ok(Some(entry))
+            })
+        })
+    };
+    let ((), set_up) = tokio::join!(warm, setup);
+    Ok(Some(set_up.map_err(joined)?.map_err(wire)?))
 }
 
 /// Opens (or finds) the terminal running the worktree `name`'s `run` command. It runs

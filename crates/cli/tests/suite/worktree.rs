@@ -465,3 +465,65 @@ fn fan_out_runs_one_prompt_in_a_worktree_per_target_from_one_commit_and_one_is_k
         Some(3)
     );
 }
+
+/// While a new worktree's `setup` runs, the session's agent starts ahead there through
+/// the warm pool (the real claude against the scripted server): the setup sees it
+/// running in the worktree, and the turn runs on that very process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_worktrees_agent_starts_ahead_while_its_setup_runs() {
+    use super::support::{agent_bin, claude_env, claude_home};
+    use weft_testkit::anthropic::{Script, Turn};
+    let Some(claude) = agent_bin("claude", "WEFT_CLAUDE_BIN") else {
+        return;
+    };
+    let server = weft_testkit::AnthropicServer::start(
+        Script::new().default_reply(Turn::text_reply("set-up-and-warm")),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    // The setup waits until an agent's process runs in the worktree (at most 60 s),
+    // then writes down every process's arguments.
+    let setup =
+        "for i in $(seq 120); do pgrep -f 'stream-[j]son' >/dev/null && break; sleep 0.5; done; \
+                 ps -eo pid=,args= > agents-during-setup";
+    let r = Repo::new(&[
+        (".gitignore", "agents-during-setup\n"),
+        (".weft/worktree.toml", &format!("setup = \"{setup}\"\n")),
+    ]);
+    let home = claude_home();
+    let weft = |args: &[&str]| -> Value {
+        let mut cmd = r.env.cmd(args);
+        cmd.envs(r.vars.iter().map(|(k, v)| (k, v)));
+        claude_env(&mut cmd, home.path(), &claude, &server.base_url());
+        cmd.env("WEFT_WARM_POOL_SECS", "120");
+        let out = bounded(cmd, args);
+        r.env.keep_output(&out);
+        assert_eq!(out.status.code(), Some(0), "weft {args:?}: {out:?}");
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    };
+    weft(&["trust", "--yes"]);
+    let ran = weft(&[
+        "run",
+        "--worktree",
+        "auto",
+        "--agent",
+        "claude",
+        "--json",
+        "hello",
+    ]);
+    assert!(ran.to_string().contains("set-up-and-warm"), "{ran}");
+    let key = ran["sessionKey"].as_str().unwrap_or_default();
+    let all = weft(&["worktrees", "--json"]);
+    let w = all
+        .as_array()
+        .and_then(|a| a.iter().find(|w| w["sessions"][0] == key).cloned())
+        .unwrap_or_else(|| panic!("no worktree for {key}: {all}"));
+    let seen = read(&path_of(&w).join("agents-during-setup"));
+    let agent = seen
+        .lines()
+        .find(|l| l.contains("stream-json") && l.contains("--session-id"))
+        .unwrap_or_else(|| panic!("no claude ran while the setup ran:\n{seen}"));
+    // The turn ran on the process the setup saw.
+    let id = ran["snapshot"]["sessionId"].as_str().unwrap_or_default();
+    assert!(!id.is_empty() && agent.contains(id), "{agent}\n{ran}");
+}

@@ -21,7 +21,7 @@ pub(super) async fn prompt(
     caller: &Caller,
     mut r: PromptRequest,
 ) -> Result<PromptAccepted, WireError> {
-    let worktree = crate::worktrees::prepare(service, &mut r).await?;
+    let worktree = crate::worktrees::prepare(service, caller, &mut r).await?;
     let accepted = service.loom.prompt_as(caller, r).await.map_err(wire)?;
     if let Some(entry) = worktree {
         crate::worktrees::started(service, entry, accepted.session_key.clone()).await;
