@@ -66,6 +66,10 @@ pub struct AcpSpec {
     /// load to find it (gemini: its chat file out of the way of the fresh one it starts
     /// first).
     pub before_load: Option<BeforeLoadFn>,
+    /// For an agent that takes no additional directories but reads extra skill
+    /// folders from a settings file an environment variable names: that file (see
+    /// [`crate::skills::SkillsSettings`]).
+    pub skills_settings: Option<crate::skills::SkillsSettings>,
 }
 
 /// See [`AcpSpec::before_load`].
@@ -108,6 +112,7 @@ impl AcpSpec {
             trust_args: None,
             offer_install: false,
             before_load: None,
+            skills_settings: None,
         }
     }
 
@@ -217,6 +222,13 @@ pub fn presets() -> Vec<AcpSpec> {
     qwen.version_args = Some(vec!["--version".into()]);
     qwen.install_hint = setup_hint("@qwen-code/qwen-code from npm");
     qwen.package = npm("@qwen-code/qwen-code");
+    // No additional directories over ACP, but `skills.directories` in its settings;
+    // its lowest layer, the system defaults, is a file QWEN_CODE_SYSTEM_DEFAULTS_PATH
+    // may name, so the user's own settings keep precedence.
+    qwen.skills_settings = Some(crate::skills::SkillsSettings {
+        env: "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
+        default_path: "/etc/qwen-code/system-defaults.json",
+    });
 
     // @github/copilot (npm): `copilot --acp`; GitHub login, or a model provider of
     // one's own (COPILOT_PROVIDER_BASE_URL, COPILOT_OFFLINE=true: no GitHub at all).

@@ -206,7 +206,14 @@ impl AcpDriver {
             s.conn.close(CLOSE_GRACE).await;
         }
         let program = self.spec.find_binary(&|n| input.var(n))?;
-        let spawn = self.spawn_spec(program, input);
+        let mut spawn = self.spawn_spec(program, input);
+        let skills = skills::place(input);
+        if let (Some(dir), Some(settings)) = (&skills, self.spec.skills_settings) {
+            if let Some((name, file)) = settings.session_file(input, dir) {
+                spawn.env.retain(|(k, _)| *k != name);
+                spawn.env.push((name, file));
+            }
+        }
         let conn = AcpConnection::start(&spawn, self.spec.init_timeout)
             .await
             .map_err(|e| session::start_error(&self.spec.name, &e))?;
@@ -226,7 +233,7 @@ impl AcpDriver {
             resume.as_deref(),
             self.spec.load_session,
             &input.mcp_servers,
-            &skills::place(input).into_iter().collect::<Vec<_>>(),
+            &skills.into_iter().collect::<Vec<_>>(),
             ctx,
         )
         .await

@@ -172,7 +172,7 @@ fn write(path: PathBuf, text: &str) {
 
 // ---- Qwen Code ------------------------------------------------------------------
 
-fn qwen_setup(home: &Path, base: &str, ask: bool) -> Vec<(String, String)> {
+pub(super) fn qwen_setup(home: &Path, base: &str, ask: bool) -> Vec<(String, String)> {
     write(
         home.join(".qwen/settings.json"),
         &json!({"security": {"auth": {"selectedType": "openai"}},

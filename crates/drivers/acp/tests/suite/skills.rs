@@ -42,3 +42,43 @@ async fn claude_acp_is_offered_weft_s_skills() {
     assert!(!h.home.path().join(".claude/skills/weft-quince").exists());
     d.shutdown().await;
 }
+
+/// Qwen Code over ACP is offered Weft's skills too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_is_offered_weft_s_skills() {
+    use weft_testkit::chat::{Script as ChatScript, Turn as ChatTurn};
+    let Some((spec, _)) = preset_binary("qwen") else {
+        return;
+    };
+    let server = weft_testkit::ChatServer::start(
+        ChatScript::new()
+            .default_reply(ChatTurn::text_reply("ok"))
+            .models(&["mock-model"]),
+    )
+    .await
+    .unwrap();
+    let h = Home::new();
+    let env = super::chat_agents::qwen_setup(h.home.path(), &server.v1_url(), false);
+    let input = h.input("qwen:skills", "hello", env);
+    let skill = input.state_dir.join("skills").join("weft-quince");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!("---\nname: weft-quince\ndescription: {DESCRIPTION}\n---\nSay quince.\n"),
+    )
+    .unwrap();
+    let d = driver(spec);
+    let (result, snap) = run(&d, input, &TestSink::new()).await;
+    assert!(result.ok, "{result:?} {snap:#?}");
+    let raw: String = server
+        .chat_requests()
+        .iter()
+        .map(|r| format!("{:?}{:?}", r.messages(), r.tools()))
+        .collect();
+    assert!(
+        raw.contains("weft-quince") && raw.contains(DESCRIPTION),
+        "the model was not offered the skill: {raw}"
+    );
+    assert!(!h.home.path().join(".qwen/skills/weft-quince").exists());
+    d.shutdown().await;
+}
