@@ -54,6 +54,7 @@ impl Checkpoints {
                 commit,
                 tree: current,
                 skipped,
+                ignored: Vec::new(),
             },
             written: vec![path.to_owned()],
             deleted: Vec::new(),

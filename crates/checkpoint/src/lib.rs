@@ -123,6 +123,12 @@ pub struct Checkpoint {
     pub tree: String,
     /// Untracked files not stored because they were over the size cap.
     pub skipped: Vec<Skipped>,
+    /// Ignored files (and ignored folders, ending in `/`, something was made or removed
+    /// in) that changed since the previous snapshot of the folder: never captured, so
+    /// never restored. Known only with the watch ([`Options::watch`]): an ignored file
+    /// git reports nothing for, or an ignored folder's own entries; deeper changes inside
+    /// an ignored folder are not seen.
+    pub ignored: Vec<String>,
 }
 
 /// An untracked file left out of a checkpoint, and its size in bytes.
@@ -275,6 +281,7 @@ impl Checkpoints {
                     commit,
                     tree,
                     skipped: Vec::new(),
+                    ignored: Vec::new(),
                 };
                 Some((checkpoint, message))
             })
@@ -357,6 +364,7 @@ impl Checkpoints {
             commit,
             tree,
             skipped: Vec::new(),
+            ignored: Vec::new(),
         })
     }
 }

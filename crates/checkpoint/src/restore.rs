@@ -59,6 +59,7 @@ impl Checkpoints {
             commit,
             tree: current.clone(),
             skipped,
+            ignored: Vec::new(),
         };
 
         let mut restored = Restored {

@@ -64,6 +64,14 @@ impl Drop for Kept {
     }
 }
 
+/// Whether git's reported path `reported` (a folder ends in `/`) is or holds `path`.
+fn covers(reported: &str, path: &str) -> bool {
+    match reported.strip_suffix('/') {
+        Some(dir) => path == dir || path.starts_with(reported),
+        None => reported == path,
+    }
+}
+
 /// Stamps (inode, size, mtime, ctime) of the files that say what is tracked and ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Signature(Vec<Option<Stamp>>);
@@ -194,13 +202,13 @@ impl Checkpoints {
         let name = ref_name(session_ref);
         let cached = self.cached_head(&name);
         let was_cached = cached.is_some();
-        let (head, (tree, skipped)) = match cached {
-            Some(head) => (Some(head), self.write_tree()?),
+        let (head, (tree, skipped, ignored)) = match cached {
+            Some(head) => (Some(head), self.write_tree_seen()?),
             None => {
                 // Reading the ref is a process of its own; it overlaps the tree's writing.
                 let (prev, written) = std::thread::scope(|scope| {
                     let prev = scope.spawn(|| self.resolve(&name));
-                    let written = self.write_tree();
+                    let written = self.write_tree_seen();
                     (prev.join(), written)
                 });
                 let prev = prev.unwrap_or_else(|_| self.resolve(&name))?;
@@ -212,6 +220,7 @@ impl Checkpoints {
                             commit,
                             tree,
                             skipped: Vec::new(),
+                            ignored: Vec::new(),
                         })
                     }
                     None => None,
@@ -225,6 +234,7 @@ impl Checkpoints {
                     commit: head.commit.clone(),
                     tree,
                     skipped,
+                    ignored,
                 });
             }
         }
@@ -242,6 +252,7 @@ impl Checkpoints {
             commit,
             tree,
             skipped,
+            ignored,
         })
     }
 
@@ -259,6 +270,13 @@ impl Checkpoints {
     /// then `update-index` or `add` stages exactly those paths, and `write-tree`. A plain
     /// `add -A` would walk every folder and cost about twice as much in a large repository.
     pub(crate) fn write_tree(&self) -> Result<(String, Vec<Skipped>), Error> {
+        self.write_tree_seen()
+            .map(|(tree, skipped, _)| (tree, skipped))
+    }
+
+    /// [`Self::write_tree`], and the ignored paths the watch saw change (see
+    /// [`Checkpoint::ignored`]).
+    pub(crate) fn write_tree_seen(&self) -> Result<(String, Vec<Skipped>, Vec<String>), Error> {
         let mut work = self.lock_work();
         let signature = self.signature();
         if work.watch.is_none() && !work.no_watch && self.options.watch {
@@ -275,9 +293,17 @@ impl Checkpoints {
                 watch.adopt(&self.git.top, &ignored);
             }
         }
-        let named = match work.watch.as_mut() {
-            Some(watch) if !watch.lost() => Some(watch.take()),
-            _ => None,
+        let (named, seen, mut ignored) = match work.watch.as_mut() {
+            Some(watch) => {
+                let seen = watch.take();
+                let ignored = watch.take_ignored();
+                if watch.lost() {
+                    (None, seen, ignored)
+                } else {
+                    (Some(seen.clone()), seen, ignored)
+                }
+            }
+            None => (None, Vec::new(), Vec::new()),
         };
         let kept = work
             .kept
@@ -288,7 +314,7 @@ impl Checkpoints {
                 let tree = kept.tree.clone();
                 work.kept = Some(kept);
                 work.looked_at = LookedAt::Nothing;
-                return Ok((tree, Vec::new()));
+                return Ok((tree, Vec::new(), ignored));
             }
             (Some(kept), Some(named)) if named.len() <= MAX_NAMED => (kept, Some(named)),
             (kept, named) => {
@@ -317,7 +343,18 @@ impl Checkpoints {
         let result = self.write_tree_in(&index.index, scope.as_deref());
         // On failure the index may be half written: it is dropped (with its file), and the
         // next snapshot starts from a copy.
-        let (tree, skipped) = result?;
+        let (tree, skipped, reported) = result?;
+        // What the watch saw that git reports no change for: unchanged (touched, or
+        // changed back) or ignored; git says which.
+        let left: Vec<&String> = seen
+            .iter()
+            .filter(|p| !reported.iter().any(|r| covers(r, p)))
+            .collect();
+        if !left.is_empty() {
+            ignored.extend(self.ignored_among(&index.index, &left)?);
+            ignored.sort();
+            ignored.dedup();
+        }
         let mut index = index;
         if self.git.shadow_dir.is_some() && index.index != self.index {
             // The shadow's index is ours: keeping the refreshed one makes the next
@@ -329,7 +366,27 @@ impl Checkpoints {
         index.tree = tree.clone();
         index.signature = signature;
         work.kept = Some(index);
-        Ok((tree, skipped))
+        Ok((tree, skipped, ignored))
+    }
+
+    /// Which of `paths` git ignores (tracked ones never are).
+    fn ignored_among(&self, index: &Path, paths: &[&String]) -> Result<Vec<String>, Error> {
+        let mut input = Vec::new();
+        for p in paths {
+            input.extend_from_slice(p.as_bytes());
+            input.push(0);
+        }
+        let mut cmd = self.git.command(Some(index));
+        cmd.args(["check-ignore", "-z", "--stdin"]);
+        let command = git::describe(&cmd);
+        let out = git::output(cmd, Some(input))?;
+        // Exit 1: none is ignored.
+        if !out.status.success() && out.status.code() != Some(1) {
+            return Err(git::failed(command, &out));
+        }
+        Ok(git::nul_fields(&out.stdout)
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect())
     }
 
     /// Stages what changed in `index` (everything `git status` finds, or only among
@@ -338,7 +395,7 @@ impl Checkpoints {
         &self,
         index: &Path,
         scope: Option<&[String]>,
-    ) -> Result<(String, Vec<Skipped>), Error> {
+    ) -> Result<(String, Vec<Skipped>, Vec<String>), Error> {
         let changed = self.changed(index, scope)?;
         let skipped = self.large_untracked(index, &changed)?;
         // A tracked file replaced by a folder shows only as deleted (status hides the
@@ -387,7 +444,7 @@ impl Checkpoints {
         }
         let write_tree = git::SKIP_HASH.into_iter().chain(["write-tree"]);
         let tree = self.git.line(Some(index), write_tree)?;
-        Ok((tree, skipped))
+        Ok((tree, skipped, changed.paths))
     }
 
     /// Folders git calls ignored as a whole (`node_modules/`), relative, no trailing `/`.
@@ -549,6 +606,7 @@ impl Checkpoints {
                         commit: commit.clone(),
                         tree: tree.to_owned(),
                         skipped: Vec::new(),
+                        ignored: Vec::new(),
                     }),
                 );
                 Ok(commit)

@@ -10,7 +10,9 @@
 //! What is watched: every folder of the work tree except `.git` and the folders git itself
 //! calls ignored (`ls-files --others --ignored --directory`: `node_modules`, `target`), so
 //! an ignored tree of 100,000 folders costs nothing. Ignored files are outside checkpoints,
-//! so a change there need not be seen.
+//! so a change there need not be captured; it is only said: an ignored folder is watched
+//! by itself (what is made or removed directly in it: a package `npm install` adds), and
+//! an ignored file beside tracked ones (`.env`) shows as a path git does not report.
 //!
 //! When the log cannot be trusted it says so ([`Watch::lost`]) and the snapshot looks at
 //! everything, as it would without a watch: the kernel's queue overflowed, a watched folder
@@ -38,6 +40,10 @@ pub(crate) struct Watch {
     /// Paths (relative to the top, `/`-separated) something happened to since the last
     /// [`Watch::take`].
     dirty: BTreeSet<String>,
+    /// Ignored folders, each watched by itself only (not what is below it).
+    ignored_folders: HashMap<WatchDescriptor, String>,
+    /// Ignored folders something happened in (directly) since the last take.
+    ignored_hits: BTreeSet<String>,
     /// Folders made since the last snapshot, not watched yet.
     unwatched: BTreeSet<String>,
     lost: bool,
@@ -115,9 +121,20 @@ impl Watch {
                 }
             }
         }
+        let mut ignored_folders = HashMap::new();
+        for rel in ignored {
+            if ignored_folders.len() >= MAX_FOLDERS {
+                break;
+            }
+            if let Ok(wd) = inotify.watches().add(top.join(rel), mask()) {
+                ignored_folders.insert(wd, rel.clone());
+            }
+        }
         Some(Self {
             inotify,
             folders,
+            ignored_folders,
+            ignored_hits: BTreeSet::new(),
             dirty: BTreeSet::new(),
             unwatched: BTreeSet::new(),
             lost: false,
@@ -153,6 +170,13 @@ impl Watch {
             return;
         }
         let Some(folder) = self.folders.get(wd).cloned() else {
+            if let Some(rel) = self.ignored_folders.get(wd) {
+                if !mask.contains(EventMask::IGNORED) {
+                    self.ignored_hits.insert(format!("{rel}/"));
+                } else {
+                    self.ignored_folders.remove(wd);
+                }
+            }
             return;
         };
         if mask.contains(EventMask::IGNORED) {
@@ -209,6 +233,11 @@ impl Watch {
     /// looks at them, so what happens in them from now on is in the log; what happened
     /// before is in it already (the folder's own name).
     pub(crate) fn adopt(&mut self, top: &Path, ignored: &HashSet<String>) {
+        for rel in ignored {
+            if let Ok(wd) = self.inotify.watches().add(top.join(rel), mask()) {
+                self.ignored_folders.insert(wd, rel.clone());
+            }
+        }
         let mut stack: Vec<String> = std::mem::take(&mut self.unwatched)
             .into_iter()
             .filter(|d| !ignored.contains(d))
@@ -271,6 +300,11 @@ impl Watch {
             }
         }
         kept
+    }
+
+    /// The ignored folders something happened in since the last call (`node_modules/`).
+    pub(crate) fn take_ignored(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.ignored_hits).into_iter().collect()
     }
 
     /// Forgets what happened so far (a snapshot that looks at everything covers it).

@@ -122,24 +122,36 @@ fn what_the_watch_cannot_follow_makes_the_snapshot_look_at_everything() {
 }
 
 #[test]
-fn an_ignored_folder_costs_nothing() {
+fn an_ignored_folder_costs_nothing_and_the_ignored_files_a_turn_changed_are_named() {
     let mut files = many(10);
     files.push((".gitignore".into(), "node_modules/\n.env\n".into()));
     let repo = repo_of(&files);
     repo.write("node_modules/x/index.js", "x\n");
     let cp = repo.open();
     let before = cp.snapshot(KEY, "before").unwrap();
-    // An install rewrites the ignored tree: not watched, so not even git is asked.
+    assert!(before.ignored.is_empty(), "{:?}", before.ignored);
+    // An install rewrites the ignored tree: not watched below its top, so git is not
+    // even asked; the folder's new package is seen and named.
     repo.write("node_modules/x/index.js", "y\n");
     repo.write("node_modules/y/index.js", "y\n");
     let after = cp.snapshot_if_changed(KEY, "after").unwrap();
     assert_eq!(cp.looked_at(), LookedAt::Nothing);
-    assert_eq!(after, before);
-    // An ignored file beside tracked ones is seen and asked about, and still not captured.
+    assert_eq!(after.commit, before.commit);
+    assert_eq!(after.ignored, ["node_modules/"]);
+    // An ignored file beside tracked ones is asked about, not captured, and named; a
+    // tracked file touched without a change is neither.
     repo.write(".env", "SECRET=1\n");
+    repo.write("d1/f1.txt", "file 1\n");
     let after = cp.snapshot_if_changed(KEY, "after").unwrap();
-    assert_eq!(cp.looked_at(), LookedAt::Paths(1));
-    assert_eq!(after, before);
+    assert_eq!(cp.looked_at(), LookedAt::Paths(2));
+    assert_eq!(after.tree, before.tree);
+    assert_eq!(after.ignored, [".env"]);
+    // Beside a real change, in the turn's "after" checkpoint.
+    std::fs::remove_file(repo.path.join(".env")).unwrap();
+    repo.write("d2/f2.txt", "changed\n");
+    let end = cp.snapshot(KEY, "end").unwrap();
+    assert_ne!(end.tree, before.tree);
+    assert_eq!(end.ignored, [".env"]);
 }
 
 #[test]
