@@ -33,6 +33,8 @@ pub struct HostLinkState {
     pub name: String,
     /// Its ssh destination.
     pub destination: String,
+    /// Its home folder, as first contact found it (where its folder browser starts).
+    pub home: Option<String>,
     /// Whether its daemon is connected now.
     pub connected: bool,
     /// Why the last attempt failed, while not connected.
@@ -92,6 +94,7 @@ impl Remotes {
                     error: link.and_then(|l| l.error.clone()),
                     name: h.name,
                     destination: h.destination,
+                    home: h.home,
                 }
             })
             .collect()
@@ -226,11 +229,13 @@ impl Remotes {
         }
         let why = loop {
             match events.recv().await {
+                // The host's daemon going away is this link's to handle (it
+                // reconnects), not the windows' banner about this machine's daemon.
+                Some(Event::Message(ServerMessage::Closing { reason })) => {
+                    tracing::info!(host = %name, %reason, "the host's daemon is closing");
+                }
                 Some(Event::Message(message)) => match serde_json::to_value(&message) {
                     Ok(mut v) => {
-                        if let ServerMessage::Closing { reason } = &message {
-                            tracing::info!(host = %name, %reason, "the host's daemon is closing");
-                        }
                         crate::route::tag(&mut v, &name);
                         windows.message(v);
                     }

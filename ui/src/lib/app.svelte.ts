@@ -15,6 +15,7 @@ import type {
 } from "../generated";
 import { AccountsStore } from "./accounts.svelte";
 import { ChoiceMemory } from "./choices";
+import { agentOfKey } from "./hosts.svelte";
 import { classifyHref } from "./links";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
@@ -640,7 +641,7 @@ export class AppStore {
     const view = this.selected;
     if (view === null || view.running) return false;
     if (view.turns.at(-1)?.turnDiff) return true;
-    const agent = view.key.slice(0, view.key.indexOf(":"));
+    const agent = agentOfKey(view.key);
     return this.agents.find((a) => a.id === agent)?.facts.undo ?? false;
   }
 

@@ -16,6 +16,7 @@ import type {
   TurnDiff,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
+import { folderOn, splitFolder, type HostLink, type HostStatus } from "./hosts.svelte";
 import { VerbError, type AppInfo, type LinkState, type Reply, type Transport } from "./transport";
 
 type Verb = ClientRequest["type"];
@@ -37,6 +38,10 @@ export class FakeTransport implements Transport {
   recents: string[] = [];
   initialWorkspace: string | null = "/work/demo";
   steerOutcome: "injected" | "queued" = "injected";
+  /** The hosts list the shell's hosts commands answer. */
+  hostList: HostLink[] = [];
+  /** What `listDir` answers, by folder as the window names it (`/home/me`, `gpu:/home/me`); entries `name` or `name/` (a folder) or `name/.git` (a repository). */
+  folders: Record<string, string[]> = {};
   /** The workspace's files `listWorkspaceFiles` matches (by substring, shortest first). */
   files: WorkspaceEntry[] = [];
   /**
@@ -61,8 +66,9 @@ export class FakeTransport implements Transport {
     this.calls.push({ verb, args });
   }
 
-  addSession(agent = "echo", workdir = "/work/demo", title = "a session"): string {
-    const key = `${agent}:s${this.next++}`;
+  /** A session; with `host`, one of that host as the desktop shell names it (`HOST/agent:id`; give `workdir` as `HOST:/path`). */
+  addSession(agent = "echo", workdir = "/work/demo", title = "a session", host: string | null = null): string {
+    const key = `${host ? `${host}/` : ""}${agent}:s${this.next++}`;
     const now = Date.now();
     this.sessions.set(key, {
       info: { sessionKey: key, agent, sessionId: null, title, workdir, model: null, phase: "idle", turns: 0, createdAt: now, updatedAt: now, pinned: false, archived: false },
@@ -139,6 +145,20 @@ export class FakeTransport implements Transport {
 
   /** What each verb this stand-in serves does; any other is refused with `badRequest`. */
   private verbs: { [K in Verb]?: (request: VerbRequest<K>) => Promise<ReplyOf[K]> } = {
+    listDir: async (request) => {
+      this.record("listDir", request.path ?? null);
+      const [host, asked] = splitFolder(request.path ?? "/home/me");
+      const entries = this.folders[folderOn(host, asked)];
+      if (!entries) throw new VerbError({ code: "badWorkdir", message: `${asked}: No such file or directory` });
+      const parent = asked === "/" ? null : asked.replace(/\/[^/]+\/?$/, "") || "/";
+      return {
+        path: asked,
+        parent,
+        home: "/home/me",
+        isRepo: false,
+        entries: entries.map((e) => ({ name: e.replace(/\/.*$/, ""), isDir: e.includes("/"), isRepo: e.endsWith("/.git") })),
+      };
+    },
     prompt: async (request) => {
       const { type: _, ...fields } = request;
       this.record("prompt", fields);
@@ -378,6 +398,22 @@ export class FakeTransport implements Transport {
   }
   // A surface with a folder dialog and a log (the desktop window); a test deletes them
   // to stand for a browser.
+  listHosts: Transport["listHosts"] = async () => [...this.hostList];
+  addHost: Transport["addHost"] = async (name, destination) => {
+    this.record("addHost", name, destination);
+    if (this.hostList.some((h) => h.name === name)) throw new VerbError({ code: "badRequest", message: `a host named "${name}" is already there` });
+    this.hostList = [...this.hostList, { name, destination, home: "/home/me", connected: true, error: null }];
+    return [...this.hostList];
+  };
+  removeHost: Transport["removeHost"] = async (name) => {
+    this.record("removeHost", name);
+    this.hostList = this.hostList.filter((h) => h.name !== name);
+    return [...this.hostList];
+  };
+  hostsStatus: Transport["hostsStatus"] = async () => [
+    { name: "local", destination: "", reachable: true, version: "0.1.0", sessions: this.sessions.size, running: 0, questions: 0, agents: [], idleExitSecs: 600 },
+    ...this.hostList.map((h): HostStatus => ({ name: h.name, destination: h.destination, reachable: h.connected, version: "0.1.0", sessions: 0, running: 0, questions: 0, agents: [], idleExitSecs: 600 })),
+  ];
   pickWorkspace: Transport["pickWorkspace"] = async () => {
     this.record("pickWorkspace");
     return "/work/picked";

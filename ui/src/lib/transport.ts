@@ -3,6 +3,7 @@
 // and the pushed patches. `WeftClient` (client/client.ts) implements it over any link to
 // the daemon; `FakeTransport` is an in-memory stand-in for tests.
 import type { ClientRequest, ExportFormat, PatchEvent, ReplyOf, WireError } from "../generated";
+import type { HostLink, HostStatus } from "./hosts.svelte";
 
 /** The reply to request `R`: the type crates/protocol/src/verbs.rs pairs with its `type`. */
 export type Reply<R extends ClientRequest> = ReplyOf[R["type"]];
@@ -84,6 +85,14 @@ export interface WindowCommands {
    * windows (a browser).
    */
   openWindow?: (hash: string) => Promise<void>;
+  /** The hosts of the user's list with their links (the desktop shell's; hosts.svelte.ts). Absent in a browser. */
+  listHosts?: () => Promise<HostLink[]>;
+  /** Adds a host as `weft hosts add NAME DESTINATION` does; the new list. */
+  addHost?: (name: string, destination: string) => Promise<HostLink[]>;
+  /** Removes a host as `weft hosts remove NAME` does; the new list. */
+  removeHost?: (name: string) => Promise<HostLink[]>;
+  /** Every host's daemon, as `weft hosts status --json` reports it. */
+  hostsStatus?: () => Promise<HostStatus[]>;
 }
 
 export interface Transport extends WindowCommands {

@@ -49,6 +49,10 @@ export class WeftClient implements Transport, TerminalClient {
   readonly setInboxCount?: (n: number) => Promise<void>;
   readonly onNavigate?: (handler: (hash: string) => void) => Promise<() => void>;
   readonly openWindow?: (hash: string) => Promise<void>;
+  readonly listHosts?: Transport["listHosts"];
+  readonly addHost?: Transport["addHost"];
+  readonly removeHost?: Transport["removeHost"];
+  readonly hostsStatus?: Transport["hostsStatus"];
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -79,6 +83,10 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.setInboxCount) this.setInboxCount = (n) => shell.setInboxCount!(n);
     if (shell.onNavigate) this.onNavigate = (handler) => shell.onNavigate!(handler);
     if (shell.openWindow) this.openWindow = (hash) => shell.openWindow!(hash);
+    if (shell.listHosts) this.listHosts = () => shell.listHosts!();
+    if (shell.addHost) this.addHost = (name, destination) => shell.addHost!(name, destination);
+    if (shell.removeHost) this.removeHost = (name) => shell.removeHost!(name);
+    if (shell.hostsStatus) this.hostsStatus = () => shell.hostsStatus!();
   }
 
   connect(): Promise<void> {

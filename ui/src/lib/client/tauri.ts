@@ -99,6 +99,11 @@ export function tauriShell(): Shell {
     },
     // A window of its own at that address (src-tauri/src/popout.rs checks it).
     openWindow: (hash) => call("open_window", { hash }),
+    // The hosts list and each host's link (src-tauri/src/hosts.rs).
+    listHosts: () => call("hosts_list"),
+    addHost: (name, destination) => call("hosts_add", { name, destination }),
+    removeHost: (name) => call("hosts_remove", { name }),
+    hostsStatus: () => call("hosts_status"),
   };
 }
 
