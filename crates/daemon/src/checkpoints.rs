@@ -14,8 +14,9 @@
 //! it would walk, and store, everything under it. `WEFT_CHECKPOINT_MAX_FILE_SIZE` (bytes,
 //! default 10 MiB) is the size over which an untracked file is listed, not stored.
 //! Files git ignores (`.env`, `node_modules`, build output) are outside checkpoints
-//! altogether; listing which of them a turn changed would need a walk of the ignored
-//! trees around every turn, which is what makes `node_modules` slow, so it is not done.
+//! altogether; the turn's diff names those the checkpoints' watch saw change
+//! (`ignored`: a file, or an ignored folder something was made or removed in), so the
+//! turn and the restore dialog can say they are not restored.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,8 @@ const DEFAULT_MAX_FILES: usize = 50_000;
 const MAX_HUNK_BYTES: usize = 256 * 1024;
 /// The files a turn's diff lists; past it they are counted only.
 const MAX_FILES_LISTED: usize = 2_000;
+/// The ignored paths a turn's diff names.
+const MAX_IGNORED_LISTED: usize = 200;
 const RESTORING: &str = "weft: before restoring";
 
 /// The port: one opened [`Checkpoints`] per folder, or why that folder has none.
@@ -185,6 +188,7 @@ impl Checkpointer for GitCheckpoints {
         turn_diff.turn = turn;
         turn_diff.before = before.to_owned();
         turn_diff.after = after.commit;
+        turn_diff.ignored = after.ignored.into_iter().take(MAX_IGNORED_LISTED).collect();
         turn_diff.not_stored = after
             .skipped
             .into_iter()

@@ -23,6 +23,10 @@ pub struct TurnDiff {
     /// Untracked files the turn left that were over the size cap: listed, not stored,
     /// so not restorable.
     pub not_stored: Vec<NotStored>,
+    /// Ignored files (`.env`) and ignored folders (`node_modules/`, ending in `/`) the
+    /// turn changed: outside checkpoints, so not in the diff and never restored. Only
+    /// what Weft's watch of the folder saw (an ignored folder's own entries, not deeper).
+    pub ignored: Vec<String>,
     /// What was left out to keep the diff small (the hunks of some files), in words;
     /// none when nothing was.
     pub cut: Option<String>,

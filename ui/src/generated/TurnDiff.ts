@@ -29,6 +29,12 @@ files: Array<TurnFile>,
  */
 notStored: Array<NotStored>, 
 /**
+ * Ignored files (`.env`) and ignored folders (`node_modules/`, ending in `/`) the
+ * turn changed: outside checkpoints, so not in the diff and never restored. Only
+ * what Weft's watch of the folder saw (an ignored folder's own entries, not deeper).
+ */
+ignored: Array<string>, 
+/**
  * What was left out to keep the diff small (the hunks of some files), in words;
  * none when nothing was.
  */

@@ -64,6 +64,6 @@ export function turnFiles(turn: UniversalSnapshot): TurnFile[] {
 
 /** True when the turn changed a file (the "files changed" row shows). */
 export function hasChanges(turn: UniversalSnapshot): boolean {
-  if (turn.turnDiff) return turn.turnDiff.files.length > 0 || turn.turnDiff.notStored.length > 0;
+  if (turn.turnDiff) return turn.turnDiff.files.length > 0 || turn.turnDiff.notStored.length > 0 || (turn.turnDiff.ignored ?? []).length > 0;
   return turn.toolCalls.some((c) => callChanges(c).length > 0);
 }

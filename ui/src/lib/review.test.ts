@@ -33,7 +33,7 @@ describe("review hunks", () => {
   });
 
   it("keeps viewed marks across windows and drops the marks of hunks no longer in the session's diff", () => {
-    const diff = { turn: 0, before: "b", after: "a", cut: null, notStored: [], files: [{ path: "src/p.rs", oldPath: null, change: "modified" as const, added: 2, removed: 2, binary: false, hunks: file([" a", "-b", "+B"], [" x", "-y", "+Y"]) }] };
+    const diff = { turn: 0, before: "b", after: "a", cut: null, notStored: [], ignored: [], files: [{ path: "src/p.rs", oldPath: null, change: "modified" as const, added: 2, removed: 2, binary: false, hunks: file([" a", "-b", "+B"], [" x", "-y", "+Y"]) }] };
     const files = reviewFiles(diff);
     saveReview("k", { viewed: [files[0].hunks[0].key, "gone"], reviewedAt: "a" }, files);
     expect(loadReview("k")).toEqual({ viewed: [files[0].hunks[0].key], reviewedAt: "a" });

@@ -141,6 +141,46 @@ fn a_turn_is_checkpointed_and_its_diff_shows_what_a_shell_command_changed() {
     assert_eq!(git(dir, &["diff", "--cached", "--name-only"]), "staged.txt");
 }
 
+/// A turn that wrote ignored files (`.env`, a new package in `node_modules`) names them
+/// in its diff (`ignored`), which says they are outside checkpoints, and a restore to
+/// before the turn leaves them as the turn left them.
+#[test]
+fn the_ignored_files_a_turn_changed_are_named_and_not_restored() {
+    let env = Env::new();
+    let dir = env.work.path();
+    std::fs::write(dir.join(".gitignore"), ".env\nnode_modules/\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.join("node_modules/old")).unwrap_or_else(|e| panic!("{e}"));
+    repo(&env);
+    let first = shell_turn(&env, None, "echo one > a.txt", &[]);
+    let key = string(&first["sessionKey"]);
+    assert_eq!(
+        first["snapshot"]["turnDiff"]["ignored"],
+        serde_json::json!([])
+    );
+    let run = shell_turn(
+        &env,
+        Some(&key),
+        "echo two > a.txt && echo SECRET=1 > .env && mkdir node_modules/left-pad",
+        &[],
+    );
+    let diff = &run["snapshot"]["turnDiff"];
+    assert_eq!(
+        changed(diff),
+        [("a.txt".into(), "modified".into())],
+        "{diff}"
+    );
+    assert_eq!(
+        diff["ignored"],
+        serde_json::json!([".env", "node_modules/"]),
+        "{diff}"
+    );
+    ok_stdout(&env.weft(&["restore", &key, "--turn", "2", "--yes"]));
+    assert_eq!(read(&env, "a.txt"), "one\n");
+    assert_eq!(read(&env, ".env"), "SECRET=1\n");
+    assert!(dir.join("node_modules/left-pad").is_dir());
+}
+
 #[test]
 fn weft_diff_shows_the_whole_session_or_what_changed_since_a_checkpoint_and_reads_no_other_commit()
 {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import type { FileChange, Restored, RestoreSide, ToolCall, TurnDiff } from "../../generated";
 import { emptySnapshot } from "../patch";
 import FilesChanged from "./FilesChanged.svelte";
@@ -63,6 +63,7 @@ describe("FilesChanged", () => {
       after: "a",
       files: files.map((path) => ({ path, oldPath: null, change: "modified", added: 1, removed: 1, binary: false, hunks: `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-x\n+y\n` })),
       notStored: [{ path: "data.bin", size: 99_000_000 }],
+      ignored: [],
       cut: null,
     });
     // A shell command wrote out.txt: no tool call carries it, the checkpoints do.
@@ -90,5 +91,25 @@ describe("FilesChanged", () => {
       [3, "before", null, true, true],
       [3, "before", ["out.txt"], false, false],
     ]);
+  });
+
+  it("names the ignored files a turn changed and says they are not restored, in the turn and in the restore dialog", async () => {
+    const base: TurnDiff = { turn: 2, before: "b", after: "a", files: [], notStored: [], ignored: [".env", "node_modules/"], cut: null };
+    // Only ignored files changed: the row still shows, to say so.
+    render(FilesChanged, { turn: { ...emptySnapshot(), turnDiff: base } });
+    expect(screen.getByTestId("files-ignored").textContent).toContain(".env, node_modules/");
+    expect(screen.getByTestId("files-ignored").textContent).toContain("not restored");
+    cleanup();
+    const withFile: TurnDiff = {
+      ...base,
+      files: [{ path: "a.txt", oldPath: null, change: "modified", added: 1, removed: 1, binary: false, hunks: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n" }],
+    };
+    const restore = async (_n: number, _side: RestoreSide, opts: { yes?: boolean }): Promise<Restored> =>
+      opts.yes ? { overwrites: null, undo: "u", written: ["a.txt"], deleted: [], kept: [] } : { overwrites: withFile, undo: "", written: [], deleted: [], kept: [] };
+    render(FilesChanged, { turn: { ...emptySnapshot(), turnDiff: withFile }, restore });
+    await fireEvent.click(screen.getByTestId("restore-before"));
+    await waitFor(() => expect(screen.getByTestId("restore-ignored").textContent).toContain(".env, node_modules/"));
+    await fireEvent.click(screen.getByTestId("restore-anyway"));
+    await waitFor(() => expect(screen.getByTestId("restore-done").textContent?.replace(/\s+/g, " ")).toContain("not restored (ignored by git, outside checkpoints): .env, node_modules/"));
   });
 });

@@ -15,6 +15,7 @@ const diff = (after: string, top: string, shift: number): TurnDiff => ({
   after,
   cut: null,
   notStored: [],
+  ignored: [],
   files: [{ path: "p.rs", oldPath: null, change: "modified", added: 2, removed: 2, binary: false, hunks: hunks(top, shift) }],
 });
 const turnEnding = (after: string) => ({ ...emptySnapshot(), prompt: "p", turnDiff: { ...diff(after, "B", 0), turn: 1 } });
