@@ -42,6 +42,7 @@ mod restore;
 mod run;
 mod serve;
 mod skills;
+mod tokens;
 mod trust;
 mod tui;
 mod verbs;
@@ -196,6 +197,11 @@ enum Command {
     Tui(tui::TuiArgs),
     /// Make the daemon accept WebSocket clients and serve the browser UI, until interrupted.
     Serve(serve::ServeArgs),
+    /// The named tokens browsers and phones connect with: add (shown once), list, revoke.
+    Tokens {
+        #[command(subcommand)]
+        command: tokens::TokensCommand,
+    },
     /// MCP servers configured once in Weft for every agent: list them, turn them on or
     /// off for a session, keep the secrets they name.
     Mcp {
@@ -278,6 +284,7 @@ async fn use_host(name: Option<&str>, command: &Command) -> Result<(), ExitCode>
         Command::Daemon { .. } => "weft daemon",
         Command::Sandbox(_) => "weft sandbox",
         Command::Hosts { .. } => "weft hosts",
+        Command::Tokens { .. } => "weft tokens",
         Command::Check(_) => "weft check-command",
         _ => return client::use_host(name).await,
     };
@@ -451,6 +458,7 @@ fn main() -> ExitCode {
             Command::Skills { command } => skills::run(command).await,
             Command::Mcp { command } => mcp::run(command).await,
             Command::Serve(args) => serve::serve(args).await,
+            Command::Tokens { command } => tokens::run(command),
             Command::Proxy => proxy::proxy().await,
             Command::Hosts { command } => hosts::run(command).await,
             Command::Tui(args) => tui::tui(args).await,

@@ -12,6 +12,7 @@ pub mod frame;
 pub mod paths;
 mod reader;
 pub mod start;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -62,6 +62,9 @@ pub struct Conn {
     pub out: mpsc::Sender<Bytes>,
     greeted: AtomicBool,
     scopes: Mutex<Vec<Scope>>,
+    /// The hash of the token it proved itself with (a WebSocket): once that token is
+    /// revoked, the connection is closed.
+    token: Mutex<Option<String>>,
     caller: Mutex<Caller>,
     pub(crate) subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
     pub(crate) all: Mutex<Option<JoinHandle<()>>>,
@@ -110,6 +113,7 @@ impl Conn {
             out,
             greeted: AtomicBool::new(false),
             scopes: Mutex::new(scopes),
+            token: Mutex::default(),
             caller: Mutex::new(Caller::local()),
             subscriptions: Mutex::default(),
             all: Mutex::default(),
@@ -145,6 +149,16 @@ impl Conn {
         *self.caller.lock() = caller;
         *self.scopes.lock() = scopes;
         self.greeted.store(true, Ordering::SeqCst);
+    }
+
+    /// The connection proved itself with `token` (kept as its hash).
+    pub(crate) fn proved_with(&self, token: &str) {
+        *self.token.lock() = Some(crate::tokens::hash(token));
+    }
+
+    /// The hash of the token it proved itself with, if any.
+    pub(crate) fn token_hash(&self) -> Option<String> {
+        self.token.lock().clone()
     }
 
     /// What it may do.

@@ -27,6 +27,7 @@ mod proof;
 mod reply;
 pub mod service;
 mod socket;
+pub mod tls;
 pub mod tokens;
 mod trust;
 mod worktrees;
@@ -187,15 +188,16 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     let _ = service.store.set(store.clone());
     let mut kept = Vec::new();
     for addr in &options.listen {
-        let (listener, listening) = ws::open(&service, addr, api::on_frame)
+        let (listener, listening) = ws::open(&service, &ws::ListenOptions::at(addr), api::on_frame)
             .await
             .map_err(|e| DaemonError::Setup(e.message))?;
         // Not the UI's address with its token: stderr is the journal under systemd.
         eprintln!("weft: serving on {}", listening.ws_url);
-        eprintln!(
-            "weft: browser UI at http://{}/ (its token: `weft serve --print-token`)",
-            listening.addr
-        );
+        let page = listening.ws_url.trim_end_matches("/ws");
+        eprintln!("weft: browser UI at {page}/ (a token: `weft tokens add NAME`)");
+        if let Some(fingerprint) = &listening.fingerprint {
+            eprintln!("weft: TLS key fingerprint (SHA-256 of the SPKI): {fingerprint}");
+        }
         kept.push(listener);
     }
     tracing::info!(

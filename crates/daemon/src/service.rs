@@ -17,7 +17,7 @@ use weft_client::Home;
 use weft_kernel::Loom;
 use weft_protocol::{DaemonStatus, Scope};
 
-use crate::tokens::{self, Token, TokenFile};
+use crate::tokens::{self, TokenFile};
 
 /// A running connection task (see [`Service::connection_task`]).
 pub struct ConnectionTask(Arc<Service>);
@@ -52,6 +52,9 @@ pub struct Service {
     pub(crate) conns: Mutex<HashMap<u64, tokio::sync::mpsc::WeakSender<bytes::Bytes>>>,
     pub(crate) listening: Mutex<Vec<String>>,
     tokens: Mutex<TokenFile>,
+    /// The hashes of the tokens of this run's listeners (read and control), each
+    /// valid while its listener is open; never written anywhere.
+    listener_tokens: Mutex<Vec<String>>,
     /// What a socket client proves it runs outside the sandbox with (none when the key
     /// could not be made: every socket hello is then refused, saying why).
     client_key: Option<String>,
@@ -99,6 +102,7 @@ impl Service {
             conns: Mutex::default(),
             listening: Mutex::default(),
             tokens: Mutex::new(tokens),
+            listener_tokens: Mutex::default(),
             client_key,
             stop: CancellationToken::new(),
             hang_up: CancellationToken::new(),
@@ -158,17 +162,38 @@ impl Service {
         }
     }
 
-    /// The scopes a WebSocket token grants (on a miss the file is read again if it
-    /// changed, so a token made by `weft serve --print-token` meanwhile works at once).
+    /// The scopes a WebSocket token grants: a named token's (the file is read again
+    /// whenever it changed, so one added or revoked meanwhile counts at once), or read
+    /// and control for an open listener's own token.
     pub fn token_scopes(&self, given: &str) -> Option<Vec<Scope>> {
-        self.tokens.lock().scopes_for(given)
+        if let Some(entry) = self.tokens.lock().find(given) {
+            return Some(entry.scopes);
+        }
+        let wanted = tokens::hash(given);
+        self.listener_tokens
+            .lock()
+            .iter()
+            .any(|h| *h == wanted)
+            .then(|| vec![Scope::Read, Scope::Control])
     }
 
-    /// The read-and-control token (made on first use).
-    pub fn control_token(&self) -> std::io::Result<Token> {
-        let token = tokens::ensure(&self.home.tokens(), &[Scope::Read, Scope::Control])?;
-        self.tokens.lock().reload();
-        Ok(token)
+    /// True while the token with this hash is valid (not revoked, its listener open).
+    pub fn token_held(&self, hash: &str) -> bool {
+        self.tokens.lock().holds(hash) || self.listener_tokens.lock().iter().any(|h| h == hash)
+    }
+
+    /// A fresh read-and-control token for a listener, valid until
+    /// [`Service::forget_listener_token`] (kept in memory only, as its hash).
+    pub fn listener_token(&self) -> String {
+        let token = tokens::secret();
+        self.listener_tokens.lock().push(tokens::hash(&token));
+        token
+    }
+
+    /// The listener's token (as given by [`Service::listener_token`]) is no longer valid.
+    pub fn forget_listener_token(&self, token: &str) {
+        let gone = tokens::hash(token);
+        self.listener_tokens.lock().retain(|h| *h != gone);
     }
 
     /// A client of `version` connected: restart for it once idle. True when the

@@ -193,6 +193,11 @@ pub struct Listening {
     pub ws_url: String,
     /// The browser UI's URL, with a read-and-control token in its fragment.
     pub ui_url: String,
+    /// Over TLS: the fingerprint of the certificate's key (base64 of the SHA-256 of
+    /// its SubjectPublicKeyInfo), which clients pin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fingerprint: Option<String>,
 }
 
 /// Reply to [`ClientRequest::OpenTerminal`] and [`ClientRequest::AttachTerminal`].

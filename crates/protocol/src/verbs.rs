@@ -406,8 +406,20 @@ pub enum ClientRequest {
     /// Accept WebSocket clients on `addr` for as long as this connection lasts (what
     /// `weft serve` does). Answered by [`Listening`].
     Listen {
-        /// `IP:PORT`; port 0 picks a free one.
+        /// `IP:PORT`; port 0 picks a free one. Off loopback it is always served over TLS.
         addr: String,
+        /// Serve over TLS on loopback too (off loopback it always is).
+        #[serde(default)]
+        #[ts(optional)]
+        tls: Option<bool>,
+        /// The user's own certificate chain (PEM) instead of the home's self-signed one.
+        #[serde(default)]
+        #[ts(optional)]
+        tls_cert: Option<String>,
+        /// Its private key (PEM), with `tls_cert`.
+        #[serde(default)]
+        #[ts(optional)]
+        tls_key: Option<String>,
     } => Listening as Control,
     /// The session library: managed and native sessions, pinned first, newest first.
     /// Answered by `LibrarySession`s.

@@ -216,9 +216,21 @@ rows: number, } | { "type": "closeTerminal",
  */
 sessionKey: string, } | { "type": "daemonStatus", } | { "type": "daemonStop", } | { "type": "listen", 
 /**
- * `IP:PORT`; port 0 picks a free one.
+ * `IP:PORT`; port 0 picks a free one. Off loopback it is always served over TLS.
  */
-addr: string, } | { "type": "listLibrary" } & LibraryQuery | { "type": "searchLibrary" } & LibrarySearch | { "type": "openTranscript", 
+addr: string, 
+/**
+ * Serve over TLS on loopback too (off loopback it always is).
+ */
+tls?: boolean, 
+/**
+ * The user's own certificate chain (PEM) instead of the home's self-signed one.
+ */
+tlsCert?: string, 
+/**
+ * Its private key (PEM), with `tls_cert`.
+ */
+tlsKey?: string, } | { "type": "listLibrary" } & LibraryQuery | { "type": "searchLibrary" } & LibrarySearch | { "type": "openTranscript", 
 /**
  * The session (`agent:<native id>`, or a managed session with a native file).
  */

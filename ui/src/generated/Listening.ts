@@ -15,4 +15,9 @@ wsUrl: string,
 /**
  * The browser UI's URL, with a read-and-control token in its fragment.
  */
-uiUrl: string, };
+uiUrl: string, 
+/**
+ * Over TLS: the fingerprint of the certificate's key (base64 of the SHA-256 of
+ * its SubjectPublicKeyInfo), which clients pin.
+ */
+fingerprint?: string, };

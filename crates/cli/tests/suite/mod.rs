@@ -16,6 +16,7 @@ mod library;
 mod marks;
 mod sandbox_escape;
 mod serve;
+mod serve_tls;
 mod setup_once;
 mod support;
 mod trust;

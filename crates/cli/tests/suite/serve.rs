@@ -310,17 +310,24 @@ async fn every_peer_must_prove_itself() {
 }
 
 #[test]
-fn a_public_address_is_refused() {
+fn a_public_address_without_a_usable_certificate_is_refused() {
+    // Off loopback it is TLS or nothing (serve_tls.rs has the TLS): a certificate that
+    // cannot be read makes no plain-text listener instead.
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let _daemon = super::support::DaemonGuard(home.path().to_path_buf());
+    let missing = home.path().join("missing.pem");
+    let missing = missing.to_str().unwrap_or_default();
     let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["serve", "--listen", "0.0.0.0:0"])
+        .args(["serve", "--listen", "0.0.0.0:0", "--tls-cert", missing])
+        .args(["--tls-key", missing])
         .env("WEFT_HOME", home.path())
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("only loopback"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot serve TLS"), "{stderr}");
+    assert!(!stderr.contains("serving on"), "{stderr}");
 }
 
 #[tokio::test]

@@ -27,17 +27,41 @@ pub(super) fn stop(service: &Service, caller: &Caller) -> Result<(), WireError> 
     Ok(())
 }
 
+/// A listen request's options: a certificate and its key come together.
+pub(super) fn listen_options(
+    addr: String,
+    tls: Option<bool>,
+    cert: Option<String>,
+    key: Option<String>,
+) -> Result<crate::ws::ListenOptions, WireError> {
+    let cert = match (cert, key) {
+        (Some(c), Some(k)) => Some((c.into(), k.into())),
+        (None, None) => None,
+        _ => {
+            return Err(WireError::new(
+                weft_protocol::ErrorCode::BadRequest,
+                "a TLS certificate and its key go together (--tls-cert with --tls-key)",
+            ))
+        }
+    };
+    Ok(crate::ws::ListenOptions {
+        addr,
+        tls: tls.unwrap_or(false),
+        cert,
+    })
+}
+
 pub(super) async fn listen(
     service: &Arc<Service>,
     conn: &Arc<Conn>,
-    addr: &str,
+    options: &crate::ws::ListenOptions,
 ) -> Result<Listening, WireError> {
     if conn.transport != Transport::Socket {
         return Err(forbidden(
             "only a client on the daemon's own socket may open a listener",
         ));
     }
-    crate::ws::listen(service, conn, addr, super::on_frame).await
+    crate::ws::listen(service, conn, options, super::on_frame).await
 }
 
 pub(super) fn agent_installs(service: &Service) -> Result<Vec<AgentInstall>, WireError> {

@@ -260,8 +260,17 @@ pub async fn handle(
         // The daemon.
         ClientRequest::DaemonStatus {} => answer::<verb::DaemonStatus>(daemon::status(service)),
         ClientRequest::DaemonStop {} => answer::<verb::DaemonStop>(daemon::stop(service, &caller)),
-        ClientRequest::Listen { addr } => {
-            answer::<verb::Listen>(daemon::listen(service, conn, &addr).await)
+        ClientRequest::Listen {
+            addr,
+            tls,
+            tls_cert,
+            tls_key,
+        } => {
+            let options = daemon::listen_options(addr, tls, tls_cert, tls_key);
+            answer::<verb::Listen>(match options {
+                Ok(options) => daemon::listen(service, conn, &options).await,
+                Err(e) => Err(e),
+            })
         }
         ClientRequest::ListAgentInstalls {} => {
             answer::<verb::ListAgentInstalls>(daemon::agent_installs(service))
@@ -358,7 +367,10 @@ fn hello_reply(service: &Arc<Service>, conn: &Arc<Conn>, hello: Hello) -> Result
     let mut scopes = conn.scopes();
     if let Some(token) = hello.token.as_deref() {
         match service.token_scopes(token) {
-            Some(granted) => scopes = granted,
+            Some(granted) => {
+                scopes = granted;
+                conn.proved_with(token);
+            }
             None => return Err(forbidden("that token is not valid for this Weft")),
         }
     } else if conn.transport == Transport::Socket && !service.proves(hello.proof.as_deref()) {
