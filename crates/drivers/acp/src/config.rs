@@ -70,6 +70,9 @@ pub struct AcpSpec {
     /// folders from a settings file an environment variable names: that file (see
     /// [`crate::skills::SkillsSettings`]).
     pub skills_settings: Option<crate::skills::SkillsSettings>,
+    /// Where the agent reads skills itself, for the kernel's skills plugin to place
+    /// Weft's there (codex-acp runs Codex, which reads `.agents/skills`).
+    pub skills_form: weft_agent_spec::spec::SkillsForm,
 }
 
 /// See [`AcpSpec::before_load`].
@@ -113,6 +116,7 @@ impl AcpSpec {
             offer_install: false,
             before_load: None,
             skills_settings: None,
+            skills_form: weft_agent_spec::spec::SkillsForm::None,
         }
     }
 
@@ -245,6 +249,7 @@ pub fn presets() -> Vec<AcpSpec> {
     codex.name = "Codex (ACP)".into();
     codex.install_hint = setup_hint("@zed-industries/codex-acp from npm");
     codex.package = npm("@zed-industries/codex-acp");
+    codex.skills_form = weft_agent_spec::spec::SkillsForm::Shared(".codex".into());
 
     // @augmentcode/auggie (npm): `auggie --acp`; models only through an Augment
     // login (`auggie login`), which it cannot do over ACP.

@@ -21,6 +21,7 @@ pub fn spec_of(acp: &AcpSpec) -> AgentSpec {
     });
     spec.accounts = AccountForm::Env;
     spec.mcp = McpForm::Acp;
+    spec.skills_form = acp.skills_form.clone();
     spec.can = Can {
         capabilities: Capabilities {
             steer: false,

@@ -4,8 +4,9 @@
 //! - Claude: `--add-dir <state>/run/skills/<session>`, a folder of Weft's whose
 //!   `.claude/skills/` holds a link per skill (Claude loads the skills of an added
 //!   directory); the user's own folders are not written to;
-//! - Codex and Gemini: a link per skill in `.agents/skills/` (both read it): the global
-//!   skills in the agent's home's, the workspace's in the workspace's;
+//! - Codex and Gemini (and codex-acp, which runs Codex): a link per skill in
+//!   `.agents/skills/` (both read it): the global skills in the agent's home's, the
+//!   workspace's in the workspace's;
 //! - Weft's own agent reads Weft's folders itself (and skips the skills turned off).
 //!
 //! A user's own skill of the same name (in any of that agent's folders) keeps the name:
@@ -79,7 +80,13 @@ impl Plugin for SkillsPlugin {
                 );
             }
         };
-        let form = crate::built_in(cx.agent).map_or(SkillsForm::None, |s| s.skills_form.clone());
+        let form = match crate::built_in(cx.agent) {
+            Some(s) => s.skills_form.clone(),
+            None => weft_acp::config::presets()
+                .into_iter()
+                .find(|p| p.id == cx.agent)
+                .map_or(SkillsForm::None, |p| p.skills_form),
+        };
         match form {
             SkillsForm::AddDir(own) => {
                 let dir = claude_dir(state, &cx.input.session_key);

@@ -382,3 +382,54 @@ async fn the_agents_terminal_is_spawned_with_the_plugins_contributions() -> Res 
     w.loom.shutdown().await;
     Ok(())
 }
+
+/// codex-acp (Codex over ACP) reads the same `.agents/skills` as Codex: Weft's skill is
+/// linked in the home's folder and the real codex-acp offers it to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_acp_is_offered_weft_s_skills() -> Res {
+    use weft_testkit::openai::{Script, Turn};
+    let Some(bin) = agents_bin() else {
+        return Ok(());
+    };
+    let w = World::new(&["codex-acp"])?;
+    let root = w.weft().join("skills");
+    skill(&root, "weft-demo", DESCRIPTION)?;
+    let server =
+        weft_testkit::ResponsesServer::start(Script::new().turn(Turn::text_reply("ok"))).await?;
+    let codex_home = w.home.path().join("codex");
+    std::fs::create_dir_all(&codex_home)?;
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"mock-model\"\nmodel_provider = \"weft\"\napproval_policy = \"never\"\n\
+             sandbox_mode = \"danger-full-access\"\n\
+             [model_providers.weft]\nname = \"weft\"\nbase_url = \"{}\"\n\
+             env_key = \"WEFT_TEST_OPENAI_KEY\"\nwire_api = \"responses\"\n\
+             request_max_retries = 0\nstream_max_retries = 0\n",
+            server.v1_url()
+        ),
+    )?;
+    let caller = w.caller(
+        &bin,
+        &[
+            ("CODEX_HOME", codex_home.display().to_string()),
+            ("WEFT_TEST_OPENAI_KEY", "sk-test".into()),
+        ],
+    );
+    let at = w.run(&caller, "codex-acp", "hello").await?;
+    // codex-acp writes codex's warning about the scripted model into the reply.
+    assert!(at.snapshot.text.ends_with("ok"), "{:#?}", at.snapshot);
+    let link = w.home.path().join(".agents/skills/weft-demo");
+    assert_eq!(std::fs::read_link(&link)?, root.join("weft-demo"));
+    let raw: String = server
+        .responses_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        raw.contains(DESCRIPTION),
+        "codex-acp was not offered the skill"
+    );
+    w.loom.shutdown().await;
+    Ok(())
+}
