@@ -228,8 +228,9 @@ setup_acp_agents() {
 # The browser UI's end-to-end test (scripts/e2e-browser.sh): Debian's Chromium, driven
 # headless by playwright-core from the UI's npm packages (no browser download).
 setup_browser() {
-    apt_install chromium
-    command -v chromium >/dev/null 2>&1
+    # iproute2: scripts/e2e-phone.sh addresses its network namespace with ip(8).
+    apt_install chromium iproute2
+    command -v chromium >/dev/null 2>&1 && command -v ip >/dev/null 2>&1
 }
 
 # Accounts keep their secrets in the OS secret store: the Secret Service over D-Bus

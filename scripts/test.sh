@@ -74,4 +74,9 @@ if [ -x scripts/e2e-browser.sh ]; then
     scripts/e2e-browser.sh
 fi
 
+if [ -x scripts/e2e-phone.sh ]; then
+    step "browser UI on a phone over TLS off loopback (network namespace)"
+    WEFT_E2E_SKIP_BUILD=1 scripts/e2e-phone.sh
+fi
+
 step "all tests passed"

@@ -1,6 +1,7 @@
 import { mount } from "svelte";
 import App from "./App.svelte";
 import "./app.css";
+import "./phone.css";
 import { AppStore } from "./lib/app.svelte";
 import { browserShell, takeFragment } from "./lib/client/browser";
 import { WeftClient } from "./lib/client/client";
@@ -20,7 +21,7 @@ async function makeApp(): Promise<AppStore> {
     const client = new WeftClient(tauriLink(), tauriShell());
     return new AppStore(client, client);
   }
-  const start = takeFragment(window.location, window.history, window.sessionStorage);
+  const start = takeFragment(window.location, window.history, window.sessionStorage, window.localStorage);
   if (import.meta.env.DEV && !start.token) {
     const { FakeTransport } = await import("./lib/fake-transport");
     return new AppStore(new FakeTransport());

@@ -30,6 +30,21 @@ describe("takeFragment", () => {
     expect(replaced).toEqual([]);
   });
 
+  it("keeps a pairing link's token and fingerprint for the device (the page added to the home screen opens without one)", () => {
+    const session = memoryStorage();
+    const device = memoryStorage();
+    const start = takeFragment({ hash: "#token=t1&fp=AAAA%3D", pathname: "/", search: "" }, { replaceState: () => {} }, session, device);
+    expect(start.token).toBe("t1");
+    expect(device.getItem("weft.pin")).toBe("AAAA=");
+    // Opened from the home screen: a new tab, no fragment.
+    const later = takeFragment({ hash: "", pathname: "/", search: "" }, { replaceState: () => {} }, memoryStorage(), device);
+    expect(later.token).toBe("t1");
+    // A plain link (no fingerprint: `weft serve`'s own) is kept for the tab only.
+    const plain = memoryStorage();
+    takeFragment({ hash: "#token=t2", pathname: "/", search: "" }, { replaceState: () => {} }, memoryStorage(), plain);
+    expect(plain.items.size).toBe(0);
+  });
+
   it("has no token when none was given", () => {
     const start = takeFragment({ hash: "#workspace=", pathname: "/", search: "" }, { replaceState: () => {} }, memoryStorage());
     expect(start).toEqual({ token: null, workspace: null });

@@ -7,6 +7,12 @@
 import type { Shell } from "./link";
 
 const TOKEN_KEY = "weft.token";
+/** A phone's paired token (from `weft serve --print-token`'s link, which carries the
+ * server's key fingerprint): kept past the tab, so the page added to the home screen
+ * connects. Revoked with `weft tokens revoke NAME`. */
+const PAIRED_KEY = "weft.pairedToken";
+/** The fingerprint the pairing link gave, for the page to compare (TlsFingerprint). */
+export const PIN_KEY = "weft.pin";
 const RECENTS_KEY = "weft.recentWorkspaces";
 const RECENTS_MAX = 10;
 
@@ -23,15 +29,22 @@ export function takeFragment(
   location: Pick<Location, "hash" | "pathname" | "search">,
   history: Pick<History, "replaceState">,
   session: Pick<Storage, "getItem" | "setItem">,
+  device?: Pick<Storage, "getItem" | "setItem">,
 ): PageStart {
+  const kept = () => session.getItem(TOKEN_KEY) ?? device?.getItem(PAIRED_KEY) ?? null;
   // A place's address (`#/inbox`, `#/s/<key>`…) is the window's, kept for the router.
-  if (location.hash.startsWith("#/")) return { token: session.getItem(TOKEN_KEY), workspace: null };
+  if (location.hash.startsWith("#/")) return { token: kept(), workspace: null };
   const params = new URLSearchParams(location.hash.replace(/^#/, ""));
   const token = params.get("token");
   const workspace = params.get("workspace");
+  const pin = params.get("fp");
   if (location.hash) history.replaceState(null, "", `${location.pathname}${location.search}`);
   if (token) session.setItem(TOKEN_KEY, token);
-  return { token: token ?? session.getItem(TOKEN_KEY), workspace: workspace || null };
+  if (token && pin && device) {
+    device.setItem(PAIRED_KEY, token);
+    device.setItem(PIN_KEY, pin);
+  }
+  return { token: token ?? kept(), workspace: workspace || null };
 }
 
 export function browserShell(start: PageStart, storage: Pick<Storage, "getItem" | "setItem">): Shell {
