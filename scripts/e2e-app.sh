@@ -128,6 +128,7 @@ cleanup() {
     local status=$?
     stop_daemon
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if declare -F remove_ssh_user >/dev/null; then remove_ssh_user; fi
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     # Only this run's processes are ever touched (several runs may share a machine and
     # the same app binary): what the apps left carries RUN_DIR in its environment.
@@ -200,9 +201,52 @@ else
     echo "e2e: no GNOME Keyring; the accounts test is skipped"
 fi
 
+# A remote host over real SSH (as crates/cli/tests/suite/hosts_rig.rs makes one): an
+# sshd of this run on a free loopback port, a throwaway user who logs in with a key made
+# here, and an ssh config of the run's own (WEFT_SSH_CONFIG) naming it: the app adds it,
+# browses its folders and runs a turn there (ui/e2e/hosts.e2e.test.mjs). Needs root
+# (to make the user) and openssh-server (scripts/setup.sh setup_ssh_hosts).
+SSH_ENV=()
+SSH_USER=""
+if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ] && command -v useradd >/dev/null; then
+    SSH_DIR="$RUN_DIR/ssh-host"
+    mkdir -p "$SSH_DIR" /run/sshd
+    SSH_USER="weft-e2e-$(printf %x $$)"
+    useradd -m -s /bin/bash "$SSH_USER"
+    usermod -p '*' "$SSH_USER"   # no password, and not locked (`!` is, even for a key)
+    ssh-keygen -q -t ed25519 -N "" -f "$SSH_DIR/id"
+    ssh-keygen -q -t ed25519 -N "" -f "$SSH_DIR/hostkey"
+    install -d -o "$SSH_USER" -g "$SSH_USER" -m 700 "/home/$SSH_USER/.ssh"
+    install -o "$SSH_USER" -g "$SSH_USER" -m 600 "$SSH_DIR/id.pub" "/home/$SSH_USER/.ssh/authorized_keys"
+    # A project to open through the folder browser.
+    install -d -o "$SSH_USER" -g "$SSH_USER" "/home/$SSH_USER/proj/.git" "/home/$SSH_USER/notes"
+    SSH_PORT="$(free_port)"
+    printf 'ListenAddress 127.0.0.1\nPort %s\nHostKey %s\nPidFile %s\nUsePAM no\nStrictModes no\nAllowUsers %s\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n' \
+        "$SSH_PORT" "$SSH_DIR/hostkey" "$SSH_DIR/sshd.pid" "$SSH_USER" > "$SSH_DIR/sshd.conf"
+    /usr/sbin/sshd -D -e -f "$SSH_DIR/sshd.conf" 2>"$SSH_DIR/sshd.log" &
+    PIDS+=($!)
+    for _ in $(seq 100); do grep -q "Server listening" "$SSH_DIR/sshd.log" 2>/dev/null && break; sleep 0.1; done
+    printf 'Host weft-e2e-host\n  HostName 127.0.0.1\n  Port %s\n  User %s\nHost *\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n' \
+        "$SSH_PORT" "$SSH_USER" "$SSH_DIR/id" "$SSH_DIR/known_hosts" > "$SSH_DIR/config"
+    SSH_ENV=(WEFT_SSH_CONFIG="$SSH_DIR/config")
+    export WEFT_E2E_SSH_DEST=weft-e2e-host WEFT_E2E_SSH_HOME="/home/$SSH_USER"
+    echo "e2e: ssh host weft-e2e-host = $SSH_USER@127.0.0.1:$SSH_PORT"
+elif [ "${CI:-}" = "true" ]; then
+    echo "CI=true and no sshd or not root: the hosts e2e cannot run (scripts/setup.sh setup_ssh_hosts)" >&2
+    exit 1
+else
+    echo "e2e: not root or no sshd; the hosts test is skipped"
+fi
+remove_ssh_user() {
+    [ -n "$SSH_USER" ] || return 0
+    pkill -KILL -u "$SSH_USER" 2>/dev/null || true
+    for _ in $(seq 50); do pgrep -u "$SSH_USER" >/dev/null || break; sleep 0.1; done
+    userdel -r -f "$SSH_USER" 2>/dev/null || true
+}
+
 PORT="$(free_port)"
 NATIVE_PORT="$(free_port)"
-env "${CLAUDE_ENV[@]}" "${OPEN_ENV[@]}" "${KEYRING_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
+env "${CLAUDE_ENV[@]}" "${OPEN_ENV[@]}" "${KEYRING_ENV[@]}" "${SSH_ENV[@]}" WEFT_HOME="$RUN_DIR/home" NO_AT_BRIDGE=1 tauri-driver --port "$PORT" --native-port "$NATIVE_PORT" \
     --native-driver "$(command -v WebKitWebDriver)" >"$RUN_DIR/tauri-driver.log" 2>&1 &
 TD_PID=$!
 PIDS+=($TD_PID)

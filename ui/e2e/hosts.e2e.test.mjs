@@ -1,0 +1,97 @@
+// One window over all hosts, end to end: the app adds a host reached over real SSH (an
+// sshd of the run on loopback, a throwaway user: scripts/e2e-app.sh), opens a folder of
+// that host through the composer's folder browser (listed by the host's daemon), runs
+// an echo turn there, closes the window mid-turn, and the reopened window shows the turn
+// finished on the host. Removing the host stops Weft there.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { byTestId, chooseAgent, closeApp, lastTurnText, launch, phase, screenshot, send, until } from "./harness.mjs";
+
+const DEST = process.env.WEFT_E2E_SSH_DEST;
+const HOME = process.env.WEFT_E2E_SSH_HOME;
+const HOST = "e2ehost";
+let browser;
+
+async function go(hash, testid) {
+  await browser.execute((h) => (window.location.hash = h), hash);
+  await until(browser, async () => (await byTestId(browser, testid)).isDisplayed(), `${hash} shown`);
+}
+
+const hostRow = () => browser.$(`[data-testid="host-row"][data-host="${HOST}"]`);
+
+describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e-app.sh makes one as root)" }, () => {
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    if (browser) await browser.deleteSession();
+  });
+
+  it("adds a host, opens its folder through the folder browser, runs a turn there that outlives the window, and removes the host", async () => {
+    // Settings → Hosts: add by name and destination, as `weft hosts add` does.
+    await go("#/settings/hosts", "hosts-settings");
+    await (await byTestId(browser, "host-name")).setValue(HOST);
+    await (await byTestId(browser, "host-destination")).setValue(DEST);
+    await (await byTestId(browser, "host-add")).click();
+    // First contact copies this weft there (a debug build is big): give it time.
+    await until(browser, async () => (await hostRow().isExisting()) && (await hostRow().getAttribute("data-connected")) === "true", "the host added and connected", 180000);
+    await (await byTestId(browser, "host-status-refresh")).click();
+    await until(browser, async () => (await hostRow().$('[data-testid="host-status"]').getText()).includes("Weft "), "the host's status");
+    await screenshot(browser, "hosts-01-settings-light");
+
+    // The composer's folder browser lists the host's folders (its daemon's listDir).
+    await go("#/", "composer-input");
+    await (await byTestId(browser, "new-session")).click();
+    await (await byTestId(browser, "browse-folders")).click();
+    const dialog = await byTestId(browser, "folder-browser");
+    await until(browser, () => dialog.isDisplayed(), "the folder browser");
+    await (await byTestId(browser, "folder-host")).selectByAttribute("value", HOST);
+    await until(browser, async () => (await dialog.getAttribute("data-path")) === HOME, "the host's home listed");
+    const proj = await browser.$('[data-testid="folder-entry"][data-name="proj"]');
+    await until(browser, () => proj.isExisting(), "the host's project folder");
+    assert.equal(await proj.getAttribute("data-repo"), "true", "marked as a git repository");
+    await proj.click();
+    await until(browser, async () => (await dialog.getAttribute("data-path")) === `${HOME}/proj`, "into the project");
+    await screenshot(browser, "hosts-02-folder-browser-light");
+    await (await byTestId(browser, "folder-choose")).click();
+    const workdir = `${HOST}:${HOME}/proj`;
+    // The new session's workspace is the host's folder (the sidebar, virtualized, may
+    // have it out of view below the run's thousands of sessions).
+    await until(browser, async () => (await browser.$("span.ws").getAttribute("title")) === workdir, "the host's folder as the workspace");
+
+    // A slow echo turn on the host (about 40 s), then the window closes mid-turn.
+    await chooseAgent(browser, "echo");
+    const words = "slow walk through the long quiet valley past the river and the old mill then up the hill to the house where the lamps are lit and supper waits for everyone";
+    await send(browser, words);
+    await until(browser, async () => (await phase(browser)) === "streaming", "the turn to stream on the host");
+    const selected = await browser.$('[data-testid="session-item"][data-selected="true"]');
+    await until(browser, () => selected.isExisting(), "the new session selected");
+    const key = await selected.getAttribute("data-session-key");
+    assert.match(key, new RegExp(`^${HOST}/echo:`), "the session is the host's");
+    assert.equal(await selected.$('[data-testid="session-host"]').getText(), HOST, "badged with its host");
+    assert.equal(await selected.getAttribute("data-workdir"), workdir);
+    await screenshot(browser, "hosts-03-remote-turn-light");
+    const before = (await lastTurnText(browser)).length;
+    browser = await closeApp(browser);
+
+    // The turn went on in the host's daemon; the reopened window reconnects to it.
+    browser = await launch();
+    // Its address (the sidebar, virtualized, draws only the rows in view).
+    await browser.execute((h) => (window.location.hash = h), `#/s/${encodeURIComponent(key)}`);
+    const item = await browser.$(`[data-testid="session-item"][data-session-key="${key}"]`);
+    await item.waitForExist({ timeout: 60000 });
+    await until(browser, async () => (await lastTurnText(browser)).length > before, "what the turn streamed meanwhile");
+    await until(browser, async () => (await phase(browser)) === "done", "the turn to finish on the host", 120000);
+    const text = await lastTurnText(browser);
+    assert.equal(text.split(`Echo: ${words}`).length - 1, 8, `the whole reply:\n${text}`);
+    assert.equal(await (await byTestId(browser, "turn-incomplete")).isExisting(), false, "not marked incomplete");
+    assert.equal(await item.$('[data-testid="session-host"]').getText(), HOST, "badged with its host after the reopen");
+    await screenshot(browser, "hosts-04-turn-finished-after-reopen-light");
+
+    // Removing the host stops Weft there and forgets it.
+    await go("#/settings/hosts", "hosts-settings");
+    await until(browser, () => hostRow().isExisting(), "the host listed");
+    await (await hostRow().$('[data-testid="host-remove"]')).click();
+    await until(browser, async () => !(await hostRow().isExisting()), "the host removed", 90000);
+  });
+});
