@@ -2,10 +2,12 @@
 // sshd of the run on loopback, a throwaway user: scripts/e2e-app.sh), opens a folder of
 // that host through the composer's folder browser (listed by the host's daemon), runs
 // an echo turn there, closes the window mid-turn, and the reopened window shows the turn
-// finished on the host. Removing the host stops Weft there.
+// finished on the host. A link killed mid-turn is made again and the session resyncs.
+// Removing the host stops Weft there.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { byTestId, chooseAgent, closeApp, lastTurnText, launch, phase, screenshot, send, until } from "./harness.mjs";
+import { readFileSync } from "node:fs";
+import { byTestId, chooseAgent, closeApp, lastTurnText, launch, phase, processesOfRun, screenshot, send, until } from "./harness.mjs";
 
 const DEST = process.env.WEFT_E2E_SSH_DEST;
 const HOME = process.env.WEFT_E2E_SSH_HOME;
@@ -71,6 +73,16 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
     assert.equal(await selected.$('[data-testid="session-host"]').getText(), HOST, "badged with its host");
     assert.equal(await selected.getAttribute("data-workdir"), workdir);
     await screenshot(browser, "hosts-03-remote-turn-light");
+
+    // The link drops (its `ssh … weft proxy` killed, as a network loss would): the app
+    // makes it again and the open session resyncs, still streaming, nothing lost.
+    const links = processesOfRun("ssh").filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("proxy"));
+    assert.equal(links.length, 1, "one ssh link to the host");
+    const cut = (await lastTurnText(browser)).length;
+    process.kill(links[0], "SIGKILL");
+    await until(browser, () => processesOfRun("ssh").some((pid) => pid !== links[0] && readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("proxy")), "a new link to the host");
+    await until(browser, async () => (await lastTurnText(browser)).length > cut + 20, "the turn streaming on through the new link");
+    assert.equal(await phase(browser), "streaming", "the turn went on while the link was down");
     const before = (await lastTurnText(browser)).length;
     browser = await closeApp(browser);
 
