@@ -83,7 +83,8 @@ pub(crate) async fn merge(args: MergeArgs) -> ExitCode {
             .collect();
         out!(
             "{}",
-            json!({"base": out.base, "branch": out.branch, "commit": out.commit, "conflicts": conflicts})
+            json!({"base": out.base, "branch": out.branch, "commit": out.commit, "conflicts": conflicts,
+                "pr": out.pr, "checks": out.checks, "checksNote": out.checks_note})
         );
     } else if out.conflicts.is_empty() {
         let commit = out.commit.as_deref().unwrap_or("");
@@ -95,6 +96,14 @@ pub(crate) async fn merge(args: MergeArgs) -> ExitCode {
         }
         if let Some(pr) = &out.pr {
             out!("{pr}");
+            if let Some(note) = &out.checks_note {
+                out!("checks: {note}");
+            } else if out.checks.is_empty() {
+                out!("checks: none reported yet");
+            }
+            for c in &out.checks {
+                out!("  {:<8} {}  {}", c.bucket, c.name, c.link);
+            }
         }
     } else {
         eprintln!(

@@ -490,6 +490,17 @@ pub(crate) async fn merge(
             })
             .collect(),
         pr: outcome.pr,
+        checks: outcome
+            .checks
+            .into_iter()
+            .map(|c| weft_protocol::PrCheck {
+                name: c.name,
+                state: c.state,
+                bucket: c.bucket,
+                link: c.link,
+            })
+            .collect(),
+        checks_note: outcome.checks_note,
     })
 }
 

@@ -75,5 +75,5 @@ pub use wire::{
     SnapshotAt, SteerOutcome, ToolInfo,
 };
 pub use worktree::{
-    MergeConflict, MergeMode, MergeOutcome, SessionWorktree, WorktreeInfo, WorktreeRequest,
+    MergeConflict, MergeMode, MergeOutcome, PrCheck, SessionWorktree, WorktreeInfo, WorktreeRequest,
 };

@@ -96,4 +96,26 @@ pub struct MergeOutcome {
     /// What `gh pr create` printed (the pull request's address), with `pr`.
     #[ts(optional = nullable)]
     pub pr: Option<String>,
+    /// The pull request's checks, as `gh pr checks` listed them just after it was
+    /// opened (often none yet, or all pending), with `pr`.
+    #[serde(default)]
+    pub checks: Vec<PrCheck>,
+    /// Why the checks could not be listed, in gh's words, with `pr`.
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub checks_note: Option<String>,
+}
+
+/// One check of a pull request (`gh pr checks --json name,state,bucket,link`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PrCheck {
+    /// The check's name (a CI job's).
+    pub name: String,
+    /// gh's state: `PENDING`, `SUCCESS`, `FAILURE`, …
+    pub state: String,
+    /// gh's grouping: `pass`, `fail`, `pending`, `skipping` or `cancel`.
+    pub bucket: String,
+    /// The check's page.
+    pub link: String,
 }

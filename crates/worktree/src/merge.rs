@@ -68,6 +68,25 @@ pub struct Outcome {
     pub conflicts: Vec<Conflict>,
     /// What `gh pr create` printed (the pull request's address).
     pub pr: Option<String>,
+    /// The pull request's checks as `gh pr checks` listed them just after it was opened
+    /// (often none yet, or all pending).
+    pub checks: Vec<Check>,
+    /// Why the checks could not be listed, in gh's words ("no checks reported…").
+    pub checks_note: Option<String>,
+}
+
+/// One check of a pull request, as `gh pr checks --json` gives it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Check {
+    pub name: String,
+    /// gh's state (`PENDING`, `SUCCESS`, `FAILURE`, …).
+    #[serde(default)]
+    pub state: String,
+    /// gh's grouping of the state: `pass`, `fail`, `pending`, `skipping` or `cancel`.
+    #[serde(default)]
+    pub bucket: String,
+    #[serde(default)]
+    pub link: String,
 }
 
 /// Commits the worktree's changes, then lands the branch as `plan` says.
@@ -80,12 +99,18 @@ pub fn land(entry: &Entry, plan: &Plan) -> Result<Outcome, Error> {
         commit: None,
         conflicts: Vec::new(),
         pr: None,
+        checks: Vec::new(),
+        checks_note: None,
     };
     if plan.push || plan.pr {
         push(&wt, entry)?;
         outcome.commit = Some(wt.line(["rev-parse", "HEAD"])?);
         if plan.pr {
             outcome.pr = Some(pull_request(entry, &plan.message)?);
+            match pr_checks(entry) {
+                Ok(checks) => outcome.checks = checks,
+                Err(note) => outcome.checks_note = Some(note),
+            }
         }
         return Ok(outcome);
     }
@@ -327,4 +352,34 @@ fn pull_request(entry: &Entry, message: &str) -> Result<String, Error> {
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `gh pr checks BRANCH --json name,state,bucket,link` in the worktree: the pull
+/// request's checks, or gh's words when it lists none (it exits non-zero for "no checks
+/// reported", and 8 while some are pending, with the list still printed).
+fn pr_checks(entry: &Entry) -> Result<Vec<Check>, String> {
+    let out = Command::new("gh")
+        .args([
+            "pr",
+            "checks",
+            &entry.branch,
+            "--json",
+            "name,state,bucket,link",
+        ])
+        .current_dir(&entry.path)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("could not start gh pr checks: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if let Ok(checks) = serde_json::from_str::<Vec<Check>>(text.trim()) {
+        if out.status.success() || out.status.code() == Some(8) || !checks.is_empty() {
+            return Ok(checks);
+        }
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Err(if said.is_empty() {
+        format!("gh pr checks exited with {:?}", out.status.code())
+    } else {
+        said
+    })
 }

@@ -64,6 +64,7 @@ export type { PatchEvent } from "./PatchEvent";
 export type { Phase } from "./Phase";
 export type { Plan } from "./Plan";
 export type { PlanStep } from "./PlanStep";
+export type { PrCheck } from "./PrCheck";
 export type { PrewarmRequest } from "./PrewarmRequest";
 export type { Prewarmed } from "./Prewarmed";
 export type { PromptAccepted } from "./PromptAccepted";

@@ -391,7 +391,8 @@ fn push_goes_to_a_bare_repository_and_pr_runs_gh() {
         &bin,
         "gh",
         &format!(
-            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > {}\necho https://example.invalid/pr/1\n",
+            "#!/bin/sh\nif [ \"$2\" = checks ]; then\n  for a in \"$@\"; do printf '%s\\n' \"$a\"; done > {}.checks\n  echo '[{{\"name\":\"build\",\"state\":\"PENDING\",\"bucket\":\"pending\",\"link\":\"https://example.invalid/run/7\"}}]'\n  exit 8\nfi\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > {}\necho https://example.invalid/pr/1\n",
+            argv.display(),
             argv.display()
         ),
     );
@@ -412,6 +413,21 @@ fn push_goes_to_a_bare_repository_and_pr_runs_gh() {
     assert_eq!(
         read(&argv),
         "pr\ncreate\n--base\nmain\n--head\nweft/p\n--title\nTitle\n--body\nBody text\n"
+    );
+    // Then its checks, as gh lists them (exit 8: some pending, the list printed).
+    assert_eq!(
+        read(&bin.parent().unwrap_or(&bin).join("gh-argv.checks")),
+        "pr\nchecks\nweft/p\n--json\nname,state,bucket,link\n"
+    );
+    assert_eq!(v["pr"], "https://example.invalid/pr/1", "{v}");
+    assert_eq!(v["checks"][0]["name"], "build", "{v}");
+    assert_eq!(v["checks"][0]["bucket"], "pending", "{v}");
+    let out = r.weft(&["merge", &key, "--pr", "--message", "Again"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("https://example.invalid/pr/1")
+            && text.contains("pending  build  https://example.invalid/run/7"),
+        "{text}"
     );
 }
 
