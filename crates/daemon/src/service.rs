@@ -172,8 +172,7 @@ impl Service {
         let wanted = tokens::hash(given);
         self.listener_tokens
             .lock()
-            .iter()
-            .any(|h| *h == wanted)
+            .contains(&wanted)
             .then(|| vec![Scope::Read, Scope::Control])
     }
 
