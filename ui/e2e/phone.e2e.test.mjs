@@ -88,6 +88,8 @@ describe("Weft on a phone (TLS off loopback, pinned by fingerprint)", { skip: PA
     assert.ok(await byTestId("sidebar").isVisible(), "the sessions list fills the screen");
     assert.ok(!(await page.locator("main.main").isVisible()), "no session beside the list on a phone");
     await until(async () => (await byTestId("tls-fingerprint-value").textContent()) === FINGERPRINT, "the fingerprint on the page");
+    // The same as the pairing link's: no warning.
+    assert.equal(await byTestId("tls-fingerprint").getAttribute("role"), "status");
     // One column: nothing wider than the screen.
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow} px wider than the phone`);
