@@ -199,7 +199,7 @@ export class FakeTransport implements Transport {
       this.record("mergeSession", fields);
       const wt = this.sessions.get(request.sessionKey)?.info.worktree;
       if (!wt) throw new VerbError({ code: "badRequest", message: "the session runs in no worktree of Weft's" });
-      return this.mergeOutcome ?? { base: wt.base, branch: wt.branch, commit: "0123456789abcdef", conflicts: [] };
+      return this.mergeOutcome ?? { base: wt.base, branch: wt.branch, commit: "0123456789abcdef", conflicts: [], checks: [] };
     },
     stop: async ({ sessionKey }) => {
       this.record("stop", sessionKey);

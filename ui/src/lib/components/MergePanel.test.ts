@@ -40,7 +40,7 @@ describe("MergePanel", () => {
 
   it("lists conflicts and hands them to the session's agent as one prompt", async () => {
     const { t, info } = await inWorktree();
-    t.mergeOutcome = { base: "main", branch: info.worktree!.branch, commit: null, conflicts: [{ path: "src/parse.rs", hunks: ["<<<<<<< HEAD\na\n=======\nb\n>>>>>>> weft/x\n"] }] };
+    t.mergeOutcome = { base: "main", branch: info.worktree!.branch, commit: null, conflicts: [{ path: "src/parse.rs", hunks: ["<<<<<<< HEAD\na\n=======\nb\n>>>>>>> weft/x\n"] }], checks: [] };
     await fireEvent.change(screen.getByTestId("merge-remote"), { target: { value: "pr" } });
     await fireEvent.click(screen.getByTestId("merge-go"));
     await waitFor(() => expect(screen.getByTestId("merge-conflicts")).toBeTruthy());
@@ -73,8 +73,26 @@ describe("merge texts", () => {
   });
 
   it("quotes every conflicting block", () => {
-    const p = conflictPrompt({ base: "main", branch: "weft/x", commit: null, conflicts: [{ path: "a", hunks: ["1\n", "2\n"] }] });
+    const p = conflictPrompt({ base: "main", branch: "weft/x", commit: null, conflicts: [{ path: "a", hunks: ["1\n", "2\n"] }], checks: [] });
     expect(p).toContain("### a\n```\n1\n```\n```\n2\n```");
     expect(p).toMatch(/^Merging weft\/x into main conflicts in 1 file /);
+  });
+
+  it("shows the checks of the pull request it opened", async () => {
+    const { t, info } = await inWorktree();
+    t.mergeOutcome = {
+      base: "main",
+      branch: info.worktree!.branch,
+      commit: "0123456789abcdef",
+      conflicts: [],
+      pr: "https://example.invalid/pr/1",
+      checks: [{ name: "build", state: "PENDING", bucket: "pending", link: "https://example.invalid/run/7" }],
+    };
+    await fireEvent.change(screen.getByTestId("merge-remote"), { target: { value: "pr" } });
+    await fireEvent.click(screen.getByTestId("merge-go"));
+    await waitFor(() => expect(screen.getByTestId("merge-pr").textContent).toContain("example.invalid/pr/1"));
+    const check = screen.getByTestId("merge-check");
+    expect(check.dataset.bucket).toBe("pending");
+    expect(check.textContent).toContain("build");
   });
 });
