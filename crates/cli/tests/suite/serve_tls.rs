@@ -42,9 +42,15 @@ fn weft(home: &std::path::Path, args: &[&str]) -> std::process::Output {
 }
 
 fn start(listen: &str) -> Server {
+    start_with(&["--listen", listen])
+}
+
+/// `weft serve ARGS` in a fresh home.
+fn start_with(args: &[&str]) -> Server {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["serve", "--listen", listen])
+        .arg("serve")
+        .args(args)
         .env("WEFT_HOME", home.path())
         .env("WEFT_ECHO_DELAY_MS", "0")
         .stdin(Stdio::null())
@@ -73,6 +79,9 @@ fn start(listen: &str) -> Server {
             .map(|(_, f)| f.trim().to_string())
             .unwrap_or_else(|| panic!("no fingerprint in: {third}"))
     });
+    // The rest is read too: `weft serve` goes on printing (how to pair a phone), and a
+    // closed pipe would end it.
+    std::thread::spawn(move || lines.for_each(drop));
     Server {
         child,
         url,
@@ -224,6 +233,45 @@ async fn off_loopback_is_tls_pinned_by_the_key_fingerprint() {
 }
 
 #[tokio::test]
+async fn the_users_own_certificate_is_served_and_pinned() {
+    // A certificate and key of the user's own (made here as any tool would: PEM files).
+    let theirs = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let made = weft_client::Home::at(theirs.path());
+    let identity = weft_daemon::tls::own(&made, &["localhost".into(), "127.0.0.1".into()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cert = weft_daemon::tls::cert_path(&made);
+    let key = weft_daemon::tls::key_path(&made);
+    let (cert, key) = (cert.to_str().unwrap_or(""), key.to_str().unwrap_or(""));
+    // On loopback too: a certificate given means TLS.
+    let server = start_with(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+    ]);
+    assert!(server.url.starts_with("wss://"), "{}", server.url);
+    assert_eq!(
+        server.fingerprint.as_deref(),
+        Some(identity.fingerprint.as_str())
+    );
+    assert!(
+        !server.home.path().join("tls/key.pem").exists(),
+        "a key of the home's own was made beside the user's"
+    );
+    let stream = tls(&server, &identity.fingerprint)
+        .await
+        .unwrap_or_else(|e| panic!("pinned TLS refused: {e}"));
+    let request = format!("wss://{}/ws", authority(&server.url));
+    let (mut ws, _) = tokio_tungstenite::client_async(request, stream)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let welcome = hello(&mut ws, &server.token).await;
+    assert_eq!(welcome["type"], "reply", "{welcome}");
+}
+
+#[tokio::test]
 async fn tokens_are_named_listed_read_only_and_revoked() {
     let server = start("127.0.0.1:0");
     let home = server.home.path();
@@ -265,7 +313,11 @@ async fn tokens_are_named_listed_read_only_and_revoked() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let welcome = hello(&mut own, &server.token).await;
-    assert_eq!(welcome["result"]["scopes"], json!(["read", "control"]), "{welcome}");
+    assert_eq!(
+        welcome["result"]["scopes"],
+        json!(["read", "control"]),
+        "{welcome}"
+    );
     assert!(!everything.contains(&server.token));
 
     let (mut ws, _) = tokio_tungstenite::connect_async(&server.url)
