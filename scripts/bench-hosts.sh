@@ -8,6 +8,9 @@
 #     word, with no pause: WEFT_ECHO_DELAY_MS=0 here, and through sshd's SetEnv on the
 #     host) run with `weft run --json` locally and with `weft --host` through ssh:
 #     median wall times of RUNS runs each (default 5) and their ratio (target ≤ 1.05);
+#   - reconnect → resynced: a new client (`weft wait --json`) to the whole snapshot of
+#     a session of 10,000 tool calls (seeded by the e2e's seed_big_session example into
+#     each store before its daemon first runs), locally and through ssh;
 #   - the idle cost of a connected host: CPU time over 30 s and RSS of the local ssh
 #     processes (the shared connection and a client's `ssh … weft proxy`), and of the
 #     host's `weft proxy` and daemon, while one client stays connected doing nothing.
@@ -61,6 +64,19 @@ echo "weft: $WEFT ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 t0="$(now)"; w hosts add bench "bench-host" >/dev/null; t1="$(now)"
 printf 'first contact (weft hosts add, fresh host): %.2f s (binary %s MB)\n' "$(echo "$t1 - $t0" | bc)" "$(( $(stat -c %s "$WEFT") >> 20 ))"
 
+# A session of 10,000 tool calls on each side, written into each store before its daemon
+# first runs (the e2e's seed): `weft wait --json` on it, from nothing to its whole
+# snapshot, is a reconnect and a resync (RECONNECT below).
+SEED="$TARGET/debug/examples/seed_big_session"
+LKEY=""; RKEY=""
+if [ -x "$SEED" ]; then
+    mkdir -p "$DIR/big"
+    LKEY="$(WEFT_HOME="$DIR/home" "$SEED" "$DIR/big" 10000 0)"
+    install -o "$USER_NAME" -g "$USER_NAME" -m 755 "$SEED" "/home/$USER_NAME/seed"
+    install -d -o "$USER_NAME" -g "$USER_NAME" "/home/$USER_NAME/big"
+    RKEY="$(runuser -u "$USER_NAME" -- env HOME="/home/$USER_NAME" WEFT_HOME="/home/$USER_NAME/.weft" "/home/$USER_NAME/seed" "/home/$USER_NAME/big" 10000 0)"
+fi
+
 PROMPT="$(python3 -c 'import sys; print(" ".join(["word"] * int(sys.argv[1])))' "$DELTAS")"
 run_turn() { # [--host bench]: the wall time of one turn, checked to have streamed every word
     local t0 t1 out
@@ -78,6 +94,16 @@ for _ in $(seq "$RUNS"); do run_turn >> "$DIR/local"; run_turn --host bench >> "
 L="$(median < "$DIR/local")"; S="$(median < "$DIR/ssh")"
 printf '%s-delta echo turn, median of %s: local %.3f s, through ssh %.3f s, ratio %.3f (runs: local %s; ssh %s)\n' \
     "$DELTAS" "$RUNS" "$L" "$S" "$(echo "$S / $L" | bc -l)" "$(tr '\n' ' ' < "$DIR/local")" "$(tr '\n' ' ' < "$DIR/ssh")"
+
+if [ -n "$RKEY" ]; then
+    : > "$DIR/rl"; : > "$DIR/rs"
+    for _ in $(seq "$RUNS"); do
+        t0="$(now)"; w wait --json "$LKEY" > "$DIR/snap"; t1="$(now)"; echo "$t1 - $t0" | bc >> "$DIR/rl"
+        t0="$(now)"; w --host bench wait --json "$RKEY" > "$DIR/snap"; t1="$(now)"; echo "$t1 - $t0" | bc >> "$DIR/rs"
+    done
+    printf 'RECONNECT: a new client to its whole snapshot (weft wait --json), a session of 10,000 tool calls (%s KB of JSON), median of %s: local %.3f s, through ssh %.3f s (runs: local %s; ssh %s)\n' \
+        "$(( $(stat -c %s "$DIR/snap") >> 10 ))" "$RUNS" "$(median < "$DIR/rl")" "$(median < "$DIR/rs")" "$(tr '\n' ' ' < "$DIR/rl")" "$(tr '\n' ' ' < "$DIR/rs")"
+fi
 
 # Idle: one link connected (`ssh … weft proxy` over the shared connection, as a
 # client's), nothing running, for 30 s.
