@@ -33,6 +33,28 @@ function bigDiff(n: number): FileChange {
 
 const frame = () => new Promise<number>((r) => requestAnimationFrame(r));
 
+/** Long animation frames (Chromium's LoAF: over 50 ms) seen while `during` runs: how many, and how much of them was script. */
+async function longFrames<T>(during: () => Promise<T>): Promise<{ value: T; long: number; scriptMs: number; renderMs: number }> {
+  const entries: PerformanceEntry[] = [];
+  let observer: PerformanceObserver | null = null;
+  try {
+    observer = new PerformanceObserver((list) => entries.push(...list.getEntries()));
+    observer.observe({ type: "long-animation-frame", buffered: false });
+  } catch {
+    observer = null;
+  }
+  const value = await during();
+  await frame();
+  observer?.disconnect();
+  let scriptMs = 0;
+  let renderMs = 0;
+  for (const e of entries as (PerformanceEntry & { renderStart: number; scripts: { duration: number }[] })[]) {
+    scriptMs += e.scripts.reduce((n, s) => n + s.duration, 0);
+    if (e.renderStart > 0) renderMs += e.startTime + e.duration - e.renderStart;
+  }
+  return { value, long: entries.length, scriptMs, renderMs };
+}
+
 async function scrollAll(scroller: HTMLElement): Promise<number[]> {
   const frames: number[] = [];
   let last = await frame();
@@ -62,7 +84,9 @@ async function run() {
   if (scroller) {
     // Let virtua measure the viewport first.
     await frame();
-    result.unifiedFrames = await scrollAll(scroller);
+    const unified = await longFrames(() => scrollAll(scroller));
+    result.unifiedFrames = unified.value;
+    result.unifiedLong = { long: unified.long, scriptMs: unified.scriptMs, renderMs: unified.renderMs };
     const t1 = performance.now();
     target.querySelector<HTMLButtonElement>("[data-testid=vdiff-layout]")!.click();
     await tick();
@@ -70,7 +94,9 @@ async function run() {
     result.switchToSplitMs = performance.now() - t1;
     scroller.scrollTop = 0;
     await frame();
-    result.splitFrames = await scrollAll(scroller);
+    const split = await longFrames(() => scrollAll(scroller));
+    result.splitFrames = split.value;
+    result.splitLong = { long: split.long, scriptMs: split.scriptMs, renderMs: split.renderMs };
   }
   unmount(app);
   (window as unknown as { __bench: unknown }).__bench = result;

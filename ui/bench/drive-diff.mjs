@@ -15,6 +15,7 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(((s.length - 1) * p) / 100))] ?? 0;
 };
+const round = (o) => (o ? Object.fromEntries(Object.entries(o).map(([k, v]) => [k, +v.toFixed(1)])) : null);
 const summary = (frames) => ({
   frames: frames.length,
   p50: +pct(frames, 50).toFixed(1),
@@ -26,7 +27,7 @@ try {
   for (let run = 0; run < runs; run++) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${url}bench/diff.html?lines=${lines}`);
-    await page.waitForFunction(() => window.__bench, null, { timeout: 120_000 });
+    await page.waitForFunction(() => window.__bench, null, { timeout: 600_000 });
     const r = await page.evaluate(() => window.__bench);
     const out = {
       run,
@@ -35,8 +36,9 @@ try {
       rowsInDom: r.rowsInDom,
       mountToFirstFrameMs: +r.mountToFirstFrameMs.toFixed(1),
       switchToSplitMs: r.switchToSplitMs === undefined ? null : +r.switchToSplitMs.toFixed(1),
-      unified: r.unifiedFrames ? summary(r.unifiedFrames) : null,
-      split: r.splitFrames ? summary(r.splitFrames) : null,
+      unified: r.unifiedFrames ? { ...summary(r.unifiedFrames), loaf: round(r.unifiedLong) } : null,
+      split: r.splitFrames ? { ...summary(r.splitFrames), loaf: round(r.splitLong) } : null,
+      load: (await import("node:fs")).readFileSync("/proc/loadavg", "utf8").trim(),
     };
     console.log(JSON.stringify(out));
     await page.close();
