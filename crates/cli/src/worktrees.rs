@@ -81,11 +81,14 @@ pub(crate) async fn merge(args: MergeArgs) -> ExitCode {
             .iter()
             .map(|c| json!({"path": c.path, "hunks": c.hunks}))
             .collect();
-        out!(
-            "{}",
-            json!({"base": out.base, "branch": out.branch, "commit": out.commit, "conflicts": conflicts,
-                "pr": out.pr, "checks": out.checks, "checksNote": out.checks_note})
-        );
+        let mut printed = json!({"base": out.base, "branch": out.branch, "commit": out.commit, "conflicts": conflicts});
+        // With --pr, the pull request and its checks too (the four keys stay as they are).
+        if let (true, Some(map)) = (args.pr, printed.as_object_mut()) {
+            map.insert("pr".into(), json!(out.pr));
+            map.insert("checks".into(), json!(out.checks));
+            map.insert("checksNote".into(), json!(out.checks_note));
+        }
+        out!("{printed}");
     } else if out.conflicts.is_empty() {
         let commit = out.commit.as_deref().unwrap_or("");
         let short = commit.get(..12).unwrap_or(commit);
