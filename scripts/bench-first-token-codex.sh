@@ -43,15 +43,8 @@ export HOME="$TMP/home" CODEX_HOME="$TMP/home" BENCH_KEY=sk-test WEFT_HOME="$TMP
     WEFT_CODEX_SANDBOX=danger-full-access WEFT_CODEX_APPROVAL_POLICY=never \
     WEFT_CODEX_CONFIG='model="mock-model"'
 cd "$TMP/work"
-FIRST="python3 $ROOT/scripts/lib/first-line.py word0"
-# `weft run --stream`'s first line is the snapshot as found: for a resumed session
-# whose turn had not begun, the previous reply (see first-line.py).
-FIRST_WEFT="python3 $ROOT/scripts/lib/first-line.py word0 --skip 1"
-# As in bench-first-token.sh: warm under python, like the timed runs.
-warm() { python3 -c 'import os, sys; os.execvp(sys.argv[1], sys.argv[1:])' "$WEFT" agents warm "$@"; }
-# Idle processes close after 1 s (so a resume is a cold start); a warm one waits 60 s.
-export WEFT_AGENT_IDLE_SECS=1 WEFT_WARM_POOL_SECS=60
-"$WEFT" trust --yes >/dev/null
+# shellcheck source=lib/first-token.sh
+source "$ROOT/scripts/lib/first-token.sh"
 
 CX=(-c model='"mock-model"' -c model_provider='"weft"' -c model_providers.weft.name='"Weft"'
     -c model_providers.weft.base_url="\"$URL\"" -c model_providers.weft.wire_api='"responses"'
@@ -72,34 +65,5 @@ for l in sys.stdin:
     if e.get("type") == "thread.started": print(e["thread_id"])')"
 KEY="$("$WEFT" run --json --agent codex "hello" </dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["sessionKey"])')"
 
-for f in direct_new direct_resume weft_cold_new weft_warm_new weft_cold_resume weft_warm_resume; do : >"$TMP/$f"; done
-for _ in $(seq "$RUNS"); do
-    direct_new >>"$TMP/direct_new"
-    direct_resume "$TID" >>"$TMP/direct_resume"
-    weft_new >>"$TMP/weft_cold_new"
-    warm codex >/dev/null; settle
-    "$WEFT" daemon status --json >"$TMP/status.json"
-    weft_new >>"$TMP/weft_warm_new"
-    sleep 2   # the idle close
-    weft_resume "$KEY" >>"$TMP/weft_cold_resume"
-    sleep 2
-    warm --session "$KEY" >/dev/null; settle
-    weft_resume "$KEY" >>"$TMP/weft_warm_resume"
-    sleep 2
-done
-median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
-row() { printf '%-40s median %5s ms  (all: %s)\n' "$1" "$(median "$TMP/$2")" "$(sort -n "$TMP/$2" | tr '\n' ' ')"; }
-echo "runs: $RUNS; prompt to the first text ($("$CODEX" --version 2>/dev/null | head -1))"
-row "codex exec, new session" direct_new
-row "codex exec resume" direct_resume
-row "weft run, new session, no warm process" weft_cold_new
-row "weft run, new session, warm pool" weft_warm_new
-row "weft run, resumed after idle close, cold" weft_cold_resume
-row "weft run, resumed after idle close, warm" weft_warm_resume
-awk -v w="$(median "$TMP/weft_warm_new")" -v d="$(median "$TMP/direct_new")" \
-    'BEGIN { printf "new session: weft warm / codex exec = %.2f (target <= 0.5)\n", w / d }'
-awk -v w="$(median "$TMP/weft_warm_resume")" -v d="$(median "$TMP/direct_resume")" \
-    'BEGIN { printf "resumed:     weft warm / codex exec resume = %.2f\n", w / d }'
-python3 -c 'import json,sys
-w = json.load(open(sys.argv[1])).get("warm", [])
-print("warm pool before the prompt: %d process(es), %s MB" % (len(w), " + ".join("%.0f" % (p["rssBytes"] / 1048576) for p in w) or "0"))' "$TMP/status.json"
+first_token_rounds codex "$TID" "$KEY"
+first_token_report "$("$CODEX" --version 2>/dev/null | head -1)" "codex exec" "codex exec resume"
