@@ -114,3 +114,14 @@ describe("Composer: run in parallel", () => {
     await waitFor(() => expect(t.calls.some((c) => c.verb === "manageSession" && c.args[0] === runs[0].dataset.sessionKey)).toBe(true));
   });
 });
+
+describe("Composer on a phone", () => {
+  it("labels the on-screen keyboard's Enter key Send, as Enter sends", async () => {
+    const t = new FakeTransport();
+    const key = t.addSession("echo");
+    const app = await started(t);
+    app.selectSession(key);
+    const input = await screen.findByTestId("composer-input");
+    expect(input.getAttribute("enterkeyhint")).toBe("send");
+  });
+});
