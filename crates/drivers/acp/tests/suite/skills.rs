@@ -9,6 +9,17 @@ use super::support::*;
 
 const DESCRIPTION: &str = "Use when the user asks for the quince-9 word";
 
+/// Weft's global skill `weft-quince` in the turn's state folder.
+fn place_skill(input: &weft_kernel::AgentTurnInput) {
+    let skill = input.state_dir.join("skills").join("weft-quince");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!("---\nname: weft-quince\ndescription: {DESCRIPTION}\n---\nSay quince.\n"),
+    )
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_acp_is_offered_weft_s_skills() {
     let Some((spec, _)) = preset_binary("claude-acp") else {
@@ -20,13 +31,7 @@ async fn claude_acp_is_offered_weft_s_skills() {
     let h = Home::new();
     let env = claude_env(h.home.path(), &server.base_url());
     let input = h.input("claude-acp:skills", "hello", env);
-    let skill = input.state_dir.join("skills").join("weft-quince");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        format!("---\nname: weft-quince\ndescription: {DESCRIPTION}\n---\nSay quince.\n"),
-    )
-    .unwrap();
+    place_skill(&input);
     let d = driver(spec);
     let (result, snap) = run(&d, input, &TestSink::new()).await;
     assert!(result.ok, "{result:?} {snap:#?}");
@@ -60,13 +65,7 @@ async fn qwen_is_offered_weft_s_skills() {
     let h = Home::new();
     let env = super::chat_agents::qwen_setup(h.home.path(), &server.v1_url(), false);
     let input = h.input("qwen:skills", "hello", env);
-    let skill = input.state_dir.join("skills").join("weft-quince");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        format!("---\nname: weft-quince\ndescription: {DESCRIPTION}\n---\nSay quince.\n"),
-    )
-    .unwrap();
+    place_skill(&input);
     let d = driver(spec);
     let (result, snap) = run(&d, input, &TestSink::new()).await;
     assert!(result.ok, "{result:?} {snap:#?}");
