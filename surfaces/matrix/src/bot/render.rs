@@ -1,0 +1,424 @@
+//! Drawing one session into its room.
+//!
+//! A turn's reply is one message, sent as soon as the turn starts (so the phone shows
+//! at once that it was taken) and edited as text arrives — at most once per
+//! `editIntervalMs`, always with the newest text, since the snapshot channel keeps
+//! only the latest state. Edits notify nobody (the default push rules suppress them),
+//! so what needs the user goes out as a new message: a question, and the end of the
+//! turn ("done", "failed" or "stopped"), mentioning the user when the room has more
+//! than two members. The final edit carries the whole text; past one message's size
+//! the rest follows in new messages.
+//!
+//! Where a reply streams is written to `state.json` as soon as its message exists, so
+//! after a restart the same message is edited on, and a turn that ended meanwhile is
+//! closed from the daemon's history.
+
+use std::time::Duration;
+
+use matrix_sdk::ruma::OwnedEventId;
+use matrix_sdk::Room;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use weft_protocol::{verb, Phase, UniversalSnapshot};
+
+use super::{questions, Bot};
+use crate::config::{Posted, Stream};
+use crate::matrix::{self, BODY_MAX};
+
+/// The reply being streamed.
+struct Reply {
+    task_id: String,
+    event_id: OwnedEventId,
+    /// The body the room shows now.
+    shown: String,
+    last_edit: Option<Instant>,
+}
+
+pub async fn run(
+    bot: std::sync::Arc<Bot>,
+    room_id: String,
+    key: String,
+    mut rx: watch::Receiver<Option<UniversalSnapshot>>,
+) {
+    let mut reply: Option<Reply> = None;
+    let mut due: Option<Instant> = None;
+    loop {
+        let woke_by_timer = tokio::select! {
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                false
+            }
+            _ = sleep_until(due) => true,
+        };
+        let _ = woke_by_timer;
+        let Some(snap) = rx.borrow_and_update().clone() else {
+            continue;
+        };
+        let Some(room) = bot.room(&room_id) else {
+            // Not known yet (a room just made, before its first sync): try again soon.
+            due = Some(Instant::now() + Duration::from_millis(500));
+            continue;
+        };
+        questions_of(&bot, &room, &key, &snap).await;
+        due = stream(&bot, &room, &room_id, &snap, &mut reply).await;
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Posts the questions not posted yet; edits those no longer pending to say so.
+async fn questions_of(bot: &Bot, room: &Room, key: &str, snap: &UniversalSnapshot) {
+    let room_id = room.room_id().to_string();
+    for interaction in &snap.interactions {
+        let posted = bot
+            .state
+            .lock()
+            .await
+            .questions
+            .contains_key(&interaction.prompt_id);
+        if posted {
+            continue;
+        }
+        let mention = mention_of(bot, room).await;
+        let body = questions::render(interaction);
+        let event_id = match matrix::send(room, matrix::text(&body, mention.as_deref())).await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!("cannot post a question: {e:#}");
+                continue;
+            }
+        };
+        {
+            let mut state = bot.state.lock().await;
+            state.questions.insert(
+                interaction.prompt_id.clone(),
+                Posted {
+                    room_id: room_id.clone(),
+                    event_id: event_id.to_string(),
+                    session_key: key.to_string(),
+                    answered: None,
+                    closed: false,
+                },
+            );
+            bot.save(&state);
+        }
+        for reaction in questions::reactions(interaction) {
+            if let Err(e) = matrix::react(room, &event_id, reaction).await {
+                tracing::debug!("no reaction shortcut: {e:#}");
+            }
+        }
+    }
+    let pending: Vec<&str> = snap
+        .interactions
+        .iter()
+        .map(|i| i.prompt_id.as_str())
+        .collect();
+    let closing: Vec<(String, Posted)> = {
+        let state = bot.state.lock().await;
+        state
+            .questions
+            .iter()
+            .filter(|(id, p)| p.session_key == key && !p.closed && !pending.contains(&id.as_str()))
+            .map(|(id, p)| (id.clone(), p.clone()))
+            .collect()
+    };
+    for (prompt_id, posted) in closing {
+        let Ok(event_id) = OwnedEventId::try_from(posted.event_id.as_str()) else {
+            continue;
+        };
+        let body = match &posted.answered {
+            Some(how) => format!("✔ Answered {how}."),
+            None => {
+                "✔ Answered elsewhere (in the Weft window, a browser or the CLI), or withdrawn."
+                    .to_string()
+            }
+        };
+        if let Err(e) = matrix::edit(room, &event_id, &body, true).await {
+            tracing::warn!("cannot close a question: {e:#}");
+            continue;
+        }
+        let mut state = bot.state.lock().await;
+        if let Some(p) = state.questions.get_mut(&prompt_id) {
+            p.closed = true;
+        }
+        bot.save(&state);
+    }
+}
+
+/// The user to mention in a new message: the room's user when more than two are in it
+/// (in a two-member room every message notifies already).
+async fn mention_of(bot: &Bot, room: &Room) -> Option<String> {
+    if room.joined_members_count() <= 2 {
+        return None;
+    }
+    let state = bot.state.lock().await;
+    state
+        .session_rooms
+        .get(room.room_id().as_str())
+        .map(|s| s.user.clone())
+        .filter(|u| !u.is_empty())
+}
+
+/// What the reply message shows while the turn runs.
+fn streaming_body(snap: &UniversalSnapshot) -> String {
+    let mut body = cut(&snap.text, BODY_MAX - 400);
+    if body.trim().is_empty() {
+        body = "…".into();
+    }
+    if let Some(line) = snap.activity.lines().rev().find(|l| !l.trim().is_empty()) {
+        body.push_str(&format!("\n\n⏳ {}", cut(line.trim(), 300)));
+    }
+    body
+}
+
+/// The first `max` bytes of `text` (whole characters), with an ellipsis when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// How the turn ended, as the new message that says so.
+fn closing(snap: &UniversalSnapshot) -> String {
+    let tools = snap.tool_calls.len();
+    let mut facts = Vec::new();
+    if tools > 0 {
+        facts.push(format!(
+            "{tools} tool call{}",
+            if tools == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(u) = &snap.usage {
+        if let (Some(i), Some(o)) = (u.input_tokens, u.output_tokens) {
+            facts.push(format!("{i} in / {o} out tokens"));
+        }
+    }
+    let facts = if facts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", facts.join(", "))
+    };
+    match (&snap.error, snap.incomplete) {
+        (Some(e), _) => format!("❌ Failed: {e}"),
+        (None, true) => "⏹ Stopped: the turn did not finish; what it said is above.".into(),
+        (None, false) => format!("✅ Done{facts}."),
+    }
+}
+
+/// Streams the turn of `snap` into the room; when the next edit is due, if one waits.
+async fn stream(
+    bot: &Bot,
+    room: &Room,
+    room_id: &str,
+    snap: &UniversalSnapshot,
+    reply: &mut Option<Reply>,
+) -> Option<Instant> {
+    let task_id = snap.task_id.clone()?;
+    if snap.phase == Phase::Idle || snap.phase == Phase::Queued {
+        return None;
+    }
+    let record = {
+        let state = bot.state.lock().await;
+        state
+            .session_rooms
+            .get(room_id)
+            .and_then(|s| s.stream.clone())
+    };
+    // A turn the room has not shown to its end (the bot was down when it ended):
+    // close it from the history before drawing the next.
+    if let Some(old) = record
+        .as_ref()
+        .filter(|r| !r.finished && r.task_id != task_id)
+    {
+        finish_from_history(bot, room, room_id, old).await;
+    }
+    if record
+        .as_ref()
+        .is_some_and(|r| r.task_id == task_id && r.finished)
+    {
+        return None;
+    }
+    if reply.as_ref().is_none_or(|r| r.task_id != task_id) {
+        *reply = match record.filter(|r| r.task_id == task_id) {
+            // Resumed after a restart: edit the same message on.
+            Some(r) => OwnedEventId::try_from(r.event_id.as_str())
+                .ok()
+                .map(|event_id| Reply {
+                    task_id: task_id.clone(),
+                    event_id,
+                    shown: String::new(),
+                    last_edit: None,
+                }),
+            None => start(bot, room, room_id, &task_id, snap).await,
+        };
+    }
+    let r = reply.as_mut()?;
+    if snap.phase == Phase::Done {
+        finish(bot, room, room_id, r, snap).await;
+        return None;
+    }
+    let body = streaming_body(snap);
+    if body == r.shown {
+        return None;
+    }
+    let interval = Duration::from_millis(bot.config.lock().edit_interval_ms);
+    if let Some(at) = r
+        .last_edit
+        .map(|t| t + interval)
+        .filter(|at| *at > Instant::now())
+    {
+        return Some(at);
+    }
+    r.last_edit = Some(Instant::now());
+    match matrix::edit(room, &r.event_id, &body, false).await {
+        Ok(()) => r.shown = body,
+        Err(e) => tracing::debug!("an edit was dropped (the next carries its text): {e:#}"),
+    }
+    // More may have come while the edit went out.
+    Some(Instant::now() + interval)
+}
+
+/// Sends the turn's reply message and records where it streams.
+async fn start(
+    bot: &Bot,
+    room: &Room,
+    room_id: &str,
+    task_id: &str,
+    snap: &UniversalSnapshot,
+) -> Option<Reply> {
+    let body = streaming_body(snap);
+    let event_id = match matrix::send(room, matrix::text(&body, None)).await {
+        Ok(id) => id,
+        Err(e) => {
+            tracing::warn!("cannot send the reply message: {e:#}");
+            return None;
+        }
+    };
+    let mut state = bot.state.lock().await;
+    if let Some(s) = state.session_rooms.get_mut(room_id) {
+        s.stream = Some(Stream {
+            task_id: task_id.to_string(),
+            event_id: event_id.to_string(),
+            finished: false,
+        });
+    }
+    bot.save(&state);
+    Some(Reply {
+        task_id: task_id.to_string(),
+        event_id,
+        shown: body,
+        last_edit: Some(Instant::now()),
+    })
+}
+
+/// The final text (all of it) and the closing message; then the stream is finished.
+async fn finish(bot: &Bot, room: &Room, room_id: &str, r: &Reply, snap: &UniversalSnapshot) {
+    let text = if snap.text.trim().is_empty() {
+        "(no text)".to_string()
+    } else {
+        snap.text.clone()
+    };
+    let pieces = matrix::split(&text, BODY_MAX);
+    // Retried here too: the final text is never dropped while the homeserver is
+    // reachable at all.
+    for attempt in 0..5u32 {
+        match matrix::edit(room, &r.event_id, pieces[0], true).await {
+            Ok(()) => break,
+            Err(e) => {
+                tracing::warn!("the final edit failed (attempt {}): {e:#}", attempt + 1);
+                tokio::time::sleep(Duration::from_secs(2 << attempt)).await;
+            }
+        }
+    }
+    for piece in &pieces[1..] {
+        if let Err(e) = matrix::send(room, matrix::text(piece, None)).await {
+            tracing::warn!("a part of the reply was not sent: {e:#}");
+        }
+    }
+    let mention = mention_of(bot, room).await;
+    if let Err(e) = matrix::send(room, matrix::text(&closing(snap), mention.as_deref())).await {
+        tracing::warn!("the closing message was not sent: {e:#}");
+    }
+    let mut state = bot.state.lock().await;
+    if let Some(s) = state.session_rooms.get_mut(room_id) {
+        if let Some(st) = s.stream.as_mut().filter(|st| st.task_id == r.task_id) {
+            st.finished = true;
+        }
+    }
+    bot.save(&state);
+}
+
+/// Closes a turn that ended while the bot was not watching, from the daemon's history.
+async fn finish_from_history(bot: &Bot, room: &Room, room_id: &str, old: &Stream) {
+    let key = {
+        let state = bot.state.lock().await;
+        state
+            .session_rooms
+            .get(room_id)
+            .map(|s| s.session_key.clone())
+    };
+    let Some(key) = key else { return };
+    let history = bot
+        .send(verb::GetHistory {
+            session_key: key,
+            limit: Some(50),
+            before: None,
+        })
+        .await
+        .unwrap_or_default();
+    let Some(done) = history
+        .into_iter()
+        .rev()
+        .find(|t| t.task_id.as_deref() == Some(old.task_id.as_str()))
+    else {
+        return;
+    };
+    let Ok(event_id) = OwnedEventId::try_from(old.event_id.as_str()) else {
+        return;
+    };
+    let r = Reply {
+        task_id: old.task_id.clone(),
+        event_id,
+        shown: String::new(),
+        last_edit: None,
+    };
+    finish(bot, room, room_id, &r, &done).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_closing_message_says_how_the_turn_ended() {
+        let mut s = UniversalSnapshot::default();
+        assert!(closing(&s).starts_with("✅ Done"));
+        s.incomplete = true;
+        assert!(closing(&s).starts_with("⏹ Stopped"));
+        s.error = Some("boom".into());
+        assert_eq!(closing(&s), "❌ Failed: boom");
+    }
+
+    #[test]
+    fn the_streaming_body_shows_the_latest_activity_below_the_text() {
+        let s = UniversalSnapshot {
+            text: "Hello".into(),
+            activity: "List the workspace done\nRead a.txt".into(),
+            ..Default::default()
+        };
+        assert_eq!(streaming_body(&s), "Hello\n\n⏳ Read a.txt");
+        assert_eq!(cut("ééé", 3), "é…");
+    }
+}
