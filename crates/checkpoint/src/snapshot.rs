@@ -39,6 +39,10 @@ struct Kept {
     owned: bool,
     tree: String,
     signature: Signature,
+    /// The paths this index tracks (files, symlinks, submodules), read once from it when a
+    /// snapshot first needs them and kept in step since: a snapshot whose changed paths are
+    /// all tracked non-folders stages them without asking `git status` what they are.
+    tracked: Option<HashSet<String>>,
 }
 
 impl Kept {
@@ -51,6 +55,7 @@ impl Kept {
             owned: true,
             tree: String::new(),
             signature: Signature(Vec::new()),
+            tracked: None,
         })
     }
 }
@@ -159,6 +164,9 @@ impl Drop for TempIndex {
     }
 }
 
+/// A written tree, what was left out for its size, and the paths git reported changed.
+type Written = (String, Vec<Skipped>, Vec<String>);
+
 /// Past this many paths named by the watch, a snapshot asks git about everything.
 const MAX_NAMED: usize = 1_000;
 
@@ -170,6 +178,9 @@ pub enum LookedAt {
     Everything,
     /// `git status` of this many paths the watch named.
     Paths(usize),
+    /// `update-index` of this many paths the watch named, all tracked files, without
+    /// `git status`.
+    Tracked(usize),
     /// Nothing happened since the previous snapshot: its tree, without running git.
     Nothing,
 }
@@ -340,7 +351,22 @@ impl Checkpoints {
             Some(paths) => LookedAt::Paths(paths.len()),
             None => LookedAt::Everything,
         };
-        let result = self.write_tree_in(&index.index, scope.as_deref());
+        let mut index = index;
+        let result = match scope.as_deref() {
+            Some(paths) => self
+                .write_tree_named(&mut index, paths)
+                .map(|(written, known)| {
+                    if known {
+                        work.looked_at = LookedAt::Tracked(paths.len());
+                    }
+                    written
+                }),
+            None => {
+                index.tracked = None;
+                self.write_tree_in(&index.index, None)
+                    .map(|(tree, skipped, reported, _)| (tree, skipped, reported))
+            }
+        };
         // On failure the index may be half written: it is dropped (with its file), and the
         // next snapshot starts from a copy.
         let (tree, skipped, reported) = result?;
@@ -355,7 +381,6 @@ impl Checkpoints {
             ignored.sort();
             ignored.dedup();
         }
-        let mut index = index;
         if self.git.shadow_dir.is_some() && index.index != self.index {
             // The shadow's index is ours: keeping the refreshed one makes the next
             // snapshot (in this process or the next) hash only what changed.
@@ -391,11 +416,13 @@ impl Checkpoints {
 
     /// Stages what changed in `index` (everything `git status` finds, or only among
     /// `scope`) and writes its tree.
+    /// The fourth value says whether only files were staged (no folder, nothing
+    /// untracked), so the tracked set stays right by adding and dropping those paths.
     fn write_tree_in(
         &self,
         index: &Path,
         scope: Option<&[String]>,
-    ) -> Result<(String, Vec<Skipped>, Vec<String>), Error> {
+    ) -> Result<(String, Vec<Skipped>, Vec<String>, bool), Error> {
         let changed = self.changed(index, scope)?;
         let skipped = self.large_untracked(index, &changed)?;
         // A tracked file replaced by a folder shows only as deleted (status hides the
@@ -442,9 +469,77 @@ impl Checkpoints {
                 Some(pathspecs),
             )?;
         }
+        let tree = self.write_index_tree(index)?;
+        Ok((tree, skipped, changed.paths, only_files))
+    }
+
+    fn write_index_tree(&self, index: &Path) -> Result<String, Error> {
         let write_tree = git::SKIP_HASH.into_iter().chain(["write-tree"]);
-        let tree = self.git.line(Some(index), write_tree)?;
-        Ok((tree, skipped, changed.paths))
+        self.git.line(Some(index), write_tree)
+    }
+
+    /// Stages the paths the watch named. When every one is tracked by the kept index and
+    /// is not a folder now (the common turn: files edited or deleted), git already knows
+    /// what they are, so `update-index` stages them as they are without the `git status`
+    /// that would ask (a process reading the whole index: one of five a snapshot ran).
+    /// Anything else (a new file, a folder, an ignored path) goes through `git status`.
+    fn write_tree_named(
+        &self,
+        kept: &mut Kept,
+        paths: &[String],
+    ) -> Result<(Written, bool), Error> {
+        if kept.tracked.is_none() {
+            kept.tracked = Some(self.tracked_in(&kept.index)?);
+        }
+        let known = kept.tracked.as_ref().is_some_and(|tracked| {
+            paths.iter().all(|p| {
+                tracked.contains(p)
+                    && std::fs::symlink_metadata(self.git.top.join(p)).map_or(true, |m| !m.is_dir())
+            })
+        });
+        if known {
+            let mut list = Vec::new();
+            for path in paths {
+                list.extend_from_slice(path.as_bytes());
+                list.push(0);
+            }
+            let args = ["update-index", "--remove", "-z", "--stdin"];
+            self.git.run_input(
+                Some(&kept.index),
+                git::SKIP_HASH.into_iter().chain(args),
+                Some(list),
+            )?;
+            let tree = self.write_index_tree(&kept.index)?;
+            self.keep_tracked(kept, paths);
+            return Ok(((tree, Vec::new(), paths.to_vec()), true));
+        }
+        let (tree, skipped, reported, only_files) = self.write_tree_in(&kept.index, Some(paths))?;
+        if only_files {
+            self.keep_tracked(kept, &reported);
+        } else {
+            // New files or folders: read again when next needed.
+            kept.tracked = None;
+        }
+        Ok(((tree, skipped, reported), false))
+    }
+
+    /// After `update-index` of tracked `paths`: the deleted ones are no longer tracked.
+    fn keep_tracked(&self, kept: &mut Kept, paths: &[String]) {
+        if let Some(tracked) = kept.tracked.as_mut() {
+            for p in paths {
+                if std::fs::symlink_metadata(self.git.top.join(p)).is_err() {
+                    tracked.remove(p);
+                }
+            }
+        }
+    }
+
+    /// Every path `index` tracks.
+    fn tracked_in(&self, index: &Path) -> Result<HashSet<String>, Error> {
+        let out = self.git.run(Some(index), ["ls-files", "-z", "--cached"])?;
+        Ok(git::nul_fields(&out)
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect())
     }
 
     /// Folders git calls ignored as a whole (`node_modules/`), relative, no trailing `/`.

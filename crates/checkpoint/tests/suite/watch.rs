@@ -95,7 +95,7 @@ fn what_the_watch_cannot_follow_makes_the_snapshot_look_at_everything() {
     // After the whole look, edits inside the moved folder are seen.
     repo.write("moved/f1.txt", "edited after the move\n");
     let edited = cp.snapshot(KEY, "edited").unwrap();
-    assert_eq!(cp.looked_at(), LookedAt::Paths(1));
+    assert_eq!(cp.looked_at(), LookedAt::Tracked(1));
     assert_eq!(
         paths(&repo, &cp, &moved.commit, &edited.commit),
         ["moved/f1.txt"]
@@ -170,4 +170,72 @@ fn two_sessions_in_one_folder_each_see_the_others_changes() {
     assert_eq!(a1.tree, b1.tree);
     assert_ne!(a1.commit, a0.commit);
     assert_eq!(cp.head("a:1").unwrap().unwrap().commit, a1.commit);
+}
+
+/// The tree a snapshot that looks at everything writes for the folder as it is now.
+fn whole_look_tree(repo: &Repo) -> String {
+    let shadow = tempfile::tempdir().unwrap();
+    let options = weft_checkpoint::Options {
+        watch: false,
+        ..Default::default()
+    };
+    let cp = weft_checkpoint::Checkpoints::open_with(&repo.path, shadow.path(), options).unwrap();
+    cp.snapshot("whole:look", "whole").unwrap().tree
+}
+
+#[test]
+fn tracked_files_are_staged_without_git_status_and_anything_else_is_asked_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = repo_of(&many(20));
+    let cp = repo.open();
+    cp.snapshot(KEY, "base").unwrap();
+
+    // Edited, deleted, made executable: all tracked, so git is not asked what they are.
+    repo.write("d1/f1.txt", "edited\n");
+    std::fs::remove_file(repo.path.join("d2/f2.txt")).unwrap();
+    let exe = repo.path.join("d3/f3.txt");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let one = cp.snapshot(KEY, "tracked").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Tracked(3));
+    assert_eq!(one.tree, whole_look_tree(&repo));
+
+    // A new file beside an edit: asked about, and captured.
+    repo.write("d1/f1.txt", "edited again\n");
+    repo.write("d4/new.txt", "new\n");
+    let two = cp.snapshot(KEY, "new file").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Paths(2));
+    assert_eq!(two.tree, whole_look_tree(&repo));
+
+    // The new file is tracked now: its next edit needs no question.
+    repo.write("d4/new.txt", "newer\n");
+    let three = cp.snapshot(KEY, "new file edited").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Tracked(1));
+    assert_eq!(three.tree, whole_look_tree(&repo));
+
+    // A deleted file comes back: no longer tracked by the kept index, so asked about.
+    repo.write("d2/f2.txt", "back\n");
+    let four = cp.snapshot(KEY, "back").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Paths(1));
+    assert_eq!(four.tree, whole_look_tree(&repo));
+
+    // A tracked file replaced by a folder: asked about, and the folder's files captured.
+    let file = repo.path.join("d0/f0.txt");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    repo.write("d0/f0.txt/inside.txt", "inside\n");
+    let five = cp.snapshot(KEY, "folder").unwrap();
+    assert!(
+        matches!(cp.looked_at(), LookedAt::Paths(_)),
+        "{:?}",
+        cp.looked_at()
+    );
+    assert_eq!(five.tree, whole_look_tree(&repo));
+    let changed = paths(&repo, &cp, &four.commit, &five.commit);
+    assert_eq!(changed, ["d0/f0.txt", "d0/f0.txt/inside.txt"]);
+
+    // And its file, tracked since, is edited without a question.
+    repo.write("d0/f0.txt/inside.txt", "edited inside\n");
+    let six = cp.snapshot(KEY, "inside edited").unwrap();
+    assert_eq!(cp.looked_at(), LookedAt::Tracked(1));
+    assert_eq!(six.tree, whole_look_tree(&repo));
 }
