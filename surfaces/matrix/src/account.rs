@@ -184,10 +184,21 @@ async fn cross_sign(
             return false;
         }
     }
-    match encryption.get_own_device().await {
+    // The device's new signature comes back with the next key query.
+    let settings = matrix_sdk::config::SyncSettings::default().timeout(std::time::Duration::ZERO);
+    let _ = client.sync_once(settings).await;
+    let signed = match encryption.get_own_device().await {
         Ok(Some(device)) => device.is_cross_signed_by_owner(),
         _ => false,
+    };
+    let complete = encryption
+        .cross_signing_status()
+        .await
+        .is_some_and(|s| s.is_complete());
+    if !signed {
+        eprintln!("weft-matrix: cross-signing keys are set up (complete: {complete}), but the device is not yet signed by them");
     }
+    signed && complete
 }
 
 /// Asks a running daemon to restart the surface with its new settings (none running:

@@ -1,0 +1,4 @@
+mod flows;
+mod harness;
+mod restart;
+mod synapse;
