@@ -31,16 +31,22 @@ pub async fn weft_connect(
     link.welcome(&app).await
 }
 
-/// Forwards one request to the daemon and answers its reply.
+/// Forwards one request to the daemon and answers its reply: to the host its names
+/// say (`HOST/agent:id`, `HOST:/path`), or to `host` when the window names one (a view
+/// showing one host's library, usage, agents or accounts; `local`: this machine).
 #[tauri::command]
 pub async fn weft_request(
     app: AppHandle,
     webview: Webview,
     link: State<'_, Arc<Link>>,
     request: ClientRequest,
+    host: Option<String>,
 ) -> Reply<Value> {
     window_may_send(&request)?;
-    link.request_from(&app, webview.label(), request).await
+    match host.as_deref() {
+        None => link.request_from(&app, webview.label(), request).await,
+        Some(host) => link.request_on(&app, Some(host), request).await,
+    }
 }
 
 /// The number of questions waiting, for the tray icon (its tooltip, its title where

@@ -11,6 +11,13 @@
 //! daemon did meanwhile is lost, and the turns went on there regardless (they belong to
 //! the host's daemon, never to the SSH connection).
 //!
+//! A host's questions are news here as this machine's are ([`crate::forward`]): each
+//! link keeps a tracker of the questions its host has pending (kept across reconnects),
+//! notifies of a new one named with the host, and when the link is made again compares
+//! the host's inbox with what it knew, so a question asked while the link was down is
+//! news once it is back. (At the first link to a host, its pending questions are the
+//! inbox's to show, not news.)
+//!
 //! The hello says no environment: this machine's variables and keys stay here (as
 //! `weft --host` does). `ssh` runs in batch mode: a host that wants a password or a new
 //! host key fails with ssh's own words, shown in the host picker, instead of hanging.
@@ -22,8 +29,9 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde::Serialize;
 use tokio::sync::mpsc;
+use weft_client::attention::{Notice, Tracker};
 use weft_client::{Client, Event, Home};
-use weft_protocol::{ClientRequest, ErrorCode, Hello, ServerMessage, WireError};
+use weft_protocol::{ClientRequest, ErrorCode, Hello, InboxItem, ServerMessage, WireError};
 
 /// A host's link as the host picker shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -47,6 +55,9 @@ pub trait Windows: Send + Sync + 'static {
     fn message(&self, message: serde_json::Value);
     /// A terminal frame a host pushed, already named.
     fn frame(&self, frame: Vec<u8>);
+    /// Something of a host the user may want to look at (a new question, a finished
+    /// turn), named with the host.
+    fn notify(&self, notice: Notice);
 }
 
 #[derive(Default)]
@@ -63,6 +74,8 @@ pub struct Remotes {
     links: Mutex<BTreeMap<String, HostLink>>,
     /// Serializes connecting, per host.
     connecting: Mutex<BTreeMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Each host's pending questions as last seen, across its reconnects.
+    trackers: Mutex<BTreeMap<String, Tracker>>,
 }
 
 fn unreachable(host: &str, why: impl std::fmt::Display) -> WireError {
@@ -198,6 +211,50 @@ impl Remotes {
         });
     }
 
+    /// Compares host `name`'s inbox with the questions its tracker knew of: each one
+    /// asked while the link was down is news. The first link to a host only learns them.
+    async fn catch_up(&self, name: &str, client: &Client, windows: &dyn Windows) {
+        let items = match client.request(ClientRequest::Inbox {}).await {
+            Ok(reply) => serde_json::from_value::<Vec<InboxItem>>(reply),
+            Err(e) => {
+                tracing::debug!(host = %name, "reading its inbox: {e}");
+                return;
+            }
+        };
+        let items = match items {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(host = %name, "its inbox: {e}");
+                return;
+            }
+        };
+        let notices = {
+            let mut trackers = self.trackers.lock();
+            let first = !trackers.contains_key(name);
+            let notices = trackers
+                .entry(name.to_string())
+                .or_default()
+                .sweep(Some(name), &items);
+            if first {
+                Vec::new()
+            } else {
+                notices
+            }
+        };
+        for notice in notices {
+            windows.notify(notice);
+        }
+    }
+
+    /// What a patch of host `name` is news of, if anything.
+    fn news(&self, name: &str, event: &weft_protocol::PatchEvent) -> Option<Notice> {
+        self.trackers
+            .lock()
+            .entry(name.to_string())
+            .or_default()
+            .notice(Some(name), event)
+    }
+
     fn generation(&self, name: &str) -> Option<u64> {
         self.links.lock().get(name).map(|l| l.generation)
     }
@@ -212,6 +269,8 @@ impl Remotes {
                 drop(client);
             }
         }
+        drop(links);
+        self.trackers.lock().remove(name);
     }
 
     /// Hands a host's pushed events to the windows until its link drops, then makes it
@@ -227,6 +286,8 @@ impl Remotes {
         if let Err(e) = client.request(ClientRequest::SubscribeAll {}).await {
             tracing::warn!(host = %name, "subscribing: {e}");
         }
+        // Subscribed first: a question asked from here on comes as a patch.
+        self.catch_up(&name, &client, windows.as_ref()).await;
         let why = loop {
             match events.recv().await {
                 // The host's daemon going away is this link's to handle (it
@@ -236,6 +297,11 @@ impl Remotes {
                 }
                 Some(Event::Message(message)) => match serde_json::to_value(&message) {
                     Ok(mut v) => {
+                        if let ServerMessage::Patch(event) = &message {
+                            if let Some(notice) = self.news(&name, event) {
+                                windows.notify(notice);
+                            }
+                        }
                         crate::route::tag(&mut v, &name);
                         windows.message(v);
                     }

@@ -217,6 +217,7 @@ pub fn run() -> anyhow::Result<()> {
             // Connect (starting the daemon) while the window loads.
             let handle = app.handle().clone();
             let link = app.state::<Arc<Link>>().inner().clone();
+            link.set_app(&handle);
             tauri::async_runtime::spawn(async move {
                 if let Err(e) = link.client(&handle).await {
                     tracing::warn!("connecting to the daemon: {e}");

@@ -39,6 +39,8 @@ pub struct Link {
     connecting: tokio::sync::Mutex<()>,
     /// The other machines' daemons (crates/hosts), each its own link.
     pub remotes: Arc<Remotes>,
+    /// The app, for the hosts' notifications (set at start and by the first connect).
+    app: std::sync::OnceLock<AppHandle>,
 }
 
 /// The windows, as a host's link hands them what it pushes.
@@ -53,6 +55,18 @@ impl Windows for LinkWindows {
     fn frame(&self, frame: Vec<u8>) {
         self.0.to_windows(InvokeResponseBody::Raw(frame));
     }
+
+    fn notify(&self, notice: weft_client::attention::Notice) {
+        match self.0.app.get() {
+            Some(app) => crate::forward::notify_if_unseen(app, &notice),
+            None => tracing::debug!("no app to notify of {}", notice.title),
+        }
+    }
+}
+
+/// A wire request's kind (its `type`).
+fn kind(wire: &Value) -> Option<&str> {
+    wire.get("type").and_then(Value::as_str)
 }
 
 fn unavailable(e: impl std::fmt::Display) -> WireError {
@@ -63,6 +77,11 @@ fn unavailable(e: impl std::fmt::Display) -> WireError {
 }
 
 impl Link {
+    /// The app this link serves (its notifications are raised through it).
+    pub fn set_app(&self, app: &AppHandle) {
+        self.app.get_or_init(|| app.clone());
+    }
+
     /// The page of the window `label` connected (its first load or a reload, which
     /// replaces the channel). A page that connects has no terminal pane yet: whatever
     /// the window watched before a reload is let go.
@@ -109,6 +128,7 @@ impl Link {
     }
 
     async fn connect(self: &Arc<Self>, app: &AppHandle) -> Result<Arc<Client>, WireError> {
+        self.set_app(app);
         if let Some(c) = self.client.lock().clone() {
             return Ok(c);
         }
@@ -169,11 +189,12 @@ impl Link {
         let host = crate::route::target(&mut wire, &names)
             .map_err(|why| WireError::new(ErrorCode::BadRequest, why))?;
         if let Some(host) = host {
+            let what = kind(&wire).map(str::to_string);
             let request: ClientRequest = serde_json::from_value(wire)
                 .map_err(|e| WireError::new(ErrorCode::BadRequest, e.to_string()))?;
             let client = self.remotes.client(&host, self.windows()).await?;
             let mut reply = client.request(request).await?;
-            crate::route::tag(&mut reply, &host);
+            crate::route::tag_reply(what.as_deref(), &mut reply, &host);
             return Ok(reply);
         }
         let every = crate::route::every_host(&wire);
@@ -187,7 +208,7 @@ impl Link {
             for (name, answer) in futures::future::join_all(asks).await {
                 match answer {
                     Ok(mut rows) => {
-                        crate::route::tag(&mut rows, &name);
+                        crate::route::tag_reply(kind(&wire), &mut rows, &name);
                         if let (Some(all), Value::Array(more)) = (reply.as_array_mut(), rows) {
                             all.extend(more);
                         }
@@ -196,6 +217,50 @@ impl Link {
                 }
             }
         }
+        Ok(reply)
+    }
+
+    /// Forwards one request to host `host`'s daemon (`local` or none: this machine's,
+    /// routed as [`Link::request`] does): the views that show one host at a time (the
+    /// library, usage, agents, accounts) ask a verb that names no session or folder.
+    /// The request's names are that host's own (`agent:id`, `/path`), or named with it
+    /// (`HOST/agent:id`); naming another host is refused. The reply is named back.
+    pub async fn request_on(
+        self: &Arc<Self>,
+        app: &AppHandle,
+        host: Option<&str>,
+        request: ClientRequest,
+    ) -> Result<Value, WireError> {
+        let host = match host {
+            None | Some(crate::route::LOCAL) => return self.request(app, request).await,
+            Some(host) => host,
+        };
+        let names = self.remotes.names();
+        if !names.iter().any(|n| n == host) {
+            return Err(WireError::new(
+                ErrorCode::BadRequest,
+                format!("no host {host} in the hosts list (weft hosts add {host} DESTINATION)"),
+            ));
+        }
+        let mut wire = serde_json::to_value(&request)
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+        match crate::route::target(&mut wire, &names)
+            .map_err(|why| WireError::new(ErrorCode::BadRequest, why))?
+        {
+            Some(named) if named != host => {
+                return Err(WireError::new(
+                    ErrorCode::BadRequest,
+                    format!("the request for host {host} names host {named}"),
+                ))
+            }
+            _ => {}
+        }
+        let what = kind(&wire).map(str::to_string);
+        let request: ClientRequest = serde_json::from_value(wire)
+            .map_err(|e| WireError::new(ErrorCode::BadRequest, e.to_string()))?;
+        let client = self.remotes.client(host, self.windows()).await?;
+        let mut reply = client.request(request).await?;
+        crate::route::tag_reply(what.as_deref(), &mut reply, host);
         Ok(reply)
     }
 

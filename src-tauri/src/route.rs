@@ -15,6 +15,9 @@
 
 use serde_json::{Map, Value};
 
+/// This machine, as the windows name it where a host is chosen.
+pub const LOCAL: &str = "local";
+
 /// The request fields that name a folder.
 const FOLDER_FIELDS: [&str; 3] = ["workdir", "workspace", "path"];
 
@@ -82,21 +85,59 @@ fn tag_fields(fields: &mut Map<String, Value>, host: &str) {
     for (name, value) in fields.iter_mut() {
         match (name.as_str(), &mut *value) {
             ("sessionKey", Value::String(key)) => *key = format!("{host}/{key}"),
-            ("workdir", Value::String(dir)) if dir.starts_with('/') => {
-                *dir = format!("{host}:{dir}")
+            ("workdir", Value::String(dir)) => tag_folder(dir, host),
+            // A session's worktree (SessionWorktree): its folder is the host's.
+            ("worktree", Value::Object(worktree)) => {
+                if let Some(Value::String(path)) = worktree.get_mut("path") {
+                    tag_folder(path, host);
+                }
             }
             _ => tag(value, host),
         }
     }
 }
 
+fn tag_folder(dir: &mut String, host: &str) {
+    if dir.starts_with('/') {
+        *dir = format!("{host}:{dir}");
+    }
+}
+
+/// Names a host's reply to a request of kind `kind` as the windows know it: as [`tag`]
+/// does, and for `listWorktrees` each worktree's repository, folder and sessions too
+/// (so its sessions group under it in the sidebar, as this machine's do).
+pub fn tag_reply(kind: Option<&str>, reply: &mut Value, host: &str) {
+    tag(reply, host);
+    if kind != Some("listWorktrees") {
+        return;
+    }
+    let Value::Array(worktrees) = reply else {
+        return;
+    };
+    for worktree in worktrees.iter_mut().filter_map(Value::as_object_mut) {
+        for field in ["repo", "path"] {
+            if let Some(Value::String(dir)) = worktree.get_mut(field) {
+                tag_folder(dir, host);
+            }
+        }
+        if let Some(Value::Array(keys)) = worktree.get_mut("sessions") {
+            for key in keys.iter_mut() {
+                if let Value::String(key) = key {
+                    *key = format!("{host}/{key}");
+                }
+            }
+        }
+    }
+}
+
 /// Whether a request with no host of its own is answered by every host together (the
-/// lists the sidebar and the inbox show), each host's rows named by [`tag`].
+/// lists the sidebar and the inbox show, and the worktrees the sidebar groups sessions
+/// under), each host's rows named by [`tag_reply`].
 pub fn every_host(request: &Value) -> bool {
     let kind = request.get("type").and_then(Value::as_str);
     match kind {
         Some("inbox") => true,
-        Some("listSessions") => request.get("workdir").is_none_or(Value::is_null),
+        Some("listSessions" | "listWorktrees") => request.get("workdir").is_none_or(Value::is_null),
         _ => false,
     }
 }
@@ -167,6 +208,34 @@ mod tests {
     }
 
     #[test]
+    fn a_hosts_worktrees_and_its_sessions_in_them_are_named_with_the_host() {
+        let mut rows = json!([{
+            "sessionKey": "echo:1", "workdir": "/srv/repo/.weft/worktrees/a",
+            "worktree": {"name": "a", "path": "/srv/repo/.weft/worktrees/a", "branch": "weft/a", "base": "main"}
+        }]);
+        tag_reply(Some("listSessions"), &mut rows, "gpu");
+        assert_eq!(
+            rows[0]["worktree"]["path"],
+            "gpu:/srv/repo/.weft/worktrees/a"
+        );
+        assert_eq!(rows[0]["worktree"]["branch"], "weft/a");
+        let mut worktrees = json!([{
+            "name": "a", "repo": "/srv/repo", "path": "/srv/repo/.weft/worktrees/a",
+            "branch": "weft/a", "base": "main", "ahead": 2, "behind": 0, "dirty": true,
+            "ports": "40000-40009", "sessions": ["echo:1"]
+        }]);
+        tag_reply(Some("listWorktrees"), &mut worktrees, "gpu");
+        assert_eq!(worktrees[0]["repo"], "gpu:/srv/repo");
+        assert_eq!(worktrees[0]["path"], "gpu:/srv/repo/.weft/worktrees/a");
+        assert_eq!(worktrees[0]["sessions"], json!(["gpu/echo:1"]));
+        assert_eq!(worktrees[0]["ahead"], 2);
+        // Another verb's `path` (a folder listing's) is left as the host wrote it.
+        let mut listing = json!({"path": "/srv", "entries": []});
+        tag_reply(Some("listDir"), &mut listing, "gpu");
+        assert_eq!(listing["path"], "/srv");
+    }
+
+    #[test]
     fn the_sidebars_and_the_inboxs_lists_come_from_every_host() {
         assert!(every_host(&json!({"type": "inbox"})));
         assert!(every_host(
@@ -176,5 +245,9 @@ mod tests {
             &json!({"type": "listSessions", "workdir": "/w"})
         ));
         assert!(!every_host(&json!({"type": "listAgentInfo"})));
+        assert!(every_host(&json!({"type": "listWorktrees"})));
+        assert!(!every_host(
+            &json!({"type": "listWorktrees", "workdir": "/w"})
+        ));
     }
 }

@@ -3,6 +3,7 @@
 // that host through the composer's folder browser (listed by the host's daemon), runs
 // an echo turn there, closes the window mid-turn, and the reopened window shows the turn
 // finished on the host. A link killed mid-turn is made again and the session resyncs.
+// The library, usage, agents and accounts views show the host's when it is picked.
 // Removing the host stops Weft there.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -99,6 +100,29 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
     assert.equal(await (await byTestId(browser, "turn-incomplete")).isExisting(), false, "not marked incomplete");
     assert.equal(await item.$('[data-testid="session-host"]').getText(), HOST, "badged with its host after the reopen");
     await screenshot(browser, "hosts-04-turn-finished-after-reopen-light");
+
+    // The host's library, usage, agents and accounts: each view's host picker asks that
+    // host's daemon (the shell's link to it), and the host's session is in its library.
+    await go("#/library", "library-view");
+    await (await byTestId(browser, "host-pick")).selectByAttribute("value", HOST);
+    const inLibrary = await browser.$(`[data-testid="library-row"][data-session="${key}"]`);
+    await until(browser, () => inLibrary.isExisting(), "the host's session in the host's library", 60000);
+    assert.equal(await (await byTestId(browser, "library-error")).isExisting(), false, "the host's library read without an error");
+    await screenshot(browser, "hosts-05-library-of-host-light");
+    await go("#/usage", "usage-view");
+    await (await byTestId(browser, "host-pick")).selectByAttribute("value", "*");
+    const hostUsage = await browser.$(`[data-testid="usage-host-row"][data-host="${HOST}"]`);
+    await until(browser, () => hostUsage.isExisting(), "the host's line in every host's usage", 60000);
+    assert.ok(await browser.$('[data-testid="usage-host-row"][data-host="local"]').isExisting(), "this machine's line beside it");
+    await screenshot(browser, "hosts-06-usage-all-hosts-light");
+    await go("#/settings/agents", "agents-view");
+    await (await byTestId(browser, "host-pick")).selectByAttribute("value", HOST);
+    await until(browser, () => browser.$('[data-testid="agent-row"][data-agent="echo"]').isExisting(), "the host's agents");
+    assert.equal(await (await byTestId(browser, "agents-error")).isExisting(), false, "the host's agents read without an error");
+    await go("#/settings/accounts", "accounts-view");
+    await (await byTestId(browser, "host-pick")).selectByAttribute("value", HOST);
+    await until(browser, () => browser.$('[data-testid="account-list"]').isExisting(), "the host's accounts");
+    assert.equal(await (await byTestId(browser, "accounts-error")).isExisting(), false, "the host's accounts read without an error");
 
     // Removing the host stops Weft there and forgets it.
     await go("#/settings/hosts", "hosts-settings");

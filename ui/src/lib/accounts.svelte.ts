@@ -15,7 +15,7 @@ import type {
 } from "../generated";
 import { AgentsStore } from "./agents.svelte";
 import type { TerminalClient } from "./terminal/client";
-import { requestOrNull, VerbError, wideRequester, type Reply, type Requester, type Transport } from "./transport";
+import { requestOrNull, VerbError, wideRequester, type Reply, type Requester, type VerbsOf } from "./transport";
 
 /** The account id that means the agent's own login. */
 export const AMBIENT = "ambient";
@@ -64,7 +64,7 @@ export class AccountsStore {
   private readonly call: Requester | null;
 
   constructor(
-    transport: Transport,
+    transport: VerbsOf,
     readonly terminals: TerminalClient | null = null,
   ) {
     this.call = wideRequester(transport);

@@ -14,7 +14,7 @@ import type {
   UsageBy,
   UsageRow,
 } from "../generated";
-import { requestOrNull, wideRequester, type Reply, type Requester, type Transport } from "./transport";
+import { requestOrNull, wideRequester, type Reply, type Requester, type Transport, type VerbsOf } from "./transport";
 
 export class LibraryStore {
   // Raw: thousands of rows, replaced whole on each refresh (a deep proxy made the view slow to open).
@@ -37,7 +37,7 @@ export class LibraryStore {
   private call: Requester | null;
   private saveExport: Transport["saveExport"];
 
-  constructor(transport: Transport) {
+  constructor(transport: VerbsOf) {
     this.call = wideRequester(transport);
     this.saveExport = transport.saveExport?.bind(transport);
   }

@@ -93,6 +93,13 @@ export interface WindowCommands {
   removeHost?: (name: string) => Promise<HostLink[]>;
   /** Every host's daemon, as `weft hosts status --json` reports it. */
   hostsStatus?: () => Promise<HostStatus[]>;
+  /**
+   * Sends `request` to host `host`'s daemon (`local`: this machine's): a view showing one
+   * host's library, usage, agents or accounts asks verbs that name no session or folder.
+   * The reply names that host's sessions and folders as the window does (`HOST/agent:id`).
+   * Absent where there are no hosts (a browser).
+   */
+  requestOn?: <R extends ClientRequest>(host: string, request: R) => Promise<Reply<R>>;
 }
 
 export interface Transport extends WindowCommands {
@@ -123,8 +130,11 @@ export interface Transport extends WindowCommands {
   onLinkState(handler: (state: LinkState) => void): Promise<() => void>;
 }
 
+/** What a view's store needs of the transport: its verbs (and a library's export). */
+export type VerbsOf = Pick<Transport, "request" | "sessionVerbsOnly" | "saveExport">;
+
 /** The transport's `request` for the views built on the wider verbs; null where it answers only the session verbs. */
-export function wideRequester(transport: Transport): Requester | null {
+export function wideRequester(transport: Pick<Transport, "request" | "sessionVerbsOnly">): Requester | null {
   return transport.sessionVerbsOnly ? null : (request) => transport.request(request);
 }
 

@@ -53,6 +53,7 @@ export class WeftClient implements Transport, TerminalClient {
   readonly addHost?: Transport["addHost"];
   readonly removeHost?: Transport["removeHost"];
   readonly hostsStatus?: Transport["hostsStatus"];
+  readonly requestOn?: Transport["requestOn"];
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -87,6 +88,7 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.addHost) this.addHost = (name, destination) => shell.addHost!(name, destination);
     if (shell.removeHost) this.removeHost = (name) => shell.removeHost!(name);
     if (shell.hostsStatus) this.hostsStatus = () => shell.hostsStatus!();
+    if (shell.requestOn) this.requestOn = (host, request) => shell.requestOn!(host, request);
   }
 
   connect(): Promise<void> {

@@ -36,6 +36,32 @@ describe("one window over all hosts", () => {
     expect(app.selectedKey).toBe(remote);
   });
 
+  it("groups a host's sessions under their worktrees (named gpu:/… by the shell) with branch, ahead/behind and dirty", async () => {
+    const t = new FakeTransport();
+    const repo = "gpu:/srv/repo";
+    const path = "gpu:/srv/repo/.weft/worktrees/a";
+    const key = t.addSession("echo", path, "in a worktree", "gpu");
+    t.sessions.get(key)!.info.worktree = { name: "a", path, branch: "weft/a", base: "main" };
+    t.addSession("echo", repo, "at the repository", "gpu");
+    t.worktrees = [{ name: "a", repo, path, branch: "weft/a", base: "main", ahead: 2, behind: 1, dirty: true, ports: "40000-40009", sessions: [key] }];
+    const app = await started(t);
+    render(Sidebar, { app });
+    await app.worktrees.refresh(app.sessions, true);
+    const head = await screen.findByTestId("worktree");
+    expect(head.dataset.path).toBe(path);
+    expect(within(head).getByTestId("worktree-branch").textContent).toBe("weft/a");
+    expect(within(head).getByTestId("worktree-ahead").textContent).toBe("↑2");
+    expect(within(head).getByTestId("worktree-behind").textContent).toBe("↓1");
+    expect(within(head).getByTestId("worktree-dirty")).toBeTruthy();
+    // Under the host's repository, not a workspace of its own.
+    const workspaces = screen.queryAllByTestId("workspace").map((w) => w.dataset.workdir);
+    expect(workspaces).toContain(repo);
+    expect(workspaces).not.toContain(path);
+    const item = screen.getAllByTestId("session-item").find((el) => el.dataset.sessionKey === key)!;
+    expect(item.classList.contains("nested")).toBe(true);
+    expect(within(item).getByTestId("session-host").textContent).toBe("gpu");
+  });
+
   it("shows a host's questions in the one inbox with the agent read from its key", async () => {
     const t = new FakeTransport();
     const app = await started(t);
