@@ -5,6 +5,7 @@ mod commands;
 mod crash;
 mod daemon;
 mod export;
+mod fanout_real;
 mod files;
 mod fork;
 mod guard;
