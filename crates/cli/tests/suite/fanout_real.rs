@@ -303,7 +303,7 @@ async fn claude_codex_and_gemini_at_once_each_in_its_own_worktree_apart_restored
         );
         let merged = ok_json(&out);
         assert!(
-            merged["conflicts"].as_array().map_or(true, Vec::is_empty),
+            merged["conflicts"].as_array().is_none_or(Vec::is_empty),
             "{merged}"
         );
         assert_eq!(read(&work.join("a.txt")), "by codex\n");
