@@ -282,16 +282,21 @@ async fn answer(
         prompt_id: prompt_id.to_string(),
         response: r,
     };
-    match bot.send(request).await {
-        Ok(()) => {
-            let mut state = bot.state.lock().await;
-            if let Some(p) = state.questions.get_mut(prompt_id) {
-                p.answered = Some(format!("by {sender}: {what}"));
-            }
-            bot.save(&state);
-        }
-        Err(e) => say(room, &format!("⚠ The answer was not taken: {e}")).await,
+    // Noted before it is sent: the patch that withdraws the question can reach the
+    // renderer before the answer's reply reaches us, and it must not say "elsewhere".
+    set_answered(bot, prompt_id, Some(format!("by {sender}: {what}"))).await;
+    if let Err(e) = bot.send(request).await {
+        set_answered(bot, prompt_id, None).await;
+        say(room, &format!("⚠ The answer was not taken: {e}")).await;
     }
+}
+
+async fn set_answered(bot: &Bot, prompt_id: &str, how: Option<String>) {
+    let mut state = bot.state.lock().await;
+    if let Some(p) = state.questions.get_mut(prompt_id) {
+        p.answered = how;
+    }
+    bot.save(&state);
 }
 
 async fn reacted(bot: &Bot, room: &Room, sender: &str, target: &str, key: &str) {

@@ -38,6 +38,12 @@ use weft_protocol::{
 use crate::config::{Config, Paths, State};
 use crate::secret::{self, Kind};
 
+/// What is logged by default. The SDK's HTTP layer logs a harmless 404 (account data
+/// not set yet) as an error, and its backups warn about a backup the bot never made;
+/// the bot logs its own failures with their context.
+const DEFAULT_LOG: &str =
+    "weft_matrix=info,matrix_sdk=warn,matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error";
+
 /// The name the daemon knows this surface by.
 pub const SURFACE: &str = "matrix";
 
@@ -251,7 +257,7 @@ pub async fn run(home: Home, paths: Paths) -> anyhow::Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("WEFT_MATRIX_LOG")
-                .unwrap_or_else(|_| "weft_matrix=info,matrix_sdk=warn".into()),
+                .unwrap_or_else(|_| DEFAULT_LOG.into()),
         )
         .with_writer(std::io::stderr)
         .with_ansi(false)

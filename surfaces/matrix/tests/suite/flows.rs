@@ -147,16 +147,8 @@ async fn a_permission_is_answered_by_number_and_by_reaction_and_closes_in_the_in
     })
     .await;
     w.react(&room, &second.0, "✅").await;
-    until("the reaction's answer", || {
-        let w = &w;
-        let room = room.clone();
-        let id = second.0.clone();
-        async move {
-            w.bot_messages(&room)
-                .await
-                .into_iter()
-                .find(|m| m.0 == id && m.1.starts_with("✔ Answered by"))
-        }
+    w.wait_edit(&room, &second.0, "the reaction's answer", |t| {
+        t.starts_with("✔ Answered by")
     })
     .await;
     assert!(w.daemon(verb::Inbox {}).await.is_empty());
@@ -189,17 +181,12 @@ async fn a_question_answered_elsewhere_is_edited_to_say_so() {
         .unwrap_or_default();
     let (ok, out) = w.weft(&["answer", &id, "--select", "blue"]);
     assert!(ok, "{out}");
-    until("the question closed as answered elsewhere", || {
-        let w = &w;
-        let room = room.clone();
-        let id = asked.0.clone();
-        async move {
-            w.bot_messages(&room)
-                .await
-                .into_iter()
-                .find(|m| m.0 == id && m.1.contains("elsewhere"))
-        }
-    })
+    w.wait_edit(
+        &room,
+        &asked.0,
+        "the question closed as answered elsewhere",
+        |t| t.contains("elsewhere"),
+    )
     .await;
     w.wait_message(&room, "the reply", |t| t.contains("You picked blue"))
         .await;

@@ -252,7 +252,7 @@ impl World {
             .env("WEFT_HOME", &self.home)
             .env("WEFT_BIN", &self.weft)
             .env("WEFT_ECHO_DELAY_MS", "20")
-            .env("WEFT_MATRIX_LOG", "weft_matrix=debug,matrix_sdk=warn")
+            .env("WEFT_MATRIX_LOG", "weft_matrix=debug,matrix_sdk=warn,matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -399,6 +399,30 @@ impl World {
                 let seen = self.bot_messages(room).await;
                 panic!(
                     "timed out waiting for {what}; the bot said {seen:#?}\nits log:\n{}",
+                    self.bot_log()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Waits until the bot's message `id` in `room` reads as `f` wants (an edit).
+    pub async fn wait_edit(
+        &self,
+        room: &Room,
+        id: &str,
+        what: &str,
+        f: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let messages = self.bot_messages(room).await;
+            if let Some(m) = messages.iter().find(|m| m.0 == id && f(&m.1)) {
+                return m.1.clone();
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out waiting for {what}; the bot said {messages:#?}\nits log:\n{}",
                     self.bot_log()
                 );
             }
