@@ -11,6 +11,7 @@ mod checkpoint;
 mod handover;
 mod prepare;
 mod queue;
+mod steer;
 mod switch;
 mod terminal;
 
@@ -31,7 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
     Accumulator, ClientEnv, DriverEvent, Interaction, InteractionResponse, PatchEvent, Phase,
-    SnapshotAt, SnapshotPatch, SteerOutcome, UniversalSnapshot,
+    SnapshotAt, SnapshotPatch, UniversalSnapshot,
 };
 
 use crate::driver::{AgentDriver, AgentTurnInput, DriverContext, DriverResult, Steer, TurnSink};
@@ -93,15 +94,7 @@ struct Running {
     /// the checkpoint, its process): steers sent meanwhile wait here for it, instead of
     /// becoming a turn of their own.
     takes_steer: bool,
-    early: Vec<EarlySteer>,
-}
-
-/// A steer held for a turn whose agent has not asked for steers yet; one it never asks
-/// for before the turn ends runs as the next turn, as if it had been queued.
-struct EarlySteer {
-    steer: Steer,
-    task_id: String,
-    client_env: Option<Arc<ClientEnv>>,
+    early: Vec<steer::EarlySteer>,
 }
 
 struct Pending {
@@ -292,89 +285,6 @@ impl SessionRunner {
         self.shared.cancel_pending(&mut st, "the turn was stopped");
         Ok(())
     }
-
-    pub fn steer(
-        &self,
-        steer: Steer,
-        task_id: String,
-        client_env: Option<Arc<ClientEnv>>,
-    ) -> SteerOutcome {
-        let mut st = self.shared.state.lock();
-        let shown = format!("{}{}", steer.text, attached_names(&steer.attachments));
-        // Sent now, or held for a turn whose agent takes steers but is still starting.
-        let delivered = match st.running.as_mut() {
-            Some(r) => match &r.steer {
-                Some(tx) => tx
-                    .send(steer.clone())
-                    .is_ok()
-                    .then_some("sent into the running turn"),
-                None if r.takes_steer => {
-                    r.early.push(EarlySteer {
-                        steer: steer.clone(),
-                        task_id: task_id.clone(),
-                        client_env: client_env.clone(),
-                    });
-                    Some("held for the running turn until its agent is ready for it")
-                }
-                None => None,
-            },
-            None => None,
-        };
-        if let Some(how) = delivered {
-            let patch = st.acc.apply(
-                &DriverEvent::Notice {
-                    text: format!("steer {how}: {shown}"),
-                },
-                now_ms(),
-            );
-            self.shared.publish(&mut st, patch);
-            return SteerOutcome::Injected;
-        }
-        let running = st.running.is_some();
-        drop(st);
-        if running {
-            let mut st = self.shared.state.lock();
-            let patch = st.acc.apply(
-                &DriverEvent::Notice {
-                    text: format!(
-                        "steer queued as the next turn (this agent takes no messages mid-turn): {shown}"
-                    ),
-                },
-                now_ms(),
-            );
-            self.shared.publish(&mut st, patch);
-        }
-        self.enqueue(Task {
-            task_id,
-            prompt: steer.text,
-            model: None,
-            effort: None,
-            attachments: steer.attachments,
-            steer: true,
-            terminal: false,
-            client_env,
-            account: None,
-            pack: None,
-        });
-        SteerOutcome::Queued
-    }
-}
-
-/// ` (attached: a.png, b.md)` for a steer's notice, so where its files went shows.
-fn attached_names(attachments: &[PathBuf]) -> String {
-    if attachments.is_empty() {
-        return String::new();
-    }
-    let names: Vec<String> = attachments
-        .iter()
-        .map(|p| {
-            p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        })
-        .collect();
-    format!(" (attached: {})", names.join(", "))
 }
 
 fn title_from(prompt: &str) -> String {
@@ -799,15 +709,7 @@ impl TurnSink for RunnerSink {
     }
 
     fn register_steer(&self) -> mpsc::UnboundedReceiver<Steer> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut st = self.shared.state.lock();
-        if let Some(running) = st.running.as_mut().filter(|r| r.task_id == self.task_id) {
-            for early in running.early.drain(..) {
-                let _ = tx.send(early.steer);
-            }
-            running.steer = Some(tx);
-        }
-        rx
+        steer::register(&self.shared, &self.task_id)
     }
 }
 
