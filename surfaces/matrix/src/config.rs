@@ -149,6 +149,9 @@ pub struct Posted {
     pub answered: Option<String>,
     /// The message was edited to say it is closed.
     pub closed: bool,
+    /// When it was posted (ms since the epoch): a message that names no question
+    /// answers the newest.
+    pub asked_at: i64,
 }
 
 /// The room of one session.

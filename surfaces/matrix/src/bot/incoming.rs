@@ -226,10 +226,8 @@ async fn message(
             }
         }
     }
-    if control && attachments.is_empty() {
-        if control_command(bot, room, sender, body).await {
-            return;
-        }
+    if control && attachments.is_empty() && control_command(bot, room, sender, body).await {
+        return;
     }
     match session {
         Some(s) => session_message(bot, room, &s, body, attachments).await,
@@ -255,7 +253,7 @@ async fn open_question(
             Some(ev) => open.clone().find(|(_, p)| p.event_id == ev),
             None => None,
         };
-        let found = found.or_else(|| open.last());
+        let found = found.or_else(|| open.max_by_key(|(_, p)| p.asked_at));
         found.map(|(id, p)| (id.clone(), p.session_key.clone()))?
     };
     let at = bot

@@ -105,6 +105,7 @@ async fn questions_of(bot: &Bot, room: &Room, key: &str, snap: &UniversalSnapsho
                     session_key: key.to_string(),
                     answered: None,
                     closed: false,
+                    asked_at: crate::config::now_ms(),
                 },
             );
             bot.save(&state);
@@ -347,6 +348,7 @@ async fn finish(bot: &Bot, room: &Room, room_id: &str, r: &Reply, snap: &Univers
             tracing::warn!("a part of the reply was not sent: {e:#}");
         }
     }
+    upload_artifacts(room, snap).await;
     let mention = mention_of(bot, room).await;
     if let Err(e) = matrix::send(room, matrix::text(&closing(snap), mention.as_deref())).await {
         tracing::warn!("the closing message was not sent: {e:#}");
@@ -358,6 +360,37 @@ async fn finish(bot: &Bot, room: &Room, room_id: &str, r: &Reply, snap: &Univers
         }
     }
     bot.save(&state);
+}
+
+/// The most of one file the room gets: the rest stays on the host.
+const UPLOAD_MAX: u64 = 20 << 20;
+
+/// Sends the files the turn produced as attachments (encrypted in an encrypted room).
+async fn upload_artifacts(room: &Room, snap: &UniversalSnapshot) {
+    for artifact in &snap.artifacts {
+        let Some(path) = artifact.path.as_deref() else {
+            continue;
+        };
+        let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= UPLOAD_MAX);
+        let bytes = match std::fs::read(path) {
+            Ok(b) if small => b,
+            _ => {
+                tracing::info!(%path, "a produced file was not uploaded (missing or past 20 MiB)");
+                continue;
+            }
+        };
+        let mime: mime::Mime = artifact
+            .mime
+            .as_deref()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(mime::APPLICATION_OCTET_STREAM);
+        let sent = room
+            .send_attachment(artifact.file_name.clone(), &mime, bytes, Default::default())
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(%path, "a produced file was not uploaded: {e}");
+        }
+    }
 }
 
 /// Closes a turn that ended while the bot was not watching, from the daemon's history.

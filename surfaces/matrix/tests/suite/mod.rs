@@ -1,3 +1,4 @@
+mod commands;
 mod flows;
 mod harness;
 mod restart;
