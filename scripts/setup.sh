@@ -154,11 +154,10 @@ retry() { "$@" || { echo "retrying: $*" >&2; sleep 5; "$@"; }; }
 npm_pkg_version() {
     node -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true
 }
-# pip_agent DIR PYTHON PACKAGE==VERSION COMMAND…: a venv at .tools/DIR with the
-# pinned package, its commands linked into .tools/agents/node_modules/.bin.
-pip_agent() {
+# pip_venv DIR PYTHON PACKAGE==VERSION: a venv at .tools/DIR with the pinned package
+# (made again when another version is there).
+pip_venv() {
     local venv="$ROOT/.tools/$1" python="$2" spec="$3"
-    shift 3
     local name="${spec%%\[*}" want="${spec##*==}"
     name="${name%%==*}"
     if [ "$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')" != "$want" ]; then
@@ -171,11 +170,18 @@ pip_agent() {
         }
         retry "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$spec"
     fi
+    echo "$spec in $venv"
+}
+# pip_agent DIR PYTHON PACKAGE==VERSION COMMAND…: pip_venv, with the commands linked
+# into .tools/agents/node_modules/.bin.
+pip_agent() {
+    local dir="$1"
+    pip_venv "$1" "$2" "$3"
+    shift 3
     mkdir -p "$ROOT/.tools/agents/node_modules/.bin"
     for cmd in "$@"; do
-        ln -sf "$venv/bin/$cmd" "$ROOT/.tools/agents/node_modules/.bin/$cmd"
+        ln -sf "$ROOT/.tools/$dir/bin/$cmd" "$ROOT/.tools/agents/node_modules/.bin/$cmd"
     done
-    echo "$spec in $venv"
 }
 setup_acp_agents() {
     local dir="$ROOT/.tools/agents"
@@ -248,7 +254,16 @@ setup_ssh_hosts() {
     test -x /usr/sbin/sshd && command -v fish >/dev/null 2>&1 && command -v csh >/dev/null 2>&1
 }
 
-ALL_STEPS=(setup_desktop_app setup_secret_service setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser setup_ssh_hosts)
+# The Matrix surface's tests (surfaces/matrix/tests): a real Synapse homeserver per test
+# run on loopback, from PyPI into .tools/synapse (SQLite, users registered by shared
+# secret: no e-mail, no federation, nothing off this machine).
+SYNAPSE_VERSION=1.163.2
+setup_matrix() {
+    pip_venv synapse python3 "matrix-synapse==$SYNAPSE_VERSION"
+    test -x "$ROOT/.tools/synapse/bin/register_new_matrix_user"
+}
+
+ALL_STEPS=(setup_desktop_app setup_secret_service setup_claude_code setup_codex setup_gemini_acp setup_acp_agents setup_browser setup_ssh_hosts setup_matrix)
 
 if [ $# -eq 0 ]; then
     set -- "${ALL_STEPS[@]}"

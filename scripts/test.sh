@@ -48,6 +48,21 @@ cargo test --workspace --locked --no-fail-fast
 # The accounts' tests again, in a D-Bus session of their own with an unlocked throwaway
 # keyring: there they must reach the real Secret Service (above, with no bus, they skip).
 "$ROOT/scripts/lib/with-keyring.sh" cargo test --locked -p weft-accounts -p weft-cli --no-fail-fast -- secret accounts
+# The Matrix surface: its own workspace (matrix-sdk's SQLite cannot link beside
+# rusqlite), the same checks, and its tests against a real Synapse on loopback with
+# the `weft` built above, under a throwaway keyring (the bot's token is a secret).
+if [ -f surfaces/matrix/Cargo.toml ]; then
+    step "Matrix surface: fmt, deny, clippy, tests (real Synapse)"
+    (
+        cd surfaces/matrix
+        cargo fmt --all -- --check
+        cargo fetch --locked
+        cargo deny --offline check licenses bans sources
+        cargo clippy --all-targets --locked -- -D warnings
+    )
+    WEFT_BIN="$CARGO_TARGET_DIR/debug/weft" "$ROOT/scripts/lib/with-keyring.sh" \
+        cargo test --manifest-path surfaces/matrix/Cargo.toml --locked --no-fail-fast
+fi
 # Every test stops the daemon its own WEFT_HOME got: one still running was leaked.
 leaked=""
 for pid in $(pgrep -f "weft daemon run" || true); do

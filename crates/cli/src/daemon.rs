@@ -176,6 +176,24 @@ pub(crate) async fn status(json: bool) -> ExitCode {
         Some(s) => out!("sandbox    {}: {}", s.mechanism, s.details),
         None => out!("sandbox    (being probed)"),
     }
+    for surface in status
+        .surfaces
+        .iter()
+        .filter(|s| s.running || s.restarts > 0)
+    {
+        let state = match (surface.running, surface.pid) {
+            (true, Some(pid)) => format!("running, pid {pid}"),
+            _ => "stopped".to_string(),
+        };
+        out!(
+            "{:<10} {state}, {} restart(s)",
+            surface.name,
+            surface.restarts
+        );
+        if let Some(why) = &surface.last_error {
+            out!("           last failure: {why}");
+        }
+    }
     ExitCode::SUCCESS
 }
 

@@ -36,6 +36,7 @@ mod hosts;
 mod import;
 mod library;
 mod list;
+mod matrix;
 mod mcp;
 mod proxy;
 mod restore;
@@ -168,6 +169,15 @@ enum Command {
         /// The session key.
         key: String,
     },
+    /// The Matrix surface: any Matrix app prompts and answers the agents. `weft matrix
+    /// login --homeserver URL --user MXID`, `allow MXID`, `deny MXID`, `status [--json]`,
+    /// `logout` (`weft matrix --help` for all); run by `weft-matrix` beside `weft`.
+    #[command(disable_help_flag = true)]
+    Matrix {
+        /// Its subcommand and arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// The kernel service: run it, see it, stop it.
     Daemon {
         #[command(subcommand)]
@@ -285,6 +295,7 @@ async fn use_host(name: Option<&str>, command: &Command) -> Result<(), ExitCode>
         Command::Sandbox(_) => "weft sandbox",
         Command::Hosts { .. } => "weft hosts",
         Command::Tokens { .. } => "weft tokens",
+        Command::Matrix { .. } => "weft matrix",
         Command::Check(_) => "weft check-command",
         _ => return client::use_host(name).await,
     };
@@ -377,6 +388,19 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     let cli = Cli::parse_from(args);
+    if let Command::Matrix { args } = &cli.command {
+        // Its own program (its own workspace: matrix-sdk's SQLite cannot link beside
+        // Weft's), which reads the password from this terminal or stdin.
+        if cli
+            .host
+            .as_deref()
+            .is_some_and(|h| !h.is_empty() && h != "local")
+        {
+            eprintln!("weft: weft matrix acts on this machine only; --host (or WEFT_HOST) cannot be used with it");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        return matrix::exec(args);
+    }
     let home = weft_client::Home::from_env();
     match &cli.command {
         Command::Daemon {
@@ -460,6 +484,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve::serve(args).await,
             Command::Tokens { command } => tokens::run(command),
             Command::Proxy => proxy::proxy().await,
+            Command::Matrix { .. } => unreachable!("run before the runtime starts"),
             Command::Hosts { command } => hosts::run(command).await,
             Command::Tui(args) => tui::tui(args).await,
             Command::Daemon { command } => match command {

@@ -27,6 +27,7 @@ mod proof;
 mod reply;
 pub mod service;
 mod socket;
+pub mod surfaces;
 pub mod tls;
 pub mod tokens;
 mod trust;
@@ -217,12 +218,15 @@ pub async fn run(options: Options) -> Result<(), DaemonError> {
     tokio::spawn(socket::serve(service.clone(), listener));
     tokio::spawn(service.clone().watch());
     tokio::spawn(notify::watch(service.clone()));
+    surfaces::Surfaces::start_configured(&service);
     tokio::select! {
         _ = service.stopped() => {}
         _ = terminate_signal() => service.stop_soon("the Weft daemon received a signal to stop"),
     }
     let reason = service.stop_reason();
     tracing::info!(%reason, "weft daemon stopping");
+    // Before the clients hear "closing": a surface that saw it would reconnect.
+    service.surfaces.stop_all().await;
     let conns: Vec<_> = service
         .conns
         .lock()

@@ -66,6 +66,8 @@ pub struct Service {
     ended: tokio::sync::Notify,
     stop_reason: Mutex<Option<String>>,
     restart_for: Mutex<Option<String>>,
+    /// The chat surfaces it runs (`weft-matrix run`).
+    pub surfaces: crate::surfaces::Surfaces,
 }
 
 impl Service {
@@ -110,6 +112,7 @@ impl Service {
             ended: tokio::sync::Notify::new(),
             stop_reason: Mutex::default(),
             restart_for: Mutex::default(),
+            surfaces: crate::surfaces::Surfaces::default(),
         })
     }
 
@@ -333,6 +336,7 @@ impl Service {
                 details: p.details.clone(),
             }),
             warm: self.loom.warm_processes(),
+            surfaces: self.surfaces.status(),
         }
     }
 }

@@ -63,7 +63,9 @@ pub use snapshot::{
     Interaction, InteractionKind, Phase, Plan, PlanStep, Question, QuestionType, QueuedPrompt,
     StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus, UniversalSnapshot, Usage,
 };
-pub use status::{DaemonStatus, PrewarmRequest, Prewarmed, SandboxStatus, WarmProcess};
+pub use status::{
+    DaemonStatus, PrewarmRequest, Prewarmed, SandboxStatus, SurfaceStatus, WarmProcess,
+};
 pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use trust::{TrustGrant, WorkspaceTrust};
 pub use turn_diff::{NotStored, RestoreSide, Restored, TurnChange, TurnDiff, TurnFile};

@@ -40,6 +40,29 @@ pub struct DaemonStatus {
     /// Agent processes started ahead of their turn that no turn has taken yet.
     #[serde(default)]
     pub warm: Vec<WarmProcess>,
+    /// The chat surfaces it runs and restarts (`weft-matrix run`), configured or not.
+    #[serde(default)]
+    pub surfaces: Vec<SurfaceStatus>,
+}
+
+/// A surface the daemon supervises: a client program of its own (`weft-matrix run`),
+/// started while it is configured and restarted with backoff when it fails.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SurfaceStatus {
+    /// `matrix`.
+    pub name: String,
+    /// Its process is running.
+    pub running: bool,
+    /// That process.
+    pub pid: Option<u32>,
+    /// Started after a failure since the daemon started.
+    pub restarts: u32,
+    /// Why it last failed (its exit status and the last line it wrote), if it did.
+    pub last_error: Option<String>,
+    /// When its process started (ms since the epoch).
+    #[ts(type = "number | null")]
+    pub since: Option<i64>,
 }
 
 /// The OS sandbox Weft's own agent runs shell commands in (`weft sandbox --probe`).

@@ -403,6 +403,13 @@ pub enum ClientRequest {
     DaemonStatus {} => DaemonStatus as Read,
     /// Stop every turn and terminal, then exit. Answered by `null` first.
     DaemonStop {} => () as Control,
+    /// Start, restart or stop a surface the daemon supervises (`matrix`) after its
+    /// settings changed (`weft matrix login` or `logout`): it runs while it is
+    /// configured. Only on the daemon's own socket. Answered by its [`SurfaceStatus`].
+    ReloadSurface {
+        /// `matrix`.
+        name: String,
+    } => SurfaceStatus as Control,
     /// Accept WebSocket clients on `addr` for as long as this connection lasts (what
     /// `weft serve` does). Answered by [`Listening`].
     Listen {

@@ -218,7 +218,11 @@ rows: number, } | { "type": "closeTerminal",
 /**
  * The session.
  */
-sessionKey: string, } | { "type": "daemonStatus", } | { "type": "daemonStop", } | { "type": "listen", 
+sessionKey: string, } | { "type": "daemonStatus", } | { "type": "daemonStop", } | { "type": "reloadSurface", 
+/**
+ * `matrix`.
+ */
+name: string, } | { "type": "listen", 
 /**
  * `IP:PORT`; port 0 picks a free one. Off loopback it is always served over TLS.
  */

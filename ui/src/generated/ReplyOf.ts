@@ -26,6 +26,7 @@ import type { SessionInfo } from "./SessionInfo";
 import type { SkillInfo } from "./SkillInfo";
 import type { SnapshotAt } from "./SnapshotAt";
 import type { SteerOutcome } from "./SteerOutcome";
+import type { SurfaceStatus } from "./SurfaceStatus";
 import type { TerminalAttached } from "./TerminalAttached";
 import type { ToolInfo } from "./ToolInfo";
 import type { TranscriptPage } from "./TranscriptPage";
@@ -77,6 +78,7 @@ export type ReplyOf = {
   closeTerminal: null;
   daemonStatus: DaemonStatus;
   daemonStop: null;
+  reloadSurface: SurfaceStatus;
   listen: Listening;
   listLibrary: Array<LibrarySession>;
   searchLibrary: Array<LibraryHit>;

@@ -92,6 +92,7 @@ export type { SnapshotPatch } from "./SnapshotPatch";
 export type { SteerOutcome } from "./SteerOutcome";
 export type { StepStatus } from "./StepStatus";
 export type { SubAgent } from "./SubAgent";
+export type { SurfaceStatus } from "./SurfaceStatus";
 export type { TerminalAttached } from "./TerminalAttached";
 export type { ToolCall } from "./ToolCall";
 export type { ToolInfo } from "./ToolInfo";

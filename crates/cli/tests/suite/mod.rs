@@ -20,6 +20,7 @@ mod serve;
 mod serve_tls;
 mod setup_once;
 mod support;
+mod surfaces;
 mod trust;
 mod tui;
 mod warm;

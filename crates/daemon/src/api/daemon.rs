@@ -27,6 +27,21 @@ pub(super) fn stop(service: &Service, caller: &Caller) -> Result<(), WireError> 
     Ok(())
 }
 
+/// Only a client on the daemon's own socket (this user on this machine) may start a
+/// surface: it runs a program with the user's chat credentials.
+pub(super) async fn reload_surface(
+    service: &Arc<Service>,
+    conn: &Arc<Conn>,
+    name: &str,
+) -> Result<weft_protocol::SurfaceStatus, WireError> {
+    if conn.transport != Transport::Socket {
+        return Err(forbidden(
+            "only a client on the daemon's own socket may start or stop a surface",
+        ));
+    }
+    crate::surfaces::reload(service, name).await
+}
+
 /// A listen request's options: a certificate and its key come together.
 pub(super) fn listen_options(
     addr: String,

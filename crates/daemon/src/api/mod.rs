@@ -272,6 +272,9 @@ pub async fn handle(
                 Err(e) => Err(e),
             })
         }
+        ClientRequest::ReloadSurface { name } => {
+            answer::<verb::ReloadSurface>(daemon::reload_surface(service, conn, &name).await)
+        }
         ClientRequest::ListAgentInstalls {} => {
             answer::<verb::ListAgentInstalls>(daemon::agent_installs(service))
         }

@@ -58,7 +58,7 @@ describe("browserShell", () => {
     const asked: ClientRequest[] = [];
     const status: DaemonStatus = {
       pid: 1, version: "0.1.0", home: "/home/me/.weft", socket: "/s", startedAt: 0, listening: [], clients: {},
-      busySessions: 0, terminals: 0, pending: 0, idleSecs: 600, sandbox: null, warm: [],
+      busySessions: 0, terminals: 0, pending: 0, idleSecs: 600, sandbox: null, warm: [], surfaces: [],
     };
     const info = await shell.appInfo(async <T,>(r: ClientRequest) => {
       asked.push(r);
