@@ -274,6 +274,11 @@ impl World {
         serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
     }
 
+    /// The bot's process id.
+    pub fn bot_pid(&self) -> Option<u32> {
+        self.bot.as_ref().map(Child::id)
+    }
+
     /// Kills the bot at once (as a crash would).
     pub fn kill_bot(&mut self) {
         if let Some(mut child) = self.bot.take() {
@@ -343,17 +348,7 @@ impl World {
     /// The bot's messages in `room`, oldest first, each as (event id, its text after
     /// every edit so far, how many edits it had).
     pub async fn bot_messages(&self, room: &Room) -> Vec<(String, String, usize)> {
-        let mut options = MessagesOptions::backward();
-        options.limit = 200u32.into();
-        let Ok(messages) = room.messages(options).await else {
-            return Vec::new();
-        };
-        let mut events: Vec<Value> = messages
-            .chunk
-            .iter()
-            .filter_map(|e| e.raw().deserialize_as::<Value>().ok())
-            .collect();
-        events.reverse();
+        let events = timeline(room).await;
         let mut out: Vec<(String, String, usize)> = Vec::new();
         for ev in events {
             if ev["sender"] != self.bot_id.as_str() || ev["type"] != "m.room.message" {
@@ -463,6 +458,22 @@ impl World {
         .await;
         (room, key)
     }
+}
+
+/// The room's last 200 events, oldest first, decrypted where they were encrypted.
+pub async fn timeline(room: &Room) -> Vec<Value> {
+    let mut options = MessagesOptions::backward();
+    options.limit = 200u32.into();
+    let Ok(messages) = room.messages(options).await else {
+        return Vec::new();
+    };
+    let mut events: Vec<Value> = messages
+        .chunk
+        .iter()
+        .filter_map(|e| e.raw().deserialize_as::<Value>().ok())
+        .collect();
+    events.reverse();
+    events
 }
 
 impl Drop for World {

@@ -1,3 +1,4 @@
+mod bench;
 mod commands;
 mod flows;
 mod harness;
