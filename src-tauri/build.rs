@@ -21,6 +21,8 @@ fn main() {
         "hosts_add",
         "hosts_remove",
         "hosts_status",
+        "hosts_forwards",
+        "hosts_forward",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

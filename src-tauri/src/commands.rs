@@ -410,6 +410,38 @@ pub async fn hosts_remove(
     done.map(|_| link.remotes.states())
 }
 
+/// The forwards of hosts' ports to this machine, as `weft hosts forward --list --json`
+/// reports them (each with whether it still listens).
+#[tauri::command]
+pub async fn hosts_forwards() -> Reply<Value> {
+    json_of(crate::hosts::run_weft(&["hosts", "forward", "--list", "--json"]).await?)
+}
+
+/// Opens host `name`'s `port` (`PORT` or `PORT:LOCALPORT`) on this machine's loopback
+/// through its shared ssh connection, as `weft hosts forward NAME PORT` does — or, with
+/// `cancel`, closes that forward of the host's PORT. Answers the forwards after.
+#[tauri::command]
+pub async fn hosts_forward(name: String, port: String, cancel: bool) -> Reply<Value> {
+    let (remote, _) = weft_hosts::forward::parse(&port)
+        .map_err(|e| WireError::new(ErrorCode::BadRequest, e.to_string()))?;
+    if cancel {
+        let remote = remote.to_string();
+        crate::hosts::run_weft(&["hosts", "forward", "--cancel", "--", &name, &remote]).await?;
+    } else {
+        crate::hosts::run_weft(&["hosts", "forward", "--", &name, &port]).await?;
+    }
+    hosts_forwards().await
+}
+
+fn json_of(out: String) -> Reply<Value> {
+    serde_json::from_str(&out).map_err(|e| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("weft said something else than JSON: {e}"),
+        )
+    })
+}
+
 /// Each host's daemon as `weft hosts status --json` reports it (`local` first).
 #[tauri::command]
 pub async fn hosts_status() -> Reply<Value> {

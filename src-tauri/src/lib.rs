@@ -208,6 +208,8 @@ pub fn run() -> anyhow::Result<()> {
             commands::hosts_add,
             commands::hosts_remove,
             commands::hosts_status,
+            commands::hosts_forwards,
+            commands::hosts_forward,
         ])
         .setup(move |app| {
             if let Some(window) = app.get_webview_window(main_window::LABEL) {

@@ -3,11 +3,13 @@
 // that host through the composer's folder browser (listed by the host's daemon), runs
 // an echo turn there, closes the window mid-turn, and the reopened window shows the turn
 // finished on the host. A link killed mid-turn is made again and the session resyncs.
-// The library, usage, agents and accounts views show the host's when it is picked.
+// The library, usage, agents and accounts views show the host's when it is picked; a
+// port of the host is forwarded here from Settings → Hosts and stopped.
 // Removing the host stops Weft there.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { readFileSync } from "node:fs";
+import net from "node:net";
 import { byTestId, chooseAgent, closeApp, lastTurnText, launch, phase, processesOfRun, screenshot, send, until } from "./harness.mjs";
 
 const DEST = process.env.WEFT_E2E_SSH_DEST;
@@ -124,8 +126,42 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
     await until(browser, () => browser.$('[data-testid="account-list"]').isExisting(), "the host's accounts");
     assert.equal(await (await byTestId(browser, "accounts-error")).isExisting(), false, "the host's accounts read without an error");
 
-    // Removing the host stops Weft there and forgets it.
+    // A port of the host (a dev server there) opens here through its ssh connection,
+    // from Settings → Hosts, and stops.
+    const devServer = net.createServer((socket) => socket.end("hello from the host\n"));
+    await new Promise((resolve) => devServer.listen(0, "127.0.0.1", resolve));
+    const remotePort = devServer.address().port;
+    const localPort = await new Promise((resolve) => {
+      const probe = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address();
+        probe.close(() => resolve(port));
+      });
+    });
     await go("#/settings/hosts", "hosts-settings");
+    await until(browser, () => hostRow().isExisting(), "the host listed");
+    await (await byTestId(browser, "host-forward-host")).selectByAttribute("value", HOST);
+    await (await byTestId(browser, "host-forward-port")).setValue(`${remotePort}:${localPort}`);
+    await (await byTestId(browser, "host-forward-add")).click();
+    const forwardRow = await browser.$(`[data-testid="host-forward"][data-host="${HOST}"][data-port="${remotePort}"]`);
+    await until(browser, () => forwardRow.isExisting(), "the forward listed", 60000);
+    assert.equal(await forwardRow.getAttribute("data-local"), String(localPort));
+    assert.equal(await forwardRow.getAttribute("data-listening"), "true");
+    const greeting = () =>
+      new Promise((resolve, reject) => {
+        const c = net.connect(localPort, "127.0.0.1");
+        let said = "";
+        c.on("data", (d) => (said += d));
+        c.on("end", () => resolve(said));
+        c.on("error", reject);
+      });
+    assert.equal(await greeting(), "hello from the host\n", "the host's port answers here");
+    await screenshot(browser, "hosts-07-port-forwarded-light");
+    await (await forwardRow.$('[data-testid="host-forward-cancel"]')).click();
+    await until(browser, async () => !(await forwardRow.isExisting()), "the forward stopped", 60000);
+    await assert.rejects(greeting(), "nothing listens here once stopped");
+    devServer.close();
+
+    // Removing the host stops Weft there and forgets it.
     await until(browser, () => hostRow().isExisting(), "the host listed");
     await (await hostRow().$('[data-testid="host-remove"]')).click();
     await until(browser, async () => !(await hostRow().isExisting()), "the host removed", 90000);

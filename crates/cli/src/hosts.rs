@@ -1,5 +1,6 @@
-//! `weft hosts add|list|remove|status`: the machines this one reaches over SSH
-//! (crates/hosts), and `--host NAME`'s connection to one of them.
+//! `weft hosts add|list|remove|status|forward`: the machines this one reaches over SSH
+//! (crates/hosts), `--host NAME`'s connection to one of them, and a host's ports on
+//! this machine.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -48,6 +49,26 @@ pub(crate) enum HostsCommand {
         #[arg(long, hide = true)]
         here: bool,
     },
+    /// Open a host's port here (a worktree's dev server): `NAME PORT[:LOCALPORT]`
+    /// listens on 127.0.0.1:LOCALPORT (default: PORT) through the host's shared ssh
+    /// connection (`ssh -O forward`); `--list` the forwards, `--cancel NAME PORT` one.
+    Forward {
+        /// The host.
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// PORT or PORT:LOCALPORT (with --cancel: the host's PORT).
+        #[arg(required_unless_present = "list")]
+        port: Option<String>,
+        /// List the forwards, each with whether it still listens.
+        #[arg(long, conflicts_with = "cancel")]
+        list: bool,
+        /// Cancel the forward of the host's PORT.
+        #[arg(long)]
+        cancel: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub(crate) async fn run(command: HostsCommand) -> ExitCode {
@@ -65,6 +86,84 @@ pub(crate) async fn run(command: HostsCommand) -> ExitCode {
             Err(code) => code,
         },
         HostsCommand::Status { json, here: false } => status(&home, json).await,
+        HostsCommand::Forward {
+            list: true, json, ..
+        } => forwards(&home, json).await,
+        HostsCommand::Forward {
+            name: Some(name),
+            port: Some(port),
+            cancel,
+            json,
+            ..
+        } => forward(&home, &name, &port, cancel, json).await,
+        HostsCommand::Forward { .. } => {
+            eprintln!(
+                "weft: weft hosts forward NAME PORT[:LOCALPORT], --list, or --cancel NAME PORT"
+            );
+            ExitCode::from(crate::EXIT_USAGE)
+        }
+    }
+}
+
+async fn forwards(home: &Home, json: bool) -> ExitCode {
+    let all = weft_hosts::forward::list(home).await;
+    if json {
+        return print_json(&all);
+    }
+    if all.is_empty() {
+        out!("no forwards (weft hosts forward NAME PORT[:LOCALPORT])");
+    }
+    for f in &all {
+        out!(
+            "{}:{}\t{}\t{}",
+            f.forward.host,
+            f.forward.port,
+            f.forward.url(),
+            if f.listening {
+                "listening"
+            } else {
+                "gone (its ssh connection ended)"
+            }
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+async fn forward(home: &Home, name: &str, spec: &str, cancel: bool, json: bool) -> ExitCode {
+    let host = match Hosts::load(home).and_then(|h| h.get(name).cloned()) {
+        Ok(h) => h,
+        Err(e) => return failed(&e),
+    };
+    let ssh = Ssh::from_env(home);
+    if cancel {
+        let port = match spec.parse::<u16>() {
+            Ok(p) => p,
+            Err(_) => {
+                return failed(&HostError::Invalid(format!("{spec:?} is not a port")));
+            }
+        };
+        return match weft_hosts::forward::cancel(home, &ssh, &host, port).await {
+            Ok(gone) if json => print_json(&gone),
+            Ok(gone) => {
+                for f in gone {
+                    out!("{name}:{}: no longer at {}", f.port, f.url());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => failed(&e),
+        };
+    }
+    let (port, local) = match weft_hosts::forward::parse(spec) {
+        Ok(p) => p,
+        Err(e) => return failed(&e),
+    };
+    match weft_hosts::forward::start(home, &ssh, &host, port, local).await {
+        Ok(f) if json => print_json(&f),
+        Ok(f) => {
+            out!("{name}:{port} at {}", f.url());
+            ExitCode::SUCCESS
+        }
+        Err(e) => failed(&e),
     }
 }
 
@@ -177,6 +276,10 @@ async fn remove(home: &Home, name: &str, purge: bool) -> ExitCode {
         .status()
         .await;
     let reached = matches!(&ran, Ok(out) if out.contains("weft-remove-ok"));
+    // Its forwards lived in that connection.
+    if let Err(e) = weft_hosts::forward::forget(home, name) {
+        eprintln!("weft: {e}");
+    }
     if let Err(e) = hosts.remove(name).and_then(|_| hosts.save(home)) {
         return failed(&e);
     }

@@ -20,8 +20,12 @@
 //! `weft` of this very version (checked by SHA-256) into
 //! `~/.local/share/weft/<version>/`, never as root; a host of another OS or
 //! architecture gets an error that names it.
+//!
+//! A host's ports (a worktree's dev server) open here through the same shared
+//! connection ([`forward`]: `ssh -O forward -L …`).
 
 pub mod contact;
+pub mod forward;
 pub mod link;
 pub mod list;
 pub mod ssh;

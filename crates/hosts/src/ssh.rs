@@ -95,6 +95,35 @@ impl Ssh {
         cmd
     }
 
+    /// `ssh -O OP [-L SPEC]` to the shared connection to `destination` (`check`,
+    /// `forward`, `cancel`).
+    pub fn control(
+        &self,
+        destination: &str,
+        op: &str,
+        forward: Option<&str>,
+    ) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(self.options());
+        cmd.args(["-O", op]);
+        if let Some(spec) = forward {
+            cmd.args(["-L", spec]);
+        }
+        cmd.arg("--").arg(destination);
+        cmd
+    }
+
+    /// Opens the shared connection to `destination` to stay until `ssh -O exit` (a
+    /// port forward lives in it: crate::forward). ssh takes an option's first value,
+    /// so `ControlPersist=yes` goes before the others.
+    pub fn persistent_master(&self, destination: &str) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(["-o", "ControlPersist=yes"]);
+        cmd.args(self.options());
+        cmd.arg("--").arg(destination).arg("true");
+        cmd
+    }
+
     fn options(&self) -> Vec<String> {
         let mut args = Vec::new();
         if let Some(config) = &self.config {

@@ -16,7 +16,7 @@ import type {
   TurnDiff,
 } from "../generated";
 import { apply, emptySnapshot } from "./patch";
-import { folderOn, splitFolder, type HostLink, type HostStatus } from "./hosts.svelte";
+import { folderOn, splitFolder, type HostForward, type HostLink, type HostStatus } from "./hosts.svelte";
 import { VerbError, type AppInfo, type LinkState, type Reply, type Transport } from "./transport";
 
 type Verb = ClientRequest["type"];
@@ -414,6 +414,16 @@ export class FakeTransport implements Transport {
     { name: "local", destination: "", reachable: true, version: "0.1.0", sessions: this.sessions.size, running: 0, questions: 0, agents: [], idleExitSecs: 600 },
     ...this.hostList.map((h): HostStatus => ({ name: h.name, destination: h.destination, reachable: h.connected, version: "0.1.0", sessions: 0, running: 0, questions: 0, agents: [], idleExitSecs: 600 })),
   ];
+  /** The host ports forwarded here, as `weft hosts forward --list` lists them. */
+  forwards: HostForward[] = [];
+  hostForwards: Transport["hostForwards"] = async () => [...this.forwards];
+  forwardHostPort: Transport["forwardHostPort"] = async (name, port, cancel) => {
+    this.record("forwardHostPort", name, port, cancel);
+    const [remote, local = remote] = port.split(":").map(Number);
+    if (cancel) this.forwards = this.forwards.filter((f) => !(f.host === name && f.port === remote));
+    else this.forwards = [...this.forwards, { host: name, port: remote, local, listening: true }];
+    return [...this.forwards];
+  };
   pickWorkspace: Transport["pickWorkspace"] = async () => {
     this.record("pickWorkspace");
     return "/work/picked";

@@ -111,6 +111,17 @@ export interface HostStatus {
   note?: string;
 }
 
+/** A host's port forwarded to this machine (crates/hosts/src/forward.rs ForwardState). */
+export interface HostForward {
+  host: string;
+  /** The port on the host. */
+  port: number;
+  /** The port on this machine's loopback. */
+  local: number;
+  /** Whether it still listens (its ssh connection is up). */
+  listening: boolean;
+}
+
 /** The shell's hosts commands (the desktop app's; a browser has none). */
 export interface HostCommands {
   listHosts(): Promise<HostLink[]>;
@@ -127,10 +138,14 @@ export class HostsStore {
   status = $state<HostStatus[]>([]);
   error = $state<string | null>(null);
   busy = $state<string | null>(null);
+  forwards = $state<HostForward[]>([]);
   readonly commands: HostCommands | null;
+  private readonly forwarding: Pick<Transport, "hostForwards" | "forwardHostPort">;
 
   constructor(transport: Partial<HostCommands> | Transport) {
     const t = transport as Partial<HostCommands>;
+    const f = transport as Pick<Transport, "hostForwards" | "forwardHostPort">;
+    this.forwarding = { hostForwards: f.hostForwards?.bind(transport), forwardHostPort: f.forwardHostPort?.bind(transport) };
     this.commands =
       t.listHosts && t.addHost && t.removeHost && t.hostsStatus
         ? { listHosts: () => t.listHosts!(), addHost: (n, d) => t.addHost!(n, d), removeHost: (n) => t.removeHost!(n), hostsStatus: () => t.hostsStatus!() }
@@ -186,6 +201,34 @@ export class HostsStore {
   async loadStatus() {
     const status = await this.run("status", (c) => c.hostsStatus());
     if (status) this.status = status;
+  }
+
+  /** Whether this surface forwards hosts' ports (the desktop app). */
+  get forwardsPorts(): boolean {
+    return !!(this.forwarding.hostForwards && this.forwarding.forwardHostPort);
+  }
+
+  async loadForwards() {
+    const list = this.forwarding.hostForwards;
+    if (!list) return;
+    const forwards = await this.run("forwards", () => list());
+    if (forwards) this.forwards = forwards;
+  }
+
+  /** Forwards `port` (`PORT` or `PORT:LOCALPORT`) of `host` here; false when it failed (`error` says why). */
+  async forward(host: string, port: string): Promise<boolean> {
+    const forward = this.forwarding.forwardHostPort;
+    if (!forward) return false;
+    const forwards = await this.run(`forward ${host}`, () => forward(host, port.trim(), false));
+    if (forwards) this.forwards = forwards;
+    return forwards !== null;
+  }
+
+  async cancelForward(host: string, port: number) {
+    const forward = this.forwarding.forwardHostPort;
+    if (!forward) return;
+    const forwards = await this.run(`cancel ${host}`, () => forward(host, String(port), true));
+    if (forwards) this.forwards = forwards;
   }
 
   /** Where the folder browser starts on `host`: its home when known. */

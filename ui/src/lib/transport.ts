@@ -3,7 +3,7 @@
 // and the pushed patches. `WeftClient` (client/client.ts) implements it over any link to
 // the daemon; `FakeTransport` is an in-memory stand-in for tests.
 import type { ClientRequest, ExportFormat, PatchEvent, ReplyOf, WireError } from "../generated";
-import type { HostLink, HostStatus } from "./hosts.svelte";
+import type { HostForward, HostLink, HostStatus } from "./hosts.svelte";
 
 /** The reply to request `R`: the type crates/protocol/src/verbs.rs pairs with its `type`. */
 export type Reply<R extends ClientRequest> = ReplyOf[R["type"]];
@@ -93,6 +93,10 @@ export interface WindowCommands {
   removeHost?: (name: string) => Promise<HostLink[]>;
   /** Every host's daemon, as `weft hosts status --json` reports it. */
   hostsStatus?: () => Promise<HostStatus[]>;
+  /** The host ports forwarded to this machine (`weft hosts forward --list`). */
+  hostForwards?: () => Promise<HostForward[]>;
+  /** Forwards host `name`'s `port` (`PORT` or `PORT:LOCALPORT`) here, or with `cancel` stops that; the forwards after. */
+  forwardHostPort?: (name: string, port: string, cancel: boolean) => Promise<HostForward[]>;
   /**
    * Sends `request` to host `host`'s daemon (`local`: this machine's): a view showing one
    * host's library, usage, agents or accounts asks verbs that name no session or folder.

@@ -682,3 +682,107 @@ fn uid_of(user: &str) -> u32 {
         .parse()
         .unwrap_or_else(|e| panic!("uid of {user}: {e}"))
 }
+
+/// A port free on loopback now.
+fn free_local_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The first line `127.0.0.1:port` says to a new connection (an error if none listens).
+fn greeting(port: u16) -> std::io::Result<String> {
+    use std::io::BufRead as _;
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let mut line = String::new();
+    std::io::BufReader::new(stream).read_line(&mut line)?;
+    Ok(line.trim_end().to_string())
+}
+
+#[test]
+fn a_hosts_port_opens_here_through_the_shared_connection_and_closes_when_cancelled() {
+    let Some(mut rig) = Rig::new() else { return };
+    let (user, _) = rig.user(BASH);
+    let (port, _) = rig.sshd(&[&user], "");
+    rig.alias("devbox", port, &user, "");
+    add(&rig, "devbox", "devbox");
+    // A dev server on the host's loopback: it greets each connection.
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let remote = server
+        .local_addr()
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::thread::spawn(move || {
+        for stream in server.incoming().flatten() {
+            use std::io::Write as _;
+            let mut stream = stream;
+            let _ = stream.write_all(b"hello from the host\n");
+        }
+    });
+    // No shared connection open (first contact's ended): the forward opens one that
+    // stays for it.
+    let control = format!("ControlPath={}/ssh/cm-%C", rig.env.home.path().display());
+    let ended = std::process::Command::new("ssh")
+        .arg("-F")
+        .arg(rig.config())
+        .args(["-o", &control, "-O", "exit", "devbox"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(ended.status.success(), "{ended:?}");
+    let local = free_local_port();
+    let started: Value = serde_json::from_str(&rig.ok(&[
+        "hosts",
+        "forward",
+        "devbox",
+        &format!("{remote}:{local}"),
+        "--json",
+    ]))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(started["local"], local);
+    assert_eq!(
+        greeting(local).unwrap_or_else(|e| panic!("the forward: {e}")),
+        "hello from the host"
+    );
+    let listed: Value = serde_json::from_str(&rig.ok(&["hosts", "forward", "--list", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["host"], "devbox");
+    assert_eq!(listed[0]["port"], remote);
+    assert_eq!(listed[0]["local"], local);
+    assert_eq!(listed[0]["listening"], true);
+    // No ssh of its own: the shared connection (ssh's master) listens on the port.
+    let master = std::process::Command::new("ss")
+        .args(["-ltnpH", &format!("sport = :{local}")])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    if !master.is_empty() {
+        assert!(master.contains("\"ssh\""), "{master}");
+    }
+
+    rig.ok(&[
+        "hosts",
+        "forward",
+        "--cancel",
+        "devbox",
+        &remote.to_string(),
+    ]);
+    assert!(greeting(local).is_err(), "still forwarded after --cancel");
+    let listed: Value = serde_json::from_str(&rig.ok(&["hosts", "forward", "--list", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed, serde_json::json!([]));
+    // A port that is not forwarded cannot be cancelled.
+    let out = rig.weft(&[
+        "hosts",
+        "forward",
+        "--cancel",
+        "devbox",
+        &remote.to_string(),
+    ]);
+    assert!(!out.status.success());
+    rig.ok(&["hosts", "remove", "devbox", "--purge"]);
+    // The connection the forward opened ended with the host's removal.
+    assert_nothing_runs_as(&user);
+}

@@ -54,6 +54,8 @@ export class WeftClient implements Transport, TerminalClient {
   readonly removeHost?: Transport["removeHost"];
   readonly hostsStatus?: Transport["hostsStatus"];
   readonly requestOn?: Transport["requestOn"];
+  readonly hostForwards?: Transport["hostForwards"];
+  readonly forwardHostPort?: Transport["forwardHostPort"];
 
   private nextId = 1;
   private pending = new Map<number, Pending>();
@@ -89,6 +91,8 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.removeHost) this.removeHost = (name) => shell.removeHost!(name);
     if (shell.hostsStatus) this.hostsStatus = () => shell.hostsStatus!();
     if (shell.requestOn) this.requestOn = (host, request) => shell.requestOn!(host, request);
+    if (shell.hostForwards) this.hostForwards = () => shell.hostForwards!();
+    if (shell.forwardHostPort) this.forwardHostPort = (name, port, cancel) => shell.forwardHostPort!(name, port, cancel);
   }
 
   connect(): Promise<void> {

@@ -104,6 +104,8 @@ export function tauriShell(): Shell {
     addHost: (name, destination) => call("hosts_add", { name, destination }),
     removeHost: (name) => call("hosts_remove", { name }),
     hostsStatus: () => call("hosts_status"),
+    hostForwards: () => call("hosts_forwards"),
+    forwardHostPort: (name, port, cancel) => call("hosts_forward", { name, port, cancel }),
     // The same command as every verb, told which host's daemon answers it.
     requestOn: (host, request) => call("weft_request", { request, host }),
   };

@@ -147,4 +147,23 @@ describe("one window over all hosts", () => {
     render(HostsPanel, { transport: t, version: "0.1.0" });
     expect(screen.getByTestId("hosts-unavailable")).toBeTruthy();
   });
+
+  it("forwards a host's port here from Settings → Hosts, opens it, and stops it", async () => {
+    const t = new FakeTransport();
+    t.hostList = [{ name: "gpu", destination: "me@gpu.example", home: "/home/me", connected: true, error: null }];
+    const opened: string[] = [];
+    t.openUrl = async (url: string) => void opened.push(url);
+    render(HostsPanel, { transport: t, version: "0.1.0" });
+    const form = await screen.findByTestId("host-forward-form");
+    await fireEvent.input(within(form).getByTestId("host-forward-port"), { target: { value: "3000:8080" } });
+    await fireEvent.click(within(form).getByTestId("host-forward-add"));
+    const row = await screen.findByTestId("host-forward");
+    expect([row.dataset.host, row.dataset.port, row.dataset.local]).toEqual(["gpu", "3000", "8080"]);
+    expect(t.calls.filter((c) => c.verb === "forwardHostPort").map((c) => c.args)).toEqual([["gpu", "3000:8080", false]]);
+    await fireEvent.click(within(row).getByText("http://127.0.0.1:8080/"));
+    expect(opened).toEqual(["http://127.0.0.1:8080/"]);
+    await fireEvent.click(within(row).getByTestId("host-forward-cancel"));
+    await waitFor(() => expect(screen.queryByTestId("host-forward")).toBeNull());
+    expect(t.calls.filter((c) => c.verb === "forwardHostPort").at(-1)?.args).toEqual(["gpu", "3000", true]);
+  });
 });
