@@ -7,7 +7,8 @@
 // daemon's 256 KiB cap on hunks a diff carries). The Review draws it virtualized; the
 // page then scrolls its scroller from top to end at 240 px a frame, unified and then side
 // by side, and records every requestAnimationFrame interval. Prints one JSON line
-// ("diff bench: …") with p50/p95/max and frames over 50 ms, and the load average.
+// ("diff bench: …") with p50/p95/max and frames over 50 ms, and the load average; and the
+// same for 600 frames of the window idle just before (what the machine gives anyway).
 //   WEFT_E2E_DIFF_BENCH=1 WEFT_E2E_FILES=ui/e2e/diff-bench.e2e.test.mjs scripts/e2e-app.sh
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -40,6 +41,8 @@ const summary = (frames) => ({
   p95: +pct(frames, 95).toFixed(1),
   max: +Math.max(...frames).toFixed(1),
   over50: frames.filter((f) => f > 50).length,
+  // Where in the scroll they fell (frame numbers), to tell a first-draw cost from load.
+  at: frames.flatMap((f, i) => (f > 50 ? [i] : [])).slice(0, 20),
 });
 
 describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { skip: process.env.WEFT_E2E_DIFF_BENCH ? false : "set WEFT_E2E_DIFF_BENCH=1" }, () => {
@@ -108,6 +111,15 @@ describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { ski
           await frame();
           const el = find();
           const out = { rowsInDom: card.querySelectorAll('[data-testid="vdiff-line"]').length, scrollHeight: el.scrollHeight };
+          // The same window doing nothing for as many frames: what the machine and the
+          // WebView give without the diff's work (the yardstick for the scrolling's).
+          out.idle = [];
+          let last = await frame();
+          for (let i = 0; i < 600; i++) {
+            const now = await frame();
+            out.idle.push(now - last);
+            last = now;
+          }
           out.unified = await scrollAll(el);
           const t = performance.now();
           card.querySelector('[data-testid="vdiff-layout"]').click();
@@ -131,6 +143,7 @@ describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { ski
       lines: LINES,
       rowsInDom: result.rowsInDom,
       switchToSplitMs: +result.switchToSplitMs.toFixed(1),
+      idle: summary(result.idle),
       unified: summary(result.unified),
       split: summary(result.split),
       load: readFileSync("/proc/loadavg", "utf8").trim(),
