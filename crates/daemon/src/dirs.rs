@@ -12,10 +12,22 @@
 //! An entry that is a link is reported as what it points to (a link to a folder is a
 //! folder to open), but never followed further than that one `stat`. A folder holding
 //! `.git` is marked as a repository, so the picker can say which folders are projects.
+//!
+//! `readFile` reads one file the same way (a remote session's file opened from a window
+//! of another machine): resolved first, nothing inside the state folder, at most
+//! [`MAX_READ`] bytes from its start.
 
 use std::path::{Path, PathBuf};
 
-use weft_protocol::{DirEntry, DirListing, ErrorCode, WireError};
+use std::io::Read as _;
+
+use base64::Engine as _;
+use weft_protocol::{DirEntry, DirListing, ErrorCode, FileContent, WireError};
+
+/// `readFile` reads this much unless asked for less or more.
+pub const DEFAULT_READ: u32 = 1 << 20;
+/// `readFile` reads at most this much.
+pub const MAX_READ: u32 = 16 << 20;
 
 /// At most this many entries are listed (a folder of millions answers in bounded time).
 pub const MAX_ENTRIES: usize = 5_000;
@@ -70,6 +82,49 @@ pub fn list(path: Option<&str>, home: &Path, state_dir: &Path) -> Result<DirList
         home: home.display().to_string(),
         is_repo: is_repo(&dir),
         entries,
+    })
+}
+
+/// Reads at most `max` bytes (default [`DEFAULT_READ`], at most [`MAX_READ`]) of the
+/// file `path`, refusing anything inside `state_dir`.
+pub fn read(path: &str, max: Option<u32>, state_dir: &Path) -> Result<FileContent, WireError> {
+    let bad = |why: String| WireError::new(ErrorCode::BadRequest, why);
+    if !Path::new(path).is_absolute() {
+        return Err(bad(format!("{path} is not an absolute path")));
+    }
+    let file = Path::new(path)
+        .canonicalize()
+        .map_err(|e| bad(format!("{path}: {e}")))?;
+    let state = state_dir
+        .canonicalize()
+        .unwrap_or_else(|_| state_dir.to_path_buf());
+    if file.starts_with(&state) {
+        return Err(WireError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "{} is in Weft's own state folder, which is not read",
+                file.display()
+            ),
+        ));
+    }
+    let opened = std::fs::File::open(&file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    let meta = opened
+        .metadata()
+        .map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    if !meta.is_file() {
+        return Err(bad(format!("{} is not a file", file.display())));
+    }
+    let max = u64::from(max.unwrap_or(DEFAULT_READ).min(MAX_READ));
+    let mut bytes = Vec::new();
+    opened
+        .take(max)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    Ok(FileContent {
+        path: file.display().to_string(),
+        size: meta.len(),
+        truncated: meta.len() > bytes.len() as u64,
+        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
     })
 }
 
@@ -174,5 +229,54 @@ mod tests {
             assert_eq!(e.code, ErrorCode::BadWorkdir);
             assert!(e.message.contains(says), "{p}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn reads_a_file_up_to_its_cap_but_nothing_of_the_state_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::write(state.join("tokens"), "secret").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "hello, host").unwrap();
+        std::os::unix::fs::symlink(state.join("tokens"), dir.path().join("link")).unwrap();
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+
+        let whole = read(
+            &dir.path().join("notes.md").display().to_string(),
+            None,
+            &state,
+        )
+        .unwrap();
+        assert_eq!((whole.size, whole.truncated), (11, false));
+        assert_eq!(whole.data, b64("hello, host"));
+        let head = read(
+            &dir.path().join("notes.md").display().to_string(),
+            Some(5),
+            &state,
+        )
+        .unwrap();
+        assert_eq!(
+            (head.size, head.truncated, head.data),
+            (11, true, b64("hello"))
+        );
+
+        for inside in [
+            state.join("tokens"),
+            dir.path().join("link"),
+            state.join("../state/tokens"),
+        ] {
+            let e = read(&inside.display().to_string(), None, &state).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Forbidden, "{}", inside.display());
+        }
+        assert_eq!(
+            read("notes.md", None, &state).unwrap_err().code,
+            ErrorCode::BadRequest
+        );
+        assert_eq!(
+            read(&dir.path().display().to_string(), None, &state)
+                .unwrap_err()
+                .code,
+            ErrorCode::BadRequest
+        );
     }
 }

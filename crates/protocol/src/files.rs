@@ -55,6 +55,21 @@ pub struct DirEntry {
     pub is_repo: bool,
 }
 
+/// A file as `readFile` answers it: at most the bytes asked for, from its start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FileContent {
+    /// The file read, absolute and with its links resolved.
+    pub path: String,
+    /// Its whole size in bytes.
+    #[ts(type = "number")]
+    pub size: u64,
+    /// Only its first bytes were read (it is bigger than asked for).
+    pub truncated: bool,
+    /// The bytes read, base64.
+    pub data: String,
+}
+
 /// A folder as `listDir` answers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

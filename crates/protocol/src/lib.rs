@@ -45,7 +45,9 @@ pub use command::{CommandSource, SlashCommand};
 pub use degraded::Degraded;
 pub use error::{ErrorCode, WireError};
 pub use event::DriverEvent;
-pub use files::{DirEntry, DirListing, WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery};
+pub use files::{
+    DirEntry, DirListing, FileContent, WorkspaceEntry, WorkspaceEntryKind, WorkspaceFilesQuery,
+};
 pub use install::AgentInstall;
 pub use key::{make_session_key, split_session_key};
 pub use library::{

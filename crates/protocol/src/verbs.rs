@@ -346,6 +346,18 @@ pub enum ClientRequest {
         #[ts(optional)]
         path: Option<String>,
     } => DirListing as Control,
+    /// Read a file of the daemon's machine (an absolute path), at most `maxBytes` of
+    /// it (default 1 MiB, at most 16 MiB): a remote session's file opened from a window
+    /// of another machine, which keeps a copy. Nothing inside Weft's own state folder
+    /// (`WEFT_HOME`) is read, by any path or link. Answered by a `FileContent`.
+    ReadFile {
+        /// The file.
+        path: String,
+        /// How many bytes to read at most.
+        #[serde(default)]
+        #[ts(optional)]
+        max_bytes: Option<u32>,
+    } => FileContent as Control,
     /// Answered by `SkillInfo`s.
     ListSkills {
         /// Skills visible from this folder.

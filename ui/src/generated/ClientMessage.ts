@@ -174,7 +174,15 @@ workdir?: string, } | { "type": "listWorkspaceFiles" } & WorkspaceFilesQuery | {
 /**
  * The folder (none: the home folder).
  */
-path?: string, } | { "type": "listSkills", 
+path?: string, } | { "type": "readFile", 
+/**
+ * The file.
+ */
+path: string, 
+/**
+ * How many bytes to read at most.
+ */
+maxBytes?: number, } | { "type": "listSkills", 
 /**
  * Skills visible from this folder.
  */

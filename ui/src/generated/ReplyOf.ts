@@ -10,6 +10,7 @@ import type { AutoSwitch } from "./AutoSwitch";
 import type { DaemonStatus } from "./DaemonStatus";
 import type { DirListing } from "./DirListing";
 import type { ExportWritten } from "./ExportWritten";
+import type { FileContent } from "./FileContent";
 import type { InboxItem } from "./InboxItem";
 import type { LibraryHit } from "./LibraryHit";
 import type { LibraryProgress } from "./LibraryProgress";
@@ -67,6 +68,7 @@ export type ReplyOf = {
   listTools: Array<ToolInfo>;
   listWorkspaceFiles: Array<WorkspaceEntry>;
   listDir: DirListing;
+  readFile: FileContent;
   listSkills: Array<SkillInfo>;
   saveAttachment: string;
   prewarm: Prewarmed;

@@ -31,6 +31,7 @@ export type { ErrorCode } from "./ErrorCode";
 export type { ExportFormat } from "./ExportFormat";
 export type { ExportWritten } from "./ExportWritten";
 export type { FileChange } from "./FileChange";
+export type { FileContent } from "./FileContent";
 export type { Hello } from "./Hello";
 export type { ImportOutcome } from "./ImportOutcome";
 export type { ImportedMcpServer } from "./ImportedMcpServer";

@@ -119,6 +119,17 @@ pub(super) async fn list_dir(
     .map_err(joined)?
 }
 
+pub(super) async fn read_file(
+    service: &Service,
+    path: String,
+    max_bytes: Option<u32>,
+) -> Result<weft_protocol::FileContent, WireError> {
+    let state = service.home.dir().to_path_buf();
+    tokio::task::spawn_blocking(move || crate::dirs::read(&path, max_bytes, &state))
+        .await
+        .map_err(joined)?
+}
+
 // A skill is a folder copied, removed or rewritten: off the runtime's threads.
 
 pub(super) async fn add_skill(

@@ -284,6 +284,9 @@ pub async fn handle(
         ClientRequest::ListWorkspaceFiles(q) => {
             answer::<WorkspaceFilesQuery>(daemon::workspace_files(q).await)
         }
+        ClientRequest::ReadFile { path, max_bytes } => {
+            answer::<verb::ReadFile>(daemon::read_file(service, path, max_bytes).await)
+        }
         ClientRequest::ListDir { path } => {
             answer::<verb::ListDir>(daemon::list_dir(service, path).await)
         }

@@ -68,6 +68,7 @@ fn export_all(dir: &Path) {
         WorkspaceFilesQuery,
         DirListing,
         DirEntry,
+        FileContent,
         WorkspaceTrust,
         TrustGrant,
     );
