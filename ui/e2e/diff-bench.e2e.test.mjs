@@ -45,6 +45,15 @@ const summary = (frames) => ({
   at: frames.flatMap((f, i) => (f > 50 ? [i] : [])).slice(0, 20),
 });
 
+// The main thread's busy time per frame, and for the frames over 50 ms, how much of
+// each was work (the rest was waiting for the CPU).
+const busySummary = (frames, busy) => ({
+  p50: +pct(busy, 50).toFixed(1),
+  p95: +pct(busy, 95).toFixed(1),
+  max: +Math.max(...busy).toFixed(1),
+  inLong: frames.flatMap((f, i) => (f > 50 && busy[i] !== undefined ? [+busy[i].toFixed(1)] : [])).slice(0, 20),
+});
+
 describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { skip: process.env.WEFT_E2E_DIFF_BENCH ? false : "set WEFT_E2E_DIFF_BENCH=1" }, () => {
   let browser;
   const repo = join(dirname(process.env.WEFT_WORKSPACE_DIR ?? "/tmp/weft-e2e/workspace"), "diff-bench-repo");
@@ -95,16 +104,38 @@ describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { ski
         const frame = () => new Promise((r) => requestAnimationFrame(r));
         const card = document.querySelector(`[data-testid="review-item"][data-session-key="${k}"]`);
         const find = () => card.querySelector('[data-testid="vdiff-scroller"]');
+        // Per frame, the main thread's work for it: from the scroll event (virtua's
+        // handler and Svelte's update run on it) to a message posted from the frame's
+        // requestAnimationFrame callback (delivered once that frame's style, layout and
+        // paint are done). A long interval with a short busy time is the CPU taken away.
         async function scrollAll(el) {
           const frames = [];
+          const busy = [];
+          let scrolled = null;
+          const onScroll = () => {
+            if (scrolled === null) scrolled = performance.now();
+          };
+          el.addEventListener("scroll", onScroll, { capture: true, passive: true });
+          const channel = new MessageChannel();
+          let pending = null;
+          channel.port1.onmessage = () => {
+            if (pending !== null) busy.push(performance.now() - pending);
+            pending = null;
+          };
           let last = await frame();
           while (el.scrollTop + el.clientHeight < el.scrollHeight - 1) {
             el.scrollTop += step;
             const now = await frame();
             frames.push(now - last);
             last = now;
+            pending = scrolled;
+            scrolled = null;
+            if (pending === null) busy.push(0);
+            else channel.port2.postMessage(0);
           }
-          return frames;
+          el.removeEventListener("scroll", onScroll, { capture: true });
+          await frame();
+          return { frames, busy };
         }
         (async () => {
           await frame();
@@ -120,7 +151,7 @@ describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { ski
             out.idle.push(now - last);
             last = now;
           }
-          out.unified = await scrollAll(el);
+          ({ frames: out.unified, busy: out.unifiedBusy } = await scrollAll(el));
           const t = performance.now();
           card.querySelector('[data-testid="vdiff-layout"]').click();
           await frame();
@@ -129,7 +160,7 @@ describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { ski
           const split = find();
           split.scrollTop = 0;
           await frame();
-          out.split = await scrollAll(split);
+          ({ frames: out.split, busy: out.splitBusy } = await scrollAll(split));
           done(out);
         })().catch((e) => done({ error: String(e) }));
       },
@@ -145,7 +176,9 @@ describe("Weft desktop app: a 20,000-line diff in the Review (benchmark)", { ski
       switchToSplitMs: +result.switchToSplitMs.toFixed(1),
       idle: summary(result.idle),
       unified: summary(result.unified),
+      unifiedBusy: busySummary(result.unified, result.unifiedBusy),
       split: summary(result.split),
+      splitBusy: busySummary(result.split, result.splitBusy),
       load: readFileSync("/proc/loadavg", "utf8").trim(),
     };
     console.log(`diff bench: ${JSON.stringify(out)}`);
