@@ -32,13 +32,57 @@ pub fn default_config() -> RequestConfig {
         .timeout(Duration::from_secs(30))
 }
 
-/// A streaming edit: give up quickly; the next edit (or the final one) carries the
-/// text anyway.
+/// A reaction: give up quickly, it is only a shortcut.
 fn edit_config() -> RequestConfig {
     RequestConfig::new()
         .retry_limit(2)
         .max_retry_time(Duration::from_secs(15))
         .timeout(Duration::from_secs(15))
+}
+
+/// A streaming edit: no retry at all. A 429 comes back at once with the server's
+/// `retry_after`, so the streamer skips edits until then instead of one edit waiting
+/// in the SDK while newer text piles up behind it.
+fn stream_config() -> RequestConfig {
+    RequestConfig::new()
+        .disable_retry()
+        .timeout(Duration::from_secs(15))
+}
+
+/// Why a streaming edit did not go out.
+#[derive(Debug)]
+pub enum Refused {
+    /// The homeserver's rate limit: try again after this long.
+    Limited(Duration),
+    /// Anything else (the next edit carries the text anyway).
+    Failed(matrix_sdk::Error),
+}
+
+/// One streaming edit of the bot's message `original`, sent once.
+pub async fn stream_edit(room: &Room, original: &OwnedEventId, body: &str) -> Result<(), Refused> {
+    use matrix_sdk::ruma::api::error::{ErrorKind, LimitExceededErrorData, RetryAfter};
+    let content = RoomMessageEventContent::text_plain(body)
+        .make_replacement(ReplacementMetadata::new(original.clone(), None));
+    match room
+        .send(content)
+        .with_request_config(stream_config())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) => match e.client_api_error_kind() {
+            Some(ErrorKind::LimitExceeded(LimitExceededErrorData { retry_after, .. })) => {
+                let wait = match retry_after {
+                    Some(RetryAfter::Delay(d)) => *d,
+                    Some(RetryAfter::DateTime(at)) => at
+                        .duration_since(std::time::SystemTime::now())
+                        .unwrap_or_default(),
+                    None => Duration::from_secs(5),
+                };
+                Err(Refused::Limited(wait))
+            }
+            _ => Err(Refused::Failed(e)),
+        },
+    }
 }
 
 /// What must arrive: ride out the rate limit (Synapse asks for about 5 s a message

@@ -32,6 +32,8 @@ struct Reply {
     /// The body the room shows now.
     shown: String,
     last_edit: Option<Instant>,
+    /// The homeserver asked for no events before then (a 429's retry_after).
+    blocked_until: Option<Instant>,
 }
 
 pub async fn run(
@@ -156,7 +158,13 @@ async fn questions_of(bot: &Bot, room: &Room, key: &str, snap: &UniversalSnapsho
 /// The user to mention in a new message: the room's user when more than two are in it
 /// (in a two-member room every message notifies already).
 async fn mention_of(bot: &Bot, room: &Room) -> Option<String> {
-    if room.joined_members_count() <= 2 {
+    // The member list, not the sync summary's count: the summary is not resent on
+    // every join, and a stale "2" would leave a third member unmentioned.
+    let joined = match room.members(matrix_sdk::RoomMemberships::JOIN).await {
+        Ok(m) => m.len() as u64,
+        Err(_) => room.joined_members_count(),
+    };
+    if joined <= 2 {
         return None;
     }
     let state = bot.state.lock().await;
@@ -261,6 +269,7 @@ async fn stream(
                     event_id,
                     shown: String::new(),
                     last_edit: None,
+                    blocked_until: None,
                 }),
             None => start(bot, room, room_id, &task_id, snap).await,
         };
@@ -275,17 +284,25 @@ async fn stream(
         return None;
     }
     let interval = Duration::from_millis(bot.config.lock().edit_interval_ms);
-    if let Some(at) = r
-        .last_edit
-        .map(|t| t + interval)
-        .filter(|at| *at > Instant::now())
-    {
-        return Some(at);
+    let next = [r.last_edit.map(|t| t + interval), r.blocked_until]
+        .into_iter()
+        .flatten()
+        .max()
+        .filter(|at| *at > Instant::now());
+    if next.is_some() {
+        return next;
     }
     r.last_edit = Some(Instant::now());
-    match matrix::edit(room, &r.event_id, &body, false).await {
+    match matrix::stream_edit(room, &r.event_id, &body).await {
         Ok(()) => r.shown = body,
-        Err(e) => tracing::debug!("an edit was dropped (the next carries its text): {e:#}"),
+        Err(matrix::Refused::Limited(wait)) => {
+            tracing::debug!("rate-limited: no edit for {} ms", wait.as_millis());
+            r.blocked_until = Some(Instant::now() + wait);
+            return r.blocked_until;
+        }
+        Err(matrix::Refused::Failed(e)) => {
+            tracing::debug!("an edit was dropped (the next carries its text): {e}")
+        }
     }
     // More may have come while the edit went out.
     Some(Instant::now() + interval)
@@ -321,6 +338,7 @@ async fn start(
         event_id,
         shown: body,
         last_edit: Some(Instant::now()),
+        blocked_until: None,
     })
 }
 
@@ -332,6 +350,10 @@ async fn finish(bot: &Bot, room: &Room, room_id: &str, r: &Reply, snap: &Univers
         snap.text.clone()
     };
     let pieces = matrix::split(&text, BODY_MAX);
+    // Sent the moment the homeserver takes events again, not retried into its limit.
+    if let Some(at) = r.blocked_until.filter(|at| *at > Instant::now()) {
+        tokio::time::sleep_until(at).await;
+    }
     // Retried here too: the final text is never dropped while the homeserver is
     // reachable at all.
     for attempt in 0..5u32 {
@@ -426,6 +448,7 @@ async fn finish_from_history(bot: &Bot, room: &Room, room_id: &str, old: &Stream
         event_id,
         shown: String::new(),
         last_edit: None,
+        blocked_until: None,
     };
     finish(bot, room, room_id, &r, &done).await;
 }
