@@ -190,18 +190,29 @@ pub fn remove_recent_workspace(
 
 /// Opens a file an agent pointed at (an artifact, a tool call's path; relative paths
 /// are the session folder's): the configured editor, else the desktop's handler; with
-/// `reveal`, the file manager shows it. Never through a shell.
+/// `reveal`, the file manager shows it. Never through a shell. A host's file (its
+/// session's folder, or the path, named `HOST:/…`) is read through that host's daemon
+/// and opened as a copy on this machine ([`crate::remote_file`]).
 #[tauri::command]
-pub fn open_path(
+pub async fn open_path(
     app: AppHandle,
     config: State<'_, AppConfig>,
+    link: State<'_, Arc<Link>>,
     path: String,
     workdir: Option<String>,
     reveal: bool,
 ) -> Reply<()> {
     use tauri_plugin_opener::OpenerExt;
     let bad = |m: String| WireError::new(ErrorCode::BadRequest, m);
-    let target = crate::open::resolve(&path, workdir.as_deref()).map_err(bad)?;
+    let remote =
+        crate::remote_file::remote_target(&path, workdir.as_deref(), &link.remotes.names());
+    let target = match remote {
+        Some((host, own)) => {
+            let link = link.inner().clone();
+            crate::remote_file::fetch(&link, &app, &config.state_dir, &host, &own).await?
+        }
+        None => crate::open::resolve(&path, workdir.as_deref()).map_err(bad)?,
+    };
     let how = if reveal {
         crate::open::How::Reveal
     } else {

@@ -30,6 +30,7 @@ pub mod main_window;
 pub mod navigation;
 pub mod open;
 pub mod popout;
+pub mod remote_file;
 pub mod remote_image;
 pub mod rendering;
 pub mod route;

@@ -8,7 +8,7 @@
 // Removing the host stops Weft there.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { byTestId, chooseAgent, closeApp, lastTurnText, launch, phase, processesOfRun, screenshot, send, until } from "./harness.mjs";
 
@@ -102,6 +102,21 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
     assert.equal(await (await byTestId(browser, "turn-incomplete")).isExisting(), false, "not marked incomplete");
     assert.equal(await item.$('[data-testid="session-host"]').getText(), HOST, "badged with its host after the reopen");
     await screenshot(browser, "hosts-04-turn-finished-after-reopen-light");
+
+    // A file of the host's session opens here: read through the host's daemon and
+    // opened (the run's recording editor) as a copy on this machine.
+    writeFileSync(`${HOME}/proj/notes.md`, "written on the host\n");
+    const opened = process.env.WEFT_E2E_OPENED;
+    const openedBefore = existsSync(opened) ? readFileSync(opened, "utf8") : "";
+    await browser.execute(
+      (path, workdir) => window.__TAURI_INTERNALS__.invoke("open_path", { path, workdir, reveal: false }),
+      "notes.md",
+      workdir,
+    );
+    await until(browser, () => existsSync(opened) && readFileSync(opened, "utf8").length > openedBefore.length, "the host's file opened");
+    const copy = readFileSync(opened, "utf8").slice(openedBefore.length).trim().replace(/^file /, "");
+    assert.ok(copy.endsWith(`/remote/${HOST}${HOME}/proj/notes.md`), `a copy of the host's file: ${copy}`);
+    assert.equal(readFileSync(copy, "utf8"), "written on the host\n");
 
     // The host's library, usage, agents and accounts: each view's host picker asks that
     // host's daemon (the shell's link to it), and the host's session is in its library.
