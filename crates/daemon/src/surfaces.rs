@@ -129,6 +129,87 @@ pub async fn reload(service: &Arc<Service>, name: &str) -> Result<SurfaceStatus,
         .unwrap_or_default())
 }
 
+/// The account commands a client may run through [`command`] (`run` is the daemon's).
+const COMMANDS: &[&str] = &["login", "allow", "deny", "status", "logout"];
+/// What a command may print before the rest is cut, per stream.
+const OUTPUT_CAP: usize = 256 << 10;
+/// A login reaches the homeserver and sets up cross-signing: give it time, not forever.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs surface `request.name`'s account command with `request.stdin` on its stdin
+/// (a password: never in argv or a log), as `weft matrix ARGS` would.
+pub async fn command(
+    home: &Path,
+    request: weft_protocol::SurfaceCommandRequest,
+) -> Result<weft_protocol::SurfaceOutput, WireError> {
+    use tokio::io::AsyncWriteExt;
+    let verb = request.args.first().map(String::as_str).unwrap_or_default();
+    if !COMMANDS.contains(&verb) {
+        return Err(WireError::new(
+            ErrorCode::BadRequest,
+            format!(
+                "a surface's commands are {}; not {verb:?}",
+                COMMANDS.join(", ")
+            ),
+        ));
+    }
+    let program = program(&request.name)?;
+    let mut child = tokio::process::Command::new(&program)
+        .args(&request.args)
+        .env("WEFT_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            WireError::new(
+                ErrorCode::Internal,
+                format!("cannot run {}: {e}", program.display()),
+            )
+        })?;
+    let stdin = request.stdin.map(|s| s.0).unwrap_or_default();
+    let mut pipe = child.stdin.take();
+    let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
+    let run = async {
+        if let Some(p) = pipe.as_mut() {
+            let _ = p.write_all(stdin.as_bytes()).await;
+            let _ = p.write_all(b"\n").await;
+        }
+        drop(pipe);
+        let (stdout, stderr) = tokio::join!(read_capped(out.take()), read_capped(err.take()));
+        (child.wait().await, stdout, stderr)
+    };
+    let (status, stdout, stderr) =
+        tokio::time::timeout(COMMAND_TIMEOUT, run)
+            .await
+            .map_err(|_| {
+                WireError::new(
+                    ErrorCode::Internal,
+                    format!(
+                        "`{verb}` did not end within {} s",
+                        COMMAND_TIMEOUT.as_secs()
+                    ),
+                )
+            })?;
+    let status = status.map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+    Ok(weft_protocol::SurfaceOutput {
+        code: status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+    })
+}
+
+/// What `pipe` gives until it ends, at most [`OUTPUT_CAP`] bytes of it.
+async fn read_capped(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    if let Some(p) = pipe {
+        let _ = p.take(OUTPUT_CAP as u64).read_to_end(&mut buf).await;
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
 /// The program of surface `name`: beside this executable, or an error saying where it
 /// was looked for.
 fn program(name: &str) -> Result<PathBuf, WireError> {

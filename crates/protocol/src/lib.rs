@@ -66,7 +66,8 @@ pub use snapshot::{
     StepStatus, SubAgent, ToolCall, ToolKind, ToolStatus, UniversalSnapshot, Usage,
 };
 pub use status::{
-    DaemonStatus, PrewarmRequest, Prewarmed, SandboxStatus, SurfaceStatus, WarmProcess,
+    DaemonStatus, PrewarmRequest, Prewarmed, SandboxStatus, SurfaceCommandRequest, SurfaceOutput,
+    SurfaceStatus, WarmProcess,
 };
 pub use terminal_frame::{frame_kind, TerminalFrame, TerminalInput};
 pub use trust::{TrustGrant, WorkspaceTrust};

@@ -124,3 +124,31 @@ pub struct Prewarmed {
     /// Why none was, for the curious (`weft agents warm`); clients need not show it.
     pub reason: Option<String>,
 }
+
+/// One of a supervised surface's account commands (`weft matrix login`, `allow`,
+/// `deny`, `status`, `logout`), run by the daemon for a client on its own socket: the
+/// window's Settings → Chat.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SurfaceCommandRequest {
+    /// `matrix`.
+    pub name: String,
+    /// The command and its arguments, as after `weft matrix` (`["status", "--json"]`).
+    pub args: Vec<String>,
+    /// What the command reads on stdin (`login`'s password or access token).
+    #[serde(default)]
+    #[ts(optional)]
+    pub stdin: Option<crate::SecretText>,
+}
+
+/// What a surface's command printed, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SurfaceOutput {
+    /// Its exit code (0: done).
+    pub code: i32,
+    /// What it printed (`status --json`: the JSON).
+    pub stdout: String,
+    /// Its errors.
+    pub stderr: String,
+}

@@ -422,6 +422,9 @@ pub enum ClientRequest {
         /// `matrix`.
         name: String,
     } => SurfaceStatus as Control,
+    /// Run a surface's account command (`login`, `allow`, `deny`, `status`, `logout`);
+    /// only on the daemon's own socket. Answered by [`SurfaceOutput`].
+    SurfaceCommand(SurfaceCommandRequest) => SurfaceOutput as Control,
     /// Accept WebSocket clients on `addr` for as long as this connection lasts (what
     /// `weft serve` does). Answered by [`Listening`].
     Listen {

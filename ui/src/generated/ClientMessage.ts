@@ -13,6 +13,7 @@ import type { PromptRequest } from "./PromptRequest";
 import type { RestoreSide } from "./RestoreSide";
 import type { SecretText } from "./SecretText";
 import type { SessionAction } from "./SessionAction";
+import type { SurfaceCommandRequest } from "./SurfaceCommandRequest";
 import type { UsageBy } from "./UsageBy";
 import type { WorkspaceFilesQuery } from "./WorkspaceFilesQuery";
 
@@ -230,7 +231,7 @@ sessionKey: string, } | { "type": "daemonStatus", } | { "type": "daemonStop", } 
 /**
  * `matrix`.
  */
-name: string, } | { "type": "listen", 
+name: string, } | { "type": "surfaceCommand" } & SurfaceCommandRequest | { "type": "listen", 
 /**
  * `IP:PORT`; port 0 picks a free one. Off loopback it is always served over TLS.
  */

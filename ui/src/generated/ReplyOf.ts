@@ -27,6 +27,7 @@ import type { SessionInfo } from "./SessionInfo";
 import type { SkillInfo } from "./SkillInfo";
 import type { SnapshotAt } from "./SnapshotAt";
 import type { SteerOutcome } from "./SteerOutcome";
+import type { SurfaceOutput } from "./SurfaceOutput";
 import type { SurfaceStatus } from "./SurfaceStatus";
 import type { TerminalAttached } from "./TerminalAttached";
 import type { ToolInfo } from "./ToolInfo";
@@ -81,6 +82,7 @@ export type ReplyOf = {
   daemonStatus: DaemonStatus;
   daemonStop: null;
   reloadSurface: SurfaceStatus;
+  surfaceCommand: SurfaceOutput;
   listen: Listening;
   listLibrary: Array<LibrarySession>;
   searchLibrary: Array<LibraryHit>;

@@ -93,6 +93,8 @@ export type { SnapshotPatch } from "./SnapshotPatch";
 export type { SteerOutcome } from "./SteerOutcome";
 export type { StepStatus } from "./StepStatus";
 export type { SubAgent } from "./SubAgent";
+export type { SurfaceCommandRequest } from "./SurfaceCommandRequest";
+export type { SurfaceOutput } from "./SurfaceOutput";
 export type { SurfaceStatus } from "./SurfaceStatus";
 export type { TerminalAttached } from "./TerminalAttached";
 export type { ToolCall } from "./ToolCall";

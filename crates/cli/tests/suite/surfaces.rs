@@ -239,3 +239,68 @@ async fn the_daemon_keeps_its_surface_running_restarts_it_and_stops_it() {
     let runs = std::fs::read_to_string(state.join("runs")).unwrap_or_default();
     assert!(runs.lines().count() >= 5, "{runs}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_window_runs_the_surfaces_account_commands_through_the_daemon() {
+    let env = Env::new();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
+    let bin = root.path().join("bin");
+    let weft = weft_in(&bin);
+    script(
+        &bin,
+        "weft-matrix",
+        "#!/bin/sh\nread -r secret\nprintf '%s|' \"$@\"\necho \"home=$WEFT_HOME\"\n\
+         [ \"$secret\" = right ] || { echo 'weft-matrix: M_FORBIDDEN' >&2; exit 1; }\n",
+    );
+    let (code, _, stderr) = run(&weft, &env, &["sessions", "--json"], "");
+    assert_eq!(code, 0, "{stderr}");
+    let (client, _events) =
+        Client::connect(&Home::at(env.home.path()), super::support::app_hello())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let command = |args: &[&str], stdin: Option<&str>| weft_protocol::SurfaceCommandRequest {
+        name: "matrix".into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        stdin: stdin.map(|s| weft_protocol::SecretText(s.into())),
+    };
+    let args = [
+        "login",
+        "--homeserver",
+        "http://127.0.0.1:1",
+        "--user",
+        "@b:x",
+    ];
+    let out = client
+        .send(command(&args, Some("right")))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout.trim(),
+        format!(
+            "login|--homeserver|http://127.0.0.1:1|--user|@b:x|home={}",
+            env.home.path().display()
+        )
+    );
+    let out = client
+        .send(command(&args, Some("wrong")))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (1, "weft-matrix: M_FORBIDDEN")
+    );
+    // `run` is the daemon's own; nothing but the account commands runs.
+    for bad in [&["run"][..], &["--help"], &[]] {
+        let err = client
+            .send(command(bad, None))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{bad:?} ran"));
+        assert!(
+            err.to_string().contains("a surface's commands are"),
+            "{err}"
+        );
+    }
+    client.close();
+}

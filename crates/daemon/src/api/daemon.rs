@@ -42,6 +42,21 @@ pub(super) async fn reload_surface(
     crate::surfaces::reload(service, name).await
 }
 
+/// A surface's account command: on the daemon's own socket only, as it carries the
+/// bot's password.
+pub(super) async fn surface_command(
+    service: &Service,
+    conn: &Arc<Conn>,
+    request: weft_protocol::SurfaceCommandRequest,
+) -> Result<weft_protocol::SurfaceOutput, WireError> {
+    if conn.transport != Transport::Socket {
+        return Err(forbidden(
+            "only a client on the daemon's own socket may run a surface's commands",
+        ));
+    }
+    crate::surfaces::command(service.home.dir(), request).await
+}
+
 /// A listen request's options: a certificate and its key come together.
 pub(super) fn listen_options(
     addr: String,

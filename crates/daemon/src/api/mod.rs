@@ -272,6 +272,9 @@ pub async fn handle(
                 Err(e) => Err(e),
             })
         }
+        ClientRequest::SurfaceCommand(request) => answer::<weft_protocol::SurfaceCommandRequest>(
+            daemon::surface_command(service, conn, request).await,
+        ),
         ClientRequest::ReloadSurface { name } => {
             answer::<verb::ReloadSurface>(daemon::reload_surface(service, conn, &name).await)
         }

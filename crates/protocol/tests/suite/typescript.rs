@@ -69,6 +69,7 @@ fn export_all(dir: &Path) {
         DirListing,
         DirEntry,
         FileContent,
+        SurfaceOutput,
         WorkspaceTrust,
         TrustGrant,
     );
