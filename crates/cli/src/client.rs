@@ -54,10 +54,34 @@ pub(crate) fn remote_workdir(host: &weft_hosts::Host, dir: Option<std::path::Pat
     }
 }
 
+/// The hello to another machine's daemon: no environment of this one.
+pub(crate) fn remote_hello() -> weft_protocol::Hello {
+    weft_protocol::Hello {
+        version: weft_client::VERSION.to_string(),
+        surface: "cli".into(),
+        env: None,
+        token: None,
+        proof: None,
+    }
+}
+
 /// Connects to `host`'s daemon through `ssh … weft proxy` (which starts it there when
-/// none runs). The hello carries no environment: this machine's keys and variables
-/// stay here, and the host's turns run with the host's own.
+/// none runs), or straight over TLS for a `wss://` host (crate::wss). The hello
+/// carries no environment: this machine's keys and variables stay here, and the host's
+/// turns run with the host's own.
 pub(crate) async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
+    if host.direct() {
+        return match crate::wss::connect(host, remote_hello()).await {
+            Ok((client, events)) => Ok(Daemon {
+                client: Arc::new(client),
+                events,
+            }),
+            Err(e) => {
+                eprintln!("weft: host {}: {e}", host.name);
+                Err(ExitCode::FAILURE)
+            }
+        };
+    }
     let home = Home::from_env();
     let ssh = weft_hosts::Ssh::from_env(&home);
     let mut host = host.clone();

@@ -17,12 +17,17 @@ use crate::list::print_json;
 #[derive(Subcommand)]
 pub(crate) enum HostsCommand {
     /// Add a host: anything `ssh` accepts (`user@host`, a Host alias of ~/.ssh/config).
-    /// First contact copies this weft there (~/.local/share/weft/VERSION/weft).
+    /// First contact copies this weft there (~/.local/share/weft/VERSION/weft). Or a
+    /// `weft serve` reached straight over TLS: `wss://HOST:PORT --fingerprint SHA256`
+    /// (its key pinned; the token in WEFT_TOKEN).
     Add {
         /// What to call it (`--host NAME`).
         name: String,
-        /// The ssh destination.
+        /// The ssh destination, or `wss://HOST:PORT`.
         destination: String,
+        /// For a `wss://` host: the fingerprint `weft serve --print-token` shows.
+        #[arg(long)]
+        fingerprint: Option<String>,
     },
     /// The hosts (`local`, this machine, is always there).
     List {
@@ -74,7 +79,11 @@ pub(crate) enum HostsCommand {
 pub(crate) async fn run(command: HostsCommand) -> ExitCode {
     let home = Home::from_env();
     match command {
-        HostsCommand::Add { name, destination } => add(&home, &name, &destination).await,
+        HostsCommand::Add {
+            name,
+            destination,
+            fingerprint,
+        } => add(&home, &name, &destination, fingerprint).await,
         HostsCommand::List { json } => list(&home, json),
         HostsCommand::Remove { name, purge } => remove(&home, &name, purge).await,
         HostsCommand::Status { json, here: true } => match here().await {
@@ -175,13 +184,44 @@ fn failed(e: &HostError) -> ExitCode {
     }
 }
 
-async fn add(home: &Home, name: &str, destination: &str) -> ExitCode {
+async fn add(home: &Home, name: &str, destination: &str, fingerprint: Option<String>) -> ExitCode {
     let mut hosts = match Hosts::load(home) {
         Ok(h) => h,
         Err(e) => return failed(&e),
     };
-    if let Err(e) = hosts.add(name, destination).map(drop) {
-        return failed(&e);
+    let direct = destination.starts_with("wss://");
+    if direct != fingerprint.is_some() {
+        return failed(&HostError::Invalid(if direct {
+            "a wss:// host needs its key's --fingerprint (weft serve --print-token shows it)".into()
+        } else {
+            "--fingerprint is for a wss:// host (an ssh host is checked by ssh's known_hosts)"
+                .into()
+        }));
+    }
+    match hosts.add(name, destination) {
+        Ok(host) => host.fingerprint = fingerprint,
+        Err(e) => return failed(&e),
+    }
+    if direct {
+        if let Err(e) = hosts.save(home) {
+            return failed(&e);
+        }
+        let Ok(host) = hosts.get(name).cloned() else {
+            return ExitCode::FAILURE;
+        };
+        return match crate::wss::connect(&host, crate::client::remote_hello()).await {
+            Ok((client, _events)) => {
+                out!(
+                    "host {name} ({destination}): weft {}, its key pinned",
+                    client.welcome().version
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("weft: host {name} was added, but it could not be reached: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if let Err(e) = hosts.save(home) {
         return failed(&e);

@@ -33,6 +33,7 @@ mod fanout;
 mod follow;
 mod guard;
 mod hosts;
+mod wss;
 mod import;
 mod library;
 mod list;

@@ -136,6 +136,10 @@ impl AsyncWrite for Link {
 pub async fn ready(home: &Home, ssh: &Ssh, name: &str, again: bool) -> Result<Host, HostError> {
     let mut hosts = Hosts::load(home)?;
     let mut host = hosts.get(name)?.clone();
+    // A `weft serve` reached over TLS runs its own weft: nothing to install.
+    if host.direct() {
+        return Ok(host);
+    }
     let exe = weft_client::start::weft_binary().ok_or_else(|| {
         HostError::Io(std::io::Error::other(
             "this weft's own binary was not found (set WEFT_BIN) to copy to the host",

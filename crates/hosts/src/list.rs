@@ -25,6 +25,17 @@ pub struct Host {
     /// The `weft` last installed or found there by this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installed: Option<Installed>,
+    /// For a `wss://` destination (a `weft serve` reached straight over TLS): the
+    /// SHA-256 fingerprint of its key, the only one trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+}
+
+impl Host {
+    /// Whether it is reached straight over TLS (`wss://`) rather than over ssh.
+    pub fn direct(&self) -> bool {
+        self.destination.starts_with("wss://")
+    }
 }
 
 /// A `weft` on a host, as checked at first contact.
@@ -101,6 +112,7 @@ impl Hosts {
             destination: destination.to_string(),
             home: None,
             installed: None,
+            fingerprint: None,
         });
         let last = self.hosts.len() - 1;
         Ok(&mut self.hosts[last])

@@ -374,3 +374,105 @@ async fn tokens_are_named_listed_read_only_and_revoked() {
     let text = String::from_utf8_lossy(&list.stdout);
     assert!(!text.contains("phone") && text.contains("viewer"), "{text}");
 }
+
+/// `weft ARGS` in `home` with the listener's token in `WEFT_TOKEN`.
+fn weft_with_token(home: &std::path::Path, token: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .env("WEFT_HOME", home)
+        .env("WEFT_TOKEN", token)
+        .env_remove("WEFT_HOST")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_wss_host_is_reached_straight_over_tls_with_its_key_pinned() {
+    let theirs = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let made = weft_client::Home::at(theirs.path());
+    let identity = weft_daemon::tls::own(&made, &["localhost".into(), "127.0.0.1".into()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cert = weft_daemon::tls::cert_path(&made);
+    let key = weft_daemon::tls::key_path(&made);
+    let (cert, key) = (cert.to_str().unwrap_or(""), key.to_str().unwrap_or(""));
+    let server = start_with(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+    ]);
+    let destination = format!("wss://{}", authority(&server.url));
+    let client = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let said = |out: &std::process::Output| {
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+
+    // Added by its address and its key's fingerprint: reached at once, no ssh.
+    let fp = identity.fingerprint.as_str();
+    let add = ["hosts", "add", "lan", &destination, "--fingerprint", fp];
+    let out = weft_with_token(client.path(), &server.token, &add);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(said(&out).contains("its key pinned"), "{}", said(&out));
+    // A turn runs there through --host, over the pinned TLS connection.
+    let run = [
+        "--host",
+        "lan",
+        "run",
+        "--agent",
+        "echo",
+        "--json",
+        "straight over tls",
+    ];
+    let out = weft_with_token(client.path(), &server.token, &run);
+    assert!(out.status.success(), "{}", said(&out));
+    let turn: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        turn["snapshot"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("straight over tls")),
+        "{turn}"
+    );
+    // The session is the served daemon's.
+    let listed = weft(server.home.path(), &["sessions", "--all", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("straight over tls"),
+        "{}",
+        said(&listed)
+    );
+
+    // Another key's fingerprint: the TLS handshake is refused, nothing is said.
+    let wrong = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=";
+    let out = weft_with_token(
+        client.path(),
+        &server.token,
+        &[
+            "hosts",
+            "add",
+            "other",
+            &destination,
+            "--fingerprint",
+            wrong,
+        ],
+    );
+    assert!(!out.status.success(), "{}", said(&out));
+    assert!(said(&out).contains("TLS"), "{}", said(&out));
+    // Without the token, the server refuses the hello.
+    let out = weft_with_token(client.path(), "", &run);
+    assert!(!out.status.success(), "{}", said(&out));
+    // An ssh host takes no fingerprint, and a wss one needs it.
+    let out = weft_with_token(
+        client.path(),
+        "",
+        &["hosts", "add", "x", "me@box", "--fingerprint", fp],
+    );
+    assert!(!out.status.success());
+    let out = weft_with_token(client.path(), "", &["hosts", "add", "y", &destination]);
+    assert!(!out.status.success());
+}
