@@ -353,6 +353,20 @@ async fn connect(name: &str) -> Result<(Client, mpsc::Receiver<Event>), WireErro
         let host = weft_hosts::link::ready(&home, &ssh, name, again)
             .await
             .map_err(|e| unreachable(name, e))?;
+        if host.direct() {
+            // A `weft serve` reached straight over TLS, its key pinned (the token of
+            // WEFT_TOKEN).
+            let hello = Hello {
+                version: weft_client::VERSION.to_string(),
+                surface: "app".into(),
+                env: None,
+                token: None,
+                proof: None,
+            };
+            return weft_hosts::direct::connect(&host, hello)
+                .await
+                .map_err(|e| unreachable(name, e));
+        }
         let link = weft_hosts::link::open(&ssh, &host).map_err(|e| unreachable(name, e))?;
         let stderr = link.stderr();
         let hello = Hello {

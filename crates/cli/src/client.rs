@@ -66,12 +66,12 @@ pub(crate) fn remote_hello() -> weft_protocol::Hello {
 }
 
 /// Connects to `host`'s daemon through `ssh … weft proxy` (which starts it there when
-/// none runs), or straight over TLS for a `wss://` host (crate::wss). The hello
+/// none runs), or straight over TLS for a `wss://` host (weft_hosts::direct). The hello
 /// carries no environment: this machine's keys and variables stay here, and the host's
 /// turns run with the host's own.
 pub(crate) async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
     if host.direct() {
-        return match crate::wss::connect(host, remote_hello()).await {
+        return match weft_hosts::direct::connect(host, remote_hello()).await {
             Ok((client, events)) => Ok(Daemon {
                 client: Arc::new(client),
                 events,

@@ -209,7 +209,7 @@ async fn add(home: &Home, name: &str, destination: &str, fingerprint: Option<Str
         let Ok(host) = hosts.get(name).cloned() else {
             return ExitCode::FAILURE;
         };
-        return match crate::wss::connect(&host, crate::client::remote_hello()).await {
+        return match weft_hosts::direct::connect(&host, crate::client::remote_hello()).await {
             Ok((client, _events)) => {
                 out!(
                     "host {name} ({destination}): weft {}, its key pinned",

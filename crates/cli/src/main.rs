@@ -33,7 +33,6 @@ mod fanout;
 mod follow;
 mod guard;
 mod hosts;
-mod wss;
 mod import;
 mod library;
 mod list;

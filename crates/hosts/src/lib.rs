@@ -25,6 +25,7 @@
 //! connection ([`forward`]: `ssh -O forward -L …`).
 
 pub mod contact;
+pub mod direct;
 pub mod forward;
 pub mod link;
 pub mod list;

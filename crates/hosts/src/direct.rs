@@ -1,4 +1,4 @@
-//! A host reached straight over the network: `weft hosts add NAME wss://HOST:PORT
+//! A host reached straight over the network (no ssh): `weft hosts add NAME wss://HOST:PORT
 //! --fingerprint SHA256` names a `weft serve` listening with TLS, and `--host NAME`
 //! then speaks to it over a WebSocket inside TLS that trusts only the key with that
 //! fingerprint (`weft_client::tls::pinned_config`; the handshake still proves the
@@ -20,8 +20,8 @@ use weft_client::{Client, Event};
 
 /// Connects to host `host` (a `wss://` destination with its fingerprint), saying
 /// `hello` with the token of `WEFT_TOKEN`.
-pub(crate) async fn connect(
-    host: &weft_hosts::Host,
+pub async fn connect(
+    host: &crate::Host,
     mut hello: weft_protocol::Hello,
 ) -> Result<(Client, mpsc::Receiver<Event>), String> {
     let fingerprint = host.fingerprint.as_deref().ok_or_else(|| {
