@@ -93,6 +93,9 @@ pub struct World {
     pub bot_id: String,
     pub phone_id: String,
     pub phone: Client,
+    /// More environment for the bot (and so for the daemon it starts and the agents
+    /// of the turns it sends).
+    pub bot_env: Vec<(String, String)>,
     bot: Option<Child>,
     sync: tokio::task::JoinHandle<()>,
 }
@@ -177,6 +180,7 @@ impl World {
             bot_id,
             phone_id: format!("@{phone_user}:localhost"),
             phone,
+            bot_env: Vec::new(),
             bot: None,
             sync,
             dir,
@@ -192,7 +196,6 @@ impl World {
             Some("bot-password\n"),
         );
         assert!(out.0, "login failed: {}", out.1);
-        eprintln!("login: {}", out.1);
         Some(world)
     }
 
@@ -253,6 +256,7 @@ impl World {
             .env("WEFT_BIN", &self.weft)
             .env("WEFT_ECHO_DELAY_MS", "20")
             .env("WEFT_MATRIX_LOG", "weft_matrix=debug,matrix_sdk=warn,matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error")
+            .envs(self.bot_env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

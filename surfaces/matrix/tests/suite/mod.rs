@@ -1,4 +1,5 @@
 mod bench;
+mod claude;
 mod commands;
 mod flows;
 mod harness;
