@@ -122,6 +122,29 @@ export interface HostForward {
   listening: boolean;
 }
 
+/** The first port of a worktree's range (`40000-40009` → 40000). */
+export function firstPort(ports: string | null): number | null {
+  const n = Number((ports ?? "").split("-")[0]);
+  return Number.isInteger(n) && n > 0 && n < 65536 ? n : null;
+}
+
+/**
+ * Opens `port` of `host` in this machine's browser: forwarded first through the host's
+ * ssh connection, unless it already is and still listens. The local URL.
+ */
+export async function openHostPort(
+  t: Pick<Transport, "hostForwards" | "forwardHostPort" | "openUrl">,
+  host: string,
+  port: number,
+): Promise<string> {
+  if (!t.hostForwards || !t.forwardHostPort) throw new Error("this window cannot forward a host's port");
+  let forward = (await t.hostForwards()).find((f) => f.host === host && f.port === port && f.listening);
+  forward ??= (await t.forwardHostPort(host, String(port), false)).find((f) => f.host === host && f.port === port);
+  const url = `http://127.0.0.1:${forward?.local ?? port}/`;
+  await t.openUrl?.(url);
+  return url;
+}
+
 /** The shell's hosts commands (the desktop app's; a browser has none). */
 export interface HostCommands {
   listHosts(): Promise<HostLink[]>;

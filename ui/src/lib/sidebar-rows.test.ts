@@ -24,7 +24,7 @@ describe("sidebarRows", () => {
   });
 
   it("puts each worktree's sessions under a head of its own after the workspace's, counted in the workspace's fold", () => {
-    const wt = { name: "fix", path: "/d/wt/fix", branch: "weft/fix", base: "main", ahead: 2, behind: 0, dirty: true, known: true, sessions: [session("echo:3", "/d/wt/fix")] };
+    const wt = { name: "fix", path: "/d/wt/fix", branch: "weft/fix", base: "main", ahead: 2, behind: 0, dirty: true, known: true, ports: null, sessions: [session("echo:3", "/d/wt/fix")] };
     const groups = [{ workdir: "/w/a", sessions: [session("echo:1", "/w/a")], worktrees: [wt] }];
     const rows = sidebarRows(groups, [], "");
     expect(rows.map((r) => r.key)).toEqual(["ws:/w/a", "s:echo:1", "wt:/d/wt/fix", "s:echo:3"]);

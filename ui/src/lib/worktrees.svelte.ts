@@ -21,6 +21,8 @@ export type WorktreeGroup = {
   dirty: boolean;
   /** False while the daemon has not listed it yet (its state is then unknown). */
   known: boolean;
+  /** Its ports (`first-last`, its `WEFT_PORT_RANGE`), once listed. */
+  ports: string | null;
   sessions: SessionInfo[];
 };
 
@@ -51,6 +53,7 @@ export function groupByWorktree(sessions: SessionInfo[], infos: readonly Worktre
         behind: info?.behind ?? 0,
         dirty: info?.dirty ?? false,
         known: info !== undefined,
+        ports: info?.ports ?? null,
         sessions: [],
       };
       groups.set(wt.path, g);

@@ -60,6 +60,16 @@ describe("one window over all hosts", () => {
     const item = screen.getAllByTestId("session-item").find((el) => el.dataset.sessionKey === key)!;
     expect(item.classList.contains("nested")).toBe(true);
     expect(within(item).getByTestId("session-host").textContent).toBe("gpu");
+    // Its dev server (the first of its ports) opens here, forwarded through the host's ssh.
+    const opened: string[] = [];
+    t.openUrl = async (url: string) => void opened.push(url);
+    await fireEvent.click(within(head).getByTestId("worktree-forward"));
+    await waitFor(() => expect(opened).toEqual(["http://127.0.0.1:40000/"]));
+    expect(t.forwards).toEqual([{ host: "gpu", port: 40000, local: 40000, listening: true }]);
+    // Forwarded already: opened again without a second forward.
+    await fireEvent.click(within(head).getByTestId("worktree-forward"));
+    await waitFor(() => expect(opened.length).toBe(2));
+    expect(t.calls.filter((c) => c.verb === "forwardHostPort").length).toBe(1);
   });
 
   it("shows a host's questions in the one inbox with the agent read from its key", async () => {
