@@ -117,3 +117,36 @@ async fn under_synapses_default_limit_the_final_text_still_arrives_whole() {
         "the final edit carries the whole text"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_killed_mid_turn_resumes_editing_the_same_reply() {
+    let Some(mut w) = World::new(true).await else {
+        return;
+    };
+    w.start_bot();
+    let control = w.control_room().await;
+    let (room, key) = w.new_session(&control, "slow while the bot dies").await;
+    let reply = w
+        .wait_message(&room, "streamed text", |t| t.contains("Echo: slow while"))
+        .await;
+    w.kill_bot();
+    w.start_bot();
+    w.wait_message(&room, "the done message", |t| t.starts_with("✅ Done"))
+        .await;
+    let at = w.daemon(verb::GetSnapshot { session_key: key }).await;
+    let text = at.snapshot.text.clone();
+    w.wait_edit(
+        &room,
+        &reply.0,
+        "the same message edited to the whole text",
+        |t| t == text,
+    )
+    .await;
+    let replies = w
+        .bot_messages(&room)
+        .await
+        .into_iter()
+        .filter(|m| m.1.contains("Echo: slow while"))
+        .count();
+    assert_eq!(replies, 1, "one reply message, resumed, not a second one");
+}
