@@ -391,6 +391,32 @@ pub(crate) async fn here() -> Result<HostStatus, ExitCode> {
     Ok(status)
 }
 
+/// A `wss://` host's entry, from its daemon's status over the pinned TLS connection
+/// (its processes are not seen from here).
+async fn direct_status(host: &weft_hosts::Host) -> Result<HostStatus, String> {
+    let (client, _events) =
+        weft_hosts::direct::connect(host, crate::client::remote_hello()).await?;
+    let d = client
+        .send(verb::DaemonStatus {})
+        .await
+        .map_err(|e| e.message)?;
+    let sessions = client
+        .send(verb::ListSessions {
+            workdir: None,
+            archived: None,
+        })
+        .await
+        .map_err(|e| e.message)?;
+    Ok(HostStatus {
+        version: Some(d.version),
+        sessions: u32::try_from(sessions.len()).unwrap_or(u32::MAX),
+        running: d.busy_sessions,
+        questions: d.pending,
+        idle_exit_secs: Some(d.idle_secs),
+        ..HostStatus::default()
+    })
+}
+
 /// One host's entry, computed there by its own weft.
 async fn remote(home: &Home, ssh: &Ssh, host: weft_hosts::Host) -> HostStatus {
     let mut status = HostStatus {
@@ -398,6 +424,27 @@ async fn remote(home: &Home, ssh: &Ssh, host: weft_hosts::Host) -> HostStatus {
         destination: host.destination.clone(),
         ..HostStatus::default()
     };
+    if host.direct() {
+        match direct_status(&host).await {
+            Ok(there) => {
+                status = HostStatus {
+                    name: status.name,
+                    destination: status.destination,
+                    reachable: true,
+                    ..there
+                };
+                status.note = status
+                    .version
+                    .as_deref()
+                    .and_then(|v| version_note(v, weft_client::VERSION, false))
+                    .or_else(|| {
+                        Some("over TLS: its agent processes are listed over ssh only".into())
+                    });
+            }
+            Err(why) => status.note = Some(why),
+        }
+        return status;
+    }
     let asked = async {
         let host = weft_hosts::link::ready(home, ssh, &host.name, false)
             .await

@@ -439,6 +439,14 @@ fn a_wss_host_is_reached_straight_over_tls_with_its_key_pinned() {
             .is_some_and(|t| t.contains("straight over tls")),
         "{turn}"
     );
+    // Its status comes over the same pinned connection.
+    let out = weft_with_token(client.path(), &server.token, &["hosts", "status", "--json"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let lan = &all[1];
+    assert_eq!(lan["name"], "lan", "{all}");
+    assert_eq!(lan["reachable"], true, "{all}");
+    assert!(lan["sessions"].as_u64().is_some_and(|n| n >= 1), "{all}");
     // The session is the served daemon's.
     let listed = weft(server.home.path(), &["sessions", "--all", "--json"]);
     assert!(
