@@ -36,6 +36,16 @@ fn parts() -> Result<(PathBuf, PathBuf), String> {
     Ok((server, claude))
 }
 
+/// The scripted server, killed when the test ends (also when it fails).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_claude_turn_streams_into_its_room() {
     let (server, claude) = match parts() {
@@ -49,15 +59,17 @@ async fn a_real_claude_turn_streams_into_its_room() {
     let Some(mut w) = World::new(true).await else {
         return;
     };
-    let mut srv = Command::new(&server)
-        .arg("12")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut srv = Server(
+        Command::new(&server)
+            .arg("12")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
     let url = {
         use std::io::BufRead;
-        let out = srv.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let out = srv.0.stdout.take().unwrap_or_else(|| panic!("no stdout"));
         let mut line = String::new();
         std::io::BufReader::new(out)
             .read_line(&mut line)
@@ -116,6 +128,5 @@ async fn a_real_claude_turn_streams_into_its_room() {
     assert!(!turn.text.trim().is_empty());
     let text = turn.text.clone();
     w.wait_message(&room, "claude's reply", |t| t == text).await;
-    let _ = srv.kill();
-    let _ = srv.wait();
+    drop(srv);
 }
