@@ -31,6 +31,7 @@ mod daemon;
 mod export;
 mod fanout;
 mod follow;
+mod forward;
 mod guard;
 mod hosts;
 mod import;
@@ -239,6 +240,10 @@ enum Command {
     /// packs, skills) and the agents' project files grant takes effect only once you
     /// did (`--show`: see it; `--revoke`: forget it).
     Trust(trust::TrustArgs),
+    /// Open a session's dev server here: its worktree's first port (or --port N of its
+    /// range) on the host (`--host NAME`, or a `HOST/agent:id` key) forwarded to
+    /// 127.0.0.1 through the host's ssh connection; prints the local URL.
+    Forward(forward::ForwardArgs),
     /// Other machines reached over SSH, each running its own daemon: add, list, remove,
     /// status (`--host NAME` runs any command there).
     Hosts {
@@ -486,6 +491,7 @@ fn main() -> ExitCode {
             Command::Proxy => proxy::proxy().await,
             Command::Matrix { .. } => unreachable!("run before the runtime starts"),
             Command::Hosts { command } => hosts::run(command).await,
+            Command::Forward(args) => forward::forward(args).await,
             Command::Tui(args) => tui::tui(args).await,
             Command::Daemon { command } => match command {
                 daemon::DaemonCommand::Run { listen, .. } => daemon::run_daemon(listen).await,

@@ -543,3 +543,28 @@ async fn a_new_worktrees_agent_starts_ahead_while_its_setup_runs() {
     let id = ran["snapshot"]["sessionId"].as_str().unwrap_or_default();
     assert!(!id.is_empty() && agent.contains(id), "{agent}\n{ran}");
 }
+
+#[test]
+fn forward_on_this_machine_prints_the_worktrees_own_url() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    let (key, _) = r.run_in("here", "ports");
+    let w = r.worktree("here");
+    let first = w["ports"]
+        .as_str()
+        .and_then(|p| p.split('-').next())
+        .unwrap_or_default()
+        .to_string();
+    let v = r.json(&["forward", &key, "--json"]);
+    assert_eq!(v["host"], "local", "{v}");
+    assert_eq!(v["remotePort"].to_string(), first, "{v}");
+    assert_eq!(v["localPort"], v["remotePort"], "{v}");
+    assert_eq!(
+        v["url"],
+        format!("http://127.0.0.1:{first}/").as_str(),
+        "{v}"
+    );
+    assert_eq!(
+        r.ok(&["forward", &key]),
+        format!("http://127.0.0.1:{first}/")
+    );
+}
