@@ -129,6 +129,22 @@ export function firstPort(ports: string | null): number | null {
 }
 
 /**
+ * The dev server of a worktree of another host that this window can open here (its host
+ * and the first port of its range), or null: a worktree of this machine, ports not listed
+ * yet, or a window that cannot forward. The sidebar's worktree row and a remote worktree
+ * session's header both ask this, then `openHostPort`.
+ */
+export function hostPreview(
+  t: Pick<Transport, "forwardHostPort">,
+  path: string,
+  ports: string | null,
+): { host: string; port: number } | null {
+  const [host] = splitFolder(path);
+  const port = firstPort(ports);
+  return host !== LOCAL && port !== null && t.forwardHostPort ? { host, port } : null;
+}
+
+/**
  * Opens `port` of `host` in this machine's browser: forwarded first through the host's
  * ssh connection, unless it already is and still listens. The local URL.
  */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { fireEvent, render, screen } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import type { SessionInfo } from "../../generated";
 import type { AppStore } from "../app.svelte";
+import { FakeTransport } from "../fake-transport";
 import { LiveSnapshot } from "../live-snapshot.svelte";
 import { emptySnapshot } from "../patch";
 import type { SessionView } from "../session-view.svelte";
@@ -66,5 +67,64 @@ describe("the session header's place", () => {
     header(new LiveSnapshot(emptySnapshot("claude")));
     expect(screen.queryByTestId("session-branch")).toBeNull();
     expect(screen.getByTestId("session-where").textContent).toBe("w");
+  });
+});
+
+describe("the session header's preview of a remote worktree", () => {
+  it("opens a host's worktree's dev server here through the same forward as the sidebar, once forwarded", async () => {
+    const t = new FakeTransport();
+    const opened: string[] = [];
+    t.openUrl = async (url: string) => void opened.push(url);
+    const path = "gpu:/home/me/.local/share/weft/worktrees/app/fix";
+    const app = {
+      agents: [],
+      accounts: { forAgent: () => [], label: (id: string) => id },
+      transport: t,
+      worktrees: { list: [{ name: "fix", repo: "gpu:/home/me/app", path, branch: "weft/fix", base: "main", ahead: 0, behind: 0, dirty: false, ports: "40000-40009", sessions: ["gpu/claude:1"], setupLog: null }] },
+      error: null,
+    } as unknown as AppStore;
+    const view = { key: "gpu/claude:1", current: new LiveSnapshot(emptySnapshot("claude")), turns: [], terminalOffer: null } as unknown as SessionView;
+    const worktree = { name: "fix", path, branch: "weft/fix", base: "main" };
+    const { unmount } = render(SessionHeader, {
+      app,
+      view,
+      info: { title: "a session", workdir: path, worktree } as unknown as SessionInfo,
+      verbs: null,
+      terminals: false,
+      actions: [],
+    });
+    const button = screen.getByTestId("session-preview");
+    expect(button.textContent).toBe("Open preview");
+    expect(button.title).toContain("port 40000 on gpu");
+    await fireEvent.click(button);
+    await waitFor(() => expect(opened).toEqual(["http://127.0.0.1:40000/"]));
+    expect(t.forwards).toEqual([{ host: "gpu", port: 40000, local: 40000, listening: true }]);
+    // Forwarded already (by this button or the sidebar's): opened again, not forwarded twice.
+    await fireEvent.click(button);
+    await waitFor(() => expect(opened.length).toBe(2));
+    expect(t.calls.filter((c) => c.verb === "forwardHostPort").length).toBe(1);
+    unmount();
+  });
+
+  it("has no preview for a worktree of this machine", () => {
+    const t = new FakeTransport();
+    const path = "/data/weft/worktrees/app/fix";
+    const app = {
+      agents: [],
+      accounts: { forAgent: () => [], label: (id: string) => id },
+      transport: t,
+      worktrees: { list: [{ name: "fix", repo: "/app", path, branch: "weft/fix", base: "main", ahead: 0, behind: 0, dirty: false, ports: "40000-40009", sessions: ["claude:1"], setupLog: null }] },
+    } as unknown as AppStore;
+    const view = { key: "claude:1", current: new LiveSnapshot(emptySnapshot("claude")), turns: [], terminalOffer: null } as unknown as SessionView;
+    render(SessionHeader, {
+      app,
+      view,
+      info: { title: "a session", workdir: path, worktree: { name: "fix", path, branch: "weft/fix", base: "main" } } as unknown as SessionInfo,
+      verbs: null,
+      terminals: false,
+      actions: [],
+    });
+    expect(screen.getByTestId("session-branch")).toBeTruthy();
+    expect(screen.queryByTestId("session-preview")).toBeNull();
   });
 });
