@@ -12,6 +12,7 @@ fn main() {
         "remove_recent_workspace",
         "open_log",
         "open_path",
+        "save_remote_file",
         "fetch_image",
         "save_window_size",
         "export_session",

@@ -188,6 +188,63 @@ pub fn remove_recent_workspace(
     })
 }
 
+/// Copies a host's file (an artifact of a remote session, a tool call's path; named as
+/// `open_path` names it) to this machine where the user picks in a save dialog: read
+/// through the host's daemon (at most 16 MiB), written there (0600). The path is the
+/// dialog's, never the window's: no `dialog:allow-save` for the page. `None`: the dialog
+/// was cancelled. A file of this machine is refused (it is here already).
+#[tauri::command]
+pub async fn save_remote_file(
+    app: AppHandle,
+    link: State<'_, Arc<Link>>,
+    path: String,
+    workdir: Option<String>,
+) -> Reply<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    let Some((host, own)) =
+        crate::remote_file::remote_target(&path, workdir.as_deref(), &link.remotes.names())
+    else {
+        return Err(WireError::new(
+            ErrorCode::BadRequest,
+            format!("{path} is a file of this machine: there is nothing to copy"),
+        ));
+    };
+    let link = link.inner().clone();
+    let (own, bytes) = crate::remote_file::read(&link, &app, &host, &own).await?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut dialog = app
+        .dialog()
+        .file()
+        .set_title(format!("Copy {host}:{own} to this machine"))
+        .set_file_name(crate::remote_file::download_name(&own));
+    if let Some(downloads) = dirs_downloads() {
+        dialog = dialog.set_directory(downloads);
+    }
+    dialog.save_file(move |picked| {
+        let _ = tx.send(picked);
+    });
+    let Some(picked) = rx.await.ok().flatten() else {
+        return Ok(None);
+    };
+    let dest = picked
+        .into_path()
+        .map_err(|e| WireError::new(ErrorCode::BadRequest, format!("that path: {e}")))?;
+    crate::remote_file::save(&dest, &bytes).map_err(|e| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("copying {host}:{own} to {}: {e}", dest.display()),
+        )
+    })?;
+    tracing::info!(host, path = own, to = %dest.display(), "copied a host's file to this machine");
+    Ok(Some(dest.display().to_string()))
+}
+
+/// `~/Downloads` (the XDG folder's usual name), when it exists.
+fn dirs_downloads() -> Option<std::path::PathBuf> {
+    let dir = std::path::PathBuf::from(std::env::var_os("HOME")?).join("Downloads");
+    dir.is_dir().then_some(dir)
+}
+
 /// Opens a file an agent pointed at (an artifact, a tool call's path; relative paths
 /// are the session folder's): the configured editor, else the desktop's handler; with
 /// `reveal`, the file manager shows it. Never through a shell. A host's file (its

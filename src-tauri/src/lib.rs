@@ -200,6 +200,7 @@ pub fn run() -> anyhow::Result<()> {
             commands::remove_recent_workspace,
             commands::open_log,
             commands::open_path,
+            commands::save_remote_file,
             commands::fetch_image,
             commands::save_window_size,
             commands::export_session,

@@ -69,6 +69,44 @@ pub async fn fetch(
     host: &str,
     path: &str,
 ) -> Result<PathBuf, WireError> {
+    let (own, bytes) = read(link, app, host, path).await?;
+    let copy =
+        copy_path(state_dir, host, &own).map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
+    write_private(&copy, &bytes).map_err(|e| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("copying {host}:{own} to {}: {e}", copy.display()),
+        )
+    })?;
+    tracing::info!(host, path = own, copy = %copy.display(), "copied a host's file here");
+    Ok(copy)
+}
+
+/// The name a download of the host's file `path` is offered under: its last plain
+/// component (`file` when it has none).
+pub fn download_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or("file")
+        .to_string()
+}
+
+/// Writes `bytes` to `dest`, a file the user picked in the save dialog (0600: it came
+/// from another machine, and may be anything of the host's user's).
+pub fn save(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_private(dest, bytes)
+}
+
+/// Reads `host`'s file `path` through its daemon (at most [`MAX_BYTES`]): its resolved
+/// path on the host and its bytes.
+pub async fn read(
+    link: &std::sync::Arc<crate::link::Link>,
+    app: &tauri::AppHandle,
+    host: &str,
+    path: &str,
+) -> Result<(String, Vec<u8>), WireError> {
     let request = ClientRequest::ReadFile {
         path: path.to_string(),
         max_bytes: Some(MAX_BYTES),
@@ -90,16 +128,7 @@ pub async fn fetch(
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&file.data)
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("host {host}'s answer: {e}")))?;
-    let copy =
-        copy_path(state_dir, host, own).map_err(|e| WireError::new(ErrorCode::BadRequest, e))?;
-    write_private(&copy, &bytes).map_err(|e| {
-        WireError::new(
-            ErrorCode::Internal,
-            format!("copying {host}:{own} to {}: {e}", copy.display()),
-        )
-    })?;
-    tracing::info!(host, path = own, copy = %copy.display(), "copied a host's file here");
-    Ok(copy)
+    Ok((own.to_string(), bytes))
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -145,6 +174,13 @@ mod tests {
         assert_eq!(remote_target("notes.md", Some("/w"), &hosts()), None);
         assert_eq!(remote_target("notes.md", Some("box:/w"), &hosts()), None);
         assert_eq!(remote_target("notes.md", None, &hosts()), None);
+    }
+
+    #[test]
+    fn a_download_is_offered_under_the_files_own_name() {
+        assert_eq!(download_name("/srv/proj/report.pdf"), "report.pdf");
+        assert_eq!(download_name("/"), "file");
+        assert_eq!(download_name(""), "file");
     }
 
     #[test]

@@ -773,6 +773,19 @@ export class AppStore {
     await this.guard(() => open(path, workdir, reveal));
   }
 
+  /**
+   * "Copy to this machine": a host's file saved where the user picks (the shell's save
+   * dialog); the path it went to, null when cancelled or failed (the error is shown).
+   */
+  async saveFile(path: string, workdir: string | null): Promise<string | null> {
+    const save = this.transport.saveRemoteFile;
+    if (!save) {
+      this.error = `This window cannot copy files; the path is ${path}`;
+      return null;
+    }
+    return (await this.guard(() => save(path, workdir))) ?? null;
+  }
+
   /** Takes a queued prompt out of its session's queue: it never runs. */
   async dequeue(view: SessionView, taskId: string) {
     await this.guard(() => this.transport.request({ type: "dequeue", sessionKey: view.key, taskId }));

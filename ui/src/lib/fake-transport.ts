@@ -437,6 +437,10 @@ export class FakeTransport implements Transport {
   openPath: Transport["openPath"] = async (path, workdir, reveal) => {
     this.record("openPath", path, workdir, reveal);
   };
+  saveRemoteFile: Transport["saveRemoteFile"] = async (path, workdir) => {
+    this.record("saveRemoteFile", path, workdir);
+    return `/home/me/Downloads/${path.split("/").at(-1)}`;
+  };
   async onPatch(handler: (e: PatchEvent) => void) {
     this.patchHandlers.push(handler);
     return () => {

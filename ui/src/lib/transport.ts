@@ -50,6 +50,12 @@ export interface WindowCommands {
    * where the surface cannot (a browser).
    */
   openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
+  /**
+   * Copies a host's file (named as for `openPath`) to this machine where the user picks
+   * in the shell's save dialog: the path it went to, null when cancelled. Absent where
+   * the surface cannot (a browser).
+   */
+  saveRemoteFile?: (path: string, workdir: string | null) => Promise<string | null>;
   /** Keeps the window's size for the next window; absent where the page is not a window of its own. */
   saveWindowSize?: () => Promise<void>;
   /**

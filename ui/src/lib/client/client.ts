@@ -43,6 +43,7 @@ export class WeftClient implements Transport, TerminalClient {
   readonly openLog?: () => Promise<void>;
   readonly openUrl?: (url: string) => Promise<void>;
   readonly openPath?: (path: string, workdir: string | null, reveal: boolean) => Promise<void>;
+  readonly saveRemoteFile?: (path: string, workdir: string | null) => Promise<string | null>;
   readonly saveWindowSize?: () => Promise<void>;
   readonly fetchImage?: (url: string) => Promise<string>;
   readonly saveExport?: (sessionKey: string, format: ExportFormat) => Promise<string | null>;
@@ -80,6 +81,7 @@ export class WeftClient implements Transport, TerminalClient {
     if (shell.openLog) this.openLog = () => shell.openLog!();
     if (shell.openUrl) this.openUrl = (url) => shell.openUrl!(url);
     if (shell.openPath) this.openPath = (path, workdir, reveal) => shell.openPath!(path, workdir, reveal);
+    if (shell.saveRemoteFile) this.saveRemoteFile = (path, workdir) => shell.saveRemoteFile!(path, workdir);
     if (shell.saveWindowSize) this.saveWindowSize = () => shell.saveWindowSize!();
     if (shell.fetchImage) this.fetchImage = (url) => shell.fetchImage!(url);
     if (shell.saveExport) this.saveExport = (key, format) => shell.saveExport!(key, format);

@@ -79,6 +79,9 @@ export function tauriShell(): Shell {
       }
     },
     openPath: (path, workdir, reveal) => call("open_path", { path, workdir, reveal }),
+    // The shell reads the host's file and opens the save dialog itself: the path it
+    // writes to is the dialog's, never the window's (src-tauri/src/commands.rs).
+    saveRemoteFile: (path, workdir) => call<string | null>("save_remote_file", { path, workdir }),
     saveWindowSize: () => call("save_window_size"),
     fetchImage: (url) => call<string>("fetch_image", { url }),
     // The shell asks the daemon for the document and opens the save dialog itself: the

@@ -6,7 +6,7 @@ import Icon, { icons } from "./Icon.svelte";
 // Every name callers used with the hand-drawn icons; none may fall back to `other`.
 const names = [
   "read", "write", "edit", "shell", "search", "fetch", "plan", "task", "mcp", "other", "chevron", "stop", "send", "plus",
-  "folder", "sun", "moon", "log", "bot", "check", "x", "dot", "alert", "copy", "up", "down", "retry", "pencil", "external", "pin", "archive",
+  "folder", "sun", "moon", "log", "bot", "check", "x", "dot", "alert", "copy", "up", "down", "retry", "pencil", "external", "pin", "archive", "download",
 ];
 const kinds: ToolKind[] = ["read", "write", "edit", "shell", "search", "fetch", "plan", "task", "mcp", "other"];
 

@@ -58,3 +58,26 @@ describe("ToolRow", () => {
     expect(screen.getByTestId("tool-input").textContent).toContain("old_string");
   });
 });
+
+describe("ToolRow of a host's session", () => {
+  it("offers to copy the host's file to this machine", async () => {
+    const saved: string[] = [];
+    render(ToolRow, {
+      call: call({ file_path: "report.pdf" }),
+      onopen: () => {},
+      onsave: (p: string) => saved.push(p),
+    });
+    await fireEvent.click(screen.getByTestId("tool-row-toggle"));
+    const button = screen.getByTestId("tool-save-file");
+    expect(button.textContent).toContain("Copy to this machine");
+    await fireEvent.click(button);
+    expect(saved).toEqual(["report.pdf"]);
+  });
+
+  it("offers no copy for a file of this machine", async () => {
+    render(ToolRow, { call: call({ file_path: "src/a.rs" }), onopen: () => {} });
+    await fireEvent.click(screen.getByTestId("tool-row-toggle"));
+    expect(screen.getByTestId("tool-open-file")).toBeTruthy();
+    expect(screen.queryByTestId("tool-save-file")).toBeNull();
+  });
+});

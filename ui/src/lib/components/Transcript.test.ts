@@ -178,3 +178,33 @@ describe("Transcript", () => {
     expect(screen.getAllByTestId("turn-agent").map((e) => e.textContent)).toEqual(["claude", "codex"]);
   });
 });
+
+describe("Transcript of a host's session", () => {
+  it("offers to copy a tool call's file to this machine through the shell's save dialog, and not for a local session", async () => {
+    const t = new FakeTransport();
+    const call = { id: "c1", name: "Write", summary: "Write report.md", input: { file_path: "report.md" }, result: "ok", status: "done", kind: "edit", parentId: null };
+    const key = t.addSession("echo", "gpu:/srv/proj", "remote");
+    t.emit(key, { taskId: "r1", phase: "streaming", prompt: "write it", text: "", toolCalls: [call] } as never);
+    t.finish(key);
+    const view = new SessionView(key, t);
+    await view.load();
+    const app = new AppStore(t);
+    await app.refreshSessions();
+    const { unmount } = render(Transcript, { view, app });
+    await fireEvent.click(await screen.findByTestId("tool-row-toggle"));
+    await fireEvent.click(screen.getByTestId("tool-save-file"));
+    await waitFor(() => expect(t.calls.at(-1)).toMatchObject({ verb: "saveRemoteFile", args: ["report.md", "gpu:/srv/proj"] }));
+    unmount();
+
+    const localKey = t.addSession("echo", "/work/demo", "local");
+    t.emit(localKey, { taskId: "l1", phase: "streaming", prompt: "write it", text: "", toolCalls: [call] } as never);
+    t.finish(localKey);
+    const local = new SessionView(localKey, t);
+    await local.load();
+    await app.refreshSessions();
+    render(Transcript, { view: local, app });
+    await fireEvent.click(await screen.findByTestId("tool-row-toggle"));
+    expect(screen.getByTestId("tool-open-file")).toBeTruthy();
+    expect(screen.queryByTestId("tool-save-file")).toBeNull();
+  });
+});
