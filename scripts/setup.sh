@@ -259,6 +259,8 @@ setup_ssh_hosts() {
 # secret: no e-mail, no federation, nothing off this machine).
 SYNAPSE_VERSION=1.163.2
 setup_matrix() {
+    # curl: the tests' admin calls; setpriv (util-linux): Synapse dies with its test.
+    apt_install curl util-linux
     pip_venv synapse python3 "matrix-synapse==$SYNAPSE_VERSION"
     test -x "$ROOT/.tools/synapse/bin/register_new_matrix_user"
 }

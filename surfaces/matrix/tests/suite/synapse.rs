@@ -116,8 +116,11 @@ yaml.safe_dump(c, open(p, "w"))
     let (tx, rx) = std::sync::mpsc::channel();
     let spawn_python = python.clone();
     let spawn_config = config.clone();
+    // Its log config names a relative homeserver.log: in its own folder, not the repo.
+    let spawn_dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let child = Command::new("setpriv")
+            .current_dir(&spawn_dir)
             .args(["--pdeathsig", "KILL", "--"])
             .arg(&spawn_python)
             .args(["-m", "synapse.app.homeserver", "-c"])
