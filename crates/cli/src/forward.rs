@@ -50,11 +50,26 @@ fn range(ports: &str) -> Option<(u16, u16)> {
     (first > 0 && first <= last).then_some((first, last))
 }
 
-/// The port of `key`'s worktree to open: its first, or `asked` when in its range.
-fn pick(key: &str, worktrees: &[WorktreeInfo], asked: Option<u16>) -> Result<u16, String> {
+/// Whether `dir` is `root` or inside it.
+fn within(dir: &str, root: &str) -> bool {
+    dir == root || dir.starts_with(&format!("{}/", root.trim_end_matches('/')))
+}
+
+/// The port of `key`'s worktree to open: its first, or `asked` when in its range. The
+/// worktree is the one that lists the session, else the one holding its `workdir`.
+fn pick(
+    key: &str,
+    worktrees: &[WorktreeInfo],
+    workdir: Option<&str>,
+    asked: Option<u16>,
+) -> Result<u16, String> {
     let Some(w) = worktrees
         .iter()
         .find(|w| w.sessions.iter().any(|k| k == key))
+        .or_else(|| {
+            let dir = workdir?;
+            worktrees.iter().find(|w| within(dir, &w.path))
+        })
     else {
         return Err(format!(
             "{key} is not in a Weft worktree, so it has no port range to forward \
@@ -99,8 +114,25 @@ pub(crate) async fn forward(args: ForwardArgs) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    // A session the worktree does not list (started there by hand): its folder says.
+    let listed = worktrees.iter().any(|w| w.sessions.contains(&args.key));
+    let workdir = if listed {
+        None
+    } else {
+        let asked = verb::ListSessions {
+            workdir: None,
+            archived: None,
+        };
+        match daemon.send(asked).await {
+            Ok(all) => all
+                .into_iter()
+                .find(|s| s.session_key == args.key)
+                .map(|s| s.worktree.map_or(s.workdir, |w| w.path)),
+            Err(code) => return code,
+        }
+    };
     drop(daemon);
-    let port = match pick(&args.key, &worktrees, args.port) {
+    let port = match pick(&args.key, &worktrees, workdir.as_deref(), args.port) {
         Ok(p) => p,
         Err(why) => {
             eprintln!("weft: {why}");
@@ -203,10 +235,15 @@ mod tests {
     #[test]
     fn the_first_port_or_one_in_the_range_and_none_outside_a_worktree() {
         let all = [wt(&["echo:a"], "40000-40009")];
-        assert_eq!(pick("echo:a", &all, None), Ok(40000));
-        assert_eq!(pick("echo:a", &all, Some(40003)), Ok(40003));
-        assert!(pick("echo:a", &all, Some(40010)).is_err());
-        let none = pick("echo:b", &all, None).err().unwrap_or_default();
+        assert_eq!(pick("echo:a", &all, None, None), Ok(40000));
+        assert_eq!(pick("echo:a", &all, None, Some(40003)), Ok(40003));
+        assert!(pick("echo:a", &all, None, Some(40010)).is_err());
+        // Not listed by the worktree, but working in it.
+        assert_eq!(pick("echo:b", &all, Some("/w/one/src"), None), Ok(40000));
+        assert!(pick("echo:b", &all, Some("/w/one-other"), None).is_err());
+        let none = pick("echo:b", &all, Some("/w"), None)
+            .err()
+            .unwrap_or_default();
         assert!(none.contains("no port range"), "{none}");
     }
 }
