@@ -30,8 +30,13 @@ use weft_protocol::{NotStored, RestoreSide, Restored, TurnChange, TurnDiff, Turn
 /// Default of `WEFT_CHECKPOINT_MAX_FILES`.
 const DEFAULT_MAX_FILES: usize = 50_000;
 /// The hunks a turn's diff carries in the snapshot, all files together; past it the
-/// remaining files are listed with their line counts only.
+/// remaining files are listed with their line counts only. Every client of the
+/// session gets the snapshot, so it stays small.
 const MAX_HUNK_BYTES: usize = 256 * 1024;
+/// The hunks a diff asked for (`sessionDiff`: the Review) carries: it goes to the one
+/// client that asked, which draws it virtualized, so a 20,000-line diff of ordinary
+/// lines (1–3 MB) comes whole; far under the wire's 64 MiB frame.
+const MAX_REVIEW_HUNK_BYTES: usize = 16 * 1024 * 1024;
 /// The files a turn's diff lists; past it they are counted only.
 const MAX_FILES_LISTED: usize = 2_000;
 /// The ignored paths a turn's diff names.
@@ -184,7 +189,7 @@ impl Checkpointer for GitCheckpoints {
         let msg = message(turn, "after", session_key, task_id);
         let after = checkpoints.snapshot(session_key, &msg).map_err(failed)?;
         let diff = checkpoints.diff(before, &after.commit).map_err(failed)?;
-        let mut turn_diff = to_wire(diff);
+        let mut turn_diff = to_wire(diff, MAX_HUNK_BYTES);
         turn_diff.turn = turn;
         turn_diff.before = before.to_owned();
         turn_diff.after = after.commit;
@@ -222,7 +227,7 @@ impl Checkpointer for GitCheckpoints {
                     .map_err(failed)?;
                 if !since.files.is_empty() {
                     return Ok(Restored {
-                        overwrites: Some(to_wire(since)),
+                        overwrites: Some(to_wire(since, MAX_HUNK_BYTES)),
                         ..Default::default()
                     });
                 }
@@ -309,7 +314,7 @@ impl Checkpointer for GitCheckpoints {
         let from = pick(from, history.last())?;
         let to = pick(to, history.first())?;
         let diff = checkpoints.diff(&from, &to).map_err(failed)?;
-        let mut turn_diff = to_wire(diff);
+        let mut turn_diff = to_wire(diff, MAX_REVIEW_HUNK_BYTES);
         turn_diff.before = from;
         turn_diff.after = to;
         Ok(turn_diff)
@@ -374,10 +379,11 @@ fn target(
         })
 }
 
-/// The crate's diff as the wire's, its hunks capped (see [`MAX_HUNK_BYTES`]).
-fn to_wire(diff: weft_checkpoint::TurnDiff) -> TurnDiff {
+/// The crate's diff as the wire's, its hunks capped at `max_hunk_bytes` for all files
+/// together ([`MAX_HUNK_BYTES`] in a snapshot).
+fn to_wire(diff: weft_checkpoint::TurnDiff, max_hunk_bytes: usize) -> TurnDiff {
     let total = diff.files.len();
-    let mut budget = MAX_HUNK_BYTES;
+    let mut budget = max_hunk_bytes;
     let mut hunks_cut = 0usize;
     let mut files = Vec::new();
     for f in diff.files.into_iter().take(MAX_FILES_LISTED) {
@@ -408,8 +414,8 @@ fn to_wire(diff: weft_checkpoint::TurnDiff) -> TurnDiff {
     let mut cut = Vec::new();
     if hunks_cut > 0 {
         cut.push(format!(
-            "the hunks of {hunks_cut} file(s) are left out (over {} KiB of hunks for the turn); their line counts are kept",
-            MAX_HUNK_BYTES / 1024
+            "the hunks of {hunks_cut} file(s) are left out (over {} KiB of hunks); their line counts are kept",
+            max_hunk_bytes / 1024
         ));
     }
     if total > MAX_FILES_LISTED {

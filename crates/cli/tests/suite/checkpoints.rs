@@ -228,6 +228,40 @@ fn weft_diff_shows_the_whole_session_or_what_changed_since_a_checkpoint_and_read
 }
 
 #[test]
+fn a_big_turns_hunks_are_cut_from_the_snapshot_but_the_reviews_diff_has_them_all() {
+    let env = Env::new();
+    repo(&env);
+    // 20,000 ordinary lines (about 1.4 MB of hunks): past the snapshot's 256 KiB.
+    let run = shell_turn(
+        &env,
+        None,
+        "seq -f 'line %05g of a generated file, as long as a line of code is' 20000 > big.txt",
+        &[],
+    );
+    let key = string(&run["sessionKey"]);
+    let in_snapshot = &run["snapshot"]["turnDiff"];
+    assert_eq!(in_snapshot["files"][0]["added"], 20000, "{in_snapshot}");
+    assert!(in_snapshot["files"][0]["hunks"].is_null(), "{in_snapshot}");
+    assert!(
+        in_snapshot["cut"].to_string().contains("left out"),
+        "{in_snapshot}"
+    );
+    // The Review asks for the diff itself (`sessionDiff`, as `weft diff` does): whole.
+    let whole = stdout_json(&env.weft(&["diff", &key, "--json"]));
+    let hunks = whole["files"][0]["hunks"].as_str().unwrap_or_default();
+    assert_eq!(
+        hunks.lines().filter(|l| l.starts_with("+line ")).count(),
+        20000
+    );
+    assert!(
+        hunks.contains("+line 20000 of a generated file"),
+        "{}",
+        &hunks[..200]
+    );
+    assert!(whole["cut"].is_null(), "{}", whole["cut"]);
+}
+
+#[test]
 fn restore_one_hunk_of_a_turn_from_the_session_diff_and_undo_it() {
     let env = Env::new();
     let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
