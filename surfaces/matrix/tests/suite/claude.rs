@@ -14,7 +14,7 @@ fn parts() -> Result<(PathBuf, PathBuf), String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root/.cache/weft/target"));
+        .unwrap_or_else(|| root.join("target"));
     let server = std::env::var_os("WEFT_SCRIPTED_ANTHROPIC")
         .map(PathBuf::from)
         .unwrap_or_else(|| target.join("debug/examples/scripted_anthropic"));

@@ -61,9 +61,10 @@ fn weft_source() -> PathBuf {
     if let Some(bin) = std::env::var_os("WEFT_BIN") {
         return PathBuf::from(bin);
     }
+    // The main workspace's target dir (this workspace's own may be elsewhere).
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root/.cache/weft/target"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
     target.join("debug/weft")
 }
 
@@ -157,7 +158,7 @@ impl World {
         let source = weft_source();
         assert!(
             source.is_file(),
-            "no weft binary at {} (build it: /work/c build -p weft-cli, or set WEFT_BIN)",
+            "no weft binary at {} (build it: cargo build -p weft-cli in the repository, or set WEFT_BIN)",
             source.display()
         );
         if std::fs::hard_link(&source, &weft).is_err() {

@@ -4,4 +4,5 @@ mod commands;
 mod flows;
 mod harness;
 mod restart;
+mod supervised;
 mod synapse;
