@@ -152,6 +152,8 @@ pub struct Posted {
     /// When it was posted (ms since the epoch): a message that names no question
     /// answers the newest.
     pub asked_at: i64,
+    /// Its title: the kernel's notice of its answer starts with it in quotes.
+    pub title: String,
 }
 
 /// The room of one session.

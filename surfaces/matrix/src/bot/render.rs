@@ -108,6 +108,7 @@ async fn questions_of(bot: &Bot, room: &Room, key: &str, snap: &UniversalSnapsho
                     answered: None,
                     closed: false,
                     asked_at: crate::config::now_ms(),
+                    title: interaction.title.clone(),
                 },
             );
             bot.save(&state);
@@ -136,9 +137,13 @@ async fn questions_of(bot: &Bot, room: &Room, key: &str, snap: &UniversalSnapsho
         let Ok(event_id) = OwnedEventId::try_from(posted.event_id.as_str()) else {
             continue;
         };
-        let body = match &posted.answered {
-            Some(how) => format!("✔ Answered {how}."),
-            None => {
+        let body = match (
+            &posted.answered,
+            answered_elsewhere(&snap.notices, &posted.title),
+        ) {
+            (Some(how), _) => format!("✔ Answered {how}."),
+            (None, Some(how)) => format!("✔ {how}."),
+            (None, None) => {
                 "✔ Answered elsewhere (in the Weft window, a browser or the CLI), or withdrawn."
                     .to_string()
             }
@@ -153,6 +158,28 @@ async fn questions_of(bot: &Bot, room: &Room, key: &str, snap: &UniversalSnapsho
         }
         bot.save(&state);
     }
+}
+
+/// How a question titled `title` was answered from another surface, from the kernel's
+/// notice of it (`"TITLE" answered Allow (from app)`), the newest first: "Answered
+/// Allow in the Weft window". None when there is no such notice (it was withdrawn).
+fn answered_elsewhere(notices: &[String], title: &str) -> Option<String> {
+    let head = format!("\"{title}\" ");
+    notices.iter().rev().find_map(|n| {
+        let rest = n.strip_prefix(&head)?;
+        let (what, surface) = rest.strip_suffix(')')?.rsplit_once(" (from ")?;
+        let place = match surface {
+            "app" => "in the Weft window",
+            "cli" => "with the weft command",
+            "browser" => "in a browser",
+            _ => "elsewhere",
+        };
+        let mut what = what.to_string();
+        if let Some(first) = what.get(..1) {
+            what.replace_range(..1, &first.to_uppercase());
+        }
+        Some(format!("{what} {place}"))
+    })
 }
 
 /// The user to mention in a new message: the room's user when more than two are in it
@@ -476,5 +503,27 @@ mod tests {
         };
         assert_eq!(streaming_body(&s), "Hello\n\n⏳ Read a.txt");
         assert_eq!(cut("ééé", 3), "é…");
+    }
+
+    #[test]
+    fn a_question_answered_elsewhere_says_where_and_how() {
+        let notices = vec![
+            "\"Run ls?\" answered Allow (from cli)".to_string(),
+            "steer sent into the running turn: x".to_string(),
+            "\"Write a.txt?\" answered Deny (from app)".to_string(),
+        ];
+        assert_eq!(
+            answered_elsewhere(&notices, "Write a.txt?").as_deref(),
+            Some("Answered Deny in the Weft window")
+        );
+        assert_eq!(
+            answered_elsewhere(&notices, "Run ls?").as_deref(),
+            Some("Answered Allow with the weft command")
+        );
+        assert_eq!(
+            answered_elsewhere(&["\"Pick\" cancelled (from browser)".into()], "Pick").as_deref(),
+            Some("Cancelled in a browser")
+        );
+        assert_eq!(answered_elsewhere(&notices, "Other?"), None);
     }
 }

@@ -181,13 +181,16 @@ async fn a_question_answered_elsewhere_is_edited_to_say_so() {
         .unwrap_or_default();
     let (ok, out) = w.weft(&["answer", &id, "--select", "blue"]);
     assert!(ok, "{out}");
-    w.wait_edit(
-        &room,
-        &asked.0,
-        "the question closed as answered elsewhere",
-        |t| t.contains("elsewhere"),
-    )
-    .await;
+    // It says by whom and with what: the kernel's notice names the CLI.
+    let closed = w
+        .wait_edit(
+            &room,
+            &asked.0,
+            "the question closed as answered with the weft command",
+            |t| t.contains("with the weft command"),
+        )
+        .await;
+    assert!(closed.to_lowercase().contains("answered blue"), "{closed}");
     w.wait_message(&room, "the reply", |t| t.contains("You picked blue"))
         .await;
 }
