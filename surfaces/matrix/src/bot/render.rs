@@ -208,10 +208,34 @@ fn streaming_body(snap: &UniversalSnapshot) -> String {
     if body.trim().is_empty() {
         body = "…".into();
     }
+    if let Some(plan) = plan_line(snap) {
+        body.push_str(&format!("\n\n{plan}"));
+    }
     if let Some(line) = snap.activity.lines().rev().find(|l| !l.trim().is_empty()) {
         body.push_str(&format!("\n\n⏳ {}", cut(line.trim(), 300)));
     }
     body
+}
+
+/// The plan in one line: how far it is, and the step being worked on (or the next).
+fn plan_line(snap: &UniversalSnapshot) -> Option<String> {
+    use weft_protocol::StepStatus;
+    let plan = snap.plan.as_ref().filter(|p| !p.steps.is_empty())?;
+    let done = plan
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Completed)
+        .count();
+    let now = plan
+        .steps
+        .iter()
+        .find(|s| s.status == StepStatus::InProgress)
+        .or_else(|| plan.steps.iter().find(|s| s.status == StepStatus::Pending));
+    let total = plan.steps.len();
+    Some(match now {
+        Some(step) => format!("📋 Plan {done}/{total}: {}", cut(step.text.trim(), 200)),
+        None => format!("📋 Plan {done}/{total} done"),
+    })
 }
 
 /// The first `max` bytes of `text` (whole characters), with an ellipsis when cut.
@@ -235,6 +259,14 @@ fn closing(snap: &UniversalSnapshot) -> String {
             "{tools} tool call{}",
             if tools == 1 { "" } else { "s" }
         ));
+    }
+    if let Some(plan) = snap.plan.as_ref().filter(|p| !p.steps.is_empty()) {
+        let done = plan
+            .steps
+            .iter()
+            .filter(|s| s.status == weft_protocol::StepStatus::Completed)
+            .count();
+        facts.push(format!("plan {done}/{} done", plan.steps.len()));
     }
     if let Some(u) = &snap.usage {
         if let (Some(i), Some(o)) = (u.input_tokens, u.output_tokens) {
@@ -492,6 +524,35 @@ mod tests {
         assert!(closing(&s).starts_with("⏹ Stopped"));
         s.error = Some("boom".into());
         assert_eq!(closing(&s), "❌ Failed: boom");
+    }
+
+    #[test]
+    fn the_plan_shows_in_one_line_while_streaming_and_in_the_closing_message() {
+        use weft_protocol::{Plan, PlanStep, StepStatus};
+        let step = |text: &str, status| PlanStep {
+            text: text.into(),
+            status,
+        };
+        let mut s = UniversalSnapshot {
+            text: "Working".into(),
+            plan: Some(Plan {
+                explanation: None,
+                steps: vec![
+                    step("Read the test", StepStatus::Completed),
+                    step("Fix the race", StepStatus::InProgress),
+                    step("Run the suite", StepStatus::Pending),
+                ],
+            }),
+            ..Default::default()
+        };
+        assert_eq!(streaming_body(&s), "Working\n\n📋 Plan 1/3: Fix the race");
+        if let Some(p) = s.plan.as_mut() {
+            for st in &mut p.steps {
+                st.status = StepStatus::Completed;
+            }
+        }
+        assert_eq!(streaming_body(&s), "Working\n\n📋 Plan 3/3 done");
+        assert_eq!(closing(&s), "✅ Done (plan 3/3 done).");
     }
 
     #[test]
