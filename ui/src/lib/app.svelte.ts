@@ -17,6 +17,7 @@ import { AccountsStore } from "./accounts.svelte";
 import { ChoiceMemory } from "./choices";
 import { agentOfKey } from "./hosts.svelte";
 import { classifyHref } from "./links";
+import { SeenMarks } from "./seen.svelte";
 import { SessionView } from "./session-view.svelte";
 import type { TerminalClient } from "./terminal/client";
 import { formatAddress, type Address, type Place } from "./places";
@@ -34,9 +35,6 @@ const NEW_SESSION = null;
 const HIDDEN_KEY = "weft.hiddenWorkspaces";
 const WIDTH_KEY = "weft.sidebarWidth";
 const FOLDED_KEY = "weft.foldedWorkspaces";
-const SEEN_KEY = "weft.seen";
-/** How often the open session's "seen up to" is written down while it streams. */
-const SEEN_EVERY_MS = 1000;
 /**
  * How long a choice (an agent in a new session's composer, an opened session) holds
  * before its agent's process is started ahead: clicking through the sidebar starts none.
@@ -51,15 +49,6 @@ function clampWidth(px: number): number {
 function readWidth(): number {
   const v = globalThis.localStorage?.getItem(WIDTH_KEY);
   return v ? clampWidth(Number(v)) : SIDEBAR_WIDTH.default;
-}
-
-function readSeen(): Record<string, number> {
-  try {
-    const seen: unknown = JSON.parse(globalThis.localStorage?.getItem(SEEN_KEY) ?? "{}");
-    return seen && typeof seen === "object" && !Array.isArray(seen) ? (seen as Record<string, number>) : {};
-  } catch {
-    return {};
-  }
 }
 
 function readList(key: string): string[] {
@@ -95,9 +84,8 @@ export class AppStore {
   folded = $state<string[]>(readList(FOLDED_KEY));
   /** The sidebar's Archived section is unfolded (it starts folded in every window). */
   archivedOpen = $state(false);
-  /** When the user last saw each session (its updatedAt then): later changes are unread. */
-  private seen = $state<Record<string, number>>(readSeen());
-  private seenBaseline = false;
+  /** When the user last saw each session: the sidebar's unread marks. */
+  private seen = new SeenMarks();
   /** Past turns matching the search box's words (transcript search), best first. */
   searchHits = $state<SearchHit[]>([]);
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
@@ -145,8 +133,6 @@ export class AppStore {
   /** Bumped when a view is made, so `selected` re-reads the map. */
   private viewsVersion = $state(0);
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
-  private seenTimer: ReturnType<typeof setTimeout> | null = null;
-  private pendingSeen: { key: string; at: number } | null = null;
   private unlisten: (() => void)[] = [];
 
   constructor(transport: Transport, terminals: TerminalClient | null = null) {
@@ -245,37 +231,7 @@ export class AppStore {
   /** The session changed since the user last looked at it. */
   unread(s: SessionInfo): boolean {
     if (s.sessionKey === this.selectedKey) return false;
-    const seen = this.seen[s.sessionKey];
-    return seen === undefined ? this.seenBaseline : s.updatedAt > seen;
-  }
-
-  private markSeen(key: string, at: number) {
-    if ((this.seen[key] ?? 0) >= at) return;
-    this.seen = { ...this.seen, [key]: at };
-    this.saveSeen();
-  }
-
-  /**
-   * The open session is seen as it streams, but writing that down on every patch would
-   * copy and store the whole seen map (a key per session: thousands) many times a
-   * second; its own unread mark is off while it is open anyway. At most once a second,
-   * and at once when another session is opened.
-   */
-  private seeLater(key: string, at: number) {
-    this.pendingSeen = { key, at };
-    this.seenTimer ??= setTimeout(() => this.flushSeen(), SEEN_EVERY_MS);
-  }
-
-  private flushSeen() {
-    if (this.seenTimer) clearTimeout(this.seenTimer);
-    this.seenTimer = null;
-    const pending = this.pendingSeen;
-    this.pendingSeen = null;
-    if (pending) this.markSeen(pending.key, pending.at);
-  }
-
-  private saveSeen() {
-    localStorage.setItem(SEEN_KEY, JSON.stringify(this.seen));
+    return this.seen.unread(s.sessionKey, s.updatedAt);
   }
 
   /**
@@ -407,7 +363,7 @@ export class AppStore {
     if (listed) {
       if (event.patch.phase) listed.phase = event.patch.phase;
       if (event.patch.updatedAt) listed.updatedAt = event.patch.updatedAt;
-      if (event.sessionKey === this.selectedKey) this.seeLater(listed.sessionKey, listed.updatedAt);
+      if (event.sessionKey === this.selectedKey) this.seen.later(listed.sessionKey, listed.updatedAt);
     } else {
       this.scheduleRefresh();
     }
@@ -435,15 +391,7 @@ export class AppStore {
     if (!sessions) return;
     this.sessions = sessions;
     void this.worktrees.refresh(sessions);
-    if (!this.seenBaseline) {
-      // The first list: what was there before this window counts as seen, unless the
-      // window had seen it older; a session that appears later is unread.
-      const seen: Record<string, number> = {};
-      for (const s of sessions) seen[s.sessionKey] = this.seen[s.sessionKey] ?? s.updatedAt;
-      this.seen = seen;
-      this.saveSeen();
-      this.seenBaseline = true;
-    }
+    this.seen.baselineFrom(sessions);
   }
 
   /** Re-reads the snapshot of `key` (every open one when null), the list and the inbox. */
@@ -479,10 +427,10 @@ export class AppStore {
   }
 
   selectSession(key: string | null) {
-    this.flushSeen();
+    this.seen.flush();
     this.selectedKey = key;
     const listed = key ? this.sessions.find((s) => s.sessionKey === key) : undefined;
-    if (listed) this.markSeen(listed.sessionKey, listed.updatedAt);
+    if (listed) this.seen.mark(listed.sessionKey, listed.updatedAt);
     this.place = { view: "session" };
     if (this.beside === key) this.beside = null;
     if (key) {
