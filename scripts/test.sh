@@ -83,9 +83,12 @@ if [ -f surfaces/matrix/Cargo.toml ]; then
         cargo deny --offline check licenses bans sources
     )
     cargo build --locked -p weft-claude --example scripted_anthropic
-    # Its tests wait on Synapse and the bot far more than on the CPU.
-    CARGO_TARGET_DIR="$MATRIX_TARGET" WEFT_BIN="$CARGO_TARGET_DIR/debug/weft" \
+    # Its tests wait on Synapse and the bot far more than on the CPU. The `weft` and the
+    # scripted server they use are the main workspace's (named before CARGO_TARGET_DIR
+    # changes: a command's assignments are made in order).
+    WEFT_BIN="$CARGO_TARGET_DIR/debug/weft" \
         WEFT_SCRIPTED_ANTHROPIC="$CARGO_TARGET_DIR/debug/examples/scripted_anthropic" \
+        CARGO_TARGET_DIR="$MATRIX_TARGET" \
         "$ROOT/scripts/lib/with-keyring.sh" \
         cargo test --manifest-path surfaces/matrix/Cargo.toml --locked --no-fail-fast -- --test-threads 4
 fi

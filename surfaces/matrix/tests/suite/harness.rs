@@ -28,8 +28,14 @@ pub const WAIT: Duration = Duration::from_secs(90);
 /// Whether a Secret Service answers; when none does, a test is skipped with the reason
 /// printed, except under CI=true, where it fails.
 pub fn keyring_or_skip() -> bool {
-    let probe = keyring::Entry::new("weft", "matrix:test-probe")
-        .and_then(|e| e.set_password("probe").and_then(|_| e.delete_credential()));
+    // Probed once per test process: tests on several threads writing and deleting one
+    // probe entry at once made each other's delete fail (NoEntry), read as "no store".
+    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let probe = PROBE.get_or_init(|| {
+        keyring::Entry::new("weft", &format!("matrix:test-probe-{}", std::process::id()))
+            .and_then(|e| e.set_password("probe").and_then(|_| e.delete_credential()))
+            .map_err(|e| e.to_string())
+    });
     match probe {
         Ok(()) => true,
         Err(e) => {
