@@ -916,3 +916,62 @@ fn a_remote_worktree_sessions_dev_server_is_forwarded_by_its_key_and_cancelled()
     rig.ok(&["hosts", "remove", "devbox", "--purge"]);
     assert_nothing_runs_as(&user);
 }
+
+#[test]
+fn a_hosts_account_without_an_os_store_says_so_and_reads_its_key_from_the_hosts_environment() {
+    use std::io::Write;
+    let Some(mut rig) = Rig::new() else { return };
+    // A headless server's user: no D-Bus session, so no Secret Service.
+    let (user, _) = rig.user(BASH);
+    let (port, _) = rig.sshd(&[&user], "");
+    rig.alias("headless", port, &user, "");
+    add(&rig, "headless", "headless");
+    let key = "sk-ant-api03-weft-test-host-key-never-stored";
+    rig.env.watch_secret(key);
+    let args = [
+        "--host", "headless", "accounts", "add", "--agent", "claude", "--kind", "api-key",
+        "--label", "work",
+    ];
+    let mut cmd = rig.cmd(&[&args[..], &["--secret-stdin"]].concat());
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(key.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    rig.env.keep_output(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a key was kept with no OS store");
+    assert!(
+        stderr.contains("the OS secret store is not available") && stderr.contains("--secret-env"),
+        "{stderr}"
+    );
+    // No clear-text fallback: the key is nowhere in the host user's files.
+    let found = std::process::Command::new("grep")
+        .args(["-rlF", key, &format!("/home/{user}")])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        found.stdout.is_empty(),
+        "the key was written on the host: {}",
+        String::from_utf8_lossy(&found.stdout)
+    );
+    // What it offers works: the key from the host daemon's own environment.
+    let id = rig.ok(&[&args[..], &["--secret-env", "ANTHROPIC_API_KEY"]].concat());
+    let list = stdout_json(&rig.weft(&["--host", "headless", "accounts", "list", "--json"]));
+    let account = list
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["id"] == id.trim()))
+        .unwrap_or_else(|| panic!("{id} not in {list}"));
+    assert_eq!(account["label"], "work", "{account}");
+    assert_eq!(account["secret"]["type"], "env", "{account}");
+    assert_eq!(account["secret"]["name"], "ANTHROPIC_API_KEY", "{account}");
+    rig.ok(&["hosts", "remove", "headless", "--purge"]);
+    assert_nothing_runs_as(&user);
+}
