@@ -42,7 +42,9 @@ async function until(check, what, timeout = TIMEOUT) {
     }
     if (Date.now() > deadline) {
       await screenshot(`timeout-${what.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}`).catch(() => {});
-      throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
+      // What the page went through, so a failure says why (a blank page once, in CI).
+      const seen = pageErrors.length ? `; the page saw: ${pageErrors.join(" | ")}` : "; no page errors or failed requests";
+      throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}${seen}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -64,6 +66,10 @@ describe("Weft on a phone (TLS off loopback, pinned by fingerprint)", { skip: PA
     page.on("pageerror", (e) => pageErrors.push(`pageerror: ${e.message}`));
     page.on("console", (m) => {
       if (m.type() === "error") pageErrors.push(`console: ${m.text()}`);
+    });
+    page.on("requestfailed", (r) => pageErrors.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ""}`));
+    page.on("response", (r) => {
+      if (r.status() >= 400) pageErrors.push(`response ${r.status()}: ${r.url()}`);
     });
   });
   after(async () => {
@@ -136,6 +142,7 @@ describe("Weft on a phone (TLS off loopback, pinned by fingerprint)", { skip: PA
     await until(async () => (await byTestId("app").getAttribute("data-place")) === "inbox", "the inbox");
     assert.ok(await page.locator("main.main").isVisible(), "the inbox fills the screen");
     await screenshot("04-inbox");
-    assert.deepEqual(pageErrors.filter((e) => !/WebSocket/.test(e)), [], "errors in the page");
+    // The page's own errors (failed requests are kept for a timeout's message).
+    assert.deepEqual(pageErrors.filter((e) => /^(pageerror|console)/.test(e) && !/WebSocket/.test(e)), [], "errors in the page");
   });
 });
