@@ -26,10 +26,8 @@ pub(crate) fn exec(args: &[OsString]) -> ExitCode {
     let program = exe.with_file_name(PROGRAM);
     if !program.is_file() {
         eprintln!(
-            "weft: {PROGRAM} is not installed beside {} (it comes with Weft's package; \
-             from a checkout: cargo build --manifest-path surfaces/matrix/Cargo.toml, \
-             into the same target folder)",
-            exe.display()
+            "weft: {}",
+            weft_daemon::surfaces::not_installed(PROGRAM, &exe)
         );
         return ExitCode::FAILURE;
     }

@@ -210,6 +210,21 @@ async fn read_capped(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> String 
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// Why surface program `file` cannot run beside `exe`, and how to put it there from a
+/// checkout (its own workspace builds elsewhere unless told this target folder).
+pub fn not_installed(file: &str, exe: &Path) -> String {
+    let target = exe.parent().and_then(Path::parent);
+    format!(
+        "{file} is not installed beside {} (it comes with Weft's package; from a checkout: \
+         cargo build --manifest-path surfaces/matrix/Cargo.toml --target-dir {})",
+        exe.display(),
+        target.map_or_else(
+            || "<weft's target folder>".into(),
+            |t| t.display().to_string()
+        )
+    )
+}
+
 /// The program of surface `name`: beside this executable, or an error saying where it
 /// was looked for.
 fn program(name: &str) -> Result<PathBuf, WireError> {
@@ -226,11 +241,7 @@ fn program(name: &str) -> Result<PathBuf, WireError> {
     } else {
         Err(WireError::new(
             ErrorCode::AgentUnavailable,
-            format!(
-                "{file} is not installed beside {} (it comes with Weft's package; from a \
-                 checkout: cargo build --manifest-path surfaces/matrix/Cargo.toml)",
-                exe.display()
-            ),
+            not_installed(file, &exe),
         ))
     }
 }

@@ -81,6 +81,11 @@ fn weft_matrix_runs_the_program_beside_weft_and_no_other() {
         stderr.contains("weft-matrix is not installed beside"),
         "{stderr}"
     );
+    // How to build it there from a checkout: into weft's own target folder.
+    assert!(
+        stderr.contains(&format!("--target-dir {}", root.path().display())),
+        "{stderr}"
+    );
     assert!(!marker.exists(), "a weft-matrix off PATH or the cwd ran");
 
     // Beside weft: it gets every argument (flags too), the terminal's stdin (the
