@@ -11,23 +11,9 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::support::{
-    agent_bin, bounded, claude_env, claude_home, codex_env, gemini_env, gemini_home, ok_json,
+    agent_bin, bounded, claude_env, claude_home, codex_env, gemini_env, gemini_home, git, ok_json,
     ok_stdout, string, Env,
 };
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -10,6 +10,7 @@ mod files;
 mod fork;
 mod guard;
 mod hosts;
+mod hosts_forward;
 mod hosts_rig;
 mod import;
 mod leaks;
