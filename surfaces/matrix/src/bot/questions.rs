@@ -108,19 +108,23 @@ pub fn reactions(interaction: &Interaction) -> Vec<&'static str> {
 }
 
 fn allow_value(interaction: &Interaction) -> Option<String> {
-    let values: Vec<&str> = interaction
-        .questions
-        .iter()
-        .flat_map(|q| q.choices.iter().map(|c| c.value.as_str()))
-        .collect();
-    values
-        .iter()
-        .find(|v| **v == permission::ALLOW)
-        .or(values.first())
-        .map(|v| v.to_string())
+    choice_value(interaction, permission::ALLOW, |v| {
+        v.first().map(|s| s.to_string())
+    })
 }
 
 fn deny_value(interaction: &Interaction) -> Option<String> {
+    choice_value(interaction, permission::DENY, |v| {
+        v.last().map(|s| s.to_string())
+    })
+}
+
+/// The choice valued `want`, else the one `fallback` picks of all the choices' values.
+fn choice_value(
+    interaction: &Interaction,
+    want: &str,
+    fallback: impl FnOnce(&[&str]) -> Option<String>,
+) -> Option<String> {
     let values: Vec<&str> = interaction
         .questions
         .iter()
@@ -128,9 +132,9 @@ fn deny_value(interaction: &Interaction) -> Option<String> {
         .collect();
     values
         .iter()
-        .find(|v| **v == permission::DENY)
-        .or(values.last())
+        .find(|v| **v == want)
         .map(|v| v.to_string())
+        .or_else(|| fallback(&values))
 }
 
 /// The answer a reaction `key` gives, if it gives one.
