@@ -203,7 +203,14 @@ impl Library {
                 .find(|(n, _)| *n == end + 1)
                 .map(|o| o.1 as u64);
             match from {
-                Some(from) => reader.open_page(&native_id, &path, from, until)?,
+                // Without the next turn's offset the read runs to the end of the file,
+                // which may already hold turns the index has not reached (the agent is
+                // still writing them): the page is the turns the index counts.
+                Some(from) => {
+                    let mut page = reader.open_page(&native_id, &path, from, until)?;
+                    page.truncate((end - start) as usize);
+                    page
+                }
                 None => Vec::new(),
             }
         };

@@ -185,7 +185,15 @@ async fn claude_sessions_run_outside_weft_are_listed_searched_opened_followed_an
             "first question: what is this?",
             "second question",
             "third question"
-        ]
+        ],
+        "started at {:?}; claude's file's records: {}",
+        history
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| t["startedAt"].clone())
+            .collect::<Vec<_>>(),
+        records_of(home.path(), &sid)
     );
     // Exported whole: the two turns from claude's file, then Weft's own, each once
     // (the file repeats Weft's turn once indexed again).
@@ -421,4 +429,30 @@ async fn gemini_chats_are_indexed_with_title_folder_usage_and_open() {
         "greet the axolotls",
         "axolotl-gemini-reply",
     );
+}
+
+/// The kind and time of each record in claude's file of session `sid` (what a failed
+/// assertion about its turns needs).
+fn records_of(home: &Path, sid: &str) -> String {
+    let file = std::fs::read_dir(home.join(".claude/projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|d| d.path().join(format!("{sid}.jsonl")))
+        .find(|p| p.is_file());
+    let Some(text) = file.and_then(|f| std::fs::read_to_string(f).ok()) else {
+        return format!("no file of {sid}");
+    };
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_default();
+            let content = v["message"]["content"].to_string();
+            format!(
+                "\n  {} {} {}",
+                v["timestamp"],
+                v["type"],
+                content.chars().take(60).collect::<String>()
+            )
+        })
+        .collect()
 }

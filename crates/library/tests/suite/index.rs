@@ -211,6 +211,41 @@ fn the_three_formats_are_listed_with_titles_folders_models_and_usage() {
     }
 }
 
+/// The agent writes a turn the index has not read yet: the transcript is the turns the
+/// index counts, so an adopted session's earlier turns never take in the turn Weft is
+/// recording itself (a `weft history` listed it twice under load).
+#[test]
+fn a_turn_written_after_the_last_index_is_not_in_the_transcript_until_indexed() {
+    let f = Fixture::new();
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let key = format!("claude:{CLAUDE_ID}");
+    append(
+        &f.claude_file(),
+        &format!(
+            "{}{}",
+            user_line("a fourth prompt not indexed yet"),
+            assistant_line("msg_9", "req_9", "an answer not indexed yet", 40)
+        ),
+    );
+    let page = f
+        .library
+        .open_transcript(&key, None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let prompts: Vec<&str> = page.turns.iter().map(|t| t.prompt.as_str()).collect();
+    assert_eq!(page.total, 3);
+    assert_eq!(
+        prompts,
+        ["hello turn one", "USE_TOOL turn two", "resumed message"],
+        "{page:?}"
+    );
+    f.library.index_now().unwrap_or_else(|e| panic!("{e}"));
+    let page = f
+        .library
+        .open_transcript(&key, None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((page.total, page.turns.len()), (4, 4));
+}
+
 #[test]
 fn appended_lines_are_read_from_where_reading_stopped_and_rewrites_are_read_again() {
     let f = Fixture::new();
