@@ -24,6 +24,7 @@
 //! A host's ports (a worktree's dev server) open here through the same shared
 //! connection ([`forward`]: `ssh -O forward -L …`).
 
+pub mod connect;
 pub mod contact;
 pub mod direct;
 pub mod forward;
@@ -32,6 +33,7 @@ pub mod list;
 pub mod ssh;
 pub mod status;
 
+pub use connect::{connect, remote_hello};
 pub use list::{Host, Hosts};
 pub use ssh::Ssh;
 
@@ -46,7 +48,7 @@ pub enum HostError {
     #[error("{0}")]
     Invalid(String),
     /// `ssh` could not reach the host, or the command there failed.
-    #[error("cannot reach host {host} over ssh: {why}")]
+    #[error("cannot reach host {host}: {why}")]
     Unreachable {
         /// The host.
         host: String,

@@ -1,236 +1,48 @@
-//! Real OpenSSH servers for the hosts tests: each test starts its own `sshd -D` on a
-//! free loopback port with a host key it makes, logs in throwaway users it makes (each
-//! with its own login shell and an authorized key made by the test), and reaches them
-//! through an ssh config file of its own (`WEFT_SSH_CONFIG`). Dropping the rig ends
-//! the shared ssh connections, stops the servers, kills whatever still runs as the
-//! test users and deletes them.
-//!
-//! Needs root (to make users) and Debian's `openssh-server`, `fish` and `csh`
-//! (scripts/setup.sh `setup_ssh_hosts`). Missing, the tests are skipped with a
-//! message, except under CI=true, where that is a failure.
+//! Real OpenSSH servers for the hosts tests ([`weft_ssh_rig`]: throwaway users, an
+//! sshd each on a loopback port, an ssh config of their own given as
+//! `WEFT_SSH_CONFIG`), with this test's own home, whose shared ssh connections the rig
+//! ends when dropped.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::ops::{Deref, DerefMut};
+use std::process::{Command, Output};
 
-use super::support::{bounded, wait_for, Env};
+pub use weft_ssh_rig::SshRig;
 
-const SSHD: &str = "/usr/sbin/sshd";
-
-/// A user made for one test.
-pub struct User {
-    pub name: String,
-    pub home: PathBuf,
-}
+use super::support::{bounded, Env};
 
 /// The machinery of one test.
 pub struct Rig {
+    // Dropped first: the servers and users go before the test's home and daemon.
+    ssh: SshRig,
     pub env: Env,
-    dir: tempfile::TempDir,
-    users: Vec<User>,
-    sshds: Vec<Child>,
-    /// `(alias, lines)` of the ssh config.
-    aliases: Vec<(String, String)>,
 }
 
-fn run(program: &str, args: &[&str]) -> Output {
-    Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("{program}: {e}"))
-}
-
-/// Why this machine cannot run the tests, if it cannot.
-fn missing() -> Option<String> {
-    if !nix::unistd::getuid().is_root() {
-        return Some("the hosts tests make throwaway users: they need root".into());
+impl Deref for Rig {
+    type Target = SshRig;
+    fn deref(&self) -> &SshRig {
+        &self.ssh
     }
-    for need in [SSHD, "/usr/bin/fish", "/usr/bin/csh", "/usr/sbin/useradd"] {
-        if !Path::new(need).exists() {
-            return Some(format!(
-                "{need} is missing (scripts/setup.sh setup_ssh_hosts installs it)"
-            ));
-        }
+}
+
+impl DerefMut for Rig {
+    fn deref_mut(&mut self) -> &mut SshRig {
+        &mut self.ssh
     }
-    None
-}
-
-/// A name no other test or run uses.
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or_default();
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!(
-        "{prefix}{:x}",
-        (std::process::id() ^ nanos.rotate_left(7)).wrapping_add(n * 7919) & 0xff_ffff
-    )
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// `useradd` and `userdel` lock /etc/passwd: parallel tests retry.
-fn retried(program: &str, args: &[&str]) -> Output {
-    let mut out = run(program, args);
-    for _ in 0..50 {
-        if out.status.success() || !String::from_utf8_lossy(&out.stderr).contains("lock") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        out = run(program, args);
-    }
-    out
 }
 
 impl Rig {
     /// A rig, or none (with the reason printed) where the tests cannot run.
     pub fn new() -> Option<Rig> {
-        if let Some(why) = missing() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "the hosts tests cannot run: {why}"
-            );
-            eprintln!("SKIPPED: {why}");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let key = dir.path().join("id");
-        let made = run(
-            "ssh-keygen",
-            &[
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-f",
-                &key.display().to_string(),
-            ],
-        );
-        assert!(made.status.success(), "ssh-keygen: {made:?}");
-        // Debian's sshd wants its privilege separation folder.
-        let _ = std::fs::create_dir_all("/run/sshd");
-        Some(Rig {
-            env: Env::new(),
-            dir,
-            users: Vec::new(),
-            sshds: Vec::new(),
-            aliases: Vec::new(),
-        })
+        let mut ssh = SshRig::new()?;
+        let env = Env::new();
+        // The shared connections Weft opens (their sockets are in the test's home).
+        ssh.control_dir(&env.home.path().join("ssh"));
+        Some(Rig { ssh, env })
     }
 
-    /// A user whose login shell is `shell`, who logs in with the rig's key.
-    pub fn user(&mut self, shell: &str) -> (String, PathBuf) {
-        let name = unique("weft-t-");
-        let out = retried("useradd", &["-m", "-s", shell, &name]);
-        assert!(out.status.success(), "useradd {name}: {out:?}");
-        // useradd leaves the password `!`, which sshd reads as a locked account even
-        // for a key; `*` is no password at all, and not locked.
-        let out = retried("usermod", &["-p", "*", &name]);
-        assert!(out.status.success(), "usermod {name}: {out:?}");
-        let home = PathBuf::from("/home").join(&name);
-        let ssh = home.join(".ssh");
-        std::fs::create_dir_all(&ssh).unwrap_or_else(|e| panic!("{e}"));
-        let public =
-            std::fs::read(self.dir.path().join("id.pub")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(ssh.join("authorized_keys"), public).unwrap_or_else(|e| panic!("{e}"));
-        let out = run(
-            "chown",
-            &["-R", &format!("{name}:{name}"), &ssh.display().to_string()],
-        );
-        assert!(out.status.success(), "chown: {out:?}");
-        self.users.push(User {
-            name: name.clone(),
-            home: home.clone(),
-        });
-        (name, home)
-    }
-
-    /// Starts an sshd for `users` with `extra` config lines; its port and log file.
-    pub fn sshd(&mut self, users: &[&str], extra: &str) -> (u16, PathBuf) {
-        let n = self.sshds.len();
-        let d = self.dir.path();
-        let hostkey = d.join(format!("hostkey{n}"));
-        let made = run(
-            "ssh-keygen",
-            &[
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-f",
-                &hostkey.display().to_string(),
-            ],
-        );
-        assert!(made.status.success(), "ssh-keygen: {made:?}");
-        let port = free_port();
-        let config = d.join(format!("sshd{n}.conf"));
-        std::fs::write(
-            &config,
-            format!(
-                "ListenAddress 127.0.0.1\nPort {port}\nHostKey {}\nPidFile {}\nUsePAM no\n\
-                 StrictModes no\nAllowUsers {}\nPasswordAuthentication no\n\
-                 KbdInteractiveAuthentication no\n{extra}\n",
-                hostkey.display(),
-                d.join(format!("sshd{n}.pid")).display(),
-                users.join(" "),
-            ),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let log = d.join(format!("sshd{n}.log"));
-        let file = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));
-        let child = Command::new(SSHD)
-            .args(["-D", "-e", "-f"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .unwrap_or_else(|e| panic!("sshd: {e}"));
-        self.sshds.push(child);
-        wait_for("sshd to listen", 20, || {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            assert!(!text.contains("fatal"), "sshd failed: {text}");
-            text.contains("Server listening").then_some(())
-        });
-        (port, log)
-    }
-
-    /// A `Host` alias in the rig's ssh config.
-    pub fn alias(&mut self, alias: &str, port: u16, user: &str, extra: &str) {
-        self.aliases.push((
-            alias.to_string(),
-            format!("  HostName 127.0.0.1\n  Port {port}\n  User {user}\n{extra}"),
-        ));
-        self.write_config();
-    }
-
-    fn write_config(&self) {
-        let d = self.dir.path();
-        let mut text = String::new();
-        for (alias, lines) in &self.aliases {
-            text.push_str(&format!("Host {alias}\n{lines}\n"));
-        }
-        text.push_str(&format!(
-            "Host *\n  IdentityFile {}\n  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  \
-             StrictHostKeyChecking accept-new\n  LogLevel ERROR\n",
-            d.join("id").display(),
-            d.join("known_hosts").display()
-        ));
-        std::fs::write(self.config(), text).unwrap_or_else(|e| panic!("{e}"));
-    }
-
-    /// The rig's ssh config file.
-    pub fn config(&self) -> PathBuf {
-        self.dir.path().join("ssh_config")
+    /// The processes of `user` that are alive.
+    pub fn live_processes(user: &str) -> Vec<String> {
+        SshRig::live_processes(user)
     }
 
     /// `weft ARGS` with the rig's ssh config and this test's home (its shared ssh
@@ -260,57 +72,4 @@ impl Rig {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
-
-    /// The processes of `user` that are alive (zombies waiting for a reaper are not).
-    pub fn live_processes(user: &str) -> Vec<String> {
-        let out = run("ps", &["-u", user, "-o", "pid=,stat=,args="]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::trim)
-            .filter(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .is_some_and(|s| !s.starts_with('Z'))
-            })
-            .map(String::from)
-            .collect()
-    }
-}
-
-impl Drop for Rig {
-    fn drop(&mut self) {
-        // The shared connections Weft opened (their sockets are in the test's home).
-        let control = format!("ControlPath={}/ssh/cm-%C", self.env.home.path().display());
-        for (alias, _) in &self.aliases {
-            let _ = Command::new("ssh")
-                .arg("-F")
-                .arg(self.config())
-                .args(["-o", &control, "-O", "exit"])
-                .arg(alias)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
-        for sshd in &mut self.sshds {
-            let _ = sshd.kill();
-            let _ = sshd.wait();
-        }
-        for user in &self.users {
-            let _ = run("pkill", &["-KILL", "-u", &user.name]);
-            let _ = wait_for_gone(&user.name);
-            let _ = retried("userdel", &["-r", "-f", &user.name]);
-            let _ = std::fs::remove_dir_all(&user.home);
-        }
-    }
-}
-
-fn wait_for_gone(user: &str) -> bool {
-    for _ in 0..100 {
-        if Rig::live_processes(user).is_empty() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
 }

@@ -20,13 +20,15 @@ use weft_protocol::{
     verb, AnswerRequest, Interaction, InteractionResponse, Phase, PromptRequest, SteerOutcome,
 };
 
+use super::links::{qualify, split};
 use super::{questions, Bot, Incoming};
 use crate::config::SessionRoom;
 use crate::matrix;
 
 const CONTROL_HELP: &str = "This is your Weft control room. Commands:\n\
   new AGENT PATH PROMPT…  start a session (e.g. new claude ~/src/app fix the flaky test)\n\
-  sessions                list the sessions\n\
+  new HOST:AGENT PATH …   start one on a host of `weft hosts list` (e.g. new gpu:claude ~/src/app …)\n\
+  sessions                list the sessions (this machine's and those of hosts with a room)\n\
   inbox                   list what waits for an answer";
 
 const SESSION_HELP: &str =
@@ -62,7 +64,8 @@ pub async fn handle(bot: &Arc<Bot>, incoming: Incoming) {
                     message(bot, &room, ev.sender.as_str(), &body, reply_to, Vec::new()).await
                 }
                 MessageType::Image(image) => {
-                    let path = match save_image(bot, image).await {
+                    let host = room_host(bot, room.room_id().as_str()).await;
+                    let path = match save_image(bot, host.as_deref(), image).await {
                         Ok(p) => p,
                         Err(e) => {
                             say(&room, &format!("⚠ The image could not be passed on: {e}")).await;
@@ -218,10 +221,12 @@ async fn message(
         )
     };
     if attachments.is_empty() {
-        if let Some(pending) = open_question(bot, &room_id, reply_to.as_deref()).await {
+        if let Some((prompt_id, key, interaction)) =
+            open_question(bot, &room_id, reply_to.as_deref()).await
+        {
             let strict = reply_to.is_none();
-            if let Some(r) = questions::from_text(&pending.1, body, strict) {
-                answer(bot, room, sender, &pending.0, &pending.1, r).await;
+            if let Some(r) = questions::from_text(&interaction, body, strict) {
+                answer(bot, room, sender, &key, &prompt_id, &interaction, r).await;
                 return;
             }
         }
@@ -237,12 +242,12 @@ async fn message(
 }
 
 /// The question a message may answer: the one it replies to, else the newest one
-/// still open in the room. With its interaction as the daemon has it.
+/// still open in the room. With its session and its interaction as the daemon has it.
 async fn open_question(
     bot: &Bot,
     room_id: &str,
     reply_to: Option<&str>,
-) -> Option<(String, Interaction)> {
+) -> Option<(String, String, Interaction)> {
     let (prompt_id, key) = {
         let state = bot.state.lock().await;
         let open = state
@@ -256,21 +261,20 @@ async fn open_question(
         let found = found.or_else(|| open.max_by_key(|(_, p)| p.asked_at));
         found.map(|(id, p)| (id.clone(), p.session_key.clone()))?
     };
-    let at = bot
-        .send(verb::GetSnapshot { session_key: key })
-        .await
-        .ok()?;
+    let at = bot.snapshot(&key).await.ok()?;
     at.snapshot
         .interactions
         .into_iter()
         .find(|i| i.prompt_id == prompt_id)
-        .map(|i| (prompt_id, i))
+        .map(|i| (prompt_id, key, i))
 }
 
+/// Answers through the inbox of the daemon session `key` runs on.
 async fn answer(
     bot: &Bot,
     room: &Room,
     sender: &str,
+    key: &str,
     prompt_id: &str,
     interaction: &Interaction,
     r: InteractionResponse,
@@ -283,7 +287,7 @@ async fn answer(
     // Noted before it is sent: the patch that withdraws the question can reach the
     // renderer before the answer's reply reaches us, and it must not say "elsewhere".
     set_answered(bot, prompt_id, Some(format!("by {sender}: {what}"))).await;
-    if let Err(e) = bot.send(request).await {
+    if let Err(e) = bot.send_on(split(key).0, request).await {
         set_answered(bot, prompt_id, None).await;
         say(room, &format!("⚠ The answer was not taken: {e}")).await;
     }
@@ -309,7 +313,7 @@ async fn reacted(bot: &Bot, room: &Room, sender: &str, target: &str, key: &str) 
     let Some((prompt_id, session_key)) = found else {
         return;
     };
-    let Ok(at) = bot.send(verb::GetSnapshot { session_key }).await else {
+    let Ok(at) = bot.snapshot(&session_key).await else {
         return;
     };
     let Some(interaction) = at
@@ -321,7 +325,7 @@ async fn reacted(bot: &Bot, room: &Room, sender: &str, target: &str, key: &str) 
         return;
     };
     if let Some(r) = questions::from_reaction(&interaction, key) {
-        answer(bot, room, sender, &prompt_id, &interaction, r).await;
+        answer(bot, room, sender, &session_key, &prompt_id, &interaction, r).await;
     }
 }
 
@@ -340,7 +344,7 @@ async fn control_command(bot: &Arc<Bot>, room: &Room, sender: &str, body: &str) 
                 _ => {
                     say(
                         room,
-                        "Usage: new AGENT PATH PROMPT… (e.g. new echo ~/src/app hello)",
+                        "Usage: new [HOST:]AGENT PATH PROMPT… (e.g. new echo ~/src/app hello)",
                     )
                     .await
                 }
@@ -348,36 +352,11 @@ async fn control_command(bot: &Arc<Bot>, room: &Room, sender: &str, body: &str) 
             true
         }
         Some("sessions") => {
-            let list = bot
-                .send(verb::ListSessions {
-                    workdir: None,
-                    archived: None,
-                })
-                .await;
-            let text = match list {
-                Ok(l) if l.is_empty() => "No sessions yet.".to_string(),
-                Ok(l) => l
-                    .iter()
-                    .take(20)
-                    .map(|s| format!("• {} — {:?} — {}", s.session_key, s.phase, s.title))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                Err(e) => format!("⚠ {e}"),
-            };
-            say(room, &text).await;
+            say(room, &sessions(bot).await).await;
             true
         }
         Some("inbox") => {
-            let text = match bot.send(verb::Inbox {}).await {
-                Ok(l) if l.is_empty() => "Nothing waits for an answer.".to_string(),
-                Ok(l) => l
-                    .iter()
-                    .map(|i| format!("• {} — {} ({})", i.title, i.session_key, i.prompt_id))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                Err(e) => format!("⚠ {e}"),
-            };
-            say(room, &text).await;
+            say(room, &inbox(bot).await).await;
             true
         }
         Some("help") | Some("!help") => {
@@ -388,12 +367,98 @@ async fn control_command(bot: &Arc<Bot>, room: &Room, sender: &str, body: &str) 
     }
 }
 
-/// `~/x` and `~` under the user's home; the daemon takes absolute folders.
-fn expand(path: &str) -> String {
-    let home = std::env::var("HOME").unwrap_or_default();
+/// The hosts of the sessions that have rooms: where `sessions` and `inbox` look
+/// besides this machine (a host is not contacted for a list alone).
+async fn hosts_in_rooms(bot: &Bot) -> Vec<String> {
+    let state = bot.state.lock().await;
+    let mut hosts: Vec<String> = state
+        .session_rooms
+        .values()
+        .filter_map(|s| split(&s.session_key).0.map(String::from))
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+/// The host of the session room `room_id`'s session, if it runs on one.
+async fn room_host(bot: &Bot, room_id: &str) -> Option<String> {
+    let state = bot.state.lock().await;
+    let s = state.session_rooms.get(room_id)?;
+    split(&s.session_key).0.map(String::from)
+}
+
+/// Lines for `sessions`: this machine's, then each host's (their keys qualified).
+async fn sessions(bot: &Bot) -> String {
+    let mut lines = Vec::new();
+    for host in std::iter::once(None).chain(hosts_in_rooms(bot).await.into_iter().map(Some)) {
+        let verb = verb::ListSessions {
+            workdir: None,
+            archived: None,
+        };
+        match bot.send_on(host.as_deref(), verb).await {
+            Ok(l) => lines.extend(l.iter().take(20).map(|s| {
+                let key = qualify(host.as_deref(), &s.session_key);
+                format!("• {key} — {:?} — {}", s.phase, s.title)
+            })),
+            Err(e) => lines.push(format!(
+                "⚠ {}: {e}",
+                host.as_deref().unwrap_or("this machine")
+            )),
+        }
+    }
+    if lines.is_empty() {
+        "No sessions yet.".to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
+/// Lines for `inbox`, across this machine and the hosts with rooms.
+async fn inbox(bot: &Bot) -> String {
+    let mut lines = Vec::new();
+    for host in std::iter::once(None).chain(hosts_in_rooms(bot).await.into_iter().map(Some)) {
+        match bot.send_on(host.as_deref(), verb::Inbox {}).await {
+            Ok(l) => lines.extend(l.iter().map(|i| {
+                let key = qualify(host.as_deref(), &i.session_key);
+                format!("• {} — {key} ({})", i.title, i.prompt_id)
+            })),
+            Err(e) => lines.push(format!(
+                "⚠ {}: {e}",
+                host.as_deref().unwrap_or("this machine")
+            )),
+        }
+    }
+    if lines.is_empty() {
+        "Nothing waits for an answer.".to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
+/// `~/x` and `~` under `home` (the user's here, the host's `$HOME` there); the daemon
+/// takes absolute folders.
+fn expand(path: &str, home: &str) -> String {
     match path.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
         _ => path.to_string(),
+    }
+}
+
+/// Where `new HOST:AGENT PATH` runs: the host (checked against the user's list) and
+/// the folder there. `~` is the host's home as first contact found it.
+fn place(bot: &Bot, host: Option<&str>, path: &str) -> Result<String, String> {
+    let Some(name) = host else {
+        return Ok(expand(path, &std::env::var("HOME").unwrap_or_default()));
+    };
+    let hosts = weft_hosts::Hosts::load(&bot.home).map_err(|e| e.to_string())?;
+    let found = hosts.get(name).map_err(|e| e.to_string())?;
+    match found.home.as_deref() {
+        Some(home) => Ok(expand(path, home)),
+        None if path.starts_with('/') => Ok(path.to_string()),
+        None => Err(format!(
+            "the home folder of host {name} is not known yet: give an absolute path, or run `weft hosts status {name}` once"
+        )),
     }
 }
 
@@ -405,30 +470,39 @@ async fn new_session(
     path: &str,
     prompt: &str,
 ) {
-    if agent.contains(':') {
-        say(
-            room,
-            "Sessions on other hosts (`HOST:AGENT`) are not offered from Matrix yet.",
-        )
-        .await;
-        return;
-    }
+    let (host, agent) = match agent.split_once(':') {
+        Some((h, a)) if h == weft_hosts::list::LOCAL => (None, a),
+        Some((h, a)) => (Some(h), a),
+        None => (None, agent),
+    };
+    let workdir = match place(bot, host, path) {
+        Ok(w) => w,
+        Err(e) => {
+            say(room, &format!("⚠ Not started: {e}")).await;
+            return;
+        }
+    };
     let request = PromptRequest {
         prompt: prompt.to_string(),
         agent: Some(agent.to_string()),
-        workdir: Some(expand(path)),
+        workdir: Some(workdir),
         ..Default::default()
     };
-    let accepted = match bot.send(request).await {
+    let accepted = match bot.send_on(host, request).await {
         Ok(a) => a,
         Err(e) => {
             say(room, &format!("⚠ Not started: {e}")).await;
             return;
         }
     };
-    let key = accepted.session_key;
+    let key = qualify(host, &accepted.session_key);
+    // The room's name says where the session runs.
+    let label = match host {
+        Some(h) => format!("{h}:{agent}"),
+        None => agent.to_string(),
+    };
     let target = if bot.config().room_per_session {
-        match session_room(bot, room, sender, agent, prompt).await {
+        match session_room(bot, room, sender, &label, prompt).await {
             Ok(r) => r,
             Err(e) => {
                 say(
@@ -514,9 +588,7 @@ async fn session_message(
         }
     }
     let phase = bot
-        .send(verb::GetSnapshot {
-            session_key: key.clone(),
-        })
+        .snapshot(&key)
         .await
         .map(|at| at.snapshot.phase)
         .unwrap_or(Phase::Idle);
@@ -528,25 +600,27 @@ async fn session_message(
 }
 
 async fn prompt(bot: &Bot, room: &Room, s: &SessionRoom, body: &str, attachments: Vec<String>) {
+    let (host, key) = split(&s.session_key);
     let request = PromptRequest {
         prompt: body.to_string(),
-        session_key: Some(s.session_key.clone()),
+        session_key: Some(key.to_string()),
         model: s.model.clone(),
         attachments,
         ..Default::default()
     };
-    if let Err(e) = bot.send(request).await {
+    if let Err(e) = bot.send_on(host, request).await {
         say(room, &format!("⚠ Not sent: {e}")).await;
     }
 }
 
 async fn steer(bot: &Bot, room: &Room, key: &str, text: &str, attachments: Vec<String>) {
+    let (host, key) = split(key);
     let request = verb::Steer {
         session_key: key.to_string(),
         text: text.to_string(),
         attachments: (!attachments.is_empty()).then_some(attachments),
     };
-    let said = match bot.send(request).await {
+    let said = match bot.send_on(host, request).await {
         Ok(SteerOutcome::Injected) => "↪ Steered into the running turn.".to_string(),
         Ok(SteerOutcome::Queued) => {
             "⏳ Queued: it runs when the current turn ends (this agent takes no message mid-turn)."
@@ -560,9 +634,13 @@ async fn steer(bot: &Bot, room: &Room, key: &str, text: &str, attachments: Vec<S
 /// `!stop`, `!steer`, `!queue`, `!agent`, `!model`, `!status`, `!terminal`.
 async fn bang(bot: &Bot, room: &Room, s: &SessionRoom, name: &str, arg: &str) {
     let key = s.session_key.clone();
+    let (host, local) = split(&key);
     match name {
         "stop" => {
-            let said = match bot.send(verb::Stop { session_key: key }).await {
+            let stop = verb::Stop {
+                session_key: local.to_string(),
+            };
+            let said = match bot.send_on(host, stop).await {
                 Ok(()) => "⏹ Stopping the turn.".to_string(),
                 Err(e) => format!("⚠ {e}"),
             };
@@ -575,10 +653,10 @@ async fn bang(bot: &Bot, room: &Room, s: &SessionRoom, name: &str, arg: &str) {
         }
         "agent" if !arg.is_empty() => {
             let request = verb::SwitchAgent {
-                session_key: key,
+                session_key: local.to_string(),
                 agent: arg.to_string(),
             };
-            let said = match bot.send(request).await {
+            let said = match bot.send_on(host, request).await {
                 Ok(()) => format!("The next prompt runs on {arg}."),
                 Err(e) => format!("⚠ {e}"),
             };
@@ -594,12 +672,7 @@ async fn bang(bot: &Bot, room: &Room, s: &SessionRoom, name: &str, arg: &str) {
             say(room, &format!("The next prompts ask for model {arg}.")).await;
         }
         "status" => {
-            let text = match bot
-                .send(verb::GetSnapshot {
-                    session_key: key.clone(),
-                })
-                .await
-            {
+            let text = match bot.snapshot(&key).await {
                 Ok(at) => {
                     let snap = at.snapshot;
                     format!(
@@ -618,8 +691,12 @@ async fn bang(bot: &Bot, room: &Room, s: &SessionRoom, name: &str, arg: &str) {
         "terminal" => {
             // Never a link: a browser link carries a token, and the homeserver (and
             // anyone who reads its database) would see it.
+            let attach = match host {
+                Some(h) => format!("weft --host {h} attach {local}"),
+                None => format!("weft attach {local}"),
+            };
             let text = format!(
-                "The session's terminal is on the host: `weft attach {key}`, the Weft window, or \
+                "The session's terminal is on the host: `{attach}`, the Weft window, or \
                  the browser UI that `weft serve` prints there. No link is sent here, because it \
                  would carry a token the homeserver could read."
             );
@@ -630,9 +707,11 @@ async fn bang(bot: &Bot, room: &Room, s: &SessionRoom, name: &str, arg: &str) {
 }
 
 /// Downloads an image sent to a room (decrypting it in an encrypted room) and hands
-/// it to the daemon, which keeps it where the agent can read it; its path.
+/// it to the daemon of the room's session (`host`'s when it runs there), which keeps it
+/// where the agent can read it; its path.
 async fn save_image(
     bot: &Bot,
+    host: Option<&str>,
     image: &matrix_sdk::ruma::events::room::message::ImageMessageEventContent,
 ) -> anyhow::Result<String> {
     let bytes = bot
@@ -643,7 +722,9 @@ async fn save_image(
         .ok_or_else(|| anyhow::anyhow!("the image has no file"))?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let name = image.filename().to_string();
-    Ok(bot.send(verb::SaveAttachment { name, data }).await?)
+    Ok(bot
+        .send_on(host, verb::SaveAttachment { name, data })
+        .await?)
 }
 
 #[cfg(test)]
@@ -654,7 +735,9 @@ mod tests {
     fn a_reply_fallback_is_not_part_of_the_answer() {
         assert_eq!(strip_reply_fallback("> <@a:x> question\n> more\n\n2"), "2");
         assert_eq!(strip_reply_fallback(" hello "), "hello");
-        assert_eq!(expand("/abs"), "/abs");
-        assert!(expand("~/x").ends_with("/x"));
+        assert_eq!(expand("/abs", "/home/u"), "/abs");
+        assert_eq!(expand("~/x", "/home/u"), "/home/u/x");
+        assert_eq!(expand("~", "/home/u"), "/home/u");
+        assert_eq!(expand("~bob/x", "/home/u"), "~bob/x");
     }
 }

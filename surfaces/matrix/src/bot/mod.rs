@@ -10,8 +10,11 @@
 //!   it into the room ([`render`]) at the rate the homeserver allows.
 //! - The daemon connection is remade when it drops (a daemon restart), and every
 //!   session is subscribed again; the renderers pick up where their state says.
+//! - Sessions on other machines go through a link per host ([`links`]), made when
+//!   first needed and remade the same way.
 
 mod incoming;
+mod links;
 pub mod questions;
 mod render;
 
@@ -74,6 +77,11 @@ pub struct Bot {
     pub state: tokio::sync::Mutex<State>,
     home: Home,
     daemon: tokio::sync::RwLock<Arc<weft_client::Client>>,
+    /// The links to hosts' daemons, by host name.
+    hosts: tokio::sync::Mutex<HashMap<String, Arc<weft_client::Client>>>,
+    /// Where the hosts' links deliver (see [`links::pump`]).
+    host_events: mpsc::UnboundedSender<links::HostEvent>,
+    /// By qualified key ([`links::split`]).
     followers: Mutex<HashMap<String, Follower>>,
 }
 
@@ -129,17 +137,27 @@ impl Bot {
 
     /// Subscribes to `key` and sets its snapshot to what the reply says.
     async fn subscribe(&self, key: &str) {
+        let (host, local) = links::split(key);
         let verb = weft_protocol::verb::Subscribe {
-            session_key: key.to_string(),
+            session_key: local.to_string(),
         };
-        match self.send(verb).await {
-            Ok(at) => self.set(at),
+        match self.send_on(host, verb).await {
+            Ok(at) => self.set(key, at),
             Err(e) => tracing::warn!(session = key, "cannot subscribe: {e}"),
         }
     }
 
-    fn set(&self, at: SnapshotAt) {
-        if let Some(f) = self.followers.lock().get_mut(&at.session_key) {
+    /// Session `key`'s snapshot, from the daemon it runs on.
+    pub async fn snapshot(&self, key: &str) -> Result<SnapshotAt, WireError> {
+        let (host, local) = links::split(key);
+        let verb = weft_protocol::verb::GetSnapshot {
+            session_key: local.to_string(),
+        };
+        self.send_on(host, verb).await
+    }
+
+    fn set(&self, key: &str, at: SnapshotAt) {
+        if let Some(f) = self.followers.lock().get_mut(key) {
             f.seq = at.seq;
             f.tx.send_replace(Some(at.snapshot));
         }
@@ -147,11 +165,8 @@ impl Bot {
 
     /// Re-reads the whole snapshot of `key` (a seq gap, or the daemon said to).
     async fn reread(&self, key: &str) {
-        let verb = weft_protocol::verb::GetSnapshot {
-            session_key: key.to_string(),
-        };
-        match self.send(verb).await {
-            Ok(at) => self.set(at),
+        match self.snapshot(key).await {
+            Ok(at) => self.set(key, at),
             Err(e) => tracing::warn!(session = key, "cannot re-read: {e}"),
         }
     }
@@ -205,7 +220,7 @@ async fn pump(bot: Arc<Bot>, mut events: mpsc::Receiver<Event>) {
             match event {
                 Event::Message(ServerMessage::Patch(ev)) => bot.patched(*ev).await,
                 Event::Message(ServerMessage::Resync { .. }) => {
-                    for key in bot.followed() {
+                    for key in bot.followed_on(None) {
                         bot.reread(&key).await;
                     }
                 }
@@ -231,7 +246,7 @@ async fn pump(bot: Arc<Bot>, mut events: mpsc::Receiver<Event>) {
             }
         };
         tracing::info!("reconnected to the daemon");
-        for key in bot.followed() {
+        for key in bot.followed_on(None) {
             bot.subscribe(&key).await;
         }
     }
@@ -283,6 +298,7 @@ pub async fn run(home: Home, paths: Paths) -> anyhow::Result<ExitCode> {
     drop((token, passphrase));
     let connected = connect(&home).await?;
     let state = State::load(&paths)?;
+    let (host_events, host_rx) = mpsc::unbounded_channel();
     let bot = Arc::new(Bot {
         paths,
         me: config.user.clone(),
@@ -291,9 +307,12 @@ pub async fn run(home: Home, paths: Paths) -> anyhow::Result<ExitCode> {
         state: tokio::sync::Mutex::new(state),
         home,
         daemon: tokio::sync::RwLock::new(Arc::new(connected.client)),
+        hosts: tokio::sync::Mutex::new(HashMap::new()),
+        host_events,
         followers: Mutex::new(HashMap::new()),
     });
     tokio::spawn(pump(bot.clone(), connected.events));
+    tokio::spawn(links::pump(bot.clone(), host_rx));
     let (tx, mut rx) = mpsc::unbounded_channel();
     add_handlers(&matrix, tx);
     // Sessions already in rooms: follow them again (a reply cut by a restart resumes).

@@ -429,7 +429,7 @@ async fn finish(bot: &Bot, room: &Room, room_id: &str, r: &Reply, snap: &Univers
             tracing::warn!("a part of the reply was not sent: {e:#}");
         }
     }
-    upload_artifacts(room, snap).await;
+    upload_artifacts(bot, room, room_id, snap).await;
     let mention = mention_of(bot, room).await;
     if let Err(e) = matrix::send(room, matrix::text(&closing(snap), mention.as_deref())).await {
         tracing::warn!("the closing message was not sent: {e:#}");
@@ -446,19 +446,26 @@ async fn finish(bot: &Bot, room: &Room, room_id: &str, r: &Reply, snap: &Univers
 /// The most of one file the room gets: the rest stays on the host.
 const UPLOAD_MAX: u64 = 20 << 20;
 
-/// Sends the files the turn produced as attachments (encrypted in an encrypted room).
-async fn upload_artifacts(room: &Room, snap: &UniversalSnapshot) {
+/// The most of one file read from another host (what its daemon's `readFile` gives).
+const REMOTE_UPLOAD_MAX: u32 = 16 << 20;
+
+/// Sends the files the turn produced as attachments (encrypted in an encrypted room);
+/// a host's files are read through its daemon.
+async fn upload_artifacts(bot: &Bot, room: &Room, room_id: &str, snap: &UniversalSnapshot) {
+    let host = {
+        let state = bot.state.lock().await;
+        state
+            .session_rooms
+            .get(room_id)
+            .and_then(|s| super::links::split(&s.session_key).0.map(String::from))
+    };
     for artifact in &snap.artifacts {
         let Some(path) = artifact.path.as_deref() else {
             continue;
         };
-        let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= UPLOAD_MAX);
-        let bytes = match std::fs::read(path) {
-            Ok(b) if small => b,
-            _ => {
-                tracing::info!(%path, "a produced file was not uploaded (missing or past 20 MiB)");
-                continue;
-            }
+        let Some(bytes) = artifact_bytes(bot, host.as_deref(), path).await else {
+            tracing::info!(%path, "a produced file was not uploaded (missing or too big)");
+            continue;
         };
         let mime: mime::Mime = artifact
             .mime
@@ -474,6 +481,29 @@ async fn upload_artifacts(room: &Room, snap: &UniversalSnapshot) {
     }
 }
 
+/// The bytes of a produced file, when it is there and small enough to send.
+async fn artifact_bytes(bot: &Bot, host: Option<&str>, path: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let Some(host) = host else {
+        let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= UPLOAD_MAX);
+        return std::fs::read(path).ok().filter(|_| small);
+    };
+    let read = verb::ReadFile {
+        path: path.to_string(),
+        max_bytes: Some(REMOTE_UPLOAD_MAX),
+    };
+    match bot.send_on(Some(host), read).await {
+        Ok(f) if !f.truncated => base64::engine::general_purpose::STANDARD
+            .decode(f.data)
+            .ok(),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(host, %path, "cannot read a produced file there: {e}");
+            None
+        }
+    }
+}
+
 /// Closes a turn that ended while the bot was not watching, from the daemon's history.
 async fn finish_from_history(bot: &Bot, room: &Room, room_id: &str, old: &Stream) {
     let key = {
@@ -484,12 +514,16 @@ async fn finish_from_history(bot: &Bot, room: &Room, room_id: &str, old: &Stream
             .map(|s| s.session_key.clone())
     };
     let Some(key) = key else { return };
+    let (host, local) = super::links::split(&key);
     let history = bot
-        .send(verb::GetHistory {
-            session_key: key,
-            limit: Some(50),
-            before: None,
-        })
+        .send_on(
+            host,
+            verb::GetHistory {
+                session_key: local.to_string(),
+                limit: Some(50),
+                before: None,
+            },
+        )
         .await
         .unwrap_or_default();
     let Some(done) = history

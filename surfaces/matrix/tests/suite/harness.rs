@@ -232,18 +232,20 @@ impl World {
         )
     }
 
-    /// Runs `weft ARGS` for this home: (success, stdout).
+    /// Runs `weft ARGS` for this home, in the bot's environment: (success, stdout).
     pub fn weft(&self, args: &[&str]) -> (bool, String) {
         let out = Command::new(&self.weft)
             .args(args)
             .env("WEFT_HOME", &self.home)
+            .envs(self.bot_env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .output()
             .unwrap_or_else(|e| panic!("{e}"));
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
+        let mut said = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() {
+            said.push_str(&String::from_utf8_lossy(&out.stderr));
+        }
+        (out.status.success(), said)
     }
 
     /// Allows the phone and starts the bot.

@@ -3,6 +3,7 @@ mod claude;
 mod commands;
 mod flows;
 mod harness;
+mod hosts;
 mod restart;
 mod supervised;
 mod synapse;
