@@ -31,7 +31,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use weft_client::attention::{Notice, Tracker};
 use weft_client::{Client, Event, Home};
-use weft_protocol::{ClientRequest, ErrorCode, Hello, InboxItem, ServerMessage, WireError};
+use weft_protocol::{ClientRequest, ErrorCode, InboxItem, ServerMessage, WireError};
 
 /// A host's link as the host picker shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -344,57 +344,15 @@ pub fn resync_all() -> serde_json::Value {
     serde_json::json!({"type": "resync", "sessionKey": null})
 }
 
-/// Opens `ssh … weft proxy` to host `name` (first contact if needed) and says hello.
+/// Opens `ssh … weft proxy` to host `name` (first contact if needed), or its `weft
+/// serve` over TLS, and says hello.
 async fn connect(name: &str) -> Result<(Client, mpsc::Receiver<Event>), WireError> {
-    let home = Home::from_env();
-    let ssh = weft_hosts::Ssh::from_env(&home);
-    let mut again = false;
-    loop {
-        let host = weft_hosts::link::ready(&home, &ssh, name, again)
-            .await
-            .map_err(|e| unreachable(name, e))?;
-        if host.direct() {
-            // A `weft serve` reached straight over TLS, its key pinned (the token of
-            // WEFT_TOKEN).
-            let hello = Hello {
-                version: weft_client::VERSION.to_string(),
-                surface: "app".into(),
-                env: None,
-                token: None,
-                proof: None,
-            };
-            return weft_hosts::direct::connect(&host, hello)
-                .await
-                .map_err(|e| unreachable(name, e));
-        }
-        let link = weft_hosts::link::open(&ssh, &host).map_err(|e| unreachable(name, e))?;
-        let stderr = link.stderr();
-        let hello = Hello {
-            version: weft_client::VERSION.to_string(),
-            surface: "app".into(),
-            env: None,
-            token: None,
-            proof: None,
-        };
-        let e = match Client::connect_over(link, hello).await {
-            Ok(connected) => return Ok(connected),
-            Err(e) => e,
-        };
-        let said = stderr.text(Duration::from_secs(5)).await;
-        // The weft put there was removed by hand: make first contact again, once.
-        let missing = ["No such file", "not found", "Unknown command"]
-            .iter()
-            .any(|m| said.contains(m));
-        if missing && !again {
-            again = true;
-            continue;
-        }
-        return Err(if said.is_empty() {
-            unreachable(name, e)
-        } else {
-            unreachable(name, said)
-        });
-    }
+    weft_hosts::connect(&Home::from_env(), name, "app")
+        .await
+        .map_err(|e| match e {
+            weft_hosts::HostError::Unreachable { why, .. } => unreachable(name, why),
+            e => unreachable(name, e),
+        })
 }
 
 /// Adds host `name` at `destination` to the user's list and makes first contact

@@ -54,88 +54,28 @@ pub(crate) fn remote_workdir(host: &weft_hosts::Host, dir: Option<std::path::Pat
     }
 }
 
-/// The hello to another machine's daemon: no environment of this one.
-pub(crate) fn remote_hello() -> weft_protocol::Hello {
-    weft_protocol::Hello {
-        version: weft_client::VERSION.to_string(),
-        surface: "cli".into(),
-        env: None,
-        token: None,
-        proof: None,
-    }
-}
-
 /// Connects to `host`'s daemon through `ssh … weft proxy` (which starts it there when
-/// none runs), or straight over TLS for a `wss://` host (weft_hosts::direct). The hello
-/// carries no environment: this machine's keys and variables stay here, and the host's
-/// turns run with the host's own.
+/// none runs), or straight over TLS for a `wss://` host. The hello carries no
+/// environment: this machine's keys and variables stay here, and the host's turns run
+/// with the host's own.
 pub(crate) async fn connect_remote(host: &weft_hosts::Host) -> Result<Daemon, ExitCode> {
-    if host.direct() {
-        return match weft_hosts::direct::connect(host, remote_hello()).await {
-            Ok((client, events)) => Ok(Daemon {
+    match weft_hosts::connect(&Home::from_env(), &host.name, "cli").await {
+        Ok((client, events)) => {
+            let w = client.welcome();
+            if w.restarting {
+                let note = weft_hosts::status::version_note(&w.version, weft_client::VERSION, true);
+                eprintln!("weft: host {}: {}", host.name, note.unwrap_or_default());
+            }
+            Ok(Daemon {
                 client: Arc::new(client),
                 events,
-            }),
-            Err(e) => {
-                eprintln!("weft: host {}: {e}", host.name);
-                Err(ExitCode::FAILURE)
-            }
-        };
-    }
-    let home = Home::from_env();
-    let ssh = weft_hosts::Ssh::from_env(&home);
-    let mut host = host.clone();
-    for attempt in 0..2 {
-        let link = weft_hosts::link::open(&ssh, &host).map_err(|e| {
+            })
+        }
+        Err(e) => {
             eprintln!("weft: {e}");
-            ExitCode::FAILURE
-        })?;
-        let stderr = link.stderr();
-        let hello = weft_protocol::Hello {
-            version: weft_client::VERSION.to_string(),
-            surface: "cli".into(),
-            env: None,
-            token: None,
-            proof: None,
-        };
-        let e = match Client::connect_over(link, hello).await {
-            Ok((client, events)) => {
-                let w = client.welcome();
-                if w.restarting {
-                    let note =
-                        weft_hosts::status::version_note(&w.version, weft_client::VERSION, true);
-                    eprintln!("weft: host {}: {}", host.name, note.unwrap_or_default());
-                }
-                return Ok(Daemon {
-                    client: Arc::new(client),
-                    events,
-                });
-            }
-            Err(e) => e,
-        };
-        let said = stderr.text(std::time::Duration::from_secs(5)).await;
-        // The weft Weft put there is gone (removed by hand): contact the host again.
-        // Each login shell says so its own way (bash, csh, fish).
-        let missing = ["No such file", "not found", "Unknown command"]
-            .iter()
-            .any(|m| said.contains(m));
-        if attempt == 0 && missing {
-            match weft_hosts::link::ready(&home, &ssh, &host.name, true).await {
-                Ok(h) => {
-                    host = h;
-                    continue;
-                }
-                Err(e) => eprintln!("weft: {e}"),
-            }
+            Err(ExitCode::FAILURE)
         }
-        if said.is_empty() {
-            eprintln!("weft: host {}: {e}", host.name);
-        } else {
-            eprintln!("weft: host {}: cannot reach its daemon: {said}", host.name);
-        }
-        break;
     }
-    Err(ExitCode::FAILURE)
 }
 
 /// Connects to the daemon of `WEFT_HOME`, starting it if need be (or to `--host`'s).

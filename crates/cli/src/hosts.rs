@@ -209,7 +209,7 @@ async fn add(home: &Home, name: &str, destination: &str, fingerprint: Option<Str
         let Ok(host) = hosts.get(name).cloned() else {
             return ExitCode::FAILURE;
         };
-        return match weft_hosts::direct::connect(&host, crate::client::remote_hello()).await {
+        return match weft_hosts::direct::connect(&host, weft_hosts::remote_hello("cli")).await {
             Ok((client, _events)) => {
                 out!(
                     "host {name} ({destination}): weft {}, its key pinned",
@@ -395,7 +395,7 @@ pub(crate) async fn here() -> Result<HostStatus, ExitCode> {
 /// (its processes are not seen from here).
 async fn direct_status(host: &weft_hosts::Host) -> Result<HostStatus, String> {
     let (client, _events) =
-        weft_hosts::direct::connect(host, crate::client::remote_hello()).await?;
+        weft_hosts::direct::connect(host, weft_hosts::remote_hello("cli")).await?;
     let d = client
         .send(verb::DaemonStatus {})
         .await
