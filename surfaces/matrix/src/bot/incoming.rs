@@ -388,52 +388,61 @@ async fn room_host(bot: &Bot, room_id: &str) -> Option<String> {
     split(&s.session_key).0.map(String::from)
 }
 
-/// Lines for `sessions`: this machine's, then each host's (their keys qualified).
-async fn sessions(bot: &Bot) -> String {
-    let mut lines = Vec::new();
-    for host in std::iter::once(None).chain(hosts_in_rooms(bot).await.into_iter().map(Some)) {
-        let verb = verb::ListSessions {
-            workdir: None,
-            archived: None,
-        };
-        match bot.send_on(host.as_deref(), verb).await {
-            Ok(l) => lines.extend(l.iter().take(20).map(|s| {
-                let key = qualify(host.as_deref(), &s.session_key);
-                format!("• {key} — {:?} — {}", s.phase, s.title)
-            })),
-            Err(e) => lines.push(format!(
-                "⚠ {}: {e}",
-                host.as_deref().unwrap_or("this machine")
-            )),
-        }
-    }
+/// This machine (`None`), then each host with a session room.
+async fn machines(bot: &Bot) -> Vec<Option<String>> {
+    std::iter::once(None)
+        .chain(hosts_in_rooms(bot).await.into_iter().map(Some))
+        .collect()
+}
+
+/// The line for a machine that did not answer a listing.
+fn failed(host: Option<&str>, e: &weft_protocol::WireError) -> String {
+    format!("⚠ {}: {e}", host.unwrap_or("this machine"))
+}
+
+/// A listing's lines, or `empty` when there are none.
+fn listing(lines: Vec<String>, empty: &str) -> String {
     if lines.is_empty() {
-        "No sessions yet.".to_string()
+        empty.to_string()
     } else {
         lines.join("\n")
     }
 }
 
+/// Lines for `sessions`: this machine's, then each host's (their keys qualified).
+async fn sessions(bot: &Bot) -> String {
+    let mut lines = Vec::new();
+    for host in machines(bot).await {
+        let host = host.as_deref();
+        let verb = verb::ListSessions {
+            workdir: None,
+            archived: None,
+        };
+        match bot.send_on(host, verb).await {
+            Ok(l) => lines.extend(l.iter().take(20).map(|s| {
+                let key = qualify(host, &s.session_key);
+                format!("• {key} — {:?} — {}", s.phase, s.title)
+            })),
+            Err(e) => lines.push(failed(host, &e)),
+        }
+    }
+    listing(lines, "No sessions yet.")
+}
+
 /// Lines for `inbox`, across this machine and the hosts with rooms.
 async fn inbox(bot: &Bot) -> String {
     let mut lines = Vec::new();
-    for host in std::iter::once(None).chain(hosts_in_rooms(bot).await.into_iter().map(Some)) {
-        match bot.send_on(host.as_deref(), verb::Inbox {}).await {
+    for host in machines(bot).await {
+        let host = host.as_deref();
+        match bot.send_on(host, verb::Inbox {}).await {
             Ok(l) => lines.extend(l.iter().map(|i| {
-                let key = qualify(host.as_deref(), &i.session_key);
+                let key = qualify(host, &i.session_key);
                 format!("• {} — {key} ({})", i.title, i.prompt_id)
             })),
-            Err(e) => lines.push(format!(
-                "⚠ {}: {e}",
-                host.as_deref().unwrap_or("this machine")
-            )),
+            Err(e) => lines.push(failed(host, &e)),
         }
     }
-    if lines.is_empty() {
-        "Nothing waits for an answer.".to_string()
-    } else {
-        lines.join("\n")
-    }
+    listing(lines, "Nothing waits for an answer.")
 }
 
 /// `~/x` and `~` under `home` (the user's here, the host's `$HOME` there); the daemon

@@ -455,8 +455,14 @@ impl World {
         self.say(control, &format!("new echo {} {prompt}", work.display()))
             .await;
         let room = self.join_invite().await;
+        let key = self.session_key_of(&room).await;
+        (room, key)
+    }
+
+    /// The key of the session whose room `room` is, once the bot's state has it.
+    pub async fn session_key_of(&self, room: &Room) -> String {
         let room_id: OwnedRoomId = room.room_id().to_owned();
-        let key = until("the session's room in the state", || {
+        until("the session's room in the state", || {
             let id = room_id.to_string();
             let status = self.status();
             async move {
@@ -468,8 +474,7 @@ impl World {
                     .map(String::from)
             }
         })
-        .await;
-        (room, key)
+        .await
     }
 }
 

@@ -50,20 +50,7 @@ async fn a_session_on_a_host_is_started_prompted_relinked_and_listed_from_the_ph
     w.say(&control, "new gpu:echo ~/proj hello from the phone to gpu")
         .await;
     let room = w.join_invite().await;
-    let id = room.room_id().to_string();
-    let key = until("the host's session in the state", || {
-        let status = w.status();
-        let id = id.clone();
-        async move {
-            status["rooms"]
-                .as_array()?
-                .iter()
-                .find(|r| r["roomId"] == id.as_str())?["sessionKey"]
-                .as_str()
-                .map(String::from)
-        }
-    })
-    .await;
+    let key = w.session_key_of(&room).await;
     let local = key
         .strip_prefix("gpu/")
         .unwrap_or_else(|| panic!("a host's session is known by a qualified key: {key}"));
