@@ -27,6 +27,29 @@ describe("DiffView", () => {
     expect(first?.querySelector(".hljs-keyword")?.textContent).toBe("let");
   });
 
+  it("moves its window of rows with the scroll, keeping the rows' places and only a window drawn", async () => {
+    render(DiffView, { changes: [rewrite("src/big.rs", 10_000)] });
+    const scroller = await screen.findByTestId("vdiff-scroller");
+    const space = scroller.firstElementChild as HTMLElement;
+    // Every row 18 px: the spacer is as tall as all of them (a file row, a hunk row, 20,000 lines).
+    expect(space.style.height).toBe(`${20_002 * 18}px`);
+    // jsdom lays nothing out, so the scroll position is given by hand.
+    Object.defineProperty(scroller, "scrollTop", { configurable: true, value: 18 * 15_000 });
+    await fireEvent.scroll(scroller);
+    const lines = [...scroller.querySelectorAll("[data-testid=vdiff-line]")];
+    expect(lines.length).toBeGreaterThan(10);
+    expect(lines.length).toBeLessThan(500);
+    // Row 15,000 is the 14,998th line: the 4,998th added one, numbered 4,998 in the new file.
+    expect(scroller.textContent).toContain("let new_4997 = 9994;");
+    expect(scroller.textContent).not.toContain("let old_0 = 0;");
+    // The window sits where its first row belongs.
+    const window = space.firstElementChild as HTMLElement;
+    const firstRow = Number(window.style.transform.match(/translateY\((\d+)px\)/)?.[1]) / 18;
+    expect(firstRow).toBeGreaterThan(14_900);
+    expect(firstRow).toBeLessThanOrEqual(15_000);
+    expect(lines[0].textContent).toContain(`let new_${firstRow - 10_002} = ${(firstRow - 10_002) * 2};`);
+  });
+
   it("draws a large diff side by side as well, removed lines left of the added", async () => {
     render(DiffView, { changes: [rewrite("src/big.rs", 2_000)] });
     await fireEvent.click(await screen.findByTestId("vdiff-layout"));
