@@ -194,6 +194,29 @@ if command -v dbus-daemon >/dev/null 2>&1 && command -v gnome-keyring-daemon >/d
         gnome-keyring-daemon --unlock --components=secrets >/dev/null
     KEYRING_ENV=(DBUS_SESSION_BUS_ADDRESS="$BUS_ADDR")
     export WEFT_E2E_KEYRING=1
+    # The same session's notification server: a real one (dunst, on the run's display).
+    # A question's notification stays up until the test acts on it (`dunstctl action`,
+    # a click on it) or closes it; any other (a turn finished) goes straight to the
+    # history, so the one on screen is the question a test waits for: app.e2e and
+    # hosts.e2e check that a question notifies and its click opens the session.
+    if command -v dunst >/dev/null 2>&1; then
+        printf '[global]\n  follow = none\n[urgency_low]\n  timeout = 0\n[urgency_normal]\n  timeout = 0\n[urgency_critical]\n  timeout = 0\n[not_a_question]\n  summary = "*"\n  skip_display = true\n[question]\n  summary = "*needs an answer"\n  skip_display = false\n' > "$RUN_DIR/dunstrc"
+        DBUS_SESSION_BUS_ADDRESS="$BUS_ADDR" dunst -config "$RUN_DIR/dunstrc" >"$RUN_DIR/dunst.log" 2>&1 &
+        PIDS+=($!)
+        # Asked without activating (the bus would start a second dunst, of the default
+        # config, for a call to the name before this one owns it).
+        for _ in $(seq 50); do
+            dbus-send --bus="$BUS_ADDR" --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
+                string:org.freedesktop.Notifications 2>/dev/null | grep -q "boolean true" && break
+            sleep 0.1
+        done
+        export WEFT_E2E_NOTIFY_BUS="$BUS_ADDR"
+    elif [ "${CI:-}" = "true" ]; then
+        echo "CI=true and no dunst (scripts/setup.sh setup_desktop_app installs it)" >&2
+        exit 1
+    else
+        echo "e2e: no dunst; the notification checks are skipped"
+    fi
 elif [ "${CI:-}" = "true" ]; then
     echo "CI=true and no dbus-daemon or gnome-keyring-daemon (scripts/setup.sh setup_secret_service installs them)" >&2
     exit 1

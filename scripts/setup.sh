@@ -35,13 +35,14 @@ apt_install() {
 
 # The desktop app (src-tauri, ui/): Tauri's system libraries, the UI's npm packages,
 # the Tauri CLI (from npm, prebuilt) and tauri-driver + WebKitWebDriver for the
-# WebView end-to-end tests under Xvfb; bubblewrap for the sandbox, and strace for the
-# shell guard's corpus test (what it calls safe, run traced).
+# WebView end-to-end tests under Xvfb, with dunst as their desktop's notification
+# server; bubblewrap for the sandbox, and strace for the shell guard's corpus test
+# (what it calls safe, run traced).
 setup_desktop_app() {
     apt_install libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev \
         libayatana-appindicator3-dev librsvg2-dev build-essential pkg-config libssl-dev \
         file xvfb xauth webkit2gtk-driver xdotool imagemagick dbus-x11 at-spi2-core \
-        procps ca-certificates bubblewrap strace
+        procps ca-certificates bubblewrap strace dunst
     (
         cd "$ROOT/ui"
         if [ -f package-lock.json ]; then

@@ -6,10 +6,14 @@ import {
   allTurnPrompts,
   byTestId,
   chooseAgent,
+  clearNotifications,
+  clickNotification,
   closeApp,
   lastTurnText,
   launch,
+  notifying,
   phase,
+  promptSession,
   screenshot,
   send,
   setTheme,
@@ -113,6 +117,23 @@ describe("Weft desktop app (echo agent)", () => {
     await dialog.waitForExist({ reverse: true, timeout: 30000 });
     await until(browser, async () => (await lastTurnText(browser)).includes("You picked blue."), "the answer in the reply");
     await waitDone("the question turn to finish");
+  });
+
+  it("notifies of a question asked while the window shows another place; the click opens its session", { skip: !notifying && "no notification server (scripts/e2e-app.sh starts dunst)" }, async () => {
+    const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
+    const seen = clearNotifications();
+    await browser.execute(() => (window.location.hash = "#/library"));
+    await until(browser, async () => (await byTestId(browser, "library-view")).isDisplayed(), "the library shown");
+    await promptSession(browser, key, "a question for you");
+    const { notice } = await clickNotification(browser, seen, "echo needs an answer", "the question notified");
+    await until(browser, async () => (await browser.execute(() => location.hash)) === `#/s/${encodeURIComponent(key)}`, "the notification's click opening the session");
+    assert.equal(notice.appname, "Weft");
+    const dialog = await byTestId(browser, "interaction-dialog");
+    await dialog.waitForDisplayed({ timeout: 30000 });
+    await (await allByTestId(browser, "question-choice"))[0].click();
+    await (await byTestId(browser, "question-submit")).click();
+    await dialog.waitForExist({ reverse: true, timeout: 30000 });
+    await waitDone("the notified question's turn to finish");
   });
 
   it("steers a running turn", async () => {

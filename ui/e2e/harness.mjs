@@ -3,6 +3,7 @@
 // Environment: WEFT_APP_BIN (the binary), WEFT_E2E_PORT (tauri-driver's port),
 // WEFT_WORKSPACE_DIR (passed as --workspace), SCREENSHOT_DIR.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:https";
 import { dirname, join } from "node:path";
@@ -128,6 +129,58 @@ export async function send(browser, text) {
   await until(browser, async () => (await input.getValue()) === text, `the composer to hold "${text}"`);
   await browser.keys("Enter");
   await until(browser, async () => (await input.getValue()) === "", "the composer to clear after sending");
+}
+
+/**
+ * Sends `prompt` to the session `key` the way the composer does, through the shell's
+ * `weft_request`, while the window shows whatever it shows (the composer would need
+ * the session in view).
+ */
+export async function promptSession(browser, key, prompt) {
+  await browser.execute(
+    (sessionKey, text) =>
+      window.__TAURI_INTERNALS__.invoke("weft_request", {
+        request: { type: "prompt", prompt: text, sessionKey, agent: null, workdir: null, model: null, effort: null, attachments: [], account: null, pack: null, worktree: null },
+      }),
+    key,
+    prompt,
+  );
+}
+
+/** The run's desktop notification server (dunst, started by scripts/e2e-app.sh). */
+export const notifying = Boolean(process.env.WEFT_E2E_NOTIFY_BUS);
+
+function dunstctl(...args) {
+  return execFileSync("dunstctl", args, { env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: process.env.WEFT_E2E_NOTIFY_BUS } }).toString();
+}
+
+/** The notifications closed or clicked so far, newest first. */
+export function notificationHistory() {
+  return JSON.parse(dunstctl("history")).data[0].map((n) => ({ summary: n.summary.data, body: n.body.data, appname: n.appname.data }));
+}
+
+/** Closes every notification on screen; returns how many the history holds then. */
+export function clearNotifications() {
+  dunstctl("close-all");
+  return notificationHistory().length;
+}
+
+/**
+ * Waits for a notification on screen and clicks it (dunst's default action, what a
+ * click on it does; the run's dunst shows only questions: scripts/e2e-app.sh); returns
+ * the clicked one, found in the history by its `summary` among those raised since
+ * `seen` (from `clearNotifications`), with all of those for a message.
+ */
+export async function clickNotification(browser, seen, summary, what) {
+  await until(browser, async () => dunstctl("count", "displayed").trim() !== "0", what, 60000);
+  dunstctl("action", "0");
+  let raised = [];
+  await until(browser, async () => {
+    const all = notificationHistory();
+    raised = all.slice(0, all.length - seen);
+    return raised.some((n) => n.summary === summary);
+  }, `${what}: "${summary}" clicked`);
+  return { notice: raised.find((n) => n.summary === summary), raised };
 }
 
 export async function lastTurnText(browser) {

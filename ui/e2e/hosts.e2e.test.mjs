@@ -3,14 +3,32 @@
 // that host through the composer's folder browser (listed by the host's daemon), runs
 // an echo turn there, closes the window mid-turn, and the reopened window shows the turn
 // finished on the host. A link killed mid-turn is made again and the session resyncs.
-// The library, usage, agents and accounts views show the host's when it is picked; a
-// port of the host is forwarded here from Settings → Hosts and stopped.
+// A question the host's agent asks while the window shows another place raises a
+// desktop notification (to the run's real notification server, dunst), and clicking it
+// opens the session with the question. The library, usage, agents and accounts views
+// show the host's when it is picked; a port of the host is forwarded here from
+// Settings → Hosts and stopped.
 // Removing the host stops Weft there.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import { byTestId, chooseAgent, closeApp, lastTurnText, launch, phase, processesOfRun, screenshot, send, until } from "./harness.mjs";
+import {
+  byTestId,
+  chooseAgent,
+  clearNotifications,
+  clickNotification,
+  closeApp,
+  lastTurnText,
+  launch,
+  notifying,
+  phase,
+  processesOfRun,
+  promptSession,
+  screenshot,
+  send,
+  until,
+} from "./harness.mjs";
 
 const DEST = process.env.WEFT_E2E_SSH_DEST;
 const HOME = process.env.WEFT_E2E_SSH_HOME;
@@ -102,6 +120,24 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
     assert.equal(await (await byTestId(browser, "turn-incomplete")).isExisting(), false, "not marked incomplete");
     assert.equal(await item.$('[data-testid="session-host"]').getText(), HOST, "badged with its host after the reopen");
     await screenshot(browser, "hosts-04-turn-finished-after-reopen-light");
+
+    // The host's agent asks while the window shows another place: the shell's link to
+    // the host raises a notification naming the host, and clicking it (dunst's default
+    // action, as a click on it) opens the session, where the question waits.
+    if (notifying) {
+      const seen = clearNotifications();
+      await go("#/library", "library-view");
+      await promptSession(browser, key, "write-file asked.txt from the host");
+      // Named with the agent and the host, as the inbox card writes it.
+      const { notice } = await clickNotification(browser, seen, `echo on ${HOST} needs an answer`, "the host's question notified");
+      await until(browser, async () => (await browser.execute(() => location.hash)) === `#/s/${encodeURIComponent(key)}`, "the notification's click opening the session");
+      assert.equal(notice.appname, "Weft");
+      const dialog = await byTestId(browser, "interaction-dialog");
+      await until(browser, () => dialog.isDisplayed(), "the host's question in the opened session");
+      await (await byTestId(browser, "allow-once")).click();
+      await until(browser, async () => (await phase(browser)) === "done", "the host's turn answered and done", 60000);
+      assert.equal(readFileSync(`${HOME}/proj/asked.txt`, "utf8").trim(), "from the host");
+    }
 
     // A file of the host's session opens here: read through the host's daemon and
     // opened (the run's recording editor) as a copy on this machine.
