@@ -90,9 +90,12 @@ impl<Req, T: Clone> Playbook<Req, T> {
 /// What a vendor's script keeps besides its turns (the model list it serves, a token
 /// count), and a reply it owes a request before the queue is asked.
 pub trait Extra<Req, T>: Default {
-    /// A reply that takes `req` after the rules and before the queue (Gemini's
-    /// JSON-mode side requests).
-    fn before_queue(&self, _req: &Req) -> Option<T> {
+    /// The reply to a side request, which neither a rule nor a queued turn takes
+    /// (Gemini's JSON-mode side requests). Asked first: a rule written for the main
+    /// loop (`user_text_contains(prompt)`) also matches a side request that quotes the
+    /// prompt, and text where JSON is wanted makes the Gemini CLI retry that request
+    /// with backoff, over a minute a turn.
+    fn side_reply(&self, _req: &Req) -> Option<T> {
         None
     }
 }
@@ -121,8 +124,8 @@ impl Models {
 
 /// The model's replies, in order, with rules for requests outside the order: every
 /// vendor's `Script` (`anthropic::Script` and the others name this with their request,
-/// turn and extras). Each request is answered by the first [`Script::rule`] that takes
-/// it, then the vendor's [`Extra::before_queue`], then the next queued
+/// turn and extras). Each request is answered by the vendor's [`Extra::side_reply`]
+/// for a side request, else the first [`Script::rule`] that takes it, then the next queued
 /// [`Script::turn`] if its own guard (if any) takes it, then the default reply
 /// (`Turn::text_reply("ok")` unless [`Script::default_reply`]).
 pub struct Script<Req, T, X = ()> {
@@ -189,10 +192,10 @@ where
 
     pub(crate) fn choose(&mut self, req: &Req) -> T {
         self.served += 1;
-        if let Some(turn) = self.book.take_rule(req) {
+        if let Some(turn) = self.extra.side_reply(req) {
             return turn;
         }
-        if let Some(turn) = self.extra.before_queue(req) {
+        if let Some(turn) = self.book.take_rule(req) {
             return turn;
         }
         self.book

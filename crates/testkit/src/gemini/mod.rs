@@ -5,11 +5,13 @@
 //! `POST /v1beta/models/<model>:countTokens`.
 //!
 //! A [`Script`] holds the replies. Each generate request is answered by, in order:
-//! 1. the first [`Script::rule`] whose matcher takes the request;
-//! 2. for a JSON-mode request (a `responseJsonSchema`/`responseSchema` in its
+//! 1. for a JSON-mode request (a `responseJsonSchema`/`responseSchema` in its
 //!    generation config: the CLI's model router, next-speaker checks, titles), an
 //!    object filled from that schema ([`json_for_schema`]): side requests never take a
-//!    queued turn;
+//!    rule or a queued turn (the router's request quotes the user's prompt, so a rule
+//!    for that prompt would match it, and the CLI retries a reply that is not the JSON
+//!    it asked for with backoff: about 75 s before the turn goes on);
+//! 2. the first [`Script::rule`] whose matcher takes the request;
 //! 3. the next queued [`Script::turn`], if its own guard (if any) takes the request;
 //! 4. the default reply (`Turn::text_reply("ok")` unless [`Script::default_reply`]).
 //!
@@ -185,9 +187,9 @@ pub struct Extra {
 }
 
 impl crate::playbook::Extra<GenerateRequest, Turn> for Extra {
-    /// A JSON-mode side request gets an object filled from its schema, never a queued
-    /// turn.
-    fn before_queue(&self, req: &GenerateRequest) -> Option<Turn> {
+    /// A JSON-mode side request gets an object filled from its schema, never a rule's
+    /// reply or a queued turn.
+    fn side_reply(&self, req: &GenerateRequest) -> Option<Turn> {
         let schema = req.response_schema()?;
         Some(Turn::text_reply(&json_for_schema(schema).to_string()))
     }

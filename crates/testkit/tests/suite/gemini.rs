@@ -79,6 +79,49 @@ async fn streams_text_thoughts_calls_and_usage_then_records() {
     assert_eq!(server.queued_turns(), 0);
 }
 
+/// The CLI's router quotes the user's prompt: a rule for that prompt must not answer it
+/// with text (the CLI would retry it with backoff for over a minute), and stays for the
+/// main request.
+#[tokio::test]
+async fn a_rule_for_a_prompt_leaves_the_json_mode_side_request_that_quotes_it() {
+    let script = Script::new().rule_times(
+        when::user_text_contains("route me"),
+        Turn::text_reply("the rule's reply"),
+        1,
+    );
+    let server = GeminiServer::start(script).await.unwrap();
+    let router = json!({
+        "contents": [{"role": "user", "parts": [{"text": "route me"}]}],
+        "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
+            "type": "OBJECT", "properties": {"model_choice": {"type": "STRING"}}}}
+    });
+    let (_, text, _) = post(
+        &server.base_url(),
+        "/v1beta/models/gemini-lite:generateContent",
+        &router,
+    )
+    .await;
+    let reply = body_json(&text);
+    let answer = reply["candidates"][0]["content"]["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(answer).ok(),
+        Some(json!({"model_choice": "flash"})),
+        "{answer}"
+    );
+    let (_, text, _) = post(
+        &server.base_url(),
+        "/v1beta/models/gemini-test:generateContent",
+        &request("route me"),
+    )
+    .await;
+    assert_eq!(
+        body_json(&text)["candidates"][0]["content"]["parts"][0]["text"],
+        "the rule's reply"
+    );
+}
+
 #[tokio::test]
 async fn json_mode_side_requests_never_take_a_turn() {
     let server = GeminiServer::start(Script::new().turn(Turn::text_reply("main")))
