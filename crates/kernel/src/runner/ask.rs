@@ -25,13 +25,15 @@ impl SessionRunner {
         by: &str,
     ) -> Result<(), KernelError> {
         let mut st = self.shared.state.lock();
-        let Some(pending) = self.shared.take_pending(&mut st, prompt_id) else {
-            return Err(KernelError::NotPending {
-                session_key: self.shared.key.clone(),
-                prompt_id: prompt_id.to_string(),
-            });
+        let not_pending = || KernelError::NotPending {
+            session_key: self.shared.key.clone(),
+            prompt_id: prompt_id.to_string(),
         };
-        let what = answer_summary(&pending.interaction, &response);
+        let Some(asked) = Shared::pending_interaction(&st, prompt_id) else {
+            return Err(not_pending());
+        };
+        let what = answer_summary(asked, &response);
+        let title = asked.title.clone();
         let outcome = if response.action == InteractAction::Cancel {
             "cancelled"
         } else {
@@ -42,10 +44,13 @@ impl SessionRunner {
         } else {
             format!(" (from {by})")
         };
-        self.shared.notice(
-            &mut st,
-            format!("\"{}\" {what}{by_note}", pending.interaction.title),
-        );
+        // Said before the question leaves the list: a surface that sees it go (the
+        // Matrix bot edits its message then) already has how it was answered.
+        self.shared
+            .notice(&mut st, format!("\"{title}\" {what}{by_note}"));
+        let Some(pending) = self.shared.take_pending(&mut st, prompt_id) else {
+            return Err(not_pending());
+        };
         self.shared.persist(
             "interaction outcome",
             self.shared.env.store.resolve_interaction(
@@ -112,6 +117,14 @@ impl SessionRunner {
 }
 
 impl Shared {
+    /// The pending interaction `prompt_id`, left in the list.
+    fn pending_interaction<'a>(st: &'a State, prompt_id: &str) -> Option<&'a Interaction> {
+        st.pending
+            .iter()
+            .map(|p| &p.interaction)
+            .find(|i| i.prompt_id == prompt_id)
+    }
+
     /// Removes `prompt_id` from the pending list, publishing the new list.
     fn take_pending(&self, st: &mut State, prompt_id: &str) -> Option<Pending> {
         let i = st
@@ -160,21 +173,22 @@ impl Shared {
     /// cancellation, and the record says it expired (not that anyone denied it).
     fn expire(&self, prompt_id: &str, after: Duration) {
         let mut st = self.state.lock();
-        let Some(pending) = self.take_pending(&mut st, prompt_id) else {
+        let Some(title) = Self::pending_interaction(&st, prompt_id).map(|i| i.title.clone()) else {
             return; // Answered or withdrawn in time.
         };
         let why = format!("expired after {} s", after.as_secs());
-        self.notice(
-            &mut st,
-            format!("\"{}\" {why} with no answer", pending.interaction.title),
-        );
+        // Said before it leaves the list, as an answer is (see `interact`).
+        self.notice(&mut st, format!("\"{title}\" {why} with no answer"));
+        // Dropped at the end: the asker receives a cancellation.
+        let Some(_pending) = self.take_pending(&mut st, prompt_id) else {
+            return;
+        };
         self.persist(
             "interaction outcome",
             self.env
                 .store
                 .resolve_interaction(prompt_id, "expired", Some(&why), None),
         );
-        // `pending.answer` is dropped here: the asker receives a cancellation.
     }
 }
 

@@ -222,6 +222,30 @@ async fn an_interaction_is_answered_through_interact() {
     ));
 }
 
+/// A surface that sees the question leave the list (the Matrix bot edits its message
+/// then) already has the notice of how it was answered: the notice's patch comes first.
+#[tokio::test]
+async fn the_answers_notice_comes_before_the_question_leaves_the_list() {
+    let loom = loom_with(Arc::new(ScriptDriver::default()));
+    let (t, id) = asked(&loom, None).await;
+    let key = t.session_key.clone();
+    let mut sub = loom.subscribe(&key).await.unwrap_or_else(|e| panic!("{e}"));
+    let mut snap = sub.snapshot.snapshot.clone();
+    answer(&loom, &key, &id, InteractionResponse::select("allow")).await;
+    loop {
+        let ev = sub.patches.recv().await.unwrap_or_else(|e| panic!("{e}"));
+        apply_in_place(&mut snap, &ev.patch);
+        if snap.interactions.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        has_notice(&snap, "\"May I?\" answered allow"),
+        "the question left the list before its answer was told: {:?}",
+        snap.notices
+    );
+}
+
 #[tokio::test]
 async fn an_interaction_can_be_cancelled_and_a_stop_cancels_it_too() {
     let loom = loom_with(Arc::new(ScriptDriver::default()));
