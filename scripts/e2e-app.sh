@@ -242,7 +242,7 @@ if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ] && command -v useradd >/dev/null;
     install -d -o "$SSH_USER" -g "$SSH_USER" -m 700 "/home/$SSH_USER/.ssh"
     install -o "$SSH_USER" -g "$SSH_USER" -m 600 "$SSH_DIR/id.pub" "/home/$SSH_USER/.ssh/authorized_keys"
     # A project to open through the folder browser.
-    install -d -o "$SSH_USER" -g "$SSH_USER" "/home/$SSH_USER/proj/.git" "/home/$SSH_USER/notes"
+    install -d -o "$SSH_USER" -g "$SSH_USER" "/home/$SSH_USER/proj" "/home/$SSH_USER/proj/.git" "/home/$SSH_USER/notes"
     SSH_PORT="$(free_port)"
     printf 'ListenAddress 127.0.0.1\nPort %s\nHostKey %s\nPidFile %s\nUsePAM no\nStrictModes no\nAllowUsers %s\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n' \
         "$SSH_PORT" "$SSH_DIR/hostkey" "$SSH_DIR/sshd.pid" "$SSH_USER" > "$SSH_DIR/sshd.conf"

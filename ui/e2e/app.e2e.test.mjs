@@ -120,7 +120,12 @@ describe("Weft desktop app (echo agent)", () => {
   });
 
   it("notifies of a question asked while the window shows another place; the click opens its session", { skip: !notifying && "no notification server (scripts/e2e-app.sh starts dunst)" }, async () => {
+    // A session of its own (the first one's history is checked after a restart below).
+    await newSession();
+    await send(browser, "a session to be asked in");
+    await waitDone("the new session's first turn");
     const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
+    assert.notEqual(key, firstSession);
     const seen = clearNotifications();
     await browser.execute(() => (window.location.hash = "#/library"));
     await until(browser, async () => (await byTestId(browser, "library-view")).isDisplayed(), "the library shown");

@@ -136,6 +136,7 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
       await until(browser, () => dialog.isDisplayed(), "the host's question in the opened session");
       await (await byTestId(browser, "allow-once")).click();
       await until(browser, async () => (await phase(browser)) === "done", "the host's turn answered and done", 60000);
+      assert.ok((await lastTurnText(browser)).includes("I wrote the note."), "the answer reached the host's agent");
       assert.equal(readFileSync(`${HOME}/proj/asked.txt`, "utf8").trim(), "from the host");
     }
 

@@ -539,13 +539,17 @@ async fn write_note(
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|_| std::fs::write(&path, &text));
+        let reply = match &written {
+            Ok(()) => " I wrote the note.".to_string(),
+            Err(e) => format!(" I could not write the note: {e}."),
+        };
         turn.finish_tool(
             call,
             written
                 .map(|_| "note written".to_string())
                 .map_err(|e| e.to_string()),
         );
-        Ok(" I wrote the note.".into())
+        Ok(reply)
     } else if decision == permission::DENY {
         turn.finish_tool(call, Err("denied by the user".into()));
         Ok(" You denied the note, so I did not write it.".into())
