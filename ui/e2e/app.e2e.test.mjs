@@ -6,14 +6,12 @@ import {
   allTurnPrompts,
   byTestId,
   chooseAgent,
-  clearNotifications,
-  clickNotification,
+  askWhileAway,
   closeApp,
   lastTurnText,
   launch,
   notifying,
   phase,
-  promptSession,
   screenshot,
   send,
   setTheme,
@@ -126,12 +124,7 @@ describe("Weft desktop app (echo agent)", () => {
     await waitDone("the new session's first turn");
     const key = await (await browser.$('[data-testid="session-item"][data-selected="true"]')).getAttribute("data-session-key");
     assert.notEqual(key, firstSession);
-    const seen = clearNotifications();
-    await browser.execute(() => (window.location.hash = "#/library"));
-    await until(browser, async () => (await byTestId(browser, "library-view")).isDisplayed(), "the library shown");
-    await promptSession(browser, key, "a question for you");
-    const { notice } = await clickNotification(browser, seen, "echo needs an answer", "the question notified");
-    await until(browser, async () => (await browser.execute(() => location.hash)) === `#/s/${encodeURIComponent(key)}`, "the notification's click opening the session");
+    const notice = await askWhileAway(browser, key, "a question for you", "echo needs an answer");
     assert.equal(notice.appname, "Weft");
     const dialog = await byTestId(browser, "interaction-dialog");
     await dialog.waitForDisplayed({ timeout: 30000 });

@@ -155,35 +155,36 @@ function dunstctl(...args) {
 }
 
 /** The notifications closed or clicked so far, newest first. */
-export function notificationHistory() {
+function notificationHistory() {
   return JSON.parse(dunstctl("history")).data[0].map((n) => ({ summary: n.summary.data, body: n.body.data, appname: n.appname.data }));
 }
 
-/** Closes every notification on screen; returns how many the history holds then. */
-export function clearNotifications() {
-  dunstctl("close-all");
-  return notificationHistory().length;
-}
-
 /**
- * Waits for a notification on screen and clicks it (dunst's default action, what a
- * click on it does; the run's dunst shows only questions: scripts/e2e-app.sh); returns
- * the clicked one, found in the history by its `summary` among those raised since
- * `seen` (from `clearNotifications`), with all of those for a message.
+ * Has the session `key` ask (`prompt`) while the window shows the Library, waits for
+ * the desktop notification and clicks it (dunst's default action, what a click on it
+ * does; the run's dunst shows only questions: scripts/e2e-app.sh), and waits for the
+ * click to open the session. Returns the notification, found in the history by its
+ * `summary` among those raised since.
  */
-export async function clickNotification(browser, seen, summary, what) {
-  await until(browser, async () => dunstctl("count", "displayed").trim() !== "0", what, 60000);
+export async function askWhileAway(browser, key, prompt, summary) {
+  dunstctl("close-all");
+  const seen = notificationHistory().length;
+  await browser.execute(() => (window.location.hash = "#/library"));
+  await until(browser, async () => (await browser.$('[data-testid="library-view"]')).isDisplayed(), "the library shown");
+  await promptSession(browser, key, prompt);
+  await until(browser, async () => dunstctl("count", "displayed").trim() !== "0", `"${summary}" notified`, 60000);
   dunstctl("action", "0");
   // Weft does not close a notification once clicked (the desktop does, on a click):
   // closed, it is in the history to read.
   dunstctl("close-all");
-  let raised = [];
+  let notice;
   await until(browser, async () => {
     const all = notificationHistory();
-    raised = all.slice(0, all.length - seen);
-    return raised.some((n) => n.summary === summary);
-  }, `${what}: "${summary}" clicked`);
-  return { notice: raised.find((n) => n.summary === summary), raised };
+    notice = all.slice(0, all.length - seen).find((n) => n.summary === summary);
+    return notice !== undefined;
+  }, `"${summary}" clicked`);
+  await until(browser, async () => (await browser.execute(() => location.hash)) === `#/s/${encodeURIComponent(key)}`, "the notification's click opening the session");
+  return notice;
 }
 
 export async function lastTurnText(browser) {

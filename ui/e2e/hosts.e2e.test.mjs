@@ -16,15 +16,13 @@ import net from "node:net";
 import {
   byTestId,
   chooseAgent,
-  clearNotifications,
-  clickNotification,
+  askWhileAway,
   closeApp,
   lastTurnText,
   launch,
   notifying,
   phase,
   processesOfRun,
-  promptSession,
   screenshot,
   send,
   until,
@@ -125,12 +123,8 @@ describe("one window over all hosts", { skip: !DEST && "no ssh host (scripts/e2e
     // the host raises a notification naming the host, and clicking it (dunst's default
     // action, as a click on it) opens the session, where the question waits.
     if (notifying) {
-      const seen = clearNotifications();
-      await go("#/library", "library-view");
-      await promptSession(browser, key, "write-file asked.txt from the host");
       // Named with the agent and the host, as the inbox card writes it.
-      const { notice } = await clickNotification(browser, seen, `echo on ${HOST} needs an answer`, "the host's question notified");
-      await until(browser, async () => (await browser.execute(() => location.hash)) === `#/s/${encodeURIComponent(key)}`, "the notification's click opening the session");
+      const notice = await askWhileAway(browser, key, "write-file asked.txt from the host", `echo on ${HOST} needs an answer`);
       assert.equal(notice.appname, "Weft");
       const dialog = await byTestId(browser, "interaction-dialog");
       await until(browser, () => dialog.isDisplayed(), "the host's question in the opened session");
